@@ -1,0 +1,71 @@
+// Package backoff computes OJS retry delays: exact, saturating, allocation
+// free, with injectable jitter.
+//
+// # Model
+//
+// A retry delay is a pure function of three things: a validated [Config]
+// (strategy, initial interval I, coefficient C, maximum interval Max,
+// jitter on or off), the attempt number n, and — only with jitter — one
+// random draw r in [0, 1). Here n is the 1-based number of the attempt that
+// just failed: the delay after attempt 1 uses n = 1 (the OJS spec's "retry
+// number 1"), so the first delay is I for every strategy. Attempt numbers
+// below 1 are treated as 1.
+//
+// The raw delay per [Strategy]:
+//
+//	None         I
+//	Linear       I * n
+//	Exponential  I * C^(n-1)      (the default)
+//	Polynomial   I * n^C
+//
+// The delay is then computed in this order: cap, jitter, cap.
+//
+//  1. base = min(raw, Max), truncated toward zero to whole nanoseconds.
+//  2. With jitter: d = base * (0.5 + r), in float64.
+//  3. delay = min(d, Max), truncated toward zero to whole nanoseconds.
+//
+// So a jittered delay lies between half the capped delay and Max, and never
+// exceeds Max even though the multiplier reaches 1.5.
+//
+// # Exactness and saturation
+//
+// None, Linear, and Exponential and Polynomial with an integral coefficient
+// (2.0, 4.0, ...) are computed exactly in 64-bit integer arithmetic that
+// saturates instead of overflowing. A non-integral coefficient (1.5, 2.5)
+// is computed in float64 with [math.Pow] and truncated toward zero. In
+// every case, for any n from 1 to math.MaxInt, any finite coefficient up to
+// math.MaxFloat64 and intervals up to the largest [time.Duration], the
+// result is between 0 and Max: an overflow or an infinite power simply hits
+// the cap. Nothing here panics, returns NaN-derived garbage or a negative
+// delay.
+//
+// # The OJS default
+//
+// The OJS default policy is Exponential with I = PT1S, C = 2.0, Max = PT5M
+// and jitter on. Its base delays (before jitter) are
+//
+//	n      1   2   3   4   5    6    7    8     9     10    11 ...
+//	delay  1s  2s  4s  8s  16s  32s  64s  128s  256s  300s  300s
+//
+// the raw 512s after attempt 10 being capped at 300s. With jitter the delay
+// after attempt 1 lies in [500ms, 1.5s], and after attempt 10 in
+// [150s, 300s].
+//
+// # Entry points
+//
+// [New] validates a Config and returns an immutable [*Backoff] that
+// precomputes a small table, so a lookup costs a few nanoseconds.
+// [Backoff.DelayAt] is the pure form taking the draw r explicitly;
+// [Backoff.Delay] draws r from a [Source] (a *math/rand/v2.Rand, the
+// deterministic [Fixed], or the goroutine-safe [Default]);
+// [Backoff.Base] is the capped delay before jitter; [Backoff.Bounds] gives
+// the exact range jitter can produce; [Backoff.Schedule] iterates over the
+// delays of attempts 1..k.
+//
+// # Non-goals
+//
+// This package does no JSON or ISO 8601 parsing (see package policy), does
+// not count attempts, decide whether to retry, sleep, or read the clock. It
+// keeps no global state and never draws randomness except from the Source
+// it is given (or [Default] when given nil).
+package backoff

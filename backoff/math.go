@@ -1,0 +1,91 @@
+package backoff
+
+import (
+	"math"
+	"math/bits"
+	"time"
+)
+
+// satMul returns a*b, or math.MaxUint64 when the product does not fit.
+func satMul(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
+}
+
+// satPow returns x^e, or math.MaxUint64 when the power does not fit.
+// It squares and multiplies, so it runs in at most 64 rounds.
+func satPow(x, e uint64) uint64 {
+	r := uint64(1)
+	for e > 0 {
+		if e&1 == 1 {
+			r = satMul(r, x)
+			if r == math.MaxUint64 {
+				return r
+			}
+		}
+		e >>= 1
+		if e > 0 {
+			x = satMul(x, x)
+		}
+	}
+	return r
+}
+
+// capInt returns min(v, max) as a Duration.
+func capInt(v uint64, max time.Duration) time.Duration {
+	if v >= uint64(max) {
+		return max
+	}
+	return time.Duration(v)
+}
+
+// capFloat returns x truncated toward zero to whole nanoseconds, or max
+// when x is not below float64(max) (which includes +Inf and NaN). x must
+// not be negative. Because float64(max) is the float nearest to max, any x
+// below it truncates to at most max.
+func capFloat(x float64, max time.Duration) time.Duration {
+	if !(x < float64(max)) {
+		return max
+	}
+	return time.Duration(x)
+}
+
+// intCoefficient returns the coefficient as an integer when it is integral:
+// c itself below 2^64, math.MaxUint64 (which saturates every power it takes
+// part in) above; 0 when c has a fractional part.
+func intCoefficient(c float64) uint64 {
+	if c != math.Trunc(c) {
+		return 0
+	}
+	if c >= 0x1p64 {
+		return math.MaxUint64
+	}
+	return uint64(c)
+}
+
+// compute returns the capped, truncated delay before jitter for attempt
+// n >= 1: min(raw(n), Max). It is the one definition of the formulas; the
+// table and the slow path both use it.
+func (b *Backoff) compute(n int) time.Duration {
+	c := &b.cfg
+	i := uint64(c.Initial)
+	switch c.Strategy {
+	case None:
+		return min(c.Initial, c.Max)
+	case Linear:
+		return capInt(satMul(i, uint64(n)), c.Max)
+	case Polynomial:
+		if b.intCoef != 0 {
+			return capInt(satMul(i, satPow(uint64(n), b.intCoef)), c.Max)
+		}
+		return capFloat(float64(i)*math.Pow(float64(n), c.Coefficient), c.Max)
+	default: // Exponential
+		if b.intCoef != 0 {
+			return capInt(satMul(i, satPow(b.intCoef, uint64(n-1))), c.Max)
+		}
+		return capFloat(float64(i)*math.Pow(c.Coefficient, float64(n-1)), c.Max)
+	}
+}

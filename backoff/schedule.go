@@ -1,0 +1,21 @@
+package backoff
+
+import (
+	"iter"
+	"time"
+)
+
+// Schedule returns an iterator over attempts 1..k and the delay after each,
+// drawn as [Backoff.Delay] draws it (one src.Float64() per attempt when
+// jitter is on; nil src means [Default]()). k < 1 yields nothing. Breaking
+// out of the loop stops the iteration. The iterator may be ranged over
+// more than once; each run draws afresh from src.
+func (b *Backoff) Schedule(k int, src Source) iter.Seq2[int, time.Duration] {
+	return func(yield func(int, time.Duration) bool) {
+		for n := 1; n <= k && n > 0; n++ {
+			if !yield(n, b.Delay(n, src)) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package backoff
+
+import "math/rand/v2"
+
+// Source is the randomness jitter draws from. Float64 must return a value
+// in [0, 1); values outside are clamped as [Fixed] clamps them.
+//
+// *math/rand/v2.Rand satisfies Source. Whether a Source is safe for
+// concurrent use is up to its implementation: *rand.Rand is not, [Fixed]
+// and [Default] are.
+type Source interface {
+	Float64() float64
+}
+
+// maxBelowOne is the largest float64 below 1, 1 - 2^-53.
+const maxBelowOne = 0x1.fffffffffffffp-1
+
+// Fixed is a Source that always returns the same draw, which makes jittered
+// delays exact in tests and examples. Fixed(r).Float64() returns r clamped
+// into [0, 1): NaN and negative values give 0, values of 1 or more give the
+// largest float64 below 1. The zero value returns 0 (the lowest jitter).
+// Fixed is safe for concurrent use.
+type Fixed float64
+
+// Float64 returns f clamped into [0, 1).
+func (f Fixed) Float64() float64 { return clampUnit(float64(f)) }
+
+// clampUnit clamps r into [0, 1); NaN becomes 0.
+func clampUnit(r float64) float64 {
+	if !(r >= 0) {
+		return 0
+	}
+	if r >= 1 {
+		return maxBelowOne
+	}
+	return r
+}
+
+// Default returns a Source backed by the top-level functions of
+// math/rand/v2, which are randomly seeded and safe for concurrent use.
+// It is what [Backoff.Delay] uses when given a nil Source. Returning it
+// does not allocate.
+func Default() Source { return defaultSource{} }
+
+// defaultSource draws from math/rand/v2's global, goroutine-safe generator.
+type defaultSource struct{}
+
+// Float64 returns rand.Float64(), a value in [0, 1).
+func (defaultSource) Float64() float64 { return rand.Float64() }
+
+var (
+	_ Source = Fixed(0)
+	_ Source = defaultSource{}
+	_ Source = (*rand.Rand)(nil)
+)

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/conformance"
+)
+
+func init() {
+	commands["conformance"] = command{
+		summary: "run the conformance suite against retrykit or an adapter (--impl); export DIR writes the vectors",
+		run:     runConformance,
+	}
+}
+
+const conformanceUsage = `usage: retrykit conformance [flags]
+       retrykit conformance export DIR
+
+Runs the OJS retry conformance vectors against the built-in reference, or
+against an adapter process speaking conformance/PROTOCOL.md (--impl), and
+prints a report. Exit status: 0 when nothing failed or errored, 1 otherwise,
+2 on bad usage or unreadable input.
+
+"export DIR" writes the embedded vector files (JSON, schema, README) to DIR
+for runners in other languages.
+
+flags:
+`
+
+// listFlag collects comma-separated values from repeated flags.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			*l = append(*l, x)
+		}
+	}
+	return nil
+}
+
+func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "export" {
+		return runExport(args[1:], stdout, stderr)
+	}
+	fset := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	fset.Usage = func() {
+		fmt.Fprint(stderr, conformanceUsage)
+		fset.PrintDefaults()
+	}
+	var (
+		impl       = fset.String("impl", "", "adapter command line, e.g. \"python3 conformance/adapters/python/adapter.py\" (default: the built-in reference)")
+		format     = fset.String("format", "text", "report format: text, json, junit or markdown")
+		skipFile   = fset.String("skip-file", "", "known-failure list: vector ids to report as skipped")
+		strict     = fset.Bool("strict", false, "run skip-listed vectors anyway and fail on those that pass")
+		writeSkip  = fset.String("write-skip-file", "", "write the vectors that failed or errored to this file, as a skip file")
+		timeout    = fset.Duration("timeout", 5*time.Second, "per-request timeout for --impl")
+		vectorsDir = fset.String("vectors", "", "directory of vector files (default: the vectors embedded in retrykit)")
+		parallel   = fset.Int("parallel", 32, "requests in flight at once")
+		samples    = fset.Int("jitter-samples", conformance.DefaultJitterSamples, "samples for the statistical jitter check (0: leave it out)")
+		output     = fset.String("o", "", "write the report to this file instead of standard output")
+		ids, reqs  listFlag
+		flags, unc listFlag
+	)
+	fset.Var(&ids, "run", "run only these vector ids (comma-separated, repeatable)")
+	fset.Var(&reqs, "requirement", "run only vectors of these requirements, e.g. RET-04 (comma-separated, repeatable)")
+	fset.Var(&flags, "flag", "run only vectors carrying one of these flags (comma-separated, repeatable)")
+	fset.Var(&unc, "unclaimed", "flags the implementation does not claim; their vectors are reported as not run")
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fset.NArg() > 0 {
+		fmt.Fprintf(stderr, "retrykit conformance: unexpected argument %q\n", fset.Arg(0))
+		fset.Usage()
+		return 2
+	}
+	if !validFormat(*format) {
+		fmt.Fprintf(stderr, "retrykit conformance: unknown --format %q (want %s)\n", *format, strings.Join(conformance.Formats, ", "))
+		return 2
+	}
+
+	var src fs.FS = retrykit.Vectors
+	if *vectorsDir != "" {
+		src = os.DirFS(*vectorsDir)
+	}
+	suite, err := conformance.Load(src)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+		return 2
+	}
+	opts := []conformance.Option{
+		conformance.WithIDs(ids...), conformance.WithRequirements(reqs...), conformance.WithFlags(flags...),
+		conformance.WithoutFlags(unc...), conformance.WithStrict(*strict), conformance.WithParallelism(*parallel),
+		conformance.WithJitterSamples(*samples),
+	}
+	if *skipFile != "" {
+		f, err := os.Open(*skipFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+			return 2
+		}
+		skips, err := conformance.ParseSkipList(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+			return 2
+		}
+		opts = append(opts, conformance.WithSkips(skips))
+	}
+
+	var target conformance.Implementation = conformance.Reference()
+	if *impl != "" {
+		argv, err := splitCommand(*impl)
+		if err != nil || len(argv) == 0 {
+			fmt.Fprintf(stderr, "retrykit conformance: --impl: cannot split %q into a command line\n", *impl)
+			return 2
+		}
+		p := conformance.External(argv, conformance.WithTimeout(*timeout))
+		defer p.Close()
+		target = p
+	}
+
+	rep := conformance.NewRunner(suite, opts...).Run(context.Background(), target)
+
+	out := stdout
+	if *output != "" {
+		f, err := os.Create(*output)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		out = f
+	}
+	if err := rep.Write(out, *format); err != nil {
+		fmt.Fprintf(stderr, "retrykit conformance: writing report: %v\n", err)
+		return 2
+	}
+	if *writeSkip != "" {
+		f, err := os.Create(*writeSkip)
+		if err == nil {
+			err = conformance.WriteSkipList(f, rep)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit conformance: --write-skip-file: %v\n", err)
+			return 2
+		}
+	}
+	if !rep.OK() {
+		return 1
+	}
+	return 0
+}
+
+func validFormat(f string) bool {
+	for _, x := range conformance.Formats {
+		if f == x {
+			return true
+		}
+	}
+	return false
+}
+
+// splitCommand splits a command line the way a POSIX shell would for simple
+// cases: whitespace separates words, single quotes keep everything
+// literally, double quotes keep spaces and honour backslash escapes of ",
+// \ and $, and a backslash outside quotes escapes the next character. No
+// expansion of any kind is done.
+func splitCommand(s string) ([]string, error) {
+	var (
+		args    []string
+		cur     strings.Builder
+		inWord  bool
+		quote   rune
+		escaped bool
+	)
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case quote == '"':
+			switch r {
+			case '"':
+				quote = 0
+			case '\\':
+				escaped = true
+			default:
+				cur.WriteRune(r)
+			}
+		case r == '\\':
+			escaped, inWord = true, true
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 || escaped {
+		return nil, errors.New("unterminated quote or escape")
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	return args, nil
+}
+
+func runExport(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(stderr, "usage: retrykit conformance export DIR")
+		return 2
+	}
+	dir := args[0]
+	n := 0
+	err := fs.WalkDir(retrykit.Vectors, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(path))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := fs.ReadFile(retrykit.Vectors, path)
+		if err != nil {
+			return err
+		}
+		n++
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit conformance export: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "wrote %d files to %s\n", n, dir)
+	return 0
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/retrykit/retrykit/policy"
+)
+
+func init() {
+	commands["schedule"] = command{
+		summary: "print the retry schedule of a policy (default policy when no file is given)",
+		run:     runSchedule,
+	}
+}
+
+// scheduleRow is one failed attempt of a schedule and what follows it.
+type scheduleRow struct {
+	Attempt int    `json:"attempt"`
+	Action  string `json:"action"`
+	// Delay fields are set only when Action is "retry".
+	DelayNS int64 `json:"delay_ns,omitempty"`
+	MinNS   int64 `json:"min_ns,omitempty"`
+	MaxNS   int64 `json:"max_ns,omitempty"`
+	// Cumulative wait before the next attempt starts, summed over the
+	// delays so far (saturating).
+	CumulativeNS    int64 `json:"cumulative_ns,omitempty"`
+	CumulativeMinNS int64 `json:"cumulative_min_ns,omitempty"`
+	CumulativeMaxNS int64 `json:"cumulative_max_ns,omitempty"`
+}
+
+// scheduleReport is the --json output of the schedule command.
+type scheduleReport struct {
+	Policy    json.RawMessage `json:"policy"`
+	Rand      *float64        `json:"rand,omitempty"`
+	Rows      []scheduleRow   `json:"attempts"`
+	Truncated bool            `json:"truncated"`
+	// Exhaustion is what happens when the last allowed attempt fails.
+	Exhaustion struct {
+		AfterAttempt int    `json:"after_attempt"`
+		Action       string `json:"action"`
+	} `json:"exhaustion"`
+}
+
+func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("schedule", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "write the schedule as JSON")
+	limit := fs.Int("limit", 50, "print at most this many attempts (the exhaustion outcome is always printed)")
+	randFlag := fs.String("rand", "", "fixed jitter draw r in [0,1): show exact jittered delays instead of the nominal delay")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: retrykit schedule [--json] [--limit N] [--rand R] [policy.json | -]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(stderr, "retrykit schedule: at most one policy file")
+		return 2
+	}
+	if *limit < 1 {
+		fmt.Fprintf(stderr, "retrykit schedule: --limit: must be at least 1, got %d\n", *limit)
+		return 2
+	}
+	var r *float64
+	if *randFlag != "" {
+		var v float64
+		if _, err := fmt.Sscan(*randFlag, &v); err != nil || math.IsNaN(v) || v < 0 || v >= 1 {
+			fmt.Fprintf(stderr, "retrykit schedule: --rand: must be a number in [0,1), got %q\n", *randFlag)
+			return 2
+		}
+		r = &v
+	}
+
+	p := policy.Default()
+	if fs.NArg() == 1 {
+		name := fs.Arg(0)
+		var data []byte
+		var err error
+		if name == "-" {
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
+			return 2
+		}
+		p, err = policy.Parse(data)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit schedule: %s: %v\n", name, err)
+			return 2
+		}
+	}
+
+	rep, err := buildSchedule(p, *limit, r)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
+		return 2
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	writeScheduleText(stdout, p, rep)
+	return 0
+}
+
+// buildSchedule walks the attempts of p through its own Decide method, so the
+// schedule shows exactly what the policy decides, including exhaustion.
+func buildSchedule(p *policy.Policy, limit int, r *float64) (*scheduleReport, error) {
+	canon, err := p.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	rep := &scheduleReport{Policy: canon, Rand: r}
+	b := p.Backoff()
+	var cum, cumLo, cumHi time.Duration
+	for n := 1; ; n++ {
+		rv := 0.5 // nominal: multiplier 1.0
+		if r != nil {
+			rv = *r
+		}
+		d, err := p.DecideAt(policy.Failure{Attempt: n}, rv)
+		if err != nil {
+			return nil, err
+		}
+		if d.Action != policy.Retry {
+			rep.Exhaustion.AfterAttempt = n
+			rep.Exhaustion.Action = d.Action.String()
+			if n <= limit {
+				rep.Rows = append(rep.Rows, scheduleRow{Attempt: n, Action: d.Action.String()})
+			}
+			return rep, nil
+		}
+		delay := b.Base(n)
+		if r != nil {
+			delay = d.Delay
+		}
+		lo, hi := b.Bounds(n)
+		cum, cumLo, cumHi = addSat(cum, delay), addSat(cumLo, lo), addSat(cumHi, hi)
+		if n <= limit {
+			rep.Rows = append(rep.Rows, scheduleRow{
+				Attempt: n, Action: d.Action.String(),
+				DelayNS: int64(delay), MinNS: int64(lo), MaxNS: int64(hi),
+				CumulativeNS: int64(cum), CumulativeMinNS: int64(cumLo), CumulativeMaxNS: int64(cumHi),
+			})
+		} else {
+			rep.Truncated = true
+			// Past the limit only the exhaustion outcome is still needed,
+			// and it comes at attempt max(max_attempts, 1).
+			last := max(p.Spec().MaxAttempts, 1)
+			if last > n {
+				n = last - 1
+			}
+		}
+	}
+}
+
+// addSat adds two non-negative durations, saturating at the largest Duration.
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
+	s := p.Spec()
+	fmt.Fprintf(w, "policy: max_attempts=%d initial_interval=%s backoff_coefficient=%g max_interval=%s jitter=%t strategy=%s on_exhaustion=%s\n",
+		s.MaxAttempts, policy.FormatDuration(s.InitialInterval), s.BackoffCoefficient,
+		policy.FormatDuration(s.MaxInterval), s.Jitter, s.Strategy, s.OnExhaustion)
+	if len(s.NonRetryableErrors) > 0 {
+		fmt.Fprintf(w, "non_retryable_errors: %s\n", strings.Join(s.NonRetryableErrors, ", "))
+	}
+	delayHead := "delay"
+	switch {
+	case rep.Rand != nil:
+		delayHead = fmt.Sprintf("delay (r=%g)", *rep.Rand)
+	case s.Jitter:
+		delayHead = "delay (nominal)"
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "attempt\tthen\t%s\tjitter range\tcumulative\tcumulative range\n", delayHead)
+	for _, row := range rep.Rows {
+		if row.Action != policy.Retry.String() {
+			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t-\n", row.Attempt, row.Action)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt,
+			time.Duration(row.DelayNS), rangeText(row.MinNS, row.MaxNS),
+			time.Duration(row.CumulativeNS), rangeText(row.CumulativeMinNS, row.CumulativeMaxNS))
+	}
+	if rep.Truncated {
+		fmt.Fprintf(tw, "…\t\t\t\t\t\n")
+		if last := rep.Rows[len(rep.Rows)-1]; last.Attempt != rep.Exhaustion.AfterAttempt {
+			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t-\n", rep.Exhaustion.AfterAttempt, rep.Exhaustion.Action)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nafter attempt %d fails: %s\n", rep.Exhaustion.AfterAttempt, rep.Exhaustion.Action)
+}
+
+func rangeText(lo, hi int64) string {
+	if lo == hi {
+		return time.Duration(lo).String()
+	}
+	return fmt.Sprintf("[%s, %s]", time.Duration(lo), time.Duration(hi))
+}

@@ -1,0 +1,234 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/retrykit/retrykit/policy"
+)
+
+// comparison holds what the runner needs to judge one answer.
+type comparison struct {
+	hello Hello
+	// bounds, when set, replaces an exact expected delay: the implementation
+	// has opaque jitter and the vector's policy has jitter on.
+	bounds *[2]int64
+	// floatTol widens delay comparisons for vectors flagged
+	// "float-tolerance": |got − want| ≤ max(1ns, want·2⁻⁴⁰) also passes.
+	floatTol bool
+}
+
+// compare judges got against the vector's expectation. It returns "" when
+// the answer passes, else the reason it fails. For an implementation-defined
+// vector, any acceptable outcome passes.
+func (c comparison) compare(v *Vector, got Response) string {
+	if v.want.Acceptable == nil {
+		return c.compareOne(v.Kind, &v.want, got)
+	}
+	var reasons []string
+	for i := range v.want.Acceptable {
+		r := c.compareOne(v.Kind, &v.want.Acceptable[i], got)
+		if r == "" {
+			return ""
+		}
+		reasons = append(reasons, r)
+	}
+	return "matches none of the acceptable outcomes: " + strings.Join(reasons, " | ")
+}
+
+func (c comparison) compareOne(kind string, w *Expected, got Response) string {
+	if w.Error != "" {
+		if got.Error == nil {
+			return fmt.Sprintf("want error %s, got a result", w.Error)
+		}
+		if got.Error.Type != w.Error && !(w.Error == ErrorPatternInvalid && got.Error.Type == ErrorPolicyInvalid) {
+			return fmt.Sprintf("error type: got %s, want %s", got.Error.Type, w.Error)
+		}
+		var missing []string
+		for _, f := range w.ErrorFields {
+			if !strings.Contains(got.Error.Message, f) {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Sprintf("error message %q does not name %s", got.Error.Message, strings.Join(missing, ", "))
+		}
+		return ""
+	}
+	if got.Error != nil {
+		return fmt.Sprintf("want a result, got error %s: %s", got.Error.Type, got.Error.Message)
+	}
+	switch kind {
+	case KindDuration:
+		if got.NS == nil {
+			return "answer has no ns"
+		}
+		if w.NS == nil {
+			return c.within("ns", *got.NS, *w.MinNS, *w.MaxNS, "bounds")
+		}
+		return c.nanos("ns", *got.NS, *w.NS)
+	case KindValidate:
+		return c.effective(w.Effective, got.Effective)
+	case KindMatch:
+		if got.Match == nil {
+			return "answer has no match"
+		}
+		if *got.Match != *w.Match {
+			return fmt.Sprintf("match: got %v, want %v", *got.Match, *w.Match)
+		}
+		return ""
+	case KindDecide:
+		if got.Action != w.Action {
+			return fmt.Sprintf("action: got %q, want %q", got.Action, w.Action)
+		}
+		if w.Action != "retry" {
+			return ""
+		}
+		fallthrough
+	case KindDelay:
+		if got.DelayNS == nil {
+			return "answer has no delay_ns"
+		}
+		d := *got.DelayNS
+		switch {
+		case c.bounds != nil:
+			return c.within("delay_ns", d, c.bounds[0], c.bounds[1], "jitter bounds (opaque jitter)")
+		case w.DelayNS != nil:
+			return c.nanos("delay_ns", d, *w.DelayNS)
+		default:
+			return c.within("delay_ns", d, *w.MinNS, *w.MaxNS, "bounds")
+		}
+	}
+	return "unknown kind " + kind
+}
+
+// nanos compares two nanosecond values within the declared resolution.
+func (c comparison) nanos(field string, got, want int64) string {
+	diff := absDiff(got, want)
+	if diff < uint64(c.hello.ResolutionNS) {
+		return ""
+	}
+	if c.floatTol && float64(diff) <= math.Max(1, math.Abs(float64(want))*0x1p-40) {
+		return ""
+	}
+	if c.hello.ResolutionNS > 1 {
+		return fmt.Sprintf("%s: got %d, want %d (±%d)", field, got, want, c.hello.ResolutionNS-1)
+	}
+	return fmt.Sprintf("%s: got %d, want %d", field, got, want)
+}
+
+// within checks lo − res < got < hi + res.
+func (c comparison) within(field string, got, lo, hi int64, what string) string {
+	res := uint64(c.hello.ResolutionNS)
+	if (got >= lo || absDiff(got, lo) < res) && (got <= hi || absDiff(got, hi) < res) {
+		return ""
+	}
+	return fmt.Sprintf("%s: got %d, outside %s [%d, %d]", field, got, what, lo, hi)
+}
+
+func absDiff(a, b int64) uint64 {
+	if a > b {
+		return uint64(a) - uint64(b)
+	}
+	return uint64(b) - uint64(a)
+}
+
+// effective compares two effective policies field by field (PROTOCOL.md
+// section 5, rule 2).
+func (c comparison) effective(wantRaw, gotRaw json.RawMessage) string {
+	if gotRaw == nil {
+		return "answer has no effective policy"
+	}
+	var want, got map[string]json.RawMessage
+	if err := json.Unmarshal(wantRaw, &want); err != nil {
+		return "vector effective: " + err.Error()
+	}
+	if err := json.Unmarshal(gotRaw, &got); err != nil || got == nil {
+		return fmt.Sprintf("effective is not a JSON object: %s", gotRaw)
+	}
+	var diffs []string
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g, ok := got[k]
+		if !ok {
+			if k == "backoff_strategy" && !c.hello.Claims("extension:backoff_strategy") {
+				continue
+			}
+			diffs = append(diffs, k+": missing")
+			continue
+		}
+		if d := c.field(k, want[k], g); d != "" {
+			diffs = append(diffs, d)
+		}
+	}
+	var extra []string
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		diffs = append(diffs, k+": unexpected field")
+	}
+	return strings.Join(diffs, "; ")
+}
+
+func (c comparison) field(k string, want, got json.RawMessage) string {
+	switch k {
+	case "initial_interval", "max_interval":
+		var ws, gs string
+		if json.Unmarshal(want, &ws) != nil {
+			return k + ": vector value is not a string"
+		}
+		if err := json.Unmarshal(got, &gs); err != nil {
+			return fmt.Sprintf("%s: got %s, want a duration string", k, got)
+		}
+		wd, err := policy.ParseDuration(ws)
+		if err != nil {
+			return fmt.Sprintf("%s: vector value %q: %v", k, ws, err)
+		}
+		gd, err := policy.ParseDuration(gs)
+		if err != nil {
+			return fmt.Sprintf("%s: got %q, not a valid OJS duration (%v)", k, gs, err)
+		}
+		if d := c.nanos(k, int64(gd), int64(wd)); d != "" {
+			return fmt.Sprintf("%s: got %q, want %q", k, gs, ws)
+		}
+		return ""
+	case "max_attempts", "backoff_coefficient":
+		wn, ok1 := ratOf(want)
+		gn, ok2 := ratOf(got)
+		if !ok1 || !ok2 || wn.Cmp(gn) != 0 {
+			return fmt.Sprintf("%s: got %s, want %s", k, got, want)
+		}
+		return ""
+	}
+	var wv, gv any
+	if json.Unmarshal(want, &wv) != nil || json.Unmarshal(got, &gv) != nil || !reflect.DeepEqual(wv, gv) {
+		return fmt.Sprintf("%s: got %s, want %s", k, got, want)
+	}
+	return ""
+}
+
+// ratOf reads a JSON number exactly.
+func ratOf(raw json.RawMessage) (*big.Rat, bool) {
+	var n json.Number
+	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		return nil, false
+	}
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return nil, false
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	return r, ok
+}

@@ -1,0 +1,531 @@
+package conformance
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrAdapter is matched (with errors.Is) by every *AdapterError.
+var ErrAdapter = errors.New("conformance: adapter failure")
+
+// The kinds of [AdapterError].
+const (
+	FailureStart    = "start"    // the command could not be started
+	FailureCrash    = "crash"    // the process exited or closed its standard output
+	FailureTimeout  = "timeout"  // no answer within the per-request timeout
+	FailureProtocol = "protocol" // a line that is not a well-formed answer
+	FailureDead     = "dead"     // not restarted again after a previous crash
+)
+
+// AdapterError is the error an [External] implementation returns when the
+// adapter process, not the implementation's answer, is at fault. The runner
+// reports it as an "error" result with Stderr attached.
+type AdapterError struct {
+	Kind   string // FailureStart, FailureCrash, ...
+	Detail string // what happened, for humans
+	Stderr string // the tail of the adapter's standard error at that time
+	Err    error  // underlying cause, may be nil
+}
+
+// Error implements error. It does not include Stderr.
+func (e *AdapterError) Error() string {
+	return "conformance: adapter " + e.Kind + ": " + e.Detail
+}
+
+// Unwrap returns the underlying cause.
+func (e *AdapterError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrAdapter].
+func (e *AdapterError) Is(target error) bool { return target == ErrAdapter }
+
+// ExternalOption configures [External].
+type ExternalOption func(*externalConfig)
+
+type externalConfig struct {
+	timeout  time.Duration
+	restarts int
+	dir      string
+	env      []string
+	stderr   int
+}
+
+// WithTimeout sets the per-request timeout, counted from the moment the
+// request is written (default 5s).
+func WithTimeout(d time.Duration) ExternalOption {
+	return func(c *externalConfig) {
+		if d > 0 {
+			c.timeout = d
+		}
+	}
+}
+
+// WithRestarts sets how many times a crashed or hung adapter is restarted
+// over the life of the [Process] (default 1, PROTOCOL.md section 6).
+func WithRestarts(n int) ExternalOption {
+	return func(c *externalConfig) {
+		if n >= 0 {
+			c.restarts = n
+		}
+	}
+}
+
+// WithDir sets the adapter's working directory (default: the caller's).
+func WithDir(dir string) ExternalOption { return func(c *externalConfig) { c.dir = dir } }
+
+// WithEnv sets the adapter's environment (default: the caller's).
+func WithEnv(env []string) ExternalOption { return func(c *externalConfig) { c.env = env } }
+
+// Process is an [Implementation] backed by an adapter subprocess speaking
+// PROTOCOL.md over its standard streams. Create it with [External]; the
+// process starts on the first Hello or Do and lives until Close. Requests
+// from concurrent Do calls are pipelined over the one process. A Process is
+// safe for concurrent use; the zero value is not usable.
+type Process struct {
+	argv []string
+	cfg  externalConfig
+
+	nextID atomic.Int64
+
+	mu       sync.Mutex
+	cur      *proc
+	restarts int
+	hello    Hello
+	started  bool
+	closed   bool
+	stderr   *tailBuffer // shared by all processes, so reports show every incarnation
+}
+
+// External returns an [Implementation] that runs argv (program and arguments)
+// as an adapter subprocess. It does not start it yet.
+func External(argv []string, opts ...ExternalOption) *Process {
+	cfg := externalConfig{timeout: 5 * time.Second, restarts: 1, stderr: 64 << 10}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Process{argv: append([]string(nil), argv...), cfg: cfg, stderr: &tailBuffer{limit: cfg.stderr}}
+}
+
+// Stderr returns the tail (up to 64 KiB) of what the adapter processes have
+// written to standard error so far.
+func (e *Process) Stderr() string { return e.stderr.String() }
+
+// Hello starts the adapter if needed and returns its hello answer.
+func (e *Process) Hello(ctx context.Context) (Hello, error) {
+	if _, err := e.process(ctx, nil); err != nil {
+		return Hello{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.hello, nil
+}
+
+// Do sends req (with a fresh wire id) and waits for its answer. The returned
+// Response carries req.ID. A crash while the request is the oldest
+// unanswered one, a timeout, or a malformed answer is an *AdapterError;
+// other requests in flight during a crash are sent again to the restarted
+// process.
+func (e *Process) Do(ctx context.Context, req Request) (Response, error) {
+	origID := req.ID
+	var last *proc
+	for {
+		p, err := e.process(ctx, last)
+		if err != nil {
+			return Response{}, err
+		}
+		req.ID = e.nextID.Add(1)
+		line := req.AppendJSON(make([]byte, 0, 256))
+		a, died := p.roundTrip(ctx, req.ID, append(line, '\n'), e.cfg.timeout, false)
+		if died {
+			last = p
+			continue
+		}
+		if a.err != nil {
+			return Response{}, a.err
+		}
+		if err := a.resp.shape(req.Op); err != nil {
+			return Response{}, &AdapterError{Kind: FailureProtocol, Detail: err.Error(), Stderr: e.Stderr()}
+		}
+		a.resp.ID = origID
+		return a.resp, nil
+	}
+}
+
+// Close closes the adapter's standard input, waits up to 2 seconds for it to
+// exit and then kills it. It returns nil; exit status at this point is not
+// a failure.
+func (e *Process) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	p := e.cur
+	e.mu.Unlock()
+	if p != nil {
+		p.shutdown(2 * time.Second)
+	}
+	return nil
+}
+
+// process returns the live process, starting or restarting one as needed.
+// dead is a process the caller saw die (nil if none).
+func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, &AdapterError{Kind: FailureDead, Detail: "adapter closed", Stderr: e.Stderr()}
+	}
+	if p := e.cur; p != nil && p != dead && !p.isDead() {
+		return p, nil
+	}
+	if p := e.cur; p != nil {
+		if !p.isDead() { // the caller saw it die; make sure
+			<-p.done
+		}
+		if e.restarts >= e.cfg.restarts {
+			return nil, &AdapterError{Kind: FailureDead, Detail: "not restarted again after: " + p.death.Detail, Stderr: e.Stderr()}
+		}
+		e.restarts++
+	}
+	if e.started && e.cur == nil {
+		return nil, &AdapterError{Kind: FailureDead, Detail: "adapter could not be started", Stderr: e.Stderr()}
+	}
+	e.started = true
+	p, err := startProc(e.argv, e.cfg, e.stderr)
+	if err != nil {
+		e.cur = nil
+		return nil, err
+	}
+	e.cur = p
+	// Handshake.
+	id := e.nextID.Add(1)
+	line := fmt.Appendf(nil, "{\"id\":%d,\"op\":\"hello\"}\n", id)
+	a, died := p.roundTrip(ctx, id, line, e.cfg.timeout, true)
+	if died {
+		return nil, p.deathError("during hello")
+	}
+	if a.err != nil {
+		p.kill(0, nil)
+		return nil, a.err
+	}
+	var h Hello
+	if err := json.Unmarshal(a.raw, &h); err != nil {
+		p.kill(0, nil)
+		return nil, &AdapterError{Kind: FailureProtocol, Detail: "hello answer: " + err.Error(), Stderr: e.Stderr(), Err: err}
+	}
+	if err := h.check(); err != nil {
+		p.kill(0, nil)
+		return nil, &AdapterError{Kind: FailureProtocol, Detail: err.Error(), Stderr: e.Stderr(), Err: err}
+	}
+	e.hello = h
+	return p, nil
+}
+
+// proc is one incarnation of the adapter process.
+type proc struct {
+	cmd     *exec.Cmd
+	writeCh chan []byte
+	quit    chan struct{}
+	done    chan struct{} // closed after the process is gone and death is set
+	stderr  *tailBuffer
+
+	mu      sync.Mutex
+	pending map[int64]*call
+	seq     uint64
+	culprit int64 // wire id blamed for the death
+	death   *AdapterError
+	closing bool
+}
+
+type call struct {
+	seq     uint64
+	wantRaw bool
+	ch      chan answer
+}
+
+type answer struct {
+	resp Response
+	raw  []byte
+	err  error
+}
+
+func startProc(argv []string, cfg externalConfig, stderr *tailBuffer) (*proc, error) {
+	if len(argv) == 0 {
+		return nil, &AdapterError{Kind: FailureStart, Detail: "empty adapter command"}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = cfg.dir, cfg.env
+	cmd.Stderr = stderr
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, &AdapterError{Kind: FailureStart, Detail: err.Error(), Err: err}
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, &AdapterError{Kind: FailureStart, Detail: err.Error(), Err: err}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, &AdapterError{Kind: FailureStart, Detail: fmt.Sprintf("start %q: %v", strings.Join(argv, " "), err), Err: err}
+	}
+	p := &proc{cmd: cmd, writeCh: make(chan []byte, 1024), quit: make(chan struct{}), done: make(chan struct{}),
+		stderr: stderr, pending: map[int64]*call{}}
+	go p.writeLoop(stdin)
+	go p.readLoop(stdout)
+	return p, nil
+}
+
+func (p *proc) isDead() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// roundTrip sends line as request id and waits. died is true when the process
+// died and this request is not the one blamed: the caller should resend it.
+func (p *proc) roundTrip(ctx context.Context, id int64, line []byte, timeout time.Duration, wantRaw bool) (answer, bool) {
+	c := &call{wantRaw: wantRaw, ch: make(chan answer, 1)}
+	p.mu.Lock()
+	if p.death != nil {
+		p.mu.Unlock()
+		return answer{}, true
+	}
+	p.seq++
+	c.seq = p.seq
+	p.pending[id] = c
+	p.mu.Unlock()
+
+	select {
+	case p.writeCh <- line:
+	case <-p.done:
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case a := <-c.ch:
+		return a, false
+	case <-p.done:
+		select {
+		case a := <-c.ch:
+			return a, false
+		default:
+		}
+		if p.culprit == id {
+			return answer{err: p.deathError("")}, false
+		}
+		return answer{}, true
+	case <-timer.C:
+		p.kill(id, &AdapterError{Kind: FailureTimeout, Detail: fmt.Sprintf("no answer within %v", timeout)})
+		<-p.done
+		select {
+		case a := <-c.ch:
+			return a, false
+		default:
+		}
+		if p.culprit == id {
+			return answer{err: p.deathError("")}, false
+		}
+		return answer{}, true
+	case <-ctx.Done():
+		p.mu.Lock()
+		delete(p.pending, id)
+		p.mu.Unlock()
+		return answer{err: ctx.Err()}, false
+	}
+}
+
+// deathError returns the cause of death with the current stderr attached.
+func (p *proc) deathError(when string) *AdapterError {
+	d := *p.death
+	if when != "" {
+		d.Detail += " (" + when + ")"
+	}
+	d.Stderr = p.stderr.String()
+	return &d
+}
+
+// kill records why the process is being killed (unless a cause is already
+// known) and kills it. culprit 0 blames the oldest pending request.
+func (p *proc) kill(culprit int64, why *AdapterError) {
+	p.mu.Lock()
+	if p.death == nil {
+		if why == nil {
+			why = &AdapterError{Kind: FailureProtocol, Detail: "killed after a bad handshake"}
+		}
+		p.death, p.culprit = why, culprit
+	}
+	p.mu.Unlock()
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Kill()
+	}
+}
+
+// deliver hands an answer to its waiter; false for an unknown id.
+func (p *proc) deliver(id int64, line []byte, a answer) bool {
+	p.mu.Lock()
+	c, ok := p.pending[id]
+	delete(p.pending, id)
+	p.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if c.wantRaw {
+		a.raw = append([]byte(nil), line...)
+	}
+	c.ch <- a
+	return true
+}
+
+func (p *proc) writeLoop(stdin io.WriteCloser) {
+	w := bufio.NewWriterSize(stdin, 64<<10)
+	defer stdin.Close()
+	for {
+		select {
+		case line := <-p.writeCh:
+			_, _ = w.Write(line)
+		drain:
+			for {
+				select {
+				case l := <-p.writeCh:
+					_, _ = w.Write(l)
+				default:
+					break drain
+				}
+			}
+			_ = w.Flush()
+		case <-p.quit:
+			_ = w.Flush()
+			return
+		case <-p.done:
+			return
+		}
+	}
+}
+
+func (p *proc) readLoop(stdout io.Reader) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var why *AdapterError
+	for sc.Scan() {
+		line := sc.Bytes()
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		var resp Response
+		if err := json.Unmarshal(line, &resp); err != nil {
+			var idOnly struct {
+				ID *int64 `json:"id"`
+			}
+			if json.Unmarshal(line, &idOnly) == nil && idOnly.ID != nil &&
+				p.deliver(*idOnly.ID, line, answer{err: &AdapterError{Kind: FailureProtocol,
+					Detail: fmt.Sprintf("malformed answer %s: %v", quoteLine(line), err), Stderr: p.stderr.String(), Err: err}}) {
+				continue
+			}
+			why = &AdapterError{Kind: FailureProtocol, Detail: "not a JSON answer: " + quoteLine(line), Err: err}
+			break
+		}
+		if !p.deliver(resp.ID, line, answer{resp: resp}) {
+			why = &AdapterError{Kind: FailureProtocol, Detail: "answer with an unknown or missing id: " + quoteLine(line)}
+			break
+		}
+	}
+	if why == nil {
+		if err := sc.Err(); err != nil {
+			why = &AdapterError{Kind: FailureProtocol, Detail: "reading answers: " + err.Error(), Err: err}
+		} else {
+			why = &AdapterError{Kind: FailureCrash, Detail: "adapter closed its standard output"}
+		}
+	}
+	p.mu.Lock()
+	if p.death == nil {
+		p.death = why
+	}
+	if p.culprit == 0 {
+		var oldest uint64
+		for id, c := range p.pending {
+			if oldest == 0 || c.seq < oldest {
+				oldest, p.culprit = c.seq, id
+			}
+		}
+	}
+	closing := p.closing
+	p.mu.Unlock()
+
+	// Give a process that is exiting on its own a moment, then kill it.
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- p.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waitErr:
+	case <-time.After(time.Second):
+		_ = p.cmd.Process.Kill()
+		err = <-waitErr
+	}
+	if !closing && p.death.Kind == FailureCrash {
+		if err != nil {
+			p.death.Detail += ": " + err.Error()
+		} else {
+			p.death.Detail += ": exit status 0"
+		}
+	}
+	close(p.done)
+}
+
+// shutdown closes standard input and waits up to grace before killing.
+func (p *proc) shutdown(grace time.Duration) {
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
+	close(p.quit)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		p.kill(-1, &AdapterError{Kind: FailureDead, Detail: "closed"})
+		<-p.done
+	}
+}
+
+func quoteLine(line []byte) string {
+	const max = 200
+	if len(line) > max {
+		return fmt.Sprintf("%q…", line[:max])
+	}
+	return fmt.Sprintf("%q", line)
+}
+
+// tailBuffer keeps the last limit bytes written to it.
+type tailBuffer struct {
+	mu      sync.Mutex
+	limit   int
+	buf     []byte
+	dropped bool
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.limit; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+		t.dropped = true
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dropped {
+		return "…" + string(t.buf)
+	}
+	return string(t.buf)
+}

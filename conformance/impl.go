@@ -1,0 +1,314 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ProtocolVersion is the adapter protocol version this package speaks
+// (PROTOCOL.md).
+const ProtocolVersion = 1
+
+// The values of [Hello.Jitter].
+const (
+	JitterInjectable = "injectable" // Request.Rand is honoured exactly
+	JitterOpaque     = "opaque"     // Request.Rand is never sent
+)
+
+// Implementation is an implementation of the OJS retry policy under test:
+// the built-in [Reference], an external process ([External]) or any Go value.
+//
+// Hello is called once per run before any Do. Do answers one request; the
+// runner calls it from several goroutines at once, so an Implementation must
+// be safe for concurrent use. Do returns an error only for a broken
+// implementation (crash, timeout, protocol violation): such a result is
+// reported as an "error", never as a failure. A rejected input is a normal
+// [Response] with Error set; an op the implementation lacks is a Response
+// with Unsupported set. Do need not set Response.ID.
+type Implementation interface {
+	Hello(ctx context.Context) (Hello, error)
+	Do(ctx context.Context, req Request) (Response, error)
+}
+
+// Hello describes an implementation (PROTOCOL.md section 3.1). The zero value
+// is not useful: Protocol must be [ProtocolVersion] and ResolutionNS ≥ 1.
+type Hello struct {
+	Protocol       int      `json:"protocol"`
+	Implementation string   `json:"implementation"`
+	Version        string   `json:"version"`
+	Ops            []string `json:"ops"`
+	ResolutionNS   int64    `json:"resolution_ns"`
+	Jitter         string   `json:"jitter"`
+	UnclaimedFlags []string `json:"unclaimed_flags,omitempty"`
+}
+
+// Supports reports whether op is listed in h.Ops.
+func (h Hello) Supports(op string) bool {
+	for _, o := range h.Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// Claims reports whether the implementation claims vectors carrying flag,
+// that is whether flag is not in h.UnclaimedFlags.
+func (h Hello) Claims(flag string) bool {
+	for _, f := range h.UnclaimedFlags {
+		if f == flag {
+			return false
+		}
+	}
+	return true
+}
+
+func (h Hello) check() error {
+	switch {
+	case h.Protocol != ProtocolVersion:
+		return fmt.Errorf("conformance: hello: protocol %d, want %d", h.Protocol, ProtocolVersion)
+	case h.ResolutionNS < 1:
+		return fmt.Errorf("conformance: hello: resolution_ns %d, want ≥ 1", h.ResolutionNS)
+	case h.Jitter != JitterInjectable && h.Jitter != JitterOpaque:
+		return fmt.Errorf("conformance: hello: jitter %q, want %q or %q", h.Jitter, JitterInjectable, JitterOpaque)
+	case h.Implementation == "":
+		return errors.New("conformance: hello: implementation name is empty")
+	}
+	return nil
+}
+
+// Request is one protocol request (PROTOCOL.md section 3). Only the fields of
+// its Op are meaningful. A Request is plain data.
+type Request struct {
+	ID        int64           // echoed in the answer
+	Op        string          // one of the Op constants
+	Value     string          // parse_duration
+	Policy    json.RawMessage // validate, delay, decide; nil = absent policy; sent verbatim
+	Attempt   int64           // delay, decide
+	Rand      *float64        // delay, decide; nil = the implementation's own randomness
+	Patterns  []string        // match
+	ErrorType string          // match
+	Error     *FailureInput   // decide
+}
+
+// FailureInput is the "error" object of a decide request: the failed
+// attempt's error type and handler code ("" means RETRY).
+type FailureInput struct {
+	Type string `json:"type"`
+	Code string `json:"code"`
+}
+
+// AppendJSON appends the request as one protocol line (without newline).
+func (r *Request) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, r.ID, 10)
+	b = append(b, `,"op":`...)
+	b = appendString(b, r.Op)
+	switch r.Op {
+	case OpParseDuration:
+		b = append(b, `,"value":`...)
+		b = appendString(b, r.Value)
+	case OpMatch:
+		b = append(b, `,"patterns":[`...)
+		for i, p := range r.Patterns {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, p)
+		}
+		b = append(b, `],"error_type":`...)
+		b = appendString(b, r.ErrorType)
+	case OpValidate, OpDelay, OpDecide:
+		if r.Policy != nil {
+			b = append(b, `,"policy":`...)
+			b = appendCompact(b, r.Policy)
+		}
+		if r.Op == OpValidate {
+			break
+		}
+		b = append(b, `,"attempt":`...)
+		b = strconv.AppendInt(b, r.Attempt, 10)
+		if r.Rand != nil {
+			b = append(b, `,"rand":`...)
+			b = strconv.AppendFloat(b, *r.Rand, 'g', -1, 64)
+		}
+		if r.Op == OpDecide && r.Error != nil {
+			b = append(b, `,"error":{"type":`...)
+			b = appendString(b, r.Error.Type)
+			b = append(b, `,"code":`...)
+			b = appendString(b, r.Error.Code)
+			b = append(b, '}')
+		}
+	}
+	return append(b, '}')
+}
+
+// MarshalJSON implements json.Marshaler with [Request.AppendJSON].
+func (r Request) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
+
+// UnmarshalJSON decodes a protocol request line. Unknown fields are ignored
+// (PROTOCOL.md section 2); "policy" is kept verbatim, and "policy": null is
+// kept as the JSON text null, distinct from an absent policy.
+func (r *Request) UnmarshalJSON(data []byte) error {
+	var w struct {
+		ID        *int64          `json:"id"`
+		Op        string          `json:"op"`
+		Value     string          `json:"value"`
+		Policy    json.RawMessage `json:"policy"`
+		Attempt   int64           `json:"attempt"`
+		Rand      *float64        `json:"rand"`
+		Patterns  []string        `json:"patterns"`
+		ErrorType string          `json:"error_type"`
+		Error     *struct {
+			Type string  `json:"type"`
+			Code *string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("conformance: request: %w", err)
+	}
+	if w.ID == nil {
+		return errors.New("conformance: request: no id")
+	}
+	*r = Request{ID: *w.ID, Op: w.Op, Value: w.Value, Policy: w.Policy, Attempt: w.Attempt,
+		Rand: w.Rand, Patterns: w.Patterns, ErrorType: w.ErrorType}
+	if w.Error != nil {
+		r.Error = &FailureInput{Type: w.Error.Type}
+		if w.Error.Code != nil {
+			r.Error.Code = *w.Error.Code
+		}
+	}
+	return nil
+}
+
+// Response is one protocol answer. Exactly one group is set: the result of
+// the op (NS; Effective; DelayNS; Match; Action with DelayNS for a retry),
+// Error, or Unsupported. A Response is plain data.
+type Response struct {
+	ID          int64           `json:"id"`
+	NS          *int64          `json:"ns,omitempty"`
+	Effective   json.RawMessage `json:"effective,omitempty"`
+	Action      string          `json:"action,omitempty"`
+	DelayNS     *int64          `json:"delay_ns,omitempty"`
+	Match       *bool           `json:"match,omitempty"`
+	Error       *ErrorResult    `json:"error,omitempty"`
+	Unsupported bool            `json:"unsupported,omitempty"`
+}
+
+// ErrorResult is a rejection: an error type (ErrorPolicyInvalid, ...) and a
+// human-readable message.
+type ErrorResult struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// AppendJSON appends the response as one protocol line (without newline).
+func (r *Response) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, r.ID, 10)
+	if r.NS != nil {
+		b = append(b, `,"ns":`...)
+		b = strconv.AppendInt(b, *r.NS, 10)
+	}
+	if r.Effective != nil {
+		b = append(b, `,"effective":`...)
+		b = appendCompact(b, r.Effective)
+	}
+	if r.Action != "" {
+		b = append(b, `,"action":`...)
+		b = appendString(b, r.Action)
+	}
+	if r.DelayNS != nil {
+		b = append(b, `,"delay_ns":`...)
+		b = strconv.AppendInt(b, *r.DelayNS, 10)
+	}
+	if r.Match != nil {
+		b = append(b, `,"match":`...)
+		b = strconv.AppendBool(b, *r.Match)
+	}
+	if r.Error != nil {
+		b = append(b, `,"error":{"type":`...)
+		b = appendString(b, r.Error.Type)
+		b = append(b, `,"message":`...)
+		b = appendString(b, r.Error.Message)
+		b = append(b, '}')
+	}
+	if r.Unsupported {
+		b = append(b, `,"unsupported":true`...)
+	}
+	return append(b, '}')
+}
+
+// shape checks that exactly one outcome group is set and returns a short
+// description of the problem otherwise.
+func (r *Response) shape(op string) error {
+	n := 0
+	for _, ok := range []bool{r.NS != nil, r.Effective != nil, r.Action != "" || r.DelayNS != nil, r.Match != nil, r.Error != nil, r.Unsupported} {
+		if ok {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("answer must carry exactly one of a result, error or unsupported (has %d)", n)
+	}
+	if r.Error != nil || r.Unsupported {
+		if r.Error != nil && r.Error.Type == "" {
+			return errors.New("error answer without a type")
+		}
+		return nil
+	}
+	ok := false
+	switch op {
+	case OpParseDuration:
+		ok = r.NS != nil
+	case OpValidate:
+		ok = r.Effective != nil
+	case OpDelay:
+		ok = r.DelayNS != nil && r.Action == ""
+	case OpMatch:
+		ok = r.Match != nil
+	case OpDecide:
+		ok = r.Action != "" && (r.DelayNS != nil) == (r.Action == "retry")
+	}
+	if !ok {
+		return fmt.Errorf("answer fields do not fit op %s", op)
+	}
+	return nil
+}
+
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendCompact appends raw JSON without insignificant whitespace, so that
+// the value fits on one protocol line. Duplicate keys and number spellings
+// are kept.
+func appendCompact(b []byte, raw json.RawMessage) []byte {
+	simple := true
+	for _, c := range raw {
+		if c == '\n' || c == '\r' {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, buf.Bytes()...)
+}

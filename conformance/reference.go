@@ -1,0 +1,129 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// ReferenceVersion is the version the built-in reference reports in hello.
+const ReferenceVersion = "0.1.0"
+
+// referenceOps are the ops the reference answers.
+var referenceOps = []string{OpParseDuration, OpValidate, OpDelay, OpMatch, OpDecide}
+
+// Reference returns retrykit's own implementation (packages policy, backoff
+// and errmatch) as an [Implementation]: exact to the nanosecond, injectable
+// jitter, every op but scenario. Requests without rand draw from
+// [backoff.Default]. The result is stateless and safe for concurrent use.
+func Reference() Implementation { return reference{} }
+
+type reference struct{}
+
+func (reference) Hello(context.Context) (Hello, error) {
+	return Hello{
+		Protocol:       ProtocolVersion,
+		Implementation: "retrykit",
+		Version:        ReferenceVersion,
+		Ops:            append([]string(nil), referenceOps...),
+		ResolutionNS:   1,
+		Jitter:         JitterInjectable,
+	}, nil
+}
+
+func (reference) Do(_ context.Context, req Request) (Response, error) {
+	return referenceDo(req), nil
+}
+
+// referenceDo answers req with the reference implementation. It never fails:
+// every problem with the input is a rejection.
+func referenceDo(req Request) Response {
+	resp := Response{ID: req.ID}
+	reject := func(typ string, err error) Response {
+		resp.Error = &ErrorResult{Type: typ, Message: err.Error()}
+		return resp
+	}
+	switch req.Op {
+	case OpParseDuration:
+		d, err := policy.ParseDuration(req.Value)
+		if err != nil {
+			return reject(ErrorPolicyInvalid, err)
+		}
+		ns := int64(d)
+		resp.NS = &ns
+	case OpValidate:
+		p, err := policy.Parse(req.Policy)
+		if err != nil {
+			return reject(ErrorPolicyInvalid, err)
+		}
+		eff, err := p.MarshalJSON()
+		if err != nil {
+			return reject(ErrorPolicyInvalid, err)
+		}
+		resp.Effective = eff
+	case OpMatch:
+		m, err := errmatch.Compile(req.Patterns)
+		if err != nil {
+			return reject(ErrorPatternInvalid, err)
+		}
+		ok := m.Match(req.ErrorType)
+		resp.Match = &ok
+	case OpDelay, OpDecide:
+		p, err := policy.Parse(req.Policy)
+		if err != nil {
+			return reject(ErrorPolicyInvalid, err)
+		}
+		if req.Attempt < 1 {
+			return reject(ErrorInvalidRequest, errors.New("conformance: attempt must be ≥ 1"))
+		}
+		n := clampAttempt(req.Attempt)
+		if req.Op == OpDelay {
+			var d int64
+			if req.Rand != nil {
+				d = int64(p.Backoff().DelayAt(n, *req.Rand))
+			} else {
+				d = int64(p.Backoff().Delay(n, backoff.Default()))
+			}
+			resp.DelayNS = &d
+			return resp
+		}
+		f := policy.Failure{Attempt: n}
+		if req.Error != nil {
+			f.ErrorType = req.Error.Type
+			f.Code = errmatch.Code(req.Error.Code)
+		}
+		if _, err := errmatch.ParseCode(string(f.Code)); err != nil {
+			return reject(ErrorInvalidRequest, err)
+		}
+		var dec policy.Decision
+		if req.Rand != nil {
+			dec, err = p.DecideAt(f, *req.Rand)
+		} else {
+			dec, err = p.Decide(f, backoff.Default())
+		}
+		if err != nil {
+			return reject(ErrorInvalidRequest, err)
+		}
+		resp.Action = dec.Action.String()
+		if dec.Action == policy.Retry {
+			d := int64(dec.Delay)
+			resp.DelayNS = &d
+		}
+	default:
+		resp.Unsupported = true
+	}
+	return resp
+}
+
+// clampAttempt converts a wire attempt (≥ 1) to int, saturating on 32-bit
+// platforms.
+func clampAttempt(a int64) int {
+	const maxInt = int64(^uint(0) >> 1)
+	if a > maxInt {
+		return int(maxInt)
+	}
+	return int(a)
+}

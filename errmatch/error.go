@@ -1,0 +1,83 @@
+package errmatch
+
+import "errors"
+
+// Error attaches an OJS error type and a handler response code to an
+// ordinary Go error, so that a job runtime can classify what a handler
+// returned (see [Classify]).
+//
+// Type is the dot-namespaced error type ("external.stripe.card_declined")
+// that non_retryable_errors patterns are matched against. Code is the
+// handler's response code; "" means [Retry]. Err is the cause and is what
+// [Error.Unwrap] returns, so [errors.Is] and [errors.As] see through an
+// *Error to the cause.
+//
+// Neither field is validated: an unknown Code is carried as is, and callers
+// that need a valid one check it with [ParseCode]. The zero value is usable
+// and describes an untyped failure with no cause. An *Error is not modified
+// by this package and is safe to share once built.
+type Error struct {
+	Type string // dot-namespaced OJS error type; may be empty
+	Code Code   // handler response code; "" means Retry
+	Err  error  // the cause; may be nil
+}
+
+// Error returns "<type>: <cause message>". When Type is empty it returns just
+// the cause's message, and when Err is nil just the type; with neither it
+// returns "errmatch: untyped error".
+func (e *Error) Error() string {
+	switch {
+	case e == nil:
+		return "errmatch: <nil Error>"
+	case e.Err == nil && e.Type == "":
+		return "errmatch: untyped error"
+	case e.Err == nil:
+		return e.Type
+	case e.Type == "":
+		return e.Err.Error()
+	}
+	return e.Type + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause, Err.
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
+
+// Wrap returns err annotated with an error type and a handler code, as an
+// [*Error]. A nil err yields nil, so that `return errmatch.Wrap(err, ...)`
+// is safe on the success path. code is stored as given, even if it is not one
+// of the four known codes; Wrap never panics.
+func Wrap(err error, errType string, code Code) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Type: errType, Code: code, Err: err}
+}
+
+// Classify finds the first [*Error] in err's tree (the one [errors.As] would
+// find) and returns its type and code, with ok true. An empty code is
+// reported as [Retry]; any other code is returned as stored, unvalidated.
+// When err is nil or holds no *Error, Classify returns "", Retry, false:
+// a plain error is an untyped failure that follows the normal retry policy.
+func Classify(err error) (errType string, code Code, ok bool) {
+	var e *Error
+	if err == nil || !errors.As(err, &e) || e == nil {
+		return "", Retry, false
+	}
+	code = e.Code
+	if code == "" {
+		code = Retry
+	}
+	return e.Type, code, true
+}
+
+// Type returns the error type [Classify] finds in err, or "" when there is
+// none. It is shorthand for the first result of Classify.
+func Type(err error) string {
+	t, _, _ := Classify(err)
+	return t
+}

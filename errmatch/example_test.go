@@ -1,0 +1,106 @@
+package errmatch_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/retrykit/retrykit/errmatch"
+)
+
+func ExampleCompile() {
+	// The example list of the OJS retry spec, section 6.2.
+	m, err := errmatch.Compile([]string{"validation.payload_invalid", "auth.*"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, t := range []string{
+		"validation.payload_invalid",
+		"validation.schema_error",
+		"auth.token_expired",
+		"auth",
+		"authx",
+		"external.auth.failure",
+	} {
+		fmt.Printf("%-28s %v\n", t, m.Match(t))
+	}
+	// Output:
+	// validation.payload_invalid   true
+	// validation.schema_error      false
+	// auth.token_expired           true
+	// auth                         false
+	// authx                        false
+	// external.auth.failure        false
+}
+
+func ExampleCompile_errors() {
+	_, err := errmatch.Compile([]string{"auth.*", "", ".*"})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, errmatch.ErrEmptyPattern))
+	var pe *errmatch.PatternError
+	if errors.As(err, &pe) {
+		fmt.Println("first bad entry at index", pe.Index)
+	}
+	// Output:
+	// errmatch: pattern 1 "": must not be empty
+	// errmatch: pattern 2 ".*": nothing before ".*": a prefix pattern needs a namespace, as in "auth.*"
+	// true
+	// first bad entry at index 1
+}
+
+func ExampleMatcher_Match() {
+	// Only a trailing ".*" is special; "auth*" is an ordinary string.
+	m, _ := errmatch.Compile([]string{"external.stripe.*", "auth*"})
+	fmt.Println(m.Match("external.stripe.card_declined"))
+	fmt.Println(m.Match("external.stripe.api.timeout"))
+	fmt.Println(m.Match("external.stripes.x"))
+	fmt.Println(m.Match("authx"))
+	fmt.Println(m.Match("auth*"))
+	// Output:
+	// true
+	// true
+	// false
+	// false
+	// true
+}
+
+func ExampleWrap() {
+	cause := errors.New("card ending in 4242 was declined")
+	err := errmatch.Wrap(cause, "external.stripe.card_declined", errmatch.Discard)
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, cause))
+	// Output:
+	// external.stripe.card_declined: card ending in 4242 was declined
+	// true
+}
+
+func ExampleClassify() {
+	nonRetryable, _ := errmatch.Compile([]string{"auth.*"})
+
+	handlerErr := fmt.Errorf("sync contact 17: %w",
+		errmatch.Wrap(errors.New("token expired"), "auth.token_expired", ""))
+
+	typ, code, ok := errmatch.Classify(handlerErr)
+	fmt.Println(typ, code, ok, nonRetryable.Match(typ))
+
+	typ, code, ok = errmatch.Classify(errors.New("plain failure"))
+	fmt.Printf("%q %s %v\n", typ, code, ok)
+	// Output:
+	// auth.token_expired RETRY true true
+	// "" RETRY false
+}
+
+func ExampleParseCode() {
+	for _, s := range []string{"", "DEAD_LETTER", "retry"} {
+		code, err := errmatch.ParseCode(s)
+		if err != nil {
+			fmt.Println(err, errors.Is(err, errmatch.ErrUnknownCode))
+			continue
+		}
+		fmt.Printf("%q -> %s\n", s, code)
+	}
+	// Output:
+	// "" -> RETRY
+	// "DEAD_LETTER" -> DEAD_LETTER
+	// errmatch: unknown handler code "retry" (want RETRY, DISCARD, DEAD_LETTER or FAIL) true
+}

@@ -1,0 +1,105 @@
+// Package executor is retrykit's reference in-memory job executor: the OJS
+// job lifecycle (ojs-core §6) with the OJS retry rules (ojs-retry §7–§10)
+// and dead-letter retention (ojs-dead-letter §5–§8) applied over a job's
+// whole life, deterministically and fast.
+//
+// It is what the scenario vectors in testdata/scenarios are checked against,
+// what queue authors can read to see the rules applied, and a broker
+// stand-in for tests.
+//
+// # Model
+//
+// An [Executor] holds jobs in memory. Each job is in exactly one of the
+// eight OJS states ([State]) and moves only along the transition table of
+// ojs-core §6.3 ([Allowed]); an operation that would need another
+// transition returns a [*TransitionError] naming both states
+// (errors.Is [ErrInvalidTransition]). Dead letter is a flag on discarded
+// jobs ([Job.DeadLetter]), set by on_exhaustion "dead_letter" or the
+// handler code DEAD_LETTER, and cleared by a manual [Executor.Retry].
+//
+// Time comes from an injectable [Clock] ([RealClock] or [FakeClock]) and
+// jitter from an injectable backoff.Source ([WithRand]). Nothing runs in the
+// background: every operation first reads the clock once and applies, in
+// due-time order, everything that became due up to that instant:
+//
+//  1. a scheduled job whose scheduled_at ≤ now becomes available, with
+//     enqueued_at = scheduled_at;
+//  2. a retryable job whose next_retry_at ≤ now becomes available, with
+//     enqueued_at = next_retry_at — never before (RET-11);
+//  3. an active job whose reservation deadline ≤ now has failed its attempt
+//     at the deadline (RET-12, see below);
+//  4. dead-lettered jobs beyond the retention limits are pruned.
+//
+// A reservation is therefore valid while now < deadline: an Ack, Fail or
+// Heartbeat at or after the deadline finds the job no longer active.
+//
+// # Operations
+//
+// [Executor.Enqueue] (PUSH; validates the retry policy now, RET-16),
+// [Executor.Fetch] (claims the oldest available job of the first listed
+// unpaused queue that has one: attempt+1, reservation until now + visibility
+// timeout), [Executor.Ack], [Executor.Fail], [Executor.Heartbeat]
+// (reservation := now + visibility timeout, RET-13), [Executor.Cancel],
+// [Executor.Activate], [Executor.PauseQueue] / [Executor.ResumeQueue],
+// [Executor.Retry] (manual retry from discarded), [Executor.Get],
+// [Executor.List] and [Executor.Count]. Every operation returns a [Job]
+// snapshot.
+//
+// # Failures and decisions
+//
+// Fail records an [ErrorEntry] (attempt, type, message, code — "RETRY" when
+// none was given —, time, details) and asks the job's policy.Policy what to
+// do (policy.Policy.Decide): DISCARD and FAIL discard, DEAD_LETTER
+// dead-letters, a non_retryable_errors match or attempt ≥ max(max_attempts,
+// 1) applies on_exhaustion, and otherwise the job is retryable until
+// next_retry_at = now + the backoff delay of that attempt. A job keeps its
+// most recent [WithErrorHistory] entries (default 20, at least 10, RET-15).
+//
+// # Decisions where the specs leave room
+//
+//   - Visibility timeout. ojs-core §6.3 lists "active → available" on
+//     timeout, while ojs-retry §9.2 (RET-12) says a timeout is a failed
+//     attempt that follows the retry policy. The executor follows RET-12:
+//     the expired attempt (already counted when it was fetched) fails at the
+//     deadline with an entry of type [TimeoutErrorType] and code RETRY, and
+//     goes through the table's FAIL transitions: retryable until deadline +
+//     backoff delay, or discarded / dead-lettered when exhausted. The
+//     timeout is never matched against non_retryable_errors. The table's
+//     "active → available" pair is allowed by [Allowed] but never taken.
+//   - Cancel of a terminal job is a no-op without error (ojs-core §7.6
+//     idempotence), not a *TransitionError.
+//   - Manual retry keeps the error history (ojs-dead-letter §6.1) although
+//     ojs-core §6.3 says "clear errors"; attempt is reset to 0 and the job
+//     leaves the dead letter set. Any discarded job can be retried, not only
+//     dead-lettered ones. An optional policy override replaces the policy.
+//   - Retention applies to dead-lettered jobs only: a job is pruned once it
+//     has been dead-lettered for strictly longer than max age (default
+//     P180D), and the oldest go first while there are more than max count
+//     (default 10000). Pruned jobs are deleted (Get returns [ErrNotFound]).
+//     Plain discarded, completed and cancelled jobs are kept.
+//   - A job may not be both pending and scheduled; Activate makes a pending
+//     job available at once.
+//   - Observer callbacks run synchronously under the executor's lock.
+//
+// # Worker mode
+//
+// [NewWorker] runs Go [Handler] functions, registered by job type, on the
+// real clock with per-queue concurrency; see [Worker] for how handler
+// errors are classified (errmatch.Classify), how panics are recorded and how
+// Stop drains in-flight jobs.
+//
+// # Performance
+//
+// Jobs are compact records (times as int64 nanoseconds; interned type and
+// queue; shared *policy.Policy — the default policy and identical policy
+// texts are parsed once). Each queue has a FIFO of available jobs; scheduled
+// jobs, backoffs and reservations share one timer heap, so Fetch costs
+// O(1) plus O(log n) per job that became due, independent of how many jobs
+// wait. Error histories are shared with snapshots without copying.
+//
+// # Non-goals
+//
+// Persistence, priorities, unique jobs, workflows, per-queue retention and
+// automatic dead-letter replay are out of scope; completed, cancelled and
+// plainly discarded jobs stay in memory until the Executor is dropped.
+package executor

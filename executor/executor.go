@@ -1,0 +1,736 @@
+package executor
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// DefaultQueue is the queue of jobs enqueued without one.
+const DefaultQueue = "default"
+
+// maxPolicyCache bounds the cache of parsed retry policy JSON texts.
+const maxPolicyCache = 4096
+
+// Executor is the in-memory reference executor. Create it with New; the zero
+// value is not usable. All methods are safe for concurrent use: one mutex
+// guards the whole state, so every operation is atomic (ojs-core §6.5).
+type Executor struct {
+	mu  sync.Mutex
+	cfg config
+	now func() int64
+
+	jobs     map[string]*job
+	queues   map[string]*queue
+	types    map[string]string // interned job types
+	policies map[string]*policy.Policy
+	defPol   *policy.Policy
+	timers   timerHeap
+
+	dlHead, dlTail *job // dead letter set, oldest first
+	dlCount        int
+
+	seq      uint64
+	nextID   uint64
+	enqueued int64
+	pruned   int64
+
+	// changed is closed (and replaced) when jobs may have become fetchable
+	// or timers changed, if someone waits (worker mode).
+	changed chan struct{}
+	waiting bool
+
+	// onTransition, if set, sees every state change (test seam).
+	onTransition func(id string, from, to State)
+}
+
+// New returns an Executor configured by opts.
+func New(opts ...Option) *Executor {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.rand == nil {
+		cfg.rand = backoff.Default()
+	}
+	e := &Executor{
+		cfg:      cfg,
+		jobs:     make(map[string]*job),
+		queues:   make(map[string]*queue),
+		types:    make(map[string]string),
+		policies: make(map[string]*policy.Policy),
+		defPol:   policy.Default(),
+	}
+	if n, ok := cfg.clock.(nower); ok {
+		e.now = n.nowNanos
+	} else {
+		c := cfg.clock
+		e.now = func() int64 { return c.Now().UnixNano() }
+	}
+	return e
+}
+
+// Stats are running totals since New.
+type Stats struct {
+	Enqueued int64 // jobs accepted by Enqueue
+	Pruned   int64 // dead-lettered jobs removed by retention
+}
+
+// Stats returns the running totals. The number of jobs the executor holds is
+// always Enqueued - Pruned.
+func (e *Executor) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Stats{Enqueued: e.enqueued, Pruned: e.pruned}
+}
+
+// ---- internal helpers (all called with e.mu held) ----
+
+func (e *Executor) queue(name string) *queue {
+	if name == "" {
+		name = DefaultQueue
+	}
+	q := e.queues[name]
+	if q == nil {
+		q = &queue{name: name}
+		e.queues[name] = q
+	}
+	return q
+}
+
+func (e *Executor) intern(typ string) string {
+	if s, ok := e.types[typ]; ok {
+		return s
+	}
+	e.types[typ] = typ
+	return typ
+}
+
+// resolvePolicy parses raw (with a cache, so identical texts share one
+// *policy.Policy) or returns p, or the default policy.
+func (e *Executor) resolvePolicy(raw []byte, p *policy.Policy) (*policy.Policy, error) {
+	if p != nil {
+		if len(raw) > 0 {
+			return nil, fmt.Errorf("%w: both Retry and Policy are set", ErrInvalidJob)
+		}
+		return p, nil
+	}
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" || string(t) == "{}" {
+		return e.defPol, nil
+	}
+	if p, ok := e.policies[string(t)]; ok {
+		return p, nil
+	}
+	p, err := policy.Parse(t)
+	if err != nil {
+		return nil, err
+	}
+	if p.Equal(e.defPol) {
+		p = e.defPol
+	}
+	if len(e.policies) < maxPolicyCache {
+		e.policies[string(t)] = p
+	}
+	return p, nil
+}
+
+// move changes j's state, keeping the per-queue counts. It refuses (and
+// reports) any pair the table does not list.
+func (e *Executor) move(j *job, to State) {
+	from := j.state
+	if !transitions[from][to] {
+		// Unreachable: every caller checks the state first. Kept as a guard
+		// so that a bug shows up as a test failure rather than a silent
+		// off-table transition.
+		panic(fmt.Sprintf("executor: internal error: transition %s -> %s", from, to))
+	}
+	if from != 0 {
+		j.q.counts[from]--
+	}
+	j.q.counts[to]++
+	j.state = to
+	if e.onTransition != nil {
+		e.onTransition(j.id, from, to)
+	}
+}
+
+func (e *Executor) makeReady(j *job, at int64) {
+	e.move(j, Available)
+	j.enqueued = at
+	j.started = never
+	j.q.ready.push(j)
+	e.signal()
+}
+
+func (e *Executor) signal() {
+	if e.waiting {
+		close(e.changed)
+		e.changed = nil
+		e.waiting = false
+	}
+}
+
+// advance applies everything due at or before now: scheduled and retryable
+// jobs become available (in due order, at their due time), expired
+// reservations become failed attempts, and dead-letter retention prunes.
+func (e *Executor) advance(now int64) {
+	for len(e.timers) > 0 && e.timers[0].due <= now {
+		j := e.timers[0]
+		e.timers.remove(j)
+		switch j.state {
+		case Scheduled, Retryable:
+			e.makeReady(j, j.due)
+		case Active:
+			e.timeout(j)
+		}
+	}
+	e.prune(now)
+}
+
+// timeout treats the expired reservation of j as a failed attempt at the
+// deadline (ojs-retry §9.2, RET-12). The error type is never matched
+// against non_retryable_errors.
+func (e *Executor) timeout(j *job) {
+	at := j.due
+	e.addError(j, ErrorEntry{
+		Attempt: int(j.attempt), Type: TimeoutErrorType,
+		Message: "visibility timeout of " + time.Duration(j.vis).String() + " expired",
+		Code:    errmatch.Retry, Time: nsTime(at),
+	})
+	if o := e.cfg.observer; o != nil {
+		o.TimedOut(j.snapshot(e.cfg.history))
+	}
+	d, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt)}, e.cfg.rand)
+	if err != nil { // cannot happen for attempt ≥ 1; end the job rather than loop
+		d = policy.Decision{Action: policy.Discard}
+	}
+	e.apply(j, d, at)
+}
+
+func (e *Executor) addError(j *job, ent ErrorEntry) {
+	j.addError(ent, e.cfg.history)
+}
+
+// apply carries out a decision for the active job j whose attempt failed at
+// time at.
+func (e *Executor) apply(j *job, d policy.Decision, at int64) {
+	j.started = never
+	switch d.Action {
+	case policy.Retry:
+		e.move(j, Retryable)
+		j.due = satAdd(at, int64(d.Delay))
+		e.timers.push(j)
+		e.signal()
+		if o := e.cfg.observer; o != nil {
+			o.Retrying(j.snapshot(e.cfg.history), int(j.attempt), d.Delay)
+		}
+	default:
+		e.move(j, Discarded)
+		j.finished = at
+		if d.Action == policy.DeadLetter {
+			e.deadLetter(j)
+			if o := e.cfg.observer; o != nil {
+				o.DeadLettered(j.snapshot(e.cfg.history))
+			}
+			e.prune(at)
+		} else if o := e.cfg.observer; o != nil {
+			o.Discarded(j.snapshot(e.cfg.history))
+		}
+	}
+}
+
+func satAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// deadLetter appends j to the dead letter set (newest last).
+func (e *Executor) deadLetter(j *job) {
+	j.dead = true
+	j.q.dead++
+	e.dlCount++
+	j.dlPrev, j.dlNext = e.dlTail, nil
+	if e.dlTail != nil {
+		e.dlTail.dlNext = j
+	} else {
+		e.dlHead = j
+	}
+	e.dlTail = j
+}
+
+func (e *Executor) unDeadLetter(j *job) {
+	if !j.dead {
+		return
+	}
+	j.dead = false
+	j.q.dead--
+	e.dlCount--
+	if j.dlPrev != nil {
+		j.dlPrev.dlNext = j.dlNext
+	} else {
+		e.dlHead = j.dlNext
+	}
+	if j.dlNext != nil {
+		j.dlNext.dlPrev = j.dlPrev
+	} else {
+		e.dlTail = j.dlPrev
+	}
+	j.dlPrev, j.dlNext = nil, nil
+}
+
+// prune applies dead-letter retention at time now: first every job that has
+// been dead-lettered for longer than maxAge, then the oldest while there are
+// more than maxCount (ojs-dead-letter §8.1).
+func (e *Executor) prune(now int64) {
+	for h := e.dlHead; h != nil; h = e.dlHead {
+		if e.dlCount > e.cfg.maxCount || now-h.finished > int64(e.cfg.maxAge) {
+			e.remove(h)
+			continue
+		}
+		break
+	}
+}
+
+func (e *Executor) remove(j *job) {
+	var snap Job
+	if e.cfg.observer != nil {
+		snap = j.snapshot(e.cfg.history)
+	}
+	e.unDeadLetter(j)
+	j.q.counts[j.state]--
+	delete(e.jobs, j.id)
+	e.pruned++
+	if o := e.cfg.observer; o != nil {
+		o.Pruned(snap)
+	}
+}
+
+func (e *Executor) lookup(op, id string) (*job, error) {
+	j := e.jobs[id]
+	if j == nil {
+		return nil, fmt.Errorf("executor: %s %q: %w", op, id, ErrNotFound)
+	}
+	return j, nil
+}
+
+// ---- operations ----
+
+// Enqueue adds a job (ojs-core PUSH). The retry policy is validated now
+// (RET-16): an invalid one returns an error wrapping policy.ErrInvalidPolicy
+// and no job is created. The job enters pending if spec.Pending is set,
+// scheduled if spec.ScheduledAt is after the current time, and available
+// otherwise. Other errors wrap ErrDuplicateID or ErrInvalidJob.
+func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
+	if spec.Type == "" {
+		return Job{}, fmt.Errorf("%w: enqueue %q: type is empty", ErrInvalidJob, spec.ID)
+	}
+	if spec.Pending && !spec.ScheduledAt.IsZero() {
+		return Job{}, fmt.Errorf("%w: enqueue %q: pending and scheduled_at cannot be combined", ErrInvalidJob, spec.ID)
+	}
+	if spec.VisibilityTimeout < 0 {
+		return Job{}, fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, spec.ID, spec.VisibilityTimeout)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.advance(now)
+	pol, err := e.resolvePolicy(spec.Retry, spec.Policy)
+	if err != nil {
+		return Job{}, fmt.Errorf("executor: enqueue %q: %w", spec.ID, err)
+	}
+	id := spec.ID
+	if id == "" {
+		for {
+			e.nextID++
+			id = "job-" + strconv.FormatUint(e.nextID, 10)
+			if e.jobs[id] == nil {
+				break
+			}
+		}
+	} else if e.jobs[id] != nil {
+		return Job{}, fmt.Errorf("executor: enqueue %q: %w", id, ErrDuplicateID)
+	}
+	vis := spec.VisibilityTimeout
+	if vis == 0 {
+		vis = e.cfg.visibility
+	}
+	e.seq++
+	j := &job{
+		id: id, typ: e.intern(spec.Type), q: e.queue(spec.Queue), args: spec.Args, pol: pol,
+		seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
+		started: never, finished: never, vis: int64(vis), hidx: -1,
+	}
+	e.jobs[id] = j
+	e.enqueued++
+	switch {
+	case spec.Pending:
+		e.move(j, Pending)
+	case j.scheduled != never && j.scheduled > now:
+		e.move(j, Scheduled)
+		j.due = j.scheduled
+		e.timers.push(j)
+		e.signal()
+	default:
+		e.makeReady(j, now)
+	}
+	return j.snapshot(e.cfg.history), nil
+}
+
+// Fetch claims the oldest available job of the first listed queue that has
+// one and is not paused (ojs-core FETCH: queues are checked left to right).
+// The job becomes active, its attempt is incremented and its reservation
+// runs until now + its visibility timeout. ok is false when nothing is
+// available.
+func (e *Executor) Fetch(queues ...string) (j Job, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.advance(now)
+	for _, name := range queues {
+		if name == "" {
+			name = DefaultQueue
+		}
+		q := e.queues[name]
+		if q == nil || q.paused {
+			continue
+		}
+		if jb := q.ready.pop(); jb != nil {
+			e.claim(jb, now)
+			return jb.snapshot(e.cfg.history), true
+		}
+	}
+	return Job{}, false
+}
+
+func (e *Executor) claim(j *job, now int64) {
+	e.move(j, Active)
+	j.attempt++
+	j.started = now
+	j.due = satAdd(now, j.vis)
+	e.timers.push(j)
+}
+
+// active looks up an active job for op, after applying what is due.
+func (e *Executor) active(op, id string, to State, attempt int) (*job, int64, error) {
+	now := e.now()
+	e.advance(now)
+	j, err := e.lookup(op, id)
+	if err != nil {
+		return nil, now, err
+	}
+	if j.state != Active || (attempt > 0 && int(j.attempt) != attempt) {
+		return nil, now, &TransitionError{Op: op, ID: id, From: j.state, To: to}
+	}
+	return j, now, nil
+}
+
+// Ack completes an active job (ojs-core ACK). A job whose reservation has
+// expired is no longer active, so a late Ack returns a *TransitionError.
+func (e *Executor) Ack(id string) (Job, error) { return e.ack(id, 0) }
+
+func (e *Executor) ack(id string, attempt int) (Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, now, err := e.active("ack", id, Completed, attempt)
+	if err != nil {
+		return Job{}, err
+	}
+	e.timers.remove(j)
+	e.move(j, Completed)
+	j.finished = now
+	j.started = never
+	s := j.snapshot(e.cfg.history)
+	if o := e.cfg.observer; o != nil {
+		o.Completed(s)
+	}
+	return s, nil
+}
+
+// Fail reports a failed attempt of an active job (ojs-core FAIL) and applies
+// the job's retry policy through policy.Decide: handler codes first (DISCARD
+// and FAIL discard, DEAD_LETTER dead-letters), then non_retryable_errors and
+// max_attempts (on_exhaustion), else the job becomes retryable until now +
+// the backoff delay. The failure is recorded in the error history first. An
+// unknown code returns an error wrapping ErrInvalidJob and changes nothing.
+func (e *Executor) Fail(id string, f Failure) (Job, error) { return e.fail(id, 0, f) }
+
+func (e *Executor) fail(id string, attempt int, f Failure) (Job, error) {
+	code, err := errmatch.ParseCode(string(f.Code))
+	if err != nil {
+		return Job{}, fmt.Errorf("%w: fail %q: %w", ErrInvalidJob, id, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, now, err := e.active("fail", id, Retryable, attempt)
+	if err != nil {
+		return Job{}, err
+	}
+	d, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt), ErrorType: f.Type, Code: code}, e.cfg.rand)
+	if err != nil {
+		return Job{}, fmt.Errorf("executor: fail %q: %w", id, err)
+	}
+	var details []byte
+	if len(f.Details) > 0 {
+		details = append([]byte(nil), f.Details...)
+	}
+	e.timers.remove(j)
+	e.addError(j, ErrorEntry{Attempt: int(j.attempt), Type: f.Type, Message: f.Message, Code: code, Time: nsTime(now), Details: details})
+	e.apply(j, d, now)
+	return j.snapshot(e.cfg.history), nil
+}
+
+// Heartbeat extends the reservation of an active job to now + its
+// visibility timeout (RET-13). Once the reservation has expired the job is
+// no longer active and Heartbeat returns a *TransitionError.
+func (e *Executor) Heartbeat(id string) (Job, error) { return e.heartbeat(id, 0) }
+
+func (e *Executor) heartbeat(id string, attempt int) (Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, now, err := e.active("heartbeat", id, Active, attempt)
+	if err != nil {
+		return Job{}, err
+	}
+	j.due = satAdd(now, j.vis)
+	e.timers.fix(j)
+	return j.snapshot(e.cfg.history), nil
+}
+
+// Cancel cancels a job that is scheduled, available, pending, active or
+// retryable (ojs-core CANCEL). Cancelling a job in a terminal state changes
+// nothing and is not an error (ojs-core §7.6 asks for idempotence); the
+// returned Job shows its state. A worker running a cancelled job learns it
+// from its next Heartbeat, Ack or Fail, which fail.
+func (e *Executor) Cancel(id string) (Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.advance(now)
+	j, err := e.lookup("cancel", id)
+	if err != nil {
+		return Job{}, err
+	}
+	if !j.state.Terminal() {
+		e.timers.remove(j) // no-op unless scheduled, retryable or active
+		e.move(j, Cancelled)
+		j.finished = now
+		j.started = never
+	}
+	return j.snapshot(e.cfg.history), nil
+}
+
+// Activate makes a pending job available (ojs-core ACTIVATE).
+func (e *Executor) Activate(id string) (Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.advance(now)
+	j, err := e.lookup("activate", id)
+	if err != nil {
+		return Job{}, err
+	}
+	if j.state != Pending {
+		return Job{}, &TransitionError{Op: "activate", ID: id, From: j.state, To: Available}
+	}
+	e.makeReady(j, now)
+	return j.snapshot(e.cfg.history), nil
+}
+
+// Retry manually retries a discarded job, dead-lettered or not
+// (ojs-dead-letter §6.1): it becomes available with attempt 0, leaves the
+// dead letter set, keeps its error history, and gets a fresh retry budget
+// under its policy, or under override when that is not nil
+// (ojs-dead-letter §6.3). Other states return a *TransitionError.
+func (e *Executor) Retry(id string, override *policy.Policy) (Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.advance(now)
+	j, err := e.lookup("retry", id)
+	if err != nil {
+		return Job{}, err
+	}
+	if j.state != Discarded {
+		return Job{}, &TransitionError{Op: "retry", ID: id, From: j.state, To: Available}
+	}
+	e.unDeadLetter(j)
+	if override != nil {
+		j.pol = override
+	}
+	j.attempt = 0
+	j.finished = never
+	e.makeReady(j, now)
+	return j.snapshot(e.cfg.history), nil
+}
+
+// PauseQueue stops Fetch from claiming jobs of the queue. Jobs still become
+// available on time, and reservations still expire. Pausing a paused queue
+// does nothing.
+func (e *Executor) PauseQueue(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+	e.queue(name).paused = true
+}
+
+// ResumeQueue undoes PauseQueue.
+func (e *Executor) ResumeQueue(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+	q := e.queue(name)
+	if q.paused {
+		q.paused = false
+		e.signal()
+	}
+}
+
+// Paused reports whether the queue is paused.
+func (e *Executor) Paused(name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if name == "" {
+		name = DefaultQueue
+	}
+	q := e.queues[name]
+	return q != nil && q.paused
+}
+
+// Tick applies everything due at the clock's current time (timers,
+// reservation expiry, retention) without any other operation. Every
+// operation does this first, so Tick is only needed to observe time passing
+// through an Observer.
+func (e *Executor) Tick() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+}
+
+// NextDue returns the earliest time at which something is due (a scheduled
+// job, the end of a backoff, a reservation deadline or a retention expiry).
+// ok is false when nothing is.
+func (e *Executor) NextDue() (t time.Time, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next := int64(math.MaxInt64)
+	if len(e.timers) > 0 {
+		next = e.timers[0].due
+	}
+	if h := e.dlHead; h != nil {
+		if exp := satAdd(satAdd(h.finished, int64(e.cfg.maxAge)), 1); exp < next {
+			next = exp
+		}
+	}
+	if next == math.MaxInt64 {
+		return time.Time{}, false
+	}
+	return nsTime(next), true
+}
+
+// Get returns a snapshot of the job (ojs-core INFO), after applying what is
+// due. An unknown or pruned id returns an error wrapping ErrNotFound.
+func (e *Executor) Get(id string) (Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+	j, err := e.lookup("get", id)
+	if err != nil {
+		return Job{}, err
+	}
+	return j.snapshot(e.cfg.history), nil
+}
+
+// Filter selects jobs for List and Count. The zero Filter selects every job.
+type Filter struct {
+	Queue      string  // "" = every queue
+	States     []State // empty = every state
+	DeadLetter bool    // only dead-lettered jobs
+}
+
+func (f Filter) stateSet() (set [numStates]bool) {
+	if len(f.States) == 0 {
+		for i := range set {
+			set[i] = true
+		}
+		return
+	}
+	for _, s := range f.States {
+		if int(s) < numStates {
+			set[s] = true
+		}
+	}
+	return
+}
+
+// Count returns how many jobs match f, in O(queues) time.
+func (e *Executor) Count(f Filter) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+	set := f.stateSet()
+	n := 0
+	for name, q := range e.queues {
+		if f.Queue != "" && f.Queue != name {
+			continue
+		}
+		if f.DeadLetter {
+			if set[Discarded] {
+				n += q.dead
+			}
+			continue
+		}
+		for s := 1; s < numStates; s++ {
+			if set[s] {
+				n += q.counts[s]
+			}
+		}
+	}
+	return n
+}
+
+// List returns snapshots of the jobs matching f in the order they were
+// enqueued. It visits every job.
+func (e *Executor) List(f Filter) []Job {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+	set := f.stateSet()
+	var sel []*job
+	for _, j := range e.jobs {
+		if (f.Queue == "" || f.Queue == j.q.name) && set[j.state] && (!f.DeadLetter || j.dead) {
+			sel = append(sel, j)
+		}
+	}
+	sort.Slice(sel, func(a, b int) bool { return sel[a].seq < sel[b].seq })
+	out := make([]Job, len(sel))
+	for i, j := range sel {
+		out[i] = j.snapshot(e.cfg.history)
+	}
+	return out
+}
+
+// wait returns a channel closed at the next change that may make a job
+// fetchable or move the next due time (worker mode).
+func (e *Executor) wait() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.changed == nil {
+		e.changed = make(chan struct{})
+	}
+	e.waiting = true
+	return e.changed
+}
+

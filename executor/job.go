@@ -1,0 +1,189 @@
+package executor
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// JobSpec is what a client gives Enqueue: plain data, the zero value of a
+// field meaning "not set".
+type JobSpec struct {
+	// ID must be unique among the executor's jobs; empty means the executor
+	// assigns "job-N".
+	ID string
+	// Type is the job type (required), used by workers to pick a handler.
+	Type string
+	// Queue is the queue name; empty means "default".
+	Queue string
+	// Args are the job's arguments as raw JSON. The executor stores the
+	// slice as given and never reads or modifies it.
+	Args json.RawMessage
+	// Retry is the retry policy as OJS JSON (ojs-retry §2), merged with the
+	// defaults; nil, empty or `null` means the default policy. It is
+	// validated now (RET-16): an invalid policy rejects the job.
+	Retry json.RawMessage
+	// Policy is an already validated policy. Setting both Policy and Retry
+	// is an error.
+	Policy *policy.Policy
+	// ScheduledAt, if after the current time, makes the job scheduled until
+	// then; otherwise it is available at once.
+	ScheduledAt time.Time
+	// Pending makes the job pending until Activate. It cannot be combined
+	// with ScheduledAt.
+	Pending bool
+	// VisibilityTimeout is the reservation period after each fetch and
+	// heartbeat; zero means the executor's default.
+	VisibilityTimeout time.Duration
+}
+
+// Failure is what a worker reports with Fail (ojs-retry §7.3).
+type Failure struct {
+	Type    string          // dot-namespaced error type, matched against non_retryable_errors
+	Message string          // human readable
+	Code    errmatch.Code   // "" means RETRY; otherwise RETRY, DISCARD, DEAD_LETTER or FAIL
+	Details json.RawMessage // optional structured data, stored as given (copied)
+}
+
+// Error types recorded by the executor itself.
+const (
+	// TimeoutErrorType is the type of the error entry recorded when a
+	// reservation expires. It is never matched against non_retryable_errors.
+	TimeoutErrorType = "executor.visibility_timeout"
+	// HandlerErrorType is the type recorded in worker mode for a handler
+	// error that errmatch.Classify does not classify.
+	HandlerErrorType = "executor.handler_error"
+	// PanicErrorType is the type recorded in worker mode when a handler panics.
+	PanicErrorType = "executor.handler_panic"
+	// NoHandlerErrorType is the type recorded in worker mode when no handler
+	// is registered for a fetched job's type.
+	NoHandlerErrorType = "executor.no_handler"
+)
+
+// ErrorEntry is one entry of a job's error history (ojs-retry §10.1).
+type ErrorEntry struct {
+	Attempt int             // the attempt that failed
+	Type    string          // error type; TimeoutErrorType for an expired reservation
+	Message string          // human readable
+	Code    errmatch.Code   // the handler code, "RETRY" when none was given
+	Time    time.Time       // when the attempt failed (for a timeout: when the reservation expired)
+	Details json.RawMessage // as given to Fail; nil when none
+}
+
+// Job is a snapshot of a job, returned by every operation. It is a value:
+// later operations do not change it. Args and Errors share memory with the
+// executor and must be treated as read-only. Unset times are the zero
+// time.Time.
+type Job struct {
+	ID     string
+	Type   string
+	Queue  string
+	Args   json.RawMessage
+	Policy *policy.Policy // the effective retry policy
+
+	State      State
+	DeadLetter bool // discarded and in the dead letter set
+	// Attempt is the number of the current or last execution: 0 before the
+	// first fetch, incremented by every fetch, reset to 0 by a manual retry.
+	Attempt int
+
+	CreatedAt     time.Time // Enqueue
+	EnqueuedAt    time.Time // last entry into available
+	ScheduledAt   time.Time // the requested scheduled_at, if any
+	StartedAt     time.Time // last fetch; cleared when the attempt ends
+	FinishedAt    time.Time // completed_at / discarded_at / cancelled_at
+	NextRetryAt   time.Time // set only while retryable
+	ReservedUntil time.Time // reservation deadline, set only while active
+
+	VisibilityTimeout time.Duration
+
+	// Errors holds the most recent error entries, oldest first, at most the
+	// executor's WithErrorHistory size.
+	Errors []ErrorEntry
+}
+
+// never marks an unset time in the compact job record.
+const never int64 = math.MinInt64
+
+func nsTime(ns int64) time.Time {
+	if ns == never {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+func timeNs(t time.Time) int64 {
+	if t.IsZero() {
+		return never
+	}
+	return t.UnixNano()
+}
+
+// job is the executor's compact record of one job. Times are Unix
+// nanoseconds (never when unset); due is the time of the job's timer
+// (scheduled_at, next_retry_at or reservation deadline) while it is in the
+// timer heap.
+type job struct {
+	id             string
+	typ            string // interned
+	q              *queue
+	args           json.RawMessage
+	pol            *policy.Policy // shared
+	errs           []ErrorEntry   // append-only window, see addError
+	dlPrev, dlNext *job           // dead letter list links
+
+	seq       uint64
+	created   int64
+	enqueued  int64
+	scheduled int64
+	started   int64
+	finished  int64
+	due       int64
+	vis       int64
+
+	hidx    int32 // index in the timer heap, -1 when absent
+	attempt int32
+	state   State
+	dead    bool
+}
+
+// snapshot copies the job into a Job. history is the error window size.
+func (j *job) snapshot(history int) Job {
+	s := Job{
+		ID: j.id, Type: j.typ, Queue: j.q.name, Args: j.args, Policy: j.pol,
+		State: j.state, DeadLetter: j.dead, Attempt: int(j.attempt),
+		CreatedAt: nsTime(j.created), EnqueuedAt: nsTime(j.enqueued), ScheduledAt: nsTime(j.scheduled),
+		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
+		VisibilityTimeout: time.Duration(j.vis),
+	}
+	switch j.state {
+	case Retryable:
+		s.NextRetryAt = nsTime(j.due)
+	case Active:
+		s.ReservedUntil = nsTime(j.due)
+	}
+	if n := len(j.errs); n > 0 {
+		lo := n - history
+		if lo < 0 {
+			lo = 0
+		}
+		s.Errors = j.errs[lo:n:n]
+	}
+	return s
+}
+
+// addError appends e to the error history. Entries below len(j.errs) are
+// never modified, so snapshots can share the backing array: the slice grows
+// up to 2*history entries and is then reallocated with the newest
+// history-1 entries, so copying is amortised over history appends.
+func (j *job) addError(e ErrorEntry, history int) {
+	if len(j.errs) >= 2*history {
+		fresh := make([]ErrorEntry, history-1, 2*history)
+		copy(fresh, j.errs[len(j.errs)-(history-1):])
+		j.errs = fresh
+	}
+	j.errs = append(j.errs, e)
+}

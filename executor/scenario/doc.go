@@ -1,0 +1,29 @@
+// Package scenario reads, plays and checks retrykit's scenario vectors: timed
+// sequences of job operations (enqueue, fetch, ack, fail, heartbeat, cancel,
+// activate, pause, resume, manual retry) with the expected state of every
+// job after each step. The vector files live in testdata/scenarios (see its
+// README.md and scenario.schema.json).
+//
+// # Model
+//
+// A [Scenario] has a [Config] (injected jitter draw, error history size,
+// retention, default visibility timeout) and [Step]s. Each step runs one
+// operation at an absolute time, at_ms milliseconds after [Epoch]; times in
+// steps never decrease. [Play] runs a scenario against retrykit's reference
+// executor and returns one [Observation] per step: the operation's outcome
+// (an error class, the fetched job) and every job's state, attempt,
+// next_retry_at, reservation deadline, dead-letter flag and error history.
+// [Check] compares observations from any implementation — the reference, or
+// an adapter speaking the protocol's optional "scenario" op — with a
+// scenario's expectations, which may leave fields out.
+//
+// # Entry points
+//
+// [Decode] and [Load] read vector files, [Play] runs the reference, [Check]
+// compares.
+//
+// # Non-goals
+//
+// The package does not talk to external processes; the conformance runner
+// does that and can hand what it receives to [Check].
+package scenario

@@ -1,0 +1,377 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// Ops lists the operation names a step may use.
+var Ops = []string{"enqueue", "fetch", "ack", "fail", "heartbeat", "cancel", "activate", "pause", "resume", "retry", "tick"}
+
+// Error classes used in Expect.Error and Observation.Error.
+const (
+	ClassInvalidTransition = "invalid_transition"
+	ClassNotFound          = "not_found"
+	ClassDuplicateID       = "duplicate_id"
+	ClassInvalidRequest    = "invalid_request"
+	ClassInvalidPolicy     = policy.ErrorType // "validation.retry_policy_invalid"
+)
+
+// Decode reads one vector file strictly: unknown fields are an error.
+func Decode(r io.Reader) (*File, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	if f.Kind != "scenario" {
+		return nil, fmt.Errorf("scenario: kind is %q, want \"scenario\"", f.Kind)
+	}
+	return &f, nil
+}
+
+// Load reads every *.json file at the top of fsys except the schema
+// (*.schema.json), in name order.
+func Load(fsys fs.FS) (map[string]*File, error) {
+	names, err := fs.Glob(fsys, "*.json")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*File)
+	for _, n := range names {
+		if strings.HasSuffix(n, ".schema.json") {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		f, err := Decode(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path.Base(n), err)
+		}
+		out[n] = f
+	}
+	return out, nil
+}
+
+func msTime(ms int64) time.Time { return Epoch.Add(time.Duration(ms) * time.Millisecond) }
+
+func timeMs(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	ms := t.Sub(Epoch).Milliseconds()
+	return &ms
+}
+
+// Classify maps an executor error to its class.
+func Classify(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, executor.ErrInvalidTransition):
+		return ClassInvalidTransition
+	case errors.Is(err, executor.ErrNotFound):
+		return ClassNotFound
+	case errors.Is(err, executor.ErrDuplicateID):
+		return ClassDuplicateID
+	case errors.Is(err, policy.ErrInvalidPolicy):
+		return ClassInvalidPolicy
+	default:
+		return ClassInvalidRequest
+	}
+}
+
+// Play runs sc against a fresh reference executor on a fake clock and
+// returns one observation per step. It fails only on a malformed scenario
+// (unknown op, time going backwards, missing fields), not on unmet
+// expectations; use Check for those.
+func Play(sc *Scenario) ([]Observation, error) {
+	clock := executor.NewFakeClock(Epoch)
+	opts := []executor.Option{executor.WithClock(clock)}
+	if sc.Config.Rand != nil {
+		opts = append(opts, executor.WithRand(backoff.Fixed(*sc.Config.Rand)))
+	} else {
+		opts = append(opts, executor.WithRand(backoff.Fixed(DefaultRand)))
+	}
+	if sc.Config.ErrorHistory > 0 {
+		opts = append(opts, executor.WithErrorHistory(sc.Config.ErrorHistory))
+	}
+	if sc.Config.VisibilityTimeoutMs > 0 {
+		opts = append(opts, executor.WithDefaultVisibilityTimeout(time.Duration(sc.Config.VisibilityTimeoutMs)*time.Millisecond))
+	}
+	if r := sc.Config.Retention; r != nil {
+		opts = append(opts, executor.WithRetention(time.Duration(r.MaxAgeMs)*time.Millisecond, r.MaxCount))
+	}
+	e := executor.New(opts...)
+	var last int64
+	out := make([]Observation, 0, len(sc.Steps))
+	for i, st := range sc.Steps {
+		if st.AtMs < last {
+			return out, fmt.Errorf("scenario %s: step %d: at_ms %d is before %d", sc.ID, i, st.AtMs, last)
+		}
+		last = st.AtMs
+		clock.Set(msTime(st.AtMs))
+		obs, err := step(e, &st)
+		if err != nil {
+			return out, fmt.Errorf("scenario %s: step %d (%s): %w", sc.ID, i, st.Op, err)
+		}
+		observe(e, &obs)
+		out = append(out, obs)
+	}
+	return out, nil
+}
+
+// DefaultRand is the jitter draw of a scenario without config.rand: 0.5
+// makes the jitter multiplier 0.5 + r exactly 1, so jittered delays equal
+// the capped base delay.
+const DefaultRand = 0.5
+
+func step(e *executor.Executor, st *Step) (obs Observation, err error) {
+	var opErr error
+	switch st.Op {
+	case "enqueue":
+		if st.Job == nil {
+			return obs, errors.New("enqueue without job")
+		}
+		in := st.Job
+		spec := executor.JobSpec{
+			ID: in.ID, Type: in.Type, Queue: in.Queue, Args: in.Args, Retry: in.Retry, Pending: in.Pending,
+			VisibilityTimeout: time.Duration(in.VisibilityTimeoutMs) * time.Millisecond,
+		}
+		if in.ScheduledAtMs != nil {
+			spec.ScheduledAt = msTime(*in.ScheduledAtMs)
+		}
+		_, opErr = e.Enqueue(spec)
+	case "fetch":
+		j, ok := e.Fetch(st.Queues...)
+		if ok {
+			obs.Fetched = &j.ID
+		}
+	case "ack":
+		_, opErr = e.Ack(st.ID)
+	case "fail":
+		f := executor.Failure{}
+		if st.Error != nil {
+			f = executor.Failure{Type: st.Error.Type, Message: st.Error.Message, Code: errmatch.Code(st.Error.Code), Details: st.Error.Details}
+		}
+		_, opErr = e.Fail(st.ID, f)
+	case "heartbeat":
+		_, opErr = e.Heartbeat(st.ID)
+	case "cancel":
+		_, opErr = e.Cancel(st.ID)
+	case "activate":
+		_, opErr = e.Activate(st.ID)
+	case "pause":
+		e.PauseQueue(st.Queue)
+	case "resume":
+		e.ResumeQueue(st.Queue)
+	case "retry":
+		var p *policy.Policy
+		if len(st.Retry) > 0 {
+			p, opErr = policy.Parse(st.Retry)
+		}
+		if opErr == nil {
+			_, opErr = e.Retry(st.ID, p)
+		}
+	case "tick":
+		e.Tick()
+	default:
+		return obs, fmt.Errorf("unknown op %q", st.Op)
+	}
+	obs.Error = Classify(opErr)
+	if opErr != nil {
+		obs.Message = opErr.Error()
+	}
+	return obs, nil
+}
+
+func observe(e *executor.Executor, obs *Observation) {
+	obs.Jobs = make(map[string]JobState)
+	obs.Counts = make(map[string]int)
+	for _, j := range e.List(executor.Filter{}) {
+		js := JobState{
+			State: j.State.String(), Attempt: j.Attempt, DeadLetter: j.DeadLetter,
+			NextRetryAtMs: timeMs(j.NextRetryAt), ReservedUntilMs: timeMs(j.ReservedUntil),
+			Errors: make([]ErrorState, 0, len(j.Errors)),
+		}
+		for _, x := range j.Errors {
+			js.Errors = append(js.Errors, ErrorState{
+				Attempt: x.Attempt, Type: x.Type, Message: x.Message, Code: string(x.Code),
+				AtMs: *timeMs(x.Time), Details: x.Details, Timeout: x.Type == executor.TimeoutErrorType,
+			})
+		}
+		obs.Jobs[j.ID] = js
+		obs.Counts[js.State]++
+		if j.DeadLetter {
+			obs.Counts["dead_letter"]++
+		}
+	}
+}
+
+// Mismatch is one expectation an observation did not meet.
+type Mismatch struct {
+	Step int    // index of the step
+	What string // e.g. `jobs["a"].state`
+	Want string
+	Got  string
+}
+
+// String formats the mismatch for test and report output.
+func (m Mismatch) String() string {
+	return fmt.Sprintf("step %d: %s: want %s, got %s", m.Step, m.What, m.Want, m.Got)
+}
+
+// Check compares observations with the scenario's expectations and returns
+// every mismatch; a missing observation is one mismatch.
+func Check(sc *Scenario, obs []Observation) []Mismatch {
+	var ms []Mismatch
+	add := func(i int, what string, want, got any) {
+		ms = append(ms, Mismatch{Step: i, What: what, Want: fmt.Sprint(want), Got: fmt.Sprint(got)})
+	}
+	for i, st := range sc.Steps {
+		if i >= len(obs) {
+			add(i, "observation", "present", "missing")
+			break
+		}
+		o, x := obs[i], st.Expect
+		if o.Error != x.Error {
+			add(i, "error", orNone(x.Error), orNone(o.Error)+" "+o.Message)
+		}
+		if x.Fetched.Set {
+			want, got := "null", "null"
+			if !x.Fetched.Null {
+				want = x.Fetched.S
+			}
+			if o.Fetched != nil {
+				got = *o.Fetched
+			}
+			if want != got {
+				add(i, "fetched", want, got)
+			}
+		}
+		for _, id := range x.Absent {
+			if _, ok := o.Jobs[id]; ok {
+				add(i, fmt.Sprintf("jobs[%q]", id), "absent", "present")
+			}
+		}
+		ids := make([]string, 0, len(x.Jobs))
+		for id := range x.Jobs {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			checkJob(i, id, x.Jobs[id], o.Jobs, add)
+		}
+		keys := make([]string, 0, len(x.Counts))
+		for k := range x.Counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if o.Counts[k] != x.Counts[k] {
+				add(i, fmt.Sprintf("counts[%q]", k), x.Counts[k], o.Counts[k])
+			}
+		}
+	}
+	return ms
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no error"
+	}
+	return s
+}
+
+func checkJob(i int, id string, x JobExpect, jobs map[string]JobState, add func(int, string, any, any)) {
+	p := fmt.Sprintf("jobs[%q]", id)
+	j, ok := jobs[id]
+	if !ok {
+		add(i, p, "present", "absent")
+		return
+	}
+	if x.State != "" && x.State != j.State {
+		add(i, p+".state", x.State, j.State)
+	}
+	if x.Attempt != nil && *x.Attempt != j.Attempt {
+		add(i, p+".attempt", *x.Attempt, j.Attempt)
+	}
+	checkMs(i, p+".next_retry_at_ms", x.NextRetryAtMs, j.NextRetryAtMs, add)
+	checkMs(i, p+".reserved_until_ms", x.ReservedUntilMs, j.ReservedUntilMs, add)
+	if x.DeadLetter != nil && *x.DeadLetter != j.DeadLetter {
+		add(i, p+".dead_letter", *x.DeadLetter, j.DeadLetter)
+	}
+	if x.Errors == nil {
+		return
+	}
+	want := *x.Errors
+	if len(want) != len(j.Errors) {
+		add(i, p+".errors length", len(want), fmt.Sprintf("%d %+v", len(j.Errors), j.Errors))
+		return
+	}
+	for k, w := range want {
+		g := j.Errors[k]
+		q := fmt.Sprintf("%s.errors[%d]", p, k)
+		if w.Attempt != g.Attempt {
+			add(i, q+".attempt", w.Attempt, g.Attempt)
+		}
+		if w.AtMs != g.AtMs {
+			add(i, q+".at_ms", w.AtMs, g.AtMs)
+		}
+		if w.Timeout != g.Timeout {
+			add(i, q+".timeout", w.Timeout, g.Timeout)
+		}
+		if w.Type != "" && w.Type != g.Type {
+			add(i, q+".type", w.Type, g.Type)
+		}
+		if w.Message != nil && *w.Message != g.Message {
+			add(i, q+".message", *w.Message, g.Message)
+		}
+		if w.Code != "" && w.Code != g.Code {
+			add(i, q+".code", w.Code, g.Code)
+		}
+		if len(w.Details) > 0 && !jsonEqual(w.Details, g.Details) {
+			add(i, q+".details", string(w.Details), string(g.Details))
+		}
+	}
+}
+
+func checkMs(i int, what string, want OptMs, got *int64, add func(int, string, any, any)) {
+	if !want.Set {
+		return
+	}
+	switch {
+	case want.Null && got != nil:
+		add(i, what, "null", *got)
+	case !want.Null && got == nil:
+		add(i, what, want.Ms, "null")
+	case !want.Null && *got != want.Ms:
+		add(i, what, want.Ms, *got)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}

@@ -1,0 +1,213 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Epoch is the instant at_ms 0 stands for: 2026-01-01T00:00:00Z.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// File is one vector file. Kind is always "scenario".
+type File struct {
+	SchemaVersion int               `json:"schema_version"`
+	SuiteVersion  string            `json:"suite_version"`
+	SpecVersion   string            `json:"spec_version"`
+	Kind          string            `json:"kind"`
+	Notes         map[string]string `json:"notes,omitempty"`
+	Scenarios     []Scenario        `json:"scenarios"`
+}
+
+// Scenario is one timed sequence of operations with expectations.
+type Scenario struct {
+	ID          string   `json:"id"`          // stable, unique across all files
+	Requirement string   `json:"requirement"` // main requirement: RET-xx, DLQ-xxx, CORE-xx or RK-xx
+	Covers      []string `json:"covers,omitempty"`
+	Section     string   `json:"section"` // e.g. "ojs-retry 9.2"
+	Description string   `json:"description"`
+	Flags       []string `json:"flags,omitempty"`
+	Config      Config   `json:"config"`
+	Steps       []Step   `json:"steps"`
+}
+
+// Config sets up the executor for a scenario. Zero fields mean the
+// executor's defaults.
+type Config struct {
+	// Rand, when set, is the value r in [0,1) of every jitter draw;
+	// absent means DefaultRand (0.5, a jitter multiplier of exactly 1).
+	Rand                *float64   `json:"rand,omitempty"`
+	ErrorHistory        int        `json:"error_history,omitempty"`
+	VisibilityTimeoutMs int64      `json:"visibility_timeout_ms,omitempty"`
+	Retention           *Retention `json:"retention,omitempty"`
+}
+
+// Retention is the dead-letter retention of a scenario.
+type Retention struct {
+	MaxAgeMs int64 `json:"max_age_ms,omitempty"`
+	MaxCount int   `json:"max_count,omitempty"`
+}
+
+// Step is one operation at a time, with what must hold after it.
+type Step struct {
+	AtMs   int64       `json:"at_ms"`
+	Op     string      `json:"op"`               // enqueue fetch ack fail heartbeat cancel activate pause resume retry tick
+	Job    *JobInput   `json:"job,omitempty"`    // enqueue
+	ID     string      `json:"id,omitempty"`     // ack fail heartbeat cancel activate retry
+	Queues []string    `json:"queues,omitempty"` // fetch
+	Queue  string      `json:"queue,omitempty"`  // pause resume
+	Error  *ErrorInput `json:"error,omitempty"`  // fail
+	// Retry is the policy override of a manual retry (OJS retry JSON).
+	Retry  json.RawMessage `json:"retry,omitempty"`
+	Expect Expect          `json:"expect"`
+}
+
+// JobInput is the job of an enqueue step.
+type JobInput struct {
+	ID                  string          `json:"id"`
+	Type                string          `json:"type"`
+	Queue               string          `json:"queue,omitempty"`
+	Args                json.RawMessage `json:"args,omitempty"`
+	Retry               json.RawMessage `json:"retry,omitempty"` // absent: default policy
+	ScheduledAtMs       *int64          `json:"scheduled_at_ms,omitempty"`
+	Pending             bool            `json:"pending,omitempty"`
+	VisibilityTimeoutMs int64           `json:"visibility_timeout_ms,omitempty"`
+}
+
+// ErrorInput is the error of a fail step (ojs-retry §7.3).
+type ErrorInput struct {
+	Type    string          `json:"type"`
+	Message string          `json:"message"`
+	Code    string          `json:"code,omitempty"`
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// Expect is what must hold after a step. Absent fields are not checked.
+type Expect struct {
+	// Error is the class of the error the operation must return:
+	// "invalid_transition", "not_found", "duplicate_id", "invalid_request"
+	// or "validation.retry_policy_invalid". Absent: the operation succeeds.
+	Error string `json:"error,omitempty"`
+	// Fetched is the id a fetch step claims, or null for none.
+	Fetched OptString `json:"fetched"`
+	// Jobs are expectations per job id.
+	Jobs map[string]JobExpect `json:"jobs,omitempty"`
+	// Absent lists ids that must not exist (never enqueued, or pruned).
+	Absent []string `json:"absent,omitempty"`
+	// Counts maps a state name, or "dead_letter", to the number of jobs in
+	// it over all queues.
+	Counts map[string]int `json:"counts,omitempty"`
+}
+
+// JobExpect is what must hold for one job. Absent fields are not checked.
+type JobExpect struct {
+	State           string         `json:"state,omitempty"`
+	Attempt         *int           `json:"attempt,omitempty"`
+	NextRetryAtMs   OptMs          `json:"next_retry_at_ms"`
+	ReservedUntilMs OptMs          `json:"reserved_until_ms"`
+	DeadLetter      *bool          `json:"dead_letter,omitempty"`
+	Errors          *[]ErrorExpect `json:"errors,omitempty"` // the whole history, oldest first
+}
+
+// ErrorExpect is one expected error history entry. With Timeout set the
+// entry must be the implementation's visibility-timeout entry; its type and
+// message are implementation-defined and checked only when given.
+type ErrorExpect struct {
+	Attempt int             `json:"attempt"`
+	Type    string          `json:"type,omitempty"`
+	Message *string         `json:"message,omitempty"`
+	Code    string          `json:"code,omitempty"`
+	AtMs    int64           `json:"at_ms"`
+	Details json.RawMessage `json:"details,omitempty"`
+	Timeout bool            `json:"timeout,omitempty"`
+}
+
+// OptMs is an optional, nullable millisecond time: absent (not checked),
+// null (must be unset) or a number.
+type OptMs struct {
+	Set  bool
+	Null bool
+	Ms   int64
+}
+
+// UnmarshalJSON reads null or an integer.
+func (o *OptMs) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		o.Null = true
+		return nil
+	}
+	if err := json.Unmarshal(b, &o.Ms); err != nil {
+		return fmt.Errorf("scenario: want null or integer milliseconds, got %s", b)
+	}
+	return nil
+}
+
+// MarshalJSON writes null or the number (an unset OptMs writes null too;
+// use omitempty-free structs with care).
+func (o OptMs) MarshalJSON() ([]byte, error) {
+	if !o.Set || o.Null {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.Ms)
+}
+
+// OptString is an optional, nullable string: absent, null or a string.
+type OptString struct {
+	Set  bool
+	Null bool
+	S    string
+}
+
+// UnmarshalJSON reads null or a string.
+func (o *OptString) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		o.Null = true
+		return nil
+	}
+	if err := json.Unmarshal(b, &o.S); err != nil {
+		return fmt.Errorf("scenario: want null or a string, got %s", b)
+	}
+	return nil
+}
+
+// MarshalJSON writes null or the string.
+func (o OptString) MarshalJSON() ([]byte, error) {
+	if !o.Set || o.Null {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.S)
+}
+
+// Observation is what an implementation reports after a step; it is also
+// the answer shape of the protocol's "scenario" op.
+type Observation struct {
+	Error   string              `json:"error,omitempty"`   // error class, "" when the operation succeeded
+	Message string              `json:"message,omitempty"` // the error's text, for reports
+	Fetched *string             `json:"fetched,omitempty"` // fetch steps: the id, or absent for none
+	Jobs    map[string]JobState `json:"jobs"`
+	Counts  map[string]int      `json:"counts"`
+}
+
+// JobState is one job in an Observation.
+type JobState struct {
+	State           string       `json:"state"`
+	Attempt         int          `json:"attempt"`
+	NextRetryAtMs   *int64       `json:"next_retry_at_ms"`
+	ReservedUntilMs *int64       `json:"reserved_until_ms"`
+	DeadLetter      bool         `json:"dead_letter"`
+	Errors          []ErrorState `json:"errors"`
+}
+
+// ErrorState is one error history entry in an Observation.
+type ErrorState struct {
+	Attempt int             `json:"attempt"`
+	Type    string          `json:"type"`
+	Message string          `json:"message"`
+	Code    string          `json:"code"`
+	AtMs    int64           `json:"at_ms"`
+	Details json.RawMessage `json:"details,omitempty"`
+	Timeout bool            `json:"timeout,omitempty"`
+}

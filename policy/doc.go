@@ -1,0 +1,42 @@
+// Package policy is the OJS retry policy data model: strict parsing,
+// validation, canonical JSON and the retry decision.
+//
+// # Model
+//
+// A retry policy (OJS retry spec §2) is seven JSON fields plus retrykit's
+// extension field backoff_strategy. [Spec] holds them as plain Go values;
+// [Policy] is a validated, compiled, immutable Spec, with its
+// [backoff.Backoff] delay calculator and its [errmatch.Matcher] for
+// non_retryable_errors. A Policy is safe to share between goroutines.
+//
+// The rules where the spec is silent or contradicts itself are those of
+// docs/decisions.md (RK-01 … RK-17): unknown fields, duplicate keys and null
+// values are rejected; max_attempts 0 behaves as 1; the strategy comes only
+// from backoff_strategy; durations follow the schema grammar exactly and are
+// exact to the nanosecond.
+//
+// # Entry points
+//
+//   - [Parse] (and [Policy.UnmarshalJSON]) decodes OJS JSON, merges it over
+//     [DefaultSpec] and reports every problem in one [*ValidationError].
+//   - [New] validates a Spec built in Go; [Default] is the OJS default.
+//   - [Policy.MarshalJSON] writes the canonical form; Parse reads it back
+//     to an equal Policy.
+//   - [Policy.DecideAt] (pure, with the jitter draw r given) and
+//     [Policy.Decide] (drawing from a [backoff.Source]) turn a [Failure]
+//     into a [Decision]: retry after a delay, discard, or dead letter.
+//   - [ParseDuration] and [FormatDuration] convert OJS ISO 8601 durations.
+//
+// Errors: [ErrInvalidPolicy] with [*ValidationError] and [*FieldError],
+// [ErrInvalidDuration] with [*DurationError], [ErrInvalidFailure] with
+// [*FailureError]. [ValidationError.Type] is [ErrorType],
+// "validation.retry_policy_invalid".
+//
+// # Non-goals
+//
+// The package does not run jobs, keep retry state or read clocks: it is
+// pure data and arithmetic (the executor package does the rest). It
+// does not parse the enclosing OJS job envelope, only the retry object.
+// Calendar-aware durations are out of scope: a year is 365 days and a month
+// 730 hours.
+package policy

@@ -1,0 +1,150 @@
+package policy
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// ErrorType is the OJS error type of every rejected retry policy (spec §11.1).
+const ErrorType = "validation.retry_policy_invalid"
+
+// ErrInvalidPolicy is the errors.Is target for every validation failure of
+// Parse and New. The concrete error is a *ValidationError holding one
+// *FieldError per problem.
+var ErrInvalidPolicy = errors.New("policy: invalid retry policy")
+
+// ErrInvalidFailure is the errors.Is target for a Failure that Decide cannot
+// judge: an attempt below 1 or an unknown handler code. The concrete error is
+// a *FailureError.
+var ErrInvalidFailure = errors.New("policy: invalid failure")
+
+// FieldError is one problem with one field of a retry policy. It matches
+// ErrInvalidPolicy with errors.Is, and Unwrap returns the underlying cause
+// when there is one (a *DurationError, an *errmatch.PatternError, a
+// backoff error, a *json.SyntaxError).
+//
+// FieldErrors are built by Parse and New and never mutated afterwards.
+type FieldError struct {
+	// Field is the JSON path of the field: "max_attempts",
+	// "non_retryable_errors[2]", the name of an unknown key (`""` for
+	// the empty key), or "" for a problem with the document as a whole
+	// (not an object, bad JSON, trailing data).
+	Field string
+	// Value is the offending value: for Parse the decoded JSON value
+	// (json.Number, string, bool, nil for null, or json.Delim('[') or
+	// json.Delim('{') for an array or object); for New the Go value of the Spec field.
+	Value any
+	// Reason says what is wrong and shows the value, e.g.
+	// "must be a non-negative integer, got -1".
+	Reason string
+	// Err is the underlying cause, or nil.
+	Err error
+}
+
+// Error returns "policy: FIELD: REASON", e.g.
+// "policy: max_attempts: must be a non-negative integer, got -1".
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	b.WriteString("policy: ")
+	e.write(&b)
+	return b.String()
+}
+
+func (e *FieldError) write(b *strings.Builder) {
+	if e.Field != "" {
+		b.WriteString(fieldLabel(e.Field))
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Reason)
+}
+
+// Is reports whether target is ErrInvalidPolicy.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalidPolicy }
+
+// Unwrap returns the underlying cause, or nil.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// fieldLabel quotes field names that are not plain paths (unknown keys can be
+// any string).
+func fieldLabel(f string) string {
+	if f == `""` { // the empty key, already quoted
+		return f
+	}
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '[' || c == ']' || c == '.' || c == '-') {
+			return strconv.Quote(f)
+		}
+	}
+	return f
+}
+
+// ValidationError is a rejected retry policy with every problem found, not
+// only the first. It matches ErrInvalidPolicy with errors.Is, errors.As finds
+// it and each of its *FieldError values, and Type returns ErrorType.
+//
+// ValidationErrors are built by Parse and New and never mutated afterwards.
+type ValidationError struct {
+	Errors []*FieldError // at least one, in the order found
+}
+
+// Error lists every problem: with one, the same text as that FieldError;
+// with several, "policy: N problems: A; B; ...".
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("policy: ")
+	switch len(e.Errors) {
+	case 0:
+		b.WriteString("invalid retry policy")
+	case 1:
+		e.Errors[0].write(&b)
+	default:
+		b.WriteString(strconv.Itoa(len(e.Errors)))
+		b.WriteString(" problems: ")
+		for i, fe := range e.Errors {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fe.write(&b)
+		}
+	}
+	return b.String()
+}
+
+// Type returns ErrorType, the OJS error type for an invalid retry policy.
+func (e *ValidationError) Type() string { return ErrorType }
+
+// Is reports whether target is ErrInvalidPolicy.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidPolicy }
+
+// Unwrap returns the FieldErrors, so that errors.Is and errors.As reach them
+// and their causes.
+func (e *ValidationError) Unwrap() []error {
+	errs := make([]error, len(e.Errors))
+	for i, fe := range e.Errors {
+		errs[i] = fe
+	}
+	return errs
+}
+
+// FailureError is a Failure that Decide cannot judge. It matches
+// ErrInvalidFailure with errors.Is; for an unknown code Unwrap returns the
+// cause, which matches errmatch.ErrUnknownCode.
+type FailureError struct {
+	Field  string // "attempt" or "code"
+	Value  any    // the offending Failure.Attempt (int) or Failure.Code
+	Reason string // e.g. "must be at least 1, got 0"
+	Err    error  // the cause, or nil
+}
+
+// Error returns "policy: failure FIELD: REASON".
+func (e *FailureError) Error() string {
+	return "policy: failure " + e.Field + ": " + e.Reason
+}
+
+// Is reports whether target is ErrInvalidFailure.
+func (e *FailureError) Is(target error) bool { return target == ErrInvalidFailure }
+
+// Unwrap returns the cause, or nil.
+func (e *FailureError) Unwrap() error { return e.Err }

@@ -1,0 +1,493 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/retrykit/retrykit/backoff"
+)
+
+// Parse decodes and validates an OJS RetryPolicy JSON object, merges it over
+// DefaultSpec (spec §8.1) and compiles it.
+//
+// An empty (or all white space) input, a top-level JSON null and {} all give
+// the default policy (RK-09). Otherwise the input must be exactly one JSON
+// object, and decoding is strict:
+//
+//   - only the seven OJS fields and the extension field backoff_strategy are
+//     allowed; any other key is an error naming it (RK-02);
+//   - a key given twice is an error, whichever value it has (RK-08);
+//   - every field must have its JSON type; null is a wrong type, not a
+//     request for the default (RK-09);
+//   - max_attempts is a JSON number with an integral value (3, 3.0, 3e0)
+//     from 0 to the largest int (RK-10);
+//   - backoff_coefficient is a finite JSON number >= 1.0, compared exactly
+//     on its decimal digits, for every strategy (RK-14);
+//   - initial_interval and max_interval are ParseDuration strings,
+//     initial_interval > 0 and max_interval >= initial_interval (RK-12);
+//   - non_retryable_errors is an array of non-empty strings, not ".*"
+//     alone (RK-15);
+//   - on_exhaustion is "discard" or "dead_letter"; backoff_strategy is
+//     "none", "linear", "exponential" or "polynomial";
+//   - nothing but white space may follow the object.
+//
+// Parse reports every problem it finds, not only the first, as one
+// *ValidationError whose FieldErrors name the JSON path of each field
+// ("non_retryable_errors[2]"); errors.Is(err, ErrInvalidPolicy) is true. A
+// JSON syntax error stops decoding; it is reported with the problems found
+// before it.
+func Parse(data []byte) (*Policy, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Default(), nil
+	}
+	d := decoder{dec: json.NewDecoder(bytes.NewReader(data))}
+	d.dec.UseNumber()
+	s, ok := d.document()
+	if !ok && len(d.c.errs) == 0 { // null
+		return Default(), nil
+	}
+	if ok {
+		checkIntervals(&s, &d.c, d.given)
+	}
+	if err := d.c.err(); err != nil {
+		return nil, err
+	}
+	return compile(s)
+}
+
+// UnmarshalJSON sets p to Parse(data). JSON null gives the default policy
+// (not a no-op, since RK-09 makes null an absent policy). It overwrites p, so
+// use it only on a Policy nobody else reads yet; on error p is unchanged.
+func (p *Policy) UnmarshalJSON(data []byte) error {
+	q, err := Parse(data)
+	if err != nil {
+		return err
+	}
+	*p = *q
+	return nil
+}
+
+type decoder struct {
+	dec   *json.Decoder
+	c     collector
+	given fieldBit
+}
+
+// syntax records a decoding error and reports false.
+func (d *decoder) syntax(err error) bool {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	d.c.add(0, "", nil, "invalid JSON: "+err.Error(), err)
+	return false
+}
+
+// document decodes the top-level value. ok is false for a top-level null
+// (with no errors) or after a fatal error.
+func (d *decoder) document() (s Spec, ok bool) {
+	s = DefaultSpec()
+	tok, err := d.dec.Token()
+	if err != nil {
+		return s, d.syntax(err)
+	}
+	switch tok {
+	case nil:
+		return s, d.end()
+	case json.Delim('{'):
+	default:
+		d.c.add(0, "", tok, "must be a JSON object, got "+describe(tok), nil)
+		if !d.skip(tok) {
+			return s, false
+		}
+		d.end()
+		return s, false
+	}
+	var unknown []string
+	for d.dec.More() {
+		kt, err := d.dec.Token()
+		if err != nil {
+			return s, d.syntax(err)
+		}
+		key, _ := kt.(string)
+		vt, err := d.dec.Token()
+		if err != nil {
+			return s, d.syntax(err)
+		}
+		bit := fieldBitOf(key)
+		switch {
+		case bit == 0:
+			dup := false
+			for _, u := range unknown {
+				dup = dup || u == key
+			}
+			field := key
+			if key == "" {
+				field = `""`
+			}
+			if dup {
+				d.c.add(0, field, nil, "duplicate key", nil)
+			} else {
+				unknown = append(unknown, key)
+				d.c.add(0, field, vt, unknownReason(key), nil)
+			}
+		case d.given&bit != 0:
+			d.c.add(bit, key, vt, "duplicate key", nil)
+		default:
+			d.given |= bit
+			if !d.field(&s, key, bit, vt) {
+				return s, false
+			}
+			continue
+		}
+		if !d.skip(vt) {
+			return s, false
+		}
+	}
+	if _, err := d.dec.Token(); err != nil { // '}'
+		return s, d.syntax(err)
+	}
+	return s, d.end()
+}
+
+// end checks that nothing follows the top-level value.
+func (d *decoder) end() bool {
+	_, err := d.dec.Token()
+	if err == io.EOF {
+		return true
+	}
+	d.c.add(0, "", nil, "unexpected data after the policy object", err)
+	return false
+}
+
+// skip consumes the rest of a value whose first token is tok.
+func (d *decoder) skip(tok json.Token) bool {
+	depth := 0
+	for {
+		if dl, ok := tok.(json.Delim); ok {
+			switch dl {
+			case '{', '[':
+				depth++
+			default:
+				depth--
+			}
+		}
+		if depth == 0 {
+			return true
+		}
+		var err error
+		tok, err = d.dec.Token()
+		if err != nil {
+			return d.syntax(err)
+		}
+	}
+}
+
+func fieldBitOf(key string) fieldBit {
+	switch key {
+	case fMaxAttempts:
+		return bMaxAttempts
+	case fInitial:
+		return bInitial
+	case fCoefficient:
+		return bCoefficient
+	case fMaxInterval:
+		return bMaxInterval
+	case fJitter:
+		return bJitter
+	case fNonRetryable:
+		return bNonRetryable
+	case fOnExhaustion:
+		return bOnExhaustion
+	case fStrategy:
+		return bStrategy
+	}
+	return 0
+}
+
+var fieldNames = [...]string{fMaxAttempts, fInitial, fCoefficient, fMaxInterval, fJitter, fNonRetryable, fOnExhaustion, fStrategy}
+
+func unknownReason(key string) string {
+	for _, f := range fieldNames {
+		if strings.EqualFold(f, key) || strings.EqualFold(strings.ReplaceAll(f, "_", ""), strings.ReplaceAll(key, "-", "")) {
+			return "unknown field (did you mean " + strconv.Quote(f) + "?)"
+		}
+	}
+	return "unknown field"
+}
+
+// describe renders a token the way it appeared in the JSON, for messages.
+func describe(tok json.Token) string {
+	switch v := tok.(type) {
+	case nil:
+		return "null"
+	case json.Number:
+		return string(v)
+	case string:
+		return strconv.Quote(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case json.Delim:
+		if v == '[' {
+			return "an array"
+		}
+		return "an object"
+	}
+	return "an unexpected value"
+}
+
+// got finishes a wrong-type reason: ", got X" plus a hint for null.
+func got(tok json.Token) string {
+	if tok == nil {
+		return ", got null (omit the field to use the default)"
+	}
+	return ", got " + describe(tok)
+}
+
+// field decodes the value of a known field whose first token is tok into s.
+// It reports false only after a fatal (syntax) error.
+func (d *decoder) field(s *Spec, key string, bit fieldBit, tok json.Token) bool {
+	switch bit {
+	case bMaxAttempts:
+		n, ok := tok.(json.Number)
+		if !ok {
+			d.c.add(bit, key, tok, "must be a non-negative integer"+got(tok), nil)
+			break
+		}
+		v, reason := parseJSONInt(string(n))
+		if reason != "" {
+			d.c.add(bit, key, tok, reason+", got "+string(n), nil)
+			break
+		}
+		s.MaxAttempts = v
+	case bCoefficient:
+		n, ok := tok.(json.Number)
+		if !ok {
+			d.c.add(bit, key, tok, "must be a number"+got(tok), nil)
+			break
+		}
+		if !atLeastOne(string(n)) {
+			d.c.add(bit, key, tok, "must be >= 1.0, got "+string(n), nil)
+			break
+		}
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err != nil || math.IsInf(f, 0) {
+			d.c.add(bit, key, tok, "must be a finite number, got "+string(n), err)
+			break
+		}
+		s.BackoffCoefficient = f
+	case bInitial, bMaxInterval:
+		str, ok := tok.(string)
+		if !ok {
+			d.c.add(bit, key, tok, "must be an ISO 8601 duration string"+got(tok), nil)
+			break
+		}
+		v, err := ParseDuration(str)
+		if err != nil {
+			var de *DurationError
+			reason := err.Error()
+			if errors.As(err, &de) {
+				reason = de.detail()
+			}
+			d.c.add(bit, key, tok, reason, err)
+			break
+		}
+		if v <= 0 {
+			d.c.add(bit, key, tok, "must be greater than zero, got "+describe(tok), nil)
+		} else if bit == bInitial {
+			s.InitialInterval = v
+		} else {
+			s.MaxInterval = v
+		}
+	case bJitter:
+		b, ok := tok.(bool)
+		if !ok {
+			d.c.add(bit, key, tok, "must be a boolean"+got(tok), nil)
+			break
+		}
+		s.Jitter = b
+	case bOnExhaustion:
+		str, ok := tok.(string)
+		switch {
+		case ok && str == "discard":
+			s.OnExhaustion = Discard
+		case ok && str == "dead_letter":
+			s.OnExhaustion = DeadLetter
+		default:
+			d.c.add(bit, key, tok, `must be "discard" or "dead_letter"`+got(tok), nil)
+		}
+	case bStrategy:
+		str, ok := tok.(string)
+		if !ok {
+			d.c.add(bit, key, tok, `must be "none", "linear", "exponential" or "polynomial"`+got(tok), nil)
+			break
+		}
+		st, err := backoff.ParseStrategy(str)
+		if err != nil {
+			d.c.add(bit, key, tok, `must be "none", "linear", "exponential" or "polynomial"`+got(tok), err)
+			break
+		}
+		s.Strategy = st
+	case bNonRetryable:
+		return d.patterns(s, key, tok)
+	}
+	return d.skip(tok)
+}
+
+// patterns decodes non_retryable_errors. Every entry is checked: wrong types
+// by position here, string entries through errmatch.Compile.
+func (d *decoder) patterns(s *Spec, key string, tok json.Token) bool {
+	if tok != json.Delim('[') {
+		d.c.add(bNonRetryable, key, tok, "must be an array of strings"+got(tok), nil)
+		return d.skip(tok)
+	}
+	var pats []string
+	var idx []int
+	i := 0
+	for d.dec.More() {
+		t, err := d.dec.Token()
+		if err != nil {
+			return d.syntax(err)
+		}
+		if str, ok := t.(string); ok {
+			pats = append(pats, str)
+			idx = append(idx, i)
+		} else {
+			d.c.add(bNonRetryable, key+"["+strconv.Itoa(i)+"]", t, "must be a string"+got(t), nil)
+			if !d.skip(t) {
+				return false
+			}
+		}
+		i++
+	}
+	if _, err := d.dec.Token(); err != nil { // ']'
+		return d.syntax(err)
+	}
+	checkPatternsAt(pats, idx, &d.c)
+	if pats == nil {
+		pats = []string{}
+	}
+	s.NonRetryableErrors = pats
+	return true
+}
+
+// parseJSONInt returns the value of a JSON number literal that must be an
+// integer in [0, math.MaxInt], exactly: 3, 3.0, 3e0 and 30e-1 are 3; 2.5 is
+// not an integer. reason is "" on success.
+func parseJSONInt(s string) (int, string) {
+	const notInt = "must be a non-negative integer"
+	dec := scanNumber(s)
+	if dec.sig == 0 {
+		return 0, ""
+	}
+	if dec.neg {
+		return 0, notInt
+	}
+	if dec.scale < 0 {
+		return 0, notInt
+	}
+	tooBig := notInt + " no larger than " + strconv.Itoa(math.MaxInt)
+	if int64(dec.sig)+dec.scale > 19 {
+		return 0, tooBig
+	}
+	var v uint64
+	for k := 0; k < dec.sig; k++ {
+		v = v*10 + uint64(dec.digit(k))
+	}
+	for k := int64(0); k < dec.scale; k++ {
+		if v > math.MaxUint64/10 {
+			return 0, tooBig
+		}
+		v *= 10
+	}
+	if v > math.MaxInt {
+		return 0, tooBig
+	}
+	return int(v), ""
+}
+
+// atLeastOne reports whether the JSON number literal s is >= 1, exactly.
+func atLeastOne(s string) bool {
+	dec := scanNumber(s)
+	// value = D × 10^scale with D having sig digits and a non-zero lead, so
+	// value >= 1 exactly when sig-1+scale >= 0.
+	return !dec.neg && dec.sig > 0 && int64(dec.sig)+dec.scale >= 1
+}
+
+// number is a JSON number literal as sig significant digits (leading and
+// trailing zeros removed) times 10^scale.
+type number struct {
+	neg   bool
+	intp  string // digits before '.'
+	frac  string // digits after '.'
+	first int    // index of the first significant digit in intp+frac
+	sig   int    // number of significant digits; 0 for zero
+	scale int64
+}
+
+// digit returns significant digit k.
+func (n *number) digit(k int) byte {
+	i := n.first + k
+	if i < len(n.intp) {
+		return n.intp[i] - '0'
+	}
+	return n.frac[i-len(n.intp)] - '0'
+}
+
+// scanNumber splits a literal already validated by encoding/json.
+func scanNumber(s string) number {
+	var n number
+	if strings.HasPrefix(s, "-") {
+		n.neg = true
+		s = s[1:]
+	}
+	mant, exp := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i+1:]
+	}
+	n.intp = mant
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		n.intp, n.frac = mant[:i], mant[i+1:]
+	}
+	var e int64
+	eneg := false
+	if exp != "" && (exp[0] == '+' || exp[0] == '-') {
+		eneg = exp[0] == '-'
+		exp = exp[1:]
+	}
+	for i := 0; i < len(exp); i++ {
+		if e < 1<<40 {
+			e = e*10 + int64(exp[i]-'0')
+		}
+	}
+	if eneg {
+		e = -e
+	}
+	total := len(n.intp) + len(n.frac)
+	at := func(i int) byte {
+		if i < len(n.intp) {
+			return n.intp[i]
+		}
+		return n.frac[i-len(n.intp)]
+	}
+	first := 0
+	for first < total && at(first) == '0' {
+		first++
+	}
+	if first == total {
+		return number{}
+	}
+	last := total - 1
+	for at(last) == '0' {
+		last--
+	}
+	n.first = first
+	n.sig = last - first + 1
+	trailing := total - 1 - last
+	n.scale = e - int64(len(n.frac)) + int64(trailing)
+	return n
+}

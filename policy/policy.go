@@ -1,0 +1,119 @@
+package policy
+
+import (
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+)
+
+// Policy is a validated, compiled retry policy: a Spec together with its
+// backoff calculator and its non-retryable error matcher.
+//
+// A Policy is immutable once built by Default, New or Parse, so it is safe
+// to share between goroutines (the one exception is UnmarshalJSON, which
+// overwrites its receiver and is meant for decoding into a fresh value).
+// A nil *Policy and the zero Policy behave as Default() in every method.
+type Policy struct {
+	spec Spec // owns its NonRetryableErrors slice
+	bo   *backoff.Backoff
+	m    *errmatch.Matcher
+}
+
+var defaultPolicy = mustDefault()
+
+func mustDefault() *Policy {
+	p, err := New(DefaultSpec())
+	if err != nil {
+		// Unreachable: DefaultSpec is valid. Keep a usable value anyway.
+		return &Policy{spec: DefaultSpec()}
+	}
+	return p
+}
+
+// Default returns the OJS default retry policy (DefaultSpec). The same
+// immutable *Policy is returned on every call.
+func Default() *Policy { return defaultPolicy }
+
+// get returns the policy to use for p: p itself, or the default for a nil
+// or zero Policy.
+func (p *Policy) get() *Policy {
+	if p == nil || p.bo == nil {
+		return defaultPolicy
+	}
+	return p
+}
+
+// New validates s and compiles it into a Policy. It applies the same rules as
+// Parse to the Go values:
+//
+//   - MaxAttempts >= 0
+//   - InitialInterval > 0
+//   - BackoffCoefficient >= 1 and finite (for every strategy)
+//   - MaxInterval >= InitialInterval
+//   - NonRetryableErrors entries non-empty, valid UTF-8, not ".*" alone
+//   - OnExhaustion is Discard or DeadLetter
+//   - Strategy is one of the four backoff strategies
+//
+// Every problem is reported, as one *ValidationError (errors.Is
+// ErrInvalidPolicy). New copies NonRetryableErrors; s may be reused.
+func New(s Spec) (*Policy, error) {
+	var c collector
+	validateSpec(&s, &c)
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	return compile(s)
+}
+
+// compile builds a Policy from a Spec that passed validateSpec.
+func compile(s Spec) (*Policy, error) {
+	s = s.clone()
+	var c collector
+	bo, err := backoff.New(backoff.Config{
+		Strategy:    s.Strategy,
+		Initial:     s.InitialInterval,
+		Coefficient: s.BackoffCoefficient,
+		Max:         s.MaxInterval,
+		Jitter:      s.Jitter,
+	})
+	if err != nil {
+		c.add(0, "", nil, err.Error(), err)
+	}
+	m, err := errmatch.Compile(s.NonRetryableErrors)
+	if err != nil {
+		c.add(bNonRetryable, fNonRetryable, s.NonRetryableErrors, err.Error(), err)
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	return &Policy{spec: s, bo: bo, m: m}, nil
+}
+
+// Spec returns a copy of the policy's data; the NonRetryableErrors slice is
+// a fresh copy (never nil) that the caller may modify.
+func (p *Policy) Spec() Spec { return p.get().spec.clone() }
+
+// Backoff returns the policy's delay calculator. It is immutable and shared.
+func (p *Policy) Backoff() *backoff.Backoff { return p.get().bo }
+
+// Matcher returns the policy's non-retryable error matcher. It is immutable
+// and shared.
+func (p *Policy) Matcher() *errmatch.Matcher { return p.get().m }
+
+// Equal reports whether p and q hold the same Spec (a nil or zero Policy
+// counts as Default). NonRetryableErrors are compared in order, nil equal to
+// empty.
+func (p *Policy) Equal(q *Policy) bool {
+	a, b := &p.get().spec, &q.get().spec
+	if a.MaxAttempts != b.MaxAttempts || a.InitialInterval != b.InitialInterval ||
+		a.BackoffCoefficient != b.BackoffCoefficient || a.MaxInterval != b.MaxInterval ||
+		a.Jitter != b.Jitter || a.OnExhaustion != b.OnExhaustion || a.Strategy != b.Strategy ||
+		len(a.NonRetryableErrors) != len(b.NonRetryableErrors) {
+		return false
+	}
+	for i := range a.NonRetryableErrors {
+		if a.NonRetryableErrors[i] != b.NonRetryableErrors[i] {
+			return false
+		}
+	}
+	return true
+}

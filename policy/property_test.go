@@ -1,0 +1,165 @@
+package policy
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+	"pgregory.net/rapid"
+)
+
+// durationGen draws non-negative durations from all magnitudes.
+func durationGen() *rapid.Generator[time.Duration] {
+	return rapid.OneOf(
+		rapid.Map(rapid.Int64Range(0, math.MaxInt64), func(n int64) time.Duration { return time.Duration(n) }),
+		rapid.Map(rapid.Int64Range(0, 1<<40), func(n int64) time.Duration { return time.Duration(n) }),
+		rapid.Map(rapid.Int64Range(0, 100000), func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }),
+		rapid.Map(rapid.Int64Range(0, 1000), func(n int64) time.Duration { return time.Duration(n) * time.Hour }),
+		rapid.Just(time.Duration(math.MaxInt64)),
+	)
+}
+
+func patternGen() *rapid.Generator[string] {
+	return rapid.OneOf(
+		rapid.StringMatching(`[a-z_]{1,8}(\.[a-z_]{1,8}){0,3}(\.\*)?`),
+		rapid.SampledFrom([]string{"*", "a.*.b", "auth*", "é.ü", "q\"\\x", "\x01ctl", "\u2028"}),
+		rapid.StringN(1, 12, -1).Filter(func(s string) bool { return s != ".*" }),
+	)
+}
+
+func specGen() *rapid.Generator[Spec] {
+	return rapid.Custom(func(t *rapid.T) Spec {
+		initial := durationGen().Filter(func(d time.Duration) bool { return d > 0 }).Draw(t, "initial")
+		maxI := rapid.Int64Range(int64(initial), math.MaxInt64).Draw(t, "max")
+		coef := rapid.OneOf(
+			rapid.Float64Range(1, 10),
+			rapid.Float64Range(1, math.MaxFloat64),
+			rapid.SampledFrom([]float64{1, 1.5, 2, 4, 1.0000000000000002, math.MaxFloat64, 1e21, 0.1 + 0.9}),
+		).Draw(t, "coef")
+		return Spec{
+			MaxAttempts:        rapid.OneOf(rapid.IntRange(0, 30), rapid.IntRange(0, math.MaxInt)).Draw(t, "max_attempts"),
+			InitialInterval:    initial,
+			BackoffCoefficient: coef,
+			MaxInterval:        time.Duration(maxI),
+			Jitter:             rapid.Bool().Draw(t, "jitter"),
+			NonRetryableErrors: rapid.SliceOfN(patternGen(), 0, 6).Draw(t, "patterns"),
+			OnExhaustion:       rapid.SampledFrom([]Action{Discard, DeadLetter}).Draw(t, "on_exhaustion"),
+			Strategy:           rapid.SampledFrom([]backoff.Strategy{backoff.Exponential, backoff.None, backoff.Linear, backoff.Polynomial}).Draw(t, "strategy"),
+		}
+	})
+}
+
+func TestPropMarshalParseRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := specGen().Draw(t, "spec")
+		p, err := New(s)
+		if err != nil {
+			t.Fatalf("New(%+v): %v", s, err)
+		}
+		b, err := p.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := Parse(b)
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", b, err)
+		}
+		if !q.Equal(p) {
+			t.Fatalf("round trip differs:\n%+v\n%+v\n%s", p.Spec(), q.Spec(), b)
+		}
+		b2, _ := q.MarshalJSON()
+		if string(b2) != string(b) {
+			t.Fatalf("not canonical: %s vs %s", b, b2)
+		}
+	})
+}
+
+func TestPropFormatParseRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := durationGen().Draw(t, "d")
+		s := FormatDuration(d)
+		got, err := ParseDuration(s)
+		if err != nil || got != d {
+			t.Fatalf("ParseDuration(FormatDuration(%d) = %q) = %d, %v", d, s, got, err)
+		}
+	})
+}
+
+// Every (hours, minutes, seconds, fraction) text maps to the exact sum.
+func TestPropParseDurationExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h := rapid.Int64Range(0, 100000).Draw(t, "h")
+		m := rapid.Int64Range(0, 100000).Draw(t, "m")
+		sec := rapid.Int64Range(0, 100000).Draw(t, "s")
+		ns := rapid.Int64Range(0, 999999999).Draw(t, "ns")
+		frac := []byte{'0' + byte(ns/1e8%10), '0' + byte(ns/1e7%10), '0' + byte(ns/1e6%10), '0' + byte(ns/1e5%10),
+			'0' + byte(ns/1e4%10), '0' + byte(ns/1e3%10), '0' + byte(ns/1e2%10), '0' + byte(ns/10%10), '0' + byte(ns%10)}
+		extra := rapid.StringMatching(`[0-9]{0,5}`).Draw(t, "extra")
+		str := "PT" + itoa(h) + "H" + itoa(m) + "M" + itoa(sec) + "." + string(frac) + extra + "S"
+		want := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec)*time.Second + time.Duration(ns)
+		if extra != "" && extra[0] >= '5' {
+			want++
+		}
+		got, err := ParseDuration(str)
+		if err != nil || got != want {
+			t.Fatalf("ParseDuration(%q) = %d, %v; want %d", str, got, err, want)
+		}
+	})
+}
+
+func itoa(n int64) string { return string(appendInt(nil, int(n))) }
+
+func TestPropDecisions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := specGen().Draw(t, "spec")
+		p, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempt := rapid.OneOf(rapid.IntRange(1, 40), rapid.IntRange(1, math.MaxInt)).Draw(t, "attempt")
+		code := rapid.SampledFrom([]errmatch.Code{"", errmatch.Retry, errmatch.Discard, errmatch.DeadLetter, errmatch.Fail}).Draw(t, "code")
+		var errType string
+		if len(s.NonRetryableErrors) > 0 && rapid.Bool().Draw(t, "pick") {
+			errType = rapid.SampledFrom(s.NonRetryableErrors).Draw(t, "errType")
+		} else {
+			errType = rapid.StringMatching(`[a-z]{1,5}(\.[a-z]{1,5}){0,2}`).Draw(t, "errType")
+		}
+		r := rapid.Float64Range(0, 1).Draw(t, "r")
+		d, err := p.DecideAt(Failure{attempt, errType, code}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Action == Retry {
+			if attempt >= max(s.MaxAttempts, 1) {
+				t.Fatalf("retry after attempt %d with max_attempts %d", attempt, s.MaxAttempts)
+			}
+			if code != "" && code != errmatch.Retry {
+				t.Fatalf("retry with code %s", code)
+			}
+			if p.Matcher().Match(errType) {
+				t.Fatalf("retry of non-retryable %q", errType)
+			}
+			if d.Delay < 0 || d.Delay > s.MaxInterval {
+				t.Fatalf("delay %v outside [0, %v]", d.Delay, s.MaxInterval)
+			}
+		} else if d.Delay != 0 {
+			t.Fatalf("delay %v on %v", d.Delay, d.Action)
+		}
+		switch code {
+		case errmatch.Discard, errmatch.Fail:
+			if d.Action != Discard {
+				t.Fatalf("code %s gave %v", code, d.Action)
+			}
+		case errmatch.DeadLetter:
+			if d.Action != DeadLetter {
+				t.Fatalf("code %s gave %v", code, d.Action)
+			}
+		default:
+			if d.Action != Retry && d.Action != s.OnExhaustion {
+				t.Fatalf("gave %v, on_exhaustion %v", d.Action, s.OnExhaustion)
+			}
+		}
+	})
+}
