@@ -278,12 +278,13 @@ func TestBeyondTable(t *testing.T) {
 	if got := e.Base(math.MaxInt); got != time.Hour {
 		t.Errorf("exponential 1.01: Base(MaxInt) = %v, want 1h", got)
 	}
-	// ln(3.6e6)/ln(1.01) = 1522.4..., so attempt 1524 (1.01^1523) is capped and 1522 (1.01^1521) is not.
-	if got := e.Base(1524); got != time.Hour {
-		t.Errorf("exponential 1.01: Base(1524) = %v, want 1h", got)
+	// ln(3.6e6)/ln(1.01) = 1517.18..., so attempt 1519 (1ms * 1.01^1518) is
+	// capped and attempt 1518 (1.01^1517 ms, about 59.9 min) is not.
+	if got := e.Base(1519); got != time.Hour {
+		t.Errorf("exponential 1.01: Base(1519) = %v, want 1h", got)
 	}
-	if got := e.Base(1522); got >= time.Hour || got < 59*time.Minute {
-		t.Errorf("exponential 1.01: Base(1522) = %v, want just under 1h", got)
+	if got := e.Base(1518); got >= time.Hour || got < 59*time.Minute {
+		t.Errorf("exponential 1.01: Base(1518) = %v, want just under 1h", got)
 	}
 }
 

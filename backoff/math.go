@@ -72,6 +72,11 @@ func intCoefficient(c float64) uint64 {
 func (b *Backoff) compute(n int) time.Duration {
 	c := &b.cfg
 	i := uint64(c.Initial)
+	if n <= 1 {
+		// C^0 = 1^C = 1 for every strategy: exactly Initial, even when
+		// Initial has more than 53 significant bits.
+		return min(c.Initial, c.Max)
+	}
 	switch c.Strategy {
 	case None:
 		return min(c.Initial, c.Max)

@@ -101,10 +101,13 @@ func (m *Matcher) Match(errType string) bool {
 	for i := 0; i < end; i += 8 {
 		// w holds errType[i:i+8], or the rest of errType zero-extended.
 		var w uint64
-		if n-i >= 8 {
+		switch {
+		case n-i >= 8:
 			w = load64(errType, i)
-		} else {
-			w = loadTail(errType, i)
+		case n >= 8: // loadTail, by hand: the compiler will not inline it
+			w = load64(errType, n-8) >> (8 * uint(8-(n-i)))
+		default:
+			w = loadShort(errType, i)
 		}
 		if m.maxPrefix > 0 {
 			for d := dotMask(w); d != 0; d &= d - 1 {
@@ -258,10 +261,14 @@ func load64(s string, i int) uint64 {
 // loadTail returns s[i:], which must be 1 to 8 bytes long, as a
 // little-endian word with the missing high bytes zero.
 func loadTail(s string, i int) uint64 {
-	r := len(s) - i
 	if len(s) >= 8 {
-		return load64(s, len(s)-8) >> (8 * uint(8-r))
+		return load64(s, len(s)-8) >> (8 * uint(8-(len(s)-i)))
 	}
+	return loadShort(s, i)
+}
+
+// loadShort is loadTail for strings shorter than 8 bytes.
+func loadShort(s string, i int) uint64 {
 	var w uint64
 	for j := len(s) - 1; j >= i; j-- {
 		w = w<<8 | uint64(s[j])

@@ -22,7 +22,7 @@ var ErrInvalidFailure = errors.New("policy: invalid failure")
 // FieldError is one problem with one field of a retry policy. It matches
 // ErrInvalidPolicy with errors.Is, and Unwrap returns the underlying cause
 // when there is one (a *DurationError, an *errmatch.PatternError, a
-// backoff error, a *json.SyntaxError).
+// backoff error, a JSON syntax error).
 //
 // FieldErrors are built by Parse and New and never mutated afterwards.
 type FieldError struct {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
 )
 
 // Parse decodes and validates an OJS RetryPolicy JSON object, merges it over
@@ -45,8 +46,7 @@ func Parse(data []byte) (*Policy, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Default(), nil
 	}
-	d := decoder{dec: json.NewDecoder(bytes.NewReader(data))}
-	d.dec.UseNumber()
+	d := decoder{dec: newLexer(data)}
 	s, ok := d.document()
 	if !ok && len(d.c.errs) == 0 { // null
 		return Default(), nil
@@ -57,7 +57,7 @@ func Parse(data []byte) (*Policy, error) {
 	if err := d.c.err(); err != nil {
 		return nil, err
 	}
-	return compile(s)
+	return compile(s, d.m)
 }
 
 // UnmarshalJSON sets p to Parse(data). JSON null gives the default policy
@@ -73,9 +73,10 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 }
 
 type decoder struct {
-	dec   *json.Decoder
+	dec   *lexer
 	c     collector
 	given fieldBit
+	m     *errmatch.Matcher // compiled non_retryable_errors, if given and valid
 }
 
 // syntax records a decoding error and reports false.
@@ -367,7 +368,7 @@ func (d *decoder) patterns(s *Spec, key string, tok json.Token) bool {
 	if _, err := d.dec.Token(); err != nil { // ']'
 		return d.syntax(err)
 	}
-	checkPatternsAt(pats, idx, &d.c)
+	d.m = checkPatternsAt(pats, idx, &d.c)
 	if pats == nil {
 		pats = []string{}
 	}

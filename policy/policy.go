@@ -57,15 +57,16 @@ func (p *Policy) get() *Policy {
 // ErrInvalidPolicy). New copies NonRetryableErrors; s may be reused.
 func New(s Spec) (*Policy, error) {
 	var c collector
-	validateSpec(&s, &c)
+	m := validateSpec(&s, &c)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	return compile(s)
+	return compile(s, m)
 }
 
-// compile builds a Policy from a Spec that passed validateSpec.
-func compile(s Spec) (*Policy, error) {
+// compile builds a Policy from a Spec that passed validation; m is the
+// matcher already compiled for s.NonRetryableErrors, or nil.
+func compile(s Spec, m *errmatch.Matcher) (*Policy, error) {
 	s = s.clone()
 	var c collector
 	bo, err := backoff.New(backoff.Config{
@@ -78,9 +79,10 @@ func compile(s Spec) (*Policy, error) {
 	if err != nil {
 		c.add(0, "", nil, err.Error(), err)
 	}
-	m, err := errmatch.Compile(s.NonRetryableErrors)
-	if err != nil {
-		c.add(bNonRetryable, fNonRetryable, s.NonRetryableErrors, err.Error(), err)
+	if m == nil {
+		if m, err = errmatch.Compile(s.NonRetryableErrors); err != nil {
+			c.add(bNonRetryable, fNonRetryable, s.NonRetryableErrors, err.Error(), err)
+		}
 	}
 	if err := c.err(); err != nil {
 		return nil, err

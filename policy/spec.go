@@ -179,8 +179,9 @@ func (c *collector) err() error {
 func formatDur(d time.Duration) string { return strconv.Quote(FormatDuration(d)) }
 
 // validateSpec checks the rules of spec §11.1 plus retrykit's own (RK-12,
-// RK-14) on a Go Spec, for New.
-func validateSpec(s *Spec, c *collector) {
+// RK-14) on a Go Spec, for New. It returns the compiled matcher when the
+// patterns are valid.
+func validateSpec(s *Spec, c *collector) (m *errmatch.Matcher) {
 	const skip, given = 0, 0
 	if skip&bMaxAttempts == 0 && s.MaxAttempts < 0 {
 		c.add(bMaxAttempts, fMaxAttempts, s.MaxAttempts, "must be a non-negative integer, got "+strconv.Itoa(s.MaxAttempts), nil)
@@ -206,7 +207,7 @@ func validateSpec(s *Spec, c *collector) {
 				c.add(bNonRetryable, fNonRetryable+"["+strconv.Itoa(i)+"]", p, "must be valid UTF-8, got "+strconv.Quote(p), nil)
 			}
 		}
-		checkPatternsAt(s.NonRetryableErrors, nil, c)
+		m = checkPatternsAt(s.NonRetryableErrors, nil, c)
 	}
 	if skip&bOnExhaustion == 0 && s.OnExhaustion != Discard && s.OnExhaustion != DeadLetter {
 		c.add(bOnExhaustion, fOnExhaustion, s.OnExhaustion, `must be "discard" or "dead_letter", got `+strconv.Quote(s.OnExhaustion.String()), nil)
@@ -217,6 +218,7 @@ func validateSpec(s *Spec, c *collector) {
 		}
 	}
 	checkIntervals(s, c, given)
+	return m
 }
 
 // checkIntervals reports max_interval < initial_interval, unless either
@@ -236,10 +238,10 @@ func checkIntervals(s *Spec, c *collector, given fieldBit) {
 // checkPatternsAt reports every entry errmatch.Compile rejects, each under
 // its own index, with the *errmatch.PatternError as cause. idx maps positions
 // in patterns to positions in the JSON array (nil: the same).
-func checkPatternsAt(patterns []string, idx []int, c *collector) {
-	_, err := errmatch.Compile(patterns)
+func checkPatternsAt(patterns []string, idx []int, c *collector) *errmatch.Matcher {
+	m, err := errmatch.Compile(patterns)
 	if err == nil {
-		return
+		return m
 	}
 	var errs []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -262,6 +264,7 @@ func checkPatternsAt(patterns []string, idx []int, c *collector) {
 			c.add(bNonRetryable, fNonRetryable, patterns, e.Error(), e)
 		}
 	}
+	return nil
 }
 
 // formatFloat renders a coefficient so that it parses back to the same

@@ -1158,11 +1158,17 @@ def gen_delay(k: Kind):
 
 def gen_match(k: Kind):
     def mt(req, patterns, t, want, why, flags=(), section=None):
+        if ".*" in patterns:
+            # RK-15: an entry of just ".*" has an empty prefix; it is rejected
+            # rather than read as "types starting with a dot".
+            return mt_err(req, patterns, t, "'.*' alone has an empty prefix and is invalid", flags)
         assert is_match(patterns, t) == want, (patterns, t)
         fl = list(flags)
         if want and not any(p == t for p in patterns) and "should:prefix-match" not in fl:
             fl.append("should:prefix-match")
-        k.add(req, "%s vs %s: %s (%s)" % (json.dumps(t), json.dumps(patterns), "match" if want else "no match", why),
+        shown = json.dumps(patterns) if len(patterns) <= 6 else "[%d entries: %s ... %s]" % (
+            len(patterns), json.dumps(patterns[0]), json.dumps(patterns[-1]))
+        k.add(req, "%s vs %s: %s (%s)" % (json.dumps(t), shown, "match" if want else "no match", why),
               {"patterns": patterns, "error_type": t}, {"match": want}, fl, section)
 
     def mt_err(req, patterns, t, why, flags=()):

@@ -1,0 +1,517 @@
+package conformance_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// The mutation check: deliberately broken variants of the reference, each
+// reproducing one failure class that real implementations have, must be
+// caught by the suite, and caught as failures of the right requirements
+// only. Each mutant wraps the reference and changes one behaviour.
+
+// mutant is an Implementation that answers with the reference except where
+// change returns ok.
+type mutant struct {
+	name   string
+	change func(req conformance.Request) (conformance.Response, bool)
+}
+
+func (m mutant) Hello(ctx context.Context) (conformance.Hello, error) {
+	h, err := conformance.Reference().Hello(ctx)
+	h.Implementation = "mutant-" + m.name
+	return h, err
+}
+
+func (m mutant) Do(ctx context.Context, req conformance.Request) (conformance.Response, error) {
+	if resp, ok := m.change(req); ok {
+		resp.ID = req.ID
+		return resp, nil
+	}
+	return conformance.Reference().Do(ctx, req)
+}
+
+func ref(req conformance.Request) conformance.Response {
+	resp, _ := conformance.Reference().Do(context.Background(), req)
+	return resp
+}
+
+func delayResp(d int64) conformance.Response { return conformance.Response{DelayNS: &d} }
+
+func randOf(req conformance.Request) float64 {
+	if req.Rand != nil {
+		return *req.Rand
+	}
+	return 0.5
+}
+
+// policyObject decodes a request's policy as a JSON object; ok is false for
+// an absent policy, null, or anything that is not an object.
+func policyObject(req conformance.Request) (map[string]json.RawMessage, bool) {
+	if req.Policy == nil {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(req.Policy, &m); err != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// noPostJitterCap caps before jitter only (RET-06, RK-05).
+func noPostJitterCap(req conformance.Request) (conformance.Response, bool) {
+	if req.Op != conformance.OpDelay && req.Op != conformance.OpDecide {
+		return conformance.Response{}, false
+	}
+	resp := ref(req)
+	if resp.DelayNS == nil {
+		return resp, true
+	}
+	p, _ := policy.Parse(req.Policy)
+	if !p.Spec().Jitter {
+		return resp, true
+	}
+	base := p.Backoff().Base(int(min(req.Attempt, math.MaxInt)))
+	d := int64(math.Min(float64(base)*(0.5+randOf(req)), math.MaxInt64))
+	resp.DelayNS = &d
+	return resp, true
+}
+
+// zeroSpec is what an implementation without the default merge uses: the
+// fields the policy gives, and Go zero values for the rest.
+func zeroSpec(req conformance.Request) (policy.Spec, map[string]json.RawMessage, bool) {
+	m, ok := policyObject(req)
+	if !ok {
+		return policy.Spec{}, nil, false
+	}
+	p, err := policy.Parse(req.Policy)
+	if err != nil {
+		return policy.Spec{}, nil, false
+	}
+	s := p.Spec()
+	if _, ok := m["max_attempts"]; !ok {
+		s.MaxAttempts = 0
+	}
+	if _, ok := m["initial_interval"]; !ok {
+		s.InitialInterval = 0
+	}
+	if _, ok := m["backoff_coefficient"]; !ok {
+		s.BackoffCoefficient = 0
+	}
+	if _, ok := m["max_interval"]; !ok {
+		s.MaxInterval = 0
+	}
+	if _, ok := m["jitter"]; !ok {
+		s.Jitter = false
+	}
+	return s, m, true
+}
+
+// naiveDelay computes a delay from a possibly invalid spec without the
+// reference's validation: float math, cap, jitter, cap.
+func naiveDelay(s policy.Spec, n int64, r float64) int64 {
+	if b, err := backoff.New(backoff.Config{Strategy: s.Strategy, Initial: s.InitialInterval,
+		Coefficient: s.BackoffCoefficient, Max: s.MaxInterval, Jitter: s.Jitter}); err == nil {
+		return int64(b.DelayAt(int(min(n, math.MaxInt)), r))
+	}
+	i, c, nf := float64(s.InitialInterval), s.BackoffCoefficient, float64(n)
+	raw := i
+	switch s.Strategy {
+	case backoff.Linear:
+		raw = i * nf
+	case backoff.Exponential:
+		raw = i * math.Pow(c, nf-1)
+	case backoff.Polynomial:
+		raw = i * math.Pow(nf, c)
+	}
+	if math.IsNaN(raw) {
+		raw = 0
+	}
+	d := math.Min(raw, float64(s.MaxInterval))
+	if s.Jitter {
+		d = math.Min(math.Trunc(d*(0.5+r)), float64(s.MaxInterval))
+	}
+	return int64(math.Max(d, 0))
+}
+
+func naiveDecide(s policy.Spec, req conformance.Request) conformance.Response {
+	var code, typ string
+	if req.Error != nil {
+		code, typ = req.Error.Code, req.Error.Type
+	}
+	switch code {
+	case "DISCARD", "FAIL":
+		return conformance.Response{Action: "discard"}
+	case "DEAD_LETTER":
+		return conformance.Response{Action: "dead_letter"}
+	}
+	m, _ := errmatch.Compile(s.NonRetryableErrors)
+	if m.Match(typ) || req.Attempt >= int64(max(s.MaxAttempts, 1)) {
+		if s.OnExhaustion == policy.DeadLetter {
+			return conformance.Response{Action: "dead_letter"}
+		}
+		return conformance.Response{Action: "discard"}
+	}
+	d := naiveDelay(s, req.Attempt, randOf(req))
+	return conformance.Response{Action: "retry", DelayNS: &d}
+}
+
+// effectiveOf writes s as an effective policy without validating it.
+func effectiveOf(s policy.Spec, onExhaustion string) json.RawMessage {
+	nre := s.NonRetryableErrors
+	if nre == nil {
+		nre = []string{}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"max_attempts": s.MaxAttempts, "initial_interval": policy.FormatDuration(s.InitialInterval),
+		"backoff_coefficient": s.BackoffCoefficient, "max_interval": policy.FormatDuration(s.MaxInterval),
+		"jitter": s.Jitter, "non_retryable_errors": nre, "on_exhaustion": onExhaustion,
+		"backoff_strategy": s.Strategy.String(),
+	})
+	return b
+}
+
+// noDefaultMerge applies the defaults only to an absent policy; a given
+// policy's missing fields take zero values (RET-10).
+func noDefaultMerge(req conformance.Request) (conformance.Response, bool) {
+	switch req.Op {
+	case conformance.OpValidate, conformance.OpDelay, conformance.OpDecide:
+	default:
+		return conformance.Response{}, false
+	}
+	s, m, ok := zeroSpec(req)
+	if !ok || req.Attempt < 1 && req.Op != conformance.OpValidate {
+		return conformance.Response{}, false
+	}
+	if req.Error != nil {
+		if _, err := errmatch.ParseCode(req.Error.Code); err != nil {
+			return conformance.Response{}, false
+		}
+	}
+	switch req.Op {
+	case conformance.OpValidate:
+		onEx := s.OnExhaustion.String()
+		if _, ok := m["on_exhaustion"]; !ok {
+			onEx = ""
+		}
+		return conformance.Response{Effective: effectiveOf(s, onEx)}, true
+	case conformance.OpDelay:
+		return delayResp(naiveDelay(s, req.Attempt, randOf(req))), true
+	}
+	return naiveDecide(s, req), true
+}
+
+// regexMatch treats non_retryable_errors entries as unanchored regular
+// expressions (section 6.2, RK-15).
+func regexMatch(req conformance.Request) (conformance.Response, bool) {
+	re := func(patterns []string, typ string) bool {
+		for _, p := range patterns {
+			if ok, err := regexp.MatchString(p, typ); err == nil && ok {
+				return true
+			}
+		}
+		return false
+	}
+	switch req.Op {
+	case conformance.OpMatch:
+		if resp := ref(req); resp.Error != nil {
+			// Keep the reference's rejection of empty entries; a pattern
+			// that is not a valid regexp is rejected too.
+			for _, p := range req.Patterns {
+				if p == "" {
+					return resp, true
+				}
+			}
+		}
+		for _, p := range req.Patterns {
+			if _, err := regexp.Compile(p); err != nil || p == "" {
+				return conformance.Response{Error: &conformance.ErrorResult{Type: conformance.ErrorPatternInvalid, Message: "bad regexp " + p}}, true
+			}
+		}
+		ok := re(req.Patterns, req.ErrorType)
+		return conformance.Response{Match: &ok}, true
+	case conformance.OpDecide:
+		p, err := policy.Parse(req.Policy)
+		if err != nil || req.Error == nil || req.Attempt < 1 {
+			return conformance.Response{}, false
+		}
+		s := p.Spec()
+		if _, err := errmatch.ParseCode(req.Error.Code); err != nil {
+			return conformance.Response{}, false
+		}
+		refMatch := p.Matcher().Match(req.Error.Type)
+		if re(s.NonRetryableErrors, req.Error.Type) == refMatch {
+			return conformance.Response{}, false
+		}
+		if refMatch {
+			s.NonRetryableErrors = nil
+		} else {
+			s.NonRetryableErrors = []string{req.Error.Type}
+		}
+		return naiveDecide(s, req), true
+	}
+	return conformance.Response{}, false
+}
+
+var lenientRE = regexp.MustCompile(`^(P?T?|P.*T)$`)
+
+// lenientDuration accepts "", "P", "PT" and a trailing "T" as zero (or as
+// the value before the T), and a zero initial_interval (RET-19, RK-12).
+func lenientDuration(req conformance.Request) (conformance.Response, bool) {
+	parse := func(s string) (time.Duration, bool) {
+		if d, err := policy.ParseDuration(s); err == nil {
+			return d, true
+		}
+		if !lenientRE.MatchString(s) {
+			return 0, false
+		}
+		t := strings.TrimSuffix(strings.TrimSuffix(s, "T"), "P")
+		if t == "" || t == "P" {
+			return 0, true
+		}
+		d, err := policy.ParseDuration(t)
+		return d, err == nil
+	}
+	switch req.Op {
+	case conformance.OpParseDuration:
+		d, ok := parse(req.Value)
+		if !ok {
+			return conformance.Response{}, false
+		}
+		ns := int64(d)
+		return conformance.Response{NS: &ns}, true
+	case conformance.OpValidate, conformance.OpDelay, conformance.OpDecide:
+	default:
+		return conformance.Response{}, false
+	}
+	m, ok := policyObject(req)
+	if !ok {
+		return conformance.Response{}, false
+	}
+	real := map[string]time.Duration{}
+	for _, k := range []string{"initial_interval", "max_interval"} {
+		var s string
+		if json.Unmarshal(m[k], &s) != nil {
+			continue
+		}
+		d, ok := parse(s)
+		if !ok {
+			return conformance.Response{}, false
+		}
+		real[k] = d
+		m[k], _ = json.Marshal("PT1S")
+	}
+	if len(real) == 0 {
+		return conformance.Response{}, false
+	}
+	patched := req
+	patched.Policy, _ = json.Marshal(m)
+	p, err := policy.Parse(patched.Policy)
+	if err != nil {
+		return conformance.Response{}, false
+	}
+	s := p.Spec()
+	if d, ok := real["initial_interval"]; ok {
+		s.InitialInterval = d
+	}
+	if d, ok := real["max_interval"]; ok {
+		s.MaxInterval = d
+	}
+	if s.InitialInterval > 0 && s.MaxInterval >= s.InitialInterval {
+		return conformance.Response{}, false // nothing lenient about it
+	}
+	if s.MaxInterval < s.InitialInterval {
+		return ref(req), true // still rejected: max below initial
+	}
+	switch req.Op {
+	case conformance.OpValidate:
+		return conformance.Response{Effective: effectiveOf(s, s.OnExhaustion.String())}, true
+	case conformance.OpDelay:
+		if req.Attempt < 1 {
+			return conformance.Response{}, false
+		}
+		return delayResp(naiveDelay(s, req.Attempt, randOf(req))), true
+	}
+	if req.Attempt < 1 || req.Error == nil {
+		return conformance.Response{}, false
+	}
+	if _, err := errmatch.ParseCode(req.Error.Code); err != nil {
+		return conformance.Response{}, false
+	}
+	return naiveDecide(s, req), true
+}
+
+// wrapMul multiplies in two's complement, wrapping like unchecked int64.
+func wrapMul(a, b int64) int64 { return int64(uint64(a) * uint64(b)) }
+
+func wrapPow(base int64, e uint64) int64 {
+	r := int64(1)
+	for ; e > 0; e >>= 1 {
+		if e&1 == 1 {
+			r = wrapMul(r, base)
+		}
+		base = wrapMul(base, base)
+	}
+	return r
+}
+
+// f2i converts like an x86 CVTTSD2SI: out of range gives MinInt64.
+func f2i(f float64) int64 {
+	if math.IsNaN(f) || f >= 0x1p63 || f < -0x1p63 {
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// overflow computes raw delays in unchecked int64 arithmetic, so that large
+// attempts wrap around before the cap (RK-17).
+func overflow(req conformance.Request) (conformance.Response, bool) {
+	if req.Op != conformance.OpDelay && req.Op != conformance.OpDecide {
+		return conformance.Response{}, false
+	}
+	resp := ref(req)
+	if resp.DelayNS == nil {
+		return resp, true
+	}
+	p, _ := policy.Parse(req.Policy)
+	s := p.Spec()
+	n, i, c := req.Attempt, int64(s.InitialInterval), s.BackoffCoefficient
+	var raw int64
+	intC := c == math.Trunc(c) && c < 0x1p62
+	switch s.Strategy {
+	case backoff.None:
+		raw = i
+	case backoff.Linear:
+		raw = wrapMul(i, n)
+	case backoff.Exponential:
+		if intC {
+			raw = wrapMul(i, wrapPow(int64(c), uint64(n-1)))
+		} else {
+			raw = f2i(float64(i) * math.Pow(c, float64(n-1)))
+		}
+	case backoff.Polynomial:
+		if intC {
+			raw = wrapMul(i, wrapPow(n, uint64(c)))
+		} else {
+			raw = f2i(float64(i) * math.Pow(float64(n), c))
+		}
+	}
+	d := min(raw, int64(s.MaxInterval))
+	if s.Jitter {
+		d = min(f2i(float64(d)*(0.5+randOf(req))), int64(s.MaxInterval))
+	}
+	resp.DelayNS = &d
+	return resp, true
+}
+
+// strategyField ignores backoff_strategy: the strategy is always exponential
+// (RK-01).
+func strategyField(req conformance.Request) (conformance.Response, bool) {
+	m, ok := policyObject(req)
+	if !ok {
+		return conformance.Response{}, false
+	}
+	if _, ok := m["backoff_strategy"]; !ok {
+		return conformance.Response{}, false
+	}
+	delete(m, "backoff_strategy")
+	patched := req
+	patched.Policy, _ = json.Marshal(m)
+	return ref(patched), true
+}
+
+func TestMutations(t *testing.T) {
+	suite, err := conformance.Load(retrykit.Vectors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Vectors the reference itself fails are reported by TestReferencePasses;
+	// they say nothing about a mutant.
+	baseline := map[string]bool{}
+	for _, r := range conformance.NewRunner(suite, conformance.WithJitterSamples(0)).Run(context.Background(), conformance.Reference()).Results {
+		if r.Status != conformance.StatusPass {
+			baseline[r.ID] = true
+		}
+	}
+	const (
+		duration = conformance.KindDuration
+		validate = conformance.KindValidate
+		delay    = conformance.KindDelay
+		match    = conformance.KindMatch
+		decide   = conformance.KindDecide
+	)
+	cases := []struct {
+		name   string
+		change func(conformance.Request) (conformance.Response, bool)
+		// class is the failure-class flag whose vectors must catch the
+		// mutant (at least 3 of them fail).
+		class string
+		// mustFail are the requirements the class is about: each must
+		// have failures.
+		mustFail []string
+		// kinds are the only vector kinds whose op the mutation changes:
+		// failures of any other kind mean the suite blames the wrong thing.
+		kinds []string
+	}{
+		{"no-post-jitter-cap", noPostJitterCap, "class:post-jitter-cap", []string{"RET-06", "RK-05"}, []string{delay, decide}},
+		{"no-default-merge", noDefaultMerge, "class:default-merge", []string{"RET-10", "RET-09"}, []string{validate, delay, decide}},
+		{"regex-match", regexMatch, "class:regex-match", []string{"RK-15", "RET-18", "RET-07"}, []string{match, decide}},
+		{"lenient-duration", lenientDuration, "class:lenient-duration", []string{"RET-19", "RK-12"}, []string{duration, validate, delay, decide}},
+		{"overflow", overflow, "class:overflow", []string{"RK-17"}, []string{delay, decide}},
+		{"strategy-field", strategyField, "class:strategy-field", []string{"RK-01"}, []string{validate, delay, decide}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := conformance.NewRunner(suite, conformance.WithJitterSamples(0)).Run(context.Background(), mutant{tc.name, tc.change})
+			if rep.Totals.Error != 0 {
+				t.Errorf("mutant produced %d errors; a wrong answer must be a failure, not an error", rep.Totals.Error)
+			}
+			byReq := map[string][]string{}
+			flagged := 0
+			kindOK := map[string]bool{}
+			for _, k := range tc.kinds {
+				kindOK[k] = true
+			}
+			for _, r := range rep.Filter(conformance.StatusFail) {
+				if baseline[r.ID] {
+					continue
+				}
+				byReq[r.Requirement] = append(byReq[r.Requirement], r.ID)
+				if !kindOK[r.Kind] {
+					t.Errorf("%s (%s, kind %s) fails, but the mutant does not change op %s", r.ID, r.Requirement, r.Kind, conformance.OpFor(r.Kind))
+				}
+				for _, f := range r.Flags {
+					if f == tc.class {
+						flagged++
+					}
+				}
+			}
+			reqs := make([]string, 0, len(byReq))
+			for r := range byReq {
+				reqs = append(reqs, r)
+			}
+			sort.Strings(reqs)
+			t.Logf("%d vectors flagged %s fail; failing requirements: %v", flagged, tc.class, reqs)
+			if flagged < 3 {
+				t.Errorf("only %d vectors flagged %s catch the mutant, want at least 3", flagged, tc.class)
+			}
+			for _, r := range tc.mustFail {
+				if len(byReq[r]) == 0 {
+					t.Errorf("no failure of %s: the report does not blame the requirement the mutant breaks", r)
+				}
+			}
+		})
+	}
+}

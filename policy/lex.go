@@ -1,0 +1,430 @@
+package policy
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// lexer is a strict RFC 8259 tokenizer with the interface of
+// json.Decoder.Token/More (delimiters, keys and values as json.Token,
+// numbers as json.Number, "," and ":" consumed and checked internally).
+//
+// Parse used json.Decoder at first; its Token method costs several hundred
+// nanoseconds and allocations per token, which put a policy at ~15µs. This
+// lexer accepts exactly the texts json.Valid accepts (FuzzParse checks
+// that) and decodes strings the same way: escapes resolved, invalid UTF-8
+// and lone surrogates replaced by U+FFFD.
+type lexer struct {
+	data  []byte
+	pos   int
+	state lexState
+	stack []byte // open containers, '[' or '{'
+	buf   [8]byte
+}
+
+type lexState uint8
+
+const (
+	lexTop         lexState = iota // before the top-level value
+	lexTopDone                     // after the top-level value
+	lexArrayStart                  // after '['
+	lexArrayValue                  // after an array element
+	lexArrayComma                  // after ',' in an array
+	lexObjectStart                 // after '{'
+	lexObjectKey                   // after a key
+	lexObjectColon                 // after ':'
+	lexObjectValue                 // after a member value
+	lexObjectComma                 // after ',' in an object
+)
+
+// syntaxError is a JSON syntax error at a byte offset.
+type syntaxError struct {
+	msg    string
+	Offset int
+}
+
+func (e *syntaxError) Error() string {
+	return e.msg + " at offset " + strconv.Itoa(e.Offset)
+}
+
+func newLexer(data []byte) *lexer {
+	l := &lexer{data: data}
+	l.stack = l.buf[:0]
+	return l
+}
+
+func (l *lexer) errorf(msg string) error { return &syntaxError{msg: msg, Offset: l.pos} }
+
+func (l *lexer) badChar() error {
+	c := l.data[l.pos]
+	if c < utf8.RuneSelf {
+		return l.errorf("invalid character " + strconv.QuoteRune(rune(c)))
+	}
+	r, _ := utf8.DecodeRune(l.data[l.pos:])
+	return l.errorf("invalid character " + strconv.QuoteRune(r))
+}
+
+// peek skips white space and returns the next byte.
+func (l *lexer) peek() (byte, bool) {
+	for l.pos < len(l.data) {
+		switch c := l.data[l.pos]; c {
+		case ' ', '\t', '\n', '\r':
+			l.pos++
+		default:
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// More reports whether the current array or object has another element.
+func (l *lexer) More() bool {
+	c, ok := l.peek()
+	return ok && c != ']' && c != '}'
+}
+
+func (l *lexer) valueAllowed() bool {
+	switch l.state {
+	case lexTop, lexArrayStart, lexArrayComma, lexObjectColon:
+		return true
+	}
+	return false
+}
+
+func (l *lexer) afterValue() {
+	switch {
+	case len(l.stack) == 0:
+		l.state = lexTopDone
+	case l.stack[len(l.stack)-1] == '[':
+		l.state = lexArrayValue
+	default:
+		l.state = lexObjectValue
+	}
+}
+
+// Token returns the next token: json.Delim for brackets and braces, string
+// for keys and strings, json.Number, bool, or nil for null. At the end of
+// the input after a complete value it returns io.EOF.
+func (l *lexer) Token() (json.Token, error) {
+	for {
+		c, ok := l.peek()
+		if !ok {
+			if l.state == lexTopDone {
+				return nil, io.EOF
+			}
+			return nil, l.errorf("unexpected end of JSON input")
+		}
+		switch c {
+		case ',':
+			switch l.state {
+			case lexArrayValue:
+				l.state = lexArrayComma
+			case lexObjectValue:
+				l.state = lexObjectComma
+			default:
+				return nil, l.badChar()
+			}
+			l.pos++
+			continue
+		case ':':
+			if l.state != lexObjectKey {
+				return nil, l.badChar()
+			}
+			l.state = lexObjectColon
+			l.pos++
+			continue
+		case '[', '{':
+			if !l.valueAllowed() {
+				return nil, l.badChar()
+			}
+			l.pos++
+			l.stack = append(l.stack, c)
+			if c == '[' {
+				l.state = lexArrayStart
+			} else {
+				l.state = lexObjectStart
+			}
+			return json.Delim(c), nil
+		case ']':
+			if l.state != lexArrayStart && l.state != lexArrayValue {
+				return nil, l.badChar()
+			}
+			l.pos++
+			l.stack = l.stack[:len(l.stack)-1]
+			l.afterValue()
+			return json.Delim(c), nil
+		case '}':
+			if l.state != lexObjectStart && l.state != lexObjectValue {
+				return nil, l.badChar()
+			}
+			l.pos++
+			l.stack = l.stack[:len(l.stack)-1]
+			l.afterValue()
+			return json.Delim(c), nil
+		case '"':
+			if l.state == lexObjectStart || l.state == lexObjectComma {
+				s, err := l.str()
+				if err != nil {
+					return nil, err
+				}
+				l.state = lexObjectKey
+				return s, nil
+			}
+			if !l.valueAllowed() {
+				return nil, l.badChar()
+			}
+			s, err := l.str()
+			if err != nil {
+				return nil, err
+			}
+			l.afterValue()
+			return s, nil
+		}
+		if !l.valueAllowed() {
+			return nil, l.badChar()
+		}
+		var tok json.Token
+		switch c {
+		case 't':
+			if !l.literal("true") {
+				return nil, l.literalErr("true")
+			}
+			tok = true
+		case 'f':
+			if !l.literal("false") {
+				return nil, l.literalErr("false")
+			}
+			tok = false
+		case 'n':
+			if !l.literal("null") {
+				return nil, l.literalErr("null")
+			}
+			tok = nil
+		default:
+			if c != '-' && (c < '0' || c > '9') {
+				return nil, l.badChar()
+			}
+			n, err := l.number()
+			if err != nil {
+				return nil, err
+			}
+			tok = n
+		}
+		l.afterValue()
+		return tok, nil
+	}
+}
+
+func (l *lexer) literal(word string) bool {
+	if len(l.data)-l.pos >= len(word) && string(l.data[l.pos:l.pos+len(word)]) == word {
+		l.pos += len(word)
+		return true
+	}
+	return false
+}
+
+func (l *lexer) literalErr(word string) error {
+	for i := 0; i < len(word); i++ {
+		if l.pos >= len(l.data) {
+			return l.errorf("unexpected end of JSON input")
+		}
+		if l.data[l.pos] != word[i] {
+			return l.badChar()
+		}
+		l.pos++
+	}
+	return l.errorf("invalid literal")
+}
+
+func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
+
+// number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (l *lexer) number() (json.Number, error) {
+	d := l.data
+	start := l.pos
+	i := l.pos
+	if d[i] == '-' {
+		i++
+	}
+	digits := func(i int) (int, bool) {
+		j := i
+		for j < len(d) && isDigitByte(d[j]) {
+			j++
+		}
+		return j, j > i
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && isDigitByte(d[i]):
+		i, _ = digits(i)
+	default:
+		l.pos = i
+		if i >= len(d) {
+			return "", l.errorf("unexpected end of JSON input")
+		}
+		return "", l.badChar()
+	}
+	if i < len(d) && d[i] == '.' {
+		var ok bool
+		if i, ok = digits(i + 1); !ok {
+			l.pos = i
+			if i >= len(d) {
+				return "", l.errorf("unexpected end of JSON input")
+			}
+			return "", l.badChar()
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		var ok bool
+		if i, ok = digits(i); !ok {
+			l.pos = i
+			if i >= len(d) {
+				return "", l.errorf("unexpected end of JSON input")
+			}
+			return "", l.badChar()
+		}
+	}
+	l.pos = i
+	return json.Number(d[start:i]), nil
+}
+
+// str scans a string starting at the opening quote and returns its value.
+func (l *lexer) str() (string, error) {
+	d := l.data
+	i := l.pos + 1
+	start := i
+	// fast path: no escapes, ASCII or valid UTF-8
+	for i < len(d) {
+		c := d[i]
+		if c == '"' {
+			l.pos = i + 1
+			return string(d[start:i]), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(d[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	b := make([]byte, 0, i-start+16)
+	b = append(b, d[start:i]...)
+	for i < len(d) {
+		c := d[i]
+		switch {
+		case c == '"':
+			l.pos = i + 1
+			return string(b), nil
+		case c < 0x20:
+			l.pos = i
+			return "", l.errorf("invalid character " + strconv.QuoteRune(rune(c)) + " in string literal")
+		case c == '\\':
+			if i+1 >= len(d) {
+				l.pos = len(d)
+				return "", l.errorf("unexpected end of JSON input")
+			}
+			e := d[i+1]
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4(d, i+2)
+				if !ok {
+					l.pos = i
+					return "", l.errorf("invalid \\u escape in string literal")
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok := rune(-1), false
+					if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
+						r2, ok = hex4(d, i+2)
+					}
+					if ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							r = dec
+							i += 6
+						} else {
+							r = utf8.RuneError
+						}
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				l.pos = i + 1
+				return "", l.errorf("invalid escape " + strconv.QuoteRune(rune(e)) + " in string literal")
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(d[i:])
+			b = utf8.AppendRune(b, r) // invalid UTF-8 becomes U+FFFD
+			i += size
+		}
+	}
+	l.pos = len(d)
+	return "", l.errorf("unexpected end of JSON input")
+}
+
+func hex4(d []byte, i int) (rune, bool) {
+	if i+4 > len(d) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	return r, true
+}
+
+// validJSON reports whether data is one complete JSON value (for tests).
+func validJSON(data []byte) bool {
+	l := newLexer(data)
+	for {
+		_, err := l.Token()
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
