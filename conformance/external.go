@@ -68,8 +68,10 @@ func WithTimeout(d time.Duration) ExternalOption {
 	}
 }
 
-// WithRestarts sets how many times a crashed or hung adapter is restarted
-// over the life of the [Process] (default 1, PROTOCOL.md section 6).
+// WithRestarts sets how many times in a row a crashed or hung adapter is
+// restarted when the process it replaces answered nothing (default 1,
+// PROTOCOL.md section 6). A process that answered at least one request
+// before dying is always replaced.
 func WithRestarts(n int) ExternalOption {
 	return func(c *externalConfig) {
 		if n >= 0 {
@@ -95,13 +97,20 @@ type Process struct {
 
 	nextID atomic.Int64
 
-	mu       sync.Mutex
-	cur      *proc
-	restarts int
-	hello    Hello
-	started  bool
-	closed   bool
-	stderr   *tailBuffer // shared by all processes, so reports show every incarnation
+	mu         sync.Mutex
+	cur        *proc
+	noProgress int   // consecutive deaths of processes that answered nothing
+	gaveUp     error // set once the adapter is not restarted any more
+	hello      Hello
+	started    bool
+	closed     bool
+	stderr     *tailBuffer // shared by all processes, so reports show every incarnation
+
+	// After a death with several requests unanswered, they are re-sent one
+	// at a time (serialLeft answers long) so that the one that kills the
+	// process is known exactly.
+	serialMu   sync.Mutex
+	serialLeft atomic.Int64
 }
 
 // External returns an [Implementation] that runs argv (program and arguments)
@@ -143,7 +152,17 @@ func (e *Process) Do(ctx context.Context, req Request) (Response, error) {
 		}
 		req.ID = e.nextID.Add(1)
 		line := req.AppendJSON(make([]byte, 0, 256))
+		serial := e.serialLeft.Load() > 0
+		if serial {
+			e.serialMu.Lock()
+		}
 		a, died := p.roundTrip(ctx, req.ID, append(line, '\n'), e.cfg.timeout, false)
+		if serial {
+			if !died {
+				e.serialLeft.Add(-1)
+			}
+			e.serialMu.Unlock()
+		}
 		if died {
 			last = p
 			continue
@@ -184,14 +203,21 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 	if p := e.cur; p != nil && p != dead && !p.isDead() {
 		return p, nil
 	}
+	if e.gaveUp != nil {
+		return nil, e.gaveUp
+	}
 	if p := e.cur; p != nil {
-		if !p.isDead() { // the caller saw it die; make sure
-			<-p.done
+		<-p.done // the caller saw it die
+		if p.answered.Load() == 0 {
+			e.noProgress++
+		} else {
+			e.noProgress = 0
 		}
-		if e.restarts >= e.cfg.restarts {
-			return nil, &AdapterError{Kind: FailureDead, Detail: "not restarted again after: " + p.death.Detail, Stderr: e.Stderr()}
+		if e.noProgress > e.cfg.restarts {
+			e.gaveUp = &AdapterError{Kind: FailureDead, Detail: "not restarted again after: " + p.death.Detail, Stderr: e.Stderr()}
+			return nil, e.gaveUp
 		}
-		e.restarts++
+		e.serialLeft.Store(int64(p.unblamed))
 	}
 	if e.started && e.cur == nil {
 		return nil, &AdapterError{Kind: FailureDead, Detail: "adapter could not be started", Stderr: e.Stderr()}
@@ -235,12 +261,15 @@ type proc struct {
 	done    chan struct{} // closed after the process is gone and death is set
 	stderr  *tailBuffer
 
-	mu      sync.Mutex
-	pending map[int64]*call
-	seq     uint64
-	culprit int64 // wire id blamed for the death
-	death   *AdapterError
-	closing bool
+	answered atomic.Int64 // answers delivered, hello excluded
+
+	mu       sync.Mutex
+	pending  map[int64]*call
+	seq      uint64
+	culprit  int64 // wire id blamed for the death, 0 if not known
+	unblamed int   // requests unanswered at death, the culprit excluded
+	death    *AdapterError
+	closing  bool
 }
 
 type call struct {
@@ -354,14 +383,19 @@ func (p *proc) deathError(when string) *AdapterError {
 }
 
 // kill records why the process is being killed (unless a cause is already
-// known) and kills it. culprit 0 blames the oldest pending request.
-func (p *proc) kill(culprit int64, why *AdapterError) {
+// known) and kills it. The suspect is blamed only if it is the one request
+// unanswered: with several in flight, any of them may be the cause, and
+// they are all re-sent one at a time to the next process.
+func (p *proc) kill(suspect int64, why *AdapterError) {
 	p.mu.Lock()
 	if p.death == nil {
 		if why == nil {
 			why = &AdapterError{Kind: FailureProtocol, Detail: "killed after a bad handshake"}
 		}
-		p.death, p.culprit = why, culprit
+		p.death = why
+		if _, ok := p.pending[suspect]; ok && len(p.pending) == 1 {
+			p.culprit = suspect
+		}
 	}
 	p.mu.Unlock()
 	if p.cmd.Process != nil {
@@ -380,6 +414,8 @@ func (p *proc) deliver(id int64, line []byte, a answer) bool {
 	}
 	if c.wantRaw {
 		a.raw = append([]byte(nil), line...)
+	} else {
+		p.answered.Add(1)
 	}
 	c.ch <- a
 	return true
@@ -449,16 +485,20 @@ func (p *proc) readLoop(stdout io.Reader) {
 	if p.death == nil {
 		p.death = why
 	}
-	if p.culprit == 0 {
-		var oldest uint64
-		for id, c := range p.pending {
-			if oldest == 0 || c.seq < oldest {
-				oldest, p.culprit = c.seq, id
-			}
+	if p.culprit == 0 && len(p.pending) == 1 {
+		for id := range p.pending {
+			p.culprit = id
 		}
+	}
+	p.unblamed = len(p.pending)
+	if _, ok := p.pending[p.culprit]; ok {
+		p.unblamed--
 	}
 	closing := p.closing
 	p.mu.Unlock()
+	if why.Kind != FailureCrash {
+		_ = p.cmd.Process.Kill()
+	}
 
 	// Give a process that is exiting on its own a moment, then kill it.
 	waitErr := make(chan error, 1)

@@ -267,7 +267,7 @@ func (r *Runner) runOne(ctx context.Context, impl Implementation, h Hello, v *Ve
 		cmp.bounds = opaqueBounds(v)
 	}
 	got, err := impl.Do(ctx, req)
-	res.Want = v.Expected
+	res.Want = v.wantJSON
 	skipped, onList := r.cfg.skips[v.ID]
 	if err != nil {
 		res.Status, res.Reason, res.Stderr = StatusError, err.Error(), stderrOf(err)

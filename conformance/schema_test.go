@@ -326,12 +326,14 @@ func TestLoadRejectsMalformedVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	edits := map[string]func(f map[string]any, v map[string]any){
-		"duplicate id":        func(f, v map[string]any) { f["vectors"] = append(f["vectors"].([]any), v) },
-		"no description":      func(f, v map[string]any) { v["description"] = " " },
-		"flag without note":   func(f, v map[string]any) { v["flags"] = []any{"float-tolerance"} },
-		"wrong input":         func(f, v map[string]any) { v["input"] = map[string]any{"value": "PT1S"} },
-		"missing error_type":  func(f, v map[string]any) { delete(v["input"].(map[string]any), "error_type") },
-		"mixed expected":      func(f, v map[string]any) { v["expected"] = map[string]any{"match": true, "error": conformance.ErrorPatternInvalid} },
+		"duplicate id":       func(f, v map[string]any) { f["vectors"] = append(f["vectors"].([]any), v) },
+		"no description":     func(f, v map[string]any) { v["description"] = " " },
+		"flag without note":  func(f, v map[string]any) { v["flags"] = []any{"float-tolerance"} },
+		"wrong input":        func(f, v map[string]any) { v["input"] = map[string]any{"value": "PT1S"} },
+		"missing error_type": func(f, v map[string]any) { delete(v["input"].(map[string]any), "error_type") },
+		"mixed expected": func(f, v map[string]any) {
+			v["expected"] = map[string]any{"match": true, "error": conformance.ErrorPatternInvalid}
+		},
 		"acceptable plus one": func(f, v map[string]any) { v["expected"] = map[string]any{"match": true, "acceptable": []any{}} },
 		"schema version":      func(f, v map[string]any) { f["schema_version"] = 7 },
 		"unknown kind":        func(f, v map[string]any) { f["kind"] = "scenario" },

@@ -106,8 +106,9 @@ type Vector struct {
 	Kind string `json:"-"` // the kind of the file the vector is in
 	File string `json:"-"` // the name of that file
 
-	req  Request
-	want Expected
+	req      Request
+	want     Expected
+	wantJSON json.RawMessage // Expected without whitespace, for reports
 }
 
 // Request returns the protocol request for the vector, with ID 0 (the runner
@@ -437,7 +438,11 @@ func (v *Vector) decode() error {
 	if err := checkOutcome(v.Kind, &want, req.Rand != nil); err != nil {
 		return fmt.Errorf("expected: %v", err)
 	}
-	v.req, v.want = req, want
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v.Expected); err != nil {
+		return fmt.Errorf("expected: %v", err)
+	}
+	v.req, v.want, v.wantJSON = req, want, buf.Bytes()
 	return nil
 }
 

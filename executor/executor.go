@@ -86,11 +86,12 @@ type Stats struct {
 	Pruned   int64 // dead-lettered jobs removed by retention
 }
 
-// Stats returns the running totals. The number of jobs the executor holds is
-// always Enqueued - Pruned.
+// Stats returns the running totals, after applying what is due. The number
+// of jobs the executor holds is always Enqueued - Pruned.
 func (e *Executor) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.advance(e.now())
 	return Stats{Enqueued: e.enqueued, Pruned: e.pruned}
 }
 
@@ -733,4 +734,3 @@ func (e *Executor) wait() <-chan struct{} {
 	e.waiting = true
 	return e.changed
 }
-

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -45,6 +46,9 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if validJSON(data) != json.Valid(data) {
+			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", data, validJSON(data), json.Valid(data))
+		}
 		p, err := Parse(data)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidPolicy) {

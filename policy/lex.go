@@ -25,6 +25,44 @@ type lexer struct {
 	buf   [8]byte
 }
 
+// token is one lexed token, unboxed: kind is '{', '}', '[', ']', 's'
+// (string or key, text in s), 'n' (number, literal in s), 't', 'f'
+// (booleans) or '0' (null).
+type token struct {
+	kind byte
+	s    string
+	raw  []byte // for an object key without escapes: its bytes, s unset
+}
+
+// text returns the string value of an 's' token.
+func (t token) text() string {
+	if t.raw != nil {
+		return string(t.raw)
+	}
+	return t.s
+}
+
+// value returns the token as encoding/json would (for FieldError.Value).
+func (t token) value() any {
+	switch t.kind {
+	case '{', '}', '[', ']':
+		return json.Delim(t.kind)
+	case 's':
+		return t.s
+	case 'n':
+		return json.Number(t.s)
+	case 't':
+		return true
+	case 'f':
+		return false
+	}
+	return nil
+}
+
+func (t token) isDelim() bool {
+	return t.kind == '{' || t.kind == '}' || t.kind == '[' || t.kind == ']'
+}
+
 type lexState uint8
 
 const (
@@ -108,14 +146,14 @@ func (l *lexer) afterValue() {
 // Token returns the next token: json.Delim for brackets and braces, string
 // for keys and strings, json.Number, bool, or nil for null. At the end of
 // the input after a complete value it returns io.EOF.
-func (l *lexer) Token() (json.Token, error) {
+func (l *lexer) Token() (token, error) {
 	for {
 		c, ok := l.peek()
 		if !ok {
 			if l.state == lexTopDone {
-				return nil, io.EOF
+				return token{}, io.EOF
 			}
-			return nil, l.errorf("unexpected end of JSON input")
+			return token{}, l.errorf("unexpected end of JSON input")
 		}
 		switch c {
 		case ',':
@@ -125,20 +163,20 @@ func (l *lexer) Token() (json.Token, error) {
 			case lexObjectValue:
 				l.state = lexObjectComma
 			default:
-				return nil, l.badChar()
+				return token{}, l.badChar()
 			}
 			l.pos++
 			continue
 		case ':':
 			if l.state != lexObjectKey {
-				return nil, l.badChar()
+				return token{}, l.badChar()
 			}
 			l.state = lexObjectColon
 			l.pos++
 			continue
 		case '[', '{':
 			if !l.valueAllowed() {
-				return nil, l.badChar()
+				return token{}, l.badChar()
 			}
 			l.pos++
 			l.stack = append(l.stack, c)
@@ -147,71 +185,75 @@ func (l *lexer) Token() (json.Token, error) {
 			} else {
 				l.state = lexObjectStart
 			}
-			return json.Delim(c), nil
+			return token{kind: c}, nil
 		case ']':
 			if l.state != lexArrayStart && l.state != lexArrayValue {
-				return nil, l.badChar()
+				return token{}, l.badChar()
 			}
 			l.pos++
 			l.stack = l.stack[:len(l.stack)-1]
 			l.afterValue()
-			return json.Delim(c), nil
+			return token{kind: c}, nil
 		case '}':
 			if l.state != lexObjectStart && l.state != lexObjectValue {
-				return nil, l.badChar()
+				return token{}, l.badChar()
 			}
 			l.pos++
 			l.stack = l.stack[:len(l.stack)-1]
 			l.afterValue()
-			return json.Delim(c), nil
+			return token{kind: c}, nil
 		case '"':
 			if l.state == lexObjectStart || l.state == lexObjectComma {
+				if raw, ok := l.rawKey(); ok {
+					l.state = lexObjectKey
+					return token{kind: 's', raw: raw}, nil
+				}
 				s, err := l.str()
 				if err != nil {
-					return nil, err
+					return token{}, err
 				}
 				l.state = lexObjectKey
-				return s, nil
+				return token{kind: 's', s: s}, nil
 			}
 			if !l.valueAllowed() {
-				return nil, l.badChar()
+				return token{}, l.badChar()
 			}
 			s, err := l.str()
 			if err != nil {
-				return nil, err
+				return token{}, err
 			}
 			l.afterValue()
-			return s, nil
+			return token{kind: 's', s: s}, nil
 		}
 		if !l.valueAllowed() {
-			return nil, l.badChar()
+			return token{}, l.badChar()
 		}
-		var tok json.Token
+		var tok token
 		switch c {
 		case 't':
 			if !l.literal("true") {
-				return nil, l.literalErr("true")
+				return token{}, l.literalErr("true")
 			}
-			tok = true
+			tok.kind = 't'
 		case 'f':
 			if !l.literal("false") {
-				return nil, l.literalErr("false")
+				return token{}, l.literalErr("false")
 			}
-			tok = false
+			tok.kind = 'f'
 		case 'n':
 			if !l.literal("null") {
-				return nil, l.literalErr("null")
+				return token{}, l.literalErr("null")
 			}
-			tok = nil
+			tok.kind = '0'
 		default:
 			if c != '-' && (c < '0' || c > '9') {
-				return nil, l.badChar()
+				return token{}, l.badChar()
 			}
 			n, err := l.number()
 			if err != nil {
-				return nil, err
+				return token{}, err
 			}
-			tok = n
+			tok = token{kind: 'n', s: n}
 		}
 		l.afterValue()
 		return tok, nil
@@ -242,7 +284,7 @@ func (l *lexer) literalErr(word string) error {
 func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
 
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
-func (l *lexer) number() (json.Number, error) {
+func (l *lexer) number() (string, error) {
 	d := l.data
 	start := l.pos
 	i := l.pos
@@ -293,7 +335,26 @@ func (l *lexer) number() (json.Number, error) {
 		}
 	}
 	l.pos = i
-	return json.Number(d[start:i]), nil
+	return string(d[start:i]), nil
+}
+
+// rawKey returns the bytes of a string without escapes, control characters
+// or non-ASCII bytes, without allocating; ok is false (and nothing consumed)
+// for any other string.
+func (l *lexer) rawKey() ([]byte, bool) {
+	d := l.data
+	for i := l.pos + 1; i < len(d); i++ {
+		c := d[i]
+		if c == '"' {
+			raw := d[l.pos+1 : i : i]
+			l.pos = i + 1
+			return raw, true
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // str scans a string starting at the opening quote and returns its value.

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -96,12 +95,12 @@ func (d *decoder) document() (s Spec, ok bool) {
 	if err != nil {
 		return s, d.syntax(err)
 	}
-	switch tok {
-	case nil:
+	switch tok.kind {
+	case '0':
 		return s, d.end()
-	case json.Delim('{'):
+	case '{':
 	default:
-		d.c.add(0, "", tok, "must be a JSON object, got "+describe(tok), nil)
+		d.c.add(0, "", tok.value(), "must be a JSON object, got "+describe(tok), nil)
 		if !d.skip(tok) {
 			return s, false
 		}
@@ -114,12 +113,15 @@ func (d *decoder) document() (s Spec, ok bool) {
 		if err != nil {
 			return s, d.syntax(err)
 		}
-		key, _ := kt.(string)
+		bit := fieldBitOf(kt)
+		key := fieldName(bit)
+		if bit == 0 {
+			key = kt.text()
+		}
 		vt, err := d.dec.Token()
 		if err != nil {
 			return s, d.syntax(err)
 		}
-		bit := fieldBitOf(key)
 		switch {
 		case bit == 0:
 			dup := false
@@ -134,10 +136,10 @@ func (d *decoder) document() (s Spec, ok bool) {
 				d.c.add(0, field, nil, "duplicate key", nil)
 			} else {
 				unknown = append(unknown, key)
-				d.c.add(0, field, vt, unknownReason(key), nil)
+				d.c.add(0, field, vt.value(), unknownReason(key), nil)
 			}
 		case d.given&bit != 0:
-			d.c.add(bit, key, vt, "duplicate key", nil)
+			d.c.add(bit, key, vt.value(), "duplicate key", nil)
 		default:
 			d.given |= bit
 			if !d.field(&s, key, bit, vt) {
@@ -166,16 +168,14 @@ func (d *decoder) end() bool {
 }
 
 // skip consumes the rest of a value whose first token is tok.
-func (d *decoder) skip(tok json.Token) bool {
+func (d *decoder) skip(tok token) bool {
 	depth := 0
 	for {
-		if dl, ok := tok.(json.Delim); ok {
-			switch dl {
-			case '{', '[':
-				depth++
-			default:
-				depth--
-			}
+		switch tok.kind {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
 		}
 		if depth == 0 {
 			return true
@@ -188,7 +188,25 @@ func (d *decoder) skip(tok json.Token) bool {
 	}
 }
 
-func fieldBitOf(key string) fieldBit {
+// fieldName returns the JSON name of a single-field bit.
+func fieldName(bit fieldBit) string {
+	for i, f := range fieldNames {
+		if bit == 1<<i {
+			return f
+		}
+	}
+	return ""
+}
+
+// fieldBitOf returns the bit of a known key, 0 for any other.
+func fieldBitOf(t token) fieldBit {
+	if t.raw == nil {
+		return fieldBitOfString(t.s)
+	}
+	return fieldBitOfString(string(t.raw)) // no allocation: the conversion does not escape
+}
+
+func fieldBitOfString(key string) fieldBit {
 	switch key {
 	case fMaxAttempts:
 		return bMaxAttempts
@@ -222,28 +240,29 @@ func unknownReason(key string) string {
 }
 
 // describe renders a token the way it appeared in the JSON, for messages.
-func describe(tok json.Token) string {
-	switch v := tok.(type) {
-	case nil:
+func describe(tok token) string {
+	switch tok.kind {
+	case '0':
 		return "null"
-	case json.Number:
-		return string(v)
-	case string:
-		return strconv.Quote(v)
-	case bool:
-		return strconv.FormatBool(v)
-	case json.Delim:
-		if v == '[' {
-			return "an array"
-		}
+	case 'n':
+		return tok.s
+	case 's':
+		return strconv.Quote(tok.s)
+	case 't':
+		return "true"
+	case 'f':
+		return "false"
+	case '[':
+		return "an array"
+	case '{':
 		return "an object"
 	}
 	return "an unexpected value"
 }
 
 // got finishes a wrong-type reason: ", got X" plus a hint for null.
-func got(tok json.Token) string {
-	if tok == nil {
+func got(tok token) string {
+	if tok.kind == '0' {
 		return ", got null (omit the field to use the default)"
 	}
 	return ", got " + describe(tok)
@@ -251,40 +270,40 @@ func got(tok json.Token) string {
 
 // field decodes the value of a known field whose first token is tok into s.
 // It reports false only after a fatal (syntax) error.
-func (d *decoder) field(s *Spec, key string, bit fieldBit, tok json.Token) bool {
+func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 	switch bit {
 	case bMaxAttempts:
-		n, ok := tok.(json.Number)
-		if !ok {
-			d.c.add(bit, key, tok, "must be a non-negative integer"+got(tok), nil)
+		if tok.kind != 'n' {
+			d.c.add(bit, key, tok.value(), "must be a non-negative integer"+got(tok), nil)
 			break
 		}
-		v, reason := parseJSONInt(string(n))
+		n := tok.s
+		v, reason := parseJSONInt(n)
 		if reason != "" {
-			d.c.add(bit, key, tok, reason+", got "+string(n), nil)
+			d.c.add(bit, key, tok.value(), reason+", got "+n, nil)
 			break
 		}
 		s.MaxAttempts = v
 	case bCoefficient:
-		n, ok := tok.(json.Number)
-		if !ok {
-			d.c.add(bit, key, tok, "must be a number"+got(tok), nil)
+		if tok.kind != 'n' {
+			d.c.add(bit, key, tok.value(), "must be a number"+got(tok), nil)
 			break
 		}
-		if !atLeastOne(string(n)) {
-			d.c.add(bit, key, tok, "must be >= 1.0, got "+string(n), nil)
+		n := tok.s
+		if !atLeastOne(n) {
+			d.c.add(bit, key, tok.value(), "must be >= 1.0, got "+n, nil)
 			break
 		}
-		f, err := strconv.ParseFloat(string(n), 64)
+		f, err := strconv.ParseFloat(n, 64)
 		if err != nil || math.IsInf(f, 0) {
-			d.c.add(bit, key, tok, "must be a finite number, got "+string(n), err)
+			d.c.add(bit, key, tok.value(), "must be a finite number, got "+n, err)
 			break
 		}
 		s.BackoffCoefficient = f
 	case bInitial, bMaxInterval:
-		str, ok := tok.(string)
+		str, ok := tok.s, tok.kind == 's'
 		if !ok {
-			d.c.add(bit, key, tok, "must be an ISO 8601 duration string"+got(tok), nil)
+			d.c.add(bit, key, tok.value(), "must be an ISO 8601 duration string"+got(tok), nil)
 			break
 		}
 		v, err := ParseDuration(str)
@@ -294,42 +313,42 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok json.Token) bool 
 			if errors.As(err, &de) {
 				reason = de.detail()
 			}
-			d.c.add(bit, key, tok, reason, err)
+			d.c.add(bit, key, tok.value(), reason, err)
 			break
 		}
 		if v <= 0 {
-			d.c.add(bit, key, tok, "must be greater than zero, got "+describe(tok), nil)
+			d.c.add(bit, key, tok.value(), "must be greater than zero, got "+describe(tok), nil)
 		} else if bit == bInitial {
 			s.InitialInterval = v
 		} else {
 			s.MaxInterval = v
 		}
 	case bJitter:
-		b, ok := tok.(bool)
-		if !ok {
-			d.c.add(bit, key, tok, "must be a boolean"+got(tok), nil)
+		b := tok.kind == 't'
+		if tok.kind != 't' && tok.kind != 'f' {
+			d.c.add(bit, key, tok.value(), "must be a boolean"+got(tok), nil)
 			break
 		}
 		s.Jitter = b
 	case bOnExhaustion:
-		str, ok := tok.(string)
+		str, ok := tok.s, tok.kind == 's'
 		switch {
 		case ok && str == "discard":
 			s.OnExhaustion = Discard
 		case ok && str == "dead_letter":
 			s.OnExhaustion = DeadLetter
 		default:
-			d.c.add(bit, key, tok, `must be "discard" or "dead_letter"`+got(tok), nil)
+			d.c.add(bit, key, tok.value(), `must be "discard" or "dead_letter"`+got(tok), nil)
 		}
 	case bStrategy:
-		str, ok := tok.(string)
+		str, ok := tok.s, tok.kind == 's'
 		if !ok {
-			d.c.add(bit, key, tok, `must be "none", "linear", "exponential" or "polynomial"`+got(tok), nil)
+			d.c.add(bit, key, tok.value(), `must be "none", "linear", "exponential" or "polynomial"`+got(tok), nil)
 			break
 		}
 		st, err := backoff.ParseStrategy(str)
 		if err != nil {
-			d.c.add(bit, key, tok, `must be "none", "linear", "exponential" or "polynomial"`+got(tok), err)
+			d.c.add(bit, key, tok.value(), `must be "none", "linear", "exponential" or "polynomial"`+got(tok), err)
 			break
 		}
 		s.Strategy = st
@@ -341,9 +360,9 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok json.Token) bool 
 
 // patterns decodes non_retryable_errors. Every entry is checked: wrong types
 // by position here, string entries through errmatch.Compile.
-func (d *decoder) patterns(s *Spec, key string, tok json.Token) bool {
-	if tok != json.Delim('[') {
-		d.c.add(bNonRetryable, key, tok, "must be an array of strings"+got(tok), nil)
+func (d *decoder) patterns(s *Spec, key string, tok token) bool {
+	if tok.kind != '[' {
+		d.c.add(bNonRetryable, key, tok.value(), "must be an array of strings"+got(tok), nil)
 		return d.skip(tok)
 	}
 	var pats []string
@@ -354,11 +373,11 @@ func (d *decoder) patterns(s *Spec, key string, tok json.Token) bool {
 		if err != nil {
 			return d.syntax(err)
 		}
-		if str, ok := t.(string); ok {
-			pats = append(pats, str)
+		if t.kind == 's' {
+			pats = append(pats, t.s)
 			idx = append(idx, i)
 		} else {
-			d.c.add(bNonRetryable, key+"["+strconv.Itoa(i)+"]", t, "must be a string"+got(t), nil)
+			d.c.add(bNonRetryable, key+"["+strconv.Itoa(i)+"]", t.value(), "must be a string"+got(t), nil)
 			if !d.skip(t) {
 				return false
 			}
@@ -381,6 +400,7 @@ func (d *decoder) patterns(s *Spec, key string, tok json.Token) bool {
 // not an integer. reason is "" on success.
 func parseJSONInt(s string) (int, string) {
 	const notInt = "must be a non-negative integer"
+	tooBig := func() string { return notInt + " no larger than " + strconv.Itoa(math.MaxInt) }
 	dec := scanNumber(s)
 	if dec.sig == 0 {
 		return 0, ""
@@ -391,9 +411,8 @@ func parseJSONInt(s string) (int, string) {
 	if dec.scale < 0 {
 		return 0, notInt
 	}
-	tooBig := notInt + " no larger than " + strconv.Itoa(math.MaxInt)
 	if int64(dec.sig)+dec.scale > 19 {
-		return 0, tooBig
+		return 0, tooBig()
 	}
 	var v uint64
 	for k := 0; k < dec.sig; k++ {
@@ -401,12 +420,12 @@ func parseJSONInt(s string) (int, string) {
 	}
 	for k := int64(0); k < dec.scale; k++ {
 		if v > math.MaxUint64/10 {
-			return 0, tooBig
+			return 0, tooBig()
 		}
 		v *= 10
 	}
 	if v > math.MaxInt {
-		return 0, tooBig
+		return 0, tooBig()
 	}
 	return int(v), ""
 }

@@ -26,6 +26,10 @@ NOTES = {
     "implementation-defined:error-classes": "Expects a specific error class (invalid_request, duplicate_id, not_found) for a rejected operation.",
 }
 
+KIND_NOTE = ("Timed sequences of job operations against an executor, each step at at_ms milliseconds after "
+             "2026-01-01T00:00:00Z, with the expected state, attempt, next_retry_at, reservation, dead-letter flag "
+             "and error history after it. Absent expectation fields are not checked. See README.md.")
+
 ABS = object()  # marker: field not checked
 
 
@@ -122,7 +126,7 @@ def main():
             seen.add(sc["id"])
         doc = collections.OrderedDict(
             schema_version=SCHEMA_VERSION, suite_version=SUITE_VERSION, spec_version=SPEC_VERSION,
-            kind="scenario", notes={k: v for k, v in NOTES.items() if any(k in sc.get("flags", []) for sc in scs)},
+            kind="scenario", notes=dict([("kind", KIND_NOTE)] + [(k, v) for k, v in NOTES.items() if any(k in sc.get("flags", []) for sc in scs)]),
             scenarios=scs)
         with open(name + ".json", "w") as f:
             json.dump(doc, f, indent=1)
@@ -130,7 +134,556 @@ def main():
     print(len(seen), "scenarios in", len(FILES), "files")
 
 
-# SECTIONS
+# ---- lifecycle.json: every transition of ojs-core 6.3, invalid transitions, fetch rules
+L = "lifecycle"
+A0 = lambda st, **kw: J(st, attempt=0, nra=None, dl=False, errs=[], **kw)
+S(L, "scn-core-0001", "CORE-T02", "ojs-core 6.3", "PUSH without scheduled_at: the job is available with attempt 0, no next_retry_at, no errors",
+  [enq(0, "a", X({"a": A0("available")}, counts={"available": 1}))])
+S(L, "scn-core-0002", "CORE-T01", "ojs-core 6.3", "PUSH with scheduled_at 5000 ms in the future: scheduled until 5000, available from 5000 (scheduled_at <= now), not fetchable at 4999",
+  [enq(0, "a", X({"a": A0("scheduled")}), sched=5000),
+   op(4999, "tick", X({"a": A0("scheduled")})),
+   fetch(4999, X({"a": A0("scheduled")}, fetched=None)),
+   op(5000, "tick", X({"a": A0("available")})),
+   fetch(5000, X({"a": J("active", attempt=1)}, fetched="a"))],
+  covers=["CORE-T04", "RK-31"], flags=["implementation-defined:boundary"])
+S(L, "scn-core-0003", "CORE-T02", "ojs-core 7.1", "PUSH at 1000 with scheduled_at 500 (in the past): available at once",
+  [enq(1000, "a", X({"a": A0("available")}), sched=500)])
+S(L, "scn-core-0004", "RK-31", "ojs-core 6.3", "PUSH at 2000 with scheduled_at exactly 2000: not in the future, so available",
+  [enq(2000, "a", X({"a": A0("available")}), sched=2000)],
+  covers=["CORE-T02"], flags=["implementation-defined:boundary"])
+S(L, "scn-core-0005", "CORE-T03", "ojs-core 6.3", "PUSH with the pending flag: pending (not fetchable, time does not activate it) until ACTIVATE makes it available",
+  [enq(0, "a", X({"a": A0("pending")}, counts={"pending": 1}), pending=True),
+   op(60000, "tick", X({"a": A0("pending")})),
+   fetch(60000, X({"a": A0("pending")}, fetched=None)),
+   op(60001, "activate", X({"a": A0("available")}), id="a"),
+   fetch(60001, X({"a": J("active", attempt=1)}, fetched="a"))],
+  covers=["CORE-T05"])
+S(L, "scn-core-0006", "CORE-T06", "ojs-core 6.3", "FETCH claims: attempt 0 -> 1 and a reservation until 1000 + 10000; ACK completes with no errors and no reservation",
+  [enq(0, "a", X({"a": A0("available")}), vis=10000),
+   fetch(1000, X({"a": J("active", attempt=1, nra=None, ru=11000, dl=False, errs=[])}, fetched="a")),
+   op(2000, "ack", X({"a": J("completed", attempt=1, nra=None, ru=None, dl=False, errs=[])}, counts={"completed": 1, "active": 0}), id="a")],
+  covers=["CORE-T07", "RET-14"])
+S(L, "scn-core-0007", "CORE-T08", "ojs-core 6.3", "FAIL with retries left (attempt 1 < max_attempts 3): retryable, next_retry_at = 500 + 1s * 2^0 = 1500, the error recorded",
+  [enq(0, "a", X({"a": A0("available")}), retry=P3),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   fail(500, "a", X({"a": J("retryable", attempt=1, nra=1500, ru=None, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 500)])}))],
+  covers=["RET-11", "RET-14"])
+S(L, "scn-core-0008", "CORE-T09", "ojs-core 6.3", "FAIL with no retries left (attempt 1 >= max_attempts 1): discarded, not dead-lettered (on_exhaustion discard)",
+  [enq(0, "a", X({"a": A0("available")}), retry=P1),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   fail(100, "a", X({"a": J("discarded", attempt=1, nra=None, ru=None, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 100)])}, counts={"discarded": 1, "dead_letter": 0}))],
+  covers=["RET-01", "RET-17"])
+S(L, "scn-core-0009", "CORE-T10", "ojs-core 6.3", "CANCEL of an active job: cancelled, reservation cleared; the worker's later ACK is an invalid transition cancelled -> completed",
+  [enq(0, "a", X({"a": A0("available")}), vis=10000),
+   fetch(0, X({"a": J("active", attempt=1, ru=10000)}, fetched="a")),
+   op(100, "cancel", X({"a": J("cancelled", attempt=1, nra=None, ru=None, errs=[])}), id="a"),
+   op(200, "ack", X({"a": J("cancelled", attempt=1)}, error="invalid_transition"), id="a")],
+  covers=["CORE-T00"])
+S(L, "scn-core-0010", "CORE-T13", "ojs-core 6.3", "CANCEL of a scheduled job: cancelled; its scheduled time passing changes nothing",
+  [enq(0, "a", X({"a": A0("scheduled")}), sched=5000),
+   op(1000, "cancel", X({"a": A0("cancelled")}), id="a"),
+   op(5000, "tick", X({"a": A0("cancelled")})),
+   fetch(5000, X({"a": A0("cancelled")}, fetched=None))])
+S(L, "scn-core-0011", "CORE-T14", "ojs-core 6.3", "CANCEL of an available job: cancelled and no longer fetchable",
+  [enq(0, "a", X({"a": A0("available")})),
+   op(100, "cancel", X({"a": A0("cancelled")}, counts={"cancelled": 1, "available": 0}), id="a"),
+   fetch(200, X({"a": A0("cancelled")}, fetched=None))])
+S(L, "scn-core-0012", "CORE-T15", "ojs-core 6.3", "CANCEL of a pending job: cancelled; ACTIVATE afterwards is an invalid transition cancelled -> available",
+  [enq(0, "a", X({"a": A0("pending")}), pending=True),
+   op(100, "cancel", X({"a": A0("cancelled")}), id="a"),
+   op(200, "activate", X({"a": A0("cancelled")}, error="invalid_transition"), id="a")],
+  covers=["CORE-T00"])
+S(L, "scn-core-0013", "CORE-T16", "ojs-core 6.3", "CANCEL during the retry wait (next_retry_at 1000): cancelled, next_retry_at cleared, errors kept; the backoff elapsing does not make it available",
+  [enq(0, "a", X({"a": A0("available")}), retry=P3),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000, errs=[F1])})),
+   op(500, "cancel", X({"a": J("cancelled", attempt=1, nra=None, dl=False, errs=[F1])}), id="a"),
+   op(1000, "tick", X({"a": J("cancelled", attempt=1, nra=None, errs=[F1])})),
+   fetch(1000, X({"a": J("cancelled")}, fetched=None))],
+  covers=["RET-11"])
+S(L, "scn-core-0014", "CORE-T17", "ojs-core 6.3", "Manual RETRY of a discarded (dead-lettered) job: available, attempt reset to 0, out of the dead letter set; the next fetch is attempt 1",
+  [enq(0, "a", X({"a": A0("available")}), retry=P1DL),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   fail(0, "a", X({"a": J("discarded", attempt=1, dl=True, errs=[F1])})),
+   op(100, "retry", X({"a": J("available", attempt=0, nra=None, dl=False, errs=[F1])}, counts={"dead_letter": 0}), id="a"),
+   fetch(200, X({"a": J("active", attempt=1, dl=False, errs=[F1])}, fetched="a"))],
+  covers=["DLQ-003", "RK-33"], flags=["implementation-defined:manual-retry-errors"])
+S(L, "scn-core-0015", "CORE-T00", "ojs-core 6.4", "ACK of an available job (available -> completed) is rejected; nothing changes",
+  [enq(0, "a", X({"a": A0("available")})),
+   op(0, "ack", X({"a": A0("available")}, error="invalid_transition"), id="a")])
+S(L, "scn-core-0016", "CORE-T00", "ojs-core 6.4", "FAIL of a completed job (terminal) is rejected and records no error",
+  [enq(0, "a", X({"a": A0("available")})),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   op(10, "ack", X({"a": J("completed", attempt=1, errs=[])}), id="a"),
+   fail(20, "a", X({"a": J("completed", attempt=1, errs=[])}, error="invalid_transition"))])
+S(L, "scn-core-0017", "CORE-T00", "ojs-core 6.4", "ACTIVATE of an available (not pending) job is rejected",
+  [enq(0, "a", X({"a": A0("available")})),
+   op(0, "activate", X({"a": A0("available")}, error="invalid_transition"), id="a")])
+S(L, "scn-core-0018", "CORE-T00", "ojs-core 6.4", "Manual RETRY is only from discarded: completed -> available and cancelled -> available are rejected",
+  [enq(0, "a", X({"a": A0("available")})),
+   enq(0, "b", X({"b": A0("available")})),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   op(0, "ack", X({"a": J("completed", attempt=1)}), id="a"),
+   op(0, "cancel", X({"b": A0("cancelled")}), id="b"),
+   op(10, "retry", X({"a": J("completed", attempt=1)}, error="invalid_transition"), id="a"),
+   op(10, "retry", X({"b": A0("cancelled")}, error="invalid_transition"), id="b")])
+S(L, "scn-core-0019", "CORE-T00", "ojs-core 6.4", "A retryable job is not active: HEARTBEAT and ACK are rejected and it keeps next_retry_at 1000",
+  [enq(0, "a", X({"a": A0("available")}), retry=P3),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000, errs=[F1])})),
+   op(100, "heartbeat", X({"a": J("retryable", attempt=1, nra=1000)}, error="invalid_transition"), id="a"),
+   op(100, "ack", X({"a": J("retryable", attempt=1, nra=1000, errs=[F1])}, error="invalid_transition"), id="a")])
+S(L, "scn-core-0020", "RK-32", "ojs-core 7.6", "CANCEL of a job already in a terminal state (completed, cancelled, discarded) succeeds and changes nothing",
+  [enq(0, "a", X({"a": A0("available")})),
+   enq(0, "b", X({"b": A0("available")})),
+   enq(0, "c", X({"c": A0("available")}), retry=P1),
+   fetch(0, X(fetched="a")),
+   op(0, "ack", X({"a": J("completed", attempt=1)}), id="a"),
+   op(0, "cancel", X({"b": A0("cancelled")}), id="b"),
+   fetch(0, X(fetched="c")),
+   fail(0, "c", X({"c": J("discarded", attempt=1, dl=False)})),
+   op(10, "cancel", X({"a": J("completed", attempt=1)}), id="a"),
+   op(10, "cancel", X({"b": A0("cancelled")}), id="b"),
+   op(10, "cancel", X({"c": J("discarded", attempt=1, dl=False)}), id="c")],
+  covers=["CORE-C01"], flags=["implementation-defined:cancel-terminal"])
+S(L, "scn-core-0021", "CORE-I01", "ojs-core 7.7", "Operations on an unknown id report not found",
+  [op(0, "ack", X(error="not_found", absent=["nope"]), id="nope"),
+   op(0, "heartbeat", X(error="not_found"), id="nope"),
+   op(0, "cancel", X(error="not_found"), id="nope"),
+   op(0, "retry", X(error="not_found"), id="nope")],
+  flags=["implementation-defined:error-classes"])
+S(L, "scn-core-0022", "CORE-P01", "ojs-core 7.1", "PUSH with an id already in use is rejected; the first job is untouched",
+  [enq(0, "a", X({"a": A0("available")})),
+   enq(10, "a", X({"a": A0("available")}, error="duplicate_id", counts={"available": 1}))],
+  flags=["implementation-defined:error-classes"])
+S(L, "scn-core-0023", "CORE-F01", "ojs-core 7.2", "FETCH checks the listed queues left to right: both 'high' jobs (oldest first) before the older 'low' job",
+  [enq(0, "a", X({"a": A0("available")}), queue="low"),
+   enq(1, "b", X({"b": A0("available")}), queue="high"),
+   enq(2, "c", X({"c": A0("available")}), queue="high"),
+   fetch(3, X({"b": J("active", attempt=1)}, fetched="b"), "high", "low"),
+   fetch(3, X({"c": J("active", attempt=1)}, fetched="c"), "high", "low"),
+   fetch(3, X({"a": J("active", attempt=1)}, fetched="a"), "high", "low"),
+   fetch(3, X(fetched=None), "high", "low")])
+S(L, "scn-core-0024", "CORE-F02", "ojs-core 6.5", "Exclusive claim: once fetched, the job cannot be fetched again while active",
+  [enq(0, "a", X({"a": A0("available")})),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched=None))],
+  covers=["CORE-T06"])
+S(L, "scn-core-0025", "CORE-F03", "ojs-core 7.2", "Within one queue jobs are fetched in the order they became available",
+  [enq(0, "a", X()), enq(1, "b", X()), enq(2, "c", X()),
+   fetch(3, X(fetched="a")), fetch(3, X(fetched="b")), fetch(3, X(fetched="c")), fetch(3, X(fetched=None))])
+S(L, "scn-core-0026", "CORE-F01", "ojs-core 7.2", "FETCH only claims from the queues it lists",
+  [enq(0, "a", X({"a": A0("available")}), queue="q1"),
+   fetch(0, X({"a": A0("available")}, fetched=None), "q2"),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a"), "q2", "q1")])
+
+# ---- retry.json: backoff timing, exhaustion, non-retryable errors, validation at enqueue
+R = "retry"
+def Er(a, at, typ="smtp.unavailable", msg="SMTP server unavailable", code="RETRY"):
+    return E(a, typ, msg, at, code)
+e1, e2, e3 = Er(1, 0), Er(2, 1500), Er(3, 3500)
+S(R, "scn-ret-0001", "RET-11", "ojs-retry 9.1", "Default policy (no retry field; r = 0.5 so the jitter multiplier is 1.0): next_retry_at = 0 + 1s*2^0 = 1000, not fetchable at 999; attempt 2 fails at 1500 -> 1500 + 1s*2^1 = 3500; attempt 3 = max_attempts 3 -> discarded",
+  [enq(0, "a", X({"a": J("available", attempt=0, nra=None, errs=[])})),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000, dl=False, errs=[e1])})),
+   fetch(999, X({"a": J("retryable", attempt=1, nra=1000)}, fetched=None)),
+   fetch(1000, X({"a": J("active", attempt=2, nra=None, errs=[e1])}, fetched="a")),
+   fail(1500, "a", X({"a": J("retryable", attempt=2, nra=3500, errs=[e1, e2])})),
+   op(3499, "tick", X({"a": J("retryable", attempt=2, nra=3500)})),
+   fetch(3500, X({"a": J("active", attempt=3)}, fetched="a")),
+   fail(3500, "a", X({"a": J("discarded", attempt=3, nra=None, dl=False, errs=[e1, e2, e3])}))],
+  covers=["RET-09", "RET-01", "RET-14", "CORE-T12"])
+LIN = {"max_attempts": 4, "initial_interval": "PT2S", "backoff_strategy": "linear", "jitter": False}
+S(R, "scn-ret-0002", "RET-11", "ojs-retry 3.2", "Linear 2s*n: next_retry_at 0+2000, 2000+4000 = 6000, 6000+6000 = 12000; never fetchable 1 ms early; attempt 4 exhausts",
+  [enq(0, "a", X(), retry=LIN),
+   fetch(0, X(fetched="a")), fail(0, "a", X({"a": J("retryable", attempt=1, nra=2000)})),
+   fetch(1999, X(fetched=None)), fetch(2000, X({"a": J("active", attempt=2)}, fetched="a")),
+   fail(2000, "a", X({"a": J("retryable", attempt=2, nra=6000)})),
+   fetch(5999, X(fetched=None)), fetch(6000, X({"a": J("active", attempt=3)}, fetched="a")),
+   fail(6000, "a", X({"a": J("retryable", attempt=3, nra=12000)})),
+   fetch(11999, X(fetched=None)), fetch(12000, X({"a": J("active", attempt=4)}, fetched="a")),
+   fail(12000, "a", X({"a": J("discarded", attempt=4, nra=None, dl=False, errs=[Er(1, 0), Er(2, 2000), Er(3, 6000), Er(4, 12000)])}))],
+  covers=["RET-01", "CORE-T12"], flags=["extension:backoff_strategy"])
+P2 = {"max_attempts": 2, "initial_interval": "PT1S", "jitter": False}
+S(R, "scn-ret-0003", "RET-17", "ojs-retry 2.2", "on_exhaustion discard: attempt 2 of max_attempts 2 fails -> discarded, not in the dead letter set, both errors kept",
+  [enq(0, "a", X(), retry=P2), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)})),
+   fetch(1000, X(fetched="a")),
+   fail(1000, "a", X({"a": J("discarded", attempt=2, dl=False, errs=[Er(1, 0), Er(2, 1000)])}, counts={"discarded": 1, "dead_letter": 0}))],
+  covers=["RET-01"])
+S(R, "scn-ret-0004", "RET-17", "ojs-retry 2.2", "on_exhaustion dead_letter: attempt 2 of 2 fails -> discarded and dead-lettered, full error history preserved",
+  [enq(0, "a", X(), retry=P2DL), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000, dl=False)})),
+   fetch(1000, X(fetched="a")),
+   fail(1000, "a", X({"a": J("discarded", attempt=2, nra=None, dl=True, errs=[Er(1, 0), Er(2, 1000)])}, counts={"discarded": 1, "dead_letter": 1}))],
+  covers=["DLQ-001", "DLQ-002", "RET-01"])
+S(R, "scn-ret-0005", "RET-01", "ojs-retry 2.2", "max_attempts 0 behaves as 1 (RK-04): the first failure is terminal",
+  [enq(0, "a", X(), retry={"max_attempts": 0}), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("discarded", attempt=1, dl=False, errs=[Er(1, 0)])}))],
+  covers=["RK-04"])
+S(R, "scn-ret-0006", "RET-01", "ojs-retry 2.2", "max_attempts 1 with dead_letter: the first failure dead-letters",
+  [enq(0, "a", X(), retry=P1DL), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("discarded", attempt=1, dl=True, errs=[Er(1, 0)])}))],
+  covers=["RET-17"])
+S(R, "scn-ret-0007", "RET-05", "ojs-retry 5.1", "Default policy with injected r = 0.25: delay 1s*0.75 = 750 ms, then 2s*0.75 = 1500 ms after the failure at 1000 -> 2500",
+  [enq(0, "a", X()), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=750)})),
+   fetch(749, X(fetched=None)), fetch(750, X(fetched="a")),
+   fail(1000, "a", X({"a": J("retryable", attempt=2, nra=2500, errs=[Er(1, 0), Er(2, 1000)])}))],
+  covers=["RET-11"], config={"rand": 0.25})
+S(R, "scn-ret-0008", "RET-06", "ojs-retry 5.3", "Cap after jitter, r = 0.9: 4s*1.4 = 5.6s capped to max_interval 5s; then min(8s,5s)*1.4 = 7s capped to 5s",
+  [enq(0, "a", X(), retry={"initial_interval": "PT4S", "max_interval": "PT5S"}), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=5000)})),
+   fetch(5000, X(fetched="a")),
+   fail(5000, "a", X({"a": J("retryable", attempt=2, nra=10000)}))],
+  covers=["RET-04", "RET-05"], config={"rand": 0.9})
+S(R, "scn-ret-0009", "RET-04", "ojs-retry 3.5", "Cap: 1s*10^(n-1) with max_interval 5s gives 1s, 5s, 5s: next_retry_at 1000, 6000, 11000; attempt 4 exhausts",
+  [enq(0, "a", X(), retry={"max_attempts": 4, "initial_interval": "PT1S", "backoff_coefficient": 10, "max_interval": "PT5S", "jitter": False}),
+   fetch(0, X(fetched="a")), fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)})),
+   fetch(1000, X(fetched="a")), fail(1000, "a", X({"a": J("retryable", attempt=2, nra=6000)})),
+   fetch(6000, X(fetched="a")), fail(6000, "a", X({"a": J("retryable", attempt=3, nra=11000)})),
+   fetch(11000, X(fetched="a")), fail(11000, "a", X({"a": J("discarded", attempt=4, dl=False)}))])
+S(R, "scn-ret-0010", "RK-01", "ojs-retry 3.4", "Polynomial 1s*n^2: delays 1s, 4s, 9s -> next_retry_at 1000, 1000+4000 = 5000, 5000+9000 = 14000",
+  [enq(0, "a", X(), retry={"max_attempts": 4, "initial_interval": "PT1S", "backoff_coefficient": 2.0, "backoff_strategy": "polynomial", "jitter": False}),
+   fetch(0, X(fetched="a")), fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)})),
+   fetch(1000, X(fetched="a")), fail(1000, "a", X({"a": J("retryable", attempt=2, nra=5000)})),
+   fetch(5000, X(fetched="a")), fail(5000, "a", X({"a": J("retryable", attempt=3, nra=14000)}))],
+  covers=["RET-11"], flags=["extension:backoff_strategy"])
+S(R, "scn-ret-0011", "RK-01", "ojs-retry 3.1", "Constant 3s (backoff_strategy none): next_retry_at 3000, then 3000+3000 = 6000",
+  [enq(0, "a", X(), retry={"max_attempts": 3, "initial_interval": "PT3S", "backoff_strategy": "none", "jitter": False}),
+   fetch(0, X(fetched="a")), fail(0, "a", X({"a": J("retryable", attempt=1, nra=3000)})),
+   fetch(3000, X(fetched="a")), fail(3000, "a", X({"a": J("retryable", attempt=2, nra=6000)}))],
+  covers=["RET-11"], flags=["extension:backoff_strategy"])
+S(R, "scn-ret-0012", "RET-07", "ojs-retry 6.3", "Exact non-retryable match at attempt 1 of 5: discarded at once (on_exhaustion discard)",
+  [enq(0, "a", X(), retry={"max_attempts": 5, "non_retryable_errors": ["validation.bad_input"], "jitter": False}),
+   fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("discarded", attempt=1, nra=None, dl=False, errs=[E(1, "validation.bad_input", "field x missing", 0)])}), typ="validation.bad_input", msg="field x missing")],
+  covers=["RET-18"])
+S(R, "scn-ret-0013", "RET-07", "ojs-retry 6.2", "Prefix pattern auth.* matches auth.token.expired: not retried, on_exhaustion dead_letter applies at attempt 1 of 5",
+  [enq(0, "a", X(), retry={"max_attempts": 5, "non_retryable_errors": ["auth.*"], "on_exhaustion": "dead_letter", "jitter": False}),
+   fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("discarded", attempt=1, dl=True, errs=[E(1, "auth.token.expired", "token expired", 0)])}), typ="auth.token.expired", msg="token expired")],
+  covers=["DLQ-001"], flags=["should:prefix-match"])
+S(R, "scn-ret-0014", "RK-15", "ojs-retry 6.2", "auth.* matches neither 'auth' nor 'authx': both retried (next_retry_at 1000, then 1000 + 2s = 3000)",
+  [enq(0, "a", X(), retry={"max_attempts": 5, "non_retryable_errors": ["auth.*"], "jitter": False}),
+   fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)}), typ="auth", msg="m"),
+   fetch(1000, X(fetched="a")),
+   fail(1000, "a", X({"a": J("retryable", attempt=2, nra=3000, errs=[E(1, "auth", "m", 0), E(2, "authx", "m", 1000)])}), typ="authx", msg="m")],
+  covers=["RET-18"], flags=["should:prefix-match"])
+S(R, "scn-ret-0015", "RET-18", "ojs-retry 6.2", "Exact matching is exact and case-sensitive: validation.bad_input.extra and Validation.bad_input are retried",
+  [enq(0, "a", X(), retry={"max_attempts": 5, "non_retryable_errors": ["validation.bad_input"], "jitter": False}),
+   fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)}), typ="validation.bad_input.extra", msg="m"),
+   fetch(1000, X(fetched="a")),
+   fail(1000, "a", X({"a": J("retryable", attempt=2, nra=3000)}), typ="Validation.bad_input", msg="m")],
+  covers=["RET-07"])
+e5 = [Er(1, 0), Er(2, 1000), Er(3, 3000), Er(4, 7000), Er(5, 15000)]
+S(R, "scn-ret-0016", "RET-14", "ojs-retry 10", "Tracking over 5 attempts, 1s*2^(n-1): next_retry_at 1000, 3000, 7000, 15000; errors carry attempts 1..5 and failure times; attempt 5 = max exhausts",
+  [enq(0, "a", X(), retry=P5),
+   fetch(0, X(fetched="a")), fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000, errs=e5[:1])})),
+   fetch(1000, X(fetched="a")), fail(1000, "a", X({"a": J("retryable", attempt=2, nra=3000, errs=e5[:2])})),
+   fetch(3000, X(fetched="a")), fail(3000, "a", X({"a": J("retryable", attempt=3, nra=7000, errs=e5[:3])})),
+   fetch(7000, X(fetched="a")), fail(7000, "a", X({"a": J("retryable", attempt=4, nra=15000, errs=e5[:4])})),
+   fetch(15000, X({"a": J("active", attempt=5, nra=None)}, fetched="a")),
+   fail(15000, "a", X({"a": J("discarded", attempt=5, nra=None, dl=False, errs=e5)}))],
+  covers=["RET-01", "RET-11"])
+S(R, "scn-ret-0017", "RET-10", "ojs-retry 8.1", "Partial policy {max_attempts: 5} keeps the other defaults (1s, x2, jitter with r = 0.5 -> x1.0): attempt 3 is still retried, next_retry_at 3000 + 4s = 7000",
+  [enq(0, "a", X(), retry={"max_attempts": 5}),
+   fetch(0, X(fetched="a")), fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)})),
+   fetch(1000, X(fetched="a")), fail(1000, "a", X({"a": J("retryable", attempt=2, nra=3000)})),
+   fetch(3000, X(fetched="a")), fail(3000, "a", X({"a": J("retryable", attempt=3, nra=7000)}))],
+  covers=["RET-09"])
+for sid, bad, why, cov in [
+    ("scn-ret-0018", {"max_attempts": -1}, "max_attempts -1", ["RET-20"]),
+    ("scn-ret-0019", {"initial_interval": "P"}, "initial_interval 'P' (no component)", ["RET-19"]),
+    ("scn-ret-0020", {"backoff_coefficient": 0.5}, "backoff_coefficient 0.5 < 1", ["RET-03"]),
+    ("scn-ret-0021", {"max_retries": 3}, "unknown field max_retries (RK-02)", ["RK-02"]),
+    ("scn-ret-0023", {"initial_interval": "PT10S", "max_interval": "PT5S"}, "max_interval below initial_interval (RK-12)", ["RK-12"]),
+]:
+    S(R, sid, "RET-16", "ojs-retry 11", "An invalid policy (%s) is rejected at enqueue time: no job is created" % why,
+      [enq(0, "a", X(error="validation.retry_policy_invalid", absent=["a"], counts={"available": 0}), retry=bad),
+       fetch(0, X(fetched=None, absent=["a"]))],
+      covers=cov)
+S(R, "scn-ret-0022", "RET-11", "ojs-retry 9.1", "Two retrying jobs come back in next_retry_at order: b (failed at 0, due 1000) before a (failed at 500, due 1500)",
+  [enq(0, "a", X(), retry=P3), enq(0, "b", X(), retry=P3),
+   fetch(0, X(fetched="a")), fetch(0, X(fetched="b")),
+   fail(0, "b", X({"b": J("retryable", attempt=1, nra=1000)})),
+   fail(500, "a", X({"a": J("retryable", attempt=1, nra=1500)})),
+   op(2000, "tick", X({"a": J("available", attempt=1, nra=None), "b": J("available", attempt=1, nra=None)})),
+   fetch(2000, X({"b": J("active", attempt=2)}, fetched="b")),
+   fetch(2000, X({"a": J("active", attempt=2)}, fetched="a"))],
+  covers=["CORE-T12", "CORE-F03"])
+
+# ---- codes.json: handler response codes (ojs-retry 7)
+C = "codes"
+P5DL = {"max_attempts": 5, "on_exhaustion": "dead_letter", "jitter": False}
+P5D = {"max_attempts": 5, "jitter": False}
+def cscn(sid, req, desc, pol, code, want, covers=(), typ="payment.declined", flags=()):
+    S(C, sid, req, "ojs-retry 7.2", desc,
+      [enq(0, "a", X(), retry=pol), fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+       fail(100, "a", X({"a": want}), typ=typ, msg="card declined", code=code)],
+      covers=covers, flags=flags)
+cscn("scn-code-0001", "RET-08", "RETRY: the policy applies (attempt 1 < 3): retryable at 100 + 1s = 1100, code RETRY recorded", P3, "RETRY",
+     J("retryable", attempt=1, nra=1100, dl=False, errs=[E(1, "payment.declined", "card declined", 100, "RETRY")]))
+cscn("scn-code-0002", "RK-35", "No code: treated and recorded as RETRY (ojs-retry 7.3 default)", P3, None,
+     J("retryable", attempt=1, nra=1100, dl=False, errs=[E(1, "payment.declined", "card declined", 100, "RETRY")]), covers=["RET-08", "RET-14"])
+cscn("scn-code-0003", "RET-08", "DISCARD at attempt 1 of 5 with on_exhaustion dead_letter: discarded, NOT dead-lettered", P5DL, "DISCARD",
+     J("discarded", attempt=1, nra=None, dl=False, errs=[E(1, "payment.declined", "card declined", 100, "DISCARD")]))
+cscn("scn-code-0004", "RET-08", "FAIL behaves as DISCARD: discarded at attempt 1 of 5 despite dead_letter exhaustion; code FAIL recorded", P5DL, "FAIL",
+     J("discarded", attempt=1, nra=None, dl=False, errs=[E(1, "payment.declined", "card declined", 100, "FAIL")]))
+cscn("scn-code-0005", "RET-08", "DEAD_LETTER at attempt 1 of 5 with on_exhaustion discard: dead-lettered at once", P5D, "DEAD_LETTER",
+     J("discarded", attempt=1, nra=None, dl=True, errs=[E(1, "payment.declined", "card declined", 100, "DEAD_LETTER")]), covers=["DLQ-001"])
+cscn("scn-code-0007", "RK-13", "DEAD_LETTER wins over a non_retryable_errors match whose on_exhaustion is discard",
+     {"max_attempts": 5, "non_retryable_errors": ["payment.declined"], "jitter": False}, "DEAD_LETTER",
+     J("discarded", attempt=1, dl=True), covers=["RET-08"])
+cscn("scn-code-0008", "RK-13", "DISCARD wins over on_exhaustion dead_letter at the last attempt (max_attempts 1)", P1DL, "DISCARD",
+     J("discarded", attempt=1, dl=False), covers=["RET-08"])
+for sid, code, why in [("scn-code-0009", "MAYBE", "an unknown code"), ("scn-code-0011", "discard", "a lower-case code (codes are exact upper-case names)")]:
+    S(C, sid, "RK-13", "ojs-retry 7.3", "FAIL with %s is rejected; the job stays active with no error recorded" % why,
+      [enq(0, "a", X(), retry=P3), fetch(0, X(fetched="a")),
+       fail(100, "a", X({"a": J("active", attempt=1, errs=[])}, error="invalid_request"), code=code)],
+      covers=["RET-08"], flags=["implementation-defined:error-classes"])
+S(C, "scn-code-0006", "RK-13", "ojs-retry 7.2", "RETRY never extends past max_attempts: attempt 2 of 2 with RETRY is exhausted -> discarded",
+  [enq(0, "a", X(), retry=P2),
+   fetch(0, X(fetched="a")), fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)}), code="RETRY"),
+   fetch(1000, X(fetched="a")),
+   fail(1000, "a", X({"a": J("discarded", attempt=2, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 0), E(2, "smtp.unavailable", "SMTP server unavailable", 1000)])}), code="RETRY")],
+  covers=["RET-01", "RET-08"])
+DET = {"endpoint": "https://api.example.com/v1/charges", "timeout_ms": 30000}
+S(C, "scn-code-0010", "RET-14", "ojs-retry 10.1", "Error details are kept in the history entry as given",
+  [enq(0, "a", X(), retry=P3), fetch(0, X(fetched="a")),
+   fail(2000, "a", X({"a": J("retryable", attempt=1, nra=3000, errs=[E(1, "external.api_timeout", "timed out after 30s", 2000, "RETRY", DET)])}),
+        typ="external.api_timeout", msg="timed out after 30s", code="RETRY", details=DET)])
+S(C, "scn-code-0012", "RET-08", "ojs-retry 7.2", "A code applies to one failure only: DISCARD is not remembered; RETRY at attempt 1, then DEAD_LETTER at attempt 2 dead-letters",
+  [enq(0, "a", X(), retry=P5D), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)}), code="RETRY"),
+   fetch(1000, X(fetched="a")),
+   fail(1000, "a", X({"a": J("discarded", attempt=2, dl=True, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 0, "RETRY"), E(2, "smtp.unavailable", "SMTP server unavailable", 1000, "DEAD_LETTER")])}), code="DEAD_LETTER")])
+
+# ---- timeouts.json: visibility timeout and heartbeats (ojs-retry 9)
+TM = "timeouts"
+TF = ["implementation-defined:timeout-transition", "implementation-defined:boundary"]
+S(TM, "scn-tmo-0001", "RET-12", "ojs-retry 9.2", "Reservation 10 s from fetch at 0: still active at 9999; at 10000 the attempt has failed -> retryable at 10000 + 1s = 11000 with a timeout entry; the refetch is attempt 2",
+  [enq(0, "a", X(), retry=P3, vis=10000),
+   fetch(0, X({"a": J("active", attempt=1, ru=10000)}, fetched="a")),
+   op(9999, "tick", X({"a": J("active", attempt=1, ru=10000, errs=[])})),
+   op(10000, "tick", X({"a": J("retryable", attempt=1, nra=11000, ru=None, dl=False, errs=[T(1, 10000)])})),
+   fetch(11000, X({"a": J("active", attempt=2, ru=21000, errs=[T(1, 10000)])}, fetched="a"))],
+  covers=["RK-30", "RK-31", "RET-11"], flags=TF)
+S(TM, "scn-tmo-0002", "RET-12", "ojs-retry 9.2", "A timeout on the last attempt (max_attempts 1) exhausts the policy: discarded",
+  [enq(0, "a", X(), retry=P1, vis=10000), fetch(0, X(fetched="a")),
+   op(10000, "tick", X({"a": J("discarded", attempt=1, nra=None, ru=None, dl=False, errs=[T(1, 10000)])}))],
+  covers=["RET-01", "RK-30"], flags=TF)
+S(TM, "scn-tmo-0003", "RET-12", "ojs-retry 9.2", "Two timeouts with max_attempts 2 and dead_letter: retryable at 5000 + 1s = 6000, refetched, timed out at 11000 -> dead-lettered",
+  [enq(0, "a", X(), retry=P2DL, vis=5000), fetch(0, X(fetched="a")),
+   op(5000, "tick", X({"a": J("retryable", attempt=1, nra=6000, errs=[T(1, 5000)])})),
+   fetch(6000, X({"a": J("active", attempt=2, ru=11000)}, fetched="a")),
+   op(11000, "tick", X({"a": J("discarded", attempt=2, dl=True, errs=[T(1, 5000), T(2, 11000)])}))],
+  covers=["RET-17", "DLQ-001"], flags=TF)
+S(TM, "scn-tmo-0004", "RET-12", "ojs-retry 9.2", "A timeout is never matched against non_retryable_errors, whatever the patterns: retried at 10000 + 1s",
+  [enq(0, "a", X(), retry={"max_attempts": 3, "non_retryable_errors": ["executor.*", "executor.visibility_timeout", "timeout", "timeout.*"], "jitter": False}, vis=10000),
+   fetch(0, X(fetched="a")),
+   op(10000, "tick", X({"a": J("retryable", attempt=1, nra=11000, errs=[T(1, 10000)])}))],
+  covers=["RET-07"], flags=TF)
+S(TM, "scn-tmo-0005", "RK-31", "ojs-retry 9.2", "ACK exactly at the deadline is too late: the attempt already timed out",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   op(10000, "ack", X({"a": J("retryable", attempt=1, nra=11000, errs=[T(1, 10000)])}, error="invalid_transition"), id="a")],
+  covers=["RET-12"], flags=TF)
+S(TM, "scn-tmo-0006", "RK-31", "ojs-retry 9.2", "FAIL after the deadline is rejected and not recorded; only the timeout entry exists",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   fail(10500, "a", X({"a": J("retryable", attempt=1, nra=11000, errs=[T(1, 10000)])}, error="invalid_transition"))],
+  covers=["RET-12"], flags=TF)
+S(TM, "scn-tmo-0007", "RET-13", "ojs-retry 9.3", "A heartbeat at 8000 extends the reservation to 8000 + 10000 = 18000: no timeout at 10000; ACK at 17999 completes",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X({"a": J("active", ru=10000)}, fetched="a")),
+   op(8000, "heartbeat", X({"a": J("active", attempt=1, ru=18000)}), id="a"),
+   op(10000, "tick", X({"a": J("active", attempt=1, ru=18000, errs=[])})),
+   op(17999, "ack", X({"a": J("completed", attempt=1, ru=None, errs=[])}), id="a")],
+  flags=TF)
+S(TM, "scn-tmo-0008", "RET-13", "ojs-retry 9.3", "Heartbeats at 5000, 12000, 20000 keep extending (15000, 22000, 30000) without touching attempt; silence then times out at 30000",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   op(5000, "heartbeat", X({"a": J("active", attempt=1, ru=15000)}), id="a"),
+   op(12000, "heartbeat", X({"a": J("active", attempt=1, ru=22000)}), id="a"),
+   op(20000, "heartbeat", X({"a": J("active", attempt=1, ru=30000)}), id="a"),
+   op(29999, "tick", X({"a": J("active", attempt=1, ru=30000)})),
+   op(30000, "tick", X({"a": J("retryable", attempt=1, nra=31000, errs=[T(1, 30000)])}))],
+  covers=["RET-12"], flags=TF)
+S(TM, "scn-tmo-0009", "RET-13", "ojs-retry 9.3", "A heartbeat at the deadline is too late: rejected, the job already timed out",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   op(10000, "heartbeat", X({"a": J("retryable", attempt=1, nra=11000, errs=[T(1, 10000)])}, error="invalid_transition"), id="a")],
+  covers=["RET-12"], flags=TF)
+S(TM, "scn-tmo-0010", "RK-30", "ojs-retry 9.2", "Nothing happens between 0 and 60000: at 60000 the job has timed out at 10000, waited until 11000 and is available; the fetch is attempt 2",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   op(60000, "tick", X({"a": J("available", attempt=1, nra=None, ru=None, errs=[T(1, 10000)])})),
+   fetch(60000, X({"a": J("active", attempt=2, ru=70000)}, fetched="a"))],
+  covers=["RET-12", "CORE-T12"], flags=TF)
+S(TM, "scn-tmo-0011", "RET-14", "ojs-retry 10", "Timeouts and handler failures share one history: timeout at 10000 (retry 11000), failure at 12000 (retry 12000 + 2s = 14000), timeout at 24000 exhausts",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   op(10000, "tick", X({"a": J("retryable", attempt=1, nra=11000)})),
+   fetch(11000, X({"a": J("active", attempt=2, ru=21000)}, fetched="a")),
+   fail(12000, "a", X({"a": J("retryable", attempt=2, nra=14000, errs=[T(1, 10000), E(2, "smtp.unavailable", "SMTP server unavailable", 12000)])})),
+   fetch(14000, X({"a": J("active", attempt=3, ru=24000)}, fetched="a")),
+   op(24000, "tick", X({"a": J("discarded", attempt=3, dl=False, errs=[T(1, 10000), E(2, "smtp.unavailable", "SMTP server unavailable", 12000), T(3, 24000)])}))],
+  covers=["RET-12"], flags=TF)
+S(TM, "scn-tmo-0012", "RET-12", "ojs-core 6.5", "Without a per-job visibility timeout the executor's default (config 5000 ms) applies",
+  [enq(0, "a", X(), retry=P3), fetch(0, X({"a": J("active", ru=5000)}, fetched="a")),
+   op(5000, "tick", X({"a": J("retryable", attempt=1, nra=6000, errs=[T(1, 5000)])}))],
+  flags=TF, config={"visibility_timeout_ms": 5000})
+S(TM, "scn-tmo-0013", "CORE-T10", "ojs-core 7.6", "A cancelled active job never times out",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   op(1000, "cancel", X({"a": J("cancelled", attempt=1, ru=None)}), id="a"),
+   op(20000, "tick", X({"a": J("cancelled", attempt=1, errs=[])}))])
+S(TM, "scn-tmo-0014", "RET-12", "ojs-retry 9.2", "An acknowledged job never times out: ACK at 9999, nothing at 20000",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   op(9999, "ack", X({"a": J("completed", attempt=1)}), id="a"),
+   op(20000, "tick", X({"a": J("completed", attempt=1, errs=[])}))],
+  flags=TF)
+S(TM, "scn-tmo-0015", "RET-13", "ojs-retry 9.3", "Each fetch starts a fresh reservation: refetched at 11000 after a timeout, a heartbeat at 20000 extends to 30000",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   fetch(11000, X({"a": J("active", attempt=2, ru=21000)}, fetched="a")),
+   op(20000, "heartbeat", X({"a": J("active", attempt=2, ru=30000, errs=[T(1, 10000)])}), id="a")],
+  covers=["RET-12"], flags=TF)
+
+# ---- deadletter.json: dead letter set, manual retry, retention (ojs-dead-letter)
+D = "deadletter"
+def dead(at, jid, pol=P1DL, queue=None):
+    """enqueue, fetch and fail jid at time at so that it is dead-lettered (P1DL)"""
+    return [enq(at, jid, X(), retry=pol, queue=queue),
+            fetch(at, X(fetched=jid), queue or "default"),
+            fail(at, jid, X({jid: J("discarded", attempt=1, dl=True)}))]
+e12 = [E(1, "smtp.unavailable", "SMTP server unavailable", 0), E(2, "smtp.unavailable", "SMTP server unavailable", 1000)]
+S(D, "scn-dlq-0001", "DLQ-003", "ojs-dead-letter 6.1", "Manual retry of a dead-lettered job: available, attempt 0, errors kept, fresh retry budget (attempt 1 of 2 fails -> retryable at 5000 + 1s)",
+  [enq(0, "a", X(), retry=P2DL), fetch(0, X(fetched="a")), fail(0, "a", X()),
+   fetch(1000, X(fetched="a")), fail(1000, "a", X({"a": J("discarded", attempt=2, dl=True, errs=e12)})),
+   op(5000, "retry", X({"a": J("available", attempt=0, nra=None, dl=False, errs=e12)}, counts={"dead_letter": 0, "available": 1}), id="a"),
+   fetch(5000, X({"a": J("active", attempt=1)}, fetched="a")),
+   fail(5000, "a", X({"a": J("retryable", attempt=1, nra=6000, dl=False, errs=e12 + [E(1, "smtp.unavailable", "SMTP server unavailable", 5000)])}))],
+  covers=["CORE-T17", "RK-33", "DLQ-002"], flags=["implementation-defined:manual-retry-errors"])
+S(D, "scn-dlq-0002", "DLQ-R002", "ojs-dead-letter 6.3", "Manual retry with a policy override {max_attempts: 1}: the next failure is final and discards (the override's on_exhaustion is the default discard)",
+  dead(0, "a") + [
+   op(100, "retry", X({"a": J("available", attempt=0, dl=False)}), id="a", retry={"max_attempts": 1, "jitter": False}),
+   fetch(100, X(fetched="a")),
+   fail(200, "a", X({"a": J("discarded", attempt=1, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 0), E(1, "smtp.unavailable", "SMTP server unavailable", 200)])}))],
+  covers=["DLQ-003", "CORE-T17"], flags=["implementation-defined:manual-retry-errors"])
+S(D, "scn-dlq-0003", "RK-33", "ojs-dead-letter 6.1", "A plainly discarded job (not dead-lettered) can be retried manually too",
+  [enq(0, "a", X(), retry=P1), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("discarded", attempt=1, dl=False)})),
+   op(100, "retry", X({"a": J("available", attempt=0, dl=False, errs=[F1])}), id="a")],
+  covers=["CORE-T17"], flags=["implementation-defined:manual-retry-errors"])
+S(D, "scn-dlq-0004", "CORE-T00", "ojs-core 6.4", "Manual retry of a retryable job (retryable -> available by hand) is rejected",
+  [enq(0, "a", X(), retry=P3), fetch(0, X(fetched="a")), fail(0, "a", X()),
+   op(100, "retry", X({"a": J("retryable", attempt=1, nra=1000)}, error="invalid_transition"), id="a")])
+S(D, "scn-dlq-0005", "RET-16", "ojs-dead-letter 6.3", "Manual retry with an invalid override policy is rejected; the job stays dead-lettered",
+  dead(0, "a") + [
+   op(100, "retry", X({"a": J("discarded", attempt=1, dl=True)}, error="validation.retry_policy_invalid"), id="a", retry={"max_attempts": "3"})],
+  covers=["DLQ-R002"])
+S(D, "scn-dlq-0006", "DLQ-004", "ojs-dead-letter 5.1", "max_count 2: the third dead letter (at 2000) prunes the oldest (a, from 0)",
+  dead(0, "a") + dead(1000, "b") + [
+   op(1500, "tick", X({"a": J("discarded", dl=True), "b": J("discarded", dl=True)}, counts={"dead_letter": 2}))] + dead(2000, "c") + [
+   op(2000, "tick", X({"b": J("discarded", dl=True), "c": J("discarded", dl=True)}, absent=["a"], counts={"dead_letter": 2, "discarded": 2}))],
+  covers=["DLQ-005", "RK-34"], flags=["implementation-defined:retention"], config={"retention": {"max_count": 2}})
+S(D, "scn-dlq-0007", "DLQ-005", "ojs-dead-letter 8.1", "max_age 10 s: dead-lettered at 0, still kept at exactly 10000, pruned at 10001 (strictly older)",
+  dead(0, "a") + [
+   op(10000, "tick", X({"a": J("discarded", dl=True)})),
+   op(10001, "tick", X(absent=["a"], counts={"discarded": 0, "dead_letter": 0})),
+   op(10002, "retry", X(error="not_found"), id="a")],
+  covers=["DLQ-004", "RK-34"], flags=["implementation-defined:retention", "implementation-defined:error-classes"], config={"retention": {"max_age_ms": 10000}})
+S(D, "scn-dlq-0008", "DLQ-004", "ojs-dead-letter 5.2", "Default retention max_age P180D = 180*86400000 = 15552000000 ms: kept at exactly that age, pruned 1 ms later",
+  dead(0, "a") + [
+   op(15552000000, "tick", X({"a": J("discarded", dl=True)})),
+   op(15552000001, "tick", X(absent=["a"]))],
+  covers=["DLQ-005", "RK-34"], flags=["implementation-defined:retention"])
+S(D, "scn-dlq-0009", "RK-34", "ojs-dead-letter 4.2", "Retention applies to dead letters only: plain discarded jobs stay beyond max_count 1 and max_age 1 s",
+  [enq(0, "a", X(), retry=P1), fetch(0, X(fetched="a")), fail(0, "a", X()),
+   enq(0, "b", X(), retry=P1), fetch(0, X(fetched="b")), fail(0, "b", X()),
+   op(100000, "tick", X({"a": J("discarded", dl=False), "b": J("discarded", dl=False)}, counts={"discarded": 2}))],
+  covers=["RET-17"], flags=["implementation-defined:retention"], config={"retention": {"max_age_ms": 1000, "max_count": 1}})
+S(D, "scn-dlq-0010", "DLQ-004", "ojs-dead-letter 6.1", "A manually retried job leaves the dead letter set: with max_count 2, after a is retried, dead-lettering c keeps b and c and a is untouched",
+  dead(0, "a") + dead(1000, "b") + [
+   op(2000, "retry", X({"a": J("available", attempt=0, dl=False)}), id="a")] + dead(3000, "c", queue="other") + [
+   op(3000, "tick", X({"a": J("available", attempt=0, dl=False), "b": J("discarded", dl=True), "c": J("discarded", dl=True)}, counts={"dead_letter": 2}))],
+  covers=["RK-34", "DLQ-003"], flags=["implementation-defined:retention"], config={"retention": {"max_count": 2}})
+S(D, "scn-dlq-0011", "DLQ-004", "ojs-dead-letter 8.1", "Both limits: max_count 2 prunes a (from 0) when c arrives at 8000; max_age 10 s prunes b (from 5000) after 15000; c stays",
+  dead(0, "a") + dead(5000, "b") + dead(8000, "c") + [
+   op(8000, "tick", X({"b": J("discarded", dl=True), "c": J("discarded", dl=True)}, absent=["a"])),
+   op(15000, "tick", X({"b": J("discarded", dl=True)})),
+   op(15001, "tick", X({"c": J("discarded", dl=True)}, absent=["a", "b"], counts={"dead_letter": 1}))],
+  covers=["DLQ-005", "RK-34"], flags=["implementation-defined:retention"], config={"retention": {"max_age_ms": 10000, "max_count": 2}})
+P3DL = {"max_attempts": 3, "jitter": False, "on_exhaustion": "dead_letter"}
+h3 = [E(1, "db.timeout", "query timed out", 0), E(2, "db.deadlock", "deadlock detected", 1000), E(3, "db.timeout", "query timed out", 3000)]
+S(D, "scn-dlq-0012", "DLQ-002", "ojs-dead-letter 4.1", "A dead-lettered job keeps every error of every attempt (types differ per attempt)",
+  [enq(0, "a", X(), retry=P3DL), fetch(0, X(fetched="a")),
+   fail(0, "a", X(), typ="db.timeout", msg="query timed out"),
+   fetch(1000, X(fetched="a")), fail(1000, "a", X(), typ="db.deadlock", msg="deadlock detected"),
+   fetch(3000, X(fetched="a")),
+   fail(3000, "a", X({"a": J("discarded", attempt=3, dl=True, errs=h3)}), typ="db.timeout", msg="query timed out")],
+  covers=["RET-14", "RET-17"])
+# RET-15: error history of 10 over 12 attempts, constant 1 s backoff: attempt k fails at (k-1)*1000.
+POLH = {"max_attempts": 12, "initial_interval": "PT1S", "backoff_strategy": "none", "jitter": False}
+steps = [enq(0, "a", X(), retry=POLH)]
+hist = []
+for k in range(1, 13):
+    t = (k - 1) * 1000
+    hist.append(E(k, "smtp.unavailable", "failure %d" % k, t))
+    keep = hist[-10:]
+    steps.append(fetch(t, X({"a": J("active", attempt=k)}, fetched="a")))
+    if k < 12:
+        steps.append(fail(t, "a", X({"a": J("retryable", attempt=k, nra=t + 1000, errs=keep)}), msg="failure %d" % k))
+    else:
+        steps.append(fail(t, "a", X({"a": J("discarded", attempt=12, dl=False, errs=keep)}), msg="failure %d" % k))
+S(D, "scn-dlq-0013", "RET-15", "ojs-retry 10.1", "error_history 10 over 12 failed attempts (constant 1 s: attempt k fails at (k-1)*1000): the history keeps attempts 3..12, oldest first",
+  steps, covers=["RET-14"], flags=["implementation-defined:error-history-size", "extension:backoff_strategy"], config={"error_history": 10})
+
+# ---- queues.json: paused queues (operator extension)
+Q = "queues"
+QF = ["implementation-defined:paused-queue"]
+S(Q, "scn-que-0001", "RK-36", "ojs-core 7.2", "A paused queue is not fetched from; after resume its job is fetched",
+  [op(0, "pause", X(), queue="q"),
+   enq(0, "a", X({"a": J("available", attempt=0)}), queue="q"),
+   fetch(10, X({"a": J("available", attempt=0)}, fetched=None), "q"),
+   op(100, "resume", X(), queue="q"),
+   fetch(100, X({"a": J("active", attempt=1)}, fetched="a"), "q")],
+  flags=QF)
+S(Q, "scn-que-0002", "RK-36", "ojs-retry 9.1", "A retryable job of a paused queue becomes available at next_retry_at (1000) but is only fetched after resume",
+  [enq(0, "a", X(), retry=P3, queue="q"), fetch(0, X(fetched="a"), "q"), fail(0, "a", X()),
+   op(500, "pause", X({"a": J("retryable", attempt=1, nra=1000)}), queue="q"),
+   op(1000, "tick", X({"a": J("available", attempt=1, nra=None)})),
+   fetch(1000, X(fetched=None), "q"),
+   op(2000, "resume", X(), queue="q"),
+   fetch(2000, X({"a": J("active", attempt=2)}, fetched="a"), "q")],
+  covers=["CORE-T12"], flags=QF)
+S(Q, "scn-que-0003", "RK-36", "ojs-retry 9.2", "Pausing does not stop reservations: the active job of a paused queue times out at 10000",
+  [enq(0, "a", X(), retry=P3, queue="q", vis=10000), fetch(0, X(fetched="a"), "q"),
+   op(1, "pause", X(), queue="q"),
+   op(10000, "tick", X({"a": J("retryable", attempt=1, nra=11000, errs=[T(1, 10000)])}))],
+  covers=["RET-12"], flags=QF + ["implementation-defined:timeout-transition"])
+S(Q, "scn-que-0004", "RK-36", "ojs-core 7.2", "FETCH over [p, q] with p paused skips p and serves q",
+  [op(0, "pause", X(), queue="p"),
+   enq(0, "a", X(), queue="p"), enq(0, "b", X(), queue="q"),
+   fetch(0, X({"a": J("available"), "b": J("active", attempt=1)}, fetched="b"), "p", "q"),
+   fetch(0, X(fetched=None), "p", "q")],
+  covers=["CORE-F01"], flags=QF)
+S(Q, "scn-que-0005", "RK-36", "ojs-core 6.3", "A scheduled job of a paused queue becomes available at 5000 and waits for resume",
+  [op(0, "pause", X(), queue="q"),
+   enq(0, "a", X({"a": J("scheduled")}), queue="q", sched=5000),
+   op(5000, "tick", X({"a": J("available", attempt=0)})),
+   fetch(5000, X(fetched=None), "q"),
+   op(6000, "resume", X(), queue="q"),
+   fetch(6000, X(fetched="a"), "q")],
+  covers=["CORE-T04"], flags=QF)
+S(Q, "scn-que-0006", "RK-36", "ojs-core 7.3", "ACK and FAIL of jobs already active in a paused queue still work",
+  [enq(0, "a", X(), retry=P3, queue="q"), enq(0, "b", X(), retry=P3, queue="q"),
+   fetch(0, X(fetched="a"), "q"), fetch(0, X(fetched="b"), "q"),
+   op(10, "pause", X(), queue="q"),
+   op(20, "ack", X({"a": J("completed", attempt=1)}), id="a"),
+   fail(20, "b", X({"b": J("retryable", attempt=1, nra=1020)}))],
+  flags=QF)
+S(Q, "scn-que-0007", "RK-36", "ojs-core 7.6", "Cancel works in a paused queue; resume then finds nothing to fetch",
+  [op(0, "pause", X(), queue="q"), enq(0, "a", X(), queue="q"),
+   op(10, "cancel", X({"a": J("cancelled", attempt=0)}), id="a"),
+   op(20, "resume", X(), queue="q"), fetch(20, X(fetched=None), "q")],
+  covers=["CORE-T14"], flags=QF)
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/retrykit/retrykit/conformance"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	buildOut  []byte
+	buildDir  string
+)
+
+// retrykitBinary builds the command once per test run into a temporary
+// directory, so that end-to-end tests exercise a real subprocess.
+func retrykitBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "retrykit-e2e-")
+		if buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(buildDir, "retrykit")
+		if runtime.GOOS == "windows" {
+			binPath += ".exe"
+		}
+		cmd := exec.Command("go", "build", "-o", binPath, ".")
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v\n%s", buildErr, buildOut)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestConformanceReferenceInProcess(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "conformance")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "PASS  pass ") || !strings.Contains(out, "fail 0  error 0") {
+		t.Errorf("report:\n%s", out)
+	}
+}
+
+// TestConformanceThroughAdapterSubprocess runs the suite against
+// "retrykit adapter" through a real pipe: the protocol end to end.
+func TestConformanceThroughAdapterSubprocess(t *testing.T) {
+	bin := retrykitBinary(t)
+	cmd := exec.Command(bin, "conformance", "--impl", bin+" adapter", "--format", "json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	var rep conformance.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Totals.Pass < 400 || rep.Totals.NotRun != 0 || rep.Implementation.Implementation != "retrykit" {
+		t.Errorf("report: %+v %+v", rep.Implementation, rep.Totals)
+	}
+}
+
+func TestConformancePythonAdapter(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	adapter := filepath.Join(repoRoot(t), "conformance", "adapters", "python", "adapter.py")
+	if _, err := os.Stat(adapter); err != nil {
+		t.Skip("python adapter not present")
+	}
+	code, out, errOut := runCLI(t, "", "conformance", "--impl", py+" "+adapter, "--format", "junit")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var junit struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+	}
+	if err := xml.Unmarshal([]byte(out), &junit); err != nil {
+		t.Fatal(err)
+	}
+	if junit.Tests < 400 || junit.Failures != 0 || junit.Errors != 0 {
+		t.Errorf("junit %+v", junit)
+	}
+}
+
+func TestConformanceFailingImplExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "bad.sh")
+	// An adapter that says hello and then crashes on everything.
+	body := "#!/bin/sh\nread line\nid=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\necho '{\"id\":'$id',\"protocol\":1,\"implementation\":\"bad\",\"version\":\"0\",\"ops\":[\"match\"],\"resolution_ns\":1,\"jitter\":\"injectable\"}'\necho 'about to die' >&2\nexit 7\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	skip := filepath.Join(dir, "skip.txt")
+	code, out, errOut := runCLI(t, "", "conformance", "--impl", "sh "+script, "--requirement", "RET-18",
+		"--timeout", "2s", "--write-skip-file", skip)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "ERROR") || !strings.Contains(out, "about to die") || strings.Contains(out, "FAIL  match-") {
+		t.Errorf("crashes must be errors with stderr, not failures:\n%s", out)
+	}
+	data, err := os.ReadFile(skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "match-") {
+		t.Errorf("skip file:\n%s", data)
+	}
+	// With that skip file the same run is clean.
+	code, out, _ = runCLI(t, "", "conformance", "--impl", "sh "+script, "--requirement", "RET-18", "--skip-file", skip)
+	if code != 0 {
+		t.Errorf("with skip file: exit %d\n%s", code, out)
+	}
+}
+
+func TestConformanceFlagsAndFormats(t *testing.T) {
+	code, out, _ := runCLI(t, "", "conformance", "--run", "dur-0001,dur-0002", "--format", "markdown", "--jitter-samples", "0")
+	if code != 0 || !strings.Contains(out, "pass 2  fail 0") || !strings.Contains(out, "| requirement |") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "conformance", "--flag", "class:overflow", "--format", "json")
+	var rep conformance.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	for _, r := range rep.Results {
+		if !strings.Contains(strings.Join(r.Flags, ","), "class:overflow") {
+			t.Errorf("--flag ran %s", r.ID)
+		}
+	}
+	for _, bad := range [][]string{
+		{"conformance", "--format", "yaml"},
+		{"conformance", "--impl", "'unterminated"},
+		{"conformance", "--vectors", "/nonexistent"},
+		{"conformance", "--skip-file", "/nonexistent"},
+		{"conformance", "extra"},
+		{"conformance", "export"},
+	} {
+		if code, _, _ := runCLI(t, "", bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
+
+func TestConformanceExport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vectors")
+	code, out, errOut := runCLI(t, "", "conformance", "export", dir)
+	if code != 0 {
+		t.Fatalf("exit %d %s %s", code, out, errOut)
+	}
+	for _, f := range []string{"duration.json", "validate.json", "delay.json", "match.json", "decide.json", "vector.schema.json"} {
+		want, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "vectors", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s not exported verbatim (%v)", f, err)
+		}
+	}
+	// The exported directory is a valid --vectors source.
+	code, out, _ = runCLI(t, "", "conformance", "--vectors", dir, "--jitter-samples", "0")
+	if code != 0 {
+		t.Errorf("run on exported vectors: exit %d\n%s", code, out)
+	}
+}
+
+func TestAdapterCommand(t *testing.T) {
+	in := `{"id":1,"op":"hello"}
+{"id":2,"op":"parse_duration","value":"PT1.5S"}
+{"id":3,"op":"delay","policy":{"initial_interval":"PT10S","jitter":true},"attempt":3,"rand":0.25}
+{"id":4,"op":"match","patterns":["auth.*"],"error_type":"auth"}
+{"id":5,"op":"decide","policy":{"max_attempts":3},"attempt":3,"error":{"type":"x","code":""}}
+{"id":6,"op":"validate","policy":{"max_attempts":-1}}
+{"id":7,"op":"frobnicate"}
+not json
+`
+	code, out, errOut := runCLI(t, in, "adapter")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("%d answers for 8 requests:\n%s", len(lines), out)
+	}
+	// Expected values from the spec: PT1.5S = 1.5e9 ns; exponential 10s*2^2
+	// = 40s, times (0.5+0.25) = 30s; "auth" does not match "auth.*"; attempt
+	// 3 of 3 exhausts to discard.
+	want := []string{
+		`"protocol":1`,
+		`{"id":2,"ns":1500000000}`,
+		`{"id":3,"delay_ns":30000000000}`,
+		`{"id":4,"match":false}`,
+		`{"id":5,"action":"discard"}`,
+		`"type":"validation.retry_policy_invalid"`,
+		`{"id":7,"unsupported":true}`,
+		`{"id":0,"error":{"type":"validation.invalid_request"`,
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("answer %d = %s, want it to contain %s", i+1, lines[i], w)
+		}
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	cases := map[string][]string{
+		`python3 adapter.py`:          {"python3", "adapter.py"},
+		`  a   b  `:                   {"a", "b"},
+		`"my dir/bin" --x 'a b' c\ d`: {"my dir/bin", "--x", "a b", "c d"},
+		`node "say \"hi\""`:           {"node", `say "hi"`},
+		`''`:                          {""},
+	}
+	for in, want := range cases {
+		got, err := splitCommand(in)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("splitCommand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := splitCommand(`"open`); err == nil {
+		t.Error("unterminated quote accepted")
+	}
+}

@@ -1,0 +1,66 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/conformance"
+)
+
+// Run the suite against the built-in reference and print the verdict.
+func Example() {
+	suite, err := conformance.Load(retrykit.Vectors)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rep := conformance.NewRunner(suite, conformance.WithRequirements("RET-06")).
+		Run(context.Background(), conformance.Reference())
+	fmt.Println("ok:", rep.OK(), "failures:", rep.Totals.Fail, "errors:", rep.Totals.Error)
+	// Output: ok: true failures: 0 errors: 0
+}
+
+// A Go value implementing Implementation: here the reference with jitter
+// whose own randomness is a constant, which the statistical check catches.
+type constantJitter struct{}
+
+func (constantJitter) Hello(ctx context.Context) (conformance.Hello, error) {
+	h, err := conformance.Reference().Hello(ctx)
+	h.Implementation = "constant-jitter"
+	return h, err
+}
+
+func (constantJitter) Do(ctx context.Context, req conformance.Request) (conformance.Response, error) {
+	if req.Op == conformance.OpDelay && req.Rand == nil {
+		r := 0.5
+		req.Rand = &r
+	}
+	return conformance.Reference().Do(ctx, req)
+}
+
+func ExampleImplementation() {
+	suite, _ := conformance.Load(retrykit.Vectors)
+	rep := conformance.NewRunner(suite, conformance.WithIDs(conformance.JitterCheckID)).
+		Run(context.Background(), constantJitter{})
+	res := rep.Results[0]
+	fmt.Println(res.ID, res.Requirement, res.Status)
+	// Output: stat-jitter-uniform RET-05 fail
+}
+
+func ExampleReport_WriteMarkdown() {
+	suite, _ := conformance.Load(retrykit.Vectors)
+	rep := conformance.NewRunner(suite, conformance.WithIDs("dur-0001", "dur-0002")).
+		Run(context.Background(), conformance.Reference())
+	rep.Implementation.Version = "1.2.3"
+	rep.Requirements = rep.Requirements[:0] // keep the example short
+	_ = rep.WriteMarkdown(os.Stdout)
+	// Output:
+	// ### retrykit 1.2.3 — OJS retry conformance suite 0.1.0 (spec 1.0.0-rc.1)
+	//
+	// **pass 2  fail 0  error 0  skip 0  |  not run 0 (coverage 100.0% of selected)**
+	//
+	// | requirement | pass | fail | error | skip | not run |
+	// |---|---:|---:|---:|---:|---:|
+}

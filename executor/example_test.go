@@ -1,0 +1,111 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/executor"
+)
+
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// A job fails twice and succeeds on its third attempt. The fake clock and
+// a fixed jitter draw (r = 0.5, multiplier 1.0) make every time exact.
+func Example() {
+	clock := executor.NewFakeClock(start)
+	e := executor.New(executor.WithClock(clock), executor.WithRand(backoff.Fixed(0.5)))
+
+	e.Enqueue(executor.JobSpec{ID: "a", Type: "email.send", Retry: []byte(`{"max_attempts": 3}`)})
+	for i := 0; i < 2; i++ {
+		j, _ := e.Fetch("default")
+		j, _ = e.Fail(j.ID, executor.Failure{Type: "smtp.unavailable", Message: "try later"})
+		fmt.Println(j.State, "attempt", j.Attempt, "next retry after", j.NextRetryAt.Sub(clock.Now()))
+		_, ok := e.Fetch("default")
+		fmt.Println("fetchable now:", ok)
+		clock.Set(j.NextRetryAt)
+	}
+	j, _ := e.Fetch("default")
+	j, _ = e.Ack(j.ID)
+	fmt.Println(j.State, "attempt", j.Attempt, "errors", len(j.Errors))
+	// Output:
+	// retryable attempt 1 next retry after 1s
+	// fetchable now: false
+	// retryable attempt 2 next retry after 2s
+	// fetchable now: false
+	// completed attempt 3 errors 2
+}
+
+// Handler codes take precedence over the policy: DEAD_LETTER moves the job
+// to the dead letter set at once; a manual retry brings it back with
+// attempt 0 and its error history.
+func ExampleExecutor_Retry() {
+	e := executor.New(executor.WithClock(executor.NewFakeClock(start)))
+	e.Enqueue(executor.JobSpec{ID: "pay-1", Type: "payment.capture"})
+	e.Fetch("default")
+	j, _ := e.Fail("pay-1", executor.Failure{Type: "card.stolen", Message: "card reported stolen", Code: errmatch.DeadLetter})
+	fmt.Println(j.State, j.DeadLetter, e.Count(executor.Filter{DeadLetter: true}))
+
+	j, _ = e.Retry("pay-1", nil)
+	fmt.Println(j.State, j.DeadLetter, j.Attempt, len(j.Errors))
+	// Output:
+	// discarded true 1
+	// available false 0 1
+}
+
+// An expired reservation is a failed attempt that follows the retry policy.
+func ExampleExecutor_Heartbeat() {
+	clock := executor.NewFakeClock(start)
+	e := executor.New(executor.WithClock(clock), executor.WithRand(backoff.Fixed(0.5)))
+	e.Enqueue(executor.JobSpec{ID: "a", Type: "report.build", VisibilityTimeout: 10 * time.Second})
+	e.Fetch("default")
+
+	clock.Advance(8 * time.Second)
+	j, _ := e.Heartbeat("a")
+	fmt.Println("reserved for", j.ReservedUntil.Sub(clock.Now()))
+
+	clock.Advance(10 * time.Second) // no heartbeat in time
+	j, _ = e.Get("a")
+	fmt.Println(j.State, j.Errors[0].Type, j.NextRetryAt.Sub(start))
+
+	_, err := e.Ack("a")
+	fmt.Println(errors.Is(err, executor.ErrInvalidTransition))
+	fmt.Println(err)
+	// Output:
+	// reserved for 10s
+	// retryable executor.visibility_timeout 19s
+	// true
+	// executor: ack "a": invalid transition retryable -> completed
+}
+
+// Invalid retry policies are rejected at enqueue time.
+func ExampleExecutor_Enqueue() {
+	e := executor.New()
+	_, err := e.Enqueue(executor.JobSpec{Type: "t", Retry: []byte(`{"backoff_coefficient": 0.5}`)})
+	fmt.Println(err != nil, e.Count(executor.Filter{}))
+	// Output:
+	// true 0
+}
+
+// Worker mode runs handlers by job type on the real clock.
+func ExampleWorker() {
+	e := executor.New()
+	done := make(chan string, 1)
+	w := executor.NewWorker(e, executor.WithConcurrency("default", 2))
+	w.Handle("greet", func(ctx context.Context, j executor.Job) error {
+		done <- "hello " + string(j.Args)
+		return nil
+	})
+	w.Start()
+	e.Enqueue(executor.JobSpec{Type: "greet", Args: []byte(`"world"`)})
+	fmt.Println(<-done)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	fmt.Println(w.Stop(ctx))
+	// Output:
+	// hello "world"
+	// <nil>
+}

@@ -1,0 +1,125 @@
+package policy_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// Parse a policy and decide what happens after each failure. DecideAt takes
+// the jitter draw r explicitly, so the delays are exact: r = 0.5 gives the
+// multiplier 1.0.
+func ExampleParse() {
+	p, err := policy.Parse([]byte(`{
+		"max_attempts": 4,
+		"initial_interval": "PT1S",
+		"non_retryable_errors": ["validation.*"],
+		"on_exhaustion": "dead_letter"
+	}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range []policy.Failure{
+		{Attempt: 1, ErrorType: "external.timeout"},
+		{Attempt: 2, ErrorType: "external.timeout"},
+		{Attempt: 3, ErrorType: "external.timeout", Code: errmatch.Retry},
+		{Attempt: 4, ErrorType: "external.timeout"},
+		{Attempt: 1, ErrorType: "validation.payload_invalid"},
+		{Attempt: 1, ErrorType: "payment.card_declined", Code: errmatch.Discard},
+	} {
+		d, err := p.DecideAt(f, 0.5)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("attempt %d %-28s %-11s %-13s %v\n", f.Attempt, f.ErrorType, d.Action, d.Reason, d.Delay)
+	}
+	// Output:
+	// attempt 1 external.timeout             retry       retry         1s
+	// attempt 2 external.timeout             retry       retry         2s
+	// attempt 3 external.timeout             retry       retry         4s
+	// attempt 4 external.timeout             dead_letter exhausted     0s
+	// attempt 1 validation.payload_invalid   dead_letter non_retryable 0s
+	// attempt 1 payment.card_declined        discard     handler_code  0s
+}
+
+// A partial policy is merged over the defaults (OJS retry spec §8.1);
+// MarshalJSON writes the effective policy in canonical form.
+func ExampleParse_partialOverride() {
+	p, err := policy.Parse([]byte(`{"max_attempts": 10, "on_exhaustion": "dead_letter"}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, _ := p.MarshalJSON()
+	fmt.Println(string(b))
+	// Output:
+	// {"max_attempts":10,"initial_interval":"PT1S","backoff_coefficient":2.0,"max_interval":"PT5M","jitter":true,"non_retryable_errors":[],"on_exhaustion":"dead_letter","backoff_strategy":"exponential"}
+}
+
+// Every problem is reported at once, each naming its field.
+func ExampleValidationError() {
+	_, err := policy.Parse([]byte(`{
+		"max_attempts": -1,
+		"initial_interval": "PT",
+		"jitter": "yes",
+		"non_retryable_errors": ["auth.*", ""],
+		"max_retries": 5
+	}`))
+	var ve *policy.ValidationError
+	if errors.As(err, &ve) {
+		fmt.Println(ve.Type(), errors.Is(err, policy.ErrInvalidPolicy))
+		for _, fe := range ve.Errors {
+			fmt.Printf("%s: %s\n", fe.Field, fe.Reason)
+		}
+	}
+	// Output:
+	// validation.retry_policy_invalid true
+	// max_attempts: must be a non-negative integer, got -1
+	// initial_interval: invalid ISO 8601 duration "PT": "T" must be followed by at least one time component
+	// jitter: must be a boolean, got "yes"
+	// non_retryable_errors[1]: must not be empty, got ""
+	// max_retries: unknown field
+}
+
+// Durations follow the OJS schema grammar exactly, to the nanosecond.
+func ExampleParseDuration() {
+	for _, s := range []string{"PT1M30.5S", "P1D", "PT0.0000000005S", "P1W", "PT"} {
+		d, err := policy.ParseDuration(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(s, "=", d, "=", policy.FormatDuration(d))
+	}
+	// Output:
+	// PT1M30.5S = 1m30.5s = PT1M30.5S
+	// P1D = 24h0m0s = PT24H
+	// PT0.0000000005S = 1ns = PT0.000000001S
+	// policy: invalid ISO 8601 duration "P1W": weeks ("W") are not supported
+	// policy: invalid ISO 8601 duration "PT": "T" must be followed by at least one time component
+}
+
+// New validates a Spec built in Go.
+func ExampleNew() {
+	s := policy.DefaultSpec()
+	s.MaxAttempts = 5
+	s.NonRetryableErrors = []string{"auth.*"}
+	p, err := policy.New(s)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, _ := p.DecideAt(policy.Failure{Attempt: 1, ErrorType: "auth.token_expired"}, 0)
+	fmt.Println(d.Action, d.Reason)
+
+	s.InitialInterval = 0
+	_, err = policy.New(s)
+	fmt.Println(err)
+	// Output:
+	// discard non_retryable
+	// policy: initial_interval: must be greater than zero, got "PT0S"
+}
