@@ -55,9 +55,8 @@ type Backoff struct {
 	table   []time.Duration // table[i] is Base(i+1); non-decreasing, never empty after New
 	last    uint            // len(table) - 1
 	fast    uint            // Base(n) = table[min(n-1, last)] for n-1 < fast
-	tailSet bool            // the table ended at Max, or the strategy is constant
 	intCoef uint64          // integral Coefficient (saturated at 2^64-1), or 0
-	maxF    float64         // float64(cfg.Max)
+	maxBits uint64          // math.Float64bits(float64(cfg.Max))
 	cfg     Config
 }
 
@@ -73,24 +72,25 @@ func New(c Config) (*Backoff, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	b := &Backoff{cfg: c, intCoef: intCoefficient(c.Coefficient), maxF: float64(c.Max)}
+	b := &Backoff{cfg: c, intCoef: intCoefficient(c.Coefficient), maxBits: math.Float64bits(float64(c.Max))}
 	constant := c.Strategy == None || (c.Strategy == Exponential && c.Coefficient == 1)
-	table := make([]time.Duration, 0, tableSize)
-	var prev time.Duration
-	for n := 1; n <= tableSize; n++ {
-		d := max(b.compute(n), prev) // keep float results non-decreasing
-		table = append(table, d)
-		prev = d
-		if d == c.Max {
+	var buf [tableSize]time.Duration
+	k, prev := 0, time.Duration(0)
+	for k < tableSize {
+		d := max(b.compute(k+1), prev) // keep float results non-decreasing
+		buf[k], prev = d, d
+		k++
+		if d == c.Max || constant {
 			break
 		}
 	}
-	b.table = table[:len(table):len(table)]
-	b.last = uint(len(table) - 1)
-	b.fast = uint(len(table))
+	b.table = append([]time.Duration(nil), buf[:k]...)
+	b.last = uint(k - 1)
+	b.fast = uint(k)
 	if prev == c.Max || constant {
-		// Every later attempt has the last entry's delay: look it up too.
-		b.tailSet, b.fast = true, math.MaxInt
+		// Every later attempt has the last entry's delay: lookup clamps the
+		// index to the last entry for all n >= 1.
+		b.fast = math.MaxInt
 	}
 	return b, nil
 }
@@ -166,11 +166,24 @@ func (b *Backoff) jitter(d time.Duration, r float64) time.Duration {
 	} else if r >= 1 {
 		r = maxBelowOne
 	}
-	x := float64(d) * (0.5 + r)
-	if x >= b.maxF {
-		return b.cfg.Max
+	// The spec's multiplier is in [0.5, 1.5); for r within 2^-53 of 1 the
+	// float64 sum 0.5 + r rounds up to 1.5, so it is held just below.
+	m := 0.5 + r
+	if m > maxMultiplier {
+		m = maxMultiplier
 	}
-	return time.Duration(x)
+	x := float64(d) * m
+	// x >= float64(Max), compared as bits: for non-negative floats the bit
+	// patterns order like the values, and an integer comparison lets the
+	// compiler select with a conditional move instead of a branch that,
+	// depending on r, would mispredict. When the cap applies the
+	// conversion may be out of range (an unspecified value, not a panic)
+	// and is discarded.
+	v := time.Duration(x)
+	if math.Float64bits(x) >= b.maxBits {
+		v = b.cfg.Max
+	}
+	return v
 }
 
 // Delay is shorthand for DelayAt(n, src.Float64()). src is consulted only
@@ -195,9 +208,10 @@ func (b *Backoff) Delay(n int, src Source) time.Duration {
 // Bounds returns the smallest and largest delay after attempt n: every
 // DelayAt(n, r) for r in [0, 1) lies in [lo, hi], and both ends are reached.
 // Without jitter lo == hi == Base(n). With jitter lo = DelayAt(n, 0), about
-// half of Base(n), and hi = DelayAt(n, largest float64 below 1), which is
-// trunc(1.5*Base(n)) capped at Max: 0.5 + r rounds to 1.5 in float64 for
-// that last r, so hi is inclusive.
+// half of Base(n), and hi = DelayAt(n, largest float64 below 1): the
+// multiplier is then the largest float64 below 1.5, so hi is just under
+// 1.5*Base(n) (15s-1ns for a 10s base, as the spec's half-open [5s, 15s)
+// asks), capped at Max. Both bounds are inclusive.
 func (b *Backoff) Bounds(n int) (lo, hi time.Duration) {
 	d := b.Base(n)
 	if b == nil || !b.cfg.Jitter {

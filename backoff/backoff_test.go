@@ -116,11 +116,12 @@ func TestSpecJitter(t *testing.T) {
 		base, lo, hi   time.Duration
 		atHigh, atHalf time.Duration
 	}{
-		{1, 10 * s, 5 * s, 15 * s, 15*s - 10*s/1024, 10 * s},
-		{2, 20 * s, 10 * s, 30 * s, 30*s - 20*s/1024, 20 * s},
-		{3, 40 * s, 20 * s, 60 * s, 60*s - 40*s/1024, 40 * s},
-		{4, 80 * s, 40 * s, 120 * s, 120*s - 80*s/1024, 80 * s},
-		{5, 160 * s, 80 * s, 240 * s, 240*s - 160*s/1024, 160 * s},
+		// The top of each range is open: the largest delay is 1ns short.
+		{1, 10 * s, 5 * s, 15*s - 1, 15*s - 10*s/1024, 10 * s},
+		{2, 20 * s, 10 * s, 30*s - 1, 30*s - 20*s/1024, 20 * s},
+		{3, 40 * s, 20 * s, 60*s - 1, 60*s - 40*s/1024, 40 * s},
+		{4, 80 * s, 40 * s, 120*s - 1, 120*s - 80*s/1024, 80 * s},
+		{5, 160 * s, 80 * s, 240*s - 1, 240*s - 160*s/1024, 160 * s},
 		{6, 300 * s, 150 * s, 300 * s, 300 * s, 300 * s},
 		{7, 300 * s, 150 * s, 300 * s, 300 * s, 300 * s},
 	}
@@ -175,9 +176,9 @@ func TestDelayAtClampsR(t *testing.T) {
 		{math.NaN(), 5 * s},
 		{-1, 5 * s},
 		{math.Inf(-1), 5 * s},
-		{1, 15 * s},
-		{2, 15 * s},
-		{math.Inf(1), 15 * s},
+		{1, 15*s - 1}, // multiplier held below 1.5: [5s, 15s) is half-open
+		{2, 15*s - 1},
+		{math.Inf(1), 15*s - 1},
 	} {
 		if got := b.DelayAt(1, tt.r); got != tt.want {
 			t.Errorf("DelayAt(1, %v) = %v, want %v", tt.r, got, tt.want)

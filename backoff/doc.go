@@ -21,23 +21,25 @@
 // The delay is then computed in this order: cap, jitter, cap.
 //
 //  1. base = min(raw, Max), truncated toward zero to whole nanoseconds.
-//  2. With jitter: d = base * (0.5 + r), in float64.
+//  2. With jitter: d = base * m, in float64, where m = 0.5 + r is held
+//     below 1.5 (the float64 sum rounds up to 1.5 for r within 2^-53 of 1).
 //  3. delay = min(d, Max), truncated toward zero to whole nanoseconds.
 //
-// So a jittered delay lies between half the capped delay and Max, and never
-// exceeds Max even though the multiplier reaches 1.5.
+// So a jittered delay lies between half the capped delay and Max, never
+// reaches 1.5 times the capped delay, and never exceeds Max.
 //
 // # Exactness and saturation
 //
 // None, Linear, and Exponential and Polynomial with an integral coefficient
 // (2.0, 4.0, ...) are computed exactly in 64-bit integer arithmetic that
 // saturates instead of overflowing. A non-integral coefficient (1.5, 2.5)
-// is computed in float64 with [math.Pow] and truncated toward zero. In
+// is computed in float64 with [math.Pow] and truncated toward zero, so it
+// can land a nanosecond or so below the real-number value (1ns * 65536^1.5
+// gives 16777215ns, not 2^24); the results are kept non-decreasing in n. In
 // every case, for any n from 1 to math.MaxInt, any finite coefficient up to
 // math.MaxFloat64 and intervals up to the largest [time.Duration], the
 // result is between 0 and Max: an overflow or an infinite power simply hits
-// the cap. Nothing here panics, returns NaN-derived garbage or a negative
-// delay.
+// the cap. Nothing here panics or returns a negative delay.
 //
 // # The OJS default
 //

@@ -68,7 +68,8 @@ func ExampleBackoff_DelayAt() {
 	// 5.75s
 }
 
-// Bounds gives the range jitter can produce (spec §5.3: PT10S, 2.0).
+// Bounds gives the range jitter can produce (spec §5.3: PT10S, 2.0); the
+// spec's ranges are half-open, [5s, 15s), so the top is 1ns short.
 func ExampleBackoff_Bounds() {
 	b, _ := backoff.New(backoff.Config{Initial: 10 * time.Second, Coefficient: 2, Max: 5 * time.Minute, Jitter: true})
 	for n := 1; n <= 6; n++ {
@@ -76,11 +77,11 @@ func ExampleBackoff_Bounds() {
 		fmt.Printf("attempt %d: [%v, %v]\n", n, lo, hi)
 	}
 	// Output:
-	// attempt 1: [5s, 15s]
-	// attempt 2: [10s, 30s]
-	// attempt 3: [20s, 1m0s]
-	// attempt 4: [40s, 2m0s]
-	// attempt 5: [1m20s, 4m0s]
+	// attempt 1: [5s, 14.999999999s]
+	// attempt 2: [10s, 29.999999999s]
+	// attempt 3: [20s, 59.999999999s]
+	// attempt 4: [40s, 1m59.999999999s]
+	// attempt 5: [1m20s, 3m59.999999999s]
 	// attempt 6: [2m30s, 5m0s]
 }
 

@@ -15,6 +15,10 @@ type Source interface {
 // maxBelowOne is the largest float64 below 1, 1 - 2^-53.
 const maxBelowOne = 0x1.fffffffffffffp-1
 
+// maxMultiplier is the largest float64 below 1.5, 1.5 - 2^-52: the top of
+// the jitter multiplier's half-open range [0.5, 1.5).
+const maxMultiplier = 0x1.7ffffffffffffp+0
+
 // Fixed is a Source that always returns the same draw, which makes jittered
 // delays exact in tests and examples. Fixed(r).Float64() returns r clamped
 // into [0, 1): NaN and negative values give 0, values of 1 or more give the

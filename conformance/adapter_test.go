@@ -131,14 +131,6 @@ func selfAdapter(t *testing.T, mode string, opts ...conformance.ExternalOption) 
 	return p
 }
 
-func statusOf(rep *conformance.Report) map[string]conformance.Result {
-	m := map[string]conformance.Result{}
-	for _, r := range rep.Results {
-		m[r.Description+"/"+r.ID] = r
-	}
-	return m
-}
-
 func only(rep *conformance.Report, s conformance.Status) []conformance.Result { return rep.Filter(s) }
 
 func TestExternalHealthyAdapter(t *testing.T) {

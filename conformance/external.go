@@ -69,9 +69,9 @@ func WithTimeout(d time.Duration) ExternalOption {
 }
 
 // WithRestarts sets how many times in a row a crashed or hung adapter is
-// restarted when the process it replaces answered nothing (default 1,
-// PROTOCOL.md section 6). A process that answered at least one request
-// before dying is always replaced.
+// restarted after a process died on a request without answering anything
+// (default 1, PROTOCOL.md section 6). A process that answered at least one
+// request before dying is always replaced.
 func WithRestarts(n int) ExternalOption {
 	return func(c *externalConfig) {
 		if n >= 0 {
@@ -208,10 +208,13 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 	}
 	if p := e.cur; p != nil {
 		<-p.done // the caller saw it die
-		if p.answered.Load() == 0 {
-			e.noProgress++
-		} else {
+		switch {
+		case p.answered.Load() > 0:
 			e.noProgress = 0
+		case p.culprit != 0:
+			e.noProgress++
+			// A death with several requests unanswered blames none and
+			// costs nothing: the replay that follows will blame one.
 		}
 		if e.noProgress > e.cfg.restarts {
 			e.gaveUp = &AdapterError{Kind: FailureDead, Detail: "not restarted again after: " + p.death.Detail, Stderr: e.Stderr()}

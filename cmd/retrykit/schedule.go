@@ -206,8 +206,8 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 			continue
 		}
 		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt,
-			time.Duration(row.DelayNS), rangeText(row.MinNS, row.MaxNS),
-			time.Duration(row.CumulativeNS), rangeText(row.CumulativeMinNS, row.CumulativeMaxNS))
+			time.Duration(row.DelayNS), rangeText(row.MinNS, row.MaxNS, int64(s.MaxInterval)),
+			time.Duration(row.CumulativeNS), rangeText(row.CumulativeMinNS, row.CumulativeMaxNS, math.MaxInt64))
 	}
 	if rep.Truncated {
 		fmt.Fprintf(tw, "…\t\t\t\t\t\n")
@@ -219,9 +219,15 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 	fmt.Fprintf(w, "\nafter attempt %d fails: %s\n", rep.Exhaustion.AfterAttempt, rep.Exhaustion.Action)
 }
 
-func rangeText(lo, hi int64) string {
+// rangeText shows an inclusive range of whole nanoseconds. Where the top is
+// below limit it is written half-open, [lo, hi+1ns), which names the same
+// integers and reads like the spec's [0.5·D, 1.5·D).
+func rangeText(lo, hi, limit int64) string {
 	if lo == hi {
 		return time.Duration(lo).String()
+	}
+	if hi < limit {
+		return fmt.Sprintf("[%s, %s)", time.Duration(lo), time.Duration(hi+1))
 	}
 	return fmt.Sprintf("[%s, %s]", time.Duration(lo), time.Duration(hi))
 }

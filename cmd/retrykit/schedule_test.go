@@ -26,7 +26,7 @@ func TestScheduleDefaultIsMainJob(t *testing.T) {
 	// OJS §12.2: the default policy retries after 1s and 2s (before
 	// jitter) and discards after the third attempt.
 	for _, want := range []string{"max_attempts=3", "initial_interval=PT1S", "max_interval=PT5M",
-		"1s", "[500ms, 1.5s]", "2s", "[1s, 3s]", "after attempt 3 fails: discard"} {
+		"1s", "[500ms, 1.5s)", "2s", "[1s, 3s)", "[1.5s, 4.499999999s)", "after attempt 3 fails: discard"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -55,8 +55,9 @@ func TestScheduleJSON(t *testing.T) {
 		if row.Attempt != i+1 || row.Action != "retry" || time.Duration(row.DelayNS) != want[i] {
 			t.Errorf("row %d = %+v, want attempt %d retry after %v", i, row, i+1, want[i])
 		}
-		// Jitter range: half of the capped delay up to 1.5 times it, capped again.
-		if lo, hi := time.Duration(row.MinNS), time.Duration(row.MaxNS); lo != want[i]/2 || hi != min(want[i]*3/2, time.Hour) {
+		// Jitter range: half of the capped delay up to (not including)
+		// 1.5 times it, capped again at 1h (inclusive).
+		if lo, hi := time.Duration(row.MinNS), time.Duration(row.MaxNS); lo != want[i]/2 || hi != min(want[i]*3/2-1, time.Hour) {
 			t.Errorf("row %d range [%v, %v]", i, lo, hi)
 		}
 		if time.Duration(row.CumulativeNS) != cum {

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/policy"
+)
+
+func init() {
+	commands["simulate"] = command{
+		summary: "simulate N jobs retrying through an outage (thundering herd, with and without jitter)",
+		run:     runSimulate,
+	}
+}
+
+const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--policy FILE|default]
+                         [--jitter both|on|off|policy] [--seed S] [--bucket 1s] [--svg FILE]
+
+N jobs are enqueued at t=0 and run at once. Every attempt that starts before
+the end of the outage fails (a retryable error); later attempts succeed.
+Each job follows the retry policy on the reference executor with a fake
+clock and infinitely many workers. The histogram counts retry arrivals
+(attempts 2 and later) per bucket. --jitter both (default) runs the policy
+with jitter off and on, side by side; on/off force one; policy keeps the
+policy's own setting.
+`
+
+// simRun is the outcome of one simulated run.
+type simRun struct {
+	label     string
+	buckets   []int // retry arrivals per bucket
+	completed int
+	discarded int
+	retries   int
+	lastDone  time.Duration // when the last job finished
+}
+
+func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, simulateUsage) }
+	jobs := fs.Int("jobs", 1000, "number of jobs")
+	outage := fs.Duration("outage", 60*time.Second, "length of the outage from t=0")
+	polFile := fs.String("policy", "default", "retry policy JSON file, or default")
+	jitter := fs.String("jitter", "both", "both, on, off or policy")
+	seed := fs.Uint64("seed", 1, "seed of the jitter randomness")
+	bucket := fs.Duration("bucket", time.Second, "histogram bucket width")
+	svg := fs.String("svg", "", "also write an SVG chart to this file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "retrykit simulate: "+format+"\n", a...)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	if *jobs < 1 || *jobs > 10_000_000 {
+		return bad("--jobs must be between 1 and 10000000, got %d", *jobs)
+	}
+	if *outage < 0 {
+		return bad("--outage must not be negative, got %v", *outage)
+	}
+	if *bucket <= 0 {
+		return bad("--bucket must be positive, got %v", *bucket)
+	}
+	p := policy.Default()
+	if *polFile != "default" {
+		data, err := os.ReadFile(*polFile)
+		if err != nil {
+			return bad("%v", err)
+		}
+		if p, err = policy.Parse(data); err != nil {
+			return bad("%s: %v", *polFile, err)
+		}
+	}
+	var modes []string
+	switch *jitter {
+	case "both":
+		modes = []string{"off", "on"}
+	case "on", "off", "policy":
+		modes = []string{*jitter}
+	default:
+		return bad("--jitter must be both, on, off or policy, got %q", *jitter)
+	}
+	var runs []*simRun
+	for _, m := range modes {
+		q := p
+		if m != "policy" {
+			s := p.Spec()
+			s.Jitter = m == "on"
+			var err error
+			if q, err = policy.New(s); err != nil {
+				return bad("%v", err)
+			}
+		}
+		label := "jitter " + m
+		if m == "policy" {
+			label = fmt.Sprintf("jitter %v (policy)", q.Spec().Jitter)
+		}
+		runs = append(runs, simulate(q, *jobs, *outage, *bucket, rand.New(rand.NewPCG(*seed, 0x5eed)), label))
+	}
+	writeSimText(stdout, p, *jobs, *outage, *bucket, runs)
+	if *svg != "" {
+		f, err := os.Create(*svg)
+		if err != nil {
+			return bad("%v", err)
+		}
+		writeSimSVG(f, *jobs, *outage, *bucket, runs)
+		if err := f.Close(); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return 0
+}
+
+// simulate runs n jobs under p through an outage on a fake clock.
+func simulate(p *policy.Policy, n int, outage, bucket time.Duration, src backoff.Source, label string) *simRun {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := executor.NewFakeClock(start)
+	e := executor.New(executor.WithClock(clock), executor.WithRand(src), executor.WithErrorHistory(10))
+	for i := 0; i < n; i++ {
+		e.Enqueue(executor.JobSpec{Type: "call.upstream", Policy: p}) //nolint:errcheck // valid by construction
+	}
+	r := &simRun{label: label}
+	fail := executor.Failure{Type: "upstream.unavailable", Message: "upstream is down"}
+	for {
+		now := clock.Now().Sub(start)
+		for {
+			j, ok := e.Fetch(executor.DefaultQueue)
+			if !ok {
+				break
+			}
+			if j.Attempt > 1 {
+				b := int(now / bucket)
+				for len(r.buckets) <= b {
+					r.buckets = append(r.buckets, 0)
+				}
+				r.buckets[b]++
+				r.retries++
+			}
+			var after executor.Job
+			if now < outage {
+				after, _ = e.Fail(j.ID, fail)
+			} else {
+				after, _ = e.Ack(j.ID)
+			}
+			if after.State.Terminal() {
+				r.lastDone = now
+			}
+		}
+		next, ok := e.NextDue()
+		if !ok {
+			break
+		}
+		clock.Set(next)
+	}
+	r.completed = e.Count(executor.Filter{States: []executor.State{executor.Completed}})
+	r.discarded = e.Count(executor.Filter{States: []executor.State{executor.Discarded}})
+	return r
+}
+
+func peak(b []int) (max, at int) {
+	for i, v := range b {
+		if v > max {
+			max, at = v, i
+		}
+	}
+	return max, at
+}
+
+func writeSimText(w io.Writer, p *policy.Policy, n int, outage, bucket time.Duration, runs []*simRun) {
+	s := p.Spec()
+	fmt.Fprintf(w, "%d jobs, outage %v, bucket %v, policy: max_attempts %d, initial %v, coefficient %g, max %v, strategy %s\n",
+		n, outage, bucket, s.MaxAttempts, s.InitialInterval, s.BackoffCoefficient, s.MaxInterval, s.Strategy)
+	for _, r := range runs {
+		pk, at := peak(r.buckets)
+		fmt.Fprintf(w, "%-22s retries %d, peak %d in bucket %d (t=%v), completed %d, discarded %d, last job done at %v\n",
+			r.label+":", r.retries, pk, at, time.Duration(at)*bucket, r.completed, r.discarded, r.lastDone)
+	}
+	nb, top := 0, 0
+	for _, r := range runs {
+		nb = max(nb, len(r.buckets))
+		p, _ := peak(r.buckets)
+		top = max(top, p)
+	}
+	const width = 40
+	fmt.Fprintf(w, "\nretry arrivals per %v (empty buckets omitted)\n", bucket)
+	fmt.Fprintf(w, "%10s", "t")
+	for _, r := range runs {
+		fmt.Fprintf(w, " │ %-*s", width+8, r.label)
+	}
+	fmt.Fprintln(w)
+	gap := false
+	for b := 0; b < nb; b++ {
+		empty := true
+		for _, r := range runs {
+			if b < len(r.buckets) && r.buckets[b] > 0 {
+				empty = false
+			}
+		}
+		if empty {
+			if !gap {
+				fmt.Fprintf(w, "%10s\n", "…")
+			}
+			gap = true
+			continue
+		}
+		gap = false
+		fmt.Fprintf(w, "%10v", time.Duration(b)*bucket)
+		for _, r := range runs {
+			v := 0
+			if b < len(r.buckets) {
+				v = r.buckets[b]
+			}
+			bar := 0
+			if top > 0 {
+				bar = (v*width + top - 1) / top
+			}
+			fmt.Fprintf(w, " │ %7d %-*s", v, width, strings.Repeat("█", bar))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// writeSimSVG draws one bar chart per run, stacked vertically, on a
+// shared scale.
+func writeSimSVG(w io.Writer, n int, outage, bucket time.Duration, runs []*simRun) {
+	nb, top := 1, 1
+	for _, r := range runs {
+		nb = max(nb, len(r.buckets))
+		p, _ := peak(r.buckets)
+		top = max(top, p)
+	}
+	const chartW, chartH, left, pad = 800.0, 200.0, 60.0, 40.0
+	height := pad + float64(len(runs))*(chartH+pad)
+	bw := chartW / float64(nb)
+	colors := []string{"#d62728", "#1f77b4", "#2ca02c"}
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", left+chartW+20, height)
+	fmt.Fprintf(w, `<text x="%.0f" y="20">%d jobs through a %v outage: retry arrivals per %v</text>`+"\n", left, n, outage, bucket)
+	for i, r := range runs {
+		y0 := pad + float64(i)*(chartH+pad)
+		base := y0 + chartH
+		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">%s (peak %d)</text>`+"\n", left, y0-5, r.label, func() int { p, _ := peak(r.buckets); return p }())
+		fmt.Fprintf(w, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, base, left+chartW, base)
+		fmt.Fprintf(w, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, y0, left, base)
+		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">%d</text>`+"\n", left-4, y0+10, top)
+		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">0</text>`+"\n", left-4, base)
+		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">%v</text>`+"\n", left+chartW, base+15, time.Duration(nb)*bucket)
+		if o := float64(outage) / float64(bucket) * bw; o > 0 {
+			fmt.Fprintf(w, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="#eeeeee"/>`+"\n", left, y0, min(o, chartW), chartH)
+		}
+		for b, v := range r.buckets {
+			if v == 0 {
+				continue
+			}
+			h := float64(v) / float64(top) * chartH
+			fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%v: %d</title></rect>`+"\n",
+				left+float64(b)*bw, base-h, max(bw, 0.5), h, colors[i%len(colors)], time.Duration(b)*bucket, v)
+		}
+	}
+	fmt.Fprintln(w, "</svg>")
+}

@@ -1,0 +1,342 @@
+package executor_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/policy"
+)
+
+func newFake(opts ...executor.Option) (*executor.Executor, *executor.FakeClock) {
+	c := executor.NewFakeClock(start)
+	return executor.New(append([]executor.Option{executor.WithClock(c), executor.WithRand(backoff.Fixed(0.5))}, opts...)...), c
+}
+
+func mustEnqueue(t testing.TB, e *executor.Executor, s executor.JobSpec) executor.Job {
+	t.Helper()
+	j, err := e.Enqueue(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func TestTransitionTable(t *testing.T) {
+	// ojs-core §6.3: 17 rows; "initial" is the zero State.
+	want := map[string]bool{
+		"initial>scheduled": true, "initial>available": true, "initial>pending": true,
+		"scheduled>available": true, "pending>available": true, "available>active": true,
+		"active>completed": true, "active>retryable": true, "active>discarded": true,
+		"active>cancelled": true, "active>available": true, "retryable>available": true,
+		"scheduled>cancelled": true, "available>cancelled": true, "pending>cancelled": true,
+		"retryable>cancelled": true, "discarded>available": true,
+	}
+	n := 0
+	for from := executor.State(0); from <= executor.Discarded; from++ {
+		for to := executor.State(0); to <= executor.Discarded+1; to++ {
+			got := executor.Allowed(from, to)
+			if got {
+				n++
+			}
+			if got != want[from.String()+">"+to.String()] {
+				t.Errorf("Allowed(%s, %s) = %v", from, to, got)
+			}
+		}
+	}
+	if n != 17 {
+		t.Errorf("%d transitions, want 17", n)
+	}
+	for _, s := range executor.States() {
+		p, err := executor.ParseState(s.String())
+		if err != nil || p != s {
+			t.Errorf("ParseState(%s) = %v, %v", s, p, err)
+		}
+	}
+	if _, err := executor.ParseState("failed"); err == nil {
+		t.Error("ParseState(failed) accepted")
+	}
+}
+
+func TestErrors(t *testing.T) {
+	e, _ := newFake()
+	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t"})
+	_, err := e.Ack("a")
+	var te *executor.TransitionError
+	if !errors.As(err, &te) || te.From != executor.Available || te.To != executor.Completed || te.Op != "ack" || te.ID != "a" {
+		t.Fatalf("ack of available: %v", err)
+	}
+	if !errors.Is(err, executor.ErrInvalidTransition) || !strings.Contains(err.Error(), "available -> completed") {
+		t.Errorf("error %q", err)
+	}
+	if _, err := e.Enqueue(executor.JobSpec{ID: "a", Type: "t"}); !errors.Is(err, executor.ErrDuplicateID) {
+		t.Errorf("duplicate: %v", err)
+	}
+	if _, err := e.Get("zzz"); !errors.Is(err, executor.ErrNotFound) {
+		t.Errorf("get unknown: %v", err)
+	}
+	if _, err := e.Enqueue(executor.JobSpec{Retry: []byte(`{}`)}); !errors.Is(err, executor.ErrInvalidJob) {
+		t.Errorf("empty type: %v", err)
+	}
+	if _, err := e.Enqueue(executor.JobSpec{Type: "t", Pending: true, ScheduledAt: start}); !errors.Is(err, executor.ErrInvalidJob) {
+		t.Errorf("pending+scheduled: %v", err)
+	}
+	if _, err := e.Enqueue(executor.JobSpec{Type: "t", Retry: []byte(`{}`), Policy: policy.Default()}); !errors.Is(err, executor.ErrInvalidJob) {
+		t.Errorf("both policies: %v", err)
+	}
+	_, err = e.Enqueue(executor.JobSpec{Type: "t", Retry: []byte(`{"max_attempts": -1}`)})
+	if !errors.Is(err, policy.ErrInvalidPolicy) || !strings.Contains(err.Error(), "max_attempts") {
+		t.Errorf("invalid policy: %v", err)
+	}
+	e.Fetch("default")
+	if _, err := e.Fail("a", executor.Failure{Type: "x", Code: "NOPE"}); !errors.Is(err, executor.ErrInvalidJob) || !errors.Is(err, errmatch.ErrUnknownCode) {
+		t.Errorf("unknown code: %v", err)
+	}
+	if j, _ := e.Get("a"); j.State != executor.Active || len(j.Errors) != 0 {
+		t.Errorf("after rejected fail: %s %d", j.State, len(j.Errors))
+	}
+}
+
+func TestPolicySharing(t *testing.T) {
+	e, _ := newFake()
+	a := mustEnqueue(t, e, executor.JobSpec{Type: "t"})
+	b := mustEnqueue(t, e, executor.JobSpec{Type: "t", Retry: []byte(`{"max_attempts": 3}`)})
+	c := mustEnqueue(t, e, executor.JobSpec{Type: "t", Retry: []byte(`{"max_attempts": 7}`)})
+	d := mustEnqueue(t, e, executor.JobSpec{Type: "t", Retry: []byte(`{"max_attempts": 7}`)})
+	if a.Policy != policy.Default() || b.Policy != policy.Default() {
+		t.Error("default policy not shared")
+	}
+	if c.Policy != d.Policy || c.Policy.Spec().MaxAttempts != 7 {
+		t.Error("identical policy texts not shared")
+	}
+}
+
+// Snapshots share the error history with the executor; later failures must
+// not change an earlier snapshot.
+func TestErrorHistoryWindow(t *testing.T) {
+	e, c := newFake(executor.WithErrorHistory(3)) // raised to 10
+	p, _ := policy.New(policy.Spec{MaxAttempts: 40, InitialInterval: time.Second, BackoffCoefficient: 1, MaxInterval: time.Second, OnExhaustion: policy.Discard})
+	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t", Policy: p})
+	var snaps []executor.Job
+	for i := 1; i <= 35; i++ {
+		if _, ok := e.Fetch(); ok {
+			t.Fatal("Fetch() with no queue claimed a job")
+		}
+		if _, ok := e.Fetch("default"); !ok {
+			t.Fatalf("attempt %d not fetchable", i)
+		}
+		j, err := e.Fail("a", executor.Failure{Type: "x", Message: fmt.Sprint(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, j)
+		c.Advance(time.Second)
+	}
+	for i, j := range snaps {
+		n := i + 1
+		want := min(n, 10)
+		if len(j.Errors) != want {
+			t.Fatalf("after %d failures: %d entries", n, len(j.Errors))
+		}
+		for k, x := range j.Errors {
+			if wantAttempt := n - want + 1 + k; x.Attempt != wantAttempt || x.Message != fmt.Sprint(wantAttempt) {
+				t.Fatalf("snapshot %d entry %d = attempt %d %q, want %d", n, k, x.Attempt, x.Message, wantAttempt)
+			}
+		}
+		// appending to a snapshot must not reach into the executor
+		_ = append(j.Errors, executor.ErrorEntry{Attempt: -1})
+	}
+	j, _ := e.Get("a")
+	if last := j.Errors[len(j.Errors)-1]; last.Attempt != 35 {
+		t.Errorf("last entry %+v", last)
+	}
+}
+
+type recorder struct {
+	executor.NopObserver
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(s string) { r.mu.Lock(); r.events = append(r.events, s); r.mu.Unlock() }
+func (r *recorder) Retrying(j executor.Job, attempt int, d time.Duration) {
+	r.add(fmt.Sprintf("retrying %s %d %v", j.ID, attempt, d))
+}
+func (r *recorder) Discarded(j executor.Job)    { r.add("discarded " + j.ID) }
+func (r *recorder) DeadLettered(j executor.Job) { r.add("dead " + j.ID) }
+func (r *recorder) Completed(j executor.Job)    { r.add("completed " + j.ID) }
+func (r *recorder) TimedOut(j executor.Job)     { r.add("timeout " + j.ID) }
+func (r *recorder) Pruned(j executor.Job)       { r.add("pruned " + j.ID) }
+
+func TestObserver(t *testing.T) {
+	r := &recorder{}
+	e, c := newFake(executor.WithObserver(r), executor.WithRetention(time.Hour, 1))
+	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t", VisibilityTimeout: 10 * time.Second})
+	mustEnqueue(t, e, executor.JobSpec{ID: "b", Type: "t", Retry: []byte(`{"max_attempts":1}`)})
+	mustEnqueue(t, e, executor.JobSpec{ID: "c", Type: "t", Retry: []byte(`{"on_exhaustion":"dead_letter","max_attempts":1}`)})
+	mustEnqueue(t, e, executor.JobSpec{ID: "d", Type: "t"})
+	e.Fetch("default")                                                  // a
+	c.Advance(10 * time.Second)                                         // a times out: retry after 1s
+	e.Fetch("default")                                                  // b
+	e.Fail("b", executor.Failure{Type: "x"})                            // discarded
+	e.Fetch("default")                                                  // c
+	e.Fail("c", executor.Failure{Type: "x"})                            // dead
+	e.Fetch("default")                                                  // d
+	e.Fail("d", executor.Failure{Type: "x", Code: errmatch.DeadLetter}) // dead, prunes c (max count 1)
+	c.Advance(time.Second)                                              // a available
+	e.Fetch("default")                                                  // a
+	e.Ack("a")                                                          // completed
+	want := "timeout a|retrying a 1 1s|discarded b|dead c|dead d|pruned c|completed a"
+	if got := strings.Join(r.events, "|"); got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestNextDueAndTick(t *testing.T) {
+	e, c := newFake(executor.WithRetention(time.Minute, 0))
+	if _, ok := e.NextDue(); ok {
+		t.Error("NextDue on empty executor")
+	}
+	mustEnqueue(t, e, executor.JobSpec{ID: "s", Type: "t", ScheduledAt: start.Add(5 * time.Second)})
+	if d, ok := e.NextDue(); !ok || !d.Equal(start.Add(5*time.Second)) {
+		t.Errorf("NextDue = %v %v", d, ok)
+	}
+	e.Cancel("s")
+	mustEnqueue(t, e, executor.JobSpec{ID: "d", Type: "t", Retry: []byte(`{"max_attempts":1,"on_exhaustion":"dead_letter"}`)})
+	e.Fetch("default")
+	e.Fail("d", executor.Failure{Type: "x"})
+	// strictly older than max age: due one nanosecond after the minute
+	if d, ok := e.NextDue(); !ok || !d.Equal(start.Add(time.Minute+1)) {
+		t.Errorf("NextDue = %v %v", d, ok)
+	}
+	c.Set(start.Add(time.Minute + 1))
+	e.Tick()
+	if e.Stats().Pruned != 1 {
+		t.Error("not pruned")
+	}
+}
+
+func TestPauseResume(t *testing.T) {
+	e, _ := newFake()
+	e.PauseQueue("")
+	if !e.Paused("default") || e.Paused("other") {
+		t.Error("Paused")
+	}
+	mustEnqueue(t, e, executor.JobSpec{Type: "t"})
+	if _, ok := e.Fetch("default"); ok {
+		t.Error("fetched from paused queue")
+	}
+	e.ResumeQueue("default")
+	if _, ok := e.Fetch("default"); !ok {
+		t.Error("not fetched after resume")
+	}
+}
+
+func TestListFilter(t *testing.T) {
+	e, _ := newFake()
+	for i := 0; i < 5; i++ {
+		mustEnqueue(t, e, executor.JobSpec{ID: fmt.Sprint("a", i), Type: "t", Queue: "a"})
+		mustEnqueue(t, e, executor.JobSpec{ID: fmt.Sprint("b", i), Type: "t", Queue: "b", Pending: true})
+	}
+	e.Fetch("a")
+	if n := e.Count(executor.Filter{Queue: "a", States: []executor.State{executor.Available}}); n != 4 {
+		t.Errorf("available in a: %d", n)
+	}
+	l := e.List(executor.Filter{States: []executor.State{executor.Pending, executor.Active}})
+	if len(l) != 6 || l[0].ID != "a0" || l[1].ID != "b0" || l[5].ID != "b4" {
+		t.Errorf("list %v", l)
+	}
+}
+
+// Many goroutines fetch, ack and fail concurrently while another advances
+// the clock: every job ends completed or discarded exactly once, no job is
+// claimed by two workers at the same time, nothing is lost.
+func TestConcurrentNothingLost(t *testing.T) {
+	const jobs, workers = 3000, 16
+	e, c := newFake()
+	p, _ := policy.New(policy.Spec{MaxAttempts: 3, InitialInterval: time.Millisecond, BackoffCoefficient: 2, MaxInterval: time.Second, OnExhaustion: policy.DeadLetter})
+	for i := 0; i < jobs; i++ {
+		mustEnqueue(t, e, executor.JobSpec{ID: fmt.Sprint(i), Type: "t", Queue: []string{"q1", "q2"}[i%2], Policy: p})
+	}
+	var acked, failedFinal atomic.Int64
+	var holders sync.Map
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				c.Advance(time.Millisecond)
+				time.Sleep(10 * time.Microsecond)
+			}
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			idle := 0
+			for i := 0; idle < 2000; i++ {
+				j, ok := e.Fetch("q1", "q2")
+				if !ok {
+					idle++
+					time.Sleep(20 * time.Microsecond)
+					continue
+				}
+				idle = 0
+				if _, loaded := holders.LoadOrStore(j.ID, w); loaded {
+					t.Errorf("job %s claimed twice", j.ID)
+				}
+				holders.Delete(j.ID)
+				if (i+w)%3 == 0 {
+					if _, err := e.Ack(j.ID); err != nil {
+						t.Error(err)
+					}
+					acked.Add(1)
+				} else {
+					r, err := e.Fail(j.ID, executor.Failure{Type: "x"})
+					if err != nil {
+						t.Error(err)
+					}
+					if r.State == executor.Discarded {
+						failedFinal.Add(1)
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(stop)
+	completed := e.Count(executor.Filter{States: []executor.State{executor.Completed}})
+	discarded := e.Count(executor.Filter{States: []executor.State{executor.Discarded}})
+	if int64(completed) != acked.Load() || int64(discarded) != failedFinal.Load() || completed+discarded != jobs {
+		t.Errorf("completed %d (acked %d), discarded %d (final fails %d), want %d in all",
+			completed, acked.Load(), discarded, failedFinal.Load(), jobs)
+	}
+	if st := e.Stats(); st.Enqueued != jobs || st.Pruned != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	for _, j := range e.List(executor.Filter{}) {
+		if j.Attempt > 3 || j.Attempt < 1 {
+			t.Errorf("job %s attempt %d", j.ID, j.Attempt)
+		}
+	}
+}
+
+func TestJobSnapshotJSONFriendly(t *testing.T) {
+	e, _ := newFake()
+	j := mustEnqueue(t, e, executor.JobSpec{Type: "t", Args: json.RawMessage(`[1,2]`)})
+	if string(j.Args) != "[1,2]" || j.ID != "job-1" || j.Queue != "default" || !j.CreatedAt.Equal(start) || !j.EnqueuedAt.Equal(start) {
+		t.Errorf("%+v", j)
+	}
+}
