@@ -30,7 +30,7 @@ func (e *DurationError) Error() string {
 
 // detail is the message without the package prefix, used inside FieldError reasons.
 func (e *DurationError) detail() string {
-	return "invalid ISO 8601 duration " + strconv.Quote(e.Value) + ": " + e.Reason
+	return "invalid ISO 8601 duration " + strconv.Quote(clip(e.Value)) + ": " + e.Reason
 }
 
 // Is reports whether target is ErrInvalidDuration.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrorType is the OJS error type of every rejected retry policy (spec §11.1).
@@ -65,11 +66,33 @@ func (e *FieldError) Is(target error) bool { return target == ErrInvalidPolicy }
 // Unwrap returns the underlying cause, or nil.
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// clipLen is the longest input echoed whole in an error message; longer
+// values are cut (see clip) so that a huge input cannot make a huge message.
+const clipLen = 64
+
+// clip returns s unchanged when it is at most clipLen bytes long, else its
+// first bytes (cut at a UTF-8 boundary) followed by "…" and the full
+// length, e.g. "99999…(100000 bytes)". Error values keep the full input in
+// their Value fields; only the message text is shortened.
+func clip(s string) string {
+	if len(s) <= clipLen {
+		return s
+	}
+	n := clipLen - 16
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
 // fieldLabel quotes field names that are not plain paths (unknown keys can be
 // any string).
 func fieldLabel(f string) string {
 	if f == `""` { // the empty key, already quoted
 		return f
+	}
+	if len(f) > clipLen {
+		return strconv.Quote(clip(f))
 	}
 	for i := 0; i < len(f); i++ {
 		c := f[i]

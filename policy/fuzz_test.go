@@ -3,8 +3,45 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"math/big"
+	"regexp"
 	"testing"
 )
+
+// durationGrammar is the §14 schema pattern as retrykit enforces it (RK-03):
+// ASCII digits, a fraction only on seconds, components in order.
+var durationGrammar = regexp.MustCompile(`^P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+)(?:\.([0-9]+))?S)?)?$`)
+
+// oracleDuration is an independent reading of s: whether it is in the
+// grammar (at least one component, no bare "T"), and its exact value in
+// nanoseconds as a big.Int (Y = 365 d, month = 730 h, D = 24 h, the fraction
+// rounded half up to the nanosecond), without any fixed-size arithmetic.
+func oracleDuration(s string) (*big.Int, bool) {
+	m := durationGrammar.FindStringSubmatch(s)
+	if m == nil || s == "P" || s[len(s)-1] == 'T' {
+		return nil, false
+	}
+	const h = int64(3600e9)
+	units := []int64{365 * 24 * h, 730 * h, 24 * h, h, 60e9, 1e9}
+	sum := new(big.Int)
+	for i, u := range units {
+		if m[i+1] == "" {
+			continue
+		}
+		v, _ := new(big.Int).SetString(m[i+1], 10)
+		sum.Add(sum, v.Mul(v, big.NewInt(u)))
+	}
+	if frac := m[7]; frac != "" {
+		// round(0.frac * 1e9), half up: (frac * 1e9 * 2 + 10^len) / (2 * 10^len)
+		f, _ := new(big.Int).SetString(frac, 10)
+		den := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil)
+		f.Mul(f, big.NewInt(2e9))
+		f.Add(f, den)
+		f.Quo(f, den.Mul(den, big.NewInt(2)))
+		sum.Add(sum, f)
+	}
+	return sum, true
+}
 
 func FuzzParseDuration(f *testing.F) {
 	for _, s := range []string{"PT1S", "PT0.5S", "P1Y2M3DT4H5M6.7S", "PT", "P", "P1W", "-PT1S", "PT1,5S",
@@ -12,13 +49,23 @@ func FuzzParseDuration(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		want, inGrammar := oracleDuration(s)
 		d, err := ParseDuration(s)
 		if err != nil {
 			var de *DurationError
 			if !errors.Is(err, ErrInvalidDuration) || !errors.As(err, &de) || de.Value != s {
 				t.Fatalf("ParseDuration(%q): bad error %v", s, err)
 			}
+			if inGrammar && want != nil && want.IsInt64() {
+				t.Fatalf("ParseDuration(%q) rejected a string of the schema grammar worth %v ns: %v", s, want, err)
+			}
 			return
+		}
+		if !inGrammar {
+			t.Fatalf("ParseDuration(%q) = %d, but the string is outside the schema grammar", s, d)
+		}
+		if !want.IsInt64() || want.Int64() != int64(d) {
+			t.Fatalf("ParseDuration(%q) = %d, want %v (exact, big.Int)", s, d, want)
 		}
 		if d < 0 {
 			t.Fatalf("ParseDuration(%q) = %d < 0", s, d)

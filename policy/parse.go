@@ -107,7 +107,7 @@ func (d *decoder) document() (s Spec, ok bool) {
 		d.end()
 		return s, false
 	}
-	var unknown []string
+	var unknown map[string]struct{} // unknown keys seen so far, after unescaping
 	for d.dec.More() {
 		kt, err := d.dec.Token()
 		if err != nil {
@@ -124,18 +124,17 @@ func (d *decoder) document() (s Spec, ok bool) {
 		}
 		switch {
 		case bit == 0:
-			dup := false
-			for _, u := range unknown {
-				dup = dup || u == key
-			}
 			field := key
 			if key == "" {
 				field = `""`
 			}
-			if dup {
+			if _, dup := unknown[key]; dup {
 				d.c.add(0, field, nil, "duplicate key", nil)
 			} else {
-				unknown = append(unknown, key)
+				if unknown == nil {
+					unknown = make(map[string]struct{})
+				}
+				unknown[key] = struct{}{}
 				d.c.add(0, field, vt.value(), unknownReason(key), nil)
 			}
 		case d.given&bit != 0:
@@ -245,9 +244,9 @@ func describe(tok token) string {
 	case '0':
 		return "null"
 	case 'n':
-		return tok.s
+		return clip(tok.s)
 	case 's':
-		return strconv.Quote(tok.s)
+		return strconv.Quote(clip(tok.s))
 	case 't':
 		return "true"
 	case 'f':
@@ -280,7 +279,7 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 		n := tok.s
 		v, reason := parseJSONInt(n)
 		if reason != "" {
-			d.c.add(bit, key, tok.value(), reason+", got "+n, nil)
+			d.c.add(bit, key, tok.value(), reason+", got "+clip(n), nil)
 			break
 		}
 		s.MaxAttempts = v
@@ -291,12 +290,12 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 		}
 		n := tok.s
 		if !atLeastOne(n) {
-			d.c.add(bit, key, tok.value(), "must be >= 1.0, got "+n, nil)
+			d.c.add(bit, key, tok.value(), "must be >= 1.0, got "+clip(n), nil)
 			break
 		}
 		f, err := strconv.ParseFloat(n, 64)
 		if err != nil || math.IsInf(f, 0) {
-			d.c.add(bit, key, tok.value(), "must be a finite number, got "+n, err)
+			d.c.add(bit, key, tok.value(), "must be a finite number, got "+clip(n), err)
 			break
 		}
 		s.BackoffCoefficient = f

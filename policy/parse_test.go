@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -229,6 +230,14 @@ func TestParseInvalid(t *testing.T) {
 		{"duplicate key", `{"max_attempts": 3, "max_attempts": 100}`, []string{"max_attempts"}, []string{"max_attempts: duplicate key"}},
 		{"duplicate escaped key", `{"jitter": true, "jitt\u0065r": false}`, []string{"jitter"}, []string{"duplicate key"}},
 		{"duplicate unknown key", `{"x": 1, "x": 2}`, []string{"x", "x"}, []string{"unknown field", "duplicate key"}},
+		{"duplicate unknown key, escaped", `{"\u0078": 1, "x": 2}`, []string{"x", "x"}, []string{"unknown field", "duplicate key"}},
+		{"duplicate key, escaped second", `{"max_attempts": 3, "max\u005Fattempts": 3}`, []string{"max_attempts"}, []string{"max_attempts: duplicate key"}},
+		{"duplicate key, surrogate-free escape of every byte", `{"on_exhaustion": "discard", "\u006f\u006e\u005f\u0065\u0078\u0068\u0061\u0075\u0073\u0074\u0069\u006f\u006e": "discard"}`,
+			[]string{"on_exhaustion"}, []string{"duplicate key"}},
+		{"deeply nested unknown value", `{"x": ` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, []string{"x"}, []string{"x: unknown field"}},
+		{"deeply nested top level", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), []string{""}, []string{"must be a JSON object"}},
+		{"deeply nested unclosed", `{"x": ` + strings.Repeat("[", 100000), []string{"x", ""}, []string{"invalid JSON"}},
+		{"byte order mark", "\xef\xbb\xbf{}", []string{""}, []string{"invalid JSON"}},
 		// document
 		{"top-level array", `[]`, []string{""}, []string{"policy: must be a JSON object, got an array"}},
 		{"top-level string", `"PT1S"`, []string{""}, []string{"must be a JSON object"}},
@@ -520,5 +529,53 @@ func TestActionText(t *testing.T) {
 		if r.String() != s {
 			t.Errorf("Reason %d = %q", r, r.String())
 		}
+	}
+}
+
+// Huge inputs are not echoed whole into messages, but stay whole in Value.
+func TestLongValuesClippedInMessages(t *testing.T) {
+	long := strings.Repeat("9", 100000)
+	key := strings.Repeat("k", 500)
+	in := `{"max_attempts": ` + long + `, "initial_interval": "PT` + long + `S", "` + key + `": 1}`
+	_, err := Parse([]byte(in))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Errors) != 3 {
+		t.Fatalf("Parse: %v", err)
+	}
+	msg := err.Error()
+	if len(msg) > 1000 {
+		t.Errorf("message is %d bytes long: %.200s...", len(msg), msg)
+	}
+	for _, want := range []string{"max_attempts: ", "initial_interval: ", "(100000 bytes)", "(500 bytes)", "unknown field"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if v, ok := ve.Errors[0].Value.(json.Number); !ok || string(v) != long {
+		t.Errorf("max_attempts Value was clipped: %T of length %d", ve.Errors[0].Value, len(fmt.Sprint(ve.Errors[0].Value)))
+	}
+	if ve.Errors[2].Field != key {
+		t.Errorf("unknown key Field was clipped: %d bytes", len(ve.Errors[2].Field))
+	}
+}
+
+// Many distinct unknown keys are each reported once, and a repeat of one of
+// them as a duplicate; detection does not scan every earlier key (50 000
+// keys used to take seconds).
+func TestManyUnknownKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	const n = 20000
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `"k%d": 1,`, i)
+	}
+	b.WriteString(`"k7": 2}`)
+	_, err := Parse([]byte(b.String()))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Errors) != n+1 {
+		t.Fatalf("Parse: got %d problems, want %d", len(ve.Errors), n+1)
+	}
+	if last := ve.Errors[n]; last.Field != "k7" || last.Reason != "duplicate key" {
+		t.Errorf("last problem = %s %q, want k7 duplicate key", last.Field, last.Reason)
 	}
 }

@@ -157,9 +157,42 @@ func TestPropDecisions(t *testing.T) {
 				t.Fatalf("code %s gave %v", code, d.Action)
 			}
 		default:
-			if d.Action != Retry && d.Action != s.OnExhaustion {
-				t.Fatalf("gave %v, on_exhaustion %v", d.Action, s.OnExhaustion)
+			// The policy decides (RK-13), by an independent reading of the
+			// rules: a listed type or the last allowed attempt ends the job
+			// with on_exhaustion, anything else is retried.
+			listed := naiveListed(s.NonRetryableErrors, errType)
+			last := attempt >= max(s.MaxAttempts, 1)
+			switch {
+			case listed:
+				if d.Action != s.OnExhaustion || d.Reason != ReasonNonRetryable {
+					t.Fatalf("listed %q: got %v (%v), want %v non_retryable", errType, d.Action, d.Reason, s.OnExhaustion)
+				}
+			case last:
+				if d.Action != s.OnExhaustion || d.Reason != ReasonExhausted {
+					t.Fatalf("attempt %d of %d: got %v (%v), want %v exhausted", attempt, s.MaxAttempts, d.Action, d.Reason, s.OnExhaustion)
+				}
+			default:
+				if d.Action != Retry || d.Reason != ReasonRetry {
+					t.Fatalf("attempt %d of %d, %q: got %v (%v), want retry", attempt, s.MaxAttempts, errType, d.Action, d.Reason)
+				}
+				if lo, hi := p.Backoff().Bounds(attempt); d.Delay < lo || d.Delay > hi {
+					t.Fatalf("delay %v outside Bounds [%v, %v]", d.Delay, lo, hi)
+				}
 			}
 		}
 	})
+}
+
+// naiveListed is the §6.2 rule written plainly: an exact entry, or an entry
+// ending in ".*" whose text before the "*" starts errType.
+func naiveListed(patterns []string, errType string) bool {
+	for _, p := range patterns {
+		if p == errType {
+			return true
+		}
+		if len(p) >= 2 && p[len(p)-2:] == ".*" && len(errType) >= len(p)-1 && errType[:len(p)-1] == p[:len(p)-1] {
+			return true
+		}
+	}
+	return false
 }

@@ -182,42 +182,34 @@ func formatDur(d time.Duration) string { return strconv.Quote(FormatDuration(d))
 // RK-14) on a Go Spec, for New. It returns the compiled matcher when the
 // patterns are valid.
 func validateSpec(s *Spec, c *collector) (m *errmatch.Matcher) {
-	const skip, given = 0, 0
-	if skip&bMaxAttempts == 0 && s.MaxAttempts < 0 {
+	if s.MaxAttempts < 0 {
 		c.add(bMaxAttempts, fMaxAttempts, s.MaxAttempts, "must be a non-negative integer, got "+strconv.Itoa(s.MaxAttempts), nil)
 	}
-	if skip&bInitial == 0 && s.InitialInterval <= 0 {
+	if s.InitialInterval <= 0 {
 		c.add(bInitial, fInitial, s.InitialInterval, "must be greater than zero, got "+formatDur(s.InitialInterval), nil)
 	}
-	if skip&bCoefficient == 0 {
-		k := s.BackoffCoefficient
-		switch {
-		case math.IsNaN(k) || math.IsInf(k, 0):
-			c.add(bCoefficient, fCoefficient, k, "must be a finite number, got "+formatFloat(k), nil)
-		case k < 1:
-			c.add(bCoefficient, fCoefficient, k, "must be >= 1.0, got "+formatFloat(k), nil)
-		}
+	switch k := s.BackoffCoefficient; {
+	case math.IsNaN(k) || math.IsInf(k, 0):
+		c.add(bCoefficient, fCoefficient, k, "must be a finite number, got "+formatFloat(k), nil)
+	case k < 1:
+		c.add(bCoefficient, fCoefficient, k, "must be >= 1.0, got "+formatFloat(k), nil)
 	}
-	if skip&bMaxInterval == 0 && s.MaxInterval <= 0 {
+	if s.MaxInterval <= 0 {
 		c.add(bMaxInterval, fMaxInterval, s.MaxInterval, "must be greater than zero, got "+formatDur(s.MaxInterval), nil)
 	}
-	if skip&bNonRetryable == 0 {
-		for i, p := range s.NonRetryableErrors {
-			if !utf8.ValidString(p) {
-				c.add(bNonRetryable, fNonRetryable+"["+strconv.Itoa(i)+"]", p, "must be valid UTF-8, got "+strconv.Quote(p), nil)
-			}
+	for i, p := range s.NonRetryableErrors {
+		if !utf8.ValidString(p) {
+			c.add(bNonRetryable, fNonRetryable+"["+strconv.Itoa(i)+"]", p, "must be valid UTF-8, got "+strconv.Quote(clip(p)), nil)
 		}
-		m = checkPatternsAt(s.NonRetryableErrors, nil, c)
 	}
-	if skip&bOnExhaustion == 0 && s.OnExhaustion != Discard && s.OnExhaustion != DeadLetter {
+	m = checkPatternsAt(s.NonRetryableErrors, nil, c)
+	if s.OnExhaustion != Discard && s.OnExhaustion != DeadLetter {
 		c.add(bOnExhaustion, fOnExhaustion, s.OnExhaustion, `must be "discard" or "dead_letter", got `+strconv.Quote(s.OnExhaustion.String()), nil)
 	}
-	if skip&bStrategy == 0 {
-		if _, err := backoff.ParseStrategy(s.Strategy.String()); err != nil {
-			c.add(bStrategy, fStrategy, s.Strategy, `must be "none", "linear", "exponential" or "polynomial", got `+s.Strategy.String(), err)
-		}
+	if _, err := backoff.ParseStrategy(s.Strategy.String()); err != nil {
+		c.add(bStrategy, fStrategy, s.Strategy, `must be "none", "linear", "exponential" or "polynomial", got `+s.Strategy.String(), err)
 	}
-	checkIntervals(s, c, given)
+	checkIntervals(s, c, 0)
 	return m
 }
 
@@ -259,7 +251,7 @@ func checkPatternsAt(patterns []string, idx []int, c *collector) *errmatch.Match
 				cp.Index = at
 				pe = &cp
 			}
-			c.add(bNonRetryable, fNonRetryable+"["+strconv.Itoa(at)+"]", pe.Pattern, pe.Reason+", got "+strconv.Quote(pe.Pattern), pe)
+			c.add(bNonRetryable, fNonRetryable+"["+strconv.Itoa(at)+"]", pe.Pattern, pe.Reason+", got "+strconv.Quote(clip(pe.Pattern)), pe)
 		} else {
 			c.add(bNonRetryable, fNonRetryable, patterns, e.Error(), e)
 		}
