@@ -199,6 +199,11 @@ func (b *Backoff) Delay(n int, src Source) time.Duration {
 	if !b.cfg.Jitter {
 		return d
 	}
+	// A Fixed source is read without the interface call (jitter clamps r
+	// as Fixed.Float64 would).
+	if f, ok := src.(Fixed); ok {
+		return b.jitter(d, float64(f))
+	}
 	if src == nil {
 		src = defaultSource{}
 	}

@@ -19,7 +19,9 @@ var ErrUnknownStrategy = errors.New("backoff: unknown strategy")
 // example "backoff: Initial (initial_interval): must be greater than zero,
 // got 0s". It matches [ErrInvalidConfig] with [errors.Is], and a problem
 // with the Strategy field also matches [ErrUnknownStrategy]. A ConfigError
-// is a plain value; the zero value has an empty Field and Reason.
+// is a plain value; the zero value has an empty Field and Reason. New never
+// modifies one after returning it, so it is safe to read from several
+// goroutines.
 type ConfigError struct {
 	Field  string // Go field name of Config: "Strategy", "Initial", "Coefficient" or "Max"
 	Value  any    // the rejected value

@@ -7,7 +7,8 @@ import "math/rand/v2"
 //
 // *math/rand/v2.Rand satisfies Source. Whether a Source is safe for
 // concurrent use is up to its implementation: *rand.Rand is not, [Fixed]
-// and [Default] are.
+// and [Default] are. A nil Source (the zero value of the interface) given to
+// [Backoff.Delay] or [Backoff.Schedule] means [Default].
 type Source interface {
 	Float64() float64
 }

@@ -178,7 +178,7 @@ func TestExternalSecondCrashIsNotRestarted(t *testing.T) {
 
 func TestExternalTimeout(t *testing.T) {
 	suite := trickSuite(t, "hang.me")
-	p := selfAdapter(t, "hang", conformance.WithTimeout(300*time.Millisecond))
+	p := selfAdapter(t, "hang", conformance.WithTimeout(time.Second)) // generous: a loaded CI machine under -race must not time out healthy requests
 	start := time.Now()
 	rep := conformance.NewRunner(suite, conformance.WithJitterSamples(0)).Run(context.Background(), p)
 	errs := only(rep, conformance.StatusError)
@@ -188,7 +188,7 @@ func TestExternalTimeout(t *testing.T) {
 	if rep.Totals.Pass != len(suite.Vectors)-1 {
 		t.Errorf("requests stuck behind the hung one must be resent and pass: %+v", rep.Totals)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("run took %v", d)
 	}
 }

@@ -50,5 +50,6 @@
 // The runner is a test tool: it favours clear reports over speed, although a
 // full in-process run takes milliseconds. It does not judge executor
 // behaviour (visibility timeouts, heartbeats, state transitions); the
-// protocol reserves an optional "scenario" op for that.
+// protocol defines an optional "scenario" op for that (PROTOCOL.md section
+// 3.7), which this runner does not send yet.
 package conformance

@@ -459,8 +459,8 @@ func (p *proc) readLoop(stdout io.Reader) {
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
-		var resp Response
-		if err := json.Unmarshal(line, &resp); err != nil {
+		resp, err := decodeAnswer(line)
+		if err != nil {
 			var idOnly struct {
 				ID *int64 `json:"id"`
 			}
@@ -535,6 +535,18 @@ func (p *proc) shutdown(grace time.Duration) {
 		p.kill(-1, &AdapterError{Kind: FailureDead, Detail: "closed"})
 		<-p.done
 	}
+}
+
+// decodeAnswer decodes one answer line of an adapter (PROTOCOL.md sections
+// 3 and 4). It checks JSON syntax and field types only; whether the fields
+// fit the request's op is checked by [Response.shape] once the request is
+// known. The fields of Effective are kept verbatim.
+func decodeAnswer(line []byte) (Response, error) {
+	var resp Response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return Response{}, err
+	}
+	return resp, nil
 }
 
 func quoteLine(line []byte) string {

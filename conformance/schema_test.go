@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -265,15 +267,76 @@ func vectorFiles(t *testing.T) []string {
 }
 
 func TestVectorFilesMatchSchema(t *testing.T) {
+	vectorFiles(t) // one file per kind
+	for _, e := range schemaErrors(t, retrykit.Vectors) {
+		t.Error(e)
+	}
+}
+
+// schemaErrors checks every vector file of fsys against the schema file of
+// the embedded suite, as TestVectorFilesMatchSchema does, and returns the
+// problems found.
+func schemaErrors(t *testing.T, fsys fs.FS) []string {
+	t.Helper()
 	schema := loadSchema(t)
-	for _, name := range vectorFiles(t) {
-		data, err := fs.ReadFile(retrykit.Vectors, name)
+	names, err := fs.Glob(fsys, "*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []string
+	for _, name := range names {
+		if strings.HasSuffix(name, ".schema.json") {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range validateFile(schema, data) {
-			t.Errorf("%s: %s", name, e)
+			errs = append(errs, name+": "+e)
 		}
+	}
+	return errs
+}
+
+// TestSchemaCheckFailsOnBrokenCopy copies the vector files to a temporary
+// directory, breaks one vector of one file on disk, and makes sure the very
+// check TestVectorFilesMatchSchema runs reports that file, and only it.
+func TestSchemaCheckFailsOnBrokenCopy(t *testing.T) {
+	dir := t.TempDir()
+	names, err := fs.Glob(retrykit.Vectors, "*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		data, err := fs.ReadFile(retrykit.Vectors, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "delay.json" {
+			// The last vector loses its section: a required property.
+			i := bytes.LastIndex(data, []byte(`"section": "`))
+			if i < 0 {
+				t.Fatal("no section in delay.json")
+			}
+			j := i + bytes.IndexByte(data[i:], '\n')
+			data = append(data[:i:i], data[j+1:]...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := schemaErrors(t, os.DirFS(dir))
+	if len(errs) == 0 {
+		t.Fatal("the schema check accepted a vector file with a vector that has no section")
+	}
+	for _, e := range errs {
+		if !strings.HasPrefix(e, "delay.json: ") || !strings.Contains(e, "section") {
+			t.Errorf("unexpected problem: %s", e)
+		}
+	}
+	if _, err := conformance.Load(os.DirFS(dir)); !isInvalidVector(err) {
+		t.Errorf("Load of the broken copy: %v, want an error matching ErrInvalidVector", err)
 	}
 }
 

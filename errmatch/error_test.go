@@ -76,6 +76,8 @@ func TestClassify(t *testing.T) {
 		{"through fmt.Errorf", fmt.Errorf("job 7: %w", Wrap(cause, "resource.not_found", Fail)), "resource.not_found", Fail, true},
 		{"outermost wins", Wrap(Wrap(cause, "inner.type", Discard), "outer.type", Retry), "outer.type", Retry, true},
 		{"inside errors.Join", errors.Join(cause, Wrap(cause, "joined.type", Discard)), "joined.type", Discard, true},
+		{"fmt.Errorf with two %w", fmt.Errorf("%w; %w", cause, Wrap(cause, "second.type", DeadLetter)), "second.type", DeadLetter, true},
+		{"Join inside %w inside Join", errors.Join(cause, fmt.Errorf("retry 3: %w", errors.Join(cause, Wrap(cause, "deep.type", Fail)))), "deep.type", Fail, true},
 		{"struct value", &Error{Type: "x.y", Code: Fail}, "x.y", Fail, true},
 		{"typed nil", (*Error)(nil), "", Retry, false},
 	}

@@ -104,3 +104,29 @@ func ExampleParseCode() {
 	// "DEAD_LETTER" -> DEAD_LETTER
 	// errmatch: unknown handler code "retry" (want RETRY, DISCARD, DEAD_LETTER or FAIL) true
 }
+
+// A queue compiles a policy's non_retryable_errors once; its handlers tag
+// their errors with Wrap; the queue reads the type back with Classify,
+// through any wrapping, and matches it.
+func Example() {
+	m, err := errmatch.Compile([]string{"validation.*", "payment.card_stolen"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	handlerErrors := []error{
+		fmt.Errorf("charge order 7: %w", errmatch.Wrap(errors.New("card reported stolen"), "payment.card_stolen", "")),
+		errors.Join(errors.New("cleanup failed"), errmatch.Wrap(errors.New("missing field"), "validation.schema", "")),
+		errmatch.Wrap(errors.New("502 from gateway"), "external.gateway", errmatch.Retry),
+		errors.New("untyped failure"),
+	}
+	for _, err := range handlerErrors {
+		typ, code, _ := errmatch.Classify(err)
+		fmt.Printf("%-20q code %-5s non-retryable: %v\n", typ, code, m.Match(typ))
+	}
+	// Output:
+	// "payment.card_stolen" code RETRY non-retryable: true
+	// "validation.schema"  code RETRY non-retryable: true
+	// "external.gateway"   code RETRY non-retryable: false
+	// ""                   code RETRY non-retryable: false
+}

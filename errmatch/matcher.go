@@ -52,28 +52,49 @@ func Compile(patterns []string) (*Matcher, error) {
 		return nil, errors.Join(errs...)
 	}
 
+	if len(patterns) == 0 {
+		return &Matcher{}, nil
+	}
 	m := &Matcher{patterns: slices.Clone(patterns)}
-	seen := make(map[string]bool, len(patterns))
-	var exact, prefix []string
-	for _, p := range patterns {
-		if seen[p] {
+	// Duplicates are dropped from the tables: a short list is searched, a
+	// long one goes through a map.
+	var seen map[string]bool
+	if len(patterns) > smallList {
+		seen = make(map[string]bool, len(patterns))
+	}
+	// exact fills keys from the front, prefix from the back.
+	keys := make([]string, len(patterns))
+	ne, np := 0, len(keys)
+	for i, p := range patterns {
+		if seen != nil {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+		} else if slices.Contains(patterns[:i], p) {
 			continue
 		}
-		seen[p] = true
 		if strings.HasSuffix(p, ".*") {
 			key := p[:len(p)-1] // keep the dot: "auth.*" -> "auth."
-			prefix = append(prefix, key)
+			np--
+			keys[np] = key
 			m.prefixLens.add(len(key))
 			m.maxPrefix = max(m.maxPrefix, len(key))
 		} else {
-			exact = append(exact, p)
+			keys[ne] = p
+			ne++
 			m.exactLens.add(len(p))
 		}
 	}
-	m.exact = newTable(exact)
-	m.prefix = newTable(prefix)
+	exact, prefix := keys[:ne], keys[np:]
+	slots := make([]slot, tableSize(len(exact))+tableSize(len(prefix)))
+	m.exact = newTable(exact, slots[:tableSize(len(exact))])
+	m.prefix = newTable(prefix, slots[tableSize(len(exact)):])
 	return m, nil
 }
+
+// smallList is the longest pattern list Compile deduplicates without a map.
+const smallList = 16
 
 // Match reports whether errType is matched by at least one pattern: it is
 // equal to an exact pattern, or it starts with the prefix of a pattern
@@ -176,15 +197,26 @@ type table struct {
 	mask  uint64
 }
 
-func newTable(keys []string) table {
+// tableSize is the number of slots a table of n keys uses: 0 for none, else
+// the smallest power of two, at least 2, that is at least 2n.
+func tableSize(n int) int {
+	if n == 0 {
+		return 0
+	}
+	size := 2
+	for size < 2*n {
+		size <<= 1
+	}
+	return size
+}
+
+// newTable builds the table of keys in slots, which must be zeroed and
+// tableSize(len(keys)) long.
+func newTable(keys []string, slots []slot) table {
 	if len(keys) == 0 {
 		return table{}
 	}
-	size := 2
-	for size < 2*len(keys) {
-		size <<= 1
-	}
-	t := table{slots: make([]slot, size), mask: uint64(size - 1)}
+	t := table{slots: slots, mask: uint64(len(slots) - 1)}
 	for _, k := range keys {
 		h := hashString(k)
 		i := h & t.mask

@@ -2,6 +2,7 @@ package errmatch
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -321,6 +322,47 @@ func TestDotMask(t *testing.T) {
 		}
 		if d&^0x8080808080808080 != 0 {
 			t.Errorf("dotMask(%q) = %x has bits outside the byte high bits", s, d)
+		}
+	}
+}
+
+// Duplicates are dropped from the tables both below and above the list
+// length where Compile switches to a map; matching is unaffected and
+// Patterns keeps them.
+func TestCompileDuplicatesAcrossSizes(t *testing.T) {
+	for _, n := range []int{1, 2, smallList - 1, smallList, smallList + 1, 100} {
+		var pats []string
+		for i := 0; i < n; i++ {
+			pats = append(pats, "a.b", "c.*", fmt.Sprintf("t%d.x", i))
+		}
+		m := mustCompile(t, pats...)
+		if got := len(m.Patterns()); got != 3*n {
+			t.Errorf("n=%d: Patterns() has %d entries, want %d", n, got, 3*n)
+		}
+		for _, typ := range []string{"a.b", "c.x", fmt.Sprintf("t%d.x", n-1)} {
+			if !m.Match(typ) {
+				t.Errorf("n=%d: Match(%q) = false", n, typ)
+			}
+		}
+		for _, typ := range []string{"a.bb", "c", fmt.Sprintf("t%d.x", n)} {
+			if m.Match(typ) {
+				t.Errorf("n=%d: Match(%q) = true", n, typ)
+			}
+		}
+		// Every key is in its table exactly once.
+		count := 0
+		for _, sl := range m.exact.slots {
+			if sl.s == "a.b" {
+				count++
+			}
+		}
+		for _, sl := range m.prefix.slots {
+			if sl.s == "c." {
+				count++
+			}
+		}
+		if count != 2 {
+			t.Errorf("n=%d: duplicate keys stored %d times, want 2", n, count)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package policy
 import (
 	"testing"
 	"time"
+
+	"github.com/retrykit/retrykit/backoff"
 )
 
 var fullPolicy = []byte(`{
@@ -78,5 +80,49 @@ func BenchmarkDecideAt(b *testing.B) {
 			b.Fatal(err)
 		}
 		sinkDec = d
+	}
+}
+
+// BenchmarkPolicyDelay is the hot path of a queue: the delay after attempt
+// n (cycling 1..20) of a policy parsed from JSON, for every strategy
+// (integral and non-integral coefficients), without jitter and with jitter
+// drawn from an injected source.
+func BenchmarkPolicyDelay(b *testing.B) {
+	policies := []struct{ name, json string }{
+		{"exponential-2.0", `{"backoff_coefficient": 2.0}`},
+		{"exponential-1.5", `{"backoff_coefficient": 1.5}`},
+		{"polynomial-4.0", `{"backoff_strategy": "polynomial", "backoff_coefficient": 4.0, "initial_interval": "PT15S", "max_interval": "PT1H"}`},
+		{"polynomial-2.5", `{"backoff_strategy": "polynomial", "backoff_coefficient": 2.5, "max_interval": "PT24H"}`},
+		{"linear", `{"backoff_strategy": "linear", "initial_interval": "PT5S"}`},
+		{"none", `{"backoff_strategy": "none", "initial_interval": "PT5S"}`},
+	}
+	for _, pc := range policies {
+		for _, jitter := range []bool{false, true} {
+			name := pc.name + "/nojitter"
+			js := pc.json[:len(pc.json)-1] + `, "jitter": false}`
+			if jitter {
+				name = pc.name + "/jitter-fixed"
+				js = pc.json[:len(pc.json)-1] + `, "jitter": true}`
+			}
+			b.Run(name, func(b *testing.B) {
+				p, err := Parse([]byte(js))
+				if err != nil {
+					b.Fatal(err)
+				}
+				bo := p.Backoff()
+				var src backoff.Source = backoff.Fixed(0.25)
+				b.ReportAllocs()
+				n := 0
+				var s time.Duration
+				for i := 0; i < b.N; i++ {
+					n++
+					if n > 20 {
+						n = 1
+					}
+					s += bo.Delay(n, src)
+				}
+				sinkDur = s
+			})
+		}
 	}
 }

@@ -24,7 +24,8 @@ type Failure struct {
 
 // Reason says which rule produced a Decision.
 //
-// The zero value is ReasonRetry. A Reason is a plain value.
+// The zero value is ReasonRetry. A Reason is a plain value, safe to copy and
+// share.
 type Reason uint8
 
 const (
@@ -56,7 +57,8 @@ func (r Reason) String() string {
 
 // Decision is what to do with a failed job.
 //
-// The zero value means "retry at once". A Decision is a plain value.
+// The zero value means "retry at once". A Decision is a plain value, safe
+// to copy and to share between goroutines.
 type Decision struct {
 	Action Action        // Retry, Discard or DeadLetter
 	Delay  time.Duration // the backoff delay before the next attempt; 0 unless Action is Retry

@@ -16,7 +16,8 @@ var ErrInvalidDuration = errors.New("policy: invalid ISO 8601 duration")
 
 // DurationError reports a string that is not an OJS duration. It matches
 // ErrInvalidDuration with errors.Is. A DurationError is never mutated after
-// it is returned, so it is safe to share.
+// it is returned, so it is safe to share between goroutines. The zero value
+// describes the empty string with no reason.
 type DurationError struct {
 	Value  string // the rejected input, verbatim
 	Reason string // what is wrong with it, e.g. `"T" must be followed by at least one time component`

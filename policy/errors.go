@@ -25,7 +25,9 @@ var ErrInvalidFailure = errors.New("policy: invalid failure")
 // when there is one (a *DurationError, an *errmatch.PatternError, a
 // backoff error, a JSON syntax error).
 //
-// FieldErrors are built by Parse and New and never mutated afterwards.
+// FieldErrors are built by Parse and New and never mutated afterwards, so
+// they are safe to read from several goroutines. The zero value describes a
+// problem with the whole document and no reason.
 type FieldError struct {
 	// Field is the JSON path of the field: "max_attempts",
 	// "non_retryable_errors[2]", the name of an unknown key (`""` for
@@ -107,7 +109,9 @@ func fieldLabel(f string) string {
 // only the first. It matches ErrInvalidPolicy with errors.Is, errors.As finds
 // it and each of its *FieldError values, and Type returns ErrorType.
 //
-// ValidationErrors are built by Parse and New and never mutated afterwards.
+// ValidationErrors are built by Parse and New and never mutated afterwards,
+// so they are safe to read from several goroutines. The zero value holds no
+// problems; its message is "policy: invalid retry policy".
 type ValidationError struct {
 	Errors []*FieldError // at least one, in the order found
 }
@@ -153,7 +157,9 @@ func (e *ValidationError) Unwrap() []error {
 
 // FailureError is a Failure that Decide cannot judge. It matches
 // ErrInvalidFailure with errors.Is; for an unknown code Unwrap returns the
-// cause, which matches errmatch.ErrUnknownCode.
+// cause, which matches errmatch.ErrUnknownCode. Decide never modifies one
+// after returning it, so it is safe to share between goroutines; the zero
+// value names no field and has no cause.
 type FailureError struct {
 	Field  string // "attempt" or "code"
 	Value  any    // the offending Failure.Attempt (int) or Failure.Code

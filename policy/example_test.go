@@ -3,7 +3,9 @@ package policy_test
 import (
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -122,4 +124,68 @@ func ExampleNew() {
 	// Output:
 	// discard non_retryable
 	// policy: initial_interval: must be greater than zero, got "PT0S"
+}
+
+// The whole flow a queue follows: parse the job's retry object once, then
+// on each failure ask the policy what to do. Decide draws the jitter from
+// an injected source; backoff.Fixed makes it exact (r = 0.25 is the
+// multiplier 0.75).
+func Example() {
+	p, err := policy.Parse([]byte(`{"max_attempts": 3, "initial_interval": "PT2S"}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	src := backoff.Fixed(0.25)
+	for attempt := 1; ; attempt++ {
+		d, err := p.Decide(policy.Failure{Attempt: attempt, ErrorType: "external.timeout"}, src)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("attempt %d failed: %s %v\n", attempt, d.Action, d.Delay)
+		if d.Action != policy.Retry {
+			return
+		}
+	}
+	// Output:
+	// attempt 1 failed: retry 1.5s
+	// attempt 2 failed: retry 3s
+	// attempt 3 failed: discard 0s
+}
+
+// Handler codes come before the policy (spec §7.2); an unknown code is an
+// error, never a silent retry.
+func ExamplePolicy_DecideAt() {
+	p := policy.Default()
+	for _, code := range []errmatch.Code{"", errmatch.Retry, errmatch.DeadLetter, errmatch.Fail, "RETRY_LATER"} {
+		d, err := p.DecideAt(policy.Failure{Attempt: 1, ErrorType: "x.y", Code: code}, 0.5)
+		if err != nil {
+			fmt.Printf("%-12q error: %v\n", code, err)
+			continue
+		}
+		fmt.Printf("%-12q %s (%s) %v\n", code, d.Action, d.Reason, d.Delay)
+	}
+	// Output:
+	// ""           retry (retry) 1s
+	// "RETRY"      retry (retry) 1s
+	// "DEAD_LETTER" dead_letter (handler_code) 0s
+	// "FAIL"       discard (handler_code) 0s
+	// "RETRY_LATER" error: policy: failure code: unknown handler code "RETRY_LATER" (want RETRY, DISCARD, DEAD_LETTER or FAIL)
+}
+
+// FormatDuration writes the canonical form ParseDuration reads back exactly:
+// hours at most, never days, weeks or months.
+func ExampleFormatDuration() {
+	for _, d := range []time.Duration{0, 500 * time.Millisecond, 90 * time.Second, 36 * time.Hour, time.Nanosecond} {
+		s := policy.FormatDuration(d)
+		back, err := policy.ParseDuration(s)
+		fmt.Println(s, back == d, err)
+	}
+	// Output:
+	// PT0S true <nil>
+	// PT0.5S true <nil>
+	// PT1M30S true <nil>
+	// PT36H true <nil>
+	// PT0.000000001S true <nil>
 }

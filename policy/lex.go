@@ -26,12 +26,23 @@ type lexer struct {
 }
 
 // token is one lexed token, unboxed: kind is '{', '}', '[', ']', 's'
-// (string or key, text in s), 'n' (number, literal in s), 't', 'f'
+// (string or key, text in s or raw), 'n' (number, literal in s), 't', 'f'
 // (booleans) or '0' (null).
 type token struct {
 	kind byte
 	s    string
-	raw  []byte // for an object key without escapes: its bytes, s unset
+	raw  []byte // for a string of printable ASCII without escapes: its bytes, s unset
+}
+
+// is reports whether t is a string token equal to w, without allocating.
+func (t token) is(w string) bool {
+	if t.kind != 's' {
+		return false
+	}
+	if t.raw != nil {
+		return string(t.raw) == w
+	}
+	return t.s == w
 }
 
 // text returns the string value of an 's' token.
@@ -48,7 +59,7 @@ func (t token) value() any {
 	case '{', '}', '[', ']':
 		return json.Delim(t.kind)
 	case 's':
-		return t.s
+		return t.text()
 	case 'n':
 		return json.Number(t.s)
 	case 't':
@@ -218,6 +229,10 @@ func (l *lexer) Token() (token, error) {
 			if !l.valueAllowed() {
 				return token{}, l.badChar()
 			}
+			if raw, ok := l.rawKey(); ok {
+				l.afterValue()
+				return token{kind: 's', raw: raw}, nil
+			}
 			s, err := l.str()
 			if err != nil {
 				return token{}, err
@@ -338,7 +353,7 @@ func (l *lexer) number() (string, error) {
 	return string(d[start:i]), nil
 }
 
-// rawKey returns the bytes of a string without escapes, control characters
+// rawKey returns the bytes of a string (key or value) without escapes, control characters
 // or non-ASCII bytes, without allocating; ok is false (and nothing consumed)
 // for any other string.
 func (l *lexer) rawKey() ([]byte, bool) {

@@ -246,7 +246,7 @@ func describe(tok token) string {
 	case 'n':
 		return clip(tok.s)
 	case 's':
-		return strconv.Quote(clip(tok.s))
+		return strconv.Quote(clip(tok.text()))
 	case 't':
 		return "true"
 	case 'f':
@@ -300,11 +300,11 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 		}
 		s.BackoffCoefficient = f
 	case bInitial, bMaxInterval:
-		str, ok := tok.s, tok.kind == 's'
-		if !ok {
+		if tok.kind != 's' {
 			d.c.add(bit, key, tok.value(), "must be an ISO 8601 duration string"+got(tok), nil)
 			break
 		}
+		str := tok.text()
 		v, err := ParseDuration(str)
 		if err != nil {
 			var de *DurationError
@@ -330,22 +330,20 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 		}
 		s.Jitter = b
 	case bOnExhaustion:
-		str, ok := tok.s, tok.kind == 's'
 		switch {
-		case ok && str == "discard":
+		case tok.is("discard"):
 			s.OnExhaustion = Discard
-		case ok && str == "dead_letter":
+		case tok.is("dead_letter"):
 			s.OnExhaustion = DeadLetter
 		default:
 			d.c.add(bit, key, tok.value(), `must be "discard" or "dead_letter"`+got(tok), nil)
 		}
 	case bStrategy:
-		str, ok := tok.s, tok.kind == 's'
-		if !ok {
+		if tok.kind != 's' {
 			d.c.add(bit, key, tok.value(), `must be "none", "linear", "exponential" or "polynomial"`+got(tok), nil)
 			break
 		}
-		st, err := backoff.ParseStrategy(str)
+		st, err := strategyOf(tok)
 		if err != nil {
 			d.c.add(bit, key, tok.value(), `must be "none", "linear", "exponential" or "polynomial"`+got(tok), err)
 			break
@@ -355,6 +353,17 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 		return d.patterns(s, key, tok)
 	}
 	return d.skip(tok)
+}
+
+// strategyOf returns the strategy a backoff_strategy string token names,
+// without allocating for the four valid names.
+func strategyOf(tok token) (backoff.Strategy, error) {
+	for _, st := range [...]backoff.Strategy{backoff.Exponential, backoff.None, backoff.Linear, backoff.Polynomial} {
+		if tok.is(st.String()) {
+			return st, nil
+		}
+	}
+	return backoff.ParseStrategy(tok.text())
 }
 
 // patterns decodes non_retryable_errors. Every entry is checked: wrong types
@@ -373,9 +382,21 @@ func (d *decoder) patterns(s *Spec, key string, tok token) bool {
 			return d.syntax(err)
 		}
 		if t.kind == 's' {
-			pats = append(pats, t.s)
-			idx = append(idx, i)
+			if pats == nil {
+				pats = make([]string, 0, 4)
+			}
+			pats = append(pats, t.text())
+			if idx != nil {
+				idx = append(idx, i)
+			}
 		} else {
+			if idx == nil {
+				// From now on positions in pats and in the array differ.
+				idx = make([]int, len(pats), len(pats)+4)
+				for k := range idx {
+					idx[k] = k
+				}
+			}
 			d.c.add(bNonRetryable, key+"["+strconv.Itoa(i)+"]", t.value(), "must be a string"+got(t), nil)
 			if !d.skip(t) {
 				return false

@@ -432,7 +432,7 @@ func TestMarshal(t *testing.T) {
 	}
 
 	// coefficients that need the exponent form still parse back
-	for _, k := range []float64{1, 1e21, math.MaxFloat64, 1.0000000000000002, 123456789.123} {
+	for _, k := range []float64{1, 1e21, 1e308, math.MaxFloat64, 1.0000000000000002, 123456789.123} {
 		s := DefaultSpec()
 		s.BackoffCoefficient = k
 		p, _ := New(s)
@@ -441,6 +441,36 @@ func TestMarshal(t *testing.T) {
 		if err != nil || r.Spec().BackoffCoefficient != k {
 			t.Errorf("coefficient %v: %s -> %v, %v", k, b, r.Spec().BackoffCoefficient, err)
 		}
+	}
+}
+
+// The largest values of every field survive the round trip, written in a
+// form the strict parser accepts (hours at most, never days or months).
+func TestMarshalExtremes(t *testing.T) {
+	s := Spec{math.MaxInt, math.MaxInt64, math.MaxFloat64, math.MaxInt64, true, []string{"a.*"}, DeadLetter, backoff.Linear}
+	p, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := p.MarshalJSON()
+	want := `{"max_attempts":9223372036854775807,"initial_interval":"PT2562047H47M16.854775807S","backoff_coefficient":1.7976931348623157e+308,` +
+		`"max_interval":"PT2562047H47M16.854775807S","jitter":true,"non_retryable_errors":["a.*"],"on_exhaustion":"dead_letter","backoff_strategy":"linear"}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	q, err := Parse(b)
+	if err != nil || !q.Equal(p) {
+		t.Fatalf("Parse(Marshal) = %+v, %v", q.Spec(), err)
+	}
+	// Smallest: 1ns intervals, coefficient just above 1.
+	s = Spec{0, 1, math.Nextafter(1, 2), 1, false, nil, Discard, backoff.Exponential}
+	p, _ = New(s)
+	b, _ = p.MarshalJSON()
+	if want := `"initial_interval":"PT0.000000001S","backoff_coefficient":1.0000000000000002,"max_interval":"PT0.000000001S"`; !strings.Contains(string(b), want) {
+		t.Errorf("got %s, want it to contain %s", b, want)
+	}
+	if q, err := Parse(b); err != nil || !q.Equal(p) {
+		t.Errorf("Parse(%s) = %v", b, err)
 	}
 }
 

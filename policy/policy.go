@@ -61,13 +61,17 @@ func New(s Spec) (*Policy, error) {
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	return compile(s, m)
+	return compile(s.clone(), m)
 }
 
 // compile builds a Policy from a Spec that passed validation; m is the
-// matcher already compiled for s.NonRetryableErrors, or nil.
+// matcher already compiled for s.NonRetryableErrors, or nil. The Policy
+// keeps s.NonRetryableErrors: the caller must own it (a fresh slice, never
+// one a user can still modify) and must not use it afterwards.
 func compile(s Spec, m *errmatch.Matcher) (*Policy, error) {
-	s = s.clone()
+	if s.NonRetryableErrors == nil {
+		s.NonRetryableErrors = []string{}
+	}
 	var c collector
 	bo, err := backoff.New(backoff.Config{
 		Strategy:    s.Strategy,

@@ -75,7 +75,8 @@ func (a *Action) UnmarshalText(text []byte) error {
 // The zero Spec is not a valid policy (InitialInterval must be > 0 and
 // OnExhaustion must be Discard or DeadLetter); start from DefaultSpec.
 // A Spec is a plain value: copying it shares the NonRetryableErrors backing
-// array, so do not modify one that others may read.
+// array, so do not modify one that others may read. Reading a Spec from
+// several goroutines is safe; writing it while others read is not.
 type Spec struct {
 	// MaxAttempts is the total number of executions, the first included;
 	// >= 0. Zero behaves as 1 (docs/decisions.md RK-04). JSON: max_attempts.

@@ -104,6 +104,10 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
 		return 2
 	}
+	if msg := unknownSelection(suite, ids, reqs, flags); msg != "" {
+		fmt.Fprintf(stderr, "retrykit conformance: %s\n", msg)
+		return 2
+	}
 	opts := []conformance.Option{
 		conformance.WithIDs(ids...), conformance.WithRequirements(reqs...), conformance.WithFlags(flags...),
 		conformance.WithoutFlags(unc...), conformance.WithStrict(*strict), conformance.WithParallelism(*parallel),
@@ -169,6 +173,39 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// unknownSelection returns a message naming the --run ids, --requirement
+// ids and --flag names that match no vector of suite, or "". A typo in a
+// selection would otherwise select nothing and report an empty PASS.
+func unknownSelection(suite *conformance.Suite, ids, reqs, flags []string) string {
+	knownReq, knownFlag := map[string]bool{"RET-05": true}, map[string]bool{"statistical": true}
+	for _, v := range suite.Vectors {
+		knownReq[v.Requirement] = true
+		for _, f := range v.Flags {
+			knownFlag[f] = true
+		}
+	}
+	var bad []string
+	for _, id := range ids {
+		if suite.Vector(id) == nil && id != conformance.JitterCheckID {
+			bad = append(bad, "--run "+id)
+		}
+	}
+	for _, r := range reqs {
+		if !knownReq[r] {
+			bad = append(bad, "--requirement "+r)
+		}
+	}
+	for _, f := range flags {
+		if !knownFlag[f] {
+			bad = append(bad, "--flag "+f)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "no vector matches " + strings.Join(bad, ", ")
 }
 
 func validFormat(f string) bool {

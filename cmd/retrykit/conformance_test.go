@@ -173,6 +173,10 @@ func TestConformanceFlagsAndFormats(t *testing.T) {
 		{"conformance", "--skip-file", "/nonexistent"},
 		{"conformance", "extra"},
 		{"conformance", "export"},
+		// A selection that matches nothing would report an empty PASS.
+		{"conformance", "--run", "dur-0001,dur-9999"},
+		{"conformance", "--requirement", "RET-99"},
+		{"conformance", "--flag", "class:made-up"},
 	} {
 		if code, _, _ := runCLI(t, "", bad...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)
