@@ -179,9 +179,10 @@ func (b *Backoff) jitter(d time.Duration, r float64) time.Duration {
 	// depending on r, would mispredict. When the cap applies the
 	// conversion may be out of range (an unspecified value, not a panic)
 	// and is discarded.
-	v := time.Duration(x)
+	// Max is loaded before the test so that the select needs no load.
+	v, limit := time.Duration(x), b.cfg.Max
 	if math.Float64bits(x) >= b.maxBits {
-		v = b.cfg.Max
+		v = limit
 	}
 	return v
 }
@@ -199,12 +200,14 @@ func (b *Backoff) Delay(n int, src Source) time.Duration {
 	if !b.cfg.Jitter {
 		return d
 	}
-	// A Fixed source is read without the interface call (jitter clamps r
-	// as Fixed.Float64 would).
-	if f, ok := src.(Fixed); ok {
-		return b.jitter(d, float64(f))
-	}
-	if src == nil {
+	// The package's own sources are read without the interface call (jitter
+	// clamps r as Fixed.Float64 would).
+	switch s := src.(type) {
+	case Fixed:
+		return b.jitter(d, float64(s))
+	case *PCG:
+		return b.jitter(d, s.Float64())
+	case nil:
 		src = defaultSource{}
 	}
 	return b.jitter(d, src.Float64())

@@ -33,7 +33,8 @@ func mustNew(b *testing.B, c Config) *Backoff {
 }
 
 // BenchmarkDelay measures Delay with n cycling 1..20, jitter off, and with
-// jitter on from a Fixed source and from a *rand.Rand (PCG) source.
+// jitter on from a Fixed source, a seeded PCG source, and a *rand.Rand
+// (PCG) source.
 func BenchmarkDelay(b *testing.B) {
 	for _, bc := range benchConfigs {
 		b.Run(bc.name+"/nojitter", func(b *testing.B) {
@@ -67,7 +68,22 @@ func BenchmarkDelay(b *testing.B) {
 			}
 			sink = s
 		})
-		b.Run(bc.name+"/jitter-pcg", func(b *testing.B) {
+		b.Run(bc.name+"/jitter-seededpcg", func(b *testing.B) {
+			bo := mustNew(b, jc)
+			var src Source = NewPCG(1, 2)
+			b.ReportAllocs()
+			n := 0
+			var s time.Duration
+			for i := 0; i < b.N; i++ {
+				n++
+				if n > 20 {
+					n = 1
+				}
+				s += bo.Delay(n, src)
+			}
+			sink = s
+		})
+		b.Run(bc.name+"/jitter-randpcg", func(b *testing.B) {
 			bo := mustNew(b, jc)
 			var src Source = rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
