@@ -10,7 +10,7 @@
 // non_retryable_errors. A Policy is safe to share between goroutines.
 //
 // The rules where the spec is silent or contradicts itself are those of
-// docs/decisions.md (RK-01 … RK-17): unknown fields, duplicate keys and null
+// docs/decisions.md (RK-01 … RK-18): unknown fields, duplicate keys and null
 // values are rejected; max_attempts 0 behaves as 1; the strategy comes only
 // from backoff_strategy; durations follow the schema grammar exactly and are
 // exact to the nanosecond.
