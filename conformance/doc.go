@@ -48,8 +48,20 @@
 // # Non-goals
 //
 // The runner is a test tool: it favours clear reports over speed, although a
-// full in-process run takes milliseconds. It does not judge executor
-// behaviour (visibility timeouts, heartbeats, state transitions); the
-// protocol defines an optional "scenario" op for that (PROTOCOL.md section
-// 3.7), which this runner does not send yet.
+// full in-process run takes milliseconds.
+//
+// # Executor scenarios
+//
+// Executor behaviour (visibility timeouts, heartbeats, state transitions,
+// dead letters) is judged by the scenario vectors of testdata/scenarios,
+// added to a suite with [Suite.AddScenarios] and sent through the optional
+// "scenario" op (PROTOCOL.md section 3.7). Each scenario is one vector of
+// kind [KindScenario]; the adapter plays it on a fresh executor and answers
+// one observation per step, which the runner judges with
+// [github.com/retrykit/retrykit/executor/scenario.Check]. The [Reference]
+// answers the op with retrykit's reference executor. An implementation
+// without an executor leaves the op out of its hello, and the scenarios are
+// reported under coverage.
+//
+//	suite.AddScenarios(retrykit.Scenarios)
 package conformance

@@ -93,6 +93,8 @@ type Request struct {
 	Patterns  []string        // match
 	ErrorType string          // match
 	Error     *FailureInput   // decide
+	Config    json.RawMessage // scenario: the scenario's config object
+	Steps     json.RawMessage // scenario: its steps, expectations removed
 }
 
 // FailureInput is the "error" object of a decide request: the failed
@@ -143,6 +145,15 @@ func (r *Request) AppendJSON(b []byte) []byte {
 			b = appendString(b, r.Error.Code)
 			b = append(b, '}')
 		}
+	case OpScenario:
+		if r.Config != nil {
+			b = append(b, `,"config":`...)
+			b = appendCompact(b, r.Config)
+		}
+		if r.Steps != nil {
+			b = append(b, `,"steps":`...)
+			b = appendCompact(b, r.Steps)
+		}
 	}
 	return append(b, '}')
 }
@@ -167,6 +178,8 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 			Type string  `json:"type"`
 			Code *string `json:"code"`
 		} `json:"error"`
+		Config json.RawMessage `json:"config"`
+		Steps  json.RawMessage `json:"steps"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("conformance: request: %w", err)
@@ -175,7 +188,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		return errors.New("conformance: request: no id")
 	}
 	*r = Request{ID: *w.ID, Op: w.Op, Value: w.Value, Policy: w.Policy, Attempt: w.Attempt,
-		Rand: w.Rand, Patterns: w.Patterns, ErrorType: w.ErrorType}
+		Rand: w.Rand, Patterns: w.Patterns, ErrorType: w.ErrorType, Config: w.Config, Steps: w.Steps}
 	if w.Error != nil {
 		r.Error = &FailureInput{Type: w.Error.Type}
 		if w.Error.Code != nil {
@@ -186,8 +199,8 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 }
 
 // Response is one protocol answer. Exactly one group is set: the result of
-// the op (NS; Effective; DelayNS; Match; Action with DelayNS for a retry),
-// Error, or Unsupported. A Response is plain data.
+// the op (NS; Effective; DelayNS; Match; Action with DelayNS for a retry;
+// Steps), Error, or Unsupported. A Response is plain data.
 type Response struct {
 	ID          int64           `json:"id"`
 	NS          *int64          `json:"ns,omitempty"`
@@ -195,6 +208,7 @@ type Response struct {
 	Action      string          `json:"action,omitempty"`
 	DelayNS     *int64          `json:"delay_ns,omitempty"`
 	Match       *bool           `json:"match,omitempty"`
+	Steps       json.RawMessage `json:"steps,omitempty"` // scenario: one observation per step (scenario.Observation)
 	Error       *ErrorResult    `json:"error,omitempty"`
 	Unsupported bool            `json:"unsupported,omitempty"`
 }
@@ -230,6 +244,10 @@ func (r *Response) AppendJSON(b []byte) []byte {
 		b = append(b, `,"match":`...)
 		b = strconv.AppendBool(b, *r.Match)
 	}
+	if r.Steps != nil {
+		b = append(b, `,"steps":`...)
+		b = appendCompact(b, r.Steps)
+	}
 	if r.Error != nil {
 		b = append(b, `,"error":{"type":`...)
 		b = appendString(b, r.Error.Type)
@@ -247,7 +265,7 @@ func (r *Response) AppendJSON(b []byte) []byte {
 // description of the problem otherwise.
 func (r *Response) shape(op string) error {
 	n := 0
-	for _, ok := range []bool{r.NS != nil, r.Effective != nil, r.Action != "" || r.DelayNS != nil, r.Match != nil, r.Error != nil, r.Unsupported} {
+	for _, ok := range []bool{r.NS != nil, r.Effective != nil, r.Action != "" || r.DelayNS != nil, r.Match != nil, r.Steps != nil, r.Error != nil, r.Unsupported} {
 		if ok {
 			n++
 		}
@@ -273,6 +291,8 @@ func (r *Response) shape(op string) error {
 		ok = r.Match != nil
 	case OpDecide:
 		ok = r.Action != "" && (r.DelayNS != nil) == (r.Action == "retry")
+	case OpScenario:
+		ok = r.Steps != nil
 	}
 	if !ok {
 		return fmt.Errorf("answer fields do not fit op %s", op)

@@ -2,10 +2,13 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/executor/scenario"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -13,12 +16,14 @@ import (
 const ReferenceVersion = "0.1.0"
 
 // referenceOps are the ops the reference answers.
-var referenceOps = []string{OpParseDuration, OpValidate, OpDelay, OpMatch, OpDecide}
+var referenceOps = []string{OpParseDuration, OpValidate, OpDelay, OpMatch, OpDecide, OpScenario}
 
 // Reference returns retrykit's own implementation (packages policy, backoff
-// and errmatch) as an [Implementation]: exact to the nanosecond, injectable
-// jitter, every op but scenario. Requests without rand draw from
-// [backoff.Default]. The result is stateless and safe for concurrent use.
+// and errmatch, and for the scenario op the reference executor through
+// [scenario.Play]) as an [Implementation]: exact to the nanosecond,
+// injectable jitter, every op. Requests without rand draw from
+// [backoff.Default]. The result is stateless and safe for concurrent use:
+// each scenario runs on its own executor.
 func Reference() Implementation { return reference{} }
 
 type reference struct{}
@@ -112,10 +117,42 @@ func referenceDo(req Request) Response {
 			d := int64(dec.Delay)
 			resp.DelayNS = &d
 		}
+	case OpScenario:
+		steps, err := playScenario(req)
+		if err != nil {
+			return reject(ErrorInvalidRequest, err)
+		}
+		resp.Steps = steps
 	default:
 		resp.Unsupported = true
 	}
 	return resp
+}
+
+// playScenario runs the scenario of a scenario request on a fresh reference
+// executor and returns the observations as JSON. Unknown keys inside the
+// config and the steps are ignored (PROTOCOL.md section 3.7).
+func playScenario(req Request) (json.RawMessage, error) {
+	sc := scenario.Scenario{ID: "request"}
+	if len(req.Config) > 0 {
+		if err := json.Unmarshal(req.Config, &sc.Config); err != nil {
+			return nil, fmt.Errorf("scenario: config: %w", err)
+		}
+	}
+	if len(req.Steps) == 0 {
+		return nil, errors.New("scenario: steps are required")
+	}
+	if err := json.Unmarshal(req.Steps, &sc.Steps); err != nil {
+		return nil, fmt.Errorf("scenario: steps: %w", err)
+	}
+	if sc.Steps == nil {
+		return nil, errors.New("scenario: steps must be an array")
+	}
+	obs, err := scenario.Play(&sc)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(obs)
 }
 
 // clampAttempt converts a wire attempt (≥ 1) to int, saturating on 32-bit

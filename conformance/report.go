@@ -54,6 +54,7 @@ type Result struct {
 	Kind        string          `json:"kind"`
 	Description string          `json:"description"`
 	Flags       []string        `json:"flags,omitempty"`
+	Covers      []string        `json:"covers,omitempty"` // further requirements (scenario vectors)
 	Status      Status          `json:"status"`
 	Reason      string          `json:"reason,omitempty"` // why it failed, errored or was skipped
 	Want        json.RawMessage `json:"want,omitempty"`   // the vector's expected object
@@ -62,7 +63,7 @@ type Result struct {
 }
 
 func resultFor(v *Vector) Result {
-	return Result{ID: v.ID, Requirement: v.Requirement, Section: v.Section, Kind: v.Kind,
+	return Result{ID: v.ID, Requirement: v.Requirement, Covers: v.Covers, Section: v.Section, Kind: v.Kind,
 		Description: v.Description, Flags: v.Flags}
 }
 
@@ -70,10 +71,11 @@ func resultFor(v *Vector) Result {
 // its op or does not claim one of its flags. Coverage is reported apart from
 // the four result classes.
 type Uncovered struct {
-	ID          string `json:"id"`
-	Requirement string `json:"requirement"`
-	Kind        string `json:"kind"`
-	Reason      string `json:"reason"`
+	ID          string   `json:"id"`
+	Requirement string   `json:"requirement"`
+	Covers      []string `json:"covers,omitempty"` // further requirements (scenario vectors)
+	Kind        string   `json:"kind"`
+	Reason      string   `json:"reason"`
 }
 
 // Counts tallies results by class; NotRun counts coverage gaps.
@@ -98,7 +100,8 @@ func (c *Counts) add(s Status) {
 	}
 }
 
-// RequirementSummary is the tally for one requirement id.
+// RequirementSummary is the tally for one requirement id: the results whose
+// requirement it is, and those of scenario vectors that list it in covers.
 type RequirementSummary struct {
 	Requirement string `json:"requirement"`
 	Counts
@@ -147,11 +150,15 @@ func (r *Report) finish() {
 	}
 	for _, res := range r.Results {
 		r.Totals.add(res.Status)
-		get(res.Requirement).add(res.Status)
+		for _, req := range requirementsOf(res.Requirement, res.Covers) {
+			get(req).add(res.Status)
+		}
 	}
 	for _, u := range r.NotRun {
 		r.Totals.NotRun++
-		get(u.Requirement).NotRun++
+		for _, req := range requirementsOf(u.Requirement, u.Covers) {
+			get(req).NotRun++
+		}
 	}
 	r.Requirements = r.Requirements[:0]
 	for _, s := range by {
@@ -163,12 +170,32 @@ func (r *Report) finish() {
 	sort.SliceStable(r.NotRun, func(i, j int) bool { return r.NotRun[i].ID < r.NotRun[j].ID })
 }
 
-// requirementLess orders RET-nn before RK-nn, numerically within each.
+// requirementsOf returns main followed by the covers ids not equal to an
+// earlier one.
+func requirementsOf(main string, covers []string) []string {
+	if len(covers) == 0 {
+		return []string{main}
+	}
+	out := []string{main}
+	for _, c := range covers {
+		dup := false
+		for _, o := range out {
+			dup = dup || o == c
+		}
+		if !dup {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// requirementLess orders RET-nn first, then the other families by name
+// (CORE-C…, CORE-F…, …, DLQ-nnn, DLQ-Rnnn, RK-nn), numerically within each.
 func requirementLess(a, b string) bool {
 	pa, na := splitReq(a)
 	pb, nb := splitReq(b)
 	if pa != pb {
-		return pa == "RET" || (pb != "RET" && pa < pb)
+		return pa == "RET-" || (pb != "RET-" && pa < pb)
 	}
 	if na != nb {
 		return na < nb
@@ -176,12 +203,14 @@ func requirementLess(a, b string) bool {
 	return a < b
 }
 
+// splitReq splits a requirement id into the prefix before its trailing
+// digits and their value: "DLQ-R002" → ("DLQ-R", 2).
 func splitReq(s string) (string, int) {
-	i := strings.LastIndexByte(s, '-')
-	if i < 0 {
-		return s, 0
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
 	}
-	n, _ := strconv.Atoi(s[i+1:])
+	n, _ := strconv.Atoi(s[i:])
 	return s[:i], n
 }
 

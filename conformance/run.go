@@ -114,6 +114,11 @@ func (r *Runner) selected(v *Vector) bool {
 	if c.ids[v.ID] || c.reqs[v.Requirement] {
 		return true
 	}
+	for _, req := range v.Covers {
+		if c.reqs[req] {
+			return true
+		}
+	}
 	for _, f := range v.Flags {
 		if c.flags[f] {
 			return true
@@ -173,7 +178,7 @@ func (r *Runner) Run(ctx context.Context, impl Implementation) *Report {
 	var jobs []job
 	for i, v := range sel {
 		if reason := coverageGap(v, h); reason != "" {
-			rep.NotRun = append(rep.NotRun, Uncovered{ID: v.ID, Requirement: v.Requirement, Kind: v.Kind, Reason: reason})
+			rep.NotRun = append(rep.NotRun, Uncovered{ID: v.ID, Requirement: v.Requirement, Covers: v.Covers, Kind: v.Kind, Reason: reason})
 			continue
 		}
 		if reason, ok := r.cfg.skips[v.ID]; ok && !r.cfg.strict {
@@ -197,7 +202,7 @@ func (r *Runner) Run(ctx context.Context, impl Implementation) *Report {
 				res, uncovered := r.runOne(ctx, impl, h, j.v, int64(j.idx+1))
 				if uncovered {
 					mu.Lock()
-					unsupported = append(unsupported, Uncovered{ID: j.v.ID, Requirement: j.v.Requirement, Kind: j.v.Kind,
+					unsupported = append(unsupported, Uncovered{ID: j.v.ID, Requirement: j.v.Requirement, Covers: j.v.Covers, Kind: j.v.Kind,
 						Reason: fmt.Sprintf("op %s answered unsupported", OpFor(j.v.Kind))})
 					mu.Unlock()
 					continue
@@ -282,6 +287,8 @@ func (r *Runner) runOne(ctx context.Context, impl Implementation, h Hello, v *Ve
 	res.Got = got.AppendJSON(nil)
 	if err := got.shape(req.Op); err != nil {
 		res.Status, res.Reason = StatusError, "malformed answer: "+err.Error()
+	} else if v.sc != nil {
+		r.judgeScenario(&res, v, got)
 	} else if reason := cmp.compare(v, got); reason != "" {
 		res.Status, res.Reason = StatusFail, reason
 	} else {
@@ -295,6 +302,28 @@ func (r *Runner) runOne(ctx context.Context, impl Implementation, h Hello, v *Ve
 		}
 	}
 	return res, false
+}
+
+// judgeScenario fills res for the answer to a scenario vector. A scenario
+// answer is long, so a report shows only the expectation and the
+// observation of the first step that differs (nothing for a pass).
+func (r *Runner) judgeScenario(res *Result, v *Vector, got Response) {
+	res.Want, res.Got = nil, nil
+	if got.Error != nil {
+		// The adapter could not run the scenario at all (PROTOCOL.md 3.7).
+		res.Status, res.Reason = StatusError, "scenario rejected: "+got.Error.Type+": "+got.Error.Message
+		res.Got = got.AppendJSON(nil)
+		return
+	}
+	reason, want, obs, malformed := judgeScenario(v.sc, got.Steps)
+	switch {
+	case malformed != nil:
+		res.Status, res.Reason = StatusError, "malformed answer: "+malformed.Error()
+	case reason != "":
+		res.Status, res.Reason, res.Want, res.Got = StatusFail, reason, want, obs
+	default:
+		res.Status = StatusPass
+	}
 }
 
 // opaqueBounds returns the closed range a jittered delay of v's policy and

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/retrykit/retrykit/executor/scenario"
 )
 
 // SchemaVersion is the version of the vector file format this package reads.
@@ -24,6 +26,7 @@ const (
 	KindDelay    = "delay"
 	KindMatch    = "match"
 	KindDecide   = "decide"
+	// KindScenario is declared in scenario.go.
 )
 
 // The protocol ops (PROTOCOL.md section 3).
@@ -50,7 +53,7 @@ func OpFor(kind string) string {
 	switch kind {
 	case KindDuration:
 		return OpParseDuration
-	case KindValidate, KindDelay, KindMatch, KindDecide:
+	case KindValidate, KindDelay, KindMatch, KindDecide, KindScenario:
 		return kind
 	}
 	return ""
@@ -105,7 +108,11 @@ type Vector struct {
 
 	Kind string `json:"-"` // the kind of the file the vector is in
 	File string `json:"-"` // the name of that file
+	// Covers lists further requirement ids a scenario vector tests (see
+	// [Suite.AddScenarios]); vector files have none.
+	Covers []string `json:"-"`
 
+	sc       *scenario.Scenario // set for KindScenario
 	req      Request
 	want     Expected
 	wantJSON json.RawMessage // Expected without whitespace, for reports
@@ -243,7 +250,7 @@ func parseFile(name string, data []byte) (*File, []error) {
 	if f.SuiteVersion == "" || f.SpecVersion == "" {
 		errs = append(errs, bad("", "suite_version and spec_version are required"))
 	}
-	if OpFor(f.Kind) == "" {
+	if OpFor(f.Kind) == "" || f.Kind == KindScenario { // scenarios have their own format: Suite.AddScenarios
 		errs = append(errs, bad("", "unknown kind %q", f.Kind))
 		return nil, errs
 	}

@@ -77,6 +77,9 @@
 //     P180D), and the oldest go first while there are more than max count
 //     (default 10000). Pruned jobs are deleted (Get returns [ErrNotFound]).
 //     Plain discarded, completed and cancelled jobs are kept.
+//   - Error history: every job keeps its most recent [WithErrorHistory]
+//     entries, dead-lettered or not, although ojs-dead-letter §4.1 asks
+//     for the full history of a dead letter: memory per job stays bounded.
 //   - A job may not be both pending and scheduled; Activate makes a pending
 //     job available at once.
 //   - Observer callbacks run synchronously under the executor's lock.
@@ -92,10 +95,15 @@
 //
 // Jobs are compact records (times as int64 nanoseconds; interned type and
 // queue; shared *policy.Policy — the default policy and identical policy
-// texts are parsed once). Each queue has a FIFO of available jobs; scheduled
-// jobs, backoffs and reservations share one timer heap, so Fetch costs
-// O(1) plus O(log n) per job that became due, independent of how many jobs
-// wait. Error histories are shared with snapshots without copying.
+// texts are parsed once), about 250 bytes per idle job. Each queue has a
+// FIFO of available jobs. Scheduled jobs and backoffs wait in one timer
+// heap; reservations of active jobs in a second one, with an index of the
+// active jobs by id. So Fetch costs O(1) plus O(log n) per job that became
+// due, and Fetch, Ack, Fail and Heartbeat touch only the in-flight jobs:
+// their cost does not grow with the number of scheduled, retryable or
+// finished jobs. Error histories are shared with snapshots without copying.
+// On one core with the fake clock a fetch+ack cycle takes about 0.25 µs and
+// a fetch+fail cycle about 0.5 µs (bench_test.go).
 //
 // # Non-goals
 //

@@ -33,7 +33,14 @@ type Executor struct {
 	types    map[string]string // interned job types
 	policies map[string]*policy.Policy
 	defPol   *policy.Policy
-	timers   timerHeap
+	// timers holds scheduled and retryable jobs by due time; leases holds
+	// active jobs by reservation deadline, and active indexes them by id.
+	// Keeping reservations apart makes Fetch, Ack, Fail and Heartbeat cost
+	// independent of how many jobs wait for a timer, and the id lookup of
+	// Ack, Fail and Heartbeat a lookup among in-flight jobs only.
+	timers timerHeap
+	leases timerHeap
+	active map[string]*job
 
 	dlHead, dlTail *job // dead letter set, oldest first
 	dlCount        int
@@ -69,6 +76,7 @@ func New(opts ...Option) *Executor {
 		queues:   make(map[string]*queue),
 		types:    make(map[string]string),
 		policies: make(map[string]*policy.Policy),
+		active:   make(map[string]*job),
 		defPol:   policy.Default(),
 	}
 	if n, ok := cfg.clock.(nower); ok {
@@ -80,7 +88,7 @@ func New(opts ...Option) *Executor {
 	return e
 }
 
-// Stats are running totals since New.
+// Stats are running totals since New: plain data, a copy.
 type Stats struct {
 	Enqueued int64 // jobs accepted by Enqueue
 	Pruned   int64 // dead-lettered jobs removed by retention
@@ -161,6 +169,12 @@ func (e *Executor) move(j *job, to State) {
 	}
 	j.q.counts[to]++
 	j.state = to
+	switch {
+	case from == Active:
+		delete(e.active, j.id)
+	case to == Active:
+		e.active[j.id] = j
+	}
 	if e.onTransition != nil {
 		e.onTransition(j.id, from, to)
 	}
@@ -186,17 +200,29 @@ func (e *Executor) signal() {
 // jobs become available (in due order, at their due time), expired
 // reservations become failed attempts, and dead-letter retention prunes.
 func (e *Executor) advance(now int64) {
-	for len(e.timers) > 0 && e.timers[0].due <= now {
-		j := e.timers[0]
-		e.timers.remove(j)
-		switch j.state {
-		case Scheduled, Retryable:
-			e.makeReady(j, j.due)
-		case Active:
-			e.timeout(j)
+	for {
+		t, l := e.timers.peek(), e.leases.peek()
+		switch {
+		case l != nil && l.due <= now && (t == nil || !t.before(l)):
+			e.leases.remove(l)
+			e.timeout(l)
+		case t != nil && t.due <= now:
+			e.timers.remove(t)
+			e.makeReady(t, t.due)
+		default:
+			e.prune(now)
+			return
 		}
 	}
-	e.prune(now)
+}
+
+// unschedule takes j out of the heap it is in, if any.
+func (e *Executor) unschedule(j *job) {
+	if j.state == Active {
+		e.leases.remove(j)
+	} else {
+		e.timers.remove(j)
+	}
 }
 
 // timeout treats the expired reservation of j as a failed attempt at the
@@ -421,18 +447,24 @@ func (e *Executor) claim(j *job, now int64) {
 	j.attempt++
 	j.started = now
 	j.due = satAdd(now, j.vis)
-	e.timers.push(j)
+	e.leases.push(j)
 }
 
-// active looks up an active job for op, after applying what is due.
-func (e *Executor) active(op, id string, to State, attempt int) (*job, int64, error) {
+// activeJob looks up an active job for op, after applying what is due.
+// attempt > 0 also requires that attempt (worker mode: a late result never
+// reaches a later attempt).
+func (e *Executor) activeJob(op, id string, to State, attempt int) (*job, int64, error) {
 	now := e.now()
 	e.advance(now)
-	j, err := e.lookup(op, id)
-	if err != nil {
-		return nil, now, err
+	j := e.active[id]
+	if j == nil {
+		j, err := e.lookup(op, id)
+		if err != nil {
+			return nil, now, err
+		}
+		return nil, now, &TransitionError{Op: op, ID: id, From: j.state, To: to}
 	}
-	if j.state != Active || (attempt > 0 && int(j.attempt) != attempt) {
+	if attempt > 0 && int(j.attempt) != attempt {
 		return nil, now, &TransitionError{Op: op, ID: id, From: j.state, To: to}
 	}
 	return j, now, nil
@@ -445,11 +477,11 @@ func (e *Executor) Ack(id string) (Job, error) { return e.ack(id, 0) }
 func (e *Executor) ack(id string, attempt int) (Job, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j, now, err := e.active("ack", id, Completed, attempt)
+	j, now, err := e.activeJob("ack", id, Completed, attempt)
 	if err != nil {
 		return Job{}, err
 	}
-	e.timers.remove(j)
+	e.leases.remove(j)
 	e.move(j, Completed)
 	j.finished = now
 	j.started = never
@@ -475,7 +507,7 @@ func (e *Executor) fail(id string, attempt int, f Failure) (Job, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j, now, err := e.active("fail", id, Retryable, attempt)
+	j, now, err := e.activeJob("fail", id, Retryable, attempt)
 	if err != nil {
 		return Job{}, err
 	}
@@ -487,7 +519,7 @@ func (e *Executor) fail(id string, attempt int, f Failure) (Job, error) {
 	if len(f.Details) > 0 {
 		details = append([]byte(nil), f.Details...)
 	}
-	e.timers.remove(j)
+	e.leases.remove(j)
 	e.addError(j, ErrorEntry{Attempt: int(j.attempt), Type: f.Type, Message: f.Message, Code: code, Time: nsTime(now), Details: details})
 	e.apply(j, d, now)
 	return j.snapshot(e.cfg.history), nil
@@ -501,12 +533,12 @@ func (e *Executor) Heartbeat(id string) (Job, error) { return e.heartbeat(id, 0)
 func (e *Executor) heartbeat(id string, attempt int) (Job, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j, now, err := e.active("heartbeat", id, Active, attempt)
+	j, now, err := e.activeJob("heartbeat", id, Active, attempt)
 	if err != nil {
 		return Job{}, err
 	}
 	j.due = satAdd(now, j.vis)
-	e.timers.fix(j)
+	e.leases.fix(j)
 	return j.snapshot(e.cfg.history), nil
 }
 
@@ -525,7 +557,7 @@ func (e *Executor) Cancel(id string) (Job, error) {
 		return Job{}, err
 	}
 	if !j.state.Terminal() {
-		e.timers.remove(j) // no-op unless scheduled, retryable or active
+		e.unschedule(j) // no-op unless scheduled, retryable or active
 		e.move(j, Cancelled)
 		j.finished = now
 		j.started = never
@@ -627,8 +659,10 @@ func (e *Executor) NextDue() (t time.Time, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	next := int64(math.MaxInt64)
-	if len(e.timers) > 0 {
-		next = e.timers[0].due
+	for _, h := range []*job{e.timers.peek(), e.leases.peek()} {
+		if h != nil && h.due < next {
+			next = h.due
+		}
 	}
 	if h := e.dlHead; h != nil {
 		if exp := satAdd(satAdd(h.finished, int64(e.cfg.maxAge)), 1); exp < next {

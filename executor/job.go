@@ -10,7 +10,8 @@ import (
 )
 
 // JobSpec is what a client gives Enqueue: plain data, the zero value of a
-// field meaning "not set".
+// field meaning "not set" (the zero JobSpec lacks a Type and is rejected).
+// Enqueue copies what it needs except Args, which it keeps as given.
 type JobSpec struct {
 	// ID must be unique among the executor's jobs; empty means the executor
 	// assigns "job-N".
@@ -40,7 +41,9 @@ type JobSpec struct {
 	VisibilityTimeout time.Duration
 }
 
-// Failure is what a worker reports with Fail (ojs-retry §7.3).
+// Failure is what a worker reports with Fail (ojs-retry §7.3): plain data.
+// The zero value is a failure without type, message or code, which the
+// policy treats as RETRY.
 type Failure struct {
 	Type    string          // dot-namespaced error type, matched against non_retryable_errors
 	Message string          // human readable
@@ -63,7 +66,8 @@ const (
 	NoHandlerErrorType = "executor.no_handler"
 )
 
-// ErrorEntry is one entry of a job's error history (ojs-retry §10.1).
+// ErrorEntry is one entry of a job's error history (ojs-retry §10.1): plain
+// data, read-only once returned in a [Job] (snapshots share it).
 type ErrorEntry struct {
 	Attempt int             // the attempt that failed
 	Type    string          // error type; TimeoutErrorType for an expired reservation
@@ -74,9 +78,10 @@ type ErrorEntry struct {
 }
 
 // Job is a snapshot of a job, returned by every operation. It is a value:
-// later operations do not change it. Args and Errors share memory with the
-// executor and must be treated as read-only. Unset times are the zero
-// time.Time.
+// later operations do not change it, and it may be read from any goroutine.
+// Args and Errors share memory with the executor and must be treated as
+// read-only. Unset times are the zero time.Time; the zero Job stands for no
+// job (State 0, "initial").
 type Job struct {
 	ID     string
 	Type   string

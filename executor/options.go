@@ -20,6 +20,9 @@ const (
 	// DefaultRetentionMaxCount is how many dead-lettered jobs are kept
 	// (ojs-dead-letter §5.2).
 	DefaultRetentionMaxCount = 10000
+	// MaxErrorHistory is the largest error history WithErrorHistory
+	// accepts (2^20 entries per job).
+	MaxErrorHistory = 1 << 20
 	// minErrorHistory is the floor of ojs-retry §10.1 (RET-15).
 	minErrorHistory = 10
 )
@@ -46,7 +49,7 @@ func defaultConfig() config {
 	}
 }
 
-// Option configures an Executor in New.
+// Option configures an Executor in New. A nil Option is ignored.
 type Option func(*config)
 
 // WithClock sets the clock (default RealClock). A nil clock is ignored.
@@ -72,13 +75,11 @@ func WithRand(src backoff.Source) Option {
 
 // WithErrorHistory sets how many of its most recent error entries each job
 // keeps (default DefaultErrorHistory). Values below 10, the minimum of
-// ojs-retry §10.1, are raised to 10.
+// ojs-retry §10.1, are raised to 10; values above MaxErrorHistory are
+// lowered to it.
 func WithErrorHistory(n int) Option {
 	return func(cfg *config) {
-		if n < minErrorHistory {
-			n = minErrorHistory
-		}
-		cfg.history = n
+		cfg.history = min(max(n, minErrorHistory), MaxErrorHistory)
 	}
 }
 

@@ -53,13 +53,25 @@ func (f *fifo) pop() *job {
 	return nil
 }
 
-// timerHeap is a binary min-heap of jobs ordered by (due, seq): scheduled
-// jobs by scheduled_at, retryable jobs by next_retry_at and active jobs by
-// reservation deadline. Each job records its index for O(log n) removal.
+// timerHeap is a binary min-heap of jobs ordered by (due, seq): the
+// executor keeps one for scheduled and retryable jobs (scheduled_at,
+// next_retry_at) and one for active jobs (reservation deadline). A job is
+// in at most one heap and records its index there for O(log n) removal.
 type timerHeap []*job
 
-func (h timerHeap) less(a, b *job) bool {
-	return a.due < b.due || (a.due == b.due && a.seq < b.seq)
+// before orders jobs by due time, then by enqueue order.
+func (j *job) before(k *job) bool {
+	return j.due < k.due || (j.due == k.due && j.seq < k.seq)
+}
+
+func (h timerHeap) less(a, b *job) bool { return a.before(b) }
+
+// peek returns the earliest job, or nil.
+func (h timerHeap) peek() *job {
+	if len(h) == 0 {
+		return nil
+	}
+	return h[0]
 }
 
 func (h *timerHeap) push(j *job) {

@@ -107,7 +107,8 @@ var ErrInvalidJob = errors.New("executor: invalid request")
 // leads to. errors.Is(err, ErrInvalidTransition) is true.
 //
 // For Fail the To state is reported as Retryable (the first of its two
-// outcomes); for Heartbeat, which keeps a job active, it is Active.
+// outcomes); for Heartbeat, which keeps a job active, it is Active. It is
+// plain data, created by the executor; the zero value is not returned.
 type TransitionError struct {
 	Op   string // "ack", "fail", "heartbeat", "activate", "retry", "fetch"
 	ID   string

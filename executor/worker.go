@@ -13,7 +13,9 @@ import (
 	"github.com/retrykit/retrykit/errmatch"
 )
 
-// Handler runs one attempt of a job. Returning nil acknowledges the job;
+// Handler runs one attempt of a job. A Worker calls it from several
+// goroutines at once (one per unit of concurrency), so it must be safe for
+// concurrent use. Returning nil acknowledges the job;
 // returning an error fails the attempt (see [Worker] for the
 // classification). ctx is cancelled when the job is cancelled or its
 // reservation is lost, and when Stop's deadline passes; handlers should
@@ -60,7 +62,8 @@ type Worker struct {
 	wg               sync.WaitGroup
 }
 
-// WorkerOption configures a Worker in NewWorker.
+// WorkerOption configures a Worker in NewWorker. A nil WorkerOption is
+// ignored.
 type WorkerOption func(*Worker)
 
 // WithConcurrency runs n goroutines (n ≥ 1) fetching from queue.

@@ -3,7 +3,9 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -165,5 +167,93 @@ func TestWorkerGracefulStop(t *testing.T) {
 	j := waitState(t, e, "s", executor.Discarded) // the cancelled handler's error is recorded
 	if j.Errors[0].Type != executor.HandlerErrorType {
 		t.Errorf("%+v", j.Errors[0])
+	}
+}
+
+// Each queue runs at most its configured number of handlers at once, and
+// reaches it when enough jobs wait; a busy queue does not starve another.
+func TestWorkerPerQueueConcurrency(t *testing.T) {
+	e := executor.New()
+	w := executor.NewWorker(e, executor.WithConcurrency("a", 2), executor.WithConcurrency("b", 3),
+		executor.WithPollInterval(5*time.Millisecond))
+	var mu sync.Mutex
+	running, peak := map[string]int{}, map[string]int{}
+	release := make(chan struct{})
+	w.Handle("block", func(ctx context.Context, j executor.Job) error {
+		mu.Lock()
+		running[j.Queue]++
+		peak[j.Queue] = max(peak[j.Queue], running[j.Queue])
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		running[j.Queue]--
+		mu.Unlock()
+		return nil
+	})
+	for i := 0; i < 8; i++ {
+		mustEnqueue(t, e, executor.JobSpec{ID: fmt.Sprint("a", i), Type: "block", Queue: "a"})
+		mustEnqueue(t, e, executor.JobSpec{ID: fmt.Sprint("b", i), Type: "block", Queue: "b"})
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		ra, rb := running["a"], running["b"]
+		mu.Unlock()
+		if ra == 2 && rb == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("running a=%d b=%d, want 2 and 3", ra, rb)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(30 * time.Millisecond) // room for an excess fetch to show up
+	if n := e.Count(executor.Filter{States: []executor.State{executor.Active}}); n != 5 {
+		t.Errorf("%d active jobs, want 2 + 3", n)
+	}
+	close(release)
+	for i := 0; i < 8; i++ {
+		waitState(t, e, fmt.Sprint("a", i), executor.Completed)
+		waitState(t, e, fmt.Sprint("b", i), executor.Completed)
+	}
+	if err := w.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if peak["a"] != 2 || peak["b"] != 3 {
+		t.Errorf("peak concurrency a=%d b=%d, want 2 and 3", peak["a"], peak["b"])
+	}
+}
+
+// Handler codes attached with errmatch.Wrap reach the policy: DEAD_LETTER
+// dead-letters at attempt 1 of 3, FAIL discards, RETRY retries; an unknown
+// code leaves the decision to the policy.
+func TestWorkerHandlerCodes(t *testing.T) {
+	e := executor.New()
+	w := executor.NewWorker(e, executor.WithPollInterval(5*time.Millisecond))
+	codes := map[string]errmatch.Code{"dl": errmatch.DeadLetter, "fail": errmatch.Fail, "retry": errmatch.Retry, "odd": "SOMETIMES"}
+	w.Handle("coded", func(ctx context.Context, j executor.Job) error {
+		return errmatch.Wrap(errors.New("no"), "billing.declined", codes[j.ID])
+	})
+	slow := []byte(`{"max_attempts":3,"initial_interval":"PT1H","max_interval":"PT1H"}`)
+	for id := range codes {
+		mustEnqueue(t, e, executor.JobSpec{ID: id, Type: "coded", Retry: slow})
+	}
+	w.Start()
+	defer w.Stop(context.Background())
+	if j := waitState(t, e, "dl", executor.Discarded); !j.DeadLetter || j.Errors[0].Code != errmatch.DeadLetter {
+		t.Errorf("DEAD_LETTER: %+v", j)
+	}
+	if j := waitState(t, e, "fail", executor.Discarded); j.DeadLetter || j.Errors[0].Code != errmatch.Fail {
+		t.Errorf("FAIL: %+v", j)
+	}
+	for _, id := range []string{"retry", "odd"} {
+		if j := waitState(t, e, id, executor.Retryable); j.Errors[0].Type != "billing.declined" || j.Errors[0].Code != errmatch.Retry {
+			t.Errorf("%s: %+v", id, j.Errors[0])
+		}
 	}
 }

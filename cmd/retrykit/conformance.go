@@ -18,7 +18,7 @@ import (
 
 func init() {
 	commands["conformance"] = command{
-		summary: "run the conformance suite against retrykit or an adapter (--impl); export DIR writes the vectors",
+		summary: "run the conformance suite (vectors and executor scenarios) against retrykit or an adapter (--impl); export DIR writes the files",
 		run:     runConformance,
 	}
 }
@@ -31,8 +31,14 @@ against an adapter process speaking conformance/PROTOCOL.md (--impl), and
 prints a report. Exit status: 0 when nothing failed or errored, 1 otherwise,
 2 on bad usage or unreadable input.
 
-"export DIR" writes the embedded vector files (JSON, schema, README) to DIR
-for runners in other languages.
+The executor scenario vectors (testdata/scenarios: job lifecycles with
+visibility timeouts, heartbeats, dead letters) run too, through the
+optional "scenario" op. An adapter that does not list that op in its hello
+(a policy library without an executor) gets them reported as not run
+(coverage), never as failures; --scenarios=false leaves them out.
+
+"export DIR" writes the embedded vector files (JSON, schema, README) to DIR,
+and the scenario files to DIR/scenarios, for runners in other languages.
 
 flags:
 `
@@ -69,6 +75,8 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		writeSkip  = fset.String("write-skip-file", "", "write the vectors that failed or errored to this file, as a skip file")
 		timeout    = fset.Duration("timeout", 5*time.Second, "per-request timeout for --impl")
 		vectorsDir = fset.String("vectors", "", "directory of vector files (default: the vectors embedded in retrykit)")
+		scenarios  = fset.Bool("scenarios", true, "also run the executor scenario vectors (op scenario)")
+		scenDir    = fset.String("scenarios-dir", "", "directory of scenario files (default: the scenarios embedded in retrykit)")
 		parallel   = fset.Int("parallel", 32, "requests in flight at once")
 		samples    = fset.Int("jitter-samples", conformance.DefaultJitterSamples, "samples for the statistical jitter check (0: leave it out)")
 		output     = fset.String("o", "", "write the report to this file instead of standard output")
@@ -103,6 +111,20 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
 		return 2
+	}
+	if *scenDir != "" && !*scenarios {
+		fmt.Fprintln(stderr, "retrykit conformance: --scenarios-dir given with --scenarios=false")
+		return 2
+	}
+	if *scenarios {
+		var scen fs.FS = retrykit.Scenarios
+		if *scenDir != "" {
+			scen = os.DirFS(*scenDir)
+		}
+		if err := suite.AddScenarios(scen); err != nil {
+			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+			return 2
+		}
 	}
 	if msg := unknownSelection(suite, ids, reqs, flags); msg != "" {
 		fmt.Fprintf(stderr, "retrykit conformance: %s\n", msg)
@@ -182,6 +204,9 @@ func unknownSelection(suite *conformance.Suite, ids, reqs, flags []string) strin
 	knownReq, knownFlag := map[string]bool{"RET-05": true}, map[string]bool{"statistical": true}
 	for _, v := range suite.Vectors {
 		knownReq[v.Requirement] = true
+		for _, c := range v.Covers {
+			knownReq[c] = true
+		}
 		for _, f := range v.Flags {
 			knownFlag[f] = true
 		}
@@ -281,21 +306,27 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	}
 	dir := args[0]
 	n := 0
-	err := fs.WalkDir(retrykit.Vectors, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(path))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := fs.ReadFile(retrykit.Vectors, path)
-		if err != nil {
-			return err
-		}
-		n++
-		return os.WriteFile(target, data, 0o644)
-	})
+	copyTree := func(src fs.FS, to string) error {
+		return fs.WalkDir(src, ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			target := filepath.Join(to, filepath.FromSlash(path))
+			if d.IsDir() {
+				return os.MkdirAll(target, 0o755)
+			}
+			data, err := fs.ReadFile(src, path)
+			if err != nil {
+				return err
+			}
+			n++
+			return os.WriteFile(target, data, 0o644)
+		})
+	}
+	err := copyTree(retrykit.Vectors, dir)
+	if err == nil {
+		err = copyTree(retrykit.Scenarios, filepath.Join(dir, "scenarios"))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit conformance export: %v\n", err)
 		return 2

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
 )
 
@@ -73,7 +75,8 @@ func TestConformanceReferenceInProcess(t *testing.T) {
 }
 
 // TestConformanceThroughAdapterSubprocess runs the suite against
-// "retrykit adapter" through a real pipe: the protocol end to end.
+// "retrykit adapter" through a real pipe: the protocol end to end,
+// including every executor scenario through the scenario op.
 func TestConformanceThroughAdapterSubprocess(t *testing.T) {
 	bin := retrykitBinary(t)
 	cmd := exec.Command(bin, "conformance", "--impl", bin+" adapter", "--format", "json")
@@ -89,6 +92,31 @@ func TestConformanceThroughAdapterSubprocess(t *testing.T) {
 	if !rep.OK() || rep.Totals.Pass < 400 || rep.Totals.NotRun != 0 || rep.Implementation.Implementation != "retrykit" {
 		t.Errorf("report: %+v %+v", rep.Implementation, rep.Totals)
 	}
+	if !rep.Implementation.Supports(conformance.OpScenario) {
+		t.Errorf("retrykit adapter does not advertise the scenario op: %v", rep.Implementation.Ops)
+	}
+	scenarios := 0
+	for _, r := range rep.Results {
+		if r.Kind == conformance.KindScenario {
+			scenarios++
+			if r.Status != conformance.StatusPass {
+				t.Errorf("%s: %s %s", r.ID, r.Status, r.Reason)
+			}
+		}
+	}
+	if want := countScenarios(t); scenarios != want || want < 60 {
+		t.Errorf("%d scenario results through the adapter, want all %d", scenarios, want)
+	}
+}
+
+// countScenarios counts the scenarios in the embedded files.
+func countScenarios(t *testing.T) int {
+	t.Helper()
+	s := &conformance.Suite{}
+	if err := s.AddScenarios(retrykit.Scenarios); err != nil {
+		t.Fatal(err)
+	}
+	return len(s.Vectors)
 }
 
 func TestConformancePythonAdapter(t *testing.T) {
@@ -114,6 +142,12 @@ func TestConformancePythonAdapter(t *testing.T) {
 	}
 	if junit.Tests < 400 || junit.Failures != 0 || junit.Errors != 0 {
 		t.Errorf("junit %+v", junit)
+	}
+	// The Python adapter is a policy library: the scenarios are coverage,
+	// not failures.
+	code, out, errOut = runCLI(t, "", "conformance", "--impl", py+" "+adapter, "--jitter-samples", "0")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("%4d  op scenario not supported", countScenarios(t))) {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
 
@@ -177,10 +211,46 @@ func TestConformanceFlagsAndFormats(t *testing.T) {
 		{"conformance", "--run", "dur-0001,dur-9999"},
 		{"conformance", "--requirement", "RET-99"},
 		{"conformance", "--flag", "class:made-up"},
+		{"conformance", "--scenarios-dir", "/nonexistent"},
+		{"conformance", "--scenarios=false", "--scenarios-dir", "."},
+		{"conformance", "--scenarios=false", "--run", "scn-core-0001"},
 	} {
 		if code, _, _ := runCLI(t, "", bad...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)
 		}
+	}
+}
+
+func TestConformanceScenarioFlags(t *testing.T) {
+	// A scenario is selected by id, and by a requirement it only covers.
+	code, out, _ := runCLI(t, "", "conformance", "--run", "scn-core-0013", "--requirement", "CORE-T17", "--jitter-samples", "0", "--format", "json")
+	var rep conformance.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	ids := map[string]bool{}
+	for _, r := range rep.Results {
+		ids[r.ID] = r.Status == conformance.StatusPass
+	}
+	// CORE-T17 is the requirement of scn-core-0014 and covered by scn-dlq-0001..0003.
+	for _, id := range []string{"scn-core-0013", "scn-core-0014", "scn-dlq-0001", "scn-dlq-0002", "scn-dlq-0003"} {
+		if !ids[id] {
+			t.Errorf("%s not run or not passed: %v", id, ids)
+		}
+	}
+	// --scenarios=false leaves them out entirely.
+	code, out, _ = runCLI(t, "", "conformance", "--scenarios=false", "--format", "json", "--jitter-samples", "0")
+	rep = conformance.Report{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	for _, r := range rep.Results {
+		if r.Kind == conformance.KindScenario {
+			t.Fatalf("--scenarios=false ran %s", r.ID)
+		}
+	}
+	if rep.Totals.NotRun != 0 || rep.NotSelected != 0 {
+		t.Errorf("--scenarios=false: %+v, %d not selected", rep.Totals, rep.NotSelected)
 	}
 }
 
@@ -200,9 +270,13 @@ func TestConformanceExport(t *testing.T) {
 			t.Errorf("%s not exported verbatim (%v)", f, err)
 		}
 	}
-	// The exported directory is a valid --vectors source.
-	code, out, _ = runCLI(t, "", "conformance", "--vectors", dir, "--jitter-samples", "0")
-	if code != 0 {
+	want, _ := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "scenarios", "lifecycle.json"))
+	if got, err := os.ReadFile(filepath.Join(dir, "scenarios", "lifecycle.json")); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("scenarios/lifecycle.json not exported verbatim (%v)", err)
+	}
+	// The exported directories are valid --vectors and --scenarios-dir sources.
+	code, out, _ = runCLI(t, "", "conformance", "--vectors", dir, "--scenarios-dir", filepath.Join(dir, "scenarios"), "--jitter-samples", "0")
+	if code != 0 || !strings.Contains(out, "not run 0") {
 		t.Errorf("run on exported vectors: exit %d\n%s", code, out)
 	}
 }

@@ -22,17 +22,29 @@ func init() {
 	}
 }
 
-const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--policy FILE|default]
+const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--policy FILE|JSON|default]
                          [--jitter both|on|off|policy] [--seed S] [--bucket 1s] [--svg FILE]
 
 N jobs are enqueued at t=0 and run at once. Every attempt that starts before
-the end of the outage fails (a retryable error); later attempts succeed.
+the end of the outage fails (a retryable error); attempts after it succeed.
 Each job follows the retry policy on the reference executor with a fake
 clock and infinitely many workers. The histogram counts retry arrivals
 (attempts 2 and later) per bucket. --jitter both (default) runs the policy
 with jitter off and on, side by side; on/off force one; policy keeps the
 policy's own setting.
+
+The policy is a file, inline OJS JSON, or "default" for the OJS default
+policy. Without --policy it is ` + simDefaultPolicy + `: the OJS
+defaults (PT1S, x2, cap PT5M) with enough attempts to ride out outages of
+up to about an hour, so that the herd's return after the outage shows. With
+the OJS default's 3 attempts every job gives up within seconds of a long
+outage (the report counts them as discarded).
+
+flags:
 `
+
+// simDefaultPolicy is the policy simulate uses without --policy.
+const simDefaultPolicy = `{"max_attempts": 25}`
 
 // simRun is the outcome of one simulated run.
 type simRun struct {
@@ -47,10 +59,10 @@ type simRun struct {
 func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, simulateUsage) }
+	fs.Usage = func() { fmt.Fprint(stderr, simulateUsage); fs.PrintDefaults() }
 	jobs := fs.Int("jobs", 1000, "number of jobs")
 	outage := fs.Duration("outage", 60*time.Second, "length of the outage from t=0")
-	polFile := fs.String("policy", "default", "retry policy JSON file, or default")
+	polFile := fs.String("policy", simDefaultPolicy, "retry policy: a JSON file, inline JSON, or default (the OJS default policy)")
 	jitter := fs.String("jitter", "both", "both, on, off or policy")
 	seed := fs.Uint64("seed", 1, "seed of the jitter randomness")
 	bucket := fs.Duration("bucket", time.Second, "histogram bucket width")
@@ -79,12 +91,16 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	p := policy.Default()
 	if *polFile != "default" {
-		data, err := os.ReadFile(*polFile)
-		if err != nil {
-			return bad("%v", err)
+		data := []byte(*polFile)
+		if t := strings.TrimSpace(*polFile); !strings.HasPrefix(t, "{") {
+			var err error
+			if data, err = os.ReadFile(*polFile); err != nil {
+				return bad("%v", err)
+			}
 		}
+		var err error
 		if p, err = policy.Parse(data); err != nil {
-			return bad("%s: %v", *polFile, err)
+			return bad("--policy %s: %v", *polFile, err)
 		}
 	}
 	var modes []string
@@ -189,7 +205,7 @@ func writeSimText(w io.Writer, p *policy.Policy, n int, outage, bucket time.Dura
 	for _, r := range runs {
 		pk, at := peak(r.buckets)
 		fmt.Fprintf(w, "%-22s retries %d, peak %d in bucket %d (t=%v), completed %d, discarded %d, last job done at %v\n",
-			r.label+":", r.retries, pk, at, time.Duration(at)*bucket, r.completed, r.discarded, r.lastDone)
+			r.label+":", r.retries, pk, at, time.Duration(at)*bucket, r.completed, r.discarded, r.lastDone.Round(time.Millisecond))
 	}
 	nb, top := 0, 0
 	for _, r := range runs {
@@ -245,23 +261,25 @@ func writeSimSVG(w io.Writer, n int, outage, bucket time.Duration, runs []*simRu
 		p, _ := peak(r.buckets)
 		top = max(top, p)
 	}
-	const chartW, chartH, left, pad = 800.0, 200.0, 60.0, 40.0
-	height := pad + float64(len(runs))*(chartH+pad)
+	const chartW, chartH, left, pad, top0 = 800.0, 200.0, 60.0, 40.0, 55.0
+	height := top0 + float64(len(runs))*(chartH+pad)
 	bw := chartW / float64(nb)
 	colors := []string{"#d62728", "#1f77b4", "#2ca02c"}
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", left+chartW+20, height)
 	fmt.Fprintf(w, `<text x="%.0f" y="20">%d jobs through a %v outage: retry arrivals per %v</text>`+"\n", left, n, outage, bucket)
 	for i, r := range runs {
-		y0 := pad + float64(i)*(chartH+pad)
+		y0 := top0 + float64(i)*(chartH+pad)
 		base := y0 + chartH
 		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">%s (peak %d)</text>`+"\n", left, y0-5, r.label, func() int { p, _ := peak(r.buckets); return p }())
 		fmt.Fprintf(w, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, base, left+chartW, base)
 		fmt.Fprintf(w, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, y0, left, base)
 		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">%d</text>`+"\n", left-4, y0+10, top)
 		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">0</text>`+"\n", left-4, base)
+		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">0s</text>`+"\n", left, base+15)
 		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">%v</text>`+"\n", left+chartW, base+15, time.Duration(nb)*bucket)
 		if o := float64(outage) / float64(bucket) * bw; o > 0 {
 			fmt.Fprintf(w, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="#eeeeee"/>`+"\n", left, y0, min(o, chartW), chartH)
+			fmt.Fprintf(w, `<text x="%.1f" y="%.0f" fill="#888888" text-anchor="end">outage</text>`+"\n", left+min(o, chartW)-4, y0+14)
 		}
 		for b, v := range r.buckets {
 			if v == 0 {

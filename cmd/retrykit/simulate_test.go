@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -67,27 +68,50 @@ func TestSimulateJitterSpreads(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	// default policy: 3 attempts, all inside the outage -> everything discarded
+	// The default policy is the OJS default with 25 attempts: without
+	// jitter attempts start at 0, 1, 3, 7, 15, 31 s (inside the outage,
+	// fail) and 31 + 32 = 63 s (after it, succeeds), all 2000 together.
 	off, on := simColumn(t, out, 0), simColumn(t, out, 1)
-	if off["1s"] != 2000 || off["3s"] != 2000 {
-		t.Errorf("jitter off: %v", off)
+	for _, b := range []string{"1s", "3s", "7s", "15s", "31s", "1m3s"} {
+		if off[b] != 2000 {
+			t.Errorf("jitter off, bucket %s: %d, want 2000\n%v", b, off[b], off)
+		}
 	}
-	sum, peakOn := 0, 0
+	if !strings.Contains(out, "jitter off:            retries 12000, peak 2000 in bucket 1 (t=1s), completed 2000, discarded 0, last job done at 1m3s") {
+		t.Errorf("jitter off summary:\n%s", out)
+	}
+	sum, peakOn, late := 0, 0, 0
 	for k, v := range on {
-		d, _ := time.ParseDuration(k)
-		// attempt 2 arrives in [0.5s, 1.5s], attempt 3 by 1.5 + 3 = 4.5s
-		if v > 0 && (d < 0 || d > 4*time.Second) {
+		d, err := time.ParseDuration(k)
+		if err != nil {
+			t.Fatalf("bucket %q", k)
+		}
+		// attempt 2 arrives at 0.5 s at the earliest
+		if v > 0 && d < 0 {
 			t.Errorf("jittered arrival in bucket %s", k)
+		}
+		if d >= time.Minute {
+			late += v
 		}
 		sum += v
 		peakOn = max(peakOn, v)
 	}
-	if sum != 4000 || peakOn >= 2000*3/4 {
-		t.Errorf("jitter on: total %d, peak %d\n%s", sum, peakOn, out)
+	// With jitter every job still retries at least 6 times: the multiplier
+	// is below 1.5, so attempt 6 starts before 1.5*(1+2+4+8+16) = 46.5 s,
+	// inside the outage. The herd is spread: no second holds three quarters
+	// of the jobs, some arrive after the outage, and every job completes.
+	if sum < 2000*6 || peakOn >= 2000*3/4 || late == 0 || !strings.Contains(out, "completed 2000, discarded 0, last job done at") {
+		t.Errorf("jitter on: total %d, peak %d, after the outage %d\n%s", sum, peakOn, late, out)
 	}
 	b, err := os.ReadFile(svg)
-	if err != nil || !strings.HasPrefix(string(b), "<svg") || !strings.Contains(string(b), "jitter on") {
-		t.Errorf("svg: %v %.80s", err, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(b, new(struct{})); err != nil || !strings.HasPrefix(string(b), "<svg") || !strings.Contains(string(b), "jitter on") {
+		t.Errorf("svg is not well-formed XML (%v): %.80s", err, b)
+	}
+	if n := strings.Count(string(b), "<rect "); n < 2*6 {
+		t.Errorf("svg has %d bars", n)
 	}
 	// the same seed gives the same output
 	if _, again, _ := runCLI(t, "", "simulate", "--jobs", "2000", "--outage", "1m", "--seed", "7"); again != out {
@@ -95,10 +119,24 @@ func TestSimulateJitterSpreads(t *testing.T) {
 	}
 }
 
+// With the OJS default policy (3 attempts) every job gives up inside a long
+// outage; an inline policy works like a file.
+func TestSimulatePolicies(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "simulate", "--jobs", "10", "--outage", "1m", "--policy", "default", "--jitter", "off")
+	if code != 0 || !strings.Contains(out, "max_attempts 3") || !strings.Contains(out, "retries 20, peak 10 in bucket 1 (t=1s), completed 0, discarded 10, last job done at 3s") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", "simulate", "--jobs", "10", "--outage", "5s", "--policy", `{"max_attempts": 9, "initial_interval": "PT2S", "backoff_strategy": "none"}`, "--jitter", "off")
+	// constant 2 s: attempts at 0, 2, 4 (fail), 6 s (succeeds)
+	if code != 0 || !strings.Contains(out, "retries 30, peak 10 in bucket 2 (t=2s), completed 10, discarded 0, last job done at 6s") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 func TestSimulateBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"--jobs", "0"}, {"--outage", "-1s"}, {"--jitter", "maybe"}, {"--bucket", "0s"},
-		{"--policy", "/nonexistent.json"}, {"extra"}, {"--nope"},
+		{"--policy", "/nonexistent.json"}, {"--policy", `{"max_attempts": -1}`}, {"extra"}, {"--nope"},
 	} {
 		code, _, errOut := runCLI(t, "", append([]string{"simulate"}, args...)...)
 		if code != 2 || errOut == "" {

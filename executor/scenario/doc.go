@@ -22,6 +22,13 @@
 // [Decode] and [Load] read vector files, [Play] runs the reference, [Check]
 // compares.
 //
+// # Values
+//
+// Every type here is plain data, decoded from or encoded to the JSON of the
+// vector files and of the protocol's scenario op. The zero value of an
+// expectation field means "not checked"; a decoded File may be read from
+// several goroutines, and Play and Check do not modify their arguments.
+//
 // # Non-goals
 //
 // The package does not talk to external processes; the conformance runner

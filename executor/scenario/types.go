@@ -10,6 +10,10 @@ import (
 // Epoch is the instant at_ms 0 stands for: 2026-01-01T00:00:00Z.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// SchemaVersion is the version of the scenario file format this package
+// reads; [Decode] rejects files with another schema_version.
+const SchemaVersion = 1
+
 // File is one vector file. Kind is always "scenario".
 type File struct {
 	SchemaVersion int               `json:"schema_version"`
@@ -90,7 +94,7 @@ type Expect struct {
 	// or "validation.retry_policy_invalid". Absent: the operation succeeds.
 	Error string `json:"error,omitempty"`
 	// Fetched is the id a fetch step claims, or null for none.
-	Fetched OptString `json:"fetched"`
+	Fetched OptString `json:"fetched,omitzero"`
 	// Jobs are expectations per job id.
 	Jobs map[string]JobExpect `json:"jobs,omitempty"`
 	// Absent lists ids that must not exist (never enqueued, or pruned).
@@ -104,8 +108,8 @@ type Expect struct {
 type JobExpect struct {
 	State           string         `json:"state,omitempty"`
 	Attempt         *int           `json:"attempt,omitempty"`
-	NextRetryAtMs   OptMs          `json:"next_retry_at_ms"`
-	ReservedUntilMs OptMs          `json:"reserved_until_ms"`
+	NextRetryAtMs   OptMs          `json:"next_retry_at_ms,omitzero"`
+	ReservedUntilMs OptMs          `json:"reserved_until_ms,omitzero"`
 	DeadLetter      *bool          `json:"dead_letter,omitempty"`
 	Errors          *[]ErrorExpect `json:"errors,omitempty"` // the whole history, oldest first
 }
@@ -144,8 +148,8 @@ func (o *OptMs) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes null or the number (an unset OptMs writes null too;
-// use omitempty-free structs with care).
+// MarshalJSON writes null or the number. An unset OptMs also writes null;
+// fields of this type are tagged omitzero so that an unset one is left out.
 func (o OptMs) MarshalJSON() ([]byte, error) {
 	if !o.Set || o.Null {
 		return []byte("null"), nil
@@ -173,7 +177,8 @@ func (o *OptString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes null or the string.
+// MarshalJSON writes null or the string (null also when unset; fields of
+// this type are tagged omitzero).
 func (o OptString) MarshalJSON() ([]byte, error) {
 	if !o.Set || o.Null {
 		return []byte("null"), nil

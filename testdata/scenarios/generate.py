@@ -617,7 +617,7 @@ S(D, "scn-dlq-0012", "DLQ-002", "ojs-dead-letter 4.1", "A dead-lettered job keep
    fetch(1000, X(fetched="a")), fail(1000, "a", X(), typ="db.deadlock", msg="deadlock detected"),
    fetch(3000, X(fetched="a")),
    fail(3000, "a", X({"a": J("discarded", attempt=3, dl=True, errs=h3)}), typ="db.timeout", msg="query timed out")],
-  covers=["RET-14", "RET-17"])
+  covers=["RET-14", "RET-17", "RK-37"])
 # RET-15: error history of 10 over 12 attempts, constant 1 s backoff: attempt k fails at (k-1)*1000.
 POLH = {"max_attempts": 12, "initial_interval": "PT1S", "backoff_strategy": "none", "jitter": False}
 steps = [enq(0, "a", X(), retry=POLH)]
@@ -632,7 +632,7 @@ for k in range(1, 13):
     else:
         steps.append(fail(t, "a", X({"a": J("discarded", attempt=12, dl=False, errs=keep)}), msg="failure %d" % k))
 S(D, "scn-dlq-0013", "RET-15", "ojs-retry 10.1", "error_history 10 over 12 failed attempts (constant 1 s: attempt k fails at (k-1)*1000): the history keeps attempts 3..12, oldest first",
-  steps, covers=["RET-14"], flags=["implementation-defined:error-history-size", "extension:backoff_strategy"], config={"error_history": 10})
+  steps, covers=["RET-14", "RK-37"], flags=["implementation-defined:error-history-size", "extension:backoff_strategy"], config={"error_history": 10})
 
 # ---- queues.json: paused queues (operator extension)
 Q = "queues"

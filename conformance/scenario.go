@@ -1,0 +1,181 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/retrykit/retrykit/executor/scenario"
+)
+
+// KindScenario is the kind of the executor scenario vectors
+// (testdata/scenarios), answered by the optional op "scenario"
+// (PROTOCOL.md section 3.7). They are added to a [Suite] with
+// [Suite.AddScenarios].
+const KindScenario = "scenario"
+
+// AddScenarios reads the executor scenario files at the root of fsys
+// (retrykit embeds its own as [github.com/retrykit/retrykit.Scenarios]) and
+// adds every scenario to s as a vector of kind [KindScenario]. Selection,
+// skip lists, flags and coverage work for them as for the other vectors; a
+// scenario's requirement and its covers ids all count in the
+// per-requirement summary. Its Input is the request the runner sends
+// (config and steps, expectations removed) and its Expected the list of
+// per-step expectations.
+//
+// Call it before running s; it is not safe for concurrent use with a run.
+// Errors match [ErrInvalidVector]; s is unchanged on error.
+func (s *Suite) AddScenarios(fsys fs.FS) error {
+	files, err := scenario.Load(fsys)
+	if err != nil {
+		return &VectorError{File: ".", Reason: err.Error()}
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var add []*Vector
+	var errs []error
+	seen := map[string]string{}
+	for _, name := range names {
+		f := files[name]
+		for i := range f.Scenarios {
+			sc := &f.Scenarios[i]
+			v, err := scenarioVector(name, f, sc)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if prev, ok := seen[v.ID]; ok {
+				errs = append(errs, &VectorError{File: name, ID: v.ID, Reason: "duplicate id (also in " + prev + ")"})
+				continue
+			}
+			if prev := s.byID[v.ID]; prev != nil {
+				errs = append(errs, &VectorError{File: name, ID: v.ID, Reason: "duplicate id (also in " + prev.File + ")"})
+				continue
+			}
+			seen[v.ID] = name
+			add = append(add, v)
+		}
+	}
+	if len(add) == 0 && len(errs) == 0 {
+		errs = append(errs, &VectorError{File: ".", Reason: "no scenario files"})
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if s.byID == nil {
+		s.byID = map[string]*Vector{}
+	}
+	for _, v := range add {
+		s.byID[v.ID] = v
+		s.Vectors = append(s.Vectors, v)
+	}
+	return nil
+}
+
+// scenarioVector turns one scenario into a vector: the request with the
+// expectations stripped, and the expectations for reports.
+func scenarioVector(file string, f *scenario.File, sc *scenario.Scenario) (*Vector, error) {
+	bad := func(format string, a ...any) error {
+		return &VectorError{File: file, ID: sc.ID, Reason: fmt.Sprintf(format, a...)}
+	}
+	if sc.ID == "" {
+		return nil, &VectorError{File: file, Reason: "scenario without id"}
+	}
+	if sc.Requirement == "" || sc.Section == "" || strings.TrimSpace(sc.Description) == "" || len(sc.Steps) == 0 {
+		return nil, bad("requirement, section, description and steps are required")
+	}
+	for _, fl := range sc.Flags {
+		if _, ok := f.Notes[fl]; !ok {
+			return nil, bad("flag %q is not explained in notes", fl)
+		}
+	}
+	config, err := json.Marshal(sc.Config)
+	if err != nil {
+		return nil, bad("config: %v", err)
+	}
+	steps := make([]json.RawMessage, len(sc.Steps))
+	expects := make([]scenario.Expect, len(sc.Steps))
+	for i := range sc.Steps {
+		st := sc.Steps[i]
+		expects[i] = st.Expect
+		st.Expect = scenario.Expect{}
+		b, err := json.Marshal(st)
+		if err != nil {
+			return nil, bad("step %d: %v", i, err)
+		}
+		// Drop the (now empty) expectation: expectations never travel to
+		// the adapter (PROTOCOL.md section 3.7).
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, bad("step %d: %v", i, err)
+		}
+		delete(m, "expect")
+		if steps[i], err = json.Marshal(m); err != nil {
+			return nil, bad("step %d: %v", i, err)
+		}
+	}
+	stepsJSON, err := json.Marshal(steps)
+	if err != nil {
+		return nil, bad("steps: %v", err)
+	}
+	input, _ := json.Marshal(map[string]json.RawMessage{"config": config, "steps": stepsJSON})
+	var exp bytes.Buffer
+	enc := json.NewEncoder(&exp)
+	if err := enc.Encode(expects); err != nil {
+		return nil, bad("expectations: %v", err)
+	}
+	return &Vector{
+		ID: sc.ID, Requirement: sc.Requirement, Covers: append([]string(nil), sc.Covers...),
+		Section: sc.Section, Description: sc.Description, Flags: sc.Flags,
+		Input: input, Expected: bytes.TrimSpace(exp.Bytes()),
+		Kind: KindScenario, File: file,
+		req: Request{Op: OpScenario, Config: config, Steps: stepsJSON},
+		sc:  sc,
+	}, nil
+}
+
+// maxScenarioMismatches bounds how many mismatches a failure reason lists.
+const maxScenarioMismatches = 5
+
+// judgeScenario compares the observations of an answer with the scenario's
+// expectations. It returns a failure reason ("" when the scenario passes),
+// and for a failure the expectation and the observation of the first step
+// that differs, for reports. malformed is set when the observations cannot
+// be read at all.
+func judgeScenario(sc *scenario.Scenario, raw json.RawMessage) (reason string, want, got json.RawMessage, malformed error) {
+	var obs []scenario.Observation
+	if err := json.Unmarshal(raw, &obs); err != nil {
+		return "", nil, nil, fmt.Errorf("steps: %v", err)
+	}
+	if obs == nil {
+		return "", nil, nil, errors.New("steps is null")
+	}
+	if len(obs) > len(sc.Steps) {
+		return "", nil, nil, fmt.Errorf("%d observations for %d steps", len(obs), len(sc.Steps))
+	}
+	ms := scenario.Check(sc, obs)
+	if len(ms) == 0 {
+		return "", nil, nil, nil
+	}
+	first := ms[0].Step
+	want, _ = json.Marshal(sc.Steps[first].Expect)
+	if first < len(obs) {
+		got, _ = json.Marshal(obs[first])
+	}
+	parts := make([]string, 0, maxScenarioMismatches+1)
+	for i, m := range ms {
+		if i == maxScenarioMismatches {
+			parts = append(parts, fmt.Sprintf("… %d more", len(ms)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", m, sc.Steps[m.Step].Op))
+	}
+	return strings.Join(parts, "; "), want, got, nil
+}
