@@ -207,8 +207,8 @@ func (b *Backoff) Delay(n int, src Source) time.Duration {
 		return b.jitter(d, float64(s))
 	case *PCG:
 		return b.jitter(d, s.Float64())
-	case nil:
-		src = defaultSource{}
+	case nil, defaultSource:
+		return b.jitter(d, defaultSource{}.Float64())
 	}
 	return b.jitter(d, src.Float64())
 }

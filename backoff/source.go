@@ -50,8 +50,15 @@ func Default() Source { return defaultSource{} }
 // defaultSource draws from math/rand/v2's global, goroutine-safe generator.
 type defaultSource struct{}
 
-// Float64 returns rand.Float64(), a value in [0, 1).
-func (defaultSource) Float64() float64 { return rand.Float64() }
+// Float64 returns a value in [0, 1) with 53 random bits, computed as
+// rand.Float64 computes it but from rand.Uint64, which reads the runtime's
+// generator directly instead of through rand's global Rand and its Source
+// interface.
+func (defaultSource) Float64() float64 { return unitFloat(rand.Uint64()) }
+
+// unitFloat maps 64 random bits to [0, 1) as math/rand/v2's Rand.Float64
+// does: the low 53 bits scaled by 2^-53.
+func unitFloat(u uint64) float64 { return float64(u<<11>>11) * 0x1p-53 }
 
 // PCG is a seeded Source for reproducible jitter: the same seeds give the
 // same draws, so a schedule can be replayed exactly (property tests, fuzzing,
@@ -73,7 +80,7 @@ func NewPCG(seed1, seed2 uint64) *PCG {
 // Float64 returns the next draw, a value in [0, 1) with 53 random bits, as
 // math/rand/v2's Rand.Float64 computes it.
 func (p *PCG) Float64() float64 {
-	return float64(p.pcg.Uint64()<<11>>11) * 0x1p-53
+	return unitFloat(p.pcg.Uint64())
 }
 
 var (

@@ -32,6 +32,7 @@ func BenchmarkNextDelay(b *testing.B) {
 			j = "jitter=on"
 		}
 		b.Run(j+"/impl=retrykit", func(b *testing.B) { runNext(b, newRetrykitPCG(b, jitter)) })
+		b.Run(j+"/impl=retrykit-randpcg", func(b *testing.B) { runNext(b, newRetrykitRandPCG(b, jitter)) })
 		b.Run(j+"/impl=retrykit-fixed", func(b *testing.B) { runNext(b, newRetrykitFixed(b, jitter)) })
 		b.Run(j+"/impl=retrykit-defaultsrc", func(b *testing.B) { runNext(b, newRetrykitDefaultSource(b, jitter)) })
 		b.Run(j+"/impl=retrykit-DelayAt", func(b *testing.B) { runNext(b, newRetrykitAt(b, jitter)) })

@@ -58,6 +58,10 @@ type retrykitDriver struct {
 }
 
 func newRetrykitPCG(tb testing.TB, jitter bool) *retrykitDriver {
+	return &retrykitDriver{bo: mustPolicy(tb, jitter).Backoff(), src: backoff.NewPCG(1, 2)}
+}
+
+func newRetrykitRandPCG(tb testing.TB, jitter bool) *retrykitDriver {
 	return &retrykitDriver{bo: mustPolicy(tb, jitter).Backoff(), src: rand.New(rand.NewPCG(1, 2))}
 }
 
