@@ -42,6 +42,7 @@ func collectFailsafe(t *testing.T, jitter bool) []time.Duration {
 func schedules(t *testing.T, jitter bool) map[string][]time.Duration {
 	return map[string][]time.Duration{
 		"retrykit":            collect(newRetrykitPCG(t, jitter)),
+		"retrykit-randpcg":    collect(newRetrykitRandPCG(t, jitter)),
 		"retrykit-fixed":      collect(newRetrykitFixed(t, jitter)),
 		"retrykit-defaultsrc": collect(newRetrykitDefaultSource(t, jitter)),
 		"retrykit-DelayAt":    collect(newRetrykitAt(t, jitter)),
@@ -79,6 +80,7 @@ func TestJitterWithinModel(t *testing.T) {
 	bounds := map[string]func(b time.Duration) (lo, hi time.Duration){
 		// multiplier 0.5 + r, r in [0,1), capped again after jitter.
 		"retrykit":            func(b time.Duration) (time.Duration, time.Duration) { return half(b), capped(threeHalves(b)) },
+		"retrykit-randpcg":    func(b time.Duration) (time.Duration, time.Duration) { return half(b), capped(threeHalves(b)) },
 		"retrykit-fixed":      func(b time.Duration) (time.Duration, time.Duration) { return half(b), capped(threeHalves(b)) },
 		"retrykit-defaultsrc": func(b time.Duration) (time.Duration, time.Duration) { return half(b), capped(threeHalves(b)) },
 		"retrykit-DelayAt":    func(b time.Duration) (time.Duration, time.Duration) { return half(b), capped(threeHalves(b)) },
