@@ -5,40 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
-	"reflect"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/internal/jsonschema"
 )
 
-// A validator for the subset of JSON Schema (2020-12) that
-// testdata/vectors/vector.schema.json declares it uses: type, const, enum,
-// required, properties, additionalProperties, items, minItems, uniqueItems,
-// minProperties, minLength, pattern, minimum, maximum, exclusiveMaximum and
-// $ref to #/$defs. Any other keyword in the schema is an error, so the
-// validator cannot silently ignore a constraint.
-
-type schemaValidator struct {
-	root map[string]any
-	errs []string
-}
-
-var knownKeywords = map[string]bool{
-	"$schema": true, "$id": true, "title": true, "description": true, "$defs": true,
-	"type": true, "const": true, "enum": true, "required": true, "properties": true,
-	"additionalProperties": true, "items": true, "minItems": true, "uniqueItems": true,
-	"minProperties": true, "minLength": true, "pattern": true, "minimum": true,
-	"maximum": true, "exclusiveMaximum": true, "$ref": true,
-}
-
+// decodeNumbers decodes a JSON document keeping numbers as json.Number, so
+// that edits to a vector file round-trip exactly.
 func decodeNumbers(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -47,205 +25,29 @@ func decodeNumbers(data []byte) (any, error) {
 	return v, err
 }
 
-func (sv *schemaValidator) fail(path, format string, args ...any) {
-	sv.errs = append(sv.errs, path+": "+fmt.Sprintf(format, args...))
-}
-
-func rat(n json.Number) *big.Rat {
-	r, ok := new(big.Rat).SetString(string(n))
-	if !ok {
-		return nil
-	}
-	return r
-}
-
-func jsonType(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	case json.Number:
-		if r := rat(x); r != nil && r.IsInt() {
-			return "integer"
-		}
-		return "number"
-	}
-	return "unknown"
-}
-
-func equalJSON(a, b any) bool {
-	an, aok := a.(json.Number)
-	bn, bok := b.(json.Number)
-	if aok && bok {
-		return rat(an).Cmp(rat(bn)) == 0
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func (sv *schemaValidator) validate(path string, schema any, v any) {
-	s, ok := schema.(map[string]any)
-	if !ok {
-		sv.fail(path, "schema is not an object")
-		return
-	}
-	for k := range s {
-		if !knownKeywords[k] {
-			sv.fail(path, "schema keyword %q not supported by this validator", k)
-		}
-	}
-	if ref, ok := s["$ref"].(string); ok {
-		name, found := strings.CutPrefix(ref, "#/$defs/")
-		defs, _ := sv.root["$defs"].(map[string]any)
-		target, ok := defs[name]
-		if !found || !ok {
-			sv.fail(path, "unresolvable $ref %q", ref)
-			return
-		}
-		sv.validate(path, target, v)
-	}
-	if t, ok := s["type"]; ok {
-		got := jsonType(v)
-		var allowed []any
-		if ts, ok := t.([]any); ok {
-			allowed = ts
-		} else {
-			allowed = []any{t}
-		}
-		match := false
-		for _, a := range allowed {
-			if a == got || (a == "number" && got == "integer") {
-				match = true
-			}
-		}
-		if !match {
-			sv.fail(path, "type %s, want %v", got, t)
-			return
-		}
-	}
-	if c, ok := s["const"]; ok && !equalJSON(c, v) {
-		sv.fail(path, "value %v, want const %v", v, c)
-	}
-	if e, ok := s["enum"].([]any); ok {
-		found := false
-		for _, x := range e {
-			if equalJSON(x, v) {
-				found = true
-			}
-		}
-		if !found {
-			sv.fail(path, "value %v not in enum %v", v, e)
-		}
-	}
-	switch x := v.(type) {
-	case string:
-		if n, ok := s["minLength"].(json.Number); ok {
-			if min, _ := n.Int64(); int64(utf8.RuneCountInString(x)) < min {
-				sv.fail(path, "string shorter than %d", min)
-			}
-		}
-		if p, ok := s["pattern"].(string); ok {
-			re, err := regexp.Compile(p)
-			if err != nil {
-				sv.fail(path, "bad pattern %q: %v", p, err)
-			} else if !re.MatchString(x) {
-				sv.fail(path, "%q does not match %s", x, p)
-			}
-		}
-	case json.Number:
-		r := rat(x)
-		if n, ok := s["minimum"].(json.Number); ok && r.Cmp(rat(n)) < 0 {
-			sv.fail(path, "%s < minimum %s", x, n)
-		}
-		if n, ok := s["maximum"].(json.Number); ok && r.Cmp(rat(n)) > 0 {
-			sv.fail(path, "%s > maximum %s", x, n)
-		}
-		if n, ok := s["exclusiveMaximum"].(json.Number); ok && r.Cmp(rat(n)) >= 0 {
-			sv.fail(path, "%s ≥ exclusiveMaximum %s", x, n)
-		}
-	case []any:
-		if n, ok := s["minItems"].(json.Number); ok {
-			if min, _ := n.Int64(); int64(len(x)) < min {
-				sv.fail(path, "%d items, want ≥ %d", len(x), min)
-			}
-		}
-		if u, ok := s["uniqueItems"].(bool); ok && u {
-			for i := range x {
-				for j := i + 1; j < len(x); j++ {
-					if equalJSON(x[i], x[j]) {
-						sv.fail(path, "items %d and %d are equal", i, j)
-					}
-				}
-			}
-		}
-		if it, ok := s["items"]; ok {
-			for i, e := range x {
-				sv.validate(fmt.Sprintf("%s[%d]", path, i), it, e)
-			}
-		}
-	case map[string]any:
-		if n, ok := s["minProperties"].(json.Number); ok {
-			if min, _ := n.Int64(); int64(len(x)) < min {
-				sv.fail(path, "%d properties, want ≥ %d", len(x), min)
-			}
-		}
-		if req, ok := s["required"].([]any); ok {
-			for _, r := range req {
-				if _, ok := x[r.(string)]; !ok {
-					sv.fail(path, "missing required property %q", r)
-				}
-			}
-		}
-		props, _ := s["properties"].(map[string]any)
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if ps, ok := props[k]; ok {
-				sv.validate(path+"."+k, ps, x[k])
-				continue
-			}
-			switch ap := s["additionalProperties"].(type) {
-			case bool:
-				if !ap {
-					sv.fail(path, "property %q not allowed", k)
-				}
-			case map[string]any:
-				sv.validate(path+"."+k, ap, x[k])
-			}
-		}
-	}
-}
-
-func loadSchema(t *testing.T) map[string]any {
+// loadSchema compiles the schema file of the embedded suite,
+// testdata/vectors/vector.schema.json.
+func loadSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
 	data, err := fs.ReadFile(retrykit.Vectors, "vector.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := decodeNumbers(data)
+	s, err := jsonschema.Compile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.(map[string]any)
+	return s
 }
 
-func validateFile(schema map[string]any, data []byte) []string {
-	v, err := decodeNumbers(data)
-	if err != nil {
-		return []string{err.Error()}
+// validateFile returns the schema violations of one vector file, each as
+// "path: reason".
+func validateFile(schema *jsonschema.Schema, data []byte) []string {
+	var errs []string
+	for _, e := range schema.Validate(data) {
+		errs = append(errs, e.Error())
 	}
-	sv := &schemaValidator{root: schema}
-	sv.validate("$", schema, v)
-	return sv.errs
+	return errs
 }
 
 func vectorFiles(t *testing.T) []string {
