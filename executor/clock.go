@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -23,34 +24,73 @@ func (RealClock) Now() time.Time { return time.Now() }
 // FakeClock is a manually driven Clock for tests and simulations: time only
 // moves when Advance or Set is called. It is safe for concurrent use. The zero
 // value reads the Unix epoch (1970-01-01T00:00:00Z); NewFakeClock starts
-// elsewhere. Times are kept as nanoseconds since the Unix epoch, so only the
-// years 1678 to 2262 are representable.
+// elsewhere. Times are kept as nanoseconds since the Unix epoch, so only
+// 1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775807Z are
+// representable: NewFakeClock, Set and Advance saturate at those bounds
+// instead of wrapping around.
 type FakeClock struct {
 	ns atomic.Int64
 }
 
-// NewFakeClock returns a FakeClock reading t.
+// The range of times the executor represents, as Unix nanoseconds.
+// math.MinInt64 itself is reserved to mark an unset time (see never).
+const (
+	minNanos int64 = math.MinInt64 + 1
+	maxNanos int64 = math.MaxInt64
+)
+
+// minTime and maxTime bound the times the executor represents
+// (1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775807Z).
+var (
+	minTime = time.Unix(0, minNanos).UTC()
+	maxTime = time.Unix(0, maxNanos).UTC()
+)
+
+// representable reports whether t lies in [minTime, maxTime].
+func representable(t time.Time) bool { return !t.Before(minTime) && !t.After(maxTime) }
+
+// satNanos returns t as Unix nanoseconds, clamped to [minTime, maxTime]
+// (time.Time.UnixNano is undefined, and in practice wraps, outside it).
+func satNanos(t time.Time) int64 {
+	switch {
+	case t.Before(minTime):
+		return minNanos
+	case t.After(maxTime):
+		return maxNanos
+	}
+	return t.UnixNano()
+}
+
+// NewFakeClock returns a FakeClock reading t, clamped to the representable
+// range.
 func NewFakeClock(t time.Time) *FakeClock {
 	c := &FakeClock{}
-	c.ns.Store(t.UnixNano())
+	c.ns.Store(satNanos(t))
 	return c
 }
 
 // Now returns the clock's current time, in UTC.
 func (c *FakeClock) Now() time.Time { return time.Unix(0, c.ns.Load()).UTC() }
 
-// Advance moves the clock forward by d (a negative d is ignored) and returns
-// the new time.
+// Advance moves the clock forward by d and returns the new time. It never
+// moves the clock backwards: a negative d is ignored (use Set to go back),
+// and an advance past the latest representable time stops there.
 func (c *FakeClock) Advance(d time.Duration) time.Time {
 	if d > 0 {
-		c.ns.Add(int64(d))
+		for {
+			old := c.ns.Load()
+			if c.ns.CompareAndSwap(old, satAdd(old, int64(d))) {
+				break
+			}
+		}
 	}
 	return c.Now()
 }
 
-// Set moves the clock to t. Moving it backwards is allowed but the executor
-// does not undo anything it already applied.
-func (c *FakeClock) Set(t time.Time) { c.ns.Store(t.UnixNano()) }
+// Set moves the clock to t, clamped to the representable range. Moving it
+// backwards is allowed but the executor does not undo anything it already
+// applied.
+func (c *FakeClock) Set(t time.Time) { c.ns.Store(satNanos(t)) }
 
 // nower is implemented by clocks that can report nanoseconds directly,
 // saving a time.Time round trip on the hot path.

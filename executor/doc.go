@@ -37,8 +37,8 @@
 //
 // [Executor.Enqueue] (PUSH; validates the retry policy now, RET-16),
 // [Executor.Fetch] (claims the oldest available job of the first listed
-// unpaused queue that has one: attempt+1, reservation until now + visibility
-// timeout), [Executor.Ack], [Executor.Fail], [Executor.Heartbeat]
+// unpaused queue that has one, or of [DefaultQueue] when none is listed:
+// attempt+1, reservation until now + visibility timeout), [Executor.Ack], [Executor.Fail], [Executor.Heartbeat]
 // (reservation := now + visibility timeout, RET-13), [Executor.Cancel],
 // [Executor.Activate], [Executor.PauseQueue] / [Executor.ResumeQueue],
 // [Executor.Retry] (manual retry from discarded), [Executor.Get],
@@ -87,7 +87,8 @@
 // # Worker mode
 //
 // [NewWorker] runs Go [Handler] functions, registered by job type, on the
-// real clock with per-queue concurrency; see [Worker] for how handler
+// real clock with per-queue concurrency ([WithConcurrency]; an invalid value
+// makes [Worker.Start] fail with [ErrInvalidWorkerConfig]); see [Worker] for how handler
 // errors are classified (errmatch.Classify), how panics are recorded and how
 // Stop drains in-flight jobs.
 //

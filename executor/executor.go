@@ -83,7 +83,7 @@ func New(opts ...Option) *Executor {
 		e.now = n.nowNanos
 	} else {
 		c := cfg.clock
-		e.now = func() int64 { return c.Now().UnixNano() }
+		e.now = func() int64 { return satNanos(c.Now()) }
 	}
 	return e
 }
@@ -359,7 +359,9 @@ func (e *Executor) lookup(op, id string) (*job, error) {
 // (RET-16): an invalid one returns an error wrapping policy.ErrInvalidPolicy
 // and no job is created. The job enters pending if spec.Pending is set,
 // scheduled if spec.ScheduledAt is after the current time, and available
-// otherwise. Other errors wrap ErrDuplicateID or ErrInvalidJob.
+// otherwise. A ScheduledAt outside the years 1677 to 2262 (Unix nanoseconds
+// in an int64) is rejected. Other
+// errors wrap ErrDuplicateID or ErrInvalidJob.
 func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
 	if spec.Type == "" {
 		return Job{}, fmt.Errorf("%w: enqueue %q: type is empty", ErrInvalidJob, spec.ID)
@@ -369,6 +371,11 @@ func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
 	}
 	if spec.VisibilityTimeout < 0 {
 		return Job{}, fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, spec.ID, spec.VisibilityTimeout)
+	}
+	if !spec.ScheduledAt.IsZero() && !representable(spec.ScheduledAt) {
+		return Job{}, fmt.Errorf("%w: enqueue %q: scheduled_at %s is outside the representable range %s to %s",
+			ErrInvalidJob, spec.ID, spec.ScheduledAt.UTC().Format(time.RFC3339Nano),
+			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -420,12 +427,16 @@ func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
 // one and is not paused (ojs-core FETCH: queues are checked left to right).
 // The job becomes active, its attempt is incremented and its reservation
 // runs until now + its visibility timeout. ok is false when nothing is
-// available.
+// available. With no arguments Fetch reads DefaultQueue, the queue of jobs
+// enqueued without one; an empty name also means DefaultQueue.
 func (e *Executor) Fetch(queues ...string) (j Job, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.now()
 	e.advance(now)
+	if len(queues) == 0 {
+		queues = defaultQueues
+	}
 	for _, name := range queues {
 		if name == "" {
 			name = DefaultQueue
@@ -441,6 +452,9 @@ func (e *Executor) Fetch(queues ...string) (j Job, ok bool) {
 	}
 	return Job{}, false
 }
+
+// defaultQueues is what Fetch reads when given no queue. Never modified.
+var defaultQueues = []string{DefaultQueue}
 
 func (e *Executor) claim(j *job, now int64) {
 	e.move(j, Active)
@@ -493,7 +507,7 @@ func (e *Executor) ack(id string, attempt int) (Job, error) {
 }
 
 // Fail reports a failed attempt of an active job (ojs-core FAIL) and applies
-// the job's retry policy through policy.Decide: handler codes first (DISCARD
+// the job's retry policy through [policy.Policy.Decide]: handler codes first (DISCARD
 // and FAIL discard, DEAD_LETTER dead-letters), then non_retryable_errors and
 // max_attempts (on_exhaustion), else the job becomes retryable until now +
 // the backoff delay. The failure is recorded in the error history first. An

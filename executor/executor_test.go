@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,11 +128,12 @@ func TestErrorHistoryWindow(t *testing.T) {
 	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t", Policy: p})
 	var snaps []executor.Job
 	for i := 1; i <= 35; i++ {
-		if _, ok := e.Fetch(); ok {
-			t.Fatal("Fetch() with no queue claimed a job")
+		queues := []string{"default"}
+		if i%2 == 0 {
+			queues = nil // no queue: the default one
 		}
-		if _, ok := e.Fetch("default"); !ok {
-			t.Fatalf("attempt %d not fetchable", i)
+		if _, ok := e.Fetch(queues...); !ok {
+			t.Fatalf("attempt %d not fetchable from %v", i, queues)
 		}
 		j, err := e.Fail("a", executor.Failure{Type: "x", Message: fmt.Sprint(i)})
 		if err != nil {
@@ -338,5 +340,132 @@ func TestJobSnapshotJSONFriendly(t *testing.T) {
 	j := mustEnqueue(t, e, executor.JobSpec{Type: "t", Args: json.RawMessage(`[1,2]`)})
 	if string(j.Args) != "[1,2]" || j.ID != "job-1" || j.Queue != "default" || !j.CreatedAt.Equal(start) || !j.EnqueuedAt.Equal(start) {
 		t.Errorf("%+v", j)
+	}
+}
+
+func TestScheduledAtOutOfRange(t *testing.T) {
+	e, _ := newFake()
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+	}{
+		{"year 9999", time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"year 1500", time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"just after 2262-04-11T23:47:16.854775807Z", time.Unix(0, math.MaxInt64).Add(time.Nanosecond)},
+		{"the reserved instant 1677-09-21T00:12:43.145224192Z", time.Unix(0, math.MinInt64)},
+	} {
+		_, err := e.Enqueue(executor.JobSpec{ID: "a", Type: "t", ScheduledAt: tc.at})
+		if !errors.Is(err, executor.ErrInvalidJob) || !strings.Contains(err.Error(), "scheduled_at") ||
+			!strings.Contains(err.Error(), "outside the representable range") {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if n := e.Count(executor.Filter{}); n != 0 {
+		t.Errorf("%d jobs after rejected enqueues", n)
+	}
+	// The bounds themselves are accepted: the latest one is scheduled
+	// (never due before the clock reaches it), the earliest available.
+	late := mustEnqueue(t, e, executor.JobSpec{ID: "late", Type: "t", ScheduledAt: time.Unix(0, math.MaxInt64)})
+	if late.State != executor.Scheduled || !late.ScheduledAt.Equal(time.Unix(0, math.MaxInt64)) {
+		t.Errorf("late: %s %v", late.State, late.ScheduledAt)
+	}
+	early := mustEnqueue(t, e, executor.JobSpec{ID: "early", Type: "t", ScheduledAt: time.Unix(0, math.MinInt64+1)})
+	if early.State != executor.Available || !early.ScheduledAt.Equal(time.Unix(0, math.MinInt64+1)) {
+		t.Errorf("early: %s %v", early.State, early.ScheduledAt)
+	}
+	if j, ok := e.Fetch(); !ok || j.ID != "early" {
+		t.Errorf("fetch: %v %v", j.ID, ok)
+	}
+	if _, ok := e.Fetch(); ok {
+		t.Error("the job scheduled for 2262 was fetched in 2026")
+	}
+}
+
+func TestFakeClockSaturates(t *testing.T) {
+	maxT, minT := time.Unix(0, math.MaxInt64).UTC(), time.Unix(0, math.MinInt64+1).UTC()
+	c := executor.NewFakeClock(start)
+	if got := c.Advance(math.MaxInt64); !got.Equal(maxT) {
+		t.Errorf("Advance(MaxInt64) = %v, want %v", got, maxT)
+	}
+	if got := c.Advance(time.Hour); !got.Equal(maxT) {
+		t.Errorf("Advance past the end = %v, want %v", got, maxT)
+	}
+	c.Set(start)
+	if got := c.Advance(-time.Hour); !got.Equal(start) {
+		t.Errorf("Advance(-1h) = %v, want the clock unchanged at %v", got, start)
+	}
+	if got := c.Advance(math.MinInt64); !got.Equal(start) {
+		t.Errorf("Advance(MinInt64) = %v, want the clock unchanged at %v", got, start)
+	}
+	for _, tc := range []struct {
+		in, want time.Time
+	}{
+		{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), maxT},
+		{time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC), minT},
+		{time.Unix(0, math.MinInt64), minT},
+	} {
+		c.Set(tc.in)
+		if got := c.Now(); !got.Equal(tc.want) {
+			t.Errorf("Set(%v): Now() = %v, want %v", tc.in, got, tc.want)
+		}
+		if got := executor.NewFakeClock(tc.in).Now(); !got.Equal(tc.want) {
+			t.Errorf("NewFakeClock(%v).Now() = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	// A clock saturated at the end still drives the executor: the job
+	// scheduled for the last instant becomes due, and nothing wraps into
+	// the past.
+	c.Set(start)
+	e := executor.New(executor.WithClock(c))
+	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t", ScheduledAt: start.Add(time.Hour)})
+	c.Advance(math.MaxInt64)
+	if j, err := e.Get("a"); err != nil || j.State != executor.Available {
+		t.Errorf("after Advance(MaxInt64): %v %v", j.State, err)
+	}
+}
+
+// farClock is a Clock that is not a FakeClock, reading a fixed time.
+type farClock struct{ t time.Time }
+
+func (c farClock) Now() time.Time { return c.t }
+
+func TestCustomClockOutOfRange(t *testing.T) {
+	e := executor.New(executor.WithClock(farClock{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}))
+	j := mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t"})
+	if want := time.Unix(0, math.MaxInt64); !j.CreatedAt.Equal(want) {
+		t.Errorf("created at %v, want the clock clamped to %v", j.CreatedAt, want)
+	}
+	e = executor.New(executor.WithClock(farClock{time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)}))
+	j = mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t", ScheduledAt: start})
+	if want := time.Unix(0, math.MinInt64+1); !j.CreatedAt.Equal(want) || j.State != executor.Scheduled {
+		t.Errorf("created at %v (%s), want the clock clamped to %v and the job scheduled", j.CreatedAt, j.State, want)
+	}
+}
+
+func TestFetchDefaultQueue(t *testing.T) {
+	e, _ := newFake()
+	mustEnqueue(t, e, executor.JobSpec{ID: "other", Type: "t", Queue: "other"})
+	if j, ok := e.Fetch(); ok {
+		t.Fatalf("Fetch() claimed %s from another queue", j.ID)
+	}
+	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t"})
+	mustEnqueue(t, e, executor.JobSpec{ID: "b", Type: "t", Queue: executor.DefaultQueue})
+	mustEnqueue(t, e, executor.JobSpec{ID: "c", Type: "t"})
+	if j, ok := e.Fetch(); !ok || j.ID != "a" || j.Queue != executor.DefaultQueue || j.State != executor.Active {
+		t.Errorf("Fetch() = %s %s %s %v, want a from %q", j.ID, j.Queue, j.State, ok, executor.DefaultQueue)
+	}
+	if j, ok := e.Fetch(""); !ok || j.ID != "b" {
+		t.Errorf(`Fetch("") = %s %v, want b`, j.ID, ok)
+	}
+	e.PauseQueue(executor.DefaultQueue)
+	if j, ok := e.Fetch(); ok {
+		t.Errorf("Fetch() claimed %s from the paused default queue", j.ID)
+	}
+	e.ResumeQueue("")
+	if j, ok := e.Fetch(); !ok || j.ID != "c" {
+		t.Errorf("Fetch() after resume = %s %v, want c", j.ID, ok)
+	}
+	if j, ok := e.Fetch("other"); !ok || j.ID != "other" {
+		t.Errorf(`Fetch("other") = %s %v`, j.ID, ok)
 	}
 }

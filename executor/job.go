@@ -120,11 +120,13 @@ func nsTime(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
+// timeNs returns t as Unix nanoseconds, or never for the zero time. t must
+// be zero or representable (Enqueue checks); others are clamped.
 func timeNs(t time.Time) int64 {
 	if t.IsZero() {
 		return never
 	}
-	return t.UnixNano()
+	return satNanos(t)
 }
 
 // job is the executor's compact record of one job. Times are Unix

@@ -54,6 +54,7 @@ type Worker struct {
 	conc     map[string]int
 	beat     time.Duration
 	poll     time.Duration
+	err      error // the first invalid option, returned by Start
 
 	started, stopped bool
 	stopping         chan struct{} // closed by Stop: fetch no more
@@ -66,14 +67,28 @@ type Worker struct {
 // ignored.
 type WorkerOption func(*Worker)
 
-// WithConcurrency runs n goroutines (n ≥ 1) fetching from queue.
+// MaxConcurrency is the largest n WithConcurrency accepts for one queue.
+const MaxConcurrency = 1 << 16
+
+// ErrInvalidWorkerConfig is wrapped by the error Start returns when an option
+// given to NewWorker was invalid.
+var ErrInvalidWorkerConfig = errors.New("executor: invalid worker configuration")
+
+// WithConcurrency runs n goroutines fetching from queue ("" is DefaultQueue).
+// n must be between 1 and MaxConcurrency: any other value makes Start return
+// an error wrapping ErrInvalidWorkerConfig (and start nothing). Given twice
+// for one queue, the later n counts.
 func WithConcurrency(queue string, n int) WorkerOption {
 	return func(w *Worker) {
 		if queue == "" {
 			queue = DefaultQueue
 		}
-		if n < 1 {
-			n = 1
+		if n < 1 || n > MaxConcurrency {
+			if w.err == nil {
+				w.err = fmt.Errorf("%w: WithConcurrency(%q, %d): n must be between 1 and %d",
+					ErrInvalidWorkerConfig, queue, n, MaxConcurrency)
+			}
+			return
 		}
 		w.conc[queue] = n
 	}
@@ -100,7 +115,7 @@ func WithPollInterval(d time.Duration) WorkerOption {
 	}
 }
 
-// NewWorker returns a Worker for e.
+// NewWorker returns a Worker for e. An invalid option is reported by Start.
 func NewWorker(e *Executor, opts ...WorkerOption) *Worker {
 	w := &Worker{e: e, handlers: map[string]Handler{}, conc: map[string]int{}, poll: time.Second}
 	for _, o := range opts {
@@ -108,7 +123,7 @@ func NewWorker(e *Executor, opts ...WorkerOption) *Worker {
 			o(w)
 		}
 	}
-	if len(w.conc) == 0 {
+	if len(w.conc) == 0 && w.err == nil {
 		w.conc[DefaultQueue] = 1
 	}
 	return w
@@ -125,10 +140,15 @@ func (w *Worker) Handle(typ string, h Handler) {
 // Stop on one never started or already stopped.
 var ErrWorkerState = errors.New("executor: worker already started or stopped")
 
-// Start launches the worker's goroutines and returns at once.
+// Start launches the worker's goroutines and returns at once. If an option
+// given to NewWorker was invalid it starts nothing and returns an error
+// wrapping ErrInvalidWorkerConfig (every time: such a worker never starts).
 func (w *Worker) Start() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
 	if w.started {
 		return ErrWorkerState
 	}

@@ -257,3 +257,35 @@ func TestWorkerHandlerCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerInvalidConcurrency(t *testing.T) {
+	e := executor.New()
+	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t"})
+	for _, n := range []int{0, -1, executor.MaxConcurrency + 1} {
+		var ran atomic.Int32
+		w := executor.NewWorker(e, executor.WithConcurrency("default", n), executor.WithPollInterval(time.Millisecond))
+		w.Handle("t", func(ctx context.Context, j executor.Job) error { ran.Add(1); return nil })
+		err := w.Start()
+		if !errors.Is(err, executor.ErrInvalidWorkerConfig) || !strings.Contains(err.Error(), fmt.Sprintf(`WithConcurrency("default", %d)`, n)) {
+			t.Errorf("n=%d: Start: %v", n, err)
+		}
+		if err2 := w.Start(); !errors.Is(err2, executor.ErrInvalidWorkerConfig) {
+			t.Errorf("n=%d: second Start: %v", n, err2)
+		}
+		if err := w.Stop(context.Background()); !errors.Is(err, executor.ErrWorkerState) {
+			t.Errorf("n=%d: Stop of a worker that never started: %v", n, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+		if ran.Load() != 0 {
+			t.Errorf("n=%d: a handler ran", n)
+		}
+	}
+	if j, _ := e.Get("a"); j.State != executor.Available {
+		t.Errorf("job is %s, want it untouched", j.State)
+	}
+	// Invalid for one queue, even next to a valid one, still fails.
+	w := executor.NewWorker(e, executor.WithConcurrency("a", 2), executor.WithConcurrency("b", 0))
+	if err := w.Start(); !errors.Is(err, executor.ErrInvalidWorkerConfig) || !strings.Contains(err.Error(), `"b"`) {
+		t.Errorf("mixed: %v", err)
+	}
+}

@@ -8,7 +8,7 @@
 //
 // A [Scenario] has a [Config] (injected jitter draw, error history size,
 // retention, default visibility timeout) and [Step]s. Each step runs one
-// operation at an absolute time, at_ms milliseconds after [Epoch]; times in
+// operation at an absolute time, at_ms milliseconds after [Epoch] (2026-01-01T00:00:00Z); times in
 // steps never decrease. [Play] runs a scenario against retrykit's reference
 // executor and returns one [Observation] per step: the operation's outcome
 // (an error class, the fetched job) and every job's state, attempt,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path"
 	"sort"
 	"strings"
@@ -18,8 +19,24 @@ import (
 	"github.com/retrykit/retrykit/policy"
 )
 
-// Ops lists the operation names a step may use.
-var Ops = []string{"enqueue", "fetch", "ack", "fail", "heartbeat", "cancel", "activate", "pause", "resume", "retry", "tick"}
+// Ops returns the operation names a step may use, in a new slice.
+func Ops() []string {
+	return []string{"enqueue", "fetch", "ack", "fail", "heartbeat", "cancel", "activate", "pause", "resume", "retry", "tick"}
+}
+
+var (
+	// ErrInvalidFile is wrapped by every error Decode returns, and by the
+	// error Load returns for a file that does not decode.
+	ErrInvalidFile = errors.New("scenario: invalid scenario file")
+	// ErrMalformedScenario is wrapped by every error Play returns: a
+	// scenario it cannot run (nil, an unknown op, a step without the fields
+	// its op needs, at_ms negative, decreasing or past MaxAtMs).
+	ErrMalformedScenario = errors.New("scenario: malformed scenario")
+)
+
+// MaxAtMs is the largest at_ms Play accepts: the reference executor counts
+// time in int64 nanoseconds since 1970, which ends in April 2262.
+const MaxAtMs int64 = (math.MaxInt64 - 1_767_225_600_000_000_000) / 1_000_000 // Epoch() is 1767225600 s
 
 // Error classes used in Expect.Error and Observation.Error.
 const (
@@ -30,30 +47,34 @@ const (
 	ClassInvalidPolicy     = policy.ErrorType // "validation.retry_policy_invalid"
 )
 
-// Decode reads one vector file strictly: unknown fields, a schema_version
-// other than [SchemaVersion] and a kind other than "scenario" are errors.
+// Decode reads one vector file strictly: invalid JSON, unknown fields, a
+// schema_version other than [SchemaVersion] and a kind other than
+// "scenario" are errors. Every error wraps [ErrInvalidFile] (and the
+// encoding/json error, when there is one).
 func Decode(r io.Reader) (*File, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	var f File
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("scenario: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidFile, err)
 	}
 	if f.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("scenario: schema_version %d, this package reads %d", f.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("%w: schema_version %d, this package reads %d", ErrInvalidFile, f.SchemaVersion, SchemaVersion)
 	}
 	if f.Kind != "scenario" {
-		return nil, fmt.Errorf("scenario: kind is %q, want \"scenario\"", f.Kind)
+		return nil, fmt.Errorf("%w: kind is %q, want \"scenario\"", ErrInvalidFile, f.Kind)
 	}
 	return &f, nil
 }
 
 // Load reads every *.json file at the top of fsys except the schema
-// (*.schema.json), in name order.
+// (*.schema.json), in name order. A file that does not decode gives an error
+// naming it and wrapping [ErrInvalidFile]; a file that cannot be read gives
+// one wrapping the fs error (for example fs.ErrNotExist).
 func Load(fsys fs.FS) (map[string]*File, error) {
 	names, err := fs.Glob(fsys, "*.json")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	out := make(map[string]*File)
 	for _, n := range names {
@@ -62,7 +83,7 @@ func Load(fsys fs.FS) (map[string]*File, error) {
 		}
 		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("scenario: %s: %w", path.Base(n), err)
 		}
 		f, err := Decode(bytes.NewReader(b))
 		if err != nil {
@@ -73,14 +94,30 @@ func Load(fsys fs.FS) (map[string]*File, error) {
 	return out, nil
 }
 
-func msTime(ms int64) time.Time { return Epoch.Add(time.Duration(ms) * time.Millisecond) }
+// msTime returns the instant ms milliseconds after the epoch, exactly for
+// every int64 (time.Time reaches far beyond a time.Duration).
+func msTime(ms int64) time.Time {
+	return time.Unix(epoch.Unix()+ms/1000, (ms%1000)*int64(time.Millisecond)).UTC()
+}
 
 func timeMs(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
 	}
-	ms := t.Sub(Epoch).Milliseconds()
+	ms := t.UnixMilli() - epoch.UnixMilli()
 	return &ms
+}
+
+// msDur converts milliseconds to a Duration, saturating instead of wrapping.
+func msDur(ms int64) time.Duration {
+	const lim = int64(math.MaxInt64 / time.Millisecond)
+	switch {
+	case ms > lim:
+		return math.MaxInt64
+	case ms < -lim:
+		return math.MinInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // Classify maps an executor error to its class.
@@ -103,10 +140,15 @@ func Classify(err error) string {
 
 // Play runs sc against a fresh reference executor on a fake clock and
 // returns one observation per step. It fails only on a malformed scenario
-// (unknown op, time going backwards, missing fields), not on unmet
-// expectations; use Check for those.
+// (nil, unknown op, at_ms negative, decreasing or above [MaxAtMs], missing
+// fields), not on unmet expectations; use Check for those. Its errors wrap
+// [ErrMalformedScenario]; the observations of the steps before the bad one
+// are returned with it.
 func Play(sc *Scenario) ([]Observation, error) {
-	clock := executor.NewFakeClock(Epoch)
+	if sc == nil {
+		return nil, fmt.Errorf("%w: nil scenario", ErrMalformedScenario)
+	}
+	clock := executor.NewFakeClock(epoch)
 	opts := []executor.Option{executor.WithClock(clock)}
 	if sc.Config.Rand != nil {
 		opts = append(opts, executor.WithRand(backoff.Fixed(*sc.Config.Rand)))
@@ -117,23 +159,26 @@ func Play(sc *Scenario) ([]Observation, error) {
 		opts = append(opts, executor.WithErrorHistory(sc.Config.ErrorHistory))
 	}
 	if sc.Config.VisibilityTimeoutMs > 0 {
-		opts = append(opts, executor.WithDefaultVisibilityTimeout(time.Duration(sc.Config.VisibilityTimeoutMs)*time.Millisecond))
+		opts = append(opts, executor.WithDefaultVisibilityTimeout(msDur(sc.Config.VisibilityTimeoutMs)))
 	}
 	if r := sc.Config.Retention; r != nil {
-		opts = append(opts, executor.WithRetention(time.Duration(r.MaxAgeMs)*time.Millisecond, r.MaxCount))
+		opts = append(opts, executor.WithRetention(msDur(r.MaxAgeMs), r.MaxCount))
 	}
 	e := executor.New(opts...)
 	var last int64
 	out := make([]Observation, 0, len(sc.Steps))
 	for i, st := range sc.Steps {
 		if st.AtMs < last {
-			return out, fmt.Errorf("scenario %s: step %d: at_ms %d is before %d", sc.ID, i, st.AtMs, last)
+			return out, fmt.Errorf("%w: scenario %s: step %d: at_ms %d is before %d", ErrMalformedScenario, sc.ID, i, st.AtMs, last)
+		}
+		if st.AtMs > MaxAtMs {
+			return out, fmt.Errorf("%w: scenario %s: step %d: at_ms %d is after %d (April 2262)", ErrMalformedScenario, sc.ID, i, st.AtMs, MaxAtMs)
 		}
 		last = st.AtMs
 		clock.Set(msTime(st.AtMs))
 		obs, err := step(e, &st)
 		if err != nil {
-			return out, fmt.Errorf("scenario %s: step %d (%s): %w", sc.ID, i, st.Op, err)
+			return out, fmt.Errorf("%w: scenario %s: step %d (%s): %w", ErrMalformedScenario, sc.ID, i, st.Op, err)
 		}
 		observe(e, &obs)
 		out = append(out, obs)
@@ -156,7 +201,7 @@ func step(e *executor.Executor, st *Step) (obs Observation, err error) {
 		in := st.Job
 		spec := executor.JobSpec{
 			ID: in.ID, Type: in.Type, Queue: in.Queue, Args: in.Args, Retry: in.Retry, Pending: in.Pending,
-			VisibilityTimeout: time.Duration(in.VisibilityTimeoutMs) * time.Millisecond,
+			VisibilityTimeout: msDur(in.VisibilityTimeoutMs),
 		}
 		if in.ScheduledAtMs != nil {
 			spec.ScheduledAt = msTime(*in.ScheduledAtMs)

@@ -7,8 +7,11 @@ import (
 	"time"
 )
 
-// Epoch is the instant at_ms 0 stands for: 2026-01-01T00:00:00Z.
-var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// epoch is the instant at_ms 0 stands for; see Epoch.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Epoch returns the instant at_ms 0 stands for: 2026-01-01T00:00:00Z.
+func Epoch() time.Time { return epoch }
 
 // SchemaVersion is the version of the scenario file format this package
 // reads; [Decode] rejects files with another schema_version.
@@ -27,7 +30,7 @@ type File struct {
 // Scenario is one timed sequence of operations with expectations.
 type Scenario struct {
 	ID          string   `json:"id"`          // stable, unique across all files
-	Requirement string   `json:"requirement"` // main requirement: RET-xx, DLQ-xxx, CORE-xx or RK-xx
+	Requirement string   `json:"requirement"` // main requirement, e.g. RET-12, DLQ-003, DLQ-R001, CORE-T01, CORE-F01, RK-30
 	Covers      []string `json:"covers,omitempty"`
 	Section     string   `json:"section"` // e.g. "ojs-retry 9.2"
 	Description string   `json:"description"`

@@ -3,11 +3,24 @@
 
 This script only lays out JSON: every expected value below is written by
 hand (from ojs-core / ojs-retry / ojs-dead-letter and the formula in each
-description), never computed by running retrykit. Run it from this
-directory to rewrite the *.json files:  python3 generate.py
-Ids are stable: never renumber or reuse one; retire a scenario by deleting it.
+description), never computed by running retrykit. It writes the *.json
+files next to itself, from any working directory:
+
+    python3 testdata/scenarios/generate.py          # rewrite the files
+    python3 testdata/scenarios/generate.py --check  # exit 1 if any would change
+
+Ids are stable: never renumber or reuse one. An existing id's requirement,
+config and operations (every step without its "expect") may not change: append
+a new scenario instead (--allow-id-change overrides, for a deliberate fix).
+Retire a scenario by deleting it and adding its id to RETIRED.
 """
-import json, collections
+import argparse, json, collections, os, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+# Ids of deleted scenarios; they may never be used again.
+RETIRED = frozenset()
 
 SCHEMA_VERSION = 1
 SUITE_VERSION = "0.1.0"
@@ -118,20 +131,98 @@ F1 = E(1, "smtp.unavailable", "SMTP server unavailable", 0)
 # ---------------------------------------------------------------- definitions
 # (appended below, one section per file)
 
-def main():
+def identity(sc):
+    """What an id stands for: everything but the expectations and the prose."""
+    return {
+        "requirement": sc["requirement"],
+        "config": sc.get("config", {}),
+        "steps": [{k: v for k, v in st.items() if k != "expect"} for st in sc["steps"]],
+    }
+
+
+def render():
+    """Returns {file name: content} and the number of scenarios."""
     seen = set()
+    out = collections.OrderedDict()
     for name, scs in FILES.items():
         for sc in scs:
-            assert sc["id"] not in seen, sc["id"]
+            assert sc["id"] not in seen, "duplicate id " + sc["id"]
+            assert sc["id"] not in RETIRED, "retired id reused: " + sc["id"]
             seen.add(sc["id"])
         doc = collections.OrderedDict(
             schema_version=SCHEMA_VERSION, suite_version=SUITE_VERSION, spec_version=SPEC_VERSION,
             kind="scenario", notes=dict([("kind", KIND_NOTE)] + [(k, v) for k, v in NOTES.items() if any(k in sc.get("flags", []) for sc in scs)]),
             scenarios=scs)
-        with open(name + ".json", "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-    print(len(seen), "scenarios in", len(FILES), "files")
+        out[name + ".json"] = json.dumps(doc, indent=1) + "\n"
+    return out, len(seen)
+
+
+def id_problems(files):
+    """Compares the scenarios on disk with the new ones: ids are immutable."""
+    old = {}
+    for fn in sorted(os.listdir(HERE)):
+        if not fn.endswith(".json") or fn.endswith(".schema.json"):
+            continue
+        with open(os.path.join(HERE, fn), encoding="utf-8") as fh:
+            try:
+                doc = json.load(fh)
+            except ValueError:
+                continue
+        for sc in doc.get("scenarios", []) if isinstance(doc, dict) else []:
+            if isinstance(sc, dict) and "id" in sc:
+                old[sc["id"]] = sc
+    new = {}
+    for content in files.values():
+        for sc in json.loads(content)["scenarios"]:
+            new[sc["id"]] = sc
+    problems = []
+    for sid, sc in sorted(old.items()):
+        nsc = new.get(sid)
+        if nsc is None:
+            if sid not in RETIRED:
+                problems.append("%s: id vanished (add it to RETIRED to retire it; never renumber)" % sid)
+            continue
+        try:
+            same = identity(sc) == identity(nsc)
+        except (KeyError, TypeError, AttributeError):
+            same = False
+        if not same:
+            problems.append("%s: requirement, config or operations changed (ids are immutable; "
+                            "append a new scenario)" % sid)
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
+    ap.add_argument("--allow-id-change", action="store_true",
+                    help="permit changing the operations of an existing id")
+    args = ap.parse_args()
+
+    files, n = render()
+    problems = id_problems(files)
+    if problems and not args.allow_id_change:
+        for p in problems:
+            print("generate.py: " + p, file=sys.stderr)
+        sys.exit(2)
+
+    changed = []
+    for name, content in files.items():
+        path = os.path.join(HERE, name)
+        old = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                old = fh.read()
+        if old != content:
+            changed.append(path)
+            if not args.check:
+                with open(path, "w", encoding="utf-8", newline="\n") as fh:
+                    fh.write(content)
+    if args.check:
+        for p in changed:
+            print("generate.py: out of date: " + os.path.relpath(p, REPO), file=sys.stderr)
+        sys.exit(1 if changed else 0)
+    print("generate.py: %d scenarios in %d files; %d file(s) written" % (n, len(files), len(changed)))
 
 
 # ---- lifecycle.json: every transition of ojs-core 6.3, invalid transitions, fetch rules
