@@ -10,13 +10,19 @@
 //     cap, jitter) with injectable randomness;
 //   - [github.com/retrykit/retrykit/errmatch]: non-retryable error matching
 //     and classification of Go errors;
+//   - [github.com/retrykit/retrykit/executor]: the reference in-memory job
+//     executor, applying the retry rules over a job's whole lifecycle;
+//   - [github.com/retrykit/retrykit/executor/scenario]: reads, plays and
+//     checks the executor scenario vectors;
 //   - [github.com/retrykit/retrykit/conformance]: the runner that checks any
-//     implementation, in any language, against the conformance vectors.
+//     implementation, in any language, against the conformance vectors and
+//     scenarios.
 //
-// This package itself only carries the conformance vectors, embedded in the
-// module so that Go users need nothing else on disk. The command
-// "retrykit conformance export DIR" writes them out for runners in other
-// languages.
+// This package itself carries no code of its own, only the test suites,
+// embedded in the module so that Go users need nothing else on disk:
+// [Vectors], the policy conformance vectors, and [Scenarios], the executor
+// scenario vectors. The command "retrykit conformance export DIR" writes
+// both out (the scenarios to DIR/scenarios) for runners in other languages.
 package retrykit
 
 import (

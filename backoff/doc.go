@@ -9,7 +9,10 @@
 // random draw r in [0, 1). Here n is the 1-based number of the attempt that
 // just failed: the delay after attempt 1 uses n = 1 (the OJS spec's "retry
 // number 1"), so the first delay is I for every strategy. Attempt numbers
-// below 1 are treated as 1.
+// below 1 are treated as 1. This package is lenient there on purpose;
+// [github.com/retrykit/retrykit/policy.Policy.DecideAt] is stricter and
+// rejects an attempt below 1 with an error, since it is not a failed
+// attempt (docs/decisions.md RK-16).
 //
 // The raw delay per [Strategy]:
 //
@@ -50,8 +53,10 @@
 //	delay  1s  2s  4s  8s  16s  32s  64s  128s  256s  300s  300s
 //
 // the raw 512s after attempt 10 being capped at 300s. With jitter the delay
-// after attempt 1 lies in [500ms, 1.5s], and after attempt 10 in
-// [150s, 300s].
+// after attempt 1 lies in the half-open range [500ms, 1.5s): its largest
+// value is 1.5s-1ns, since the multiplier stays below 1.5 (see
+// [Backoff.Bounds] and docs/decisions.md RK-05). After attempt 10 it lies in
+// [150s, 300s], both ends reached, the top one through the cap.
 //
 // # Entry points
 //

@@ -12,19 +12,23 @@ import (
 )
 
 // Status is the class of a result. The four classes are never merged.
+//
+// The zero value is [StatusUnknown], so that a Result whose status was never
+// set does not read as a pass: reports count it as an error.
 type Status uint8
 
 // The result classes.
 const (
-	StatusPass  Status = iota // the answer is the expected one
-	StatusFail                // a wrong answer: Want and Got differ
-	StatusError               // no usable answer: crash, timeout, protocol violation
-	StatusSkip                // not judged, for the reason given (skip file)
+	StatusUnknown Status = iota // not set: never a pass, counted as an error
+	StatusPass                  // the answer is the expected one
+	StatusFail                  // a wrong answer: Want and Got differ
+	StatusError                 // no usable answer: crash, timeout, protocol violation
+	StatusSkip                  // not judged, for the reason given (skip file)
 )
 
-var statusNames = [...]string{"pass", "fail", "error", "skip"}
+var statusNames = [...]string{"unknown", "pass", "fail", "error", "skip"}
 
-// String returns "pass", "fail", "error" or "skip".
+// String returns "unknown", "pass", "fail", "error" or "skip".
 func (s Status) String() string {
 	if int(s) < len(statusNames) {
 		return statusNames[s]
@@ -87,17 +91,26 @@ type Counts struct {
 	NotRun int `json:"not_run"`
 }
 
+// add counts one result. A status other than pass, fail and skip, including
+// the unset [StatusUnknown], counts as an error: a result nobody judged
+// must not let a run pass.
 func (c *Counts) add(s Status) {
 	switch s {
 	case StatusPass:
 		c.Pass++
 	case StatusFail:
 		c.Fail++
-	case StatusError:
-		c.Error++
 	case StatusSkip:
 		c.Skip++
+	default:
+		c.Error++
 	}
+}
+
+// erroneous reports whether s is counted as an error: StatusError, the
+// unset StatusUnknown, or a value outside the defined classes.
+func (s Status) erroneous() bool {
+	return s != StatusPass && s != StatusFail && s != StatusSkip
 }
 
 // RequirementSummary is the tally for one requirement id: the results whose
@@ -125,7 +138,9 @@ type Report struct {
 // OK reports whether nothing failed and nothing errored.
 func (r *Report) OK() bool { return r.Totals.Fail == 0 && r.Totals.Error == 0 }
 
-// Filter returns the results with the given status.
+// Filter returns the results with the given status. Filter(StatusError)
+// returns only results explicitly marked as errors, not those with an unset
+// status, though [Counts] counts both as errors.
 func (r *Report) Filter(s Status) []Result {
 	var out []Result
 	for _, res := range r.Results {
@@ -214,8 +229,12 @@ func splitReq(s string) (string, int) {
 	return s[:i], n
 }
 
-// Formats accepted by [Report.Write].
-var Formats = []string{"text", "json", "junit", "markdown"}
+// formats are the report formats accepted by [Report.Write].
+var formats = [...]string{"text", "json", "junit", "markdown"}
+
+// Formats returns the names of the report formats accepted by
+// [Report.Write], a fresh slice on every call.
+func Formats() []string { return append([]string(nil), formats[:]...) }
 
 // Write writes the report in the named format: "text" (the default when
 // format is ""), "json", "junit" or "markdown".
@@ -230,7 +249,7 @@ func (r *Report) Write(w io.Writer, format string) error {
 	case "markdown", "md":
 		return r.WriteMarkdown(w)
 	}
-	return fmt.Errorf("conformance: unknown report format %q (want %s)", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("conformance: unknown report format %q (want %s)", format, strings.Join(Formats(), ", "))
 }
 
 func (r *Report) title() string {
@@ -268,8 +287,18 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, res := range r.Filter(StatusFail) {
 		ew.printf("\nFAIL  %s  [%s §%s] %s\n  reason: %s\n  want:   %s\n  got:    %s\n", res.ID, res.Requirement, res.Section, res.Description, res.Reason, res.Want, res.Got)
 	}
-	for _, res := range r.Filter(StatusError) {
-		ew.printf("\nERROR %s  [%s §%s] %s\n  reason: %s\n", res.ID, res.Requirement, res.Section, res.Description, res.Reason)
+	for _, res := range r.Results {
+		if !res.Status.erroneous() {
+			continue
+		}
+		reason := res.Reason
+		if res.Status != StatusError {
+			reason = fmt.Sprintf("no result recorded (status %s)", res.Status)
+			if res.Reason != "" {
+				reason += ": " + res.Reason
+			}
+		}
+		ew.printf("\nERROR %s  [%s §%s] %s\n  reason: %s\n", res.ID, res.Requirement, res.Section, res.Description, reason)
 		if res.Stderr != "" {
 			ew.printf("  stderr:\n%s\n", indent(res.Stderr, "    | "))
 		}
@@ -432,13 +461,18 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			s.Failures++
 			c.Failure = &junitMessage{Message: res.Reason, Type: res.Requirement,
 				Body: fmt.Sprintf("want: %s\ngot:  %s\n", res.Want, res.Got)}
-		case StatusError:
-			s.Errors++
-			c.Error = &junitMessage{Message: res.Reason}
-			c.SystemErr = res.Stderr
 		case StatusSkip:
 			s.Skipped++
 			c.Skipped = &junitMessage{Message: res.Reason}
+		case StatusPass:
+		default: // StatusError, or no status recorded
+			s.Errors++
+			msg := res.Reason
+			if res.Status != StatusError {
+				msg = strings.TrimSuffix(fmt.Sprintf("no result recorded (status %s): %s", res.Status, res.Reason), ": ")
+			}
+			c.Error = &junitMessage{Message: msg}
+			c.SystemErr = res.Stderr
 		}
 		s.Cases = append(s.Cases, c)
 	}

@@ -89,6 +89,10 @@ func union(m map[string]bool, xs []string) map[string]bool {
 	return m
 }
 
+// RunnerErrorID is the ID of the one error result of a run that could not
+// start at all (a Runner without a suite, a nil Implementation).
+const RunnerErrorID = "runner"
+
 // Runner runs a [Suite] against implementations. It is immutable after
 // [NewRunner] and safe for concurrent use; each Run is independent.
 type Runner struct {
@@ -96,7 +100,8 @@ type Runner struct {
 	cfg   runConfig
 }
 
-// NewRunner returns a runner for suite with the given options.
+// NewRunner returns a runner for suite with the given options. A nil
+// suite gives a runner whose Run reports a single error result.
 func NewRunner(suite *Suite, opts ...Option) *Runner {
 	cfg := runConfig{parallel: 32, jitterSamples: DefaultJitterSamples}
 	for _, o := range opts {
@@ -130,10 +135,25 @@ func (r *Runner) selected(v *Vector) bool {
 // Run runs every selected vector against impl and returns the report. It
 // never fails: a broken implementation shows up as "error" results. Hello is
 // called first; if it fails, or declares another protocol, every selected
-// vector is reported as an error.
+// vector is reported as an error. A nil Runner, a Runner without a suite
+// or a nil impl gives a report with a single error result (ID
+// [RunnerErrorID]), so that it is never OK.
 func (r *Runner) Run(ctx context.Context, impl Implementation) *Report {
 	start := time.Now()
 	rep := &Report{}
+	var misuse string
+	switch {
+	case r == nil || r.suite == nil:
+		misuse = "conformance: Runner has no suite (NewRunner was given nil)"
+	case impl == nil:
+		misuse = "conformance: Run was given a nil Implementation"
+	}
+	if misuse != "" {
+		rep.Results = []Result{{ID: RunnerErrorID, Status: StatusError, Reason: misuse}}
+		rep.Elapsed = time.Since(start)
+		rep.finish()
+		return rep
+	}
 	if len(r.suite.Files) > 0 {
 		rep.SuiteVersion, rep.SpecVersion = r.suite.Files[0].SuiteVersion, r.suite.Files[0].SpecVersion
 	}

@@ -17,6 +17,9 @@ import (
 // A line that is not a JSON request is answered with an
 // "validation.invalid_request" error carrying the line's id, or id 0 when
 // even that is unreadable. An error from impl.Do is answered the same way.
+// Request lines of any length are accepted (PROTOCOL.md section 1 lets an
+// adapter accept lines above 1 MiB; the runner never sends them), so a
+// caller that reads untrusted input should bound r itself.
 // Serve returns nil at EOF, or the first read or write error.
 func Serve(ctx context.Context, impl Implementation, r io.Reader, w io.Writer) error {
 	br := bufio.NewReaderSize(r, 64<<10)

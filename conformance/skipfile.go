@@ -17,8 +17,8 @@ import (
 // line, after an optional '#', is the reason.
 //
 //	# known failures of my-queue 2.4.0
-//	delay-cap-0003      # RET-06: no cap after jitter
-//	duration-neg-0012
+//	delay-0083   # RET-06: no cap after jitter
+//	dur-0079
 type SkipList map[string]string
 
 // ParseSkipList reads a skip file.

@@ -29,7 +29,8 @@ const conformanceUsage = `usage: retrykit conformance [flags]
 Runs the OJS retry conformance vectors against the built-in reference, or
 against an adapter process speaking conformance/PROTOCOL.md (--impl), and
 prints a report. Exit status: 0 when nothing failed or errored, 1 otherwise,
-2 on bad usage or unreadable input.
+2 on bad usage, unreadable input, or an adapter that cannot be started or
+fails its hello handshake (reported once, before any vector runs).
 
 The executor scenario vectors (testdata/scenarios: job lifecycles with
 visibility timeouts, heartbeats, dead letters) run too, through the
@@ -98,8 +99,20 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fset.Usage()
 		return 2
 	}
+	given := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case given["impl"] && strings.TrimSpace(*impl) == "":
+		return usageError(stderr, "--impl: empty command line (leave the flag out to test the built-in reference)")
+	case *timeout <= 0:
+		return usageError(stderr, fmt.Sprintf("--timeout: must be positive, got %v", *timeout))
+	case *parallel < 1:
+		return usageError(stderr, fmt.Sprintf("--parallel: must be at least 1, got %d", *parallel))
+	case *samples < 0:
+		return usageError(stderr, fmt.Sprintf("--jitter-samples: must not be negative (0 leaves the check out), got %d", *samples))
+	}
 	if !validFormat(*format) {
-		fmt.Fprintf(stderr, "retrykit conformance: unknown --format %q (want %s)\n", *format, strings.Join(conformance.Formats, ", "))
+		fmt.Fprintf(stderr, "retrykit conformance: unknown --format %q (want %s)\n", *format, strings.Join(conformance.Formats(), ", "))
 		return 2
 	}
 
@@ -159,6 +172,16 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		p := conformance.External(argv, conformance.WithTimeout(*timeout))
 		defer p.Close()
+		// Start the adapter and check its hello once, up front: an adapter
+		// that cannot start would otherwise turn every vector into the
+		// same error.
+		if _, err := p.Hello(context.Background()); err != nil {
+			fmt.Fprintf(stderr, "retrykit conformance: --impl %q: the adapter did not start: %v\n", *impl, err)
+			if tail := strings.TrimRight(p.Stderr(), "\n"); tail != "" {
+				fmt.Fprintf(stderr, "adapter standard error:\n%s\n", indent(tail))
+			}
+			return 2
+		}
 		target = p
 	}
 
@@ -195,6 +218,17 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// usageError reports a bad flag value and returns exit status 2.
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "retrykit conformance: %s\n", msg)
+	return 2
+}
+
+// indent prefixes every line of s with four spaces.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
 // unknownSelection returns a message naming the --run ids, --requirement
@@ -234,7 +268,7 @@ func unknownSelection(suite *conformance.Suite, ids, reqs, flags []string) strin
 }
 
 func validFormat(f string) bool {
-	for _, x := range conformance.Formats {
+	for _, x := range conformance.Formats() {
 		if f == x {
 			return true
 		}

@@ -337,3 +337,70 @@ func TestSplitCommand(t *testing.T) {
 		t.Error("unterminated quote accepted")
 	}
 }
+
+func TestConformanceBadRunFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		// An explicit empty --impl must not silently test the reference.
+		{[]string{"--impl", ""}, "--impl"},
+		{[]string{"--impl=   "}, "--impl"},
+		{[]string{"--jitter-samples", "-1"}, "--jitter-samples"},
+		{[]string{"--parallel", "0"}, "--parallel"},
+		{[]string{"--parallel", "-3"}, "--parallel"},
+		{[]string{"--timeout", "0s"}, "--timeout"},
+		{[]string{"--timeout", "-1s"}, "--timeout"},
+	}
+	for _, c := range cases {
+		code, out, errOut := runCLI(t, "", append([]string{"conformance"}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%q: exit %d, stdout %d bytes, stderr %q", c.args, code, len(out), errOut)
+		}
+	}
+	// The boundaries are accepted.
+	code, out, errOut := runCLI(t, "", "conformance", "--run", "dur-0001", "--jitter-samples", "0", "--parallel", "1", "--timeout", "1ns")
+	if code != 0 {
+		t.Errorf("boundary values: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestConformanceAdapterDoesNotStart(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{
+		"missing program": filepath.Join(dir, "no-such-adapter"),
+	}
+	if p, err := exec.LookPath("false"); err == nil {
+		cases["exits at once"] = p
+	}
+	if _, err := exec.LookPath("sh"); err == nil {
+		// Answers hello with another protocol version.
+		script := filepath.Join(dir, "v2.sh")
+		body := "#!/bin/sh\nread line\nid=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\necho '{\"id\":'$id',\"protocol\":2,\"implementation\":\"v2\",\"version\":\"0\",\"ops\":[\"match\"],\"resolution_ns\":1,\"jitter\":\"injectable\"}'\ncat >/dev/null\n"
+		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cases["wrong protocol"] = "sh " + script
+		// Dies before answering, with a diagnostic.
+		script = filepath.Join(dir, "die.sh")
+		if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'cannot load config' >&2\nexit 3\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cases["dies with stderr"] = "sh " + script
+	}
+	for name, impl := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "conformance", "--impl", impl, "--timeout", "5s")
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			// One clear error, not one per vector.
+			if out != "" || strings.Count(errOut, "did not start") != 1 || !strings.Contains(errOut, "--impl") {
+				t.Errorf("stdout %d bytes, stderr:\n%s", len(out), errOut)
+			}
+			if name == "dies with stderr" && !strings.Contains(errOut, "cannot load config") {
+				t.Errorf("stderr of the adapter not shown:\n%s", errOut)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,11 +51,19 @@ type scheduleReport struct {
 	} `json:"exhaustion"`
 }
 
+// maxScheduleLimit is the largest --limit: the rows are held in memory (and
+// a schedule of more rows is not something anyone reads).
+const maxScheduleLimit = 10000
+
+// maxPatternsShown is how many non_retryable_errors patterns the text
+// output lists before summarising the rest.
+const maxPatternsShown = 20
+
 func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("schedule", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "write the schedule as JSON")
-	limit := fs.Int("limit", 50, "print at most this many attempts (the exhaustion outcome is always printed)")
+	limit := fs.Int("limit", 50, fmt.Sprintf("print at most this many attempts, 1 to %d (the exhaustion outcome is always printed)", maxScheduleLimit))
 	randFlag := fs.String("rand", "", "fixed jitter draw r in [0,1): show exact jittered delays instead of the nominal delay")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: retrykit schedule [--json] [--limit N] [--rand R] [policy.json | -]")
@@ -70,14 +79,14 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "retrykit schedule: at most one policy file")
 		return 2
 	}
-	if *limit < 1 {
-		fmt.Fprintf(stderr, "retrykit schedule: --limit: must be at least 1, got %d\n", *limit)
+	if *limit < 1 || *limit > maxScheduleLimit {
+		fmt.Fprintf(stderr, "retrykit schedule: --limit: must be between 1 and %d, got %d\n", maxScheduleLimit, *limit)
 		return 2
 	}
 	var r *float64
 	if *randFlag != "" {
-		var v float64
-		if _, err := fmt.Sscan(*randFlag, &v); err != nil || math.IsNaN(v) || v < 0 || v >= 1 {
+		v, err := strconv.ParseFloat(*randFlag, 64)
+		if err != nil || math.IsNaN(v) || v < 0 || v >= 1 {
 			fmt.Fprintf(stderr, "retrykit schedule: --rand: must be a number in [0,1), got %q\n", *randFlag)
 			return 2
 		}
@@ -188,7 +197,13 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 		s.MaxAttempts, policy.FormatDuration(s.InitialInterval), s.BackoffCoefficient,
 		policy.FormatDuration(s.MaxInterval), s.Jitter, s.Strategy, s.OnExhaustion)
 	if len(s.NonRetryableErrors) > 0 {
-		fmt.Fprintf(w, "non_retryable_errors: %s\n", strings.Join(s.NonRetryableErrors, ", "))
+		pats := s.NonRetryableErrors
+		more := ""
+		if len(pats) > maxPatternsShown {
+			more = fmt.Sprintf(", … and %d more", len(pats)-maxPatternsShown)
+			pats = pats[:maxPatternsShown]
+		}
+		fmt.Fprintf(w, "non_retryable_errors: %s%s\n", strings.Join(pats, ", "), more)
 	}
 	delayHead := "delay"
 	switch {
@@ -205,9 +220,14 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t-\n", row.Attempt, row.Action)
 			continue
 		}
+		// Without jitter there is no range: the delay is exact.
+		jr, cr := "-", "-"
+		if s.Jitter {
+			jr = rangeText(row.MinNS, row.MaxNS, int64(s.MaxInterval))
+			cr = rangeText(row.CumulativeMinNS, row.CumulativeMaxNS, math.MaxInt64)
+		}
 		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt,
-			time.Duration(row.DelayNS), rangeText(row.MinNS, row.MaxNS, int64(s.MaxInterval)),
-			time.Duration(row.CumulativeNS), rangeText(row.CumulativeMinNS, row.CumulativeMaxNS, math.MaxInt64))
+			time.Duration(row.DelayNS), jr, time.Duration(row.CumulativeNS), cr)
 	}
 	if rep.Truncated {
 		fmt.Fprintf(tw, "…\t\t\t\t\t\n")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,6 +124,12 @@ func TestScheduleBadInput(t *testing.T) {
 		{"two files", "", []string{"schedule", "a", "b"}, []string{"at most one"}},
 		{"bad rand", "", []string{"schedule", "--rand", "1"}, []string{"--rand"}},
 		{"bad limit", "", []string{"schedule", "--limit", "0"}, []string{"--limit"}},
+		{"limit above cap", "", []string{"schedule", "--json", "--limit", "1000000000"}, []string{"--limit", "10000", "1000000000"}},
+		{"limit just above cap", "", []string{"schedule", "--limit", "10001"}, []string{"--limit", "10000"}},
+		{"rand with trailing junk", "", []string{"schedule", "--rand", "0.25abc"}, []string{"--rand", "0.25abc"}},
+		{"rand with leading space", "", []string{"schedule", "--rand", " 0.25"}, []string{"--rand"}},
+		{"rand NaN", "", []string{"schedule", "--rand", "NaN"}, []string{"--rand"}},
+		{"rand negative", "", []string{"schedule", "--rand", "-0.1"}, []string{"--rand"}},
 		{"unknown command", "", []string{"frobnicate"}, []string{"unknown command"}},
 	}
 	for _, c := range cases {
@@ -137,5 +144,82 @@ func TestScheduleBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestScheduleLimitCap(t *testing.T) {
+	// The largest allowed --limit works, and with a huge max_attempts only
+	// that many rows are built.
+	code, out, errOut := runCLI(t, `{"max_attempts": 9223372036854775807}`, "schedule", "--json", "--limit", "10000", "-")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var rep scheduleReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 10000 || !rep.Truncated || rep.Exhaustion.AfterAttempt != 9223372036854775807 {
+		t.Errorf("rows %d truncated %v exhaustion %+v", len(rep.Rows), rep.Truncated, rep.Exhaustion)
+	}
+}
+
+func TestScheduleRandParsed(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "schedule", "--json", "--rand", "0.25")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var rep scheduleReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// Default policy: 1s * (0.5 + 0.25).
+	if rep.Rand == nil || *rep.Rand != 0.25 || time.Duration(rep.Rows[0].DelayNS) != 750*time.Millisecond {
+		t.Errorf("rand %v, first row %+v", rep.Rand, rep.Rows[0])
+	}
+}
+
+func TestScheduleNoJitterRange(t *testing.T) {
+	code, out, errOut := runCLI(t, `{"max_attempts":3,"jitter":false}`, "schedule", "-")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	// Without jitter the delay is exact: the range columns show "-", not
+	// the delay again.
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 6 && f[1] == "retry" {
+			if f[3] != "-" || f[5] != "-" {
+				t.Errorf("row %q: want - in the range columns", line)
+			}
+		}
+	}
+	if !strings.Contains(out, "1        retry    1s     -") {
+		t.Errorf("unexpected table:\n%s", out)
+	}
+}
+
+func TestScheduleManyPatternsTruncated(t *testing.T) {
+	pats := make([]string, 25)
+	for i := range pats {
+		pats[i] = fmt.Sprintf("%q", fmt.Sprintf("err.p%02d", i))
+	}
+	pol := `{"non_retryable_errors":[` + strings.Join(pats, ",") + `]}`
+	code, out, errOut := runCLI(t, pol, "schedule", "-")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "non_retryable_errors:") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "err.p19, … and 5 more") || strings.Contains(line, "err.p20") {
+		t.Errorf("non_retryable_errors line = %q", line)
+	}
+	// A short list is printed whole.
+	_, out, _ = runCLI(t, `{"non_retryable_errors":["a.*","b"]}`, "schedule", "-")
+	if !strings.Contains(out, "non_retryable_errors: a.*, b\n") {
+		t.Errorf("short list:\n%s", out)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -112,7 +113,11 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	default:
 		return bad("--jitter must be both, on, off or policy, got %q", *jitter)
 	}
-	var runs []*simRun
+	var (
+		qs     []*policy.Policy
+		labels []string
+		span   time.Duration
+	)
 	for _, m := range modes {
 		q := p
 		if m != "policy" {
@@ -127,20 +132,70 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if m == "policy" {
 			label = fmt.Sprintf("jitter %v (policy)", q.Spec().Jitter)
 		}
-		runs = append(runs, simulate(q, *jobs, *outage, *bucket, rand.New(rand.NewPCG(*seed, 0x5eed)), label))
+		qs, labels = append(qs, q), append(labels, label)
+		span = max(span, simSpan(q, *outage))
 	}
-	writeSimText(stdout, p, *jobs, *outage, *bucket, runs)
+	// The histogram holds one counter per bucket up to the last retry
+	// arrival; refuse a bucket so narrow that this cannot fit in memory or
+	// time, before running anything.
+	if nb := uint64(span/(*bucket)) + 1; nb > maxSimBuckets {
+		return bad("--bucket %v is too narrow: retries can arrive up to %v after the start, which makes %d buckets (at most %d); use --bucket %v or wider",
+			*bucket, span, nb, maxSimBuckets, span/maxSimBuckets+1)
+	}
+	// Open the SVG file first, so that a bad path fails before the run.
+	var svgFile *os.File
 	if *svg != "" {
 		f, err := os.Create(*svg)
 		if err != nil {
-			return bad("%v", err)
+			return bad("--svg: %v", err)
 		}
-		writeSimSVG(f, *jobs, *outage, *bucket, runs)
-		if err := f.Close(); err != nil {
-			return bad("%v", err)
+		svgFile = f
+		defer f.Close()
+	}
+	var runs []*simRun
+	for i, q := range qs {
+		runs = append(runs, simulate(q, *jobs, *outage, *bucket, rand.New(rand.NewPCG(*seed, 0x5eed)), labels[i]))
+	}
+	writeSimText(stdout, p, *jobs, *outage, *bucket, runs)
+	if svgFile != nil {
+		bw := bufio.NewWriter(svgFile)
+		writeSimSVG(bw, *jobs, *outage, *bucket, runs)
+		err := bw.Flush()
+		if cerr := svgFile.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return bad("--svg: %v", err)
 		}
 	}
 	return 0
+}
+
+// maxSimBuckets is the largest number of histogram buckets simulate
+// accepts (the span of the run divided by --bucket).
+const maxSimBuckets = 100_000
+
+// simSpan returns an upper bound on the time of the last retry arrival of a
+// run of p through an outage: every failure happens before the outage ends
+// and the next attempt comes at most max_interval later, and no job waits
+// longer in total than the sum of its largest delays.
+func simSpan(p *policy.Policy, outage time.Duration) time.Duration {
+	bound := addSat(outage, p.Spec().MaxInterval)
+	b := p.Backoff()
+	retries := max(p.Spec().MaxAttempts, 1) - 1
+	var sum time.Duration
+	// Summing is only worth it while it stays cheap; beyond that the
+	// outage bound stands.
+	for n := 1; n <= retries && n <= maxSimBuckets; n++ {
+		_, hi := b.Bounds(n)
+		if sum = addSat(sum, hi); sum >= bound {
+			return bound
+		}
+	}
+	if retries <= maxSimBuckets {
+		return sum
+	}
+	return bound
 }
 
 // simulate runs n jobs under p through an outage on a fake clock.

@@ -149,3 +149,59 @@ func TestSimulateBadInput(t *testing.T) {
 		t.Errorf("bad policy: %d %q", code, errOut)
 	}
 }
+
+func TestSimulateBucketTooNarrow(t *testing.T) {
+	done := make(chan struct{})
+	var (
+		code   int
+		errOut string
+	)
+	go func() {
+		defer close(done)
+		code, _, errOut = runCLI(t, "", "simulate", "--bucket", "1ns")
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("simulate --bucket 1ns did not return")
+	}
+	// Default policy: cap 5m, outage 1m, so retries arrive within 6m:
+	// 6m/1ns buckets is far above the limit.
+	if code != 2 || !strings.Contains(errOut, "--bucket") || !strings.Contains(errOut, "100000") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	// The suggested width is accepted.
+	m := regexp.MustCompile(`use --bucket (\S+) or wider`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no suggestion in %q", errOut)
+	}
+	if code, _, errOut := runCLI(t, "", "simulate", "--jobs", "10", "--bucket", m[1]); code != 0 {
+		t.Errorf("--bucket %s: exit %d, %s", m[1], code, errOut)
+	}
+	// A narrow bucket is fine when the run is short: 3 attempts of PT1S
+	// without jitter end after 3s, 3000 buckets of 1ms.
+	code, out, errOut := runCLI(t, "", "simulate", "--jobs", "5", "--policy", "default", "--jitter", "off", "--bucket", "1ms")
+	if code != 0 || !strings.Contains(out, "last job done at 3s") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestSimulateSVGBadPathFailsFirst(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "x.svg")
+	code, out, errOut := runCLI(t, "", "simulate", "--jobs", "10", "--svg", bad)
+	if code != 2 || !strings.Contains(errOut, "--svg") || !strings.Contains(errOut, bad) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if out != "" {
+		t.Errorf("the simulation ran before the --svg error:\n%s", out)
+	}
+}
+
+func TestSimulateHelpEndsWithNewline(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		code, _, errOut := runCLI(t, "", "simulate", arg)
+		if code != 0 || !strings.HasSuffix(errOut, "\n") || !strings.Contains(errOut, "usage: retrykit simulate") {
+			t.Errorf("%s: exit %d, output %q", arg, code, errOut)
+		}
+	}
+}
