@@ -37,68 +37,29 @@ func mustNew(b *testing.B, c Config) *Backoff {
 // (PCG) source.
 func BenchmarkDelay(b *testing.B) {
 	for _, bc := range benchConfigs {
-		b.Run(bc.name+"/nojitter", func(b *testing.B) {
-			bo := mustNew(b, bc.c)
-			b.ReportAllocs()
-			n := 0
-			var s time.Duration
-			for i := 0; i < b.N; i++ {
-				n++
-				if n > 20 {
-					n = 1
-				}
-				s += bo.Delay(n, nil)
-			}
-			sink = s
-		})
+		b.Run(bc.name+"/nojitter", func(b *testing.B) { benchDelay(b, mustNew(b, bc.c), nil) })
 		jc := bc.c
 		jc.Jitter = true
-		b.Run(bc.name+"/jitter-fixed", func(b *testing.B) {
-			bo := mustNew(b, jc)
-			var src Source = Fixed(0.25)
-			b.ReportAllocs()
-			n := 0
-			var s time.Duration
-			for i := 0; i < b.N; i++ {
-				n++
-				if n > 20 {
-					n = 1
-				}
-				s += bo.Delay(n, src)
-			}
-			sink = s
-		})
-		b.Run(bc.name+"/jitter-seededpcg", func(b *testing.B) {
-			bo := mustNew(b, jc)
-			var src Source = NewPCG(1, 2)
-			b.ReportAllocs()
-			n := 0
-			var s time.Duration
-			for i := 0; i < b.N; i++ {
-				n++
-				if n > 20 {
-					n = 1
-				}
-				s += bo.Delay(n, src)
-			}
-			sink = s
-		})
-		b.Run(bc.name+"/jitter-randpcg", func(b *testing.B) {
-			bo := mustNew(b, jc)
-			var src Source = rand.New(rand.NewPCG(1, 2))
-			b.ReportAllocs()
-			n := 0
-			var s time.Duration
-			for i := 0; i < b.N; i++ {
-				n++
-				if n > 20 {
-					n = 1
-				}
-				s += bo.Delay(n, src)
-			}
-			sink = s
-		})
+		b.Run(bc.name+"/jitter-fixed", func(b *testing.B) { benchDelay(b, mustNew(b, jc), Fixed(0.25)) })
+		b.Run(bc.name+"/jitter-seededpcg", func(b *testing.B) { benchDelay(b, mustNew(b, jc), NewPCG(1, 2)) })
+		b.Run(bc.name+"/jitter-randpcg", func(b *testing.B) { benchDelay(b, mustNew(b, jc), rand.New(rand.NewPCG(1, 2))) })
 	}
+}
+
+// benchDelay times bo.Delay(n, src) with n cycling 1..20. src is passed as
+// a Source interface value, as a caller holding any Source would.
+func benchDelay(b *testing.B, bo *Backoff, src Source) {
+	b.ReportAllocs()
+	n := 0
+	var s time.Duration
+	for i := 0; i < b.N; i++ {
+		n++
+		if n > 20 {
+			n = 1
+		}
+		s += bo.Delay(n, src)
+	}
+	sink = s
 }
 
 // BenchmarkDelayAt measures the pure form with an explicit draw.

@@ -288,10 +288,10 @@ func TestMatchAllocs(t *testing.T) {
 	}
 }
 
-func TestHashIncrementalAgreesWithReference(t *testing.T) {
-	// Match finishes prefix hashes from its running state; they must equal
-	// the hash the tables were built with.
-	s := "abcdefg.hijklmnop.qrstuvwxyz0123.456789.ABCDEFGHIJ.KLMNOPQRSTUVWXYZ.end"
+// incrementalHashMismatch walks s as Match does and returns the first prefix
+// length whose incremental hash differs from hashString of that prefix, or
+// 0 when every prefix agrees.
+func incrementalHashMismatch(s string) int {
 	h := uint64(hashSeed)
 	for i := 0; i < len(s); i += 8 {
 		var w uint64
@@ -302,11 +302,21 @@ func TestHashIncrementalAgreesWithReference(t *testing.T) {
 		}
 		for j := 0; j < 8 && i+j < len(s); j++ {
 			k := i + j + 1
-			if got, want := hashFinish(h, w&lowBytes(j+1), k), hashString(s[:k]); got != want {
-				t.Fatalf("prefix length %d: incremental hash %x, reference %x", k, got, want)
+			if hashFinish(h, w&lowBytes(j+1), k) != hashString(s[:k]) {
+				return k
 			}
 		}
 		h = hashStep(h, w)
+	}
+	return 0
+}
+
+func TestHashIncrementalAgreesWithReference(t *testing.T) {
+	// Match finishes prefix hashes from its running state; they must equal
+	// the hash the tables were built with.
+	s := "abcdefg.hijklmnop.qrstuvwxyz0123.456789.ABCDEFGHIJ.KLMNOPQRSTUVWXYZ.end"
+	if k := incrementalHashMismatch(s); k != 0 {
+		t.Fatalf("prefix length %d: incremental hash differs from the reference", k)
 	}
 }
 
