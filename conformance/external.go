@@ -340,33 +340,31 @@ func (p *proc) roundTrip(ctx context.Context, id int64, line []byte, timeout tim
 	case p.writeCh <- line:
 	case <-p.done:
 	}
+	// afterDeath decides once the process is gone: an answer that arrived
+	// before it died still counts; otherwise this request either is the
+	// one blamed for the death or must be resent.
+	afterDeath := func() (answer, bool) {
+		select {
+		case a := <-c.ch:
+			return a, false
+		default:
+		}
+		if p.culprit == id {
+			return answer{err: p.deathError("")}, false
+		}
+		return answer{}, true
+	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case a := <-c.ch:
 		return a, false
 	case <-p.done:
-		select {
-		case a := <-c.ch:
-			return a, false
-		default:
-		}
-		if p.culprit == id {
-			return answer{err: p.deathError("")}, false
-		}
-		return answer{}, true
+		return afterDeath()
 	case <-timer.C:
 		p.kill(id, &AdapterError{Kind: FailureTimeout, Detail: fmt.Sprintf("no answer within %v", timeout)})
 		<-p.done
-		select {
-		case a := <-c.ch:
-			return a, false
-		default:
-		}
-		if p.culprit == id {
-			return answer{err: p.deathError("")}, false
-		}
-		return answer{}, true
+		return afterDeath()
 	case <-ctx.Done():
 		p.mu.Lock()
 		delete(p.pending, id)

@@ -311,15 +311,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if len(r.NotRun) > 0 {
 		ew.printf("\nnot run (coverage):\n")
-		reasons := map[string]int{}
-		for _, u := range r.NotRun {
-			reasons[u.Reason]++
-		}
-		keys := make([]string, 0, len(reasons))
-		for k := range reasons {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		reasons, keys := notRunReasons(r.NotRun)
 		for _, k := range keys {
 			ew.printf("  %4d  %s\n", reasons[k], k)
 		}
@@ -372,15 +364,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if len(r.NotRun) > 0 {
 		ew.printf("\n%d vectors not run (coverage): ", len(r.NotRun))
-		reasons := map[string]int{}
-		for _, u := range r.NotRun {
-			reasons[u.Reason]++
-		}
-		keys := make([]string, 0, len(reasons))
-		for k := range reasons {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		reasons, keys := notRunReasons(r.NotRun)
 		for i, k := range keys {
 			if i > 0 {
 				ew.printf("; ")
@@ -515,4 +499,19 @@ func (e *errWriter) printf(format string, args ...any) {
 func indent(s, prefix string) string {
 	s = strings.TrimRight(s, "\n")
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// notRunReasons counts the not-run entries by reason and returns the counts
+// with the reasons in sorted order.
+func notRunReasons(notRun []Uncovered) (counts map[string]int, reasons []string) {
+	counts = map[string]int{}
+	for _, u := range notRun {
+		counts[u.Reason]++
+	}
+	reasons = make([]string, 0, len(counts))
+	for k := range counts {
+		reasons = append(reasons, k)
+	}
+	sort.Strings(reasons)
+	return counts, reasons
 }
