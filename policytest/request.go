@@ -1,0 +1,88 @@
+package policytest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/policy"
+	"pgregory.net/rapid"
+)
+
+// Ops lists the protocol ops [Request] generates, in the order of
+// PROTOCOL.md section 3.
+var Ops = []string{conformance.OpParseDuration, conformance.OpValidate, conformance.OpDelay, conformance.OpMatch, conformance.OpDecide}
+
+var requestGens = map[string]*rapid.Generator[conformance.Request]{
+	conformance.OpParseDuration: rapid.Custom(func(t *rapid.T) conformance.Request {
+		return conformance.Request{Op: conformance.OpParseDuration, Value: duration.Draw(t, "value")}
+	}),
+	conformance.OpValidate: rapid.Custom(func(t *rapid.T) conformance.Request {
+		req := conformance.Request{Op: conformance.OpValidate}
+		if rapid.IntRange(0, 15).Draw(t, "absent_policy") != 15 {
+			req.Policy = policyDocument.Draw(t, "policy")
+		}
+		return req
+	}),
+	conformance.OpDelay:  rapid.Custom(func(t *rapid.T) conformance.Request { return scheduleRequest(t, conformance.OpDelay) }),
+	conformance.OpDecide: rapid.Custom(func(t *rapid.T) conformance.Request { return scheduleRequest(t, conformance.OpDecide) }),
+	conformance.OpMatch: rapid.Custom(func(t *rapid.T) conformance.Request {
+		ps := patterns.Draw(t, "patterns")
+		return conformance.Request{Op: conformance.OpMatch, Patterns: ps, ErrorType: errorTypeFor(t, ps)}
+	}),
+}
+
+// Request generates protocol requests for op, one of [Ops], built from the
+// other generators of this package: [Duration] for parse_duration, [Policy]
+// for validate, and for delay and decide mostly valid policies ([Spec]) with
+// [AttemptAround], a [JitterDraw], and for decide an error type from
+// [ErrorTypeFor] the policy's patterns and a [Code]; now and then an
+// invalid policy, an absent one, or an attempt below 1. For match,
+// [Patterns] and [ErrorTypeFor] them. The ID is 0. Request panics for
+// another op.
+func Request(op string) *rapid.Generator[conformance.Request] {
+	g, ok := requestGens[op]
+	if !ok {
+		panic(fmt.Sprintf("policytest: Request: no generator for op %q", op))
+	}
+	return g
+}
+
+func scheduleRequest(t *rapid.T, op string) conformance.Request {
+	req := conformance.Request{Op: op}
+	s := policy.DefaultSpec()
+	valid := true
+	switch rapid.IntRange(0, 11).Draw(t, "policy_kind") {
+	case 10: // any document, mostly invalid
+		req.Policy = policyDocument.Draw(t, "policy")
+		valid = false
+	case 11: // absent
+	default:
+		s, req.Policy = drawSpecJSON(t)
+	}
+	var edges []int64
+	if valid {
+		edges = attemptEdges(s)
+	}
+	req.Attempt = attemptAt(t, edges)
+	if rapid.IntRange(0, 40).Draw(t, "bad_attempt") == 40 {
+		req.Attempt = rapid.SampledFrom([]int64{0, -1, math.MinInt64}).Draw(t, "attempt")
+	}
+	r := jitterDraw.Draw(t, "rand")
+	req.Rand = &r
+	if op == conformance.OpDecide {
+		req.Error = &conformance.FailureInput{Type: errorTypeFor(t, s.NonRetryableErrors), Code: code.Draw(t, "code")}
+	}
+	return req
+}
+
+// policyOf returns the policy a request's Policy field stands for, or nil
+// when it is invalid.
+func policyOf(raw json.RawMessage) *policy.Policy {
+	p, err := policy.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	return p
+}
