@@ -1,5 +1,7 @@
 package conformance
 
+import "github.com/retrykit/retrykit/conformance/protocol"
+
 // Judge compares an implementation's answer got to the request req with
 // the answer want of the reference (or of any implementation taken as the
 // truth), by the rules the [Runner] applies to vectors: durations within the
@@ -10,11 +12,11 @@ package conformance
 // accepts |got − want| ≤ max(1ns, want·2⁻⁴⁰) for delays. When h declares
 // opaque jitter and req carries no rand, a retry delay of a jittered policy
 // is checked against the range jitter can produce instead of want's exact
-// value. A got that does not fit req.Op (PROTOCOL.md section 3) fails with
+// value. A got that does not fit req.Op (PROTOCOL.md section 3, [protocol.Response.Check]) fails with
 // a reason starting "malformed answer". Judge is how the fuzzer
 // (package policytest and "retrykit fuzz") decides a disagreement.
-func Judge(h Hello, req Request, want, got Response, flags ...string) string {
-	if err := got.shape(req.Op); err != nil {
+func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, flags ...string) string {
+	if err := got.Check(req.Op); err != nil {
 		return "malformed answer: " + err.Error()
 	}
 	if got.Unsupported {
@@ -31,7 +33,7 @@ func Judge(h Hello, req Request, want, got Response, flags ...string) string {
 			cmp.floatTol = true
 		}
 	}
-	if h.Jitter == JitterOpaque && req.Rand == nil {
+	if h.Jitter == protocol.JitterOpaque && req.Rand == nil {
 		cmp.bounds = opaqueBounds(v)
 	}
 	return cmp.compare(v, got)
@@ -39,7 +41,7 @@ func Judge(h Hello, req Request, want, got Response, flags ...string) string {
 
 // kindFor is the inverse of [OpFor] for the five vector kinds and scenarios.
 func kindFor(op string) string {
-	if op == OpParseDuration {
+	if op == protocol.OpParseDuration {
 		return KindDuration
 	}
 	return op // the other ops are named like their kinds

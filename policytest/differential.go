@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"pgregory.net/rapid"
 )
 
@@ -20,9 +21,9 @@ import (
 // Flags are the vector flags of the request ([Flags]). A Disagreement is
 // plain data.
 type Disagreement struct {
-	Request conformance.Request
-	Want    conformance.Response
-	Got     conformance.Response
+	Request protocol.Request
+	Want    protocol.Response
+	Got     protocol.Response
 	Reason  string
 	Flags   []string
 }
@@ -49,8 +50,8 @@ func (d *Disagreement) Error() string {
 // *Disagreement when it does not, and an error when impl.Do fails (a
 // crashed or hung adapter). Compare does not check h.UnclaimedFlags; see
 // [Claimed].
-func Compare(ctx context.Context, h conformance.Hello, impl conformance.Implementation, req conformance.Request) (*Disagreement, error) {
-	if h.Jitter == conformance.JitterOpaque {
+func Compare(ctx context.Context, h protocol.Hello, impl protocol.Implementation, req protocol.Request) (*Disagreement, error) {
+	if h.Jitter == protocol.JitterOpaque {
 		req.Rand = nil
 	}
 	got, err := impl.Do(ctx, req)
@@ -62,7 +63,7 @@ func Compare(ctx context.Context, h conformance.Hello, impl conformance.Implemen
 
 // Judge is the second half of [Compare]: it computes the reference's answer
 // to req and judges got against it. It returns nil when got passes.
-func Judge(h conformance.Hello, req conformance.Request, got conformance.Response) *Disagreement {
+func Judge(h protocol.Hello, req protocol.Request, got protocol.Response) *Disagreement {
 	want, _ := conformance.Reference().Do(context.Background(), req)
 	flags := Flags(req)
 	reason := conformance.Judge(h, req, want, got, flags...)
@@ -75,7 +76,7 @@ func Judge(h conformance.Hello, req conformance.Request, got conformance.Respons
 
 // Claimed reports whether the implementation that sent h claims every flag
 // of req ([Flags]); requests it does not claim are not sent.
-func Claimed(h conformance.Hello, req conformance.Request) bool {
+func Claimed(h protocol.Hello, req protocol.Request) bool {
 	for _, f := range Flags(req) {
 		if !h.Claims(f) {
 			return false
@@ -96,7 +97,7 @@ func Claimed(h conformance.Hello, req conformance.Request) bool {
 //     implementation does not share: a fractional coefficient with the
 //     exponential or polynomial strategy, or a jitter product base·(0.5+r)
 //     that float64 cannot hold exactly.
-func Flags(req conformance.Request) []string {
+func Flags(req protocol.Request) []string {
 	var flags []string
 	add := func(ok bool, f string) {
 		if ok {
@@ -104,19 +105,19 @@ func Flags(req conformance.Request) []string {
 		}
 	}
 	switch req.Op {
-	case conformance.OpParseDuration:
+	case protocol.OpParseDuration:
 		add(hasDateComponent(req.Value), "should:date-components")
-	case conformance.OpMatch:
+	case protocol.OpMatch:
 		prefix := false
 		for _, p := range req.Patterns {
 			prefix = prefix || strings.HasSuffix(p, ".*")
 		}
 		add(prefix, "should:prefix-match")
-	case conformance.OpValidate, conformance.OpDelay, conformance.OpDecide:
+	case protocol.OpValidate, protocol.OpDelay, protocol.OpDecide:
 		add(bytes.Contains(req.Policy, []byte(`"backoff_strategy"`)), "extension:backoff_strategy")
 		add(policyHasDate(req.Policy), "should:date-components")
 		add(bytes.Contains(req.Policy, []byte(`.*"`)), "should:prefix-match")
-		if req.Op != conformance.OpValidate {
+		if req.Op != protocol.OpValidate {
 			add(floatRounding(req), "float-tolerance")
 		}
 	}
@@ -156,7 +157,7 @@ func policyHasDate(raw []byte) bool {
 // computed with float64 rounding: a fractional coefficient on the
 // exponential or polynomial strategy, or jitter whose product with the base
 // delay is not exact in float64.
-func floatRounding(req conformance.Request) bool {
+func floatRounding(req protocol.Request) bool {
 	p := policyOf(req.Policy)
 	if p == nil || req.Attempt < 1 {
 		return false
@@ -208,10 +209,10 @@ func clampAttempt(a int64) int {
 //	func TestMyQueueAgreesWithRetrykit(t *testing.T) {
 //		rapid.Check(t, policytest.Differential(myqueue.ConformanceImpl()))
 //	}
-func Differential(impl conformance.Implementation, ops ...string) func(*rapid.T) {
+func Differential(impl protocol.Implementation, ops ...string) func(*rapid.T) {
 	var (
 		once  sync.Once
-		h     conformance.Hello
+		h     protocol.Hello
 		herr  error
 		use   []string
 		ctx   = context.Background()

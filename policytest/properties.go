@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 	"pgregory.net/rapid"
 )
@@ -23,7 +23,7 @@ import (
 // WithinBounds checks that the delay after attempt n lies in the range the
 // policy allows: the capped delay B = min(raw(n), max_interval) without
 // jitter, [⌊B/2⌋, min(1.5·B, max_interval)] with it (RET-05, RET-06).
-func WithinBounds(impl conformance.Implementation) func(*rapid.T) {
+func WithinBounds(impl protocol.Implementation) func(*rapid.T) {
 	s := newSession(impl)
 	return func(t *rapid.T) {
 		h := s.hello(t)
@@ -46,7 +46,7 @@ func WithinBounds(impl conformance.Implementation) func(*rapid.T) {
 // CapAfterJitter checks that no delay exceeds max_interval, for draws up to
 // the largest float64 below 1 and attempts at and past the cap crossing
 // (RET-06, docs/decisions.md RK-05): the bug of capping only before jitter.
-func CapAfterJitter(impl conformance.Implementation) func(*rapid.T) {
+func CapAfterJitter(impl protocol.Implementation) func(*rapid.T) {
 	s := newSession(impl)
 	return func(t *rapid.T) {
 		h := s.hello(t)
@@ -68,12 +68,12 @@ func CapAfterJitter(impl conformance.Implementation) func(*rapid.T) {
 // one attempt to the next and never decreases as the draw grows: every
 // strategy's raw delay is non-decreasing in n (none is constant), and the
 // cap and the jitter multiplier keep that order.
-func Monotone(impl conformance.Implementation) func(*rapid.T) {
+func Monotone(impl protocol.Implementation) func(*rapid.T) {
 	s := newSession(impl)
 	return func(t *rapid.T) {
 		h := s.hello(t)
 		sp := spec.Draw(t, "spec")
-		if h.Jitter == conformance.JitterOpaque {
+		if h.Jitter == protocol.JitterOpaque {
 			sp.Jitter = false
 		}
 		mustNew(t, sp)
@@ -100,16 +100,16 @@ func Monotone(impl conformance.Implementation) func(*rapid.T) {
 // error type no pattern matches, attempt n is retried exactly when n <
 // max(max_attempts, 1), and otherwise gets the on_exhaustion action
 // (RET-08, docs/decisions.md RK-04, RK-13).
-func Exhausts(impl conformance.Implementation) func(*rapid.T) {
+func Exhausts(impl protocol.Implementation) func(*rapid.T) {
 	s := newSession(impl)
 	return func(t *rapid.T) {
 		h := s.hello(t)
 		sp := spec.Draw(t, "spec")
 		mustNew(t, sp)
 		n := attemptAt(t, attemptEdges(sp))
-		req := conformance.Request{ID: 1, Op: conformance.OpDecide, Policy: SpecJSON(sp, nil), Attempt: n,
-			Error: &conformance.FailureInput{Type: "policytest.unlisted", Code: rapid.SampledFrom([]string{"", "RETRY"}).Draw(t, "code")}}
-		if h.Jitter == conformance.JitterInjectable {
+		req := protocol.Request{ID: 1, Op: protocol.OpDecide, Policy: SpecJSON(sp, nil), Attempt: n,
+			Error: &protocol.FailureInput{Type: "policytest.unlisted", Code: rapid.SampledFrom([]string{"", "RETRY"}).Draw(t, "code")}}
+		if h.Jitter == protocol.JitterInjectable {
 			r := jitterDraw.Draw(t, "rand")
 			req.Rand = &r
 		}
@@ -126,15 +126,15 @@ func Exhausts(impl conformance.Implementation) func(*rapid.T) {
 
 // session caches an implementation's hello for a property.
 type session struct {
-	impl conformance.Implementation
+	impl protocol.Implementation
 	once sync.Once
-	h    conformance.Hello
+	h    protocol.Hello
 	err  error
 }
 
-func newSession(impl conformance.Implementation) *session { return &session{impl: impl} }
+func newSession(impl protocol.Implementation) *session { return &session{impl: impl} }
 
-func (s *session) hello(t *rapid.T) conformance.Hello {
+func (s *session) hello(t *rapid.T) protocol.Hello {
 	s.once.Do(func() { s.h, s.err = s.impl.Hello(context.Background()) })
 	if s.err != nil {
 		t.Fatalf("policytest: hello: %v", s.err)
@@ -142,7 +142,7 @@ func (s *session) hello(t *rapid.T) conformance.Hello {
 	return s.h
 }
 
-func (s *session) do(t *rapid.T, req conformance.Request) conformance.Response {
+func (s *session) do(t *rapid.T, req protocol.Request) protocol.Response {
 	resp, err := s.impl.Do(context.Background(), req)
 	switch {
 	case err != nil:
@@ -157,9 +157,9 @@ func (s *session) do(t *rapid.T, req conformance.Request) conformance.Response {
 
 // delay asks impl for the delay after attempt n of sp with draw r (not sent
 // to opaque-jitter implementations).
-func (s *session) delay(t *rapid.T, h conformance.Hello, sp policy.Spec, n int64, r float64) time.Duration {
-	req := conformance.Request{ID: 1, Op: conformance.OpDelay, Policy: SpecJSON(sp, nil), Attempt: n}
-	if h.Jitter == conformance.JitterInjectable {
+func (s *session) delay(t *rapid.T, h protocol.Hello, sp policy.Spec, n int64, r float64) time.Duration {
+	req := protocol.Request{ID: 1, Op: protocol.OpDelay, Policy: SpecJSON(sp, nil), Attempt: n}
+	if h.Jitter == protocol.JitterInjectable {
 		req.Rand = &r
 	}
 	resp := s.do(t, req)
@@ -171,7 +171,7 @@ func (s *session) delay(t *rapid.T, h conformance.Hello, sp policy.Spec, n int64
 
 // slack is the tolerance for comparing durations near d: the declared
 // resolution, and float64 rounding (d·2⁻⁴⁰, at least 1ns).
-func slack(h conformance.Hello, d time.Duration) time.Duration {
+func slack(h protocol.Hello, d time.Duration) time.Duration {
 	return time.Duration(h.ResolutionNS) + max(time.Nanosecond, time.Duration(float64(d)*0x1p-40))
 }
 

@@ -5,31 +5,31 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 	"pgregory.net/rapid"
 )
 
 // Ops lists the protocol ops [Request] generates, in the order of
 // PROTOCOL.md section 3.
-var Ops = []string{conformance.OpParseDuration, conformance.OpValidate, conformance.OpDelay, conformance.OpMatch, conformance.OpDecide}
+var Ops = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide}
 
-var requestGens = map[string]*rapid.Generator[conformance.Request]{
-	conformance.OpParseDuration: rapid.Custom(func(t *rapid.T) conformance.Request {
-		return conformance.Request{Op: conformance.OpParseDuration, Value: duration.Draw(t, "value")}
+var requestGens = map[string]*rapid.Generator[protocol.Request]{
+	protocol.OpParseDuration: rapid.Custom(func(t *rapid.T) protocol.Request {
+		return protocol.Request{Op: protocol.OpParseDuration, Value: duration.Draw(t, "value")}
 	}),
-	conformance.OpValidate: rapid.Custom(func(t *rapid.T) conformance.Request {
-		req := conformance.Request{Op: conformance.OpValidate}
+	protocol.OpValidate: rapid.Custom(func(t *rapid.T) protocol.Request {
+		req := protocol.Request{Op: protocol.OpValidate}
 		if rapid.IntRange(0, 15).Draw(t, "absent_policy") != 15 {
 			req.Policy = policyDocument.Draw(t, "policy")
 		}
 		return req
 	}),
-	conformance.OpDelay:  rapid.Custom(func(t *rapid.T) conformance.Request { return scheduleRequest(t, conformance.OpDelay) }),
-	conformance.OpDecide: rapid.Custom(func(t *rapid.T) conformance.Request { return scheduleRequest(t, conformance.OpDecide) }),
-	conformance.OpMatch: rapid.Custom(func(t *rapid.T) conformance.Request {
+	protocol.OpDelay:  rapid.Custom(func(t *rapid.T) protocol.Request { return scheduleRequest(t, protocol.OpDelay) }),
+	protocol.OpDecide: rapid.Custom(func(t *rapid.T) protocol.Request { return scheduleRequest(t, protocol.OpDecide) }),
+	protocol.OpMatch: rapid.Custom(func(t *rapid.T) protocol.Request {
 		ps := patterns.Draw(t, "patterns")
-		return conformance.Request{Op: conformance.OpMatch, Patterns: ps, ErrorType: errorTypeFor(t, ps)}
+		return protocol.Request{Op: protocol.OpMatch, Patterns: ps, ErrorType: errorTypeFor(t, ps)}
 	}),
 }
 
@@ -41,7 +41,7 @@ var requestGens = map[string]*rapid.Generator[conformance.Request]{
 // invalid policy, an absent one, or an attempt below 1. For match,
 // [Patterns] and [ErrorTypeFor] them. The ID is 0. Request panics for
 // another op.
-func Request(op string) *rapid.Generator[conformance.Request] {
+func Request(op string) *rapid.Generator[protocol.Request] {
 	g, ok := requestGens[op]
 	if !ok {
 		panic(fmt.Sprintf("policytest: Request: no generator for op %q", op))
@@ -49,8 +49,8 @@ func Request(op string) *rapid.Generator[conformance.Request] {
 	return g
 }
 
-func scheduleRequest(t *rapid.T, op string) conformance.Request {
-	req := conformance.Request{Op: op}
+func scheduleRequest(t *rapid.T, op string) protocol.Request {
+	req := protocol.Request{Op: op}
 	s := policy.DefaultSpec()
 	valid := true
 	switch rapid.IntRange(0, 11).Draw(t, "policy_kind") {
@@ -71,8 +71,8 @@ func scheduleRequest(t *rapid.T, op string) conformance.Request {
 	}
 	r := jitterDraw.Draw(t, "rand")
 	req.Rand = &r
-	if op == conformance.OpDecide {
-		req.Error = &conformance.FailureInput{Type: errorTypeFor(t, s.NonRetryableErrors), Code: code.Draw(t, "code")}
+	if op == protocol.OpDecide {
+		req.Error = &protocol.FailureInput{Type: errorTypeFor(t, s.NonRetryableErrors), Code: code.Draw(t, "code")}
 	}
 	return req
 }

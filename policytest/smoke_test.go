@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policytest"
 	"pgregory.net/rapid"
 )
@@ -13,7 +14,7 @@ func TestSmokeReference(t *testing.T) {
 }
 
 func TestSmokePython(t *testing.T) {
-	p := conformance.External([]string{"python3", "../conformance/adapters/python/adapter.py"})
+	p := protocol.NewProcess([]string{"python3", "../conformance/adapters/python/adapter.py"})
 	defer p.Close()
 	for _, op := range policytest.Ops {
 		t.Run(op, func(t *testing.T) { rapid.Check(t, policytest.Differential(p, op)) })

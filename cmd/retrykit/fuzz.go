@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/internal/fuzz"
+	"github.com/retrykit/retrykit/policytest"
+)
+
+func init() {
+	commands["fuzz"] = command{
+		summary: "differential property-based fuzzing of an adapter (--impl) against the reference; shrinks and writes disagreements as vectors",
+		run:     runFuzz,
+	}
+}
+
+// Ranges of the numeric flags of fuzz.
+const (
+	fuzzMaxCases    = 100_000_000
+	fuzzMaxParallel = 1024
+)
+
+const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
+
+Generates requests for every op the adapter lists in its hello
+(parse_duration, validate, delay, match, decide), biased toward the edges
+of the OJS rules, sends them to the adapter (conformance/PROTOCOL.md) and
+compares each answer with retrykit's reference, as "retrykit conformance"
+compares vector answers. Adapters with opaque jitter get bounds checks.
+The first disagreement of each op is shrunk by rapid to a minimal request
+and printed side by side (sent, expected, got) with the seed and command
+that reproduce it; --out DIR also writes it as a vector file that
+"retrykit conformance --impl CMD --vectors DIR" runs as is.
+
+Exit status: 0 no disagreement; 1 a disagreement, or the adapter failed
+(crash, timeout, malformed answer) on a request; 2 bad usage, or an adapter
+that cannot start or answer hello.
+
+flags:
+`
+
+func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("fuzz", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	fset.Usage = func() {
+		fmt.Fprint(stderr, fuzzUsage)
+		fset.PrintDefaults()
+	}
+	var (
+		impl     = fset.String("impl", "", "adapter command line, e.g. \"python3 conformance/adapters/python/adapter.py\" (required)")
+		cases    = fset.Int("cases", 10000, fmt.Sprintf("requests to send in all, spread over the ops (1..%d)", fuzzMaxCases))
+		seedStr  = fset.String("seed", "", "rapid seed, 1..2^64-1 (default: a random one, printed)")
+		out      = fset.String("out", "", "write each disagreement as a vector file DIR/fuzz-KIND.json")
+		parallel = fset.Int("parallel", 64, fmt.Sprintf("requests in flight at once, pipelined over the adapter (1..%d)", fuzzMaxParallel))
+		timeout  = fset.Duration("timeout", 5*time.Second, "per-request timeout (1ms..1h)")
+		format   = fset.String("format", "text", "report format: text or json")
+		ops      listFlag
+	)
+	fset.Var(&ops, "ops", "ops to fuzz, comma-separated (default: every op the adapter lists): "+strings.Join(policytest.Ops, ", "))
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageErr := func(msg string) int {
+		fmt.Fprintf(stderr, "retrykit fuzz: %s\n", msg)
+		return 2
+	}
+	switch {
+	case fset.NArg() > 0:
+		return usageErr(fmt.Sprintf("unexpected argument %q", fset.Arg(0)))
+	case strings.TrimSpace(*impl) == "":
+		return usageErr("--impl: an adapter command line is required")
+	case *cases < 1 || *cases > fuzzMaxCases:
+		return usageErr(fmt.Sprintf("--cases: must be in 1..%d, got %d", fuzzMaxCases, *cases))
+	case *parallel < 1 || *parallel > fuzzMaxParallel:
+		return usageErr(fmt.Sprintf("--parallel: must be in 1..%d, got %d", fuzzMaxParallel, *parallel))
+	case *timeout < time.Millisecond || *timeout > time.Hour:
+		return usageErr(fmt.Sprintf("--timeout: must be in 1ms..1h, got %v", *timeout))
+	case *format != "text" && *format != "json":
+		return usageErr(fmt.Sprintf("--format: want text or json, got %q", *format))
+	}
+	for _, op := range ops {
+		if !isFuzzOp(op) {
+			return usageErr(fmt.Sprintf("--ops: unknown op %q (want some of %s)", op, strings.Join(policytest.Ops, ", ")))
+		}
+	}
+	var seed uint64
+	if *seedStr != "" {
+		s, err := strconv.ParseUint(*seedStr, 10, 64)
+		if err != nil || s == 0 {
+			return usageErr(fmt.Sprintf("--seed: must be an integer in 1..2^64-1, got %q", *seedStr))
+		}
+		seed = s
+	} else {
+		var b [8]byte
+		for seed == 0 {
+			_, _ = crand.Read(b[:])
+			seed = binary.LittleEndian.Uint64(b[:])
+		}
+	}
+	argv, err := splitCommand(*impl)
+	if err != nil || len(argv) == 0 {
+		return usageErr(fmt.Sprintf("--impl: cannot split %q into a command line", *impl))
+	}
+	p := protocol.NewProcess(argv, protocol.WithTimeout(*timeout))
+	defer p.Close()
+	ctx := context.Background()
+	if _, err := p.Hello(ctx); err != nil {
+		fmt.Fprintf(stderr, "retrykit fuzz: --impl %q: the adapter did not start: %v\n", *impl, err)
+		if tail := strings.TrimRight(p.Stderr(), "\n"); tail != "" {
+			fmt.Fprintf(stderr, "adapter standard error:\n%s\n", indent(tail))
+		}
+		return 2
+	}
+	if *seedStr == "" && *format == "text" {
+		fmt.Fprintf(stdout, "seed %d (random; --seed %d repeats this run)\n", seed, seed)
+	}
+	res, err := fuzz.Run(ctx, p, fuzz.Config{Cases: *cases, Seed: seed, Ops: ops, Parallel: *parallel})
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
+		return 2
+	}
+	repro := func(op string) string {
+		return fmt.Sprintf("retrykit fuzz --impl %s --seed %d --ops %s --parallel %d --cases %d",
+			shellQuote(*impl), seed, op, *parallel, *cases)
+	}
+	vectors := map[string][2]string{}
+	var writeErrs []string
+	if *out != "" {
+		opaque := res.Hello.Jitter == protocol.JitterOpaque
+		for _, o := range res.Ops {
+			if o.Disagreement == nil {
+				continue
+			}
+			path, id, err := fuzz.WriteVector(*out, o.Disagreement, seed, opaque)
+			if err != nil {
+				writeErrs = append(writeErrs, fmt.Sprintf("%s: %v", o.Op, err))
+				continue
+			}
+			vectors[o.Op] = [2]string{path, id}
+		}
+	}
+	if *format == "json" {
+		writeFuzzJSON(stdout, res, repro, vectors)
+	} else {
+		writeFuzzText(stdout, res, repro, vectors)
+	}
+	for _, e := range writeErrs {
+		fmt.Fprintf(stderr, "retrykit fuzz: --out: %s\n", e)
+	}
+	if len(writeErrs) > 0 {
+		return 2
+	}
+	if !res.OK() {
+		return 1
+	}
+	return 0
+}
+
+func isFuzzOp(op string) bool {
+	for _, o := range policytest.Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]#~=%|&;<>()") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, vectors map[string][2]string) {
+	h := res.Hello
+	fmt.Fprintf(w, "fuzzing %s %s (jitter %s, resolution %dns) against the retrykit reference, seed %d\n",
+		h.Implementation, h.Version, h.Jitter, h.ResolutionNS, res.Seed)
+	total := 0
+	for _, o := range res.Ops {
+		total += o.Cases
+		status := "ok"
+		switch {
+		case o.Disagreement != nil:
+			status = fmt.Sprintf("DISAGREEMENT (shrunk in %v)", o.Shrink.Round(time.Millisecond))
+		case o.Failure != nil:
+			status = "ADAPTER FAILURE"
+		}
+		skipped := ""
+		if o.Skipped > 0 {
+			skipped = fmt.Sprintf(", %d not sent (unclaimed flags)", o.Skipped)
+		}
+		fmt.Fprintf(w, "  %-15s %7d cases%s  %s\n", o.Op, o.Cases, skipped, status)
+	}
+	for _, o := range res.Ops {
+		switch {
+		case o.Disagreement != nil:
+			d := o.Disagreement
+			fmt.Fprintf(w, "\n%s: minimal disagreement: %s\n", o.Op, d.Reason)
+			fmt.Fprintf(w, "  sent:     %s\n", d.Request.AppendJSON(nil))
+			fmt.Fprintf(w, "  expected: %s\n", d.Want.AppendJSON(nil))
+			fmt.Fprintf(w, "  got:      %s\n", d.Got.AppendJSON(nil))
+			if len(d.Flags) > 0 {
+				fmt.Fprintf(w, "  flags:    %s\n", strings.Join(d.Flags, ", "))
+			}
+			fmt.Fprintf(w, "  seed:     %d\n  repeat:   %s\n", res.Seed, repro(o.Op))
+			if v, ok := vectors[o.Op]; ok {
+				fmt.Fprintf(w, "  vector:   %s in %s\n", v[1], v[0])
+			}
+		case o.Failure != nil:
+			fmt.Fprintf(w, "\n%s: the adapter failed: %v\n", o.Op, o.Failure)
+			if o.FailedRequest != nil {
+				fmt.Fprintf(w, "  sent:     %s\n", o.FailedRequest.AppendJSON(nil))
+			}
+			fmt.Fprintf(w, "  seed:     %d\n  repeat:   %s\n", res.Seed, repro(o.Op))
+		}
+	}
+	verdict := "PASS: no disagreement"
+	if !res.OK() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "\n%s  %d cases in %v (%.0f cases/s)\n", verdict, total, res.Elapsed.Round(time.Millisecond),
+		float64(total)/max(res.Elapsed.Seconds(), 1e-9))
+}
+
+type fuzzJSONOp struct {
+	Op           string          `json:"op"`
+	Cases        int             `json:"cases"`
+	Skipped      int             `json:"skipped"`
+	Status       string          `json:"status"` // "ok", "disagreement" or "adapter_failure"
+	Sent         json.RawMessage `json:"sent,omitempty"`
+	Expected     json.RawMessage `json:"expected,omitempty"`
+	Got          json.RawMessage `json:"got,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+	Flags        []string        `json:"flags,omitempty"`
+	ShrinkMS     float64         `json:"shrink_ms,omitempty"`
+	Repeat       string          `json:"repeat,omitempty"`
+	VectorFile   string          `json:"vector_file,omitempty"`
+	VectorID     string          `json:"vector_id,omitempty"`
+	AdapterError string          `json:"adapter_error,omitempty"`
+}
+
+func writeFuzzJSON(w io.Writer, res *fuzz.Result, repro func(string) string, vectors map[string][2]string) {
+	doc := struct {
+		Implementation string       `json:"implementation"`
+		Version        string       `json:"version"`
+		Jitter         string       `json:"jitter"`
+		Seed           uint64       `json:"seed"`
+		OK             bool         `json:"ok"`
+		ElapsedMS      float64      `json:"elapsed_ms"`
+		Ops            []fuzzJSONOp `json:"ops"`
+	}{res.Hello.Implementation, res.Hello.Version, res.Hello.Jitter, res.Seed, res.OK(),
+		float64(res.Elapsed.Microseconds()) / 1000, nil}
+	for _, o := range res.Ops {
+		j := fuzzJSONOp{Op: o.Op, Cases: o.Cases, Skipped: o.Skipped, Status: "ok"}
+		switch {
+		case o.Disagreement != nil:
+			d := o.Disagreement
+			j.Status, j.Reason, j.Flags = "disagreement", d.Reason, d.Flags
+			j.Sent, j.Expected, j.Got = d.Request.AppendJSON(nil), d.Want.AppendJSON(nil), d.Got.AppendJSON(nil)
+			j.ShrinkMS = float64(o.Shrink.Microseconds()) / 1000
+			j.Repeat = repro(o.Op)
+			j.VectorFile, j.VectorID = vectors[o.Op][0], vectors[o.Op][1]
+		case o.Failure != nil:
+			j.Status, j.AdapterError, j.Repeat = "adapter_failure", o.Failure.Error(), repro(o.Op)
+			if o.FailedRequest != nil {
+				j.Sent = o.FailedRequest.AppendJSON(nil)
+			}
+		}
+		doc.Ops = append(doc.Ops, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc)
+}

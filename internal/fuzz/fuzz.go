@@ -1,0 +1,304 @@
+// Package fuzz drives differential fuzzing of an OJS retry implementation
+// against retrykit's reference outside "go test": the engine of "retrykit
+// fuzz". It runs one [rapid.Check] per op with the request generators of
+// package policytest, sends each check's batch of requests concurrently
+// (pipelined over an adapter process), judges the answers with
+// [conformance.Judge], lets rapid shrink the first disagreement to a minimal
+// request, and can write that request as a conformance vector ([WriteVector]).
+//
+// rapid reads its settings from command-line flags; [Run] sets them for the
+// duration of each check (seed, check count, no fail files, shrink time)
+// and restores them, under a lock. Runs in one process are serialised.
+package fuzz
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/policytest"
+	"pgregory.net/rapid"
+)
+
+// Config is what [Run] does. The zero value of each field picks its
+// default.
+type Config struct {
+	Cases      int           // requests to send in all, spread evenly over the ops (default 10 000)
+	Seed       uint64        // rapid's base seed; 0 is not allowed (the caller draws and prints one)
+	Ops        []string      // ops to fuzz (default: every op of policytest.Ops the hello lists)
+	Parallel   int           // requests per rapid check, sent concurrently (default 1)
+	ShrinkTime time.Duration // limit on shrinking one disagreement (default 30s)
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Hello   protocol.Hello
+	Seed    uint64
+	Ops     []OpResult
+	Elapsed time.Duration
+}
+
+// OK reports whether no op found a disagreement or an adapter failure.
+func (r *Result) OK() bool {
+	for _, o := range r.Ops {
+		if o.Disagreement != nil || o.Failure != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// OpResult is the outcome for one op.
+type OpResult struct {
+	Op      string
+	Cases   int // requests sent and judged
+	Skipped int // requests not sent: they carry a flag the implementation does not claim
+	// Disagreement is the minimal request found on which the implementation
+	// and the reference differ, or nil.
+	Disagreement *policytest.Disagreement
+	// Failure is set when the implementation failed (crash, timeout,
+	// malformed answer) on FailedRequest; such a failure is not shrunk.
+	Failure       error
+	FailedRequest *protocol.Request
+	Shrink        time.Duration // time from the first disagreement to the end of shrinking
+}
+
+// ErrHello is matched by the error [Run] returns when the implementation
+// does not answer hello, or lists none of the requested ops.
+var ErrHello = errors.New("fuzz: hello failed")
+
+// Run fuzzes impl. It returns an error matching [ErrHello] when impl's hello
+// fails or declares no op to fuzz; every other problem is in the Result.
+func Run(ctx context.Context, impl protocol.Implementation, cfg Config) (*Result, error) {
+	start := time.Now()
+	if cfg.Cases <= 0 {
+		cfg.Cases = 10000
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 1
+	}
+	if cfg.ShrinkTime <= 0 {
+		cfg.ShrinkTime = 30 * time.Second
+	}
+	if cfg.Seed == 0 {
+		return nil, errors.New("fuzz: Config.Seed must not be 0")
+	}
+	h, err := impl.Hello(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHello, err)
+	}
+	ops := cfg.Ops
+	if len(ops) == 0 {
+		ops = policytest.Ops
+	}
+	var use []string
+	for _, op := range ops {
+		if h.Supports(op) && known(op) {
+			use = append(use, op)
+		}
+	}
+	if len(use) == 0 {
+		return nil, fmt.Errorf("%w: the implementation lists none of the ops %v (it lists %v)", ErrHello, ops, h.Ops)
+	}
+	res := &Result{Hello: h, Seed: cfg.Seed}
+	for i, op := range use {
+		n := cfg.Cases / len(use)
+		if i < cfg.Cases%len(use) {
+			n++
+		}
+		res.Ops = append(res.Ops, runOp(ctx, impl, h, op, n, cfg))
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func known(op string) bool {
+	for _, o := range policytest.Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// rapidMu serialises runs: rapid's settings are process-wide flags.
+var rapidMu sync.Mutex
+
+// withRapidFlags sets rapid's flags for the duration of fn and restores
+// them. Outside "go test" it first initialises the testing flags rapid
+// consults (testing.Short).
+func withRapidFlags(set map[string]string, fn func()) {
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil)
+	}
+	old := map[string]string{}
+	for name, v := range set {
+		f := flag.Lookup(name)
+		if f == nil {
+			panic("fuzz: rapid has no flag " + name)
+		}
+		old[name] = f.Value.String()
+		if err := f.Value.Set(v); err != nil {
+			panic(fmt.Sprintf("fuzz: set %s=%s: %v", name, v, err))
+		}
+	}
+	defer func() {
+		for name, v := range old {
+			_ = flag.Lookup(name).Value.Set(v)
+		}
+	}()
+	fn()
+}
+
+// runOp runs one rapid check of n requests of op.
+func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n int, cfg Config) OpResult {
+	out := OpResult{Op: op}
+	batch := cfg.Parallel
+	checks := (n + batch - 1) / batch
+	if checks == 0 {
+		return out
+	}
+	gen := policytest.Request(op)
+	var (
+		failure   error
+		failedReq *protocol.Request
+		last      *policytest.Disagreement
+		firstFail time.Time
+		sent      int
+		skipped   int
+		searching = true
+	)
+	prop := func(t *rapid.T) {
+		if failure != nil {
+			t.Fatal("fuzz: the implementation failed") // do not shrink a crash
+		}
+		reqs := make([]protocol.Request, batch)
+		send := make([]bool, batch)
+		for i := range reqs {
+			active := true
+			if batch > 1 {
+				// Two draws that shrink to zero let rapid drop a request
+				// from the batch; both are zero in under 1% of searches.
+				a := rapid.Uint64().Draw(t, "active")
+				b := rapid.Uint64().Draw(t, "active")
+				active = a != 0 || b != 0
+			}
+			reqs[i] = gen.Draw(t, "request")
+			reqs[i].ID = int64(i + 1)
+			send[i] = active && policytest.Claimed(h, reqs[i])
+			if searching && active && !send[i] {
+				skipped++
+			}
+		}
+		// Stop at exactly n requests during the search.
+		if searching {
+			for i := range send {
+				if send[i] {
+					if sent >= n {
+						send[i] = false
+						continue
+					}
+					sent++
+				}
+			}
+		}
+		ds := make([]*policytest.Disagreement, batch)
+		errs := make([]error, batch)
+		do := func(i int) { ds[i], errs[i] = policytest.Compare(ctx, h, impl, reqs[i]) }
+		if batch == 1 {
+			if send[0] {
+				do(0)
+			}
+		} else {
+			var wg sync.WaitGroup
+			for i := range reqs {
+				if send[i] {
+					wg.Add(1)
+					go func() { defer wg.Done(); do(i) }()
+				}
+			}
+			wg.Wait()
+		}
+		for i := range reqs {
+			if !send[i] {
+				continue
+			}
+			if errs[i] != nil {
+				failure, failedReq = errs[i], &reqs[i]
+				t.Fatalf("fuzz: %s: the implementation failed: %v", op, errs[i])
+			}
+			if ds[i] != nil {
+				if searching {
+					searching, firstFail = false, time.Now()
+				}
+				last = ds[i]
+				t.Fatal(ds[i].Error())
+			}
+		}
+	}
+	tb := &tb{name: "retrykit-fuzz-" + op}
+	withRapidFlags(map[string]string{
+		"rapid.checks":     strconv.Itoa(checks),
+		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
+		"rapid.nofailfile": "true",
+		"rapid.shrinktime": cfg.ShrinkTime.String(),
+		"rapid.failfile":   "",
+		"rapid.v":          "false",
+		"rapid.log":        "false",
+	}, func() { rapid.Check(tb, prop) })
+	out.Cases, out.Skipped = sent, skipped
+	switch {
+	case failure != nil:
+		out.Failure, out.FailedRequest = failure, failedReq
+	case tb.failed && last != nil:
+		out.Disagreement = last
+		out.Shrink = time.Since(firstFail)
+	case tb.failed:
+		out.Failure = errors.New("fuzz: rapid reported a failure without a disagreement: " + tb.firstError)
+	}
+	return out
+}
+
+// tb is the rapid.TB that Run gives rapid.Check: it records failure and
+// drops rapid's log lines (the Result carries everything reported).
+type tb struct {
+	name       string
+	failed     bool
+	firstError string
+}
+
+func (t *tb) Helper()             {}
+func (t *tb) Name() string        { return t.name }
+func (t *tb) Logf(string, ...any) {}
+func (t *tb) Log(...any)          {}
+func (t *tb) Skipf(string, ...any) {
+}
+func (t *tb) Skip(...any) {}
+func (t *tb) SkipNow()    {}
+func (t *tb) Errorf(format string, args ...any) {
+	t.fail(fmt.Sprintf(format, args...))
+}
+func (t *tb) Error(args ...any) { t.fail(fmt.Sprint(args...)) }
+func (t *tb) Fatalf(format string, args ...any) {
+	t.fail(fmt.Sprintf(format, args...))
+}
+func (t *tb) Fatal(args ...any) { t.fail(fmt.Sprint(args...)) }
+func (t *tb) FailNow()          { t.failed = true }
+func (t *tb) Fail()             { t.failed = true }
+func (t *tb) Failed() bool      { return t.failed }
+
+func (t *tb) fail(msg string) {
+	if !t.failed {
+		t.firstError = msg
+	}
+	t.failed = true
+}
