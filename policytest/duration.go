@@ -160,13 +160,16 @@ func shape(t *rapid.T, dateComponents bool) durationShape {
 		max = 7
 	}
 	set := rapid.IntRange(1, max).Draw(t, "components")
+	// Drawn whatever the set, so that the shrinker can move a count from
+	// one unit to another without shifting the draws that follow.
+	hasFraction := rapid.IntRange(0, 2).Draw(t, "has_fraction") > 0
 	for bit := 0; bit < 6; bit++ {
 		if set&(1<<bit) != 0 {
 			unit := 5 - bit
 			d.digits[unit] = count(t, unit)
 		}
 	}
-	if d.digits[5] != "" && rapid.IntRange(0, 2).Draw(t, "has_fraction") > 0 {
+	if d.digits[5] != "" && hasFraction {
 		d.frac = fraction(t)
 	}
 	return d

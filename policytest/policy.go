@@ -19,18 +19,21 @@ var intervals = []time.Duration{time.Second, time.Nanosecond, time.Millisecond, 
 	5 * time.Minute, time.Hour, 1500 * time.Millisecond, math.MaxInt64, math.MaxInt64 / 2}
 
 var spec = rapid.Custom(func(t *rapid.T) policy.Spec {
+	// Every field's first choice is its default, so a spec shrinks to
+	// DefaultSpec and SpecJSON of it to {}.
 	s := policy.DefaultSpec()
 	switch rapid.IntRange(0, 3).Draw(t, "max_attempts_kind") {
 	case 0, 1:
-		s.MaxAttempts = rapid.IntRange(0, 12).Draw(t, "max_attempts")
+		s.MaxAttempts = rapid.SampledFrom([]int{3, 0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12}).Draw(t, "max_attempts")
 	case 2:
-		s.MaxAttempts = rapid.SampledFrom([]int{3, 64, 100, math.MaxInt32, math.MaxInt}).Draw(t, "max_attempts")
+		s.MaxAttempts = rapid.SampledFrom([]int{64, 100, 1000, math.MaxInt32, math.MaxInt32 + 1, math.MaxUint32, math.MaxUint32 + 1, math.MaxInt}).Draw(t, "max_attempts")
 	default:
 		s.MaxAttempts = rapid.IntRange(0, math.MaxInt).Draw(t, "max_attempts")
 	}
-	if rapid.Bool().Draw(t, "initial_listed") {
+	switch rapid.IntRange(0, 2).Draw(t, "initial_kind") {
+	case 1:
 		s.InitialInterval = rapid.SampledFrom(intervals[:8]).Draw(t, "initial_interval")
-	} else {
+	case 2:
 		s.InitialInterval = time.Duration(rapid.Int64Range(1, int64(time.Hour)).Draw(t, "initial_interval"))
 	}
 	switch rapid.IntRange(0, 4).Draw(t, "max_interval_kind") {
@@ -46,10 +49,10 @@ var spec = rapid.Custom(func(t *rapid.T) policy.Spec {
 	default:
 		s.MaxInterval = time.Duration(rapid.Int64Range(int64(s.InitialInterval), math.MaxInt64).Draw(t, "max_interval"))
 	}
-	if rapid.Bool().Draw(t, "coefficient_listed") {
-		s.BackoffCoefficient = rapid.SampledFrom(coefficients).Draw(t, "backoff_coefficient")
-	} else {
+	if rapid.Bool().Draw(t, "coefficient_any") {
 		s.BackoffCoefficient = rapid.Float64Range(1, 16).Draw(t, "backoff_coefficient")
+	} else {
+		s.BackoffCoefficient = rapid.SampledFrom(coefficients).Draw(t, "backoff_coefficient")
 	}
 	s.Jitter = !rapid.Bool().Draw(t, "no_jitter")
 	s.NonRetryableErrors = validPatterns.Draw(t, "non_retryable_errors")
@@ -169,7 +172,7 @@ func ValidPolicy() *rapid.Generator[json.RawMessage] { return validPolicy }
 // generator shrinks toward them), then invalid ones. Each is JSON text.
 var fieldValues = map[string][2][]string{
 	"max_attempts": {
-		{"3", "0", "1", "2", "5", "10", "100", "3.0", "3e0", "30e-1", "0.0", "9223372036854775807", "2147483648"},
+		{"3", "0", "1", "2", "5", "10", "100", "3.0", "3e0", "30e-1", "0.0", "9223372036854775807", "2147483647", "2147483648", "4294967296"},
 		{"-1", "2.5", `"3"`, "true", "null", "9223372036854775808", "1e19", "-0.5", "[]", "{}", "1e400"},
 	},
 	"initial_interval": {

@@ -4,7 +4,9 @@
 // package policytest, sends each check's batch of requests concurrently
 // (pipelined over an adapter process), judges the answers with
 // [conformance.Judge], lets rapid shrink the first disagreement to a minimal
-// request, and can write that request as a conformance vector ([WriteVector]).
+// request (then simplified further at the level of the request: policy keys
+// dropped, the attempt lowered to the first that disagrees), and can write
+// that request as a conformance vector ([WriteVector]).
 //
 // rapid reads its settings from command-line flags; [Run] sets them for the
 // duration of each check (seed, check count, no fail files, shrink time)
@@ -260,7 +262,7 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 	case failure != nil:
 		out.Failure, out.FailedRequest = failure, failedReq
 	case tb.failed && last != nil:
-		out.Disagreement = last
+		out.Disagreement = simplify(ctx, impl, h, last)
 		out.Shrink = time.Since(firstFail)
 	case tb.failed:
 		out.Failure = errors.New("fuzz: rapid reported a failure without a disagreement: " + tb.firstError)
