@@ -105,7 +105,7 @@ func mul64(a, b uint64) (hi, lo uint64) {
 // limit.
 func count(t *rapid.T, unit int) string {
 	var n uint64
-	switch rapid.IntRange(0, 5).Draw(t, "count_kind") {
+	switch intRange(0, 5).Draw(t, "count_kind") {
 	case 0, 1:
 		n = rapid.Uint64Range(0, 60).Draw(t, "count")
 	case 2:
@@ -115,10 +115,10 @@ func count(t *rapid.T, unit int) string {
 	case 4:
 		n = rapid.Uint64Range(0, unitLimit[unit]).Draw(t, "count")
 	default:
-		n = rapid.SampledFrom([]uint64{10, 24, 59, 60, 61, 90, 99, 100, 1000, 3600, 86400}).Draw(t, "count")
+		n = durationPick1.Draw(t, "count")
 	}
 	s := strconv.FormatUint(n, 10)
-	if z := rapid.IntRange(0, 6).Draw(t, "leading_zeros"); z >= 4 {
+	if z := intRange(0, 6).Draw(t, "leading_zeros"); z >= 4 {
 		s = strings.Repeat("0", z-3) + s
 	}
 	return s
@@ -127,24 +127,24 @@ func count(t *rapid.T, unit int) string {
 // fraction draws 1 to 12 fraction digits, biased toward the rounding edges
 // at the ninth digit.
 func fraction(t *rapid.T) string {
-	n := rapid.IntRange(1, 12).Draw(t, "frac_digits")
-	switch rapid.IntRange(0, 4).Draw(t, "frac_kind") {
+	n := intRange(1, 12).Draw(t, "frac_digits")
+	switch intRange(0, 4).Draw(t, "frac_kind") {
 	case 0: // arbitrary digits
 		b := make([]byte, n)
 		for i := range b {
-			b[i] = byte('0' + rapid.IntRange(0, 9).Draw(t, "frac_digit"))
+			b[i] = byte('0' + intRange(0, 9).Draw(t, "frac_digit"))
 		}
 		return string(b)
 	case 1: // zeros then one digit: 0.0000000005, 0.000000001, ...
-		return strings.Repeat("0", n-1) + strconv.Itoa(rapid.IntRange(1, 9).Draw(t, "frac_last"))
+		return strings.Repeat("0", n-1) + strconv.Itoa(intRange(1, 9).Draw(t, "frac_last"))
 	case 2: // all nines: carries into the seconds
 		return strings.Repeat("9", n)
 	case 3: // ...4999 and ...5000 around the half
 		if n < 10 {
 			return strings.Repeat("5", n)
 		}
-		return strings.Repeat("0", 8) + rapid.SampledFrom([]string{"0", "1", "9"}).Draw(t, "ninth") +
-			rapid.SampledFrom([]string{"4", "5", "49", "50", "499"}).Draw(t, "rest")
+		return strings.Repeat("0", 8) + durationPick2.Draw(t, "ninth") +
+			durationPick3.Draw(t, "rest")
 	default:
 		return strings.Repeat("0", n)
 	}
@@ -159,10 +159,10 @@ func shape(t *rapid.T, dateComponents bool) durationShape {
 	if !dateComponents {
 		max = 7
 	}
-	set := rapid.IntRange(1, max).Draw(t, "components")
+	set := intRange(1, max).Draw(t, "components")
 	// Drawn whatever the set, so that the shrinker can move a count from
 	// one unit to another without shifting the draws that follow.
-	hasFraction := rapid.IntRange(0, 2).Draw(t, "has_fraction") > 0
+	hasFraction := intRange(0, 2).Draw(t, "has_fraction") > 0
 	for bit := 0; bit < 6; bit++ {
 		if set&(1<<bit) != 0 {
 			unit := 5 - bit
@@ -175,13 +175,15 @@ func shape(t *rapid.T, dateComponents bool) durationShape {
 	return d
 }
 
-var validDuration = rapid.Custom(func(t *rapid.T) string {
+var validDuration = rapid.Custom(drawValidDuration)
+
+func drawValidDuration(t *rapid.T) string {
 	d := shape(t, true)
 	if !d.fits() {
 		t.Skip("policytest: duration past the largest value") // rare: several components at their limits
 	}
 	return d.String()
-})
+}
 
 // ValidDuration generates OJS duration strings that
 // [github.com/retrykit/retrykit/policy.ParseDuration] accepts: every
@@ -195,18 +197,20 @@ func ValidDuration() *rapid.Generator[string] { return validDuration }
 // Non-ASCII digits that look or count like ASCII ones.
 var foreignDigits = []string{"٣", "３", "۳", "߃", "३", "𝟑"}
 
-var duration = rapid.Custom(func(t *rapid.T) string {
+var duration = rapid.Custom(drawDuration)
+
+func drawDuration(t *rapid.T) string {
 	d := shape(t, true)
 	s := d.String()
-	switch rapid.IntRange(0, 15).Draw(t, "mutation") {
+	switch intRange(0, 15).Draw(t, "mutation") {
 	case 0, 1, 2, 3: // valid when it fits, else an overflow (the largest value +1ns and beyond)
 		return s
 	case 4: // lower case designator
 		i := designatorIndex(t, s)
 		return s[:i] + strings.ToLower(s[i:i+1]) + s[i+1:]
 	case 5: // white space
-		i := rapid.IntRange(0, len(s)).Draw(t, "space_at")
-		return s[:i] + rapid.SampledFrom([]string{" ", "\t", "\u00a0", "\n"}).Draw(t, "space") + s[i:]
+		i := intRange(0, len(s)).Draw(t, "space_at")
+		return s[:i] + durationPick4.Draw(t, "space") + s[i:]
 	case 6: // a non-ASCII digit
 		i := digitIndex(t, s)
 		if i < 0 {
@@ -214,27 +218,26 @@ var duration = rapid.Custom(func(t *rapid.T) string {
 		}
 		return s[:i] + rapid.SampledFrom(foreignDigits).Draw(t, "digit") + s[i+1:]
 	case 7: // sign
-		return rapid.SampledFrom([]string{"-", "+"}).Draw(t, "sign") + s
+		return durationPick5.Draw(t, "sign") + s
 	case 8: // the short invalid forms
-		return rapid.SampledFrom([]string{"", "P", "PT", "P1DT", "T1S", "1S", "PT1", "P1", "PT1H2", "PT0", "P0", "p", "pt1s"}).Draw(t, "short")
+		return durationPick6.Draw(t, "short")
 	case 9: // a fraction where the grammar has none, or a malformed one
-		return rapid.SampledFrom([]string{"PT1.5M", "PT1.5H", "P1.5D", "PT.5S", "PT1.S", "PT1,5S", "PT1..5S", "PT1.5.5S", "P0.5Y", "PT-1S", "PT1.5", "PT0.S"}).Draw(t, "bad_fraction")
+		return durationPick7.Draw(t, "bad_fraction")
 	case 10: // weeks
-		return rapid.SampledFrom([]string{"P1W", "P2W", "P0W", "P1W1D", "P1WT1S"}).Draw(t, "weeks")
+		return durationPick8.Draw(t, "weeks")
 	case 11: // components out of order or repeated
-		return rapid.SampledFrom([]string{"PT1S1M", "PT1M1H", "P1D1M", "P1M1Y", "PT1S1S", "P1Y1Y", "PT1H1H", "P1DT1S1M", "PT1M1M", "P1YT1Y"}).Draw(t, "order")
+		return durationPick9.Draw(t, "order")
 	case 12: // far past the largest value
-		n := rapid.IntRange(19, 40).Draw(t, "huge_digits")
-		return "PT" + strings.Repeat("9", n) + rapid.SampledFrom([]string{"S", "H", "M"}).Draw(t, "unit")
+		n := intRange(19, 40).Draw(t, "huge_digits")
+		return "PT" + strings.Repeat("9", n) + durationPick10.Draw(t, "unit")
 	case 13: // other characters a lenient parser might take
-		return rapid.SampledFrom([]string{"PT1e3S", "PT1_000S", "PT0x10S", "PT1SX", "XPT1S", "PT1S ", "PTS", "PT+1S", "P1DT1HS", "PT1s", "Pt1S"}).Draw(t, "junk")
+		return durationPick11.Draw(t, "junk")
 	case 14: // the largest value and one nanosecond past it
-		return rapid.SampledFrom([]string{"PT2562047H47M16.854775807S", "PT2562047H47M16.854775808S", "PT9223372036.854775807S",
-			"PT9223372036.854775808S", "PT9223372036.8547758075S", "PT9223372036.8547758074S", "P106751DT23H47M16.854775807S", "P292Y"}).Draw(t, "limit")
+		return durationPick12.Draw(t, "limit")
 	default: // a trailing T
 		return s + "T"
 	}
-})
+}
 
 // Duration generates strings near the edges of the OJS duration grammar,
 // valid and invalid: everything [ValidDuration] yields, values past the
@@ -251,7 +254,7 @@ func designatorIndex(t *rapid.T, s string) int {
 			idx = append(idx, i)
 		}
 	}
-	return idx[rapid.IntRange(0, len(idx)-1).Draw(t, "designator")]
+	return idx[intRange(0, len(idx)-1).Draw(t, "designator")]
 }
 
 func digitIndex(t *rapid.T, s string) int {
@@ -264,5 +267,20 @@ func digitIndex(t *rapid.T, s string) int {
 	if len(idx) == 0 {
 		return -1
 	}
-	return idx[rapid.IntRange(0, len(idx)-1).Draw(t, "digit_at")]
+	return idx[intRange(0, len(idx)-1).Draw(t, "digit_at")]
 }
+
+// Generators of fixed choices, built once.
+var durationPick1 = rapid.SampledFrom([]uint64{10, 24, 59, 60, 61, 90, 99, 100, 1000, 3600, 86400})
+var durationPick2 = rapid.SampledFrom([]string{"0", "1", "9"})
+var durationPick3 = rapid.SampledFrom([]string{"4", "5", "49", "50", "499"})
+var durationPick4 = rapid.SampledFrom([]string{" ", "\t", "\u00a0", "\n"})
+var durationPick5 = rapid.SampledFrom([]string{"-", "+"})
+var durationPick6 = rapid.SampledFrom([]string{"", "P", "PT", "P1DT", "T1S", "1S", "PT1", "P1", "PT1H2", "PT0", "P0", "p", "pt1s"})
+var durationPick7 = rapid.SampledFrom([]string{"PT1.5M", "PT1.5H", "P1.5D", "PT.5S", "PT1.S", "PT1,5S", "PT1..5S", "PT1.5.5S", "P0.5Y", "PT-1S", "PT1.5", "PT0.S"})
+var durationPick8 = rapid.SampledFrom([]string{"P1W", "P2W", "P0W", "P1W1D", "P1WT1S"})
+var durationPick9 = rapid.SampledFrom([]string{"PT1S1M", "PT1M1H", "P1D1M", "P1M1Y", "PT1S1S", "P1Y1Y", "PT1H1H", "P1DT1S1M", "PT1M1M", "P1YT1Y"})
+var durationPick10 = rapid.SampledFrom([]string{"S", "H", "M"})
+var durationPick11 = rapid.SampledFrom([]string{"PT1e3S", "PT1_000S", "PT0x10S", "PT1SX", "XPT1S", "PT1S ", "PTS", "PT+1S", "P1DT1HS", "PT1s", "Pt1S"})
+var durationPick12 = rapid.SampledFrom([]string{"PT2562047H47M16.854775807S", "PT2562047H47M16.854775808S", "PT9223372036.854775807S",
+	"PT9223372036.854775808S", "PT9223372036.8547758075S", "PT9223372036.8547758074S", "P106751DT23H47M16.854775807S", "P292Y"})

@@ -18,12 +18,14 @@ func errorTypeOf(t *rapid.T, dots int) string {
 	return strings.Join(parts, ".")
 }
 
-var errorType = rapid.Custom(func(t *rapid.T) string {
-	if rapid.IntRange(0, 5).Draw(t, "type_kind") == 0 {
-		return rapid.SampledFrom([]string{"", ".", "a.", ".a", "a..b", "auth.*", "*", "auth*", "a.b*"}).Draw(t, "odd_type")
+var errorType = rapid.Custom(drawErrorType)
+
+func drawErrorType(t *rapid.T) string {
+	if intRange(0, 5).Draw(t, "type_kind") == 0 {
+		return errorsPick1.Draw(t, "odd_type")
 	}
-	return errorTypeOf(t, rapid.IntRange(0, 4).Draw(t, "dots"))
-})
+	return errorTypeOf(t, intRange(0, 4).Draw(t, "dots"))
+}
 
 // ErrorType generates error types with 0 to 4 dots from a small vocabulary
 // with case variants ("auth", "Auth", "AUTH"), and odd ones: "", ".",
@@ -31,20 +33,42 @@ var errorType = rapid.Custom(func(t *rapid.T) string {
 // Shrinks toward "a".
 func ErrorType() *rapid.Generator[string] { return errorType }
 
-var pattern = rapid.Custom(func(t *rapid.T) string {
-	switch rapid.IntRange(0, 5).Draw(t, "pattern_kind") {
-	case 0, 1: // exact
-		return errorTypeOf(t, rapid.IntRange(0, 4).Draw(t, "dots"))
-	case 2, 3: // prefix: 0 to 3 dots before ".*"
-		return errorTypeOf(t, rapid.IntRange(0, 3).Draw(t, "dots")) + ".*"
-	case 4: // stars a regular-expression or glob reading would honour
-		return rapid.SampledFrom([]string{"*", "auth*", "a.*.b", "a.b*", "auth.**", "auth.*.*", "a.?", ".*a", "auth.[a-z]*"}).Draw(t, "star")
-	default: // rejected entries
-		return rapid.SampledFrom([]string{"", ".*"}).Draw(t, "invalid_pattern")
-	}
-})
+var pattern = rapid.Custom(drawPattern)
 
-var patterns = rapid.SliceOfN(pattern, 0, 4)
+func drawPattern(t *rapid.T) string {
+	switch intRange(0, 5).Draw(t, "pattern_kind") {
+	case 0, 1: // exact
+		return errorTypeOf(t, intRange(0, 4).Draw(t, "dots"))
+	case 2, 3: // prefix: 0 to 3 dots before ".*"
+		return errorTypeOf(t, intRange(0, 3).Draw(t, "dots")) + ".*"
+	case 4: // stars a regular-expression or glob reading would honour
+		return errorsPick2.Draw(t, "star")
+	default: // rejected entries
+		return errorsPick3.Draw(t, "invalid_pattern")
+	}
+}
+
+var patterns = rapid.Custom(drawPatterns)
+
+func drawPatterns(t *rapid.T) []string {
+	ps := make([]string, intRange(0, 4).Draw(t, "entries"))
+	for i := range ps {
+		ps[i] = drawPattern(t)
+	}
+	return ps
+}
+
+// drawValidPatterns draws a list without the two rejected entries.
+func drawValidPatterns(t *rapid.T) []string {
+	ps := drawPatterns(t)
+	out := ps[:0]
+	for _, p := range ps {
+		if p != "" && p != ".*" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // Patterns generates non_retryable_errors lists of 0 to 4 entries: exact
 // types and prefixes ending in ".*" with 0 to 4 dots, entries with stars
@@ -66,15 +90,15 @@ func ErrorTypeFor(ps []string) *rapid.Generator[string] {
 
 func errorTypeFor(t *rapid.T, ps []string) string {
 	if len(ps) == 0 {
-		return errorType.Draw(t, "error_type")
+		return drawErrorType(t)
 	}
-	p := ps[rapid.IntRange(0, len(ps)-1).Draw(t, "entry")]
+	p := ps[intRange(0, len(ps)-1).Draw(t, "entry")]
 	stem, isPrefix := strings.CutSuffix(p, ".*")
-	switch rapid.IntRange(0, 5).Draw(t, "derive") {
+	switch intRange(0, 5).Draw(t, "derive") {
 	case 0:
 		return p
 	case 1:
-		return stem + "." + errorTypeOf(t, rapid.IntRange(0, 2).Draw(t, "dots"))
+		return stem + "." + errorTypeOf(t, intRange(0, 2).Draw(t, "dots"))
 	case 2:
 		if isPrefix {
 			return stem
@@ -91,13 +115,19 @@ func errorTypeFor(t *rapid.T, ps []string) string {
 		}
 		return p
 	default:
-		return errorType.Draw(t, "error_type")
+		return drawErrorType(t)
 	}
 }
 
-var code = rapid.SampledFrom([]string{"", "RETRY", "DISCARD", "DEAD_LETTER", "FAIL", "retry", "Retry", "UNKNOWN", " RETRY", "DEAD-LETTER"})
+var code = errorsPick4
 
 // Code generates handler response codes: "" (no code, which means RETRY),
 // each of the four codes, and unknown ones a lenient parser might accept
 // (lower case, white space, a dash). Shrinks toward "".
 func Code() *rapid.Generator[string] { return code }
+
+// Generators of fixed choices, built once.
+var errorsPick1 = rapid.SampledFrom([]string{"", ".", "a.", ".a", "a..b", "auth.*", "*", "auth*", "a.b*"})
+var errorsPick2 = rapid.SampledFrom([]string{"*", "auth*", "a.*.b", "a.b*", "auth.**", "auth.*.*", "a.?", ".*a", "auth.[a-z]*"})
+var errorsPick3 = rapid.SampledFrom([]string{"", ".*"})
+var errorsPick4 = rapid.SampledFrom([]string{"", "RETRY", "DISCARD", "DEAD_LETTER", "FAIL", "retry", "Retry", "UNKNOWN", " RETRY", "DEAD-LETTER"})

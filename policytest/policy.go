@@ -18,29 +18,31 @@ var coefficients = []float64{2, 1, 1.5, 3, 4, 10, 1.1, 2.5, 1.0000001, 100, 1e30
 var intervals = []time.Duration{time.Second, time.Nanosecond, time.Millisecond, 10 * time.Second, time.Minute,
 	5 * time.Minute, time.Hour, 1500 * time.Millisecond, math.MaxInt64, math.MaxInt64 / 2}
 
-var spec = rapid.Custom(func(t *rapid.T) policy.Spec {
+var spec = rapid.Custom(drawSpec)
+
+func drawSpec(t *rapid.T) policy.Spec {
 	// Every field's first choice is its default, so a spec shrinks to
 	// DefaultSpec and SpecJSON of it to {}.
 	s := policy.DefaultSpec()
-	switch rapid.IntRange(0, 3).Draw(t, "max_attempts_kind") {
+	switch intRange(0, 3).Draw(t, "max_attempts_kind") {
 	case 0, 1:
-		s.MaxAttempts = rapid.SampledFrom([]int{3, 0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12}).Draw(t, "max_attempts")
+		s.MaxAttempts = policyPick1.Draw(t, "max_attempts")
 	case 2:
-		s.MaxAttempts = rapid.SampledFrom([]int{64, 100, 1000, math.MaxInt32, math.MaxInt32 + 1, math.MaxUint32, math.MaxUint32 + 1, math.MaxInt}).Draw(t, "max_attempts")
+		s.MaxAttempts = policyPick2.Draw(t, "max_attempts")
 	default:
-		s.MaxAttempts = rapid.IntRange(0, math.MaxInt).Draw(t, "max_attempts")
+		s.MaxAttempts = intRange(0, math.MaxInt).Draw(t, "max_attempts")
 	}
-	switch rapid.IntRange(0, 2).Draw(t, "initial_kind") {
+	switch intRange(0, 2).Draw(t, "initial_kind") {
 	case 1:
 		s.InitialInterval = rapid.SampledFrom(intervals[:8]).Draw(t, "initial_interval")
 	case 2:
 		s.InitialInterval = time.Duration(rapid.Int64Range(1, int64(time.Hour)).Draw(t, "initial_interval"))
 	}
-	switch rapid.IntRange(0, 4).Draw(t, "max_interval_kind") {
+	switch intRange(0, 4).Draw(t, "max_interval_kind") {
 	case 0: // the default, when it fits
 		s.MaxInterval = max(5*time.Minute, s.InitialInterval)
 	case 1: // equal, or one nanosecond above
-		s.MaxInterval = s.InitialInterval + time.Duration(rapid.IntRange(0, 1).Draw(t, "above"))
+		s.MaxInterval = s.InitialInterval + time.Duration(intRange(0, 1).Draw(t, "above"))
 	case 2: // a multiple
 		k := rapid.Int64Range(1, 1000).Draw(t, "multiple")
 		s.MaxInterval = time.Duration(min(int64(s.InitialInterval), math.MaxInt64/k) * k)
@@ -55,15 +57,13 @@ var spec = rapid.Custom(func(t *rapid.T) policy.Spec {
 		s.BackoffCoefficient = rapid.SampledFrom(coefficients).Draw(t, "backoff_coefficient")
 	}
 	s.Jitter = !rapid.Bool().Draw(t, "no_jitter")
-	s.NonRetryableErrors = validPatterns.Draw(t, "non_retryable_errors")
+	s.NonRetryableErrors = drawValidPatterns(t)
 	if rapid.Bool().Draw(t, "dead_letter") {
 		s.OnExhaustion = policy.DeadLetter
 	}
 	s.Strategy = rapid.SampledFrom(strategies).Draw(t, "backoff_strategy")
 	return s
-})
-
-var validPatterns = rapid.SliceOfN(pattern.Filter(func(p string) bool { return p != "" && p != ".*" }), 0, 4)
+}
 
 // Spec generates valid policies as Go values: every strategy, integral and
 // fractional coefficients from 1 up to math.MaxFloat64, intervals from 1ns
@@ -145,7 +145,7 @@ func (w *objectWriter) close() json.RawMessage {
 // drawSpecJSON draws a valid spec and writes it, keeping each default-valued
 // field with a drawn probability.
 func drawSpecJSON(t *rapid.T) (policy.Spec, json.RawMessage) {
-	s := spec.Draw(t, "spec")
+	s := drawSpec(t)
 	keep := rapid.Uint8().Draw(t, "keep_defaults")
 	raw := SpecJSON(s, func(field string) bool {
 		for i, f := range fieldNames {
@@ -158,10 +158,12 @@ func drawSpecJSON(t *rapid.T) (policy.Spec, json.RawMessage) {
 	return s, raw
 }
 
-var validPolicy = rapid.Custom(func(t *rapid.T) json.RawMessage {
+var validPolicy = rapid.Custom(drawValidPolicy)
+
+func drawValidPolicy(t *rapid.T) json.RawMessage {
 	_, raw := drawSpecJSON(t)
 	return raw
-})
+}
 
 // ValidPolicy generates valid OJS retry policy documents: a [Spec] written
 // with [SpecJSON], fields equal to the default left out or written at
@@ -214,7 +216,7 @@ var unknownKeys = []string{"maxAttempts", "Max_Attempts", "retry", "max_attempts
 // invalid, and for durations, patterns and coefficients often generated.
 func fieldValue(t *rapid.T, name string) string {
 	vals := fieldValues[name]
-	if rapid.IntRange(0, 4).Draw(t, name+"_invalid") == 4 {
+	if intRange(0, 4).Draw(t, name+"_invalid") == 4 {
 		return rapid.SampledFrom(vals[1]).Draw(t, name)
 	}
 	if rapid.Bool().Draw(t, name+"_listed") {
@@ -222,20 +224,22 @@ func fieldValue(t *rapid.T, name string) string {
 	}
 	switch name {
 	case "initial_interval", "max_interval":
-		return strconv.Quote(duration.Draw(t, name))
+		return strconv.Quote(drawDuration(t))
 	case "non_retryable_errors":
-		b, _ := json.Marshal(append([]string{}, patterns.Draw(t, name)...))
+		b, _ := json.Marshal(append([]string{}, drawPatterns(t)...))
 		return string(b)
 	case "backoff_coefficient":
 		return strconv.FormatFloat(rapid.Float64Range(0.5, 20).Draw(t, name), 'g', -1, 64)
 	case "max_attempts":
-		return strconv.Itoa(rapid.IntRange(-2, 1000).Draw(t, name))
+		return strconv.Itoa(intRange(-2, 1000).Draw(t, name))
 	}
 	return rapid.SampledFrom(vals[0]).Draw(t, name)
 }
 
-var policyDocument = rapid.Custom(func(t *rapid.T) json.RawMessage {
-	switch rapid.IntRange(0, 9).Draw(t, "document_kind") {
+var policyDocument = rapid.Custom(drawPolicyDocument)
+
+func drawPolicyDocument(t *rapid.T) json.RawMessage {
+	switch intRange(0, 9).Draw(t, "document_kind") {
 	case 0, 1, 2, 3, 4: // field by field, each absent, valid or invalid
 		var w objectWriter
 		for _, name := range fieldNames {
@@ -245,19 +249,19 @@ var policyDocument = rapid.Custom(func(t *rapid.T) json.RawMessage {
 		}
 		return w.close()
 	case 5, 6:
-		return validPolicy.Draw(t, "policy")
+		return drawValidPolicy(t)
 	case 7: // an unknown key
-		raw := validPolicy.Draw(t, "policy")
+		raw := drawValidPolicy(t)
 		key := rapid.SampledFrom(unknownKeys).Draw(t, "unknown_key")
-		return withExtraField(raw, key, rapid.SampledFrom([]string{"1", "null", `"x"`, "true"}).Draw(t, "unknown_value"))
+		return withExtraField(raw, key, policyPick3.Draw(t, "unknown_value"))
 	case 8: // a duplicate key
-		raw := validPolicy.Draw(t, "policy")
+		raw := drawValidPolicy(t)
 		name := rapid.SampledFrom(fieldNames).Draw(t, "duplicate")
 		return withExtraField(withExtraField(raw, name, fieldValue(t, name)), name, fieldValue(t, name))
 	default: // not an object, or an absent policy written out
-		return json.RawMessage(rapid.SampledFrom([]string{"null", "{}", "[]", "3", `"x"`, "true", "[{}]", ` { } `, `{"max_attempts":3,"max_attempts":3}`}).Draw(t, "document"))
+		return json.RawMessage(policyPick4.Draw(t, "document"))
 	}
-})
+}
 
 // withExtraField appends "key": raw to the object doc.
 func withExtraField(doc json.RawMessage, key, raw string) json.RawMessage {
@@ -279,3 +283,9 @@ func withExtraField(doc json.RawMessage, key, raw string) json.RawMessage {
 // documents that are not objects. Every value is well-formed JSON text.
 // Shrinks toward {}.
 func Policy() *rapid.Generator[json.RawMessage] { return policyDocument }
+
+// Generators of fixed choices, built once.
+var policyPick1 = rapid.SampledFrom([]int{3, 0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+var policyPick2 = rapid.SampledFrom([]int{64, 100, 1000, math.MaxInt32, math.MaxInt32 + 1, math.MaxUint32, math.MaxUint32 + 1, math.MaxInt})
+var policyPick3 = rapid.SampledFrom([]string{"1", "null", `"x"`, "true"})
+var policyPick4 = rapid.SampledFrom([]string{"null", "{}", "[]", "3", `"x"`, "true", "[{}]", ` { } `, `{"max_attempts":3,"max_attempts":3}`})

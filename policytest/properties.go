@@ -27,10 +27,10 @@ func WithinBounds(impl protocol.Implementation) func(*rapid.T) {
 	s := newSession(impl)
 	return func(t *rapid.T) {
 		h := s.hello(t)
-		sp := spec.Draw(t, "spec")
+		sp := drawSpec(t)
 		p := mustNew(t, sp)
 		n := attemptAt(t, attemptEdges(sp))
-		d := s.delay(t, h, sp, n, jitterDraw.Draw(t, "rand"))
+		d := s.delay(t, h, sp, n, drawJitter(t))
 		base := p.Backoff().Base(clampAttempt(n))
 		lo, hi := base, base
 		if sp.Jitter {
@@ -50,14 +50,14 @@ func CapAfterJitter(impl protocol.Implementation) func(*rapid.T) {
 	s := newSession(impl)
 	return func(t *rapid.T) {
 		h := s.hello(t)
-		sp := spec.Draw(t, "spec")
+		sp := drawSpec(t)
 		p := mustNew(t, sp)
 		c := int64(min(capCrossing(p), math.MaxInt64-1))
 		n := c + rapid.Int64Range(0, 1).Draw(t, "past_crossing")
 		if rapid.Bool().Draw(t, "any_attempt") {
-			n = attempt.Draw(t, "attempt")
+			n = drawAttempt(t)
 		}
-		r := rapid.SampledFrom([]float64{math.Nextafter(1, 0), 0.999, 0.75, 0.5}).Draw(t, "rand")
+		r := propertiesPick1.Draw(t, "rand")
 		if d := s.delay(t, h, sp, n, r); d > addSat(sp.MaxInterval, slack(h, sp.MaxInterval)) {
 			t.Fatalf("policytest: delay after attempt %d with rand %v is %v, above max_interval %v for %s", n, r, d, sp.MaxInterval, SpecJSON(sp, nil))
 		}
@@ -72,13 +72,13 @@ func Monotone(impl protocol.Implementation) func(*rapid.T) {
 	s := newSession(impl)
 	return func(t *rapid.T) {
 		h := s.hello(t)
-		sp := spec.Draw(t, "spec")
+		sp := drawSpec(t)
 		if h.Jitter == protocol.JitterOpaque {
 			sp.Jitter = false
 		}
 		mustNew(t, sp)
 		n := min(attemptAt(t, attemptEdges(sp)), math.MaxInt64-1)
-		r := jitterDraw.Draw(t, "rand")
+		r := drawJitter(t)
 		d1, d2 := s.delay(t, h, sp, n, r), s.delay(t, h, sp, n+1, r)
 		if d2 < d1-slack(h, d1) {
 			t.Fatalf("policytest: delay after attempt %d is %v, after attempt %d only %v (rand %v) for %s", n, d1, n+1, d2, r, SpecJSON(sp, nil))
@@ -104,13 +104,13 @@ func Exhausts(impl protocol.Implementation) func(*rapid.T) {
 	s := newSession(impl)
 	return func(t *rapid.T) {
 		h := s.hello(t)
-		sp := spec.Draw(t, "spec")
+		sp := drawSpec(t)
 		mustNew(t, sp)
 		n := attemptAt(t, attemptEdges(sp))
 		req := protocol.Request{ID: 1, Op: protocol.OpDecide, Policy: SpecJSON(sp, nil), Attempt: n,
-			Error: &protocol.FailureInput{Type: "policytest.unlisted", Code: rapid.SampledFrom([]string{"", "RETRY"}).Draw(t, "code")}}
+			Error: &protocol.FailureInput{Type: "policytest.unlisted", Code: propertiesPick2.Draw(t, "code")}}
 		if h.Jitter == protocol.JitterInjectable {
-			r := jitterDraw.Draw(t, "rand")
+			r := drawJitter(t)
 			req.Rand = &r
 		}
 		resp := s.do(t, req)
@@ -189,3 +189,7 @@ func mustNew(t *rapid.T, s policy.Spec) *policy.Policy {
 	}
 	return p
 }
+
+// Generators of fixed choices, built once.
+var propertiesPick1 = rapid.SampledFrom([]float64{math.Nextafter(1, 0), 0.999, 0.75, 0.5})
+var propertiesPick2 = rapid.SampledFrom([]string{"", "RETRY"})

@@ -16,19 +16,19 @@ var Ops = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDel
 
 var requestGens = map[string]*rapid.Generator[protocol.Request]{
 	protocol.OpParseDuration: rapid.Custom(func(t *rapid.T) protocol.Request {
-		return protocol.Request{Op: protocol.OpParseDuration, Value: duration.Draw(t, "value")}
+		return protocol.Request{Op: protocol.OpParseDuration, Value: drawDuration(t)}
 	}),
 	protocol.OpValidate: rapid.Custom(func(t *rapid.T) protocol.Request {
 		req := protocol.Request{Op: protocol.OpValidate}
-		if rapid.IntRange(0, 15).Draw(t, "absent_policy") != 15 {
-			req.Policy = policyDocument.Draw(t, "policy")
+		if intRange(0, 15).Draw(t, "absent_policy") != 15 {
+			req.Policy = drawPolicyDocument(t)
 		}
 		return req
 	}),
 	protocol.OpDelay:  rapid.Custom(func(t *rapid.T) protocol.Request { return scheduleRequest(t, protocol.OpDelay) }),
 	protocol.OpDecide: rapid.Custom(func(t *rapid.T) protocol.Request { return scheduleRequest(t, protocol.OpDecide) }),
 	protocol.OpMatch: rapid.Custom(func(t *rapid.T) protocol.Request {
-		ps := patterns.Draw(t, "patterns")
+		ps := drawPatterns(t)
 		return protocol.Request{Op: protocol.OpMatch, Patterns: ps, ErrorType: errorTypeFor(t, ps)}
 	}),
 }
@@ -53,9 +53,9 @@ func scheduleRequest(t *rapid.T, op string) protocol.Request {
 	req := protocol.Request{Op: op}
 	s := policy.DefaultSpec()
 	valid := true
-	switch rapid.IntRange(0, 11).Draw(t, "policy_kind") {
+	switch intRange(0, 11).Draw(t, "policy_kind") {
 	case 10: // any document, mostly invalid
-		req.Policy = policyDocument.Draw(t, "policy")
+		req.Policy = drawPolicyDocument(t)
 		valid = false
 	case 11: // absent
 	default:
@@ -66,10 +66,10 @@ func scheduleRequest(t *rapid.T, op string) protocol.Request {
 		edges = attemptEdges(s)
 	}
 	req.Attempt = attemptAt(t, edges)
-	if rapid.IntRange(0, 40).Draw(t, "bad_attempt") == 40 {
-		req.Attempt = rapid.SampledFrom([]int64{0, -1, math.MinInt64}).Draw(t, "attempt")
+	if intRange(0, 40).Draw(t, "bad_attempt") == 40 {
+		req.Attempt = requestPick1.Draw(t, "attempt")
 	}
-	r := jitterDraw.Draw(t, "rand")
+	r := drawJitter(t)
 	req.Rand = &r
 	if op == protocol.OpDecide {
 		req.Error = &protocol.FailureInput{Type: errorTypeFor(t, s.NonRetryableErrors), Code: code.Draw(t, "code")}
@@ -86,3 +86,6 @@ func policyOf(raw json.RawMessage) *policy.Policy {
 	}
 	return p
 }
+
+// Generators of fixed choices, built once.
+var requestPick1 = rapid.SampledFrom([]int64{0, -1, math.MinInt64})
