@@ -19,8 +19,8 @@ const maxSimplifySteps = 400
 // simplify continues rapid's shrinking at the level of the request, with
 // steps rapid's shrinker, which lowers one draw at a time, cannot take when
 // one draw depends on another (an attempt chosen near the policy's
-// max_attempts keeps max_attempts alive): it drops policy keys and pattern
-// entries, lowers the attempt and integer policy fields to the smallest
+// max_attempts keeps max_attempts alive): it drops policy keys, array
+// elements and pattern entries, lowers the attempt and integer policy fields to the smallest
 // value that still disagrees (a binary search, so a bug that starts at
 // attempt N ends at N), deletes duration components and characters, and
 // resets rand, the error type and the code. A
@@ -107,6 +107,20 @@ func candidates(req protocol.Request) []protocol.Request {
 			r := req
 			r.Policy = writeObject(append(append([]field(nil), fields[:i]...), fields[i+1:]...))
 			out = append(out, r)
+		}
+		// One element less in an array value (non_retryable_errors).
+		for i, f := range fields {
+			var elems []json.RawMessage
+			if json.Unmarshal(f.value, &elems) != nil {
+				continue
+			}
+			for j := range elems {
+				g := append([]field(nil), fields...)
+				g[i].value, _ = json.Marshal(append(append([]json.RawMessage{}, elems[:j]...), elems[j+1:]...))
+				r := req
+				r.Policy = writeObject(g)
+				out = append(out, r)
+			}
 		}
 	}
 	if req.Attempt > 1 {
