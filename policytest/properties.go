@@ -34,7 +34,7 @@ func WithinBounds(impl protocol.Implementation) func(*rapid.T) {
 		base := p.Backoff().Base(clampAttempt(n))
 		lo, hi := base, base
 		if sp.Jitter {
-			lo, hi = base/2, min(base+base/2, sp.MaxInterval)
+			lo, hi = base/2, min(addSat(base, base/2), sp.MaxInterval)
 		}
 		tol := slack(h, hi)
 		if d < lo-tol || d > addSat(hi, tol) {
