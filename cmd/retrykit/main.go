@@ -7,6 +7,7 @@
 //	retrykit conformance [flags]
 //	retrykit adapter
 //	retrykit simulate [flags]
+//	retrykit fuzz --impl CMD [flags]
 //
 // Each subcommand lives in its own file and registers itself in commands.
 // Exit status: 0 on success, 1 when a run found failures, 2 on bad input.

@@ -161,55 +161,89 @@ func withRapidFlags(set map[string]string, fn func()) {
 	fn()
 }
 
-// runOp runs one rapid check of n requests of op.
+// runOp fuzzes op with n requests. With batches (Parallel > 1) it runs in
+// two phases, because rapid shrinks a batch of B requests in about B² times
+// the work of one request (every draw of every request is a block to
+// minimise, and every try draws the whole batch): the pipelined search
+// stops at the first disagreement without shrinking, and a second search
+// from the same seed with one request per check, budgeted at four times the
+// requests the first one needed, finds a disagreement again and shrinks it
+// cheaply. If that second search finds nothing, the first one's request is
+// reported, simplified but not shrunk by rapid.
 func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n int, cfg Config) OpResult {
 	out := OpResult{Op: op}
-	batch := cfg.Parallel
-	checks := (n + batch - 1) / batch
-	if checks == 0 {
+	shrink := cfg.ShrinkTime
+	if cfg.Parallel > 1 {
+		shrink = time.Nanosecond // phase 1 does not shrink
+	}
+	start := time.Now()
+	s := search(ctx, impl, h, op, n, cfg.Parallel, cfg.Seed, shrink)
+	out.Cases, out.Skipped = s.sent, s.skipped
+	switch {
+	case s.failure != nil:
+		out.Failure, out.FailedRequest = s.failure, s.failedReq
+		return out
+	case s.disagreement == nil && s.rapidError != "":
+		out.Failure = errors.New("fuzz: rapid reported a failure without a disagreement: " + s.rapidError)
+		return out
+	case s.disagreement == nil:
 		return out
 	}
+	d := s.disagreement
+	start = s.firstFail
+	if cfg.Parallel > 1 {
+		if s2 := search(ctx, impl, h, op, 4*s.sent, 1, cfg.Seed, cfg.ShrinkTime); s2.disagreement != nil {
+			d = s2.disagreement
+		}
+	}
+	out.Disagreement = simplify(ctx, impl, h, d)
+	out.Shrink = time.Since(start)
+	return out
+}
+
+// searchResult is what one rapid check found.
+type searchResult struct {
+	sent, skipped int
+	disagreement  *policytest.Disagreement // the last one seen: after shrinking, the minimal one
+	firstFail     time.Time
+	failure       error // the implementation failed; not shrunk
+	failedReq     *protocol.Request
+	rapidError    string // rapid failed for another reason
+}
+
+// search runs one rapid check of up to n requests of op, batch requests per
+// check, shrinking for at most shrink.
+func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n, batch int, seed uint64, shrink time.Duration) searchResult {
+	var res searchResult
+	checks := (n + batch - 1) / batch
+	if checks == 0 {
+		return res
+	}
 	gen := policytest.Request(op)
-	var (
-		failure   error
-		failedReq *protocol.Request
-		last      *policytest.Disagreement
-		firstFail time.Time
-		sent      int
-		skipped   int
-		searching = true
-	)
+	searching := true
 	prop := func(t *rapid.T) {
-		if failure != nil {
+		if res.failure != nil {
 			t.Fatal("fuzz: the implementation failed") // do not shrink a crash
 		}
 		reqs := make([]protocol.Request, batch)
 		send := make([]bool, batch)
 		for i := range reqs {
-			active := true
-			if batch > 1 {
-				// Two draws that shrink to zero let rapid drop a request
-				// from the batch; both are zero in under 1% of searches.
-				a := rapid.Uint64().Draw(t, "active")
-				b := rapid.Uint64().Draw(t, "active")
-				active = a != 0 || b != 0
-			}
 			reqs[i] = gen.Draw(t, "request")
 			reqs[i].ID = int64(i + 1)
-			send[i] = active && policytest.Claimed(h, reqs[i])
-			if searching && active && !send[i] {
-				skipped++
+			send[i] = policytest.Claimed(h, reqs[i])
+			if searching && !send[i] {
+				res.skipped++
 			}
 		}
 		// Stop at exactly n requests during the search.
 		if searching {
 			for i := range send {
 				if send[i] {
-					if sent >= n {
+					if res.sent >= n {
 						send[i] = false
 						continue
 					}
-					sent++
+					res.sent++
 				}
 			}
 		}
@@ -235,14 +269,14 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 				continue
 			}
 			if errs[i] != nil {
-				failure, failedReq = errs[i], &reqs[i]
+				res.failure, res.failedReq = errs[i], &reqs[i]
 				t.Fatalf("fuzz: %s: the implementation failed: %v", op, errs[i])
 			}
 			if ds[i] != nil {
 				if searching {
-					searching, firstFail = false, time.Now()
+					searching, res.firstFail = false, time.Now()
 				}
-				last = ds[i]
+				res.disagreement = ds[i]
 				t.Fatal(ds[i].Error())
 			}
 		}
@@ -250,24 +284,17 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 	tb := &tb{name: "retrykit-fuzz-" + op}
 	withRapidFlags(map[string]string{
 		"rapid.checks":     strconv.Itoa(checks),
-		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
+		"rapid.seed":       strconv.FormatUint(seed, 10),
 		"rapid.nofailfile": "true",
-		"rapid.shrinktime": cfg.ShrinkTime.String(),
+		"rapid.shrinktime": shrink.String(),
 		"rapid.failfile":   "",
 		"rapid.v":          "false",
 		"rapid.log":        "false",
 	}, func() { rapid.Check(tb, prop) })
-	out.Cases, out.Skipped = sent, skipped
-	switch {
-	case failure != nil:
-		out.Failure, out.FailedRequest = failure, failedReq
-	case tb.failed && last != nil:
-		out.Disagreement = simplify(ctx, impl, h, last)
-		out.Shrink = time.Since(firstFail)
-	case tb.failed:
-		out.Failure = errors.New("fuzz: rapid reported a failure without a disagreement: " + tb.firstError)
+	if tb.failed && res.disagreement == nil && res.failure == nil {
+		res.rapidError = tb.firstError
 	}
-	return out
+	return res
 }
 
 // tb is the rapid.TB that Run gives rapid.Check: it records failure and

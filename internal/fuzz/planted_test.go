@@ -206,9 +206,15 @@ func TestPlantedBugs(t *testing.T) {
 			if rep := conformance.NewRunner(suite).Run(ctx, tc.bug); !rep.OK() {
 				t.Fatalf("the shipped vectors already catch %s: %+v", tc.bug.name, rep.Totals)
 			}
-			for _, seed := range []uint64{1, 2, 3} {
+			// Three seeds one request at a time, and one in pipelined
+			// batches (search, then a second search that shrinks).
+			for _, run := range []struct {
+				seed     uint64
+				parallel int
+			}{{1, 1}, {2, 1}, {3, 1}, {1, 16}} {
+				seed := run.seed
 				start := time.Now()
-				res, err := fuzz.Run(ctx, tc.bug, fuzz.Config{Cases: budget, Seed: seed, Ops: []string{tc.op}})
+				res, err := fuzz.Run(ctx, tc.bug, fuzz.Config{Cases: budget, Seed: seed, Ops: []string{tc.op}, Parallel: run.parallel})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFuzzUsage(t *testing.T) {
+	if code, _, errOut := runCLI(t, "", "fuzz", "--help"); code != 0 || !strings.Contains(errOut, "usage: retrykit fuzz") {
+		t.Errorf("--help: exit %d\n%s", code, errOut)
+	}
+	impl := "--impl=" + retrykitBinary(t) + " adapter"
+	for _, args := range [][]string{
+		{},                     // no --impl
+		{"--impl", "  "},       // empty command line
+		{impl, "--cases", "0"}, // below 1
+		{impl, "--cases", "100000001"},
+		{impl, "--parallel", "0"},
+		{impl, "--parallel", "1025"},
+		{impl, "--timeout", "0s"},
+		{impl, "--timeout", "2h"},
+		{impl, "--seed", "0"},
+		{impl, "--seed", "-1"},
+		{impl, "--seed", "x"},
+		{impl, "--format", "xml"},
+		{impl, "--ops", "delay,scenario"},
+		{impl, "extra"},
+		{impl, "--no-such-flag"},
+		{"--impl", "'unterminated"},
+	} {
+		code, _, errOut := runCLI(t, "", append([]string{"fuzz"}, args...)...)
+		if code != 2 || errOut == "" {
+			t.Errorf("fuzz %q: exit %d, stderr %q; want 2 with a message", args, code, errOut)
+		}
+	}
+}
+
+func TestFuzzAdapterDoesNotStart(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "fuzz", "--impl", filepath.Join(t.TempDir(), "no-such-adapter"))
+	if code != 2 || !strings.Contains(errOut, "did not start") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	// Starts, but answers hello with garbage.
+	code, _, errOut = runCLI(t, "", "fuzz", "--impl", "sh -c 'read l; echo nonsense'", "--timeout", "2s")
+	if code != 2 {
+		t.Errorf("bad hello: exit %d\n%s", code, errOut)
+	}
+}
+
+func TestFuzzReferenceAdapterIsClean(t *testing.T) {
+	bin := retrykitBinary(t)
+	code, out, errOut := runCLI(t, "", "fuzz", "--impl", bin+" adapter", "--cases", "3000", "--seed", "42")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"seed 42", "parse_duration", "validate", "delay", "match", "decide", "PASS: no disagreement"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "random") {
+		t.Errorf("a given seed is not random:\n%s", out)
+	}
+	// Without --seed the seed is drawn and printed.
+	code, out, _ = runCLI(t, "", "fuzz", "--impl", bin+" adapter", "--cases", "50", "--ops", "match")
+	if code != 0 || !strings.Contains(out, "(random; --seed ") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	// JSON report.
+	code, out, _ = runCLI(t, "", "fuzz", "--impl", bin+" adapter", "--cases", "100", "--seed", "3", "--format", "json", "--parallel", "1")
+	var rep struct {
+		OK   bool   `json:"ok"`
+		Seed uint64 `json:"seed"`
+		Ops  []struct {
+			Op     string `json:"op"`
+			Cases  int    `json:"cases"`
+			Status string `json:"status"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK || rep.Seed != 3 || len(rep.Ops) != 5 {
+		t.Fatalf("exit %d, %v: %s", code, err, out)
+	}
+	total := 0
+	for _, o := range rep.Ops {
+		total += o.Cases
+	}
+	if total != 100 {
+		t.Errorf("%d cases sent, want 100", total)
+	}
+}
+
+// buggyAdapter is the Python example adapter with a planted bug the shipped
+// vectors do not catch: error types are compared on their first four
+// segments only.
+const buggyAdapter = `import sys
+sys.path.insert(0, sys.argv[1])
+import json, adapter
+
+def first4(s):
+    return ".".join(s.split(".")[:4])
+
+real = adapter.op_match
+def op_match(req):
+    t = req.get("error_type")
+    for p in req.get("patterns") or []:
+        if isinstance(p, str) and isinstance(t, str) and not p.endswith(".*") and t.count(".") >= 4 and first4(p) == first4(t):
+            return {"match": True}
+    return real(req)
+adapter._DISPATCH["match"] = op_match
+sys.exit(adapter.main())
+`
+
+func TestFuzzFindsShrinksAndWritesVector(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "buggy.py")
+	if err := os.WriteFile(script, []byte(buggyAdapter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	impl := py + " " + script + " " + filepath.Join(repoRoot(t), "conformance", "adapters", "python")
+	// The premise: the shipped vectors pass.
+	if code, out, errOut := runCLI(t, "", "conformance", "--impl", impl, "--jitter-samples", "0"); code != 0 {
+		t.Fatalf("the vectors already catch the planted bug: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out := filepath.Join(dir, "found")
+	code, stdout, errOut := runCLI(t, "", "fuzz", "--impl", impl, "--ops", "match", "--cases", "5000", "--seed", "1", "--out", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, errOut)
+	}
+	for _, want := range []string{"DISAGREEMENT", "sent:", "expected:", "got:", `"match":false`, `"match":true`,
+		"seed:     1", "repeat:   retrykit fuzz", "vector:   match-9001"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The vector runs as is: the bug fails it, the reference passes it.
+	code, rep, _ := runCLI(t, "", "conformance", "--impl", impl, "--vectors", out, "--scenarios=false", "--jitter-samples", "0")
+	if code != 1 || !strings.Contains(rep, "match-9001") {
+		t.Errorf("replay against the bug: exit %d, want 1\n%s", code, rep)
+	}
+	if code, rep, errOut := runCLI(t, "", "conformance", "--vectors", out, "--scenarios=false", "--jitter-samples", "0"); code != 0 {
+		t.Errorf("replay against the reference: exit %d, want 0\n%s\n%s", code, rep, errOut)
+	}
+	// A second run appends the next id to the same file.
+	if code, stdout, _ := runCLI(t, "", "fuzz", "--impl", impl, "--ops", "match", "--cases", "5000", "--seed", "2", "--out", out); code != 1 ||
+		!strings.Contains(stdout, "match-9002") {
+		t.Errorf("second run: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestFuzzPythonAdapterIsClean(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	adapter := filepath.Join(repoRoot(t), "conformance", "adapters", "python", "adapter.py")
+	code, out, errOut := runCLI(t, "", "fuzz", "--impl", py+" "+adapter, "--cases", "2000", "--seed", "5")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
