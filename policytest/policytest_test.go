@@ -428,4 +428,3 @@ func TestDisagreementError(t *testing.T) {
 		}
 	}
 }
-
