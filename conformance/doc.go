@@ -29,7 +29,7 @@
 // compared within the resolution the implementation declares; for
 // implementations whose jitter cannot be injected, bounds are checked
 // instead, and a Kolmogorov–Smirnov test of the jitter multiplier (false
-// alarm rate [JitterFalseAlarm]) is run for every implementation that
+// alarm rate 10⁻⁶) is run for every implementation that
 // answers delay requests.
 //
 // A Report keeps the four result classes apart and reports coverage (vectors
@@ -52,7 +52,7 @@
 // Executor behaviour (visibility timeouts, heartbeats, state transitions,
 // dead letters) is judged by the scenario vectors, sent through the
 // optional "scenario" op (PROTOCOL.md section 3.7). Each scenario is one
-// vector of kind [KindScenario]; the adapter plays it on a fresh executor
+// vector of kind "scenario"; the adapter plays it on a fresh executor
 // and answers one observation per step, which the runner judges with
 // [github.com/retrykit/retrykit/conformance/scenario.Check]. An
 // implementation without an executor leaves the op out of its hello, and

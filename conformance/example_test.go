@@ -50,13 +50,13 @@ func ExampleImplementation() {
 	// Output: stat-jitter-uniform RET-05 fail
 }
 
-func ExampleReport_WriteMarkdown() {
+func ExampleReport_Write() {
 	suite, _ := conformance.Load(retrykit.Vectors, nil)
 	rep := conformance.NewRunner(suite, conformance.WithIDs("dur-0001", "dur-0002")).
 		Run(context.Background(), conformance.Reference())
 	rep.Implementation.Version = "1.2.3"
 	rep.Requirements = rep.Requirements[:0] // keep the example short
-	_ = rep.WriteMarkdown(os.Stdout)
+	_ = rep.Write(os.Stdout, "markdown")
 	// Output:
 	// ### retrykit 1.2.3 — OJS retry conformance suite 0.1.0 (spec 1.0.0-rc.1)
 	//

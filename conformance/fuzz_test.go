@@ -58,7 +58,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		cmp := comparison{hello: protocol.Hello{ResolutionNS: 1, Jitter: protocol.JitterInjectable}}
 		for _, v := range s.Vectors {
-			req := v.Request()
+			req := v.request()
 			req.ID = 1
 			line := req.AppendJSON(nil)
 			if !json.Valid(line) || bytes.ContainsAny(line, "\r\n") {

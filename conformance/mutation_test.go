@@ -447,11 +447,11 @@ func TestMutations(t *testing.T) {
 		}
 	}
 	const (
-		duration = conformance.KindDuration
-		validate = conformance.KindValidate
-		delay    = conformance.KindDelay
-		match    = conformance.KindMatch
-		decide   = conformance.KindDecide
+		duration = "duration"
+		validate = "validate"
+		delay    = "delay"
+		match    = "match"
+		decide   = "decide"
 	)
 	cases := []struct {
 		name   string

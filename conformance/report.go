@@ -139,10 +139,10 @@ type Report struct {
 // OK reports whether nothing failed and nothing errored.
 func (r *Report) OK() bool { return r.Totals.Fail == 0 && r.Totals.Error == 0 }
 
-// Filter returns the results with the given status. Filter(StatusError)
+// filter returns the results with the given status. filter(StatusError)
 // returns only results explicitly marked as errors, not those with an unset
 // status, though [Counts] counts both as errors.
-func (r *Report) Filter(s Status) []Result {
+func (r *Report) filter(s Status) []Result {
 	var out []Result
 	for _, res := range r.Results {
 		if res.Status == s {
@@ -242,13 +242,13 @@ func Formats() []string { return append([]string(nil), formats[:]...) }
 func (r *Report) Write(w io.Writer, format string) error {
 	switch format {
 	case "", "text":
-		return r.WriteText(w)
+		return r.writeText(w)
 	case "json":
-		return r.WriteJSON(w)
+		return r.writeJSON(w)
 	case "junit":
-		return r.WriteJUnit(w)
+		return r.writeJUnit(w)
 	case "markdown", "md":
-		return r.WriteMarkdown(w)
+		return r.writeMarkdown(w)
 	}
 	return fmt.Errorf("conformance: unknown report format %q (want %s)", format, strings.Join(Formats(), ", "))
 }
@@ -272,10 +272,10 @@ func (r *Report) totalsLine() string {
 	return fmt.Sprintf("pass %d  fail %d  error %d  skip %d  |  not run %d (coverage %.1f%% of selected)", t.Pass, t.Fail, t.Error, t.Skip, t.NotRun, cov)
 }
 
-// WriteText writes a terminal-friendly report: failures with want and got,
+// writeText writes a terminal-friendly report: failures with want and got,
 // errors with the adapter's stderr, skips, coverage gaps, the
 // per-requirement summary and the totals.
-func (r *Report) WriteText(w io.Writer) error {
+func (r *Report) writeText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", r.title())
 	h := r.Implementation
@@ -285,7 +285,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, wmsg := range r.Warnings {
 		ew.printf("warning: %s\n", wmsg)
 	}
-	for _, res := range r.Filter(StatusFail) {
+	for _, res := range r.filter(StatusFail) {
 		ew.printf("\nFAIL  %s  [%s §%s] %s\n  reason: %s\n  want:   %s\n  got:    %s\n", res.ID, res.Requirement, res.Section, res.Description, res.Reason, res.Want, res.Got)
 	}
 	for _, res := range r.Results {
@@ -304,7 +304,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			ew.printf("  stderr:\n%s\n", indent(res.Stderr, "    | "))
 		}
 	}
-	if skips := r.Filter(StatusSkip); len(skips) > 0 {
+	if skips := r.filter(StatusSkip); len(skips) > 0 {
 		ew.printf("\nskipped:\n")
 		for _, res := range skips {
 			ew.printf("  SKIP %s  [%s] %s\n", res.ID, res.Requirement, res.Reason)
@@ -333,17 +333,17 @@ func (r *Report) WriteText(w io.Writer) error {
 	return ew.err
 }
 
-// WriteJSON writes the report as one indented JSON object (the [Report]
+// writeJSON writes the report as one indented JSON object (the [Report]
 // struct's fields).
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
-// WriteMarkdown writes a summary an implementer can paste into a README: the
+// writeMarkdown writes a summary an implementer can paste into a README: the
 // totals, the per-requirement table and a table of failures and errors.
-func (r *Report) WriteMarkdown(w io.Writer) error {
+func (r *Report) writeMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("### %s\n\n", mdEscape(r.title()))
 	ew.printf("**%s**\n\n", r.totalsLine())
@@ -417,11 +417,11 @@ type junitMessage struct {
 	Body    string `xml:",chardata"`
 }
 
-// WriteJUnit writes JUnit XML: one testsuite per vector kind, one testcase
+// writeJUnit writes JUnit XML: one testsuite per vector kind, one testcase
 // per result (failure, error or skipped), and a separate testsuite
 // "not-run" whose cases are skipped with the coverage reason, so CI systems
 // show coverage gaps without counting them as passes.
-func (r *Report) WriteJUnit(w io.Writer) error {
+func (r *Report) writeJUnit(w io.Writer) error {
 	name := "retrykit-conformance"
 	if r.Implementation.Implementation != "" {
 		name += ": " + r.Implementation.Implementation

@@ -90,9 +90,9 @@ func union(m map[string]bool, xs []string) map[string]bool {
 	return m
 }
 
-// RunnerErrorID is the ID of the one error result of a run that could not
+// runnerErrorID is the ID of the one error result of a run that could not
 // start at all (a Runner without a suite, a nil Implementation).
-const RunnerErrorID = "runner"
+const runnerErrorID = "runner"
 
 // Runner runs a [Suite] against implementations. It is immutable after
 // [NewRunner] and safe for concurrent use; each Run is independent.
@@ -138,7 +138,7 @@ func (r *Runner) selected(v *Vector) bool {
 // called first; if it fails, or declares another protocol, every selected
 // vector is reported as an error. A nil Runner, a Runner without a suite
 // or a nil impl gives a report with a single error result (ID
-// [RunnerErrorID]), so that it is never OK.
+// "runner"), so that it is never OK.
 func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report {
 	start := time.Now()
 	rep := &Report{}
@@ -150,13 +150,13 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 		misuse = "conformance: Run was given a nil protocol.Implementation"
 	}
 	if misuse != "" {
-		rep.Results = []Result{{ID: RunnerErrorID, Status: StatusError, Reason: misuse}}
+		rep.Results = []Result{{ID: runnerErrorID, Status: StatusError, Reason: misuse}}
 		rep.Elapsed = time.Since(start)
 		rep.finish()
 		return rep
 	}
-	if len(r.suite.Files) > 0 {
-		rep.SuiteVersion, rep.SpecVersion = r.suite.Files[0].SuiteVersion, r.suite.Files[0].SpecVersion
+	if len(r.suite.files) > 0 {
+		rep.SuiteVersion, rep.SpecVersion = r.suite.files[0].SuiteVersion, r.suite.files[0].SpecVersion
 	}
 	var sel []*Vector
 	for _, v := range r.suite.Vectors {
@@ -224,7 +224,7 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 				if uncovered {
 					mu.Lock()
 					unsupported = append(unsupported, Uncovered{ID: j.v.ID, Requirement: j.v.Requirement, Covers: j.v.Covers, Kind: j.v.Kind,
-						Reason: fmt.Sprintf("op %s answered unsupported", OpFor(j.v.Kind))})
+						Reason: fmt.Sprintf("op %s answered unsupported", opFor(j.v.Kind))})
 					mu.Unlock()
 					continue
 				}
@@ -246,7 +246,7 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 
 	if r.cfg.jitterSamples > 0 && r.selected(jitterCheckVector) {
 		if !h.Supports(protocol.OpDelay) {
-			rep.NotRun = append(rep.NotRun, Uncovered{ID: JitterCheckID, Requirement: "RET-05", Kind: KindDelay, Reason: "op delay not supported"})
+			rep.NotRun = append(rep.NotRun, Uncovered{ID: JitterCheckID, Requirement: "RET-05", Kind: kindDelay, Reason: "op delay not supported"})
 		} else {
 			res := jitterCheck(ctx, impl, h, r.cfg.jitterSamples, r.cfg.parallel)
 			rep.Results = append(rep.Results, res)
@@ -259,7 +259,7 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 
 // coverageGap returns why v cannot be run against h, or "".
 func coverageGap(v *Vector, h protocol.Hello) string {
-	if op := OpFor(v.Kind); !h.Supports(op) {
+	if op := opFor(v.Kind); !h.Supports(op) {
 		return "op " + op + " not supported"
 	}
 	for _, f := range v.Flags {
@@ -287,7 +287,7 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	res := resultFor(v)
 	req := v.req
 	req.ID = id
-	cmp := comparison{hello: h, floatTol: v.HasFlag("float-tolerance")}
+	cmp := comparison{hello: h, floatTol: v.hasFlag("float-tolerance")}
 	if h.Jitter == protocol.JitterOpaque && req.Rand != nil {
 		req.Rand = nil
 		cmp.bounds = opaqueBounds(v)

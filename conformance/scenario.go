@@ -13,13 +13,13 @@ import (
 	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
-// KindScenario is the kind of the executor scenario vectors
+// kindScenario is the kind of the executor scenario vectors
 // (testdata/scenarios), answered by the optional op "scenario"
 // (PROTOCOL.md section 3.7). [Load] reads them from its second file system.
-const KindScenario = "scenario"
+const kindScenario = "scenario"
 
 // loadScenarios reads the executor scenario files at the root of fsys and
-// turns every scenario into a vector of kind [KindScenario], checking ids
+// turns every scenario into a vector of kind kindScenario, checking ids
 // against those already in byID. A scenario's Input is the request the
 // runner sends (config and steps, expectations removed) and its Expected
 // the list of per-step expectations.
@@ -119,7 +119,7 @@ func scenarioVector(file string, f *scenario.File, sc *scenario.Scenario) (*Vect
 		ID: sc.ID, Requirement: sc.Requirement, Covers: append([]string(nil), sc.Covers...),
 		Section: sc.Section, Description: sc.Description, Flags: sc.Flags,
 		Input: input, Expected: bytes.TrimSpace(exp.Bytes()),
-		Kind: KindScenario, File: file,
+		Kind: kindScenario, File: file,
 		req: protocol.Request{Op: protocol.OpScenario, Config: config, Steps: stepsJSON},
 		sc:  sc,
 	}, nil

@@ -15,9 +15,9 @@ const (
 	// JitterCheckID is the id under which the check is reported. It is
 	// selected like a vector with requirement RET-05 and flag "statistical".
 	JitterCheckID = "stat-jitter-uniform"
-	// JitterFalseAlarm is the probability that a correct implementation
+	// jitterFalseAlarm is the probability that a correct implementation
 	// fails the check: α in the Dvoretzky–Kiefer–Wolfowitz bound.
-	JitterFalseAlarm = 1e-6
+	jitterFalseAlarm = 1e-6
 	// DefaultJitterSamples is the default number of delay requests K.
 	DefaultJitterSamples = 2000
 
@@ -30,9 +30,9 @@ var jitterCheckVector = &Vector{
 	ID:          JitterCheckID,
 	Requirement: "RET-05",
 	Section:     "5.1",
-	Description: fmt.Sprintf("own-randomness jitter multiplier is Uniform[0.5, 1.5): Kolmogorov–Smirnov over K delays of PT100S at attempt 1, false-alarm rate %g", JitterFalseAlarm),
+	Description: fmt.Sprintf("own-randomness jitter multiplier is Uniform[0.5, 1.5): Kolmogorov–Smirnov over K delays of PT100S at attempt 1, false-alarm rate %g", jitterFalseAlarm),
 	Flags:       []string{"statistical"},
-	Kind:        KindDelay,
+	Kind:        kindDelay,
 }
 
 // ksThreshold is the largest Kolmogorov–Smirnov statistic accepted for k
@@ -78,7 +78,7 @@ func jitterCheck(ctx context.Context, impl protocol.Implementation, h protocol.H
 	}
 	close(reqs)
 	wg.Wait()
-	res.Want = []byte(fmt.Sprintf(`{"distribution":"uniform[0.5,1.5)","samples":%d,"false_alarm":%g}`, k, JitterFalseAlarm))
+	res.Want = []byte(fmt.Sprintf(`{"distribution":"uniform[0.5,1.5)","samples":%d,"false_alarm":%g}`, k, jitterFalseAlarm))
 	resNS := h.ResolutionNS
 	lo, hi := jitterBaseNS/2-resNS, jitterBaseNS*3/2+resNS
 	u := make([]float64, 0, k)
@@ -111,7 +111,7 @@ func jitterCheck(ctx context.Context, impl protocol.Implementation, h protocol.H
 		u = append(u, float64(d)/float64(jitterBaseNS)-0.5)
 	}
 	stat := ksUniform(u)
-	limit := ksThreshold(k, JitterFalseAlarm) + float64(resNS)/float64(jitterBaseNS)
+	limit := ksThreshold(k, jitterFalseAlarm) + float64(resNS)/float64(jitterBaseNS)
 	mean := 0.0
 	for _, x := range u {
 		mean += x

@@ -46,7 +46,7 @@ func TestStatusZeroIsNotPass(t *testing.T) {
 	rep.Results = rep.Results[:2]
 	rep.finish()
 	js.Reset()
-	if err := rep.WriteJSON(&js); err != nil {
+	if err := rep.writeJSON(&js); err != nil {
 		t.Fatal(err)
 	}
 	var back Report
@@ -93,7 +93,7 @@ func TestRunMisuseDoesNotPanic(t *testing.T) {
 		"nil impl":   func() *Report { return NewRunner(&Suite{}).Run(context.Background(), nil) },
 	} {
 		rep := run()
-		if rep.OK() || len(rep.Results) != 1 || rep.Results[0].ID != RunnerErrorID || rep.Results[0].Status != StatusError || rep.Results[0].Reason == "" {
+		if rep.OK() || len(rep.Results) != 1 || rep.Results[0].ID != runnerErrorID || rep.Results[0].Status != StatusError || rep.Results[0].Reason == "" {
 			t.Errorf("%s: %+v", name, rep)
 		}
 	}
