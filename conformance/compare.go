@@ -3,13 +3,13 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"math"
 	"math/big"
 	"reflect"
 	"sort"
 	"strings"
 
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 )
 

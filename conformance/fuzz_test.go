@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"testing"
 	"testing/fstest"
 
 	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 // FuzzLoad covers the parser of this package, vector files (Load); the

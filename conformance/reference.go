@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/conformance/scenario"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 func loadSuite(t testing.TB) *conformance.Suite {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"sort"
 	"strings"
 
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
@@ -23,7 +23,7 @@ const kindScenario = "scenario"
 // against those already in byID. A scenario's Input is the request the
 // runner sends (config and steps, expectations removed) and its Expected
 // the list of per-step expectations.
-func loadScenarios(fsys fs.FS, byID map[string]*Vector) ([]*Vector, []error) {
+func loadScenarios(fsys fs.FS, byID map[string]*Vector, notes map[string]string) ([]*Vector, []error) {
 	files, err := scenario.Load(fsys)
 	if err != nil {
 		return nil, []error{&VectorError{File: ".", Reason: err.Error()}}
@@ -38,6 +38,9 @@ func loadScenarios(fsys fs.FS, byID map[string]*Vector) ([]*Vector, []error) {
 	seen := map[string]string{}
 	for _, name := range names {
 		f := files[name]
+		for k, n := range f.Notes {
+			notes[k] = n
+		}
 		for i := range f.Scenarios {
 			sc := &f.Scenarios[i]
 			v, err := scenarioVector(name, f, sc)

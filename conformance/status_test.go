@@ -22,7 +22,7 @@ func TestStatusZeroIsNotPass(t *testing.T) {
 	if rep.Totals.Pass != 1 || rep.Totals.Error != 2 || rep.OK() {
 		t.Errorf("totals %+v, OK %v: an unset status must count as an error", rep.Totals, rep.OK())
 	}
-	if got := rep.Requirements[0]; got.Requirement != "RET-01" || got.Pass != 1 || got.Error != 1 {
+	if got := rep.Requirements[0]; got.Name != "RET-01" || got.Pass != 1 || got.Error != 1 {
 		t.Errorf("per requirement %+v", got)
 	}
 

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
@@ -138,11 +138,15 @@ type outcome struct {
 	Acceptable []outcome `json:"acceptable,omitempty"`
 }
 
-// Suite is a loaded, validated set of vector files.
+// Suite is a loaded, validated set of vectors: create it with [Load]. It is
+// read-only after Load and safe for concurrent use; the zero Suite has no
+// vectors.
 type Suite struct {
-	files   []*vectorFile // sorted by name
-	Vectors []*Vector     // all vectors, file by file in file order
-	byID    map[string]*Vector
+	Vectors []*Vector // vector files in name order, then scenario files
+
+	files []*vectorFile      // sorted by name
+	notes map[string]string  // flag -> note, from every file
+	byID  map[string]*Vector // Vectors by id
 }
 
 // Vector returns the vector with the given id, or nil.
@@ -179,13 +183,13 @@ func Load(vectors, scenarios fs.FS) (*Suite, error) {
 	if vectors == nil && scenarios == nil {
 		return nil, &VectorError{File: ".", Reason: "Load needs a vector or a scenario file system"}
 	}
-	s := &Suite{byID: map[string]*Vector{}}
+	s := &Suite{byID: map[string]*Vector{}, notes: map[string]string{}}
 	var errs []error
 	if vectors != nil {
 		errs = s.loadVectors(vectors)
 	}
 	if scenarios != nil {
-		add, serrs := loadScenarios(scenarios, s.byID)
+		add, serrs := loadScenarios(scenarios, s.byID, s.notes)
 		errs = append(errs, serrs...)
 		for _, v := range add {
 			s.byID[v.ID] = v
@@ -232,6 +236,9 @@ func (s *Suite) loadVectors(fsys fs.FS) []error {
 		}
 		kinds[f.Kind] = name
 		s.files = append(s.files, f)
+		for k, n := range f.Notes {
+			s.notes[k] = n
+		}
 		for _, v := range f.Vectors {
 			if v.ID == "" {
 				continue
