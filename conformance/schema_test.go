@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,7 +15,8 @@ import (
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/protocol"
-	"github.com/retrykit/retrykit/internal/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // decodeNumbers decodes a JSON document keeping numbers as json.Number, so
@@ -35,19 +37,55 @@ func loadSchema(t *testing.T) *jsonschema.Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := jsonschema.Compile(data)
+	return compileSchema(t, "vector.schema.json", data)
+}
+
+// compileSchema compiles a JSON Schema (draft 2020-12) document.
+func compileSchema(t *testing.T, name string, data []byte) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(name, doc); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	s, err := c.Compile(name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	return s
 }
 
 // validateFile returns the schema violations of one vector file, each as
-// "path: reason".
+// "instance location: reason", or the reason the file is not JSON.
 func validateFile(schema *jsonschema.Schema, data []byte) []string {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	err = schema.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{err.Error()}
+	}
 	var errs []string
-	for _, e := range schema.Validate(data) {
-		errs = append(errs, e.Error())
+	for _, u := range ve.BasicOutput().Errors {
+		if u.Error == nil {
+			continue
+		}
+		switch u.Error.Kind.(type) {
+		case *kind.Group, *kind.Schema, *kind.Reference:
+			continue // "validation failed" above the actual violations
+		}
+		errs = append(errs, u.InstanceLocation+": "+u.Error.String())
+	}
+	if len(errs) == 0 {
+		errs = append(errs, ve.Error())
 	}
 	return errs
 }
