@@ -8,15 +8,9 @@ import (
 	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
-// The levels of [Report.Scores] and [Result.Level]. A vector's level is
-// decided by these rules, in order:
-//
-//  1. requirement RK-nn, or flag "retrykit:decision": "RK", a retrykit
-//     decision where the spec is silent or contradicts itself
-//     (docs/decisions.md);
-//  2. a flag "should:…" or "extension:…": "SHOULD", a SHOULD-level or
-//     optional feature of the spec;
-//  3. otherwise "MUST", a requirement of the spec.
+// The levels of [Report.Scores] and [Result.Level] (rules in levelOf):
+// "RK" is a retrykit decision where the spec is silent or contradicts
+// itself (docs/decisions.md).
 const (
 	levelMust   = "MUST"
 	levelShould = "SHOULD"

@@ -63,7 +63,12 @@ type Result struct {
 	Want        json.RawMessage `json:"want,omitempty"`   // the vector's expected object
 	Got         json.RawMessage `json:"got,omitempty"`    // the answer, as on the wire
 	Stderr      string          `json:"stderr,omitempty"` // adapter stderr, for errors
-	Level       string          `json:"level"`            // "MUST", "SHOULD" or "RK" (see [Report.Scores])
+	// Level is the level the verdict counts toward in [Report.Scores], by
+	// these rules in order: "RK" (a retrykit decision) for requirement
+	// RK-nn or flag "retrykit:decision"; "SHOULD" (a SHOULD-level or
+	// optional feature) for a flag "should:…" or "extension:…"; else
+	// "MUST", a requirement of the spec.
+	Level string `json:"level"`
 	// Random is set when the verdict depends on the implementation's own
 	// random draws: a jittered delay it computed without the runner's rand
 	// (opaque jitter), or the statistical jitter check. Another run can
@@ -134,9 +139,11 @@ type Summary struct {
 	Counts
 }
 
-// Report is the outcome of a run. It is plain data, written by
-// [Runner.Run] and read by [Report.Write]; every format opens with the
-// scores, the spec-only command and the causes.
+// Report is the outcome of a run: plain data, written by [Runner.Run] and
+// read by [Report.Write], whose formats all open with the scores, the
+// spec-only command and the causes. Totals keeps the four result classes
+// apart and counts coverage gaps (NotRun) separately, so that "100% pass"
+// cannot hide untested areas. The zero Report has no results and is OK.
 type Report struct {
 	// Scores tallies the results by level, always in this order: "MUST"
 	// (spec requirements), "SHOULD" (SHOULD-level and optional features)

@@ -119,8 +119,22 @@ func union(m map[string]bool, xs []string) map[string]bool {
 // start at all (a Runner without a suite, a nil Implementation).
 const runnerErrorID = "runner"
 
-// Runner runs a [Suite] against implementations. It is immutable after
-// [NewRunner] and safe for concurrent use; each Run is independent.
+// Runner runs a [Suite] against implementations. It judges each answer by
+// these rules, in order:
+//
+//  1. a vector whose op the implementation lacks, or that carries a flag it
+//     does not claim, is not run and is reported under coverage;
+//  2. an error from Do (crash, timeout, protocol violation) or an answer
+//     without the fields of its op is an error, never a failure;
+//  3. otherwise the answer passes when it equals the expected outcome (or
+//     one acceptable outcome) within the resolution the implementation
+//     declares; with opaque jitter the runner sends no rand and checks the
+//     delay against the jitter bounds instead ([Result.Random]).
+//
+// For every implementation that answers delays, a Kolmogorov–Smirnov test
+// of its own jitter multiplier (false-alarm rate 10⁻⁶) is reported as
+// [JitterCheckID]. A Runner is immutable after [NewRunner] and safe for
+// concurrent use; each Run is independent.
 type Runner struct {
 	suite *Suite
 	cfg   runConfig

@@ -13,8 +13,11 @@ import (
 // The statistical check of the jitter multiplier (PROTOCOL.md section 5,
 // rule 5).
 const (
-	// JitterCheckID is the id under which the check is reported. It is
-	// selected like a vector with requirement RET-05 and flag "statistical".
+	// JitterCheckID is the id under which the check is reported: K delay
+	// requests without rand for PT100S at attempt 1, whose multipliers
+	// must pass a Kolmogorov–Smirnov test against Uniform[0.5, 1.5) at a
+	// false-alarm rate of 10⁻⁶. It is selected like a vector with
+	// requirement RET-05 and flag "statistical".
 	JitterCheckID = "stat-jitter-uniform"
 	// jitterFalseAlarm is the probability that a correct implementation
 	// fails the check: α in the Dvoretzky–Kiefer–Wolfowitz bound.
@@ -43,6 +46,9 @@ func ksThreshold(k int, alpha float64) float64 {
 	return math.Sqrt(math.Log(2/alpha) / (2 * float64(k)))
 }
 
+// Hand-written (ten lines): a statistics library such as gonum would be a
+// heavy run-time dependency of the main module for one statistic.
+//
 // ksUniform returns the one-sample Kolmogorov–Smirnov statistic of u against
 // Uniform[0, 1). u is sorted in place.
 func ksUniform(u []float64) float64 {

@@ -367,6 +367,9 @@ func validFormat(f string) bool {
 	return false
 }
 
+// splitCommand is hand-written: a shell-words library would be a run-time
+// dependency of the main module for forty lines, and no expansion is wanted.
+//
 // splitCommand splits a command line the way a POSIX shell would for simple
 // cases: whitespace separates words, single quotes keep everything
 // literally, double quotes keep spaces and honour backslash escapes of ",
