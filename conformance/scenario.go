@@ -24,6 +24,9 @@ const kindScenario = "scenario"
 // runner sends (config and steps, expectations removed) and its Expected
 // the list of per-step expectations.
 func loadScenarios(fsys fs.FS, byID map[string]*Vector, notes map[string]string) ([]*Vector, []error) {
+	if _, err := fs.ReadDir(fsys, "."); err != nil {
+		return nil, []error{fmt.Errorf("conformance: list scenario files: %w", err)}
+	}
 	files, err := scenario.Load(fsys)
 	if err != nil {
 		return nil, []error{&VectorError{File: ".", Reason: err.Error()}}

@@ -147,9 +147,9 @@ func (r *Report) randomIDs() []string {
 func (r *Report) summary() []string {
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
-	add("%-38s %6s %6s %6s %6s %8s", "scores", "pass", "fail", "error", "skip", "not run")
+	add("%-45s %6s %6s %6s %6s %8s", "scores", "pass", "fail", "error", "skip", "not run")
 	for _, s := range r.Scores {
-		add("  %-6s %-29s %6d %6d %6d %6d %8d", s.Name, levelLabel(s.Name), s.Pass, s.Fail, s.Error, s.Skip, s.NotRun)
+		add("  %-6s %-36s %6d %6d %6d %6d %8d", s.Name, levelLabel(s.Name), s.Pass, s.Fail, s.Error, s.Skip, s.NotRun)
 	}
 	if cmd := r.specOnlyCommand(); cmd != "" {
 		add("spec-only run (MUST level only): %s", cmd)
