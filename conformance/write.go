@@ -215,7 +215,7 @@ func (r *Report) writeText(w io.Writer) error {
 		ew.printf("%s\n", l)
 	}
 	for _, res := range r.filter(StatusFail) {
-		ew.printf("\nFAIL  %s  [%s §%s] %s\n  reason: %s\n  want:   %s\n  got:    %s\n", res.ID, res.Requirement, res.Section, res.Description, res.Reason, res.Want, res.Got)
+		ew.printf("\nFAIL  %s  [%s §%s] %s%s\n  reason: %s\n  want:   %s\n  got:    %s\n", res.ID, res.Requirement, res.Section, res.Description, drawNote(res), res.Reason, res.Want, res.Got)
 	}
 	for _, res := range r.Results {
 		if !res.Status.erroneous() {
@@ -253,6 +253,14 @@ func (r *Report) writeText(w io.Writer) error {
 	}
 	ew.printf("\n%s  %s  (%v)\n", verdict, r.totalsLine(), r.Elapsed.Round(time.Millisecond))
 	return ew.err
+}
+
+// drawNote marks a draw-dependent result in per-vector lists.
+func drawNote(res Result) string {
+	if res.Random {
+		return " (draw-dependent)"
+	}
+	return ""
 }
 
 // errorReason is the reason shown for an erroneous result.
@@ -330,7 +338,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	if len(bad) > 0 {
 		ew.printf("\n| vector | requirement | result | reason |\n|---|---|---|---|\n")
 		for _, res := range bad {
-			ew.printf("| `%s` | %s | %s | %s |\n", res.ID, res.Requirement, res.Status, mdEscape(res.Reason))
+			ew.printf("| `%s` | %s | %s%s | %s |\n", res.ID, res.Requirement, res.Status, drawNote(res), mdEscape(res.Reason))
 		}
 	}
 	if len(r.NotRun) > 0 {
