@@ -53,9 +53,10 @@ Numeric flags and what they cost:
   --parallel N         1..1024: N goroutines (a few KiB each) and N requests
                        in flight
   --jitter-samples K   0..1000000: K delay requests, 8 bytes kept per sample;
-                       at the bound the built-in reference takes about 4 s
-                       and 35 MB peak RSS (an adapter process: its own time
-                       per request, times K)
+                       at the bound the built-in reference takes a few
+                       seconds and about 35 MB peak RSS; an adapter takes its
+                       own time per request times K (the Python example:
+                       about 90 s)
   --repeat K           1..100: each extra run resends every draw-dependent
                        vector and the statistical check once
 
