@@ -23,9 +23,9 @@ func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, 
 		return "answered unsupported"
 	}
 	v := &Vector{Kind: kindFor(req.Op), req: req}
-	v.want = Expected{NS: want.NS, Effective: want.Effective, DelayNS: want.DelayNS, Match: want.Match, Action: want.Action}
+	v.want = outcome{NS: want.NS, Effective: want.Effective, DelayNS: want.DelayNS, Match: want.Match, Action: want.Action}
 	if want.Error != nil {
-		v.want = Expected{Error: want.Error.Type}
+		v.want = outcome{Error: want.Error.Type}
 	}
 	cmp := comparison{hello: h}
 	for _, f := range flags {
@@ -39,10 +39,10 @@ func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, 
 	return cmp.compare(v, got)
 }
 
-// kindFor is the inverse of [OpFor] for the five vector kinds and scenarios.
+// kindFor is the inverse of opFor for the five vector kinds and scenarios.
 func kindFor(op string) string {
 	if op == protocol.OpParseDuration {
-		return KindDuration
+		return kindDuration
 	}
 	return op // the other ops are named like their kinds
 }

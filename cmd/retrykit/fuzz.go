@@ -179,14 +179,6 @@ func isFuzzOp(op string) bool {
 	return false
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]#~=%|&;<>()") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, vectors map[string][2]string) {
 	h := res.Hello
 	fmt.Fprintf(w, "fuzzing %s %s (jitter %s, resolution %dns) against the retrykit reference, seed %d\n",

@@ -23,9 +23,27 @@ import (
 // file, far from the shipped suite's ids.
 const firstID = 9001
 
-var idPrefix = map[string]string{
-	conformance.KindDuration: "dur", conformance.KindValidate: "val", conformance.KindDelay: "delay",
-	conformance.KindMatch: "match", conformance.KindDecide: "decide",
+// The vector kinds (testdata/vectors/README.md) and their id prefixes.
+var idPrefix = map[string]string{"duration": "dur", "validate": "val", "delay": "delay", "match": "match", "decide": "decide"}
+
+// vectorFile and vector are the vector file format (vector.schema.json).
+type vectorFile struct {
+	SchemaVersion int               `json:"schema_version"`
+	SuiteVersion  string            `json:"suite_version"`
+	SpecVersion   string            `json:"spec_version"`
+	Kind          string            `json:"kind"`
+	Notes         map[string]string `json:"notes"`
+	Vectors       []vector          `json:"vectors"`
+}
+
+type vector struct {
+	ID          string          `json:"id"`
+	Requirement string          `json:"requirement"`
+	Section     string          `json:"section"`
+	Description string          `json:"description"`
+	Flags       []string        `json:"flags"`
+	Input       json.RawMessage `json:"input"`
+	Expected    json.RawMessage `json:"expected"`
 }
 
 // sections of the requirements WriteVector assigns (testdata/vectors/README.md).
@@ -44,7 +62,7 @@ var sections = map[string]string{
 // next id (from dur-9001, val-9001, ...). It returns the file path and the
 // vector id. The file is checked by loading dir with [conformance.Load].
 func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque bool) (path, id string, err error) {
-	kind := conformance.KindDuration
+	kind := "duration"
 	if d.Request.Op != protocol.OpParseDuration {
 		kind = d.Request.Op
 	}
@@ -52,20 +70,26 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 	if !ok {
 		return "", "", fmt.Errorf("fuzz: no vector kind for op %q", d.Request.Op)
 	}
-	shipped, err := conformance.Load(retrykit.Vectors, nil)
-	if err != nil {
-		return "", "", fmt.Errorf("fuzz: embedded vectors: %w", err)
-	}
+	// The versions, the kind's note and the flags' notes come from the
+	// shipped files.
 	notes := map[string]string{}
-	var file conformance.File
-	for _, f := range shipped.Files {
-		for k, v := range f.Notes {
-			if k != "kind" {
-				notes[k] = v
+	var file vectorFile
+	for k := range idPrefix {
+		data, err := fs.ReadFile(retrykit.Vectors, k+".json")
+		if err != nil {
+			return "", "", fmt.Errorf("fuzz: embedded vectors: %w", err)
+		}
+		var f vectorFile
+		if err := json.Unmarshal(data, &f); err != nil {
+			return "", "", fmt.Errorf("fuzz: embedded vectors: %s: %w", k, err)
+		}
+		for n, v := range f.Notes {
+			if n != "kind" {
+				notes[n] = v
 			}
 		}
-		if f.Kind == kind {
-			file = conformance.File{SchemaVersion: f.SchemaVersion, SuiteVersion: f.SuiteVersion, SpecVersion: f.SpecVersion,
+		if k == kind {
+			file = vectorFile{SchemaVersion: f.SchemaVersion, SuiteVersion: f.SuiteVersion, SpecVersion: f.SpecVersion,
 				Kind: kind, Notes: map[string]string{"kind": f.Notes["kind"]}}
 		}
 	}
@@ -108,7 +132,7 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 	}
 	desc := fmt.Sprintf("found by retrykit fuzz (seed %d) against %s: %s; expected answer from the retrykit reference",
 		seed, "an implementation", oneLine(d.Reason))
-	file.Vectors = append(file.Vectors, &conformance.Vector{ID: id, Requirement: req, Section: sections[req],
+	file.Vectors = append(file.Vectors, vector{ID: id, Requirement: req, Section: sections[req],
 		Description: desc, Flags: flags, Input: input, Expected: expected})
 
 	var buf bytes.Buffer
