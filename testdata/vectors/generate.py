@@ -1167,6 +1167,23 @@ def gen_delay(k: Kind):
     dl_err("RK-12", "initial_interval PT0S is rejected by delay too",
            {"initial_interval": "PT0S"}, 1, ERR_POLICY, ["class:lenient-duration"])
     # APPEND NEW VECTORS BELOW (never insert above; ids are immutable)
+    # Found by "retrykit fuzz": a coefficient just above 1 reaches the cap
+    # only after millions of attempts, and a float64 power by repeated
+    # squaring (Go's math.Pow) multiplies its rounding error with every
+    # squaring: about 3e-11 relative at n = 5 000 001, several ns here. The
+    # coefficient is written exactly as the float64 1 + 2^-20 (policy_raw,
+    # since a Python float would be written with its shortest repr, whose
+    # decimal value is another number), so a careful float64 computation is
+    # within the float tolerance. Value: 60-digit decimal exp/ln.
+    for n in [5000001, 5500001]:
+        getcontext().prec = 60
+        c = Decimal(1) + Decimal(2) ** -20
+        v = int((Decimal(10 ** 9) * (c.ln() * (n - 1)).exp()).to_integral_value(rounding=ROUND_FLOOR))
+        assert v < 300 * 10 ** 9
+        k.add("RET-04", "n=%d: 1s * (1 + 2^-20)^%d = %s, below the PT5M default cap (coefficient 1.00000095367431640625, "
+              "exact in binary; 60-digit decimal)" % (n, n - 1, fsec(v)),
+              {"policy_raw": '{"backoff_coefficient":1.00000095367431640625,"jitter":false}', "attempt": n},
+              {"delay_ns": v}, ["float-tolerance"], "3.3")
 
 
 # ---------------------------------------------------------------------------
