@@ -369,6 +369,17 @@ func wrapPow(base int64, e uint64) int64 {
 	return r
 }
 
+// accuratePow is c^e as the reference computes it for a fractional
+// coefficient (math.Pow up to e = 64, exp(e·ln c) beyond, where math.Pow's
+// error grows with e), so that this mutant differs from the reference only
+// by its overflow, not by the float inaccuracy delay-0195 pins.
+func accuratePow(c float64, e int64) float64 {
+	if e <= 64 {
+		return math.Pow(c, float64(e))
+	}
+	return math.Exp(float64(e) * math.Log1p(c-1))
+}
+
 // f2i converts like an x86 CVTTSD2SI: out of range gives MinInt64.
 func f2i(f float64) int64 {
 	if math.IsNaN(f) || f >= 0x1p63 || f < -0x1p63 {
@@ -401,7 +412,7 @@ func overflow(req protocol.Request) (protocol.Response, bool) {
 		if intC {
 			raw = wrapMul(i, wrapPow(int64(c), uint64(n-1)))
 		} else {
-			raw = f2i(float64(i) * math.Pow(c, float64(n-1)))
+			raw = f2i(float64(i) * accuratePow(c, n-1))
 		}
 	case backoff.Polynomial:
 		if intC {
