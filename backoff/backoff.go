@@ -19,7 +19,8 @@ const tableSize = 64
 //     None: I; Linear: I*n; Exponential: I*C^(n-1); Polynomial: I*n^C.
 //     With an integral C (and always for None and Linear) the product is
 //     computed exactly in saturating 64-bit integer arithmetic; otherwise
-//     in float64 with [math.Pow].
+//     in float64 with [math.Pow] (for Exponential past n = 65, as
+//     exp((n-1)·ln C), which stays accurate where repeated squaring does not).
 //  2. Cap: base = min(raw, Max), truncated toward zero to whole
 //     nanoseconds. This is [Backoff.Base].
 //  3. Jitter, only if Config.Jitter: m = 0.5 + r in float64, r in [0, 1)

@@ -36,7 +36,9 @@
 // None, Linear, and Exponential and Polynomial with an integral coefficient
 // (2.0, 4.0, ...) are computed exactly in 64-bit integer arithmetic that
 // saturates instead of overflowing. A non-integral coefficient (1.5, 2.5)
-// is computed in float64 with [math.Pow] and truncated toward zero, so it
+// is computed in float64 with [math.Pow] (with exp((n-1)·ln C) for
+// Exponential past n = 65, within about 1e-15 relative where math.Pow's
+// repeated squaring drifts) and truncated toward zero, so it
 // can land a nanosecond or so below the real-number value (1ns * 65536^1.5
 // gives 16777215ns, not 2^24); the results are kept non-decreasing in n. In
 // every case, for any n from 1 to math.MaxInt, any finite coefficient up to
