@@ -223,7 +223,7 @@ func TestPlantedBugs(t *testing.T) {
 					t.Fatalf("seed %d: not found in %d cases (failure: %v)", seed, o.Cases, o.Failure)
 				}
 				d := o.Disagreement
-				t.Logf("seed %d: found and shrunk in %v (shrinking %v):\n%s", seed, time.Since(start), o.Shrink, d.Error())
+				t.Logf("seed %d, parallel %d: found after %d cases, in %v (shrinking %v):\n%s", seed, run.parallel, o.Cases, time.Since(start), o.Shrink, d.Error())
 				tc.want(t, d.Request)
 
 				dir := t.TempDir()
