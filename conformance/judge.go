@@ -1,6 +1,12 @@
 package conformance
 
-import "github.com/retrykit/retrykit/conformance/protocol"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/conformance/scenario"
+)
 
 // Judge compares an implementation's answer got to the request req with
 // the answer want of the reference (or of any implementation taken as the
@@ -12,7 +18,11 @@ import "github.com/retrykit/retrykit/conformance/protocol"
 // accepts |got − want| ≤ max(1ns, want·2⁻⁴⁰) for delays. When h declares
 // opaque jitter and req carries no rand, a retry delay of a jittered policy
 // is checked against the range jitter can produce instead of want's exact
-// value. A got that does not fit req.Op (PROTOCOL.md section 3, [protocol.Response.Check]) fails with
+// value. For the scenario op, got's observations are compared step by
+// step with want's (PROTOCOL.md section 3.7): error class, fetched job,
+// every job's state, attempt, times, dead-letter flag and error history
+// (messages excepted), and the jobs that must be absent; counts when the
+// reference gives them. A got that does not fit req.Op (PROTOCOL.md section 3, [protocol.Response.Check]) fails with
 // a reason starting "malformed answer". Judge is how the fuzzer
 // (package policytest and "retrykit fuzz") decides a disagreement.
 func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, flags ...string) string {
@@ -21,6 +31,9 @@ func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, 
 	}
 	if got.Unsupported {
 		return "answered unsupported"
+	}
+	if req.Op == protocol.OpScenario {
+		return judgeScenarioAnswer(req, want, got)
 	}
 	v := &Vector{Kind: kindFor(req.Op), req: req}
 	v.want = outcome{NS: want.NS, Effective: want.Effective, DelayNS: want.DelayNS, Match: want.Match, Action: want.Action}
@@ -45,4 +58,71 @@ func kindFor(op string) string {
 		return kindDuration
 	}
 	return op // the other ops are named like their kinds
+}
+
+// judgeScenarioAnswer compares the observations of a scenario answer with
+// the reference's, by turning the reference's into the expectations of a
+// scenario vector and judging got as the runner judges scenario vectors.
+func judgeScenarioAnswer(req protocol.Request, want, got protocol.Response) string {
+	switch {
+	case want.Error != nil && got.Error == nil:
+		return fmt.Sprintf("want error %s, got observations", want.Error.Type)
+	case want.Error != nil:
+		if got.Error.Type != want.Error.Type {
+			return fmt.Sprintf("error type: got %s, want %s", got.Error.Type, want.Error.Type)
+		}
+		return ""
+	case got.Error != nil:
+		return fmt.Sprintf("want observations, got error %s: %s", got.Error.Type, got.Error.Message)
+	}
+	sc := &scenario.Scenario{ID: "fuzz"}
+	var ref []scenario.Observation
+	if json.Unmarshal(req.Steps, &sc.Steps) != nil || json.Unmarshal(want.Steps, &ref) != nil || len(ref) != len(sc.Steps) {
+		return "the reference's observations do not fit the request"
+	}
+	ids := map[string]bool{}
+	for _, st := range sc.Steps {
+		if st.Job != nil {
+			ids[st.Job.ID] = true
+		}
+		if st.ID != "" {
+			ids[st.ID] = true
+		}
+	}
+	for i, o := range ref {
+		x := scenario.Expect{Error: o.Error, Counts: o.Counts, Jobs: map[string]scenario.JobExpect{}}
+		x.Fetched.Set = true
+		if o.Fetched == nil {
+			x.Fetched.Null = true
+		} else {
+			x.Fetched.S = *o.Fetched
+		}
+		for id := range ids {
+			if _, ok := o.Jobs[id]; !ok {
+				x.Absent = append(x.Absent, id)
+			}
+		}
+		for id, j := range o.Jobs {
+			attempt, dl := j.Attempt, j.DeadLetter
+			errs := make([]scenario.ErrorExpect, len(j.Errors))
+			for k, e := range j.Errors {
+				errs[k] = scenario.ErrorExpect{Attempt: e.Attempt, Type: e.Type, Code: e.Code, AtMs: e.AtMs, Details: e.Details, Timeout: e.Timeout}
+			}
+			x.Jobs[id] = scenario.JobExpect{State: j.State, Attempt: &attempt, DeadLetter: &dl, Errors: &errs,
+				NextRetryAtMs: optMs(j.NextRetryAtMs), ReservedUntilMs: optMs(j.ReservedUntilMs)}
+		}
+		sc.Steps[i].Expect = x
+	}
+	reason, _, _, malformed := judgeScenario(sc, got.Steps)
+	if malformed != nil {
+		return "malformed answer: " + malformed.Error()
+	}
+	return reason
+}
+
+func optMs(p *int64) scenario.OptMs {
+	if p == nil {
+		return scenario.OptMs{Set: true, Null: true}
+	}
+	return scenario.OptMs{Set: true, Ms: *p}
 }

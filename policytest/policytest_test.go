@@ -260,10 +260,10 @@ func normalize(r protocol.Request) protocol.Request {
 func TestRequestPanicsForUnknownOp(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Error("Request(\"scenario\") did not panic")
+			t.Error("Request(\"hello\") did not panic")
 		}
 	}()
-	policytest.Request("scenario")
+	policytest.Request("hello")
 }
 
 // opaque is the reference with opaque jitter: it ignores rand and draws

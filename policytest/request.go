@@ -11,8 +11,9 @@ import (
 )
 
 // Ops lists the protocol ops [Request] generates, in the order of
-// PROTOCOL.md section 3.
-var Ops = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide}
+// PROTOCOL.md section 3; the last, scenario, only for implementations with
+// an executor.
+var Ops = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide, protocol.OpScenario}
 
 var requestGens = map[string]*rapid.Generator[protocol.Request]{
 	protocol.OpParseDuration: rapid.Custom(func(t *rapid.T) protocol.Request {
@@ -25,8 +26,9 @@ var requestGens = map[string]*rapid.Generator[protocol.Request]{
 		}
 		return req
 	}),
-	protocol.OpDelay:  rapid.Custom(func(t *rapid.T) protocol.Request { return scheduleRequest(t, protocol.OpDelay) }),
-	protocol.OpDecide: rapid.Custom(func(t *rapid.T) protocol.Request { return scheduleRequest(t, protocol.OpDecide) }),
+	protocol.OpDelay:    rapid.Custom(func(t *rapid.T) protocol.Request { return scheduleRequest(t, protocol.OpDelay) }),
+	protocol.OpDecide:   rapid.Custom(func(t *rapid.T) protocol.Request { return scheduleRequest(t, protocol.OpDecide) }),
+	protocol.OpScenario: rapid.Custom(drawScenario),
 	protocol.OpMatch: rapid.Custom(func(t *rapid.T) protocol.Request {
 		ps := drawPatterns(t)
 		return protocol.Request{Op: protocol.OpMatch, Patterns: ps, ErrorType: errorTypeFor(t, ps)}
@@ -39,8 +41,13 @@ var requestGens = map[string]*rapid.Generator[protocol.Request]{
 // [AttemptAround], a [JitterDraw], and for decide an error type from
 // [ErrorTypeFor] the policy's patterns and a [Code]; now and then an
 // invalid policy, an absent one, or an attempt below 1. For match,
-// [Patterns] and [ErrorTypeFor] them. The ID is 0. Request panics for
-// another op.
+// [Patterns] and [ErrorTypeFor] them. For scenario, a random job
+// lifecycle: up to 16 steps of every step op (enqueue with short retry
+// policies, fetch, ack, fail with each handler code, heartbeat, cancel,
+// activate, pause, resume, manual retry, tick) on three jobs and two
+// queues, with time advancing by 0 to 300 000 ms between steps, and a
+// random config (jitter draw, error history, visibility timeout,
+// retention). The ID is 0. Request panics for another op.
 func Request(op string) *rapid.Generator[protocol.Request] {
 	g, ok := requestGens[op]
 	if !ok {

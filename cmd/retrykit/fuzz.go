@@ -34,14 +34,16 @@ const (
 const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
 
 Generates requests for every op the adapter lists in its hello
-(parse_duration, validate, delay, match, decide), biased toward the edges
-of the OJS rules, sends them to the adapter (conformance/PROTOCOL.md) and
+(parse_duration, validate, delay, match, decide, and scenario: random job
+lifecycles compared step by step with the reference executor), biased
+toward the edges of the OJS rules, sends them to the adapter (conformance/PROTOCOL.md) and
 compares each answer with retrykit's reference, as "retrykit conformance"
 compares vector answers. Adapters with opaque jitter get bounds checks.
 The first disagreement of each op is shrunk by rapid to a minimal request
 and printed side by side (sent, expected, got) with the seed and command
 that reproduce it; --out DIR also writes it as a vector file that
-"retrykit conformance --impl CMD --vectors DIR" runs as is.
+"retrykit conformance --impl CMD --vectors DIR" runs as is (scenario
+disagreements are printed, not written).
 
 Exit status: 0 no disagreement; 1 a disagreement, or the adapter failed
 (crash, timeout, malformed answer) on a request; 2 bad usage, or an adapter
@@ -142,8 +144,8 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *out != "" {
 		opaque := res.Hello.Jitter == protocol.JitterOpaque
 		for _, o := range res.Ops {
-			if o.Disagreement == nil {
-				continue
+			if o.Disagreement == nil || o.Op == protocol.OpScenario {
+				continue // scenarios are not vectors (their format is testdata/scenarios)
 			}
 			path, id, err := fuzz.WriteVector(*out, o.Disagreement, seed, opaque)
 			if err != nil {
@@ -213,6 +215,8 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 			fmt.Fprintf(w, "  seed:     %d\n  repeat:   %s\n", res.Seed, repro(o.Op))
 			if v, ok := vectors[o.Op]; ok {
 				fmt.Fprintf(w, "  vector:   %s in %s\n", v[1], v[0])
+			} else if o.Op == protocol.OpScenario {
+				fmt.Fprintf(w, "  vector:   none (a scenario is not a vector; the request above is the scenario's config and steps)\n")
 			}
 		case o.Failure != nil:
 			fmt.Fprintf(w, "\n%s: the adapter failed: %v\n", o.Op, o.Failure)

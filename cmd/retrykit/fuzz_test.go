@@ -27,7 +27,7 @@ func TestFuzzUsage(t *testing.T) {
 		{impl, "--seed", "-1"},
 		{impl, "--seed", "x"},
 		{impl, "--format", "xml"},
-		{impl, "--ops", "delay,scenario"},
+		{impl, "--ops", "delay,hello"},
 		{impl, "extra"},
 		{impl, "--no-such-flag"},
 		{"--impl", "'unterminated"},
@@ -57,7 +57,7 @@ func TestFuzzReferenceAdapterIsClean(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"seed 42", "parse_duration", "validate", "delay", "match", "decide", "PASS: no disagreement"} {
+	for _, want := range []string{"seed 42", "parse_duration", "validate", "delay", "match", "decide", "scenario", "PASS: no disagreement"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -81,7 +81,7 @@ func TestFuzzReferenceAdapterIsClean(t *testing.T) {
 			Status string `json:"status"`
 		} `json:"ops"`
 	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK || rep.Seed != 3 || len(rep.Ops) != 5 {
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK || rep.Seed != 3 || len(rep.Ops) != 6 {
 		t.Fatalf("exit %d, %v: %s", code, err, out)
 	}
 	total := 0

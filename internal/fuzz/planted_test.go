@@ -15,6 +15,7 @@ import (
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/policytest"
 )
 
 // The proof that fuzzing finds what the vectors miss: each planted bug is a
@@ -154,8 +155,35 @@ func dedupPatterns(req protocol.Request, ref protocol.Response) (protocol.Respon
 	return protocol.Response{Effective: out}, true
 }
 
+// pendingScheduled: an executor that takes "pending" and
+// "scheduled_at_ms" together, ignoring the time, instead of rejecting the
+// combination. No shipped scenario enqueues a pending job with a time.
+func pendingScheduled(req protocol.Request, ref protocol.Response) (protocol.Response, bool) {
+	if req.Op != protocol.OpScenario {
+		return ref, false
+	}
+	var steps []map[string]any
+	if json.Unmarshal(req.Steps, &steps) != nil {
+		return ref, false
+	}
+	changed := false
+	for _, st := range steps {
+		if j, ok := st["job"].(map[string]any); ok && j["pending"] == true {
+			if _, ok := j["scheduled_at_ms"]; ok {
+				delete(j, "scheduled_at_ms")
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return ref, false
+	}
+	req.Steps, _ = json.Marshal(steps)
+	return refDo(req), true
+}
+
 func TestPlantedBugs(t *testing.T) {
-	suite, err := conformance.Load(retrykit.Vectors, nil)
+	suite, err := conformance.Load(retrykit.Vectors, retrykit.Scenarios)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +226,13 @@ func TestPlantedBugs(t *testing.T) {
 				t.Errorf("shrunk to %s, want only non_retryable_errors, with two equal entries", req.Policy)
 			}
 		}},
+		{planted{"pending-scheduled", pendingScheduled}, protocol.OpScenario, func(t *testing.T, req protocol.Request) {
+			var steps []map[string]any
+			_ = json.Unmarshal(req.Steps, &steps)
+			if len(steps) != 1 || steps[0]["op"] != "enqueue" {
+				t.Errorf("shrunk to %s, want the one enqueue step", req.Steps)
+			}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.bug.name, func(t *testing.T) {
@@ -226,6 +261,16 @@ func TestPlantedBugs(t *testing.T) {
 				t.Logf("seed %d, parallel %d: found after %d cases, in %v (shrinking %v):\n%s", seed, run.parallel, o.Cases, time.Since(start), o.Shrink, d.Error())
 				tc.want(t, d.Request)
 
+				if tc.op == protocol.OpScenario {
+					// A scenario is not a vector: replay the request itself.
+					if again, err := policytest.Compare(ctx, res.Hello, tc.bug, d.Request); err != nil || again == nil {
+						t.Errorf("the shrunk scenario does not fail the bug on replay (%v)", err)
+					}
+					if again, err := policytest.Compare(ctx, res.Hello, conformance.Reference(), d.Request); err != nil || again != nil {
+						t.Errorf("the shrunk scenario does not pass the reference: %v %v", again, err)
+					}
+					continue
+				}
 				dir := t.TempDir()
 				if _, _, err := fuzz.WriteVector(dir, d, res.Seed, false); err != nil {
 					t.Fatal(err)

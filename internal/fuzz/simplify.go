@@ -22,7 +22,8 @@ const maxSimplifySteps = 400
 // max_attempts keeps max_attempts alive): it drops policy keys, array
 // elements and pattern entries, lowers the attempt and integer policy fields to the smallest
 // value that still disagrees (a binary search, so a bug that starts at
-// attempt N ends at N), deletes duration components and characters, and
+// attempt N ends at N), deletes duration components and characters and
+// scenario steps, and
 // resets rand, the error type and the code. A
 // step is kept when the implementation still disagrees with the reference.
 func simplify(ctx context.Context, impl protocol.Implementation, h protocol.Hello, d *policytest.Disagreement) *policytest.Disagreement {
@@ -139,6 +140,17 @@ func candidates(req protocol.Request) []protocol.Request {
 		out = append(out, r)
 		r.Error = &protocol.FailureInput{Type: req.Error.Type}
 		out = append(out, r)
+	}
+	if req.Op == protocol.OpScenario {
+		// One step less.
+		var steps []json.RawMessage
+		if json.Unmarshal(req.Steps, &steps) == nil && len(steps) > 1 {
+			for i := range steps {
+				r := req
+				r.Steps, _ = json.Marshal(append(append([]json.RawMessage{}, steps[:i]...), steps[i+1:]...))
+				out = append(out, r)
+			}
+		}
 	}
 	if req.Op == protocol.OpParseDuration {
 		// Whole components first, then single characters.
