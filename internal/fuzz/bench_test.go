@@ -27,12 +27,12 @@ func cpuTime() time.Duration {
 // cases per second of wall time and per second of CPU time (the runner
 // and, once closed, the adapter process): the machine is shared, so the
 // second is the steadier number.
-func benchRun(b *testing.B, impl protocol.Implementation, parallel int, closeImpl func()) {
+func benchRun(b *testing.B, impl protocol.Implementation, ops []string, parallel int, closeImpl func()) {
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	start := time.Now()
-	res, err := fuzz.Run(context.Background(), impl, fuzz.Config{Cases: max(b.N, 5), Seed: 7, Parallel: parallel})
+	res, err := fuzz.Run(context.Background(), impl, fuzz.Config{Cases: max(b.N, len(ops)), Seed: 7, Ops: ops, Parallel: parallel})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,8 +50,17 @@ func benchRun(b *testing.B, impl protocol.Implementation, parallel int, closeImp
 	b.ReportMetric(float64(n)/cpu.Seconds(), "cases/cpu-s")
 }
 
+// policyOps are the five ops of the policy rules; scenarios (whole job
+// lifecycles) are measured on their own.
+var policyOps = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide}
+
 // BenchmarkInProcess: the reference against itself, no process.
-func BenchmarkInProcess(b *testing.B) { benchRun(b, conformance.Reference(), 1, func() {}) }
+func BenchmarkInProcess(b *testing.B) { benchRun(b, conformance.Reference(), policyOps, 1, func() {}) }
+
+// BenchmarkInProcessScenario: random job lifecycles of up to 16 steps.
+func BenchmarkInProcessScenario(b *testing.B) {
+	benchRun(b, conformance.Reference(), []string{protocol.OpScenario}, 1, func() {})
+}
 
 // BenchmarkAdapter: the reference over "retrykit adapter", 64 requests
 // pipelined per rapid check.
@@ -61,5 +70,5 @@ func BenchmarkAdapter(b *testing.B) {
 		b.Fatalf("%v\n%s", err, out)
 	}
 	p := protocol.NewProcess([]string{bin, "adapter"})
-	benchRun(b, p, 64, func() { _ = p.Close() })
+	benchRun(b, p, policyOps, 64, func() { _ = p.Close() })
 }
