@@ -100,7 +100,7 @@ func (b *Backoff) compute(n int) time.Duration {
 // and multiplies, and its relative error grows with e (3e-10 for
 // 1.0000001^57037827, 90ns on a 300s delay); exp(e·ln c) stays within a few
 // units of 1e-15 for every power below 2^63, so it is used instead. Found
-// by "retrykit fuzz"; pinned by a float-tolerance vector of delay.json.
+// by "retrykit fuzz"; docs/decisions.md RK-23, vectors delay-0194, delay-0195.
 func powFloat(c float64, e int) float64 {
 	if e <= 64 {
 		return math.Pow(c, float64(e))

@@ -141,9 +141,10 @@ REQ_SECTION = {
     "RK-01": "3", "RK-02": "14", "RK-03": "4.2", "RK-04": "2.2", "RK-05": "5.3", "RK-06": "5.1",
     "RK-07": "4.2", "RK-08": "14", "RK-09": "8", "RK-10": "14", "RK-11": "4.2", "RK-12": "11.1",
     "RK-13": "7.2", "RK-14": "2.2", "RK-15": "6.2", "RK-16": "3", "RK-17": "3.5",
+    "RK-23": "3.3",
 }
 LIBRARY_RET = ["RET-%02d" % i for i in list(range(1, 11)) + list(range(16, 21))]
-RK_IDS = ["RK-%02d" % i for i in range(1, 18)]
+RK_IDS = ["RK-%02d" % i for i in range(1, 18)] + ["RK-23"]
 
 KIND_NOTES = {
     "duration": (
@@ -1180,10 +1181,10 @@ def gen_delay(k: Kind):
         c = Decimal(1) + Decimal(2) ** -20
         v = int((Decimal(10 ** 9) * (c.ln() * (n - 1)).exp()).to_integral_value(rounding=ROUND_FLOOR))
         assert v < 300 * 10 ** 9
-        k.add("RET-04", "n=%d: 1s * (1 + 2^-20)^%d = %s, below the PT5M default cap (coefficient 1.00000095367431640625, "
+        k.add("RK-23", "n=%d: 1s * (1 + 2^-20)^%d = %s, below the PT5M default cap (coefficient 1.00000095367431640625, "
               "exact in binary; 60-digit decimal)" % (n, n - 1, fsec(v)),
               {"policy_raw": '{"backoff_coefficient":1.00000095367431640625,"jitter":false}', "attempt": n},
-              {"delay_ns": v}, ["float-tolerance"], "3.3")
+              {"delay_ns": v}, ["float-tolerance", "retrykit:decision"], "3.3")
 
 
 # ---------------------------------------------------------------------------
