@@ -488,7 +488,7 @@ func TestMutations(t *testing.T) {
 			flagged("class:post-jitter-cap", "class:overflow")},
 		{"no-default-merge", noDefaultMerge, "class:default-merge",
 			[]string{"RET-01", "RET-02", "RET-04", "RET-05", "RET-06", "RET-07", "RET-08", "RET-09", "RET-10", "RET-17",
-				"RK-01", "RK-04", "RK-05", "RK-07", "RK-10", "RK-11", "RK-12", "RK-13", "RK-14", "RK-15", "RK-16", "RK-17"},
+				"RK-01", "RK-04", "RK-05", "RK-07", "RK-10", "RK-11", "RK-12", "RK-13", "RK-14", "RK-15", "RK-16", "RK-17", "RK-23"},
 			[]string{validate, delay, decide},
 			// Most vectors use partial policies, so failures spread over
 			// many requirements; each must at least give a policy object

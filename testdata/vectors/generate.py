@@ -1184,7 +1184,7 @@ def gen_delay(k: Kind):
         k.add("RK-23", "n=%d: 1s * (1 + 2^-20)^%d = %s, below the PT5M default cap (coefficient 1.00000095367431640625, "
               "exact in binary; 60-digit decimal)" % (n, n - 1, fsec(v)),
               {"policy_raw": '{"backoff_coefficient":1.00000095367431640625,"jitter":false}', "attempt": n},
-              {"delay_ns": v}, ["float-tolerance", "retrykit:decision"], "3.3")
+              {"delay_ns": v}, ["float-tolerance", "retrykit:decision", "class:default-merge"], "3.3")
 
 
 # ---------------------------------------------------------------------------
