@@ -166,3 +166,53 @@ func TestFuzzPythonAdapterIsClean(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// opaqueAdapter is the Python example adapter declaring opaque jitter (the
+// runner then sends no rand and checks bounds) and two unclaimed flags.
+const opaqueAdapter = `import sys
+sys.path.insert(0, sys.argv[1])
+import adapter
+
+real = adapter.op_hello
+def op_hello(req):
+    h = real(req)
+    h["jitter"] = "opaque"
+    h["unclaimed_flags"] = ["should:date-components", "extension:backoff_strategy"]
+    return h
+adapter._DISPATCH["hello"] = op_hello
+sys.exit(adapter.main())
+`
+
+func TestFuzzOpaqueJitterAndUnclaimedFlags(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	script := filepath.Join(t.TempDir(), "opaque.py")
+	if err := os.WriteFile(script, []byte(opaqueAdapter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	impl := py + " " + script + " " + filepath.Join(repoRoot(t), "conformance", "adapters", "python")
+	code, out, errOut := runCLI(t, "", "fuzz", "--impl", impl, "--cases", "3000", "--seed", "8", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var rep struct {
+		Jitter string `json:"jitter"`
+		Ops    []struct {
+			Op      string `json:"op"`
+			Skipped int    `json:"skipped"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Jitter != "opaque" {
+		t.Fatalf("%v: %s", err, out)
+	}
+	skipped := map[string]int{}
+	for _, o := range rep.Ops {
+		skipped[o.Op] = o.Skipped
+	}
+	// Date components are not sent as durations, backoff_strategy not in policies.
+	if skipped["parse_duration"] == 0 || skipped["delay"] == 0 || skipped["match"] != 0 {
+		t.Errorf("skipped per op: %v", skipped)
+	}
+}

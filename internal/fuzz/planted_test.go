@@ -3,6 +3,7 @@ package fuzz_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -290,5 +291,67 @@ func TestPlantedBugs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// opaqueNoCap declares opaque jitter and answers every jittered delay with
+// its largest value, 1.5 times the capped delay, without the cap after
+// jitter. The fuzzer checks opaque delays against the jitter bounds.
+type opaqueNoCap struct{}
+
+func (opaqueNoCap) Hello(ctx context.Context) (protocol.Hello, error) {
+	h, err := conformance.Reference().Hello(ctx)
+	h.Implementation, h.Jitter = "opaque-no-cap", protocol.JitterOpaque
+	return h, err
+}
+
+func (opaqueNoCap) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
+	resp, err := conformance.Reference().Do(ctx, req)
+	if req.Op != protocol.OpDelay || resp.DelayNS == nil {
+		return resp, err
+	}
+	p, perr := policy.Parse(req.Policy)
+	if perr != nil || !p.Spec().Jitter {
+		return resp, err
+	}
+	d := int64(min(float64(p.Backoff().Base(int(min(req.Attempt, math.MaxInt))))*1.5, math.MaxInt64))
+	resp.DelayNS = &d
+	return resp, err
+}
+
+func TestOpaqueJitterBounds(t *testing.T) {
+	ctx := context.Background()
+	res, err := fuzz.Run(ctx, opaqueNoCap{}, fuzz.Config{Cases: 5000, Seed: 1, Ops: []string{protocol.OpDelay}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Ops[0].Disagreement
+	if d == nil {
+		t.Fatal("the missing cap after jitter was not found")
+	}
+	if d.Request.Rand != nil || !strings.Contains(d.Reason, "jitter bounds") {
+		t.Errorf("want a bounds check without rand, got %s", d.Error())
+	}
+	dir := t.TempDir()
+	path, _, err := fuzz.WriteVector(dir, d, res.Seed, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `"min_ns"`) || !strings.Contains(string(data), `"max_ns"`) {
+		t.Errorf("an opaque disagreement is written with bounds:\n%s", data)
+	}
+	written, err := conformance.Load(os.DirFS(dir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(impl protocol.Implementation) conformance.Counts {
+		return conformance.NewRunner(written, conformance.WithJitterSamples(0)).Run(ctx, impl).Totals
+	}
+	if c := run(opaqueNoCap{}); c.Fail != 1 {
+		t.Errorf("replay against the bug: %+v", c)
+	}
+	if c := run(conformance.Reference()); c.Pass != 1 {
+		t.Errorf("replay against the reference: %+v", c)
 	}
 }
