@@ -78,12 +78,11 @@ func (c Delays) WriteSVG(w io.Writer) error {
 		}
 		return top + plotH - (math.Log10(float64(d))-la)/(lb-la)*plotH
 	}
+	// Attempts sit at the middle of equal slots, so the first and the last
+	// are not drawn on the frame.
 	minN := 1
 	x := func(n int) float64 {
-		if maxN == minN {
-			return left + plotW/2
-		}
-		return left + float64(n-minN)/float64(maxN-minN)*plotW
+		return left + (float64(n-minN)+0.5)/float64(maxN-minN+1)*plotW
 	}
 
 	header(bw, width, height, c.Title, c.Note)
@@ -95,7 +94,7 @@ func (c Delays) WriteSVG(w io.Writer) error {
 	}
 	step := max(int(niceStep(float64(maxN-minN), 12)), 1)
 	for n := minN; n <= maxN; n++ {
-		if n != minN && n%step != 0 {
+		if n%step != 0 && (n != minN || step == 2) {
 			continue
 		}
 		xx := x(n)

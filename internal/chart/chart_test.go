@@ -136,7 +136,7 @@ func TestFormatDuration(t *testing.T) {
 
 func TestLogRange(t *testing.T) {
 	a, b := logRange(15*time.Second, 3*time.Hour)
-	if a != 10*time.Second || b != 10*time.Hour {
+	if a != 10*time.Second || b != 24*time.Hour {
 		t.Errorf("logRange(15s, 3h) = %v, %v", a, b)
 	}
 	a, b = logRange(time.Second, time.Second)

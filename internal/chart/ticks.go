@@ -14,7 +14,7 @@ var logTicks = []time.Duration{
 	time.Nanosecond, 10 * time.Nanosecond, 100 * time.Nanosecond,
 	time.Microsecond, 10 * time.Microsecond, 100 * time.Microsecond,
 	time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond,
-	time.Second, 10 * time.Second, time.Minute, 10 * time.Minute, time.Hour, 10 * time.Hour,
+	time.Second, 10 * time.Second, time.Minute, 10 * time.Minute, time.Hour,
 	day, 10 * day, 100 * day, 1000 * day, 10000 * day, 100000 * day,
 }
 
@@ -48,7 +48,7 @@ func indexOf(t time.Duration) int {
 	return 0
 }
 
-// ticksIn returns the log ticks in [a, b], thinned to at most 8.
+// ticksIn returns the log ticks in [a, b], thinned to at most 10.
 func ticksIn(a, b time.Duration) []time.Duration {
 	var out []time.Duration
 	for _, t := range logTicks {
@@ -56,7 +56,7 @@ func ticksIn(a, b time.Duration) []time.Duration {
 			out = append(out, t)
 		}
 	}
-	for len(out) > 8 {
+	for len(out) > 10 {
 		var thin []time.Duration
 		for i := 0; i < len(out); i += 2 {
 			thin = append(thin, out[i])
