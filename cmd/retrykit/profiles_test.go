@@ -95,8 +95,10 @@ func TestScheduleProfile(t *testing.T) {
 
 	code, out, _ = runCLI(t, "", "schedule", "--profile", "temporal", "--limit", "9", "--json")
 	var rep struct {
-		Profile    struct{ Name string }
-		Rows       []struct{ DelayNS int64 `json:"delay_ns"` } `json:"attempts"`
+		Profile struct{ Name string }
+		Rows    []struct {
+			DelayNS int64 `json:"delay_ns"`
+		} `json:"attempts"`
 		Truncated  bool
 		Exhaustion *struct{}
 	}
