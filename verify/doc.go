@@ -12,17 +12,18 @@
 //     Backoff.Pause and the AWS SDK for Go v2's standard retryer.
 //   - BullMQ's Backoffs and Job#shouldRetryJob from its npm package, driven by
 //     node (verify/node).
-//   - Celery's backoff and autoretry from Debian's python3-celery, driven by
+//   - Celery's backoff and autoretry from Debian's python3-celery, and
+//     botocore's standard retry mode from python3-botocore, driven by
 //     Debian's python3 (verify/python).
 //   - Sidekiq's JobRetry from Debian's ruby-sidekiq and Active Job's retry_on
 //     from ruby-activejob, driven by ruby (verify/ruby).
 //
 // Where the real code takes its randomness from a replaceable source
-// (Math.random, random.randrange, Kernel#rand), the driver replaces it with the
-// vector's draw r and the delay must match the vector exactly. Where it seeds
-// its own generator (the Go libraries), the tests sample it many times and
-// check every sample lies within the vector's inclusive bounds and that the
-// samples reach close to both ends.
+// (Math.random, random.randrange, botocore's random parameter, Kernel#rand),
+// the driver replaces it with the vector's draw r and the delay must match the
+// vector exactly. Where it seeds its own generator (the Go libraries), the
+// tests sample it many times and check every sample lies within the vector's
+// inclusive bounds and that the samples reach close to both ends.
 //
 // The drivers speak one JSON request and one JSON answer over stdin and
 // stdout. verify/install.sh installs what they need (Debian packages, npm ci);

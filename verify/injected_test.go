@@ -21,6 +21,15 @@ type injected struct {
 	maxSlack time.Duration
 	// delays asks the real code for the delay of each case, in nanoseconds.
 	delays func(t *testing.T, cases []kase) []int64
+	// older, when set, names attempts at which the installed version's
+	// formula differs from the newer source the profile follows; vectors at
+	// those attempts are logged and not compared (the reason says why).
+	older  func(attempt int) bool
+	reason string
+}
+
+func (s injected) comparable(attempt int) bool {
+	return s.older == nil || !s.older(attempt)
 }
 
 type key struct {
@@ -42,13 +51,26 @@ func (s injected) check(t *testing.T) {
 			cases = append(cases, delayCase(attempt, r))
 		}
 	}
+	skipped := 0
+	for _, v := range f.Vectors {
+		if (v.Kind == "delay" || v.Kind == "bounds") && !s.comparable(v.Attempt) {
+			t.Logf("%s: attempt %d not compared: %s", v.ID, v.Attempt, s.reason)
+			skipped++
+		}
+	}
 	for _, v := range f.Of("delay") {
+		if !s.comparable(v.Attempt) {
+			continue
+		}
 		if v.Rand == nil {
 			t.Fatalf("%s: the %s driver takes one draw per delay; give rand", v.ID, s.profile)
 		}
 		add(v.Attempt, *v.Rand)
 	}
 	for _, v := range f.Of("bounds") {
+		if !s.comparable(v.Attempt) {
+			continue
+		}
 		for _, r := range drawGrid {
 			add(v.Attempt, r)
 		}
@@ -66,6 +88,9 @@ func (s injected) check(t *testing.T) {
 
 	checked := 0
 	for _, v := range f.Of("delay") {
+		if !s.comparable(v.Attempt) {
+			continue
+		}
 		if g := got[key{v.Attempt, *v.Rand}]; g != time.Duration(v.DelayNS) {
 			t.Errorf("%s: attempt %d, r=%v: real code gives %v (%d ns), vector says %v (%d ns)",
 				v.ID, v.Attempt, *v.Rand, g, int64(g), time.Duration(v.DelayNS), v.DelayNS)
@@ -73,10 +98,13 @@ func (s injected) check(t *testing.T) {
 		checked++
 	}
 	for _, v := range f.Of("bounds") {
+		if !s.comparable(v.Attempt) {
+			continue
+		}
 		s.checkBounds(t, v.ID, v.Attempt, time.Duration(v.MinNS), time.Duration(v.MaxNS), got)
 		checked++
 	}
-	t.Logf("%s: %d delay and bounds vectors match the real code", s.profile, checked)
+	t.Logf("%s: %d delay and bounds vectors match the real code (%d not comparable)", s.profile, checked, skipped)
 
 	t.Run("profile_delays", func(t *testing.T) {
 		p, err := profile.Lookup(s.profile)

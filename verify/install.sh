@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real implementations the verify module runs retrykit's profile
-# vectors through: Debian's python3-celery, ruby-sidekiq and ruby-activejob,
-# node and npm (Debian's nodejs, unless a node is already installed), and the
-# bullmq npm package pinned by verify/node/package-lock.json. The Go libraries
-# come from the module proxy with `go test`.
+# vectors through: Debian's python3-celery, python3-botocore, ruby-sidekiq and
+# ruby-activejob, node and npm (Debian's nodejs, unless a node is already
+# installed), and the bullmq npm package pinned by verify/node/package-lock.json.
+# The Go libraries come from the module proxy with `go test`.
 #
 # Idempotent: Debian packages already installed are not reinstalled, and
 # verify/node/node_modules is rebuilt from the lock file. Needs root
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 missing=()
-for pkg in python3-celery ruby-sidekiq ruby-activejob; do
+for pkg in python3-celery python3-botocore ruby-sidekiq ruby-activejob; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi
@@ -41,7 +41,7 @@ if ! (cd node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=silent)
 fi
 
 echo "verify/install.sh: installed"
-for pkg in python3-celery ruby-sidekiq ruby-activejob; do
+for pkg in python3-celery python3-botocore ruby-sidekiq ruby-activejob; do
   printf '  %-16s %s\n' "$pkg" "$(dpkg-query -W -f='${Version}' "$pkg")"
 done
 printf '  %-16s %s\n' node "$(node --version)"

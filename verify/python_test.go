@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// python finds a python3 that can import celery. Debian's python3-celery
-// installs for Debian's /usr/bin/python3, which a python3 earlier on PATH
-// (pyenv, a virtualenv) does not see, so that one is tried first.
-func python(t *testing.T) string {
+// python finds a python3 that can import module (from the Debian package
+// pkg). Debian's python3-* packages install for Debian's /usr/bin/python3,
+// which a python3 earlier on PATH (pyenv, a virtualenv) does not see, so that
+// one is tried first.
+func python(t *testing.T, module, pkg string) string {
 	t.Helper()
 	candidates := []string{"/usr/bin/python3"}
 	if p, err := exec.LookPath("python3"); err == nil {
@@ -17,13 +18,13 @@ func python(t *testing.T) string {
 	}
 	var last string
 	for _, bin := range candidates {
-		ok, out := probe(bin, "-c", "import celery")
+		ok, out := probe(bin, "-c", "import "+module)
 		if ok {
 			return bin
 		}
 		last = bin + ": " + tail(out, 300)
 	}
-	missing(t, "Celery (Debian python3-celery)", "no python3 can import celery: "+last)
+	missing(t, module+" (Debian "+pkg+")", "no python3 can import "+module+": "+last)
 	return ""
 }
 
@@ -49,7 +50,7 @@ type celeryRuns struct {
 // from Debian's python3-celery, with random.randrange injected; and counts
 // the runs of an always-failing autoretry task through Celery's eager loop.
 func TestCeleryReal(t *testing.T) {
-	bin := python(t)
+	bin := python(t, "celery", "python3-celery")
 	argv := []string{bin, "celery_driver.py"}
 	injected{
 		profile: "celery",
@@ -84,6 +85,57 @@ func TestCeleryReal(t *testing.T) {
 		out := make([]bool, len(attempts))
 		for i, n := range attempts {
 			out[i] = n < runs.Runs
+		}
+		return out
+	})
+}
+
+type botocoreDelay struct {
+	DelayS      json.Number `json:"delay_s"`
+	RandomCalls int         `json:"random_calls"`
+}
+
+type botocoreDecision struct {
+	Retry       bool `json:"retry"`
+	MaxAttempts int  `json:"max_attempts"`
+}
+
+// TestBotocoreReal runs the aws vectors through botocore's standard retry
+// mode (ExponentialBackoff with its random parameter set to the draw, and
+// MaxAttemptsChecker) from Debian's python3-botocore.
+func TestBotocoreReal(t *testing.T) {
+	bin := python(t, "botocore", "python3-botocore")
+	argv := []string{bin, "botocore_driver.py"}
+	injected{
+		profile: "aws",
+		upTo:    5,
+		// Debian's botocore 1.29 computes min(r * 2^(n-1), 20); current
+		// botocore, which the profile follows, r * min(2^(n-1), 20). Both
+		// are r * 2^(n-1) while 2^(n-1) <= 20, that is up to attempt 5.
+		older:  func(n int) bool { return n > 5 },
+		reason: "the installed botocore caps after the draw, min(r*2^(n-1), 20); the profile follows current botocore, r*min(2^(n-1), 20); they agree through attempt 5 (RK-75)",
+		delays: func(t *testing.T, cases []kase) []int64 {
+			env := runDriver[botocoreDelay](t, "python", argv, cases)
+			t.Logf("real implementation: botocore %s (%s)", env.Version, env.File)
+			out := make([]int64, len(cases))
+			for i, r := range env.Results {
+				if r.RandomCalls != 1 {
+					t.Errorf("attempt %d: botocore drew %d times, the profile draws once", cases[i].Attempt, r.RandomCalls)
+				}
+				out[i] = seconds(t, r.DelayS)
+			}
+			return out
+		},
+	}.check(t)
+	checkDecisions(t, "aws", upTo(4), func(t *testing.T, attempts []int) []bool {
+		cases := make([]kase, len(attempts))
+		for i, n := range attempts {
+			cases[i] = kase{Op: "decision", Attempt: n}
+		}
+		env := runDriver[botocoreDecision](t, "python", argv, cases)
+		out := make([]bool, len(attempts))
+		for i, r := range env.Results {
+			out[i] = r.Retry
 		}
 		return out
 	})
