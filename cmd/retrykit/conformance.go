@@ -82,6 +82,8 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		parallel   = fset.Int("parallel", 32, "requests in flight at once")
 		samples    = fset.Int("jitter-samples", conformance.DefaultJitterSamples, "samples for the statistical jitter check (0: leave it out)")
 		output     = fset.String("o", "", "write the report to this file instead of standard output")
+		profiles   = fset.Bool("profiles", false, "run the profile vectors (testdata/profiles) through the delay op's profile form instead of the suite (PROTOCOL.md 3.4.1)")
+		profDir    = fset.String("profiles-dir", "", "directory of profile vector files (default: the ones embedded in retrykit)")
 		ids, reqs  listFlag
 		flags, unc listFlag
 	)
@@ -188,6 +190,9 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		target = p
 	}
 
+	if *profiles || *profDir != "" { // profileconf.go
+		return runProfileVectors(context.Background(), target, *profDir, stdout, stderr)
+	}
 	rep := conformance.NewRunner(suite, opts...).Run(context.Background(), target)
 
 	out := stdout
