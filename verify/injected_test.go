@@ -15,10 +15,6 @@ type injected struct {
 	// upTo is the last attempt at which the real code is compared with
 	// package profile (attempts 1..upTo, every draw in drawGrid).
 	upTo int
-	// maxSlack is how far below a bounds maximum the delay at the largest
-	// draw may lie: 0 for integer jitter, 1 ns for float jitter whose
-	// supremum the real code can only approach.
-	maxSlack time.Duration
 	// delays asks the real code for the delay of each case, in nanoseconds.
 	delays func(t *testing.T, cases []kase) []int64
 	// older, when set, names attempts at which the installed version's
@@ -125,14 +121,14 @@ func (s injected) check(t *testing.T) {
 }
 
 // checkBounds holds the real delays at attempt against [lo, hi]: the delay at
-// r=0 is lo, the delay at the largest draw is hi (less maxSlack at most), and
-// every grid delay lies inside.
+// r=0 is lo, the delay at the largest draw is hi (bounds are exact and
+// reached), and every grid delay lies inside.
 func (s injected) checkBounds(t *testing.T, id string, attempt int, lo, hi time.Duration, got map[key]time.Duration) {
 	t.Helper()
 	if g := got[key{attempt, 0}]; g != lo {
 		t.Errorf("%s: attempt %d: real delay at r=0 is %v (%d ns), lower bound %v (%d ns)", id, attempt, g, int64(g), lo, int64(lo))
 	}
-	if g := got[key{attempt, maxDraw}]; g > hi || g < hi-s.maxSlack {
+	if g := got[key{attempt, maxDraw}]; g != hi {
 		t.Errorf("%s: attempt %d: real delay at the largest draw is %v (%d ns), upper bound %v (%d ns)", id, attempt, g, int64(g), hi, int64(hi))
 	}
 	for _, r := range drawGrid {

@@ -89,9 +89,8 @@ func TestActiveJobReal(t *testing.T) {
 	bin := ruby(t, "active_job", "ruby-activejob")
 	argv := []string{bin, "activejob_driver.rb"}
 	injected{
-		profile:  "activejob",
-		upTo:     20,
-		maxSlack: 1,
+		profile: "activejob",
+		upTo:    20,
 		delays: func(t *testing.T, cases []kase) []int64 {
 			env := runDriver[rubyDelay](t, "ruby", argv, cases)
 			t.Logf("real implementation: Active Job %s, wait: :%s (%s)", env.Version, env.Algorithm, env.File)
