@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -37,9 +36,9 @@ func gaxModel() *model {
 		terminal:     "none by attempts (the caller gets the last error when its deadline passes)",
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			cur := gaxEnvelope(n)
-			return 1 + time.Duration(randInt(draw(src), int64(cur)))
+			return 1 + time.Duration(randInt(d.next(), int64(cur)))
 		},
 	}
 }
@@ -59,8 +58,8 @@ func awsModel() *model {
 		maxAttempts:  3,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
-			r := draw(src)
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			r := d.next()
 			e := 20.0
 			if n-1 < 5 { // 2^4 = 16 < 20 <= 2^5
 				e = float64(int64(1) << uint(n-1))
@@ -89,11 +88,11 @@ func awsGoModel() *model {
 		maxAttempts:  3,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			if n > awsGoMaxBackoffAttempts {
 				return 20 * time.Second
 			}
-			return seconds(draw(src) * float64(int64(1)<<uint(n)))
+			return seconds(d.next() * float64(int64(1)<<uint(n)))
 		},
 	}
 }
@@ -131,8 +130,8 @@ func grpcConnectModel() *model {
 		terminal:     "none (unbounded)",
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
-			return grpcConnectBackoff(n-1, draw(src))
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			return grpcConnectBackoff(n-1, d.next())
 		},
 	}
 }
@@ -152,9 +151,9 @@ func grpcRetryModel() *model {
 		maxAttempts:  4,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			cur := min(float64(100*time.Millisecond)*math.Pow(2, float64(n-1)), float64(time.Second))
-			cur *= 0.8 + 0.4*draw(src)
+			cur *= 0.8 + 0.4*d.next()
 			return nanos(cur)
 		},
 	}

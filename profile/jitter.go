@@ -3,7 +3,6 @@ package profile
 import (
 	"time"
 
-	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -43,8 +42,8 @@ func fullJitterModel() *model {
 		terminal:     "none (unbounded)",
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
-			return uniformBelow(draw(src), blogEnvelope(n))
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			return uniformBelow(d.next(), blogEnvelope(n))
 		},
 	}
 }
@@ -62,9 +61,9 @@ func equalJitterModel() *model {
 		terminal:     "none (unbounded)",
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			half := blogEnvelope(n) / 2
-			return half + uniformBelow(draw(src), half)
+			return half + uniformBelow(d.next(), half)
 		},
 	}
 }
@@ -83,12 +82,12 @@ func decorrelatedJitterModel() *model {
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		stateful:     true,
-		delay: func(_ int, prev time.Duration, src backoff.Source) time.Duration {
+		delay: func(_ int, prev time.Duration, d draws) time.Duration {
 			if prev <= 0 {
 				prev = blogBase
 			}
 			hi := time.Duration(satMul(int64(prev), 3))
-			return min(blogBase+uniformBelow(draw(src), hi-blogBase), blogCap)
+			return min(blogBase+uniformBelow(d.next(), hi-blogBase), blogCap)
 		},
 	}
 }

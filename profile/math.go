@@ -27,13 +27,31 @@ func unit(r float64) float64 {
 	return r
 }
 
-// draw takes the next draw from src (nil means backoff.Default()), clamped
-// into [0, 1).
-func draw(src backoff.Source) float64 {
-	if src == nil {
-		src = backoff.Default()
+// draws is where a profile's delay function takes its random draws: a
+// Source, or one fixed draw r (DelayAt) that every call returns. It is
+// passed by value so that a fixed draw never goes through an interface
+// (which would allocate); next has a pointer receiver only to read it.
+type draws struct {
+	src   backoff.Source // nil with fixed; else nil means backoff.Default()
+	r     float64
+	fixed bool
+}
+
+// fixedDraws returns draws that always give r, clamped into [0, 1).
+func fixedDraws(r float64) draws { return draws{r: unit(r), fixed: true} }
+
+// sourceDraws returns draws from src (nil means backoff.Default()).
+func sourceDraws(src backoff.Source) draws { return draws{src: src} }
+
+// next returns the next draw, in [0, 1).
+func (d *draws) next() float64 {
+	if d.fixed {
+		return d.r
 	}
-	return unit(src.Float64())
+	if d.src == nil {
+		return unit(backoff.Default().Float64())
+	}
+	return unit(d.src.Float64())
 }
 
 // randInt maps a draw r in [0, 1) to an integer in [0, n-1], the way

@@ -3,7 +3,6 @@ package profile
 import (
 	"time"
 
-	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -25,8 +24,8 @@ func ojsModel() *model {
 		maxAttempts:  3,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
-			return b.DelayAt(n, draw(src))
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			return b.DelayAt(n, d.next())
 		},
 	}
 }

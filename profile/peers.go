@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -35,10 +34,10 @@ func sidekiqModel() *model {
 		maxAttempts:  26,
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			c := int64(n - 1)
 			s := satAdd(satPow(c, 4), 15)
-			return satSeconds(satAdd(s, randInt(draw(src), satMul(10, satAdd(c, 1)))))
+			return satSeconds(satAdd(s, randInt(d.next(), satMul(10, satAdd(c, 1)))))
 		},
 	}
 }
@@ -58,10 +57,10 @@ func sidekiq6Model() *model {
 		maxAttempts:  26,
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			c := int64(n - 1)
 			s := satAdd(satPow(c, 4), 15)
-			return satSeconds(satAdd(s, satMul(randInt(draw(src), 10), satAdd(c, 1))))
+			return satSeconds(satAdd(s, satMul(randInt(d.next(), 10), satAdd(c, 1))))
 		},
 	}
 }
@@ -81,9 +80,9 @@ func activeJobModel() *model {
 		maxAttempts:  5,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
-			d := float64(satPow(int64(n), 4))
-			return seconds(d + draw(src)*d*0.15 + 2)
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			e := float64(satPow(int64(n), 4))
+			return seconds(e + d.next()*e*0.15 + 2)
 		},
 	}
 }
@@ -103,12 +102,12 @@ func celeryModel() *model {
 		maxAttempts:  4,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			c := int64(600)
 			if n-1 < 10 { // 2^9 = 512 < 600 <= 2^10
 				c = int64(1) << uint(n-1)
 			}
-			return satSeconds(randInt(draw(src), c+1))
+			return satSeconds(randInt(d.next(), c+1))
 		},
 	}
 }
@@ -126,7 +125,7 @@ func bullmqModel() *model {
 		terminal:     "moved to the failed set",
 		maxAttempts:  3,
 		onExhaustion: policy.Discard,
-		delay: func(n int, _ time.Duration, _ backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, _ draws) time.Duration {
 			return shifted(time.Second, n-1, maxDuration)
 		},
 	}
@@ -149,7 +148,7 @@ func resqueRetryModel() *model {
 		terminal:     "give up: the failure stays in Resque's failed queue",
 		maxAttempts:  7,
 		onExhaustion: policy.DeadLetter,
-		delay: func(n int, _ time.Duration, _ backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, _ draws) time.Duration {
 			return satSeconds(resqueStrategy[min(n-1, len(resqueStrategy)-1)])
 		},
 	}
@@ -170,10 +169,10 @@ func zzzJobsModel() *model {
 		maxAttempts:  20,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			c := min(satMul(15, satPow(2, int64(min(n, 30)))), 3600)
 			j := max(c/4, 1)
-			return satSeconds(c + randInt(draw(src), j))
+			return satSeconds(c + randInt(d.next(), j))
 		},
 	}
 }
@@ -193,9 +192,9 @@ func chasquiMQModel() *model {
 		maxAttempts:  3,
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			ms := int64(min(100*math.Pow(2, float64(n-1)), 30000))
-			return time.Duration(ms+randInt(draw(src), 100)) * time.Millisecond
+			return time.Duration(ms+randInt(d.next(), 100)) * time.Millisecond
 		},
 	}
 }
@@ -215,9 +214,9 @@ func flareModel() *model {
 		maxAttempts:  3,
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			base := shifted(15*time.Second, n-1, maxDuration)
-			j := time.Duration(randInt(draw(src), 3001)) * time.Millisecond
+			j := time.Duration(randInt(d.next(), 3001)) * time.Millisecond
 			return time.Duration(satAdd(int64(base), int64(j)))
 		},
 	}

@@ -45,10 +45,10 @@ type model struct {
 	stateful bool
 	// delay returns the delay after attempt n >= 1. prev is the delay after
 	// attempt n-1 (0 for n = 1); only stateful models read it. Draws are
-	// taken with draw(src), each in [0, 1). delay must be non-decreasing
+	// taken with d.next(), each in [0, 1). delay must be non-decreasing
 	// in every draw and in prev, so that the draws 0 and maxBelowOne give
 	// the exact bounds.
-	delay func(n int, prev time.Duration, src backoff.Source) time.Duration
+	delay func(n int, prev time.Duration, d draws) time.Duration
 }
 
 // Lookup returns the profile with the given name (as [Names] lists them). An
@@ -136,7 +136,7 @@ func (p Profile) Stateful() bool { return p.get().stateful }
 var zeroModel = &model{
 	maxAttempts:  1,
 	onExhaustion: policy.Discard,
-	delay:        func(int, time.Duration, backoff.Source) time.Duration { return 0 },
+	delay:        func(int, time.Duration, draws) time.Duration { return 0 },
 }
 
 func (p Profile) get() *model {
@@ -153,10 +153,11 @@ func (p Profile) get() *model {
 // taken; follow [Profile.Run] for independent draws.
 func (p Profile) Delay(n int, src backoff.Source) time.Duration {
 	m := p.get()
+	d := sourceDraws(src)
 	if m.stateful {
-		return p.DelayAt(n, draw(src))
+		return p.DelayAt(n, d.next())
 	}
-	return m.delay(max(n, 1), 0, src)
+	return m.delay(max(n, 1), 0, d)
 }
 
 // DelayAt is the pure form of [Profile.Delay]: every draw the system takes
@@ -165,7 +166,7 @@ func (p Profile) Delay(n int, src backoff.Source) time.Duration {
 // found in at most a few thousand steps since such a schedule settles.
 func (p Profile) DelayAt(n int, r float64) time.Duration {
 	m := p.get()
-	src := backoff.Fixed(unit(r))
+	src := fixedDraws(r)
 	n = max(n, 1)
 	if !m.stateful {
 		return m.delay(n, 0, src)

@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -28,12 +27,12 @@ func riverModel() *model {
 		maxAttempts:  25,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			s := min(math.Pow(float64(n), 4), riverMaxSeconds)
 			if s == riverMaxSeconds {
 				return maxDuration
 			}
-			s += s * (draw(src)*0.2 - 0.1)
+			s += s * (d.next()*0.2 - 0.1)
 			return seconds(min(s, riverMaxSeconds))
 		},
 	}
@@ -63,8 +62,8 @@ func asynqModel() *model {
 		maxAttempts:  26,
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
-			return sidekiqFormula(int64(n-1), draw(src))
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			return sidekiqFormula(int64(n-1), d.next())
 		},
 	}
 }
@@ -84,8 +83,8 @@ func faktoryModel() *model {
 		maxAttempts:  26,
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
-			return sidekiqFormula(int64(n-1), draw(src))
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			return sidekiqFormula(int64(n-1), d.next())
 		},
 	}
 }
@@ -105,9 +104,9 @@ func obanModel() *model {
 		maxAttempts:  20,
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, src backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			t := satAdd(15, satPow(2, int64(min(n, 100))))
-			diff := nanos(draw(src) * 0.1 * float64(t)) // seconds, truncated
+			diff := nanos(d.next() * 0.1 * float64(t)) // seconds, truncated
 			return satSeconds(satAdd(t, int64(diff)))
 		},
 	}
@@ -126,7 +125,7 @@ func temporalModel() *model {
 			"workflow run) or a non-retryable error",
 		terminal:     "none by attempts (with MaximumAttempts set: RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED, the activity fails)",
 		onExhaustion: policy.Discard,
-		delay: func(n int, _ time.Duration, _ backoff.Source) time.Duration {
+		delay: func(n int, _ time.Duration, _ draws) time.Duration {
 			d := nanos(float64(time.Second) * math.Pow(2, float64(n-1)))
 			return min(d, 100*time.Second)
 		},

@@ -20,7 +20,7 @@ func (p Profile) Schedule(k int, src backoff.Source) iter.Seq2[int, time.Duratio
 		m := p.get()
 		var prev time.Duration
 		for n := 1; n <= k && n > 0; n++ {
-			prev = m.delay(n, prev, src)
+			prev = m.delay(n, prev, sourceDraws(src))
 			if !yield(n, prev) {
 				return
 			}
@@ -57,6 +57,6 @@ func (r *Run) Next(src backoff.Source) policy.Decision {
 	if d, done := r.p.exhausted(r.n); done {
 		return d
 	}
-	r.prev = r.p.get().delay(r.n, r.prev, src)
+	r.prev = r.p.get().delay(r.n, r.prev, sourceDraws(src))
 	return policy.Decision{Action: policy.Retry, Delay: r.prev, Reason: policy.ReasonRetry}
 }
