@@ -70,6 +70,11 @@ func (c Delays) WriteSVG(w io.Writer) error {
 	if hi == 0 {
 		lo, hi = time.Second, 10*time.Second
 	}
+	// Keep the scale readable: at most three decades below the largest
+	// delay or 1ms, whichever is lower; smaller delays sit on the floor.
+	if floor := max(min(time.Millisecond, hi/1000), 1); lo < floor {
+		lo, zero = floor, true
+	}
 	ya, yb := logRange(lo, hi)
 	la, lb := math.Log10(float64(ya)), math.Log10(float64(yb))
 	y := func(d time.Duration) float64 {
@@ -136,7 +141,7 @@ func (c Delays) WriteSVG(w io.Writer) error {
 	}
 	legend(bw, left+plotW+20, top, names, true)
 	if zero {
-		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" class="note">A delay of 0 is drawn on the bottom axis.</text>`+"\n", left, top+plotH+58)
+		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" class="note">Delays below %s (and 0) are drawn on the bottom axis.</text>`+"\n", left, top+plotH+58, FormatDuration(ya))
 	}
 	fmt.Fprintln(bw, "</svg>")
 	return bw.Flush()

@@ -87,7 +87,7 @@ func TestDelaysSVG(t *testing.T) {
 	}
 	for _, want := range []string{"Retry delays: a & b", "attempt that failed", "delay before the next attempt (log scale)",
 		"100ms", "1s", "10s", "1m", "1", "2", "3", "sidekiq", "full <jitter>", "band: jitter range",
-		"A delay of 0 is drawn on the bottom axis."} {
+		"Delays below 100ms (and 0) are drawn on the bottom axis."} {
 		if !slices.Contains(d.Texts, want) {
 			t.Errorf("no text %q among %q", want, d.Texts)
 		}
