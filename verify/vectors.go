@@ -54,8 +54,7 @@ var ErrVectors = errors.New("verify: bad vector file")
 var profileName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Load reads the vector file of the named profile from dir (normally
-// "../testdata/profiles" from this module). Unknown fields are rejected, so a
-// file that drifts from the schema fails loudly rather than losing vectors.
+// "../testdata/profiles" from this module) and parses it with [Parse].
 // Errors wrap [ErrVectors].
 func Load(dir, profile string) (*File, error) {
 	if !profileName.MatchString(profile) {
@@ -66,14 +65,29 @@ func Load(dir, profile string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVectors, err)
 	}
+	f, err := Parse(data, profile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Parse decodes one vector file whose profile must be the given name.
+// Unknown fields and trailing data are rejected, so a file that drifts from
+// the schema fails loudly rather than losing vectors; the schema itself is
+// enforced by the main module's tests. Errors wrap [ErrVectors].
+func Parse(data []byte, profile string) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f File
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrVectors, path, err)
+		return nil, fmt.Errorf("%w: %v", ErrVectors, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the JSON object", ErrVectors)
 	}
 	if f.Profile != profile {
-		return nil, fmt.Errorf("%w: %s: profile is %q, want %q", ErrVectors, path, f.Profile, profile)
+		return nil, fmt.Errorf("%w: profile is %q, want %q", ErrVectors, f.Profile, profile)
 	}
 	return &f, nil
 }
