@@ -9,7 +9,9 @@
 //
 //   - Go modules from the module proxy, called in-process: River's
 //     DefaultClientRetryPolicy, asynq's DefaultRetryDelayFunc, gax-go's
-//     Backoff.Pause and the AWS SDK for Go v2's standard retryer.
+//     Backoff.Pause, the AWS SDK for Go v2's standard retryer and the Temporal
+//     server's CalculateExponentialRetryInterval (go.temporal.io/server, whose
+//     v1.32.1 sets this module's go directive to 1.26.8).
 //   - BullMQ's Backoffs and Job#shouldRetryJob from its npm package, driven by
 //     node (verify/node).
 //   - Celery's backoff and autoretry from Debian's python3-celery, and

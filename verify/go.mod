@@ -1,6 +1,6 @@
 module github.com/retrykit/retrykit/verify
 
-go 1.26.0
+go 1.26.8
 
 replace github.com/retrykit/retrykit => ../
 
@@ -44,4 +44,6 @@ require (
 	github.com/retrykit/retrykit v0.0.0-00010101000000-000000000000
 	github.com/riverqueue/river v0.51.1
 	github.com/riverqueue/river/rivertype v0.51.1
+	go.temporal.io/api v1.63.5
+	go.temporal.io/server v1.32.1
 )
