@@ -65,8 +65,9 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "write the schedule as JSON")
 	limit := fs.Int("limit", 50, fmt.Sprintf("print at most this many attempts, 1 to %d (the exhaustion outcome is always printed)", maxScheduleLimit))
 	randFlag := fs.String("rand", "", "fixed jitter draw r in [0,1): show exact jittered delays instead of the nominal delay")
+	extra := addScheduleFlags(fs) // profiles.go: --profile, --list-profiles, --svg
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: retrykit schedule [--json] [--limit N] [--rand R] [policy.json | -]")
+		fmt.Fprintln(stderr, "usage: retrykit schedule [--json] [--limit N] [--rand R] [--svg FILE] [policy.json | - | --profile NAME | --list-profiles]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +92,9 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 		r = &v
+	}
+	if code, done := extra.run(fs.NArg(), *asJSON, *limit, r, stdout, stderr); done {
+		return code
 	}
 
 	p := policy.Default()
@@ -118,6 +122,9 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
 		return 2
+	}
+	if code := extra.svgPolicy(p, policyName(fs.Arg(0)), *limit, stderr); code != 0 {
+		return code
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

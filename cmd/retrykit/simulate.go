@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/chart"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -308,42 +309,16 @@ func writeSimText(w io.Writer, p *policy.Policy, n int, outage, bucket time.Dura
 }
 
 // writeSimSVG draws one bar chart per run, stacked vertically, on a
-// shared scale.
+// shared scale (internal/chart).
 func writeSimSVG(w io.Writer, n int, outage, bucket time.Duration, runs []*simRun) {
-	nb, top := 1, 1
+	c := chart.Bars{
+		Title:  fmt.Sprintf("%d jobs through a %s outage: retry arrivals per %s", n, chart.FormatDuration(outage), chart.FormatDuration(bucket)),
+		Bucket: bucket, Shade: outage, ShadeLabel: "outage",
+		XLabel: "time since the outage began", YLabel: "retries per " + chart.FormatDuration(bucket),
+	}
 	for _, r := range runs {
-		nb = max(nb, len(r.buckets))
 		p, _ := peak(r.buckets)
-		top = max(top, p)
+		c.Panels = append(c.Panels, chart.Panel{Name: fmt.Sprintf("%s (peak %d)", r.label, p), Counts: r.buckets})
 	}
-	const chartW, chartH, left, pad, top0 = 800.0, 200.0, 60.0, 40.0, 55.0
-	height := top0 + float64(len(runs))*(chartH+pad)
-	bw := chartW / float64(nb)
-	colors := []string{"#d62728", "#1f77b4", "#2ca02c"}
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", left+chartW+20, height)
-	fmt.Fprintf(w, `<text x="%.0f" y="20">%d jobs through a %v outage: retry arrivals per %v</text>`+"\n", left, n, outage, bucket)
-	for i, r := range runs {
-		y0 := top0 + float64(i)*(chartH+pad)
-		base := y0 + chartH
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">%s (peak %d)</text>`+"\n", left, y0-5, r.label, func() int { p, _ := peak(r.buckets); return p }())
-		fmt.Fprintf(w, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, base, left+chartW, base)
-		fmt.Fprintf(w, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, y0, left, base)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">%d</text>`+"\n", left-4, y0+10, top)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">0</text>`+"\n", left-4, base)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">0s</text>`+"\n", left, base+15)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">%v</text>`+"\n", left+chartW, base+15, time.Duration(nb)*bucket)
-		if o := float64(outage) / float64(bucket) * bw; o > 0 {
-			fmt.Fprintf(w, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="#eeeeee"/>`+"\n", left, y0, min(o, chartW), chartH)
-			fmt.Fprintf(w, `<text x="%.1f" y="%.0f" fill="#888888" text-anchor="end">outage</text>`+"\n", left+min(o, chartW)-4, y0+14)
-		}
-		for b, v := range r.buckets {
-			if v == 0 {
-				continue
-			}
-			h := float64(v) / float64(top) * chartH
-			fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%v: %d</title></rect>`+"\n",
-				left+float64(b)*bw, base-h, max(bw, 0.5), h, colors[i%len(colors)], time.Duration(b)*bucket, v)
-		}
-	}
-	fmt.Fprintln(w, "</svg>")
+	c.WriteSVG(w) //nolint:errcheck // the caller checks the buffered writer's flush
 }
