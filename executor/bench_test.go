@@ -29,7 +29,7 @@ func fetchAckChunks(b *testing.B, e *executor.Executor, queues ...string) {
 			if !ok {
 				b.Fatal("empty")
 			}
-			if _, err := e.Ack(j.ID); err != nil {
+			if _, err := e.Ack(j.ID, j.Delivery); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -67,7 +67,7 @@ func BenchmarkFetchFail(b *testing.B) {
 				b.Fatal("empty")
 			}
 		}
-		if _, err := e.Fail(j.ID, f); err != nil {
+		if _, err := e.Fail(j.ID, j.Delivery, f); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -85,8 +85,8 @@ func BenchmarkFetchWithWaiting(b *testing.B) {
 			for i := 0; i < waiting; i++ {
 				id := "w" + strconv.Itoa(i)
 				mustEnqueue(b, e, executor.JobSpec{ID: id, Type: "t", Queue: "slow", Policy: p})
-				e.Fetch("slow")
-				e.Fail(id, executor.Failure{Type: "x"})
+				j, _ := e.Fetch("slow")
+				e.Fail(id, j.Delivery, executor.Failure{Type: "x"})
 			}
 			fetchAckChunks(b, e, "slow", "default")
 		})

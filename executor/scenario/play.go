@@ -213,15 +213,15 @@ func step(e *executor.Executor, st *Step) (obs Observation, err error) {
 			obs.Fetched = &j.ID
 		}
 	case "ack":
-		_, opErr = e.Ack(st.ID)
+		_, opErr = e.Ack(st.ID, latest(e, st.ID))
 	case "fail":
 		f := executor.Failure{}
 		if st.Error != nil {
 			f = executor.Failure{Type: st.Error.Type, Message: st.Error.Message, Code: errmatch.Code(st.Error.Code), Details: st.Error.Details}
 		}
-		_, opErr = e.Fail(st.ID, f)
+		_, opErr = e.Fail(st.ID, latest(e, st.ID), f)
 	case "heartbeat":
-		_, opErr = e.Heartbeat(st.ID)
+		_, opErr = e.Heartbeat(st.ID, latest(e, st.ID))
 	case "cancel":
 		_, opErr = e.Cancel(st.ID)
 	case "activate":
@@ -248,6 +248,12 @@ func step(e *executor.Executor, st *Step) (obs Observation, err error) {
 		obs.Message = opErr.Error()
 	}
 	return obs, nil
+}
+
+// latest returns the job's latest delivery (0 for an unknown job).
+func latest(e *executor.Executor, id string) uint64 {
+	j, _ := e.Get(id)
+	return j.Delivery
 }
 
 // countJobs returns the number of jobs per state name, plus "dead_letter".
