@@ -67,13 +67,13 @@ func TestTransitionsCovered(t *testing.T) {
 	one := []byte(`{"max_attempts":1}`)
 	two := []byte(`{"max_attempts":2,"initial_interval":"PT1S","jitter":false}`)
 	must(e.Enqueue(JobSpec{ID: "s", Type: "t", ScheduledAt: t0.Add(time.Second)})) // initial -> scheduled
-	must(e.Enqueue(JobSpec{ID: "p", Type: "t", Pending: true}))                      // initial -> pending
-	must(e.Enqueue(JobSpec{ID: "a", Type: "t", Retry: two}))                         // initial -> available
-	must(e.Cancel("s"))                                                              // scheduled -> cancelled
-	must(e.Cancel("p"))                                                              // pending -> cancelled
-	j := fetch("a")                                                                  // available -> active
-	must(e.Fail("a", j.Delivery, Failure{}))                                         // active -> retryable
-	must(e.Cancel("a"))                                                              // retryable -> cancelled
+	must(e.Enqueue(JobSpec{ID: "p", Type: "t", Pending: true}))                    // initial -> pending
+	must(e.Enqueue(JobSpec{ID: "a", Type: "t", Retry: two}))                       // initial -> available
+	must(e.Cancel("s"))                                                            // scheduled -> cancelled
+	must(e.Cancel("p"))                                                            // pending -> cancelled
+	j := fetch("a")                                                                // available -> active
+	must(e.Fail("a", j.Delivery, Failure{}))                                       // active -> retryable
+	must(e.Cancel("a"))                                                            // retryable -> cancelled
 	must(e.Enqueue(JobSpec{ID: "b", Type: "t", Retry: two}))
 	j = fetch("b")
 	must(e.Fail("b", j.Delivery, Failure{}))
