@@ -52,6 +52,7 @@ type Executor struct {
 	enqueued   int64
 	pruned     int64
 	deleted    int64
+	parks      int64 // worker goroutines parked so far (test seam)
 
 	// dueCh, if not nil, is closed when something becomes due before dueAt
 	// (a worker's timekeeper waits on it, see wake.go).
@@ -628,17 +629,6 @@ func (e *Executor) ResumeQueue(name string) {
 			e.wakeOne(q)
 		}
 	}
-}
-
-// Paused reports whether the queue is paused.
-func (e *Executor) Paused(name string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if name == "" {
-		name = DefaultQueue
-	}
-	q := e.queues[name]
-	return q != nil && q.paused
 }
 
 // Tick applies everything due at the clock's current time (timers,

@@ -327,6 +327,12 @@ func (m *smModel) delivery(t *rapid.T, id string, before Job) (d uint64, stale b
 // checkStale checks that a stale delivery was rejected with ErrStaleDelivery
 // and changed nothing.
 func (m *smModel) checkStale(t *rapid.T, op, id string, before Job, stale bool, err error) {
+	if before.ID == "" { // unknown or pruned: not found comes first
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s of an unknown job: %v", op, err)
+		}
+		return
+	}
 	if !stale {
 		if errors.Is(err, ErrStaleDelivery) {
 			t.Fatalf("%s with the latest delivery: %v", op, err)

@@ -28,6 +28,7 @@ func (e *Executor) fetchOrPark(name string, wake chan struct{}) (Job, bool) {
 		}
 	}
 	q.idle = append(q.idle, wake)
+	e.parks++
 	return Job{}, false
 }
 
