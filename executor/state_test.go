@@ -103,3 +103,15 @@ func TestTransitionsCovered(t *testing.T) {
 		t.Errorf("delete of an available job: %v", err)
 	}
 }
+
+// RealClock is realStart's wall reading plus the monotonic time since
+// realStart: time.Since reads the monotonic clock, so a wall-clock step
+// between two readings cannot move it.
+func TestRealClockDefinition(t *testing.T) {
+	lo := time.Since(realStart)
+	n := RealClock{}.nowNanos()
+	hi := time.Since(realStart)
+	if off := time.Duration(n - realStart.UnixNano()); off < lo || off > hi {
+		t.Errorf("RealClock is %v after its start, monotonic window [%v, %v]", off, lo, hi)
+	}
+}
