@@ -12,7 +12,7 @@
 //     and classification of Go errors;
 //   - [github.com/retrykit/retrykit/executor]: the reference in-memory job
 //     executor, applying the retry rules over a job's whole lifecycle;
-//   - [github.com/retrykit/retrykit/executor/scenario]: reads, plays and
+//   - [github.com/retrykit/retrykit/conformance/scenario]: reads, plays and
 //     checks the executor scenario vectors;
 //   - [github.com/retrykit/retrykit/conformance]: the runner that checks any
 //     implementation, in any language, against the conformance vectors and

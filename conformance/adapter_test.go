@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"os"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 // The test binary doubles as a misbehaving adapter: with
 // RETRYKIT_TEST_ADAPTER set, TestMain serves the reference through
-// conformance.Serve but misbehaves on match requests whose error_type names
+// protocol.Serve but misbehaves on match requests whose error_type names
 // a trick ("crash.me", "hang.me", "bad.line", "malformed.answer").
 
 const adapterEnv = "RETRYKIT_TEST_ADAPTER"
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 
 type trickImpl struct{ mode string }
 
-func (t trickImpl) Hello(ctx context.Context) (conformance.Hello, error) {
+func (t trickImpl) Hello(ctx context.Context) (protocol.Hello, error) {
 	h, err := conformance.Reference().Hello(ctx)
 	h.Implementation = "trick-" + t.mode
 	if t.mode == "protocol2" {
@@ -36,7 +37,7 @@ func (t trickImpl) Hello(ctx context.Context) (conformance.Hello, error) {
 	return h, err
 }
 
-func (t trickImpl) Do(ctx context.Context, req conformance.Request) (conformance.Response, error) {
+func (t trickImpl) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
 	switch req.ErrorType {
 	case "crash.me":
 		fmt.Fprintln(os.Stderr, "panic: the adapter fell over on purpose")
@@ -47,7 +48,7 @@ func (t trickImpl) Do(ctx context.Context, req conformance.Request) (conformance
 		os.Stdout.WriteString("this is not JSON\n")
 		time.Sleep(time.Hour)
 	}
-	if t.mode == "crash-always" && req.Op == conformance.OpMatch {
+	if t.mode == "crash-always" && req.Op == protocol.OpMatch {
 		fmt.Fprintln(os.Stderr, "crashing on every match")
 		os.Exit(4)
 	}
@@ -60,7 +61,7 @@ func fakeAdapter(mode string) int {
 	if mode == "malformed" {
 		r, w, _ := os.Pipe()
 		go func() {
-			_ = conformance.Serve(context.Background(), impl, os.Stdin, w)
+			_ = protocol.Serve(context.Background(), impl, os.Stdin, w)
 			w.Close()
 		}()
 		buf := make([]byte, 0, 1<<16)
@@ -85,7 +86,7 @@ func fakeAdapter(mode string) int {
 			}
 		}
 	}
-	if err := conformance.Serve(context.Background(), impl, os.Stdin, os.Stdout); err != nil {
+	if err := protocol.Serve(context.Background(), impl, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -112,21 +113,21 @@ func trickSuite(t *testing.T, tricks ...string) *conformance.Suite {
 		add("auth.x", true)
 	}
 	file := `{"schema_version":1,"suite_version":"0.0.1","spec_version":"1.0.0-rc.1","kind":"match","notes":{"kind":"test"},"vectors":[` + strings.Join(vs, ",") + `]}`
-	s, err := conformance.Load(mapFS{"match.json": []byte(file)})
+	s, err := conformance.Load(mapFS{"match.json": []byte(file)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func selfAdapter(t *testing.T, mode string, opts ...conformance.ExternalOption) *conformance.Process {
+func selfAdapter(t *testing.T, mode string, opts ...protocol.Option) *protocol.Process {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), adapterEnv+"="+mode)
-	p := conformance.External([]string{exe, "-test.run=^$"}, append([]conformance.ExternalOption{conformance.WithEnv(env)}, opts...)...)
+	p := protocol.NewProcess([]string{exe, "-test.run=^$"}, append([]protocol.Option{protocol.WithEnv(env)}, opts...)...)
 	t.Cleanup(func() { p.Close() })
 	return p
 }
@@ -178,7 +179,7 @@ func TestExternalSecondCrashIsNotRestarted(t *testing.T) {
 
 func TestExternalTimeout(t *testing.T) {
 	suite := trickSuite(t, "hang.me")
-	p := selfAdapter(t, "hang", conformance.WithTimeout(time.Second)) // generous: a loaded CI machine under -race must not time out healthy requests
+	p := selfAdapter(t, "hang", protocol.WithTimeout(time.Second)) // generous: a loaded CI machine under -race must not time out healthy requests
 	start := time.Now()
 	rep := conformance.NewRunner(suite, conformance.WithJitterSamples(0)).Run(context.Background(), p)
 	errs := only(rep, conformance.StatusError)
@@ -229,7 +230,7 @@ func TestExternalWrongProtocolVersion(t *testing.T) {
 
 func TestExternalMissingProgram(t *testing.T) {
 	suite := trickSuite(t)
-	p := conformance.External([]string{"/nonexistent/adapter"})
+	p := protocol.NewProcess([]string{"/nonexistent/adapter"})
 	defer p.Close()
 	rep := conformance.NewRunner(suite).Run(context.Background(), p)
 	if rep.Totals.Error != len(suite.Vectors) || rep.OK() {

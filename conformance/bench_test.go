@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -40,7 +41,7 @@ func buildRetrykit(b *testing.B) string {
 // is the end-to-end rate, target ≥ 20 000.
 func BenchmarkSuiteThroughAdapter(b *testing.B) {
 	bin := buildRetrykit(b)
-	p := conformance.External([]string{bin, "adapter"})
+	p := protocol.NewProcess([]string{bin, "adapter"})
 	defer p.Close()
 	suite := loadSuite(b)
 	r := conformance.NewRunner(suite)
@@ -64,13 +65,13 @@ func BenchmarkSuiteThroughAdapter(b *testing.B) {
 // adapter" subprocess. Target: ≥ 20 000 requests/s.
 func BenchmarkAdapterThroughput(b *testing.B) {
 	bin := buildRetrykit(b)
-	p := conformance.External([]string{bin, "adapter"})
+	p := protocol.NewProcess([]string{bin, "adapter"})
 	defer p.Close()
 	if _, err := p.Hello(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	suite := loadSuite(b)
-	reqs := make([]conformance.Request, len(suite.Vectors))
+	reqs := make([]protocol.Request, len(suite.Vectors))
 	for i, v := range suite.Vectors {
 		reqs[i] = v.Request()
 	}

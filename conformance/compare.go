@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"math"
 	"math/big"
 	"reflect"
@@ -14,7 +15,7 @@ import (
 
 // comparison holds what the runner needs to judge one answer.
 type comparison struct {
-	hello Hello
+	hello protocol.Hello
 	// bounds, when set, replaces an exact expected delay: the implementation
 	// has opaque jitter and the vector's policy has jitter on.
 	bounds *[2]int64
@@ -26,7 +27,7 @@ type comparison struct {
 // compare judges got against the vector's expectation. It returns "" when
 // the answer passes, else the reason it fails. For an implementation-defined
 // vector, any acceptable outcome passes.
-func (c comparison) compare(v *Vector, got Response) string {
+func (c comparison) compare(v *Vector, got protocol.Response) string {
 	if v.want.Acceptable == nil {
 		return c.compareOne(v.Kind, &v.want, got)
 	}
@@ -41,12 +42,12 @@ func (c comparison) compare(v *Vector, got Response) string {
 	return "matches none of the acceptable outcomes: " + strings.Join(reasons, " | ")
 }
 
-func (c comparison) compareOne(kind string, w *Expected, got Response) string {
+func (c comparison) compareOne(kind string, w *Expected, got protocol.Response) string {
 	if w.Error != "" {
 		if got.Error == nil {
 			return fmt.Sprintf("want error %s, got a result", w.Error)
 		}
-		if got.Error.Type != w.Error && !(w.Error == ErrorPatternInvalid && got.Error.Type == ErrorPolicyInvalid) {
+		if got.Error.Type != w.Error && !(w.Error == protocol.ErrorPatternInvalid && got.Error.Type == protocol.ErrorPolicyInvalid) {
 			return fmt.Sprintf("error type: got %s, want %s", got.Error.Type, w.Error)
 		}
 		var missing []string

@@ -5,20 +5,22 @@
 //
 // # Model
 //
-// A [Suite] is a set of vector files loaded from an [io/fs.FS] with [Load]:
-// retrykit embeds its own as [github.com/retrykit/retrykit.Vectors]. Each
-// [Vector] has an immutable id, the requirement it tests (RET-nn from the
-// spec, RK-nn from retrykit's decisions), the spec section, flags, an input
-// and the expected output.
+// A [Suite] is loaded in one step with [Load] from two [io/fs.FS] values:
+// the vector files and the executor scenario files (retrykit embeds its own
+// as [github.com/retrykit/retrykit.Vectors] and
+// [github.com/retrykit/retrykit.Scenarios]). Each [Vector] has an immutable
+// id, the requirement it tests (RET-nn from the spec, RK-nn from retrykit's
+// decisions), the spec section, flags, an input and the expected output.
 //
-// An [Implementation] answers protocol [Request] values with [Response]
-// values. Three kinds exist:
+// An implementation under test is a [protocol.Implementation]: it answers
+// protocol requests (package [github.com/retrykit/retrykit/conformance/protocol],
+// the wire format of PROTOCOL.md in this directory). Three kinds exist:
 //
-//   - [Reference]: retrykit itself (packages policy, backoff, errmatch);
-//   - [External]: any program speaking the line protocol of PROTOCOL.md
-//     (in this directory) on its standard streams, for implementations in
-//     other languages; requests are pipelined over one long-lived process,
-//     with a per-request timeout and one restart after a crash;
+//   - [Reference]: retrykit itself (packages policy, backoff, errmatch and
+//     the reference executor);
+//   - a [protocol.Process] ([protocol.NewProcess]): any program speaking the
+//     line protocol on its standard streams, for implementations in other
+//     languages;
 //   - any Go value with the two methods of the interface.
 //
 // A [Runner], configured with [Option] values (selection by id, requirement
@@ -38,30 +40,26 @@
 //
 // # Entry points
 //
-//	suite, err := conformance.Load(retrykit.Vectors)
+//	suite, err := conformance.Load(retrykit.Vectors, retrykit.Scenarios)
 //	rep := conformance.NewRunner(suite).Run(ctx, conformance.Reference())
 //	rep.Write(os.Stdout, "text")
 //
 // The command "retrykit conformance" wraps exactly this, and "retrykit
-// adapter" serves the reference over the protocol ([Serve]).
+// adapter" serves the reference over the protocol ([protocol.Serve]).
+//
+// # Executor scenarios
+//
+// Executor behaviour (visibility timeouts, heartbeats, state transitions,
+// dead letters) is judged by the scenario vectors, sent through the
+// optional "scenario" op (PROTOCOL.md section 3.7). Each scenario is one
+// vector of kind [KindScenario]; the adapter plays it on a fresh executor
+// and answers one observation per step, which the runner judges with
+// [github.com/retrykit/retrykit/conformance/scenario.Check]. An
+// implementation without an executor leaves the op out of its hello, and
+// the scenarios are reported under coverage.
 //
 // # Non-goals
 //
 // The runner is a test tool: it favours clear reports over speed, although a
 // full in-process run takes milliseconds.
-//
-// # Executor scenarios
-//
-// Executor behaviour (visibility timeouts, heartbeats, state transitions,
-// dead letters) is judged by the scenario vectors of testdata/scenarios,
-// added to a suite with [Suite.AddScenarios] and sent through the optional
-// "scenario" op (PROTOCOL.md section 3.7). Each scenario is one vector of
-// kind [KindScenario]; the adapter plays it on a fresh executor and answers
-// one observation per step, which the runner judges with
-// [github.com/retrykit/retrykit/executor/scenario.Check]. The [Reference]
-// answers the op with retrykit's reference executor. An implementation
-// without an executor leaves the op out of its hello, and the scenarios are
-// reported under coverage.
-//
-//	suite.AddScenarios(retrykit.Scenarios)
 package conformance

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"os"
 
 	"github.com/retrykit/retrykit"
@@ -11,7 +12,7 @@ import (
 
 // Run the suite against the built-in reference and print the verdict.
 func Example() {
-	suite, err := conformance.Load(retrykit.Vectors)
+	suite, err := conformance.Load(retrykit.Vectors, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -26,14 +27,14 @@ func Example() {
 // whose own randomness is a constant, which the statistical check catches.
 type constantJitter struct{}
 
-func (constantJitter) Hello(ctx context.Context) (conformance.Hello, error) {
+func (constantJitter) Hello(ctx context.Context) (protocol.Hello, error) {
 	h, err := conformance.Reference().Hello(ctx)
 	h.Implementation = "constant-jitter"
 	return h, err
 }
 
-func (constantJitter) Do(ctx context.Context, req conformance.Request) (conformance.Response, error) {
-	if req.Op == conformance.OpDelay && req.Rand == nil {
+func (constantJitter) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
+	if req.Op == protocol.OpDelay && req.Rand == nil {
 		r := 0.5
 		req.Rand = &r
 	}
@@ -41,7 +42,7 @@ func (constantJitter) Do(ctx context.Context, req conformance.Request) (conforma
 }
 
 func ExampleImplementation() {
-	suite, _ := conformance.Load(retrykit.Vectors)
+	suite, _ := conformance.Load(retrykit.Vectors, nil)
 	rep := conformance.NewRunner(suite, conformance.WithIDs(conformance.JitterCheckID)).
 		Run(context.Background(), constantJitter{})
 	res := rep.Results[0]
@@ -50,7 +51,7 @@ func ExampleImplementation() {
 }
 
 func ExampleReport_WriteMarkdown() {
-	suite, _ := conformance.Load(retrykit.Vectors)
+	suite, _ := conformance.Load(retrykit.Vectors, nil)
 	rep := conformance.NewRunner(suite, conformance.WithIDs("dur-0001", "dur-0002")).
 		Run(context.Background(), conformance.Reference())
 	rep.Implementation.Version = "1.2.3"

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"math"
 	"regexp"
 	"sort"
@@ -26,16 +27,16 @@ import (
 // change returns ok.
 type mutant struct {
 	name   string
-	change func(req conformance.Request) (conformance.Response, bool)
+	change func(req protocol.Request) (protocol.Response, bool)
 }
 
-func (m mutant) Hello(ctx context.Context) (conformance.Hello, error) {
+func (m mutant) Hello(ctx context.Context) (protocol.Hello, error) {
 	h, err := conformance.Reference().Hello(ctx)
 	h.Implementation = "mutant-" + m.name
 	return h, err
 }
 
-func (m mutant) Do(ctx context.Context, req conformance.Request) (conformance.Response, error) {
+func (m mutant) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
 	if resp, ok := m.change(req); ok {
 		resp.ID = req.ID
 		return resp, nil
@@ -43,14 +44,14 @@ func (m mutant) Do(ctx context.Context, req conformance.Request) (conformance.Re
 	return conformance.Reference().Do(ctx, req)
 }
 
-func ref(req conformance.Request) conformance.Response {
+func ref(req protocol.Request) protocol.Response {
 	resp, _ := conformance.Reference().Do(context.Background(), req)
 	return resp
 }
 
-func delayResp(d int64) conformance.Response { return conformance.Response{DelayNS: &d} }
+func delayResp(d int64) protocol.Response { return protocol.Response{DelayNS: &d} }
 
-func randOf(req conformance.Request) float64 {
+func randOf(req protocol.Request) float64 {
 	if req.Rand != nil {
 		return *req.Rand
 	}
@@ -59,7 +60,7 @@ func randOf(req conformance.Request) float64 {
 
 // policyObject decodes a request's policy as a JSON object; ok is false for
 // an absent policy, null, or anything that is not an object.
-func policyObject(req conformance.Request) (map[string]json.RawMessage, bool) {
+func policyObject(req protocol.Request) (map[string]json.RawMessage, bool) {
 	if req.Policy == nil {
 		return nil, false
 	}
@@ -71,9 +72,9 @@ func policyObject(req conformance.Request) (map[string]json.RawMessage, bool) {
 }
 
 // noPostJitterCap caps before jitter only (RET-06, RK-05).
-func noPostJitterCap(req conformance.Request) (conformance.Response, bool) {
-	if req.Op != conformance.OpDelay && req.Op != conformance.OpDecide {
-		return conformance.Response{}, false
+func noPostJitterCap(req protocol.Request) (protocol.Response, bool) {
+	if req.Op != protocol.OpDelay && req.Op != protocol.OpDecide {
+		return protocol.Response{}, false
 	}
 	resp := ref(req)
 	if resp.DelayNS == nil {
@@ -91,7 +92,7 @@ func noPostJitterCap(req conformance.Request) (conformance.Response, bool) {
 
 // zeroSpec is what an implementation without the default merge uses: the
 // fields the policy gives, and Go zero values for the rest.
-func zeroSpec(req conformance.Request) (policy.Spec, map[string]json.RawMessage, bool) {
+func zeroSpec(req protocol.Request) (policy.Spec, map[string]json.RawMessage, bool) {
 	m, ok := policyObject(req)
 	if !ok {
 		return policy.Spec{}, nil, false
@@ -146,26 +147,26 @@ func naiveDelay(s policy.Spec, n int64, r float64) int64 {
 	return int64(math.Max(d, 0))
 }
 
-func naiveDecide(s policy.Spec, req conformance.Request) conformance.Response {
+func naiveDecide(s policy.Spec, req protocol.Request) protocol.Response {
 	var code, typ string
 	if req.Error != nil {
 		code, typ = req.Error.Code, req.Error.Type
 	}
 	switch code {
 	case "DISCARD", "FAIL":
-		return conformance.Response{Action: "discard"}
+		return protocol.Response{Action: "discard"}
 	case "DEAD_LETTER":
-		return conformance.Response{Action: "dead_letter"}
+		return protocol.Response{Action: "dead_letter"}
 	}
 	m, _ := errmatch.Compile(s.NonRetryableErrors)
 	if m.Match(typ) || req.Attempt >= int64(max(s.MaxAttempts, 1)) {
 		if s.OnExhaustion == policy.DeadLetter {
-			return conformance.Response{Action: "dead_letter"}
+			return protocol.Response{Action: "dead_letter"}
 		}
-		return conformance.Response{Action: "discard"}
+		return protocol.Response{Action: "discard"}
 	}
 	d := naiveDelay(s, req.Attempt, randOf(req))
-	return conformance.Response{Action: "retry", DelayNS: &d}
+	return protocol.Response{Action: "retry", DelayNS: &d}
 }
 
 // effectiveOf writes s as an effective policy without validating it.
@@ -185,29 +186,29 @@ func effectiveOf(s policy.Spec, onExhaustion string) json.RawMessage {
 
 // noDefaultMerge applies the defaults only to an absent policy; a given
 // policy's missing fields take zero values (RET-10).
-func noDefaultMerge(req conformance.Request) (conformance.Response, bool) {
+func noDefaultMerge(req protocol.Request) (protocol.Response, bool) {
 	switch req.Op {
-	case conformance.OpValidate, conformance.OpDelay, conformance.OpDecide:
+	case protocol.OpValidate, protocol.OpDelay, protocol.OpDecide:
 	default:
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	s, m, ok := zeroSpec(req)
-	if !ok || req.Attempt < 1 && req.Op != conformance.OpValidate {
-		return conformance.Response{}, false
+	if !ok || req.Attempt < 1 && req.Op != protocol.OpValidate {
+		return protocol.Response{}, false
 	}
 	if req.Error != nil {
 		if _, err := errmatch.ParseCode(req.Error.Code); err != nil {
-			return conformance.Response{}, false
+			return protocol.Response{}, false
 		}
 	}
 	switch req.Op {
-	case conformance.OpValidate:
+	case protocol.OpValidate:
 		onEx := s.OnExhaustion.String()
 		if _, ok := m["on_exhaustion"]; !ok {
 			onEx = ""
 		}
-		return conformance.Response{Effective: effectiveOf(s, onEx)}, true
-	case conformance.OpDelay:
+		return protocol.Response{Effective: effectiveOf(s, onEx)}, true
+	case protocol.OpDelay:
 		return delayResp(naiveDelay(s, req.Attempt, randOf(req))), true
 	}
 	return naiveDecide(s, req), true
@@ -215,7 +216,7 @@ func noDefaultMerge(req conformance.Request) (conformance.Response, bool) {
 
 // regexMatch treats non_retryable_errors entries as unanchored regular
 // expressions (section 6.2, RK-15).
-func regexMatch(req conformance.Request) (conformance.Response, bool) {
+func regexMatch(req protocol.Request) (protocol.Response, bool) {
 	re := func(patterns []string, typ string) bool {
 		for _, p := range patterns {
 			if ok, err := regexp.MatchString(p, typ); err == nil && ok {
@@ -225,7 +226,7 @@ func regexMatch(req conformance.Request) (conformance.Response, bool) {
 		return false
 	}
 	switch req.Op {
-	case conformance.OpMatch:
+	case protocol.OpMatch:
 		if resp := ref(req); resp.Error != nil {
 			// Keep the reference's rejection of empty entries; a pattern
 			// that is not a valid regexp is rejected too.
@@ -237,23 +238,23 @@ func regexMatch(req conformance.Request) (conformance.Response, bool) {
 		}
 		for _, p := range req.Patterns {
 			if _, err := regexp.Compile(p); err != nil || p == "" {
-				return conformance.Response{Error: &conformance.ErrorResult{Type: conformance.ErrorPatternInvalid, Message: "bad regexp " + p}}, true
+				return protocol.Response{Error: &protocol.ErrorResult{Type: protocol.ErrorPatternInvalid, Message: "bad regexp " + p}}, true
 			}
 		}
 		ok := re(req.Patterns, req.ErrorType)
-		return conformance.Response{Match: &ok}, true
-	case conformance.OpDecide:
+		return protocol.Response{Match: &ok}, true
+	case protocol.OpDecide:
 		p, err := policy.Parse(req.Policy)
 		if err != nil || req.Error == nil || req.Attempt < 1 {
-			return conformance.Response{}, false
+			return protocol.Response{}, false
 		}
 		s := p.Spec()
 		if _, err := errmatch.ParseCode(req.Error.Code); err != nil {
-			return conformance.Response{}, false
+			return protocol.Response{}, false
 		}
 		refMatch := p.Matcher().Match(req.Error.Type)
 		if re(s.NonRetryableErrors, req.Error.Type) == refMatch {
-			return conformance.Response{}, false
+			return protocol.Response{}, false
 		}
 		if refMatch {
 			s.NonRetryableErrors = nil
@@ -262,14 +263,14 @@ func regexMatch(req conformance.Request) (conformance.Response, bool) {
 		}
 		return naiveDecide(s, req), true
 	}
-	return conformance.Response{}, false
+	return protocol.Response{}, false
 }
 
 var lenientRE = regexp.MustCompile(`^(P?T?|P.*T)$`)
 
 // lenientDuration accepts "", "P", "PT" and a trailing "T" as zero (or as
 // the value before the T), and a zero initial_interval (RET-19, RK-12).
-func lenientDuration(req conformance.Request) (conformance.Response, bool) {
+func lenientDuration(req protocol.Request) (protocol.Response, bool) {
 	parse := func(s string) (time.Duration, bool) {
 		if d, err := policy.ParseDuration(s); err == nil {
 			return d, true
@@ -285,20 +286,20 @@ func lenientDuration(req conformance.Request) (conformance.Response, bool) {
 		return d, err == nil
 	}
 	switch req.Op {
-	case conformance.OpParseDuration:
+	case protocol.OpParseDuration:
 		d, ok := parse(req.Value)
 		if !ok {
-			return conformance.Response{}, false
+			return protocol.Response{}, false
 		}
 		ns := int64(d)
-		return conformance.Response{NS: &ns}, true
-	case conformance.OpValidate, conformance.OpDelay, conformance.OpDecide:
+		return protocol.Response{NS: &ns}, true
+	case protocol.OpValidate, protocol.OpDelay, protocol.OpDecide:
 	default:
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	m, ok := policyObject(req)
 	if !ok {
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	real := map[string]time.Duration{}
 	for _, k := range []string{"initial_interval", "max_interval"} {
@@ -308,19 +309,19 @@ func lenientDuration(req conformance.Request) (conformance.Response, bool) {
 		}
 		d, ok := parse(s)
 		if !ok {
-			return conformance.Response{}, false
+			return protocol.Response{}, false
 		}
 		real[k] = d
 		m[k], _ = json.Marshal("PT1S")
 	}
 	if len(real) == 0 {
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	patched := req
 	patched.Policy, _ = json.Marshal(m)
 	p, err := policy.Parse(patched.Policy)
 	if err != nil {
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	s := p.Spec()
 	if d, ok := real["initial_interval"]; ok {
@@ -330,25 +331,25 @@ func lenientDuration(req conformance.Request) (conformance.Response, bool) {
 		s.MaxInterval = d
 	}
 	if s.InitialInterval > 0 && s.MaxInterval >= s.InitialInterval {
-		return conformance.Response{}, false // nothing lenient about it
+		return protocol.Response{}, false // nothing lenient about it
 	}
 	if s.MaxInterval < s.InitialInterval {
 		return ref(req), true // still rejected: max below initial
 	}
 	switch req.Op {
-	case conformance.OpValidate:
-		return conformance.Response{Effective: effectiveOf(s, s.OnExhaustion.String())}, true
-	case conformance.OpDelay:
+	case protocol.OpValidate:
+		return protocol.Response{Effective: effectiveOf(s, s.OnExhaustion.String())}, true
+	case protocol.OpDelay:
 		if req.Attempt < 1 {
-			return conformance.Response{}, false
+			return protocol.Response{}, false
 		}
 		return delayResp(naiveDelay(s, req.Attempt, randOf(req))), true
 	}
 	if req.Attempt < 1 || req.Error == nil {
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	if _, err := errmatch.ParseCode(req.Error.Code); err != nil {
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	return naiveDecide(s, req), true
 }
@@ -377,9 +378,9 @@ func f2i(f float64) int64 {
 
 // overflow computes raw delays in unchecked int64 arithmetic, so that large
 // attempts wrap around before the cap (RK-17).
-func overflow(req conformance.Request) (conformance.Response, bool) {
-	if req.Op != conformance.OpDelay && req.Op != conformance.OpDecide {
-		return conformance.Response{}, false
+func overflow(req protocol.Request) (protocol.Response, bool) {
+	if req.Op != protocol.OpDelay && req.Op != protocol.OpDecide {
+		return protocol.Response{}, false
 	}
 	resp := ref(req)
 	if resp.DelayNS == nil {
@@ -418,13 +419,13 @@ func overflow(req conformance.Request) (conformance.Response, bool) {
 
 // strategyField ignores backoff_strategy: the strategy is always exponential
 // (RK-01).
-func strategyField(req conformance.Request) (conformance.Response, bool) {
+func strategyField(req protocol.Request) (protocol.Response, bool) {
 	m, ok := policyObject(req)
 	if !ok {
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	if _, ok := m["backoff_strategy"]; !ok {
-		return conformance.Response{}, false
+		return protocol.Response{}, false
 	}
 	delete(m, "backoff_strategy")
 	patched := req
@@ -433,7 +434,7 @@ func strategyField(req conformance.Request) (conformance.Response, bool) {
 }
 
 func TestMutations(t *testing.T) {
-	suite, err := conformance.Load(retrykit.Vectors)
+	suite, err := conformance.Load(retrykit.Vectors, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ func TestMutations(t *testing.T) {
 	)
 	cases := []struct {
 		name   string
-		change func(conformance.Request) (conformance.Response, bool)
+		change func(protocol.Request) (protocol.Response, bool)
 		// class is the failure-class flag whose vectors must catch the
 		// mutant (at least 3 of them fail).
 		class string

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/conformance/scenario"
 	"github.com/retrykit/retrykit/errmatch"
-	"github.com/retrykit/retrykit/executor/scenario"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -16,76 +17,78 @@ import (
 const ReferenceVersion = "0.1.0"
 
 // referenceOps are the ops the reference answers.
-var referenceOps = []string{OpParseDuration, OpValidate, OpDelay, OpMatch, OpDecide, OpScenario}
+var referenceOps = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide, protocol.OpScenario}
 
 // Reference returns retrykit's own implementation (packages policy, backoff
 // and errmatch, and for the scenario op the reference executor through
-// [scenario.Play]) as an [Implementation]: exact to the nanosecond,
+// [scenario.Play]) as a [protocol.Implementation]: exact to the nanosecond,
 // injectable jitter, every op. Requests without rand draw from
 // [backoff.Default]. The result is stateless and safe for concurrent use:
 // each scenario runs on its own executor.
-func Reference() Implementation { return reference{} }
+func Reference() protocol.Implementation { return reference{} }
 
 type reference struct{}
 
-func (reference) Hello(context.Context) (Hello, error) {
-	return Hello{
-		Protocol:       ProtocolVersion,
+var _ protocol.Implementation = reference{}
+
+func (reference) Hello(context.Context) (protocol.Hello, error) {
+	return protocol.Hello{
+		Protocol:       protocol.Version,
 		Implementation: "retrykit",
 		Version:        ReferenceVersion,
 		Ops:            append([]string(nil), referenceOps...),
 		ResolutionNS:   1,
-		Jitter:         JitterInjectable,
+		Jitter:         protocol.JitterInjectable,
 	}, nil
 }
 
-func (reference) Do(_ context.Context, req Request) (Response, error) {
+func (reference) Do(_ context.Context, req protocol.Request) (protocol.Response, error) {
 	return referenceDo(req), nil
 }
 
 // referenceDo answers req with the reference implementation. It never fails:
 // every problem with the input is a rejection.
-func referenceDo(req Request) Response {
-	resp := Response{ID: req.ID}
-	reject := func(typ string, err error) Response {
-		resp.Error = &ErrorResult{Type: typ, Message: err.Error()}
+func referenceDo(req protocol.Request) protocol.Response {
+	resp := protocol.Response{ID: req.ID}
+	reject := func(typ string, err error) protocol.Response {
+		resp.Error = &protocol.ErrorResult{Type: typ, Message: err.Error()}
 		return resp
 	}
 	switch req.Op {
-	case OpParseDuration:
+	case protocol.OpParseDuration:
 		d, err := policy.ParseDuration(req.Value)
 		if err != nil {
-			return reject(ErrorPolicyInvalid, err)
+			return reject(protocol.ErrorPolicyInvalid, err)
 		}
 		ns := int64(d)
 		resp.NS = &ns
-	case OpValidate:
+	case protocol.OpValidate:
 		p, err := policy.Parse(req.Policy)
 		if err != nil {
-			return reject(ErrorPolicyInvalid, err)
+			return reject(protocol.ErrorPolicyInvalid, err)
 		}
 		eff, err := p.MarshalJSON()
 		if err != nil {
-			return reject(ErrorPolicyInvalid, err)
+			return reject(protocol.ErrorPolicyInvalid, err)
 		}
 		resp.Effective = eff
-	case OpMatch:
+	case protocol.OpMatch:
 		m, err := errmatch.Compile(req.Patterns)
 		if err != nil {
-			return reject(ErrorPatternInvalid, err)
+			return reject(protocol.ErrorPatternInvalid, err)
 		}
 		ok := m.Match(req.ErrorType)
 		resp.Match = &ok
-	case OpDelay, OpDecide:
+	case protocol.OpDelay, protocol.OpDecide:
 		p, err := policy.Parse(req.Policy)
 		if err != nil {
-			return reject(ErrorPolicyInvalid, err)
+			return reject(protocol.ErrorPolicyInvalid, err)
 		}
 		if req.Attempt < 1 {
-			return reject(ErrorInvalidRequest, errors.New("conformance: attempt must be ≥ 1"))
+			return reject(protocol.ErrorInvalidRequest, errors.New("conformance: attempt must be ≥ 1"))
 		}
 		n := clampAttempt(req.Attempt)
-		if req.Op == OpDelay {
+		if req.Op == protocol.OpDelay {
 			var d int64
 			if req.Rand != nil {
 				d = int64(p.Backoff().DelayAt(n, *req.Rand))
@@ -101,7 +104,7 @@ func referenceDo(req Request) Response {
 			f.Code = errmatch.Code(req.Error.Code)
 		}
 		if _, err := errmatch.ParseCode(string(f.Code)); err != nil {
-			return reject(ErrorInvalidRequest, err)
+			return reject(protocol.ErrorInvalidRequest, err)
 		}
 		var dec policy.Decision
 		if req.Rand != nil {
@@ -110,17 +113,17 @@ func referenceDo(req Request) Response {
 			dec, err = p.Decide(f, backoff.Default())
 		}
 		if err != nil {
-			return reject(ErrorInvalidRequest, err)
+			return reject(protocol.ErrorInvalidRequest, err)
 		}
 		resp.Action = dec.Action.String()
 		if dec.Action == policy.Retry {
 			d := int64(dec.Delay)
 			resp.DelayNS = &d
 		}
-	case OpScenario:
+	case protocol.OpScenario:
 		steps, err := playScenario(req)
 		if err != nil {
-			return reject(ErrorInvalidRequest, err)
+			return reject(protocol.ErrorInvalidRequest, err)
 		}
 		resp.Steps = steps
 	default:
@@ -132,7 +135,7 @@ func referenceDo(req Request) Response {
 // playScenario runs the scenario of a scenario request on a fresh reference
 // executor and returns the observations as JSON. Unknown keys inside the
 // config and the steps are ignored (PROTOCOL.md section 3.7).
-func playScenario(req Request) (json.RawMessage, error) {
+func playScenario(req protocol.Request) (json.RawMessage, error) {
 	sc := scenario.Scenario{ID: "request"}
 	if len(req.Config) > 0 {
 		if err := json.Unmarshal(req.Config, &sc.Config); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"io"
 	"sort"
 	"strconv"
@@ -123,7 +124,7 @@ type RequirementSummary struct {
 // Report is the outcome of a run. It is plain data, written by
 // [Runner.Run] and read by the Write methods.
 type Report struct {
-	Implementation Hello                `json:"implementation"`
+	Implementation protocol.Hello       `json:"implementation"`
 	SuiteVersion   string               `json:"suite_version"`
 	SpecVersion    string               `json:"spec_version"`
 	Totals         Counts               `json:"totals"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"sort"
 	"sync"
 	"time"
@@ -57,7 +58,7 @@ func WithSkips(s SkipList) Option { return func(c *runConfig) { c.skips = s } }
 func WithStrict(strict bool) Option { return func(c *runConfig) { c.strict = strict } }
 
 // WithParallelism sets how many requests are in flight at once (default 32).
-// Requests to an [External] implementation are pipelined over its one process.
+// Requests to a [protocol.Process] are pipelined over its one process.
 func WithParallelism(n int) Option {
 	return func(c *runConfig) {
 		if n > 0 {
@@ -138,7 +139,7 @@ func (r *Runner) selected(v *Vector) bool {
 // vector is reported as an error. A nil Runner, a Runner without a suite
 // or a nil impl gives a report with a single error result (ID
 // [RunnerErrorID]), so that it is never OK.
-func (r *Runner) Run(ctx context.Context, impl Implementation) *Report {
+func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report {
 	start := time.Now()
 	rep := &Report{}
 	var misuse string
@@ -146,7 +147,7 @@ func (r *Runner) Run(ctx context.Context, impl Implementation) *Report {
 	case r == nil || r.suite == nil:
 		misuse = "conformance: Runner has no suite (NewRunner was given nil)"
 	case impl == nil:
-		misuse = "conformance: Run was given a nil Implementation"
+		misuse = "conformance: Run was given a nil protocol.Implementation"
 	}
 	if misuse != "" {
 		rep.Results = []Result{{ID: RunnerErrorID, Status: StatusError, Reason: misuse}}
@@ -174,7 +175,7 @@ func (r *Runner) Run(ctx context.Context, impl Implementation) *Report {
 
 	h, err := impl.Hello(ctx)
 	if err == nil {
-		err = h.check()
+		err = h.Check()
 	}
 	if err != nil {
 		for _, v := range sel {
@@ -244,7 +245,7 @@ func (r *Runner) Run(ctx context.Context, impl Implementation) *Report {
 	rep.NotRun = append(rep.NotRun, unsupported...)
 
 	if r.cfg.jitterSamples > 0 && r.selected(jitterCheckVector) {
-		if !h.Supports(OpDelay) {
+		if !h.Supports(protocol.OpDelay) {
 			rep.NotRun = append(rep.NotRun, Uncovered{ID: JitterCheckID, Requirement: "RET-05", Kind: KindDelay, Reason: "op delay not supported"})
 		} else {
 			res := jitterCheck(ctx, impl, h, r.cfg.jitterSamples, r.cfg.parallel)
@@ -257,7 +258,7 @@ func (r *Runner) Run(ctx context.Context, impl Implementation) *Report {
 }
 
 // coverageGap returns why v cannot be run against h, or "".
-func coverageGap(v *Vector, h Hello) string {
+func coverageGap(v *Vector, h protocol.Hello) string {
 	if op := OpFor(v.Kind); !h.Supports(op) {
 		return "op " + op + " not supported"
 	}
@@ -282,12 +283,12 @@ func skipReason(reason string) string {
 
 // runOne sends one vector. uncovered is true when the answer was
 // "unsupported".
-func (r *Runner) runOne(ctx context.Context, impl Implementation, h Hello, v *Vector, id int64) (Result, bool) {
+func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h protocol.Hello, v *Vector, id int64) (Result, bool) {
 	res := resultFor(v)
 	req := v.req
 	req.ID = id
 	cmp := comparison{hello: h, floatTol: v.HasFlag("float-tolerance")}
-	if h.Jitter == JitterOpaque && req.Rand != nil {
+	if h.Jitter == protocol.JitterOpaque && req.Rand != nil {
 		req.Rand = nil
 		cmp.bounds = opaqueBounds(v)
 	}
@@ -305,7 +306,7 @@ func (r *Runner) runOne(ctx context.Context, impl Implementation, h Hello, v *Ve
 		return res, true
 	}
 	res.Got = got.AppendJSON(nil)
-	if err := got.shape(req.Op); err != nil {
+	if err := got.Check(req.Op); err != nil {
 		res.Status, res.Reason = StatusError, "malformed answer: "+err.Error()
 	} else if v.sc != nil {
 		r.judgeScenario(&res, v, got)
@@ -327,7 +328,7 @@ func (r *Runner) runOne(ctx context.Context, impl Implementation, h Hello, v *Ve
 // judgeScenario fills res for the answer to a scenario vector. A scenario
 // answer is long, so a report shows only the expectation and the
 // observation of the first step that differs (nothing for a pass).
-func (r *Runner) judgeScenario(res *Result, v *Vector, got Response) {
+func (r *Runner) judgeScenario(res *Result, v *Vector, got protocol.Response) {
 	res.Want, res.Got = nil, nil
 	if got.Error != nil {
 		// The adapter could not run the scenario at all (PROTOCOL.md 3.7).
@@ -363,7 +364,7 @@ func opaqueBounds(v *Vector) *[2]int64 {
 
 // stderrOf returns the adapter stderr attached to err, if any.
 func stderrOf(err error) string {
-	var ae *AdapterError
+	var ae *protocol.AdapterError
 	if errors.As(err, &ae) {
 		return ae.Stderr
 	}

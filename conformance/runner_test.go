@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"io"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 
 func loadSuite(t testing.TB) *conformance.Suite {
 	t.Helper()
-	s, err := conformance.Load(retrykit.Vectors)
+	s, err := conformance.Load(retrykit.Vectors, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +41,12 @@ func TestReferencePasses(t *testing.T) {
 // biased is the reference with its own randomness replaced by a skewed one.
 type biased struct{ draw func(i int64) float64 }
 
-func (b biased) Hello(ctx context.Context) (conformance.Hello, error) {
+func (b biased) Hello(ctx context.Context) (protocol.Hello, error) {
 	return conformance.Reference().Hello(ctx)
 }
 
-func (b biased) Do(ctx context.Context, req conformance.Request) (conformance.Response, error) {
-	if req.Op == conformance.OpDelay && req.Rand == nil {
+func (b biased) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
+	if req.Op == protocol.OpDelay && req.Rand == nil {
 		r := b.draw(req.ID)
 		req.Rand = &r
 	}
@@ -54,7 +55,7 @@ func (b biased) Do(ctx context.Context, req conformance.Request) (conformance.Re
 
 func TestJitterCheck(t *testing.T) {
 	suite := loadSuite(t)
-	run := func(impl conformance.Implementation) conformance.Result {
+	run := func(impl protocol.Implementation) conformance.Result {
 		rep := conformance.NewRunner(suite, conformance.WithIDs(conformance.JitterCheckID)).Run(context.Background(), impl)
 		if len(rep.Results) != 1 {
 			t.Fatalf("results %+v", rep.Results)
@@ -109,16 +110,16 @@ func TestSelection(t *testing.T) {
 // backoff_strategy extension.
 type partial struct{}
 
-func (partial) Hello(ctx context.Context) (conformance.Hello, error) {
+func (partial) Hello(ctx context.Context) (protocol.Hello, error) {
 	h, err := conformance.Reference().Hello(ctx)
-	h.Ops = []string{conformance.OpParseDuration, conformance.OpValidate, conformance.OpDelay, conformance.OpDecide}
+	h.Ops = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpDecide}
 	h.UnclaimedFlags = []string{"extension:backoff_strategy"}
 	return h, err
 }
 
-func (partial) Do(ctx context.Context, req conformance.Request) (conformance.Response, error) {
-	if req.Op == conformance.OpDecide && req.Attempt == 1 {
-		return conformance.Response{Unsupported: true}, nil
+func (partial) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
+	if req.Op == protocol.OpDecide && req.Attempt == 1 {
+		return protocol.Response{Unsupported: true}, nil
 	}
 	return conformance.Reference().Do(ctx, req)
 }

@@ -5,34 +5,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"sort"
 	"strings"
 
-	"github.com/retrykit/retrykit/executor/scenario"
+	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
 // KindScenario is the kind of the executor scenario vectors
 // (testdata/scenarios), answered by the optional op "scenario"
-// (PROTOCOL.md section 3.7). They are added to a [Suite] with
-// [Suite.AddScenarios].
+// (PROTOCOL.md section 3.7). [Load] reads them from its second file system.
 const KindScenario = "scenario"
 
-// AddScenarios reads the executor scenario files at the root of fsys
-// (retrykit embeds its own as [github.com/retrykit/retrykit.Scenarios]) and
-// adds every scenario to s as a vector of kind [KindScenario]. Selection,
-// skip lists, flags and coverage work for them as for the other vectors; a
-// scenario's requirement and its covers ids all count in the
-// per-requirement summary. Its Input is the request the runner sends
-// (config and steps, expectations removed) and its Expected the list of
-// per-step expectations.
-//
-// Call it before running s; it is not safe for concurrent use with a run.
-// Errors match [ErrInvalidVector]; s is unchanged on error.
-func (s *Suite) AddScenarios(fsys fs.FS) error {
+// loadScenarios reads the executor scenario files at the root of fsys and
+// turns every scenario into a vector of kind [KindScenario], checking ids
+// against those already in byID. A scenario's Input is the request the
+// runner sends (config and steps, expectations removed) and its Expected
+// the list of per-step expectations.
+func loadScenarios(fsys fs.FS, byID map[string]*Vector) ([]*Vector, []error) {
 	files, err := scenario.Load(fsys)
 	if err != nil {
-		return &VectorError{File: ".", Reason: err.Error()}
+		return nil, []error{&VectorError{File: ".", Reason: err.Error()}}
 	}
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -55,7 +49,7 @@ func (s *Suite) AddScenarios(fsys fs.FS) error {
 				errs = append(errs, &VectorError{File: name, ID: v.ID, Reason: "duplicate id (also in " + prev + ")"})
 				continue
 			}
-			if prev := s.byID[v.ID]; prev != nil {
+			if prev := byID[v.ID]; prev != nil {
 				errs = append(errs, &VectorError{File: name, ID: v.ID, Reason: "duplicate id (also in " + prev.File + ")"})
 				continue
 			}
@@ -66,17 +60,7 @@ func (s *Suite) AddScenarios(fsys fs.FS) error {
 	if len(add) == 0 && len(errs) == 0 {
 		errs = append(errs, &VectorError{File: ".", Reason: "no scenario files"})
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	if s.byID == nil {
-		s.byID = map[string]*Vector{}
-	}
-	for _, v := range add {
-		s.byID[v.ID] = v
-		s.Vectors = append(s.Vectors, v)
-	}
-	return nil
+	return add, errs
 }
 
 // scenarioVector turns one scenario into a vector: the request with the
@@ -136,7 +120,7 @@ func scenarioVector(file string, f *scenario.File, sc *scenario.Scenario) (*Vect
 		Section: sc.Section, Description: sc.Description, Flags: sc.Flags,
 		Input: input, Expected: bytes.TrimSpace(exp.Bytes()),
 		Kind: KindScenario, File: file,
-		req: Request{Op: OpScenario, Config: config, Steps: stepsJSON},
+		req: protocol.Request{Op: protocol.OpScenario, Config: config, Steps: stepsJSON},
 		sc:  sc,
 	}, nil
 }

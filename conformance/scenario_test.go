@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +16,8 @@ import (
 
 func loadWithScenarios(t testing.TB) *conformance.Suite {
 	t.Helper()
-	s := loadSuite(t)
-	if err := s.AddScenarios(retrykit.Scenarios); err != nil {
+	s, err := conformance.Load(retrykit.Vectors, retrykit.Scenarios)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -66,13 +67,13 @@ func TestReferencePassesScenarios(t *testing.T) {
 // test tamper with the answers.
 type recording struct {
 	mu      sync.Mutex
-	reqs    []conformance.Request
+	reqs    []protocol.Request
 	ops     []string
-	tamper  func(id int64, resp *conformance.Response)
-	respond func(req conformance.Request) (conformance.Response, bool)
+	tamper  func(id int64, resp *protocol.Response)
+	respond func(req protocol.Request) (protocol.Response, bool)
 }
 
-func (r *recording) Hello(ctx context.Context) (conformance.Hello, error) {
+func (r *recording) Hello(ctx context.Context) (protocol.Hello, error) {
 	h, err := conformance.Reference().Hello(ctx)
 	if r.ops != nil {
 		h.Ops = r.ops
@@ -80,8 +81,8 @@ func (r *recording) Hello(ctx context.Context) (conformance.Hello, error) {
 	return h, err
 }
 
-func (r *recording) Do(ctx context.Context, req conformance.Request) (conformance.Response, error) {
-	if req.Op == conformance.OpScenario {
+func (r *recording) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
+	if req.Op == protocol.OpScenario {
 		r.mu.Lock()
 		r.reqs = append(r.reqs, req)
 		r.mu.Unlock()
@@ -92,13 +93,13 @@ func (r *recording) Do(ctx context.Context, req conformance.Request) (conformanc
 		}
 	}
 	resp, err := conformance.Reference().Do(ctx, req)
-	if r.tamper != nil && req.Op == conformance.OpScenario {
+	if r.tamper != nil && req.Op == protocol.OpScenario {
 		r.tamper(req.ID, &resp)
 	}
 	return resp, err
 }
 
-func runScenarios(t *testing.T, impl conformance.Implementation, opts ...conformance.Option) *conformance.Report {
+func runScenarios(t *testing.T, impl protocol.Implementation, opts ...conformance.Option) *conformance.Report {
 	t.Helper()
 	suite := loadWithScenarios(t)
 	var ids []string
@@ -124,7 +125,7 @@ func TestScenarioRequestHasNoExpectations(t *testing.T) {
 		if !strings.Contains(line, `"op":"scenario"`) || !strings.Contains(line, `"config":{`) || !strings.Contains(line, `"steps":[{"at_ms":`) {
 			t.Fatalf("request %.300s", line)
 		}
-		var back conformance.Request
+		var back protocol.Request
 		if err := json.Unmarshal([]byte(line), &back); err != nil || !bytes.Equal(back.Steps, req.Steps) || !bytes.Equal(back.Config, req.Config) {
 			t.Fatalf("request does not round-trip (%v): %.200s", err, line)
 		}
@@ -135,7 +136,7 @@ func TestScenarioRequestHasNoExpectations(t *testing.T) {
 // the step and field, and want/got of that step.
 func TestScenarioWrongAnswersFail(t *testing.T) {
 	// An executor that makes retryable jobs due 1 ms early.
-	early := &recording{tamper: func(_ int64, resp *conformance.Response) {
+	early := &recording{tamper: func(_ int64, resp *protocol.Response) {
 		var obs []map[string]any
 		if err := json.Unmarshal(resp.Steps, &obs); err != nil {
 			t.Fatal(err)
@@ -171,7 +172,7 @@ func TestScenarioWrongAnswersFail(t *testing.T) {
 
 // Counts are optional in an answer: the runner recomputes them from jobs.
 func TestScenarioCountsOptional(t *testing.T) {
-	noCounts := &recording{tamper: func(_ int64, resp *conformance.Response) {
+	noCounts := &recording{tamper: func(_ int64, resp *protocol.Response) {
 		var obs []map[string]any
 		json.Unmarshal(resp.Steps, &obs)
 		for _, o := range obs {
@@ -183,7 +184,7 @@ func TestScenarioCountsOptional(t *testing.T) {
 		t.Errorf("without counts: %+v", rep.Totals)
 	}
 	// ... but counts that are given are checked.
-	wrongCounts := &recording{tamper: func(_ int64, resp *conformance.Response) {
+	wrongCounts := &recording{tamper: func(_ int64, resp *protocol.Response) {
 		var obs []map[string]any
 		json.Unmarshal(resp.Steps, &obs)
 		for _, o := range obs {
@@ -199,30 +200,30 @@ func TestScenarioCountsOptional(t *testing.T) {
 // Unsupported and missing ops are coverage; rejections and unreadable
 // observations are errors, never passes or failures.
 func TestScenarioOutcomeClasses(t *testing.T) {
-	noOp := &recording{ops: []string{conformance.OpParseDuration, conformance.OpValidate, conformance.OpDelay, conformance.OpMatch, conformance.OpDecide}}
+	noOp := &recording{ops: []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide}}
 	rep := runScenarios(t, noOp)
 	if len(rep.Results) != 0 || rep.Totals.NotRun < 60 || len(noOp.reqs) != 0 || rep.NotRun[0].Reason != "op scenario not supported" {
 		t.Errorf("op not listed: %+v, %d requests", rep.Totals, len(noOp.reqs))
 	}
 
-	unsupported := &recording{respond: func(conformance.Request) (conformance.Response, bool) {
-		return conformance.Response{Unsupported: true}, true
+	unsupported := &recording{respond: func(protocol.Request) (protocol.Response, bool) {
+		return protocol.Response{Unsupported: true}, true
 	}}
 	rep = runScenarios(t, unsupported)
 	if len(rep.Results) != 0 || rep.Totals.NotRun < 60 || !rep.OK() {
 		t.Errorf("unsupported: %+v", rep.Totals)
 	}
 
-	rejecting := &recording{respond: func(conformance.Request) (conformance.Response, bool) {
-		return conformance.Response{Error: &conformance.ErrorResult{Type: conformance.ErrorInvalidRequest, Message: "no executor"}}, true
+	rejecting := &recording{respond: func(protocol.Request) (protocol.Response, bool) {
+		return protocol.Response{Error: &protocol.ErrorResult{Type: protocol.ErrorInvalidRequest, Message: "no executor"}}, true
 	}}
 	rep = runScenarios(t, rejecting)
 	if rep.Totals.Error < 60 || rep.Totals.Fail != 0 || !strings.Contains(rep.Results[0].Reason, "no executor") {
 		t.Errorf("rejecting: %+v %q", rep.Totals, rep.Results[0].Reason)
 	}
 
-	garbled := &recording{respond: func(conformance.Request) (conformance.Response, bool) {
-		return conformance.Response{Steps: json.RawMessage(`{"not":"an array"}`)}, true
+	garbled := &recording{respond: func(protocol.Request) (protocol.Response, bool) {
+		return protocol.Response{Steps: json.RawMessage(`{"not":"an array"}`)}, true
 	}}
 	rep = runScenarios(t, garbled)
 	if rep.Totals.Error < 60 || rep.Totals.Fail != 0 || !strings.Contains(rep.Results[0].Reason, "malformed answer") {
@@ -230,7 +231,7 @@ func TestScenarioOutcomeClasses(t *testing.T) {
 	}
 
 	// Fewer observations than steps: the missing ones are mismatches.
-	short := &recording{tamper: func(_ int64, resp *conformance.Response) {
+	short := &recording{tamper: func(_ int64, resp *protocol.Response) {
 		var obs []json.RawMessage
 		json.Unmarshal(resp.Steps, &obs)
 		resp.Steps, _ = json.Marshal(obs[:len(obs)-1])
@@ -261,24 +262,26 @@ func TestScenarioSelectionAndSkips(t *testing.T) {
 	if len(rep.Results) != 1 || rep.Results[0].Status != conformance.StatusSkip {
 		t.Errorf("skip: %+v", rep.Results)
 	}
-	if err := suite.AddScenarios(retrykit.Scenarios); !isInvalidVector(err) || !strings.Contains(err.Error(), "duplicate id") {
-		t.Errorf("adding the scenarios twice: %v", err)
+	clash := `{"schema_version":1,"suite_version":"0.0.1","spec_version":"1.0.0-rc.1","kind":"match","notes":{},"vectors":[` +
+		`{"id":"scn-core-0001","requirement":"RET-18","section":"6.2","description":"same id as a scenario","flags":[],"input":{"patterns":["a"],"error_type":"a"},"expected":{"match":true}}]}`
+	if _, err := conformance.Load(mapFS{"match.json": []byte(clash)}, retrykit.Scenarios); !isInvalidVector(err) || !strings.Contains(err.Error(), "duplicate id") {
+		t.Errorf("a vector and a scenario with one id: %v", err)
 	}
 
-	for _, req := range []conformance.Request{
-		{Op: conformance.OpScenario},
-		{Op: conformance.OpScenario, Steps: json.RawMessage(`{}`)},
-		{Op: conformance.OpScenario, Steps: json.RawMessage(`[{"at_ms":0,"op":"frobnicate"}]`)},
-		{Op: conformance.OpScenario, Steps: json.RawMessage(`[{"at_ms":5,"op":"tick"},{"at_ms":4,"op":"tick"}]`)},
-		{Op: conformance.OpScenario, Config: json.RawMessage(`[]`), Steps: json.RawMessage(`[]`)},
+	for _, req := range []protocol.Request{
+		{Op: protocol.OpScenario},
+		{Op: protocol.OpScenario, Steps: json.RawMessage(`{}`)},
+		{Op: protocol.OpScenario, Steps: json.RawMessage(`[{"at_ms":0,"op":"frobnicate"}]`)},
+		{Op: protocol.OpScenario, Steps: json.RawMessage(`[{"at_ms":5,"op":"tick"},{"at_ms":4,"op":"tick"}]`)},
+		{Op: protocol.OpScenario, Config: json.RawMessage(`[]`), Steps: json.RawMessage(`[]`)},
 	} {
 		resp, err := conformance.Reference().Do(ctx, req)
-		if err != nil || resp.Error == nil || resp.Error.Type != conformance.ErrorInvalidRequest {
+		if err != nil || resp.Error == nil || resp.Error.Type != protocol.ErrorInvalidRequest {
 			t.Errorf("%s %s: %+v %v", req.Config, req.Steps, resp, err)
 		}
 	}
 	// Unknown keys inside steps are ignored (PROTOCOL.md 3.7).
-	resp, _ := conformance.Reference().Do(ctx, conformance.Request{Op: conformance.OpScenario,
+	resp, _ := conformance.Reference().Do(ctx, protocol.Request{Op: protocol.OpScenario,
 		Steps: json.RawMessage(`[{"at_ms":0,"op":"enqueue","job":{"id":"a","type":"t","color":"red"},"note":"x"},{"at_ms":0,"op":"fetch","queues":["default"]}]`)})
 	if resp.Error != nil || !strings.Contains(string(resp.Steps), `"fetched":"a"`) {
 		t.Errorf("unknown keys: %s %+v", resp.Steps, resp.Error)

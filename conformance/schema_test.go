@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,7 +138,7 @@ func TestSchemaCheckFailsOnBrokenCopy(t *testing.T) {
 			t.Errorf("unexpected problem: %s", e)
 		}
 	}
-	if _, err := conformance.Load(os.DirFS(dir)); !isInvalidVector(err) {
+	if _, err := conformance.Load(os.DirFS(dir), nil); !isInvalidVector(err) {
 		t.Errorf("Load of the broken copy: %v, want an error matching ErrInvalidVector", err)
 	}
 }
@@ -197,7 +198,7 @@ func TestLoadRejectsMalformedVectors(t *testing.T) {
 		"wrong input":        func(f, v map[string]any) { v["input"] = map[string]any{"value": "PT1S"} },
 		"missing error_type": func(f, v map[string]any) { delete(v["input"].(map[string]any), "error_type") },
 		"mixed expected": func(f, v map[string]any) {
-			v["expected"] = map[string]any{"match": true, "error": conformance.ErrorPatternInvalid}
+			v["expected"] = map[string]any{"match": true, "error": protocol.ErrorPatternInvalid}
 		},
 		"acceptable plus one": func(f, v map[string]any) { v["expected"] = map[string]any{"match": true, "acceptable": []any{}} },
 		"schema version":      func(f, v map[string]any) { f["schema_version"] = 7 },
@@ -212,7 +213,7 @@ func TestLoadRejectsMalformedVectors(t *testing.T) {
 			v := f["vectors"].([]any)[0].(map[string]any)
 			edit(f, v)
 			out, _ := json.Marshal(f)
-			_, err := conformance.Load(mapFS{"match.json": out})
+			_, err := conformance.Load(mapFS{"match.json": out}, nil)
 			if err == nil {
 				t.Fatalf("Load accepted a file with %s", name)
 			}
@@ -224,7 +225,7 @@ func TestLoadRejectsMalformedVectors(t *testing.T) {
 }
 
 func TestVectorsLoadAndAreConsistent(t *testing.T) {
-	suite, err := conformance.Load(retrykit.Vectors)
+	suite, err := conformance.Load(retrykit.Vectors, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"math"
 	"sort"
 	"sync"
@@ -55,19 +56,19 @@ func ksUniform(u []float64) float64 {
 }
 
 // jitterCheck runs the statistical check against impl and returns its result.
-func jitterCheck(ctx context.Context, impl Implementation, h Hello, k, parallel int) Result {
+func jitterCheck(ctx context.Context, impl protocol.Implementation, h protocol.Hello, k, parallel int) Result {
 	res := resultFor(jitterCheckVector)
 	reqs := make(chan int)
 	delays := make([]int64, k)
 	errs := make([]error, k)
-	answers := make([]Response, k)
+	answers := make([]protocol.Response, k)
 	var wg sync.WaitGroup
 	for w := 0; w < parallel; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range reqs {
-				req := Request{ID: int64(i + 1), Op: OpDelay, Policy: []byte(jitterPolicy), Attempt: 1}
+				req := protocol.Request{ID: int64(i + 1), Op: protocol.OpDelay, Policy: []byte(jitterPolicy), Attempt: 1}
 				answers[i], errs[i] = impl.Do(ctx, req)
 			}
 		}()

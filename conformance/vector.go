@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/retrykit/retrykit/executor/scenario"
+	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
 // SchemaVersion is the version of the vector file format this package reads.
@@ -29,30 +30,12 @@ const (
 	// KindScenario is declared in scenario.go.
 )
 
-// The protocol ops (PROTOCOL.md section 3).
-const (
-	OpHello         = "hello"
-	OpParseDuration = "parse_duration"
-	OpValidate      = "validate"
-	OpDelay         = "delay"
-	OpMatch         = "match"
-	OpDecide        = "decide"
-	OpScenario      = "scenario"
-)
-
-// The error types of rejections (PROTOCOL.md section 4).
-const (
-	ErrorPolicyInvalid  = "validation.retry_policy_invalid"
-	ErrorPatternInvalid = "validation.pattern_invalid"
-	ErrorInvalidRequest = "validation.invalid_request"
-)
-
 // OpFor returns the protocol op that answers vectors of the given kind, or ""
 // for an unknown kind.
 func OpFor(kind string) string {
 	switch kind {
 	case KindDuration:
-		return OpParseDuration
+		return protocol.OpParseDuration
 	case KindValidate, KindDelay, KindMatch, KindDecide, KindScenario:
 		return kind
 	}
@@ -95,7 +78,7 @@ type File struct {
 }
 
 // Vector is one test case. Input and Expected keep the file's JSON; [Load]
-// checks them and derives the protocol [Request] ([Vector.Request]) and the
+// checks them and derives the [protocol.Request] ([Vector.Request]) and the
 // decoded [Expected] ([Vector.Want]).
 type Vector struct {
 	ID          string          `json:"id"`
@@ -108,19 +91,19 @@ type Vector struct {
 
 	Kind string `json:"-"` // the kind of the file the vector is in
 	File string `json:"-"` // the name of that file
-	// Covers lists further requirement ids a scenario vector tests (see
-	// [Suite.AddScenarios]); vector files have none.
+	// Covers lists further requirement ids a scenario vector tests;
+	// vector files have none.
 	Covers []string `json:"-"`
 
 	sc       *scenario.Scenario // set for KindScenario
-	req      Request
+	req      protocol.Request
 	want     Expected
 	wantJSON json.RawMessage // Expected without whitespace, for reports
 }
 
 // Request returns the protocol request for the vector, with ID 0 (the runner
 // assigns ids).
-func (v *Vector) Request() Request { return v.req }
+func (v *Vector) Request() protocol.Request { return v.req }
 
 // Want returns the decoded expected outcome.
 func (v *Vector) Want() Expected { return v.want }
@@ -174,24 +157,63 @@ var (
 		"jitter", "non_retryable_errors", "on_exhaustion", "backoff_strategy"}
 )
 
-// Load reads every *.json file at the root of fsys (JSON Schema files,
-// *.schema.json, are ignored), checks each against the vector format and
-// returns the suite. Every problem found is returned, joined; each matches
-// [ErrInvalidVector].
+// Load reads a suite in one step: the vector files at the root of vectors
+// and the executor scenario files at the root of scenarios (retrykit embeds
+// its own as [github.com/retrykit/retrykit.Vectors] and
+// [github.com/retrykit/retrykit.Scenarios]). Either may be nil to leave
+// that part out, not both. Every problem found is returned, joined: each
+// problem in a file matches [ErrInvalidVector]; a file system that cannot
+// be read gives its error, wrapped (errors.Is(err, fs.ErrNotExist) for a
+// missing directory).
 //
-// Checks: schema_version is [SchemaVersion]; suite_version, spec_version and
-// a known kind are present, and the kind appears once; each vector has a
-// non-empty id unique across all files, a requirement RET-01..RET-20 or
-// RK-nn, a section, a description; every flag is explained in the file's
-// notes; input and expected have exactly the fields of the kind, with the
-// right JSON types.
-func Load(fsys fs.FS) (*Suite, error) {
-	names, err := fs.Glob(fsys, "*.json")
+// Vector files are the *.json files (JSON Schema files, *.schema.json, are
+// ignored). Checks: schema_version is [SchemaVersion]; suite_version,
+// spec_version and a known kind are present, and the kind appears once;
+// each vector has a non-empty id unique across all files, a requirement
+// RET-01..RET-20 or RK-nn, a section, a description; every flag is
+// explained in the file's notes; input and expected have exactly the
+// fields of the kind, with the right JSON types.
+//
+// Each scenario becomes one vector of kind [KindScenario] with a unique id;
+// selection, skip lists, flags and coverage work for them as for the other
+// vectors, and a scenario's requirement and its covers ids all count in
+// the per-requirement summary.
+func Load(vectors, scenarios fs.FS) (*Suite, error) {
+	if vectors == nil && scenarios == nil {
+		return nil, &VectorError{File: ".", Reason: "Load needs a vector or a scenario file system"}
+	}
+	s := &Suite{byID: map[string]*Vector{}}
+	var errs []error
+	if vectors != nil {
+		errs = s.loadVectors(vectors)
+	}
+	if scenarios != nil {
+		add, serrs := loadScenarios(scenarios, s.byID)
+		errs = append(errs, serrs...)
+		for _, v := range add {
+			s.byID[v.ID] = v
+			s.Vectors = append(s.Vectors, v)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+// loadVectors adds the vector files at the root of fsys to s.
+func (s *Suite) loadVectors(fsys fs.FS) []error {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, fmt.Errorf("conformance: list vectors: %w", err)
+		return []error{fmt.Errorf("conformance: list vector files: %w", err)}
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			names = append(names, e.Name())
+		}
 	}
 	sort.Strings(names)
-	s := &Suite{byID: map[string]*Vector{}}
 	var errs []error
 	kinds := map[string]string{}
 	for _, name := range names {
@@ -228,10 +250,7 @@ func Load(fsys fs.FS) (*Suite, error) {
 	if len(s.Files) == 0 && len(errs) == 0 {
 		errs = append(errs, &VectorError{File: ".", Reason: "no vector files"})
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return s, nil
+	return errs
 }
 
 func parseFile(name string, data []byte) (*File, []error) {
@@ -250,7 +269,7 @@ func parseFile(name string, data []byte) (*File, []error) {
 	if f.SuiteVersion == "" || f.SpecVersion == "" {
 		errs = append(errs, bad("", "suite_version and spec_version are required"))
 	}
-	if OpFor(f.Kind) == "" || f.Kind == KindScenario { // scenarios have their own format: Suite.AddScenarios
+	if OpFor(f.Kind) == "" || f.Kind == KindScenario { // scenarios have their own format (Load)
 		errs = append(errs, bad("", "unknown kind %q", f.Kind))
 		return nil, errs
 	}
@@ -362,7 +381,7 @@ func (v *Vector) decode() error {
 	if err := strictUnmarshal(v.Expected, &want); err != nil {
 		return fmt.Errorf("expected: %v", err)
 	}
-	req := Request{Op: OpFor(v.Kind)}
+	req := protocol.Request{Op: OpFor(v.Kind)}
 	allowed := map[string]bool{}
 	has := map[string]bool{
 		"value": in.Value != nil, "policy": in.Policy != nil || in.PolicyRaw != nil, "attempt": in.Attempt != nil,
@@ -428,7 +447,7 @@ func (v *Vector) decode() error {
 		if err := require("attempt", "error"); err != nil {
 			return err
 		}
-		fi := &FailureInput{}
+		fi := &protocol.FailureInput{}
 		if in.Error.Type != nil {
 			fi.Type = *in.Error.Type
 		}
@@ -482,7 +501,7 @@ func checkExpected(kind string, w *Expected, hasRand bool) error {
 	}
 	if w.Error != "" {
 		switch w.Error {
-		case ErrorPolicyInvalid, ErrorPatternInvalid, ErrorInvalidRequest:
+		case protocol.ErrorPolicyInvalid, protocol.ErrorPatternInvalid, protocol.ErrorInvalidRequest:
 		default:
 			return fmt.Errorf("unknown error type %q", w.Error)
 		}

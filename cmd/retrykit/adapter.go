@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 func init() {
@@ -26,7 +27,7 @@ func runAdapter(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit adapter: unexpected argument %q\n", args[0])
 		return 2
 	}
-	if err := conformance.Serve(context.Background(), conformance.Reference(), stdin, stdout); err != nil {
+	if err := protocol.Serve(context.Background(), conformance.Reference(), stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "retrykit adapter: %v\n", err)
 		return 1
 	}

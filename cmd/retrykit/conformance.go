@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 func init() {
@@ -116,28 +117,30 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	var src fs.FS = retrykit.Vectors
-	if *vectorsDir != "" {
-		src = os.DirFS(*vectorsDir)
-	}
-	suite, err := conformance.Load(src)
-	if err != nil {
-		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
-		return 2
-	}
 	if *scenDir != "" && !*scenarios {
 		fmt.Fprintln(stderr, "retrykit conformance: --scenarios-dir given with --scenarios=false")
 		return 2
 	}
+	var vecFS, scenFS fs.FS = retrykit.Vectors, nil
+	if *vectorsDir != "" {
+		if msg := checkDir("--vectors", *vectorsDir); msg != "" {
+			return usageError(stderr, msg)
+		}
+		vecFS = os.DirFS(*vectorsDir)
+	}
 	if *scenarios {
-		var scen fs.FS = retrykit.Scenarios
+		scenFS = retrykit.Scenarios
 		if *scenDir != "" {
-			scen = os.DirFS(*scenDir)
+			if msg := checkDir("--scenarios-dir", *scenDir); msg != "" {
+				return usageError(stderr, msg)
+			}
+			scenFS = os.DirFS(*scenDir)
 		}
-		if err := suite.AddScenarios(scen); err != nil {
-			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
-			return 2
-		}
+	}
+	suite, err := conformance.Load(vecFS, scenFS)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+		return 2
 	}
 	if msg := unknownSelection(suite, ids, reqs, flags); msg != "" {
 		fmt.Fprintf(stderr, "retrykit conformance: %s\n", msg)
@@ -163,14 +166,14 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		opts = append(opts, conformance.WithSkips(skips))
 	}
 
-	var target conformance.Implementation = conformance.Reference()
+	var target protocol.Implementation = conformance.Reference()
 	if *impl != "" {
 		argv, err := splitCommand(*impl)
 		if err != nil || len(argv) == 0 {
 			fmt.Fprintf(stderr, "retrykit conformance: --impl: cannot split %q into a command line\n", *impl)
 			return 2
 		}
-		p := conformance.External(argv, conformance.WithTimeout(*timeout))
+		p := protocol.NewProcess(argv, protocol.WithTimeout(*timeout))
 		defer p.Close()
 		// Start the adapter and check its hello once, up front: an adapter
 		// that cannot start would otherwise turn every vector into the
@@ -218,6 +221,21 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkDir returns a message naming flag and path when path is not an
+// existing directory, or "".
+func checkDir(flag, path string) string {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("%s: %s does not exist", flag, path)
+	case err != nil:
+		return fmt.Sprintf("%s: %v", flag, err)
+	case !fi.IsDir():
+		return fmt.Sprintf("%s: %s is not a directory", flag, path)
+	}
+	return ""
 }
 
 // usageError reports a bad flag value and returns exit status 2.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 var (
@@ -92,7 +93,7 @@ func TestConformanceThroughAdapterSubprocess(t *testing.T) {
 	if !rep.OK() || rep.Totals.Pass < 400 || rep.Totals.NotRun != 0 || rep.Implementation.Implementation != "retrykit" {
 		t.Errorf("report: %+v %+v", rep.Implementation, rep.Totals)
 	}
-	if !rep.Implementation.Supports(conformance.OpScenario) {
+	if !rep.Implementation.Supports(protocol.OpScenario) {
 		t.Errorf("retrykit adapter does not advertise the scenario op: %v", rep.Implementation.Ops)
 	}
 	scenarios := 0
@@ -112,8 +113,8 @@ func TestConformanceThroughAdapterSubprocess(t *testing.T) {
 // countScenarios counts the scenarios in the embedded files.
 func countScenarios(t *testing.T) int {
 	t.Helper()
-	s := &conformance.Suite{}
-	if err := s.AddScenarios(retrykit.Scenarios); err != nil {
+	s, err := conformance.Load(nil, retrykit.Scenarios)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return len(s.Vectors)

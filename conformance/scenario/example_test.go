@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/retrykit/retrykit/executor/scenario"
+	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
 // Decode a scenario file, play it on the reference executor and check it.

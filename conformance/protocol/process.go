@@ -1,4 +1,4 @@
-package conformance
+package protocol
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 )
 
 // ErrAdapter is matched (with errors.Is) by every *AdapterError.
-var ErrAdapter = errors.New("conformance: adapter failure")
+var ErrAdapter = errors.New("protocol: adapter failure")
 
 // The kinds of [AdapterError].
 const (
@@ -26,8 +26,8 @@ const (
 	FailureDead     = "dead"     // not restarted again after a previous crash
 )
 
-// AdapterError is the error an [External] implementation returns when the
-// adapter process, not the implementation's answer, is at fault. The runner
+// AdapterError is the error a [Process] returns when the adapter process,
+// not the implementation's answer, is at fault. The conformance runner
 // reports it as an "error" result with Stderr attached.
 type AdapterError struct {
 	Kind   string // FailureStart, FailureCrash, ...
@@ -38,7 +38,7 @@ type AdapterError struct {
 
 // Error implements error. It does not include Stderr.
 func (e *AdapterError) Error() string {
-	return "conformance: adapter " + e.Kind + ": " + e.Detail
+	return "protocol: adapter " + e.Kind + ": " + e.Detail
 }
 
 // Unwrap returns the underlying cause.
@@ -47,10 +47,10 @@ func (e *AdapterError) Unwrap() error { return e.Err }
 // Is reports whether target is [ErrAdapter].
 func (e *AdapterError) Is(target error) bool { return target == ErrAdapter }
 
-// ExternalOption configures [External].
-type ExternalOption func(*externalConfig)
+// Option configures [NewProcess].
+type Option func(*processConfig)
 
-type externalConfig struct {
+type processConfig struct {
 	timeout  time.Duration
 	restarts int
 	dir      string
@@ -60,8 +60,8 @@ type externalConfig struct {
 
 // WithTimeout sets the per-request timeout, counted from the moment the
 // request is written (default 5s).
-func WithTimeout(d time.Duration) ExternalOption {
-	return func(c *externalConfig) {
+func WithTimeout(d time.Duration) Option {
+	return func(c *processConfig) {
 		if d > 0 {
 			c.timeout = d
 		}
@@ -72,8 +72,8 @@ func WithTimeout(d time.Duration) ExternalOption {
 // restarted after a process died on a request without answering anything
 // (default 1, PROTOCOL.md section 6). A process that answered at least one
 // request before dying is always replaced.
-func WithRestarts(n int) ExternalOption {
-	return func(c *externalConfig) {
+func WithRestarts(n int) Option {
+	return func(c *processConfig) {
 		if n >= 0 {
 			c.restarts = n
 		}
@@ -81,19 +81,19 @@ func WithRestarts(n int) ExternalOption {
 }
 
 // WithDir sets the adapter's working directory (default: the caller's).
-func WithDir(dir string) ExternalOption { return func(c *externalConfig) { c.dir = dir } }
+func WithDir(dir string) Option { return func(c *processConfig) { c.dir = dir } }
 
 // WithEnv sets the adapter's environment (default: the caller's).
-func WithEnv(env []string) ExternalOption { return func(c *externalConfig) { c.env = env } }
+func WithEnv(env []string) Option { return func(c *processConfig) { c.env = env } }
 
 // Process is an [Implementation] backed by an adapter subprocess speaking
-// PROTOCOL.md over its standard streams. Create it with [External]; the
+// PROTOCOL.md over its standard streams. Create it with [NewProcess]; the
 // process starts on the first Hello or Do and lives until Close. Requests
 // from concurrent Do calls are pipelined over the one process. A Process is
 // safe for concurrent use; the zero value is not usable.
 type Process struct {
 	argv []string
-	cfg  externalConfig
+	cfg  processConfig
 
 	nextID atomic.Int64
 
@@ -113,10 +113,10 @@ type Process struct {
 	serialLeft atomic.Int64
 }
 
-// External returns an [Implementation] that runs argv (program and arguments)
-// as an adapter subprocess. It does not start it yet.
-func External(argv []string, opts ...ExternalOption) *Process {
-	cfg := externalConfig{timeout: 5 * time.Second, restarts: 1, stderr: 64 << 10}
+// NewProcess returns a [Process] that runs argv (program and arguments) as
+// an adapter subprocess. It does not start it yet.
+func NewProcess(argv []string, opts ...Option) *Process {
+	cfg := processConfig{timeout: 5 * time.Second, restarts: 1, stderr: 64 << 10}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -170,7 +170,7 @@ func (e *Process) Do(ctx context.Context, req Request) (Response, error) {
 		if a.err != nil {
 			return Response{}, a.err
 		}
-		if err := a.resp.shape(req.Op); err != nil {
+		if err := a.resp.Check(req.Op); err != nil {
 			return Response{}, &AdapterError{Kind: FailureProtocol, Detail: err.Error(), Stderr: e.Stderr()}
 		}
 		a.resp.ID = origID
@@ -248,7 +248,7 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 		p.kill(0, nil)
 		return nil, &AdapterError{Kind: FailureProtocol, Detail: "hello answer: " + err.Error(), Stderr: e.Stderr(), Err: err}
 	}
-	if err := h.check(); err != nil {
+	if err := h.Check(); err != nil {
 		p.kill(0, nil)
 		return nil, &AdapterError{Kind: FailureProtocol, Detail: err.Error(), Stderr: e.Stderr(), Err: err}
 	}
@@ -287,7 +287,7 @@ type answer struct {
 	err  error
 }
 
-func startProc(argv []string, cfg externalConfig, stderr *tailBuffer) (*proc, error) {
+func startProc(argv []string, cfg processConfig, stderr *tailBuffer) (*proc, error) {
 	if len(argv) == 0 {
 		return nil, &AdapterError{Kind: FailureStart, Detail: "empty adapter command"}
 	}
@@ -537,7 +537,7 @@ func (p *proc) shutdown(grace time.Duration) {
 
 // decodeAnswer decodes one answer line of an adapter (PROTOCOL.md sections
 // 3 and 4). It checks JSON syntax and field types only; whether the fields
-// fit the request's op is checked by [Response.shape] once the request is
+// fit the request's op is checked by [Response.Check] once the request is
 // known. The fields of Effective are kept verbatim.
 func decodeAnswer(line []byte) (Response, error) {
 	var resp Response

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retrykit/retrykit/executor/scenario"
+	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
 const dir = "../../testdata/scenarios"

@@ -10,7 +10,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/retrykit/retrykit/executor/scenario"
+	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
 func TestDecodeErrors(t *testing.T) {

@@ -1,4 +1,4 @@
-package conformance
+package protocol
 
 import (
 	"bytes"
@@ -9,9 +9,27 @@ import (
 	"strconv"
 )
 
-// ProtocolVersion is the adapter protocol version this package speaks
+// Version is the adapter protocol version this package speaks
 // (PROTOCOL.md).
-const ProtocolVersion = 1
+const Version = 1
+
+// The ops (PROTOCOL.md section 3).
+const (
+	OpHello         = "hello"
+	OpParseDuration = "parse_duration"
+	OpValidate      = "validate"
+	OpDelay         = "delay"
+	OpMatch         = "match"
+	OpDecide        = "decide"
+	OpScenario      = "scenario"
+)
+
+// The error types of rejections (PROTOCOL.md section 4).
+const (
+	ErrorPolicyInvalid  = "validation.retry_policy_invalid"
+	ErrorPatternInvalid = "validation.pattern_invalid"
+	ErrorInvalidRequest = "validation.invalid_request"
+)
 
 // The values of [Hello.Jitter].
 const (
@@ -20,7 +38,8 @@ const (
 )
 
 // Implementation is an implementation of the OJS retry policy under test:
-// the built-in [Reference], an external process ([External]) or any Go value.
+// retrykit's own (conformance.Reference), an adapter process ([Process]) or
+// any Go value.
 //
 // Hello is called once per run before any Do. Do answers one request; the
 // runner calls it from several goroutines at once, so an Implementation must
@@ -35,7 +54,8 @@ type Implementation interface {
 }
 
 // Hello describes an implementation (PROTOCOL.md section 3.1). The zero value
-// is not useful: Protocol must be [ProtocolVersion] and ResolutionNS ≥ 1.
+// is not useful: Protocol must be [Version] and ResolutionNS ≥ 1 (see
+// [Hello.Check]).
 type Hello struct {
 	Protocol       int      `json:"protocol"`
 	Implementation string   `json:"implementation"`
@@ -67,16 +87,19 @@ func (h Hello) Claims(flag string) bool {
 	return true
 }
 
-func (h Hello) check() error {
+// Check reports why h is not a usable hello answer: another protocol
+// version, a resolution below 1 ns, an unknown jitter mode or an empty
+// implementation name. It returns nil for a usable one.
+func (h Hello) Check() error {
 	switch {
-	case h.Protocol != ProtocolVersion:
-		return fmt.Errorf("conformance: hello: protocol %d, want %d", h.Protocol, ProtocolVersion)
+	case h.Protocol != Version:
+		return fmt.Errorf("protocol: hello: protocol %d, want %d", h.Protocol, Version)
 	case h.ResolutionNS < 1:
-		return fmt.Errorf("conformance: hello: resolution_ns %d, want ≥ 1", h.ResolutionNS)
+		return fmt.Errorf("protocol: hello: resolution_ns %d, want ≥ 1", h.ResolutionNS)
 	case h.Jitter != JitterInjectable && h.Jitter != JitterOpaque:
-		return fmt.Errorf("conformance: hello: jitter %q, want %q or %q", h.Jitter, JitterInjectable, JitterOpaque)
+		return fmt.Errorf("protocol: hello: jitter %q, want %q or %q", h.Jitter, JitterInjectable, JitterOpaque)
 	case h.Implementation == "":
-		return errors.New("conformance: hello: implementation name is empty")
+		return errors.New("protocol: hello: implementation name is empty")
 	}
 	return nil
 }
@@ -182,10 +205,10 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		Steps  json.RawMessage `json:"steps"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
-		return fmt.Errorf("conformance: request: %w", err)
+		return fmt.Errorf("protocol: request: %w", err)
 	}
 	if w.ID == nil {
-		return errors.New("conformance: request: no id")
+		return errors.New("protocol: request: no id")
 	}
 	*r = Request{ID: *w.ID, Op: w.Op, Value: w.Value, Policy: w.Policy, Attempt: w.Attempt,
 		Rand: w.Rand, Patterns: w.Patterns, ErrorType: w.ErrorType, Config: w.Config, Steps: w.Steps}
@@ -261,9 +284,11 @@ func (r *Response) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// shape checks that exactly one outcome group is set and returns a short
-// description of the problem otherwise.
-func (r *Response) shape(op string) error {
+// Check reports whether r is a well-formed answer to a request with the
+// given op: exactly one outcome group set, and the result fields those of
+// op (PROTOCOL.md sections 3 and 4). It returns a short description of the
+// problem, or nil.
+func (r *Response) Check(op string) error {
 	n := 0
 	for _, ok := range []bool{r.NS != nil, r.Effective != nil, r.Action != "" || r.DelayNS != nil, r.Match != nil, r.Steps != nil, r.Error != nil, r.Unsupported} {
 		if ok {
