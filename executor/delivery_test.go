@@ -212,3 +212,27 @@ func TestRealClockMonotonic(t *testing.T) {
 		t.Errorf("location %v", a.Location())
 	}
 }
+
+// The in-flight path allocates nothing: fetch, heartbeat and ack of a job
+// already enqueued.
+func TestInFlightAllocs(t *testing.T) {
+	e, _ := newFake()
+	for i := 0; i < 200; i++ {
+		mustEnqueue(t, e, executor.JobSpec{Type: "t"})
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		j, ok := e.Fetch()
+		if !ok {
+			t.Fatal("empty")
+		}
+		if _, err := e.Heartbeat(j.ID, j.Delivery); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Ack(j.ID, j.Delivery); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per fetch+heartbeat+ack, want 0", allocs)
+	}
+}

@@ -54,10 +54,9 @@ type Executor struct {
 	deleted    int64
 	parks      int64 // worker goroutines parked so far (test seam)
 
-	// dueCh, if not nil, is closed when something becomes due before dueAt
-	// (a worker's timekeeper waits on it, see wake.go).
-	dueCh chan struct{}
-	dueAt int64
+	// keepers are the workers' timekeepers waiting for the next due time
+	// (see wake.go).
+	keepers []*keeperWait
 
 	// onTransition, if set, sees every state change (test seam).
 	onTransition func(id string, from, to State)
@@ -82,7 +81,6 @@ func New(opts ...Option) *Executor {
 		policies: make(map[string]*policy.Policy),
 		active:   make(map[string]*job),
 		defPol:   policy.Default(),
-		dueAt:    math.MaxInt64,
 	}
 	if n, ok := cfg.clock.(nower); ok {
 		e.now = n.nowNanos

@@ -65,19 +65,36 @@ func (e *Executor) wakeOne(q *queue) {
 	}
 }
 
+// keeperWait is one timekeeper's registration: it plans to look at the
+// executor again at at, and ch is closed if something becomes due sooner.
+type keeperWait struct {
+	at int64
+	ch chan struct{}
+	on bool // registered in Executor.keepers
+}
+
 // dueChanged notes that something is now due at t (called with e.mu held):
-// a timekeeper planning to look later is woken.
+// every timekeeper planning to look later than t is woken.
 func (e *Executor) dueChanged(t int64) {
-	if e.dueCh != nil && t < e.dueAt {
-		close(e.dueCh)
-		e.dueCh, e.dueAt = nil, math.MaxInt64
+	for i := 0; i < len(e.keepers); {
+		k := e.keepers[i]
+		if t < k.at {
+			close(k.ch)
+			k.ch, k.on = nil, false
+			e.keepers[i] = e.keepers[len(e.keepers)-1]
+			e.keepers[len(e.keepers)-1] = nil
+			e.keepers = e.keepers[:len(e.keepers)-1]
+			continue
+		}
+		i++
 	}
 }
 
 // untilDue applies what is due and returns how long, on the executor's
 // clock, until the next thing is (at most limit), and a channel closed if
-// something becomes due sooner than that.
-func (e *Executor) untilDue(limit time.Duration) (time.Duration, <-chan struct{}) {
+// something becomes due sooner than that. k is the calling timekeeper's
+// registration, replaced by each call.
+func (e *Executor) untilDue(k *keeperWait, limit time.Duration) (time.Duration, <-chan struct{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.now()
@@ -86,12 +103,28 @@ func (e *Executor) untilDue(limit time.Duration) (time.Duration, <-chan struct{}
 	if next := e.nextDue(); next != math.MaxInt64 && next-now < int64(limit) {
 		d = time.Duration(max(next-now, 0))
 	}
-	at := satAdd(now, int64(d))
-	if e.dueCh == nil {
-		e.dueCh = make(chan struct{})
+	k.at = satAdd(now, int64(d))
+	if k.ch == nil {
+		k.ch = make(chan struct{})
 	}
-	e.dueAt = min(e.dueAt, at)
-	return d, e.dueCh
+	if !k.on {
+		k.on = true
+		e.keepers = append(e.keepers, k)
+	}
+	return d, k.ch
+}
+
+// unkeep removes a timekeeper's registration (its Worker stopped).
+func (e *Executor) unkeep(k *keeperWait) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, x := range e.keepers {
+		if x == k {
+			e.keepers = append(e.keepers[:i], e.keepers[i+1:]...)
+			break
+		}
+	}
+	k.on = false
 }
 
 // watch registers stop to be called when the job leaves active under

@@ -109,3 +109,57 @@ func TestWorkerWakesOnePerJob(t *testing.T) {
 		t.Errorf("%.1f parks per job with %d idle goroutines, want about 1", per, conc)
 	}
 }
+
+// A timekeeper is woken when something becomes due before it planned to
+// look again, every time it registers (also after it woke by its own timer),
+// and not for something due later.
+func TestKeeperWake(t *testing.T) {
+	clock := NewFakeClock(t0)
+	e := New(WithClock(clock))
+	closed := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	k := &keeperWait{}
+	for round := 0; round < 3; round++ {
+		e.untilDue(k, time.Second)
+		clock.Advance(time.Second) // its timer fired: it looks again
+		d, ch := e.untilDue(k, time.Second)
+		if d != time.Second {
+			t.Fatalf("round %d: sleep %v with nothing due, want the 1s limit", round, d)
+		}
+		e.Enqueue(JobSpec{Type: "t", ScheduledAt: clock.Now().Add(2 * time.Second)})
+		if closed(ch) {
+			t.Fatalf("round %d: woken for a job due after its planned look", round)
+		}
+		e.Enqueue(JobSpec{Type: "t", ScheduledAt: clock.Now().Add(500 * time.Millisecond)})
+		if !closed(ch) {
+			t.Fatalf("round %d: not woken for a job due before its planned look", round)
+		}
+		clock.Advance(time.Second) // the keeper's timer fired
+		for {                      // drain what became due
+			j, ok := e.Fetch()
+			if !ok {
+				break
+			}
+			e.Ack(j.ID, j.Delivery)
+		}
+		clock.Advance(2 * time.Second)
+		for {
+			j, ok := e.Fetch()
+			if !ok {
+				break
+			}
+			e.Ack(j.ID, j.Delivery)
+		}
+		e.Tick()
+	}
+	e.unkeep(k)
+	if len(e.keepers) != 0 {
+		t.Errorf("%d keepers after unkeep", len(e.keepers))
+	}
+}

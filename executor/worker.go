@@ -254,10 +254,12 @@ func (w *Worker) loop(queue string) {
 // through the jobs made available.
 func (w *Worker) keeper() {
 	defer w.exit(nil)
+	k := &keeperWait{}
+	defer w.e.unkeep(k)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		d, changed := w.e.untilDue(keeperLimit)
+		d, changed := w.e.untilDue(k, keeperLimit)
 		timer.Reset(max(d, time.Millisecond))
 		select {
 		case <-timer.C:
