@@ -305,6 +305,21 @@ func TestStateMachine(t *testing.T) {
 					m.maxAtt[id] = effMax(j.Policy)
 				}
 			},
+			// redeliver makes a redelivery likely: the clock runs past the
+			// job's reservation and backoff, and its queue is fetched.
+			"redeliver": func(t *rapid.T) {
+				j, err := e.Get(m.pick(t))
+				if err != nil || j.State != Active {
+					return
+				}
+				clock.Set(j.ReservedUntil)
+				if r, _ := e.Get(j.ID); r.State == Retryable {
+					clock.Set(r.NextRetryAt)
+				}
+				if f, ok := e.Fetch(j.Queue); ok {
+					m.dels[f.ID] = append(m.dels[f.ID], f.Delivery)
+				}
+			},
 			"pause":  func(t *rapid.T) { e.PauseQueue(rapid.SampledFrom(queues).Draw(t, "queue")) },
 			"resume": func(t *rapid.T) { e.ResumeQueue(rapid.SampledFrom(queues).Draw(t, "queue")) },
 			"advance": func(t *rapid.T) {
@@ -318,7 +333,7 @@ func TestStateMachine(t *testing.T) {
 // the job's latest, sometimes an earlier one (stale).
 func (m *smModel) delivery(t *rapid.T, id string, before Job) (d uint64, stale bool) {
 	ds := m.dels[id]
-	if len(ds) > 1 && rapid.IntRange(0, 3).Draw(t, "stale") == 0 {
+	if len(ds) > 1 && rapid.Bool().Draw(t, "stale") {
 		return ds[rapid.IntRange(0, len(ds)-2).Draw(t, "which")], true
 	}
 	return before.Delivery, false
