@@ -12,11 +12,13 @@
 //     and classification of Go errors;
 //   - [github.com/retrykit/retrykit/executor]: the reference in-memory job
 //     executor, applying the retry rules over a job's whole lifecycle;
-//   - [github.com/retrykit/retrykit/conformance/scenario]: reads, plays and
-//     checks the executor scenario vectors;
 //   - [github.com/retrykit/retrykit/conformance]: the runner that checks any
 //     implementation, in any language, against the conformance vectors and
-//     scenarios.
+//     scenarios, and its reports;
+//   - [github.com/retrykit/retrykit/conformance/protocol]: the wire protocol
+//     between the runner and an implementation's adapter;
+//   - [github.com/retrykit/retrykit/conformance/scenario]: reads, plays and
+//     checks the executor scenario vectors.
 //
 // This package itself carries no code of its own, only the test suites,
 // embedded in the module so that Go users need nothing else on disk:

@@ -3,13 +3,13 @@ package conformance_test
 import (
 	"context"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 // The test binary doubles as a misbehaving adapter: with

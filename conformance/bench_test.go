@@ -2,12 +2,12 @@ package conformance_test
 
 import (
 	"context"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 // BenchmarkSuiteInProcess runs every vector plus the statistical jitter

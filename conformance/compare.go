@@ -3,13 +3,13 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"math"
 	"math/big"
 	"reflect"
 	"sort"
 	"strings"
 
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -42,7 +42,7 @@ func (c comparison) compare(v *Vector, got protocol.Response) string {
 	return "matches none of the acceptable outcomes: " + strings.Join(reasons, " | ")
 }
 
-func (c comparison) compareOne(kind string, w *Expected, got protocol.Response) string {
+func (c comparison) compareOne(kind string, w *outcome, got protocol.Response) string {
 	if w.Error != "" {
 		if got.Error == nil {
 			return fmt.Sprintf("want error %s, got a result", w.Error)
@@ -65,7 +65,7 @@ func (c comparison) compareOne(kind string, w *Expected, got protocol.Response) 
 		return fmt.Sprintf("want a result, got error %s: %s", got.Error.Type, got.Error.Message)
 	}
 	switch kind {
-	case KindDuration:
+	case kindDuration:
 		if got.NS == nil {
 			return "answer has no ns"
 		}
@@ -73,9 +73,9 @@ func (c comparison) compareOne(kind string, w *Expected, got protocol.Response) 
 			return c.within("ns", *got.NS, *w.MinNS, *w.MaxNS, "bounds")
 		}
 		return c.nanos("ns", *got.NS, *w.NS)
-	case KindValidate:
+	case kindValidate:
 		return c.effective(w.Effective, got.Effective)
-	case KindMatch:
+	case kindMatch:
 		if got.Match == nil {
 			return "answer has no match"
 		}
@@ -83,7 +83,7 @@ func (c comparison) compareOne(kind string, w *Expected, got protocol.Response) 
 			return fmt.Sprintf("match: got %v, want %v", *got.Match, *w.Match)
 		}
 		return ""
-	case KindDecide:
+	case kindDecide:
 		if got.Action != w.Action {
 			return fmt.Sprintf("action: got %q, want %q", got.Action, w.Action)
 		}
@@ -91,7 +91,7 @@ func (c comparison) compareOne(kind string, w *Expected, got protocol.Response) 
 			return ""
 		}
 		fallthrough
-	case KindDelay:
+	case kindDelay:
 		if got.DelayNS == nil {
 			return "answer has no delay_ns"
 		}

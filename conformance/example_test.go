@@ -3,11 +3,11 @@ package conformance_test
 import (
 	"context"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"os"
 
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 // Run the suite against the built-in reference and print the verdict.
@@ -50,17 +50,29 @@ func ExampleImplementation() {
 	// Output: stat-jitter-uniform RET-05 fail
 }
 
-func ExampleReport_WriteMarkdown() {
+// Every report opens with the scores per level and the command of the
+// spec-only run; failures would follow, grouped by cause. dur-0001 tests a
+// MUST of the spec (RET-02), decide-0036 a SHOULD (prefix matching) and
+// val-0003 a retrykit decision (RK-09).
+func ExampleReport_Write() {
 	suite, _ := conformance.Load(retrykit.Vectors, nil)
-	rep := conformance.NewRunner(suite, conformance.WithIDs("dur-0001", "dur-0002")).
+	rep := conformance.NewRunner(suite, conformance.WithIDs("dur-0001", "decide-0036", "val-0003")).
 		Run(context.Background(), conformance.Reference())
 	rep.Implementation.Version = "1.2.3"
 	rep.Requirements = rep.Requirements[:0] // keep the example short
-	_ = rep.WriteMarkdown(os.Stdout)
+	_ = rep.Write(os.Stdout, "markdown")
 	// Output:
 	// ### retrykit 1.2.3 — OJS retry conformance suite 0.1.0 (spec 1.0.0-rc.1)
 	//
-	// **pass 2  fail 0  error 0  skip 0  |  not run 0 (coverage 100.0% of selected)**
+	// | score | pass | fail | error | skip | not run |
+	// |---|---:|---:|---:|---:|---:|
+	// | spec requirements (MUST) | 1 | 0 | 0 | 0 | 0 |
+	// | SHOULD-level and optional features | 1 | 0 | 0 | 0 | 0 |
+	// | retrykit decisions (RK-nn) | 1 | 0 | 0 | 0 | 0 |
+	//
+	// Spec-only run (MUST level only): `retrykit conformance --spec-only`
+	//
+	// **pass 3  fail 0  error 0  skip 0  |  not run 0 (coverage 100.0% of selected)**
 	//
 	// | requirement | pass | fail | error | skip | not run |
 	// |---|---:|---:|---:|---:|---:|

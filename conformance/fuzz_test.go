@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"testing"
 	"testing/fstest"
 
 	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 // FuzzLoad covers the parser of this package, vector files (Load); the
@@ -58,7 +58,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		cmp := comparison{hello: protocol.Hello{ResolutionNS: 1, Jitter: protocol.JitterInjectable}}
 		for _, v := range s.Vectors {
-			req := v.Request()
+			req := v.request()
 			req.ID = 1
 			line := req.AppendJSON(nil)
 			if !json.Valid(line) || bytes.ContainsAny(line, "\r\n") {

@@ -3,7 +3,7 @@ package conformance_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/retrykit/retrykit/conformance/protocol"
+	"fmt"
 	"math"
 	"regexp"
 	"sort"
@@ -14,6 +14,7 @@ import (
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -447,11 +448,11 @@ func TestMutations(t *testing.T) {
 		}
 	}
 	const (
-		duration = conformance.KindDuration
-		validate = conformance.KindValidate
-		delay    = conformance.KindDelay
-		match    = conformance.KindMatch
-		decide   = conformance.KindDecide
+		duration = "duration"
+		validate = "validate"
+		delay    = "delay"
+		match    = "match"
+		decide   = "decide"
 	)
 	cases := []struct {
 		name   string
@@ -536,6 +537,17 @@ func TestMutations(t *testing.T) {
 			}
 			if strings.Join(got, " ") != strings.Join(want, " ") {
 				t.Errorf("failing requirements\n got %v\nwant %v", got, want)
+			}
+			// The report names the mutant's failure class as a cause,
+			// explained by the note of the vector files, before anything
+			// else.
+			var causes []string
+			for _, c := range rep.Causes {
+				causes = append(causes, fmt.Sprintf("%s×%d", c.Class, len(c.IDs)))
+			}
+			t.Logf("causes: %v", causes)
+			if len(rep.Causes) == 0 || rep.Causes[0].Class != tc.class || strings.Contains(rep.Causes[0].Explanation, "no note") {
+				t.Errorf("leading cause is not %s: %v", tc.class, causes)
 			}
 		})
 	}

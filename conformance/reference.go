@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/conformance/scenario"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
 )
 
-// ReferenceVersion is the version the built-in reference reports in hello.
-const ReferenceVersion = "0.1.0"
+// referenceVersion is the version the built-in reference reports in hello.
+const referenceVersion = "0.1.0"
 
 // referenceOps are the ops the reference answers.
 var referenceOps = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide, protocol.OpScenario}
@@ -35,7 +35,7 @@ func (reference) Hello(context.Context) (protocol.Hello, error) {
 	return protocol.Hello{
 		Protocol:       protocol.Version,
 		Implementation: "retrykit",
-		Version:        ReferenceVersion,
+		Version:        referenceVersion,
 		Ops:            append([]string(nil), referenceOps...),
 		ResolutionNS:   1,
 		Jitter:         protocol.JitterInjectable,

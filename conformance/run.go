@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -22,7 +22,23 @@ type runConfig struct {
 	strict           bool
 	parallel         int
 	jitterSamples    int
+	specOnly         bool
+	repeat           int
 }
+
+// The documented bounds of the numeric options; the retrykit command
+// rejects values outside them.
+const (
+	// maxParallel bounds [WithParallelism]: each unit is one goroutine
+	// (a few KiB of stack) and one request in flight.
+	maxParallel = 1024
+	// maxJitterSamples bounds [WithJitterSamples]: the check keeps 8 bytes
+	// per sample (8 MB at the bound) and sends one delay request each.
+	maxJitterSamples = 1_000_000
+	// maxRepeat bounds [WithRepeat]: each repetition resends every
+	// draw-dependent vector (and the statistical check) once.
+	maxRepeat = 100
+)
 
 // WithIDs selects only the vectors with these ids (repeatable; the union of
 // all selections by id, requirement and flag is run).
@@ -57,24 +73,33 @@ func WithSkips(s SkipList) Option { return func(c *runConfig) { c.skips = s } }
 // the list cannot go stale.
 func WithStrict(strict bool) Option { return func(c *runConfig) { c.strict = strict } }
 
-// WithParallelism sets how many requests are in flight at once (default 32).
-// Requests to a [protocol.Process] are pipelined over its one process.
+// WithParallelism sets how many requests are in flight at once: 1 to 1024
+// (default 32; values outside are clamped). Each costs one goroutine;
+// requests to a [protocol.Process] are pipelined over its one process.
 func WithParallelism(n int) Option {
-	return func(c *runConfig) {
-		if n > 0 {
-			c.parallel = n
-		}
-	}
+	return func(c *runConfig) { c.parallel = min(max(n, 1), maxParallel) }
 }
 
-// WithJitterSamples sets K for the statistical jitter check (default
-// [DefaultJitterSamples]); 0 leaves the check out.
+// WithJitterSamples sets K for the statistical jitter check: 0 (leave the
+// check out) to 1 000 000 (default [DefaultJitterSamples]; values outside
+// are clamped). The check sends K delay requests and keeps 8 bytes per
+// sample.
 func WithJitterSamples(k int) Option {
-	return func(c *runConfig) {
-		if k >= 0 {
-			c.jitterSamples = k
-		}
-	}
+	return func(c *runConfig) { c.jitterSamples = min(max(k, 0), maxJitterSamples) }
+}
+
+// WithSpecOnly restricts the run to the spec's MUST level: vectors of
+// SHOULD-level or optional features and of retrykit decisions (see
+// [Result.Level]) are not selected. It is the run behind the spec-only
+// score and command of every report.
+func WithSpecOnly() Option { return func(c *runConfig) { c.specOnly = true } }
+
+// WithRepeat runs every draw-dependent vector ([Result.Random]) and the
+// statistical jitter check k times, 1 to 100 (default 1; values outside are
+// clamped). A vector judged differently across the runs is reported as a
+// failure that flips, and listed in [Report.Flipped].
+func WithRepeat(k int) Option {
+	return func(c *runConfig) { c.repeat = min(max(k, 1), maxRepeat) }
 }
 
 func union(m map[string]bool, xs []string) map[string]bool {
@@ -90,12 +115,26 @@ func union(m map[string]bool, xs []string) map[string]bool {
 	return m
 }
 
-// RunnerErrorID is the ID of the one error result of a run that could not
+// runnerErrorID is the ID of the one error result of a run that could not
 // start at all (a Runner without a suite, a nil Implementation).
-const RunnerErrorID = "runner"
+const runnerErrorID = "runner"
 
-// Runner runs a [Suite] against implementations. It is immutable after
-// [NewRunner] and safe for concurrent use; each Run is independent.
+// Runner runs a [Suite] against implementations. It judges each answer by
+// these rules, in order:
+//
+//  1. a vector whose op the implementation lacks, or that carries a flag it
+//     does not claim, is not run and is reported under coverage;
+//  2. an error from Do (crash, timeout, protocol violation) or an answer
+//     without the fields of its op is an error, never a failure;
+//  3. otherwise the answer passes when it equals the expected outcome (or
+//     one acceptable outcome) within the resolution the implementation
+//     declares; with opaque jitter the runner sends no rand and checks the
+//     delay against the jitter bounds instead ([Result.Random]).
+//
+// For every implementation that answers delays, a Kolmogorov–Smirnov test
+// of its own jitter multiplier (false-alarm rate 10⁻⁶) is reported as
+// [JitterCheckID]. A Runner is immutable after [NewRunner] and safe for
+// concurrent use; each Run is independent.
 type Runner struct {
 	suite *Suite
 	cfg   runConfig
@@ -104,7 +143,7 @@ type Runner struct {
 // NewRunner returns a runner for suite with the given options. A nil
 // suite gives a runner whose Run reports a single error result.
 func NewRunner(suite *Suite, opts ...Option) *Runner {
-	cfg := runConfig{parallel: 32, jitterSamples: DefaultJitterSamples}
+	cfg := runConfig{parallel: 32, jitterSamples: DefaultJitterSamples, repeat: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -114,6 +153,9 @@ func NewRunner(suite *Suite, opts ...Option) *Runner {
 // selected reports whether the selection options pick v.
 func (r *Runner) selected(v *Vector) bool {
 	c := &r.cfg
+	if c.specOnly && levelOf(v.Requirement, v.Flags) != levelMust {
+		return false
+	}
 	if c.ids == nil && c.reqs == nil && c.flags == nil {
 		return true
 	}
@@ -138,10 +180,10 @@ func (r *Runner) selected(v *Vector) bool {
 // called first; if it fails, or declares another protocol, every selected
 // vector is reported as an error. A nil Runner, a Runner without a suite
 // or a nil impl gives a report with a single error result (ID
-// [RunnerErrorID]), so that it is never OK.
+// "runner"), so that it is never OK.
 func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report {
 	start := time.Now()
-	rep := &Report{}
+	rep := &Report{Repeat: 1}
 	var misuse string
 	switch {
 	case r == nil || r.suite == nil:
@@ -150,13 +192,14 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 		misuse = "conformance: Run was given a nil protocol.Implementation"
 	}
 	if misuse != "" {
-		rep.Results = []Result{{ID: RunnerErrorID, Status: StatusError, Reason: misuse}}
+		rep.Results = []Result{{ID: runnerErrorID, Status: StatusError, Reason: misuse}}
 		rep.Elapsed = time.Since(start)
 		rep.finish()
 		return rep
 	}
-	if len(r.suite.Files) > 0 {
-		rep.SuiteVersion, rep.SpecVersion = r.suite.Files[0].SuiteVersion, r.suite.Files[0].SpecVersion
+	rep.notes, rep.SpecOnly, rep.Repeat = r.suite.notes, r.cfg.specOnly, r.cfg.repeat
+	if len(r.suite.files) > 0 {
+		rep.SuiteVersion, rep.SpecVersion = r.suite.files[0].SuiteVersion, r.suite.files[0].SpecVersion
 	}
 	var sel []*Vector
 	for _, v := range r.suite.Vectors {
@@ -181,6 +224,7 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 		for _, v := range sel {
 			res := resultFor(v)
 			res.Status, res.Reason, res.Stderr = StatusError, "hello: "+err.Error(), stderrOf(err)
+			res.cause = "hello-failed"
 			rep.Results = append(rep.Results, res)
 		}
 		rep.Elapsed = time.Since(start)
@@ -191,15 +235,11 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 	unclaimed := append(append([]string(nil), h.UnclaimedFlags...), r.cfg.without...)
 	h.UnclaimedFlags = unclaimed
 
-	type job struct {
-		v   *Vector
-		idx int
-	}
 	results := make([]*Result, len(sel))
-	var jobs []job
+	var jobs []int
 	for i, v := range sel {
 		if reason := coverageGap(v, h); reason != "" {
-			rep.NotRun = append(rep.NotRun, Uncovered{ID: v.ID, Requirement: v.Requirement, Covers: v.Covers, Kind: v.Kind, Reason: reason})
+			rep.NotRun = append(rep.NotRun, uncovered(v, reason))
 			continue
 		}
 		if reason, ok := r.cfg.skips[v.ID]; ok && !r.cfg.strict {
@@ -208,47 +248,42 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 			results[i] = &res
 			continue
 		}
-		jobs = append(jobs, job{v, i})
+		jobs = append(jobs, i)
 	}
 
-	ch := make(chan job)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var unsupported []Uncovered
-	for w := 0; w < r.cfg.parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				res, uncovered := r.runOne(ctx, impl, h, j.v, int64(j.idx+1))
-				if uncovered {
-					mu.Lock()
-					unsupported = append(unsupported, Uncovered{ID: j.v.ID, Requirement: j.v.Requirement, Covers: j.v.Covers, Kind: j.v.Kind,
-						Reason: fmt.Sprintf("op %s answered unsupported", OpFor(j.v.Kind))})
-					mu.Unlock()
-					continue
-				}
-				results[j.idx] = &res
-			}
-		}()
-	}
-	for _, j := range jobs {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	for _, res := range results {
-		if res != nil {
+	unsupported := make([]bool, len(sel))
+	r.pool(len(jobs), func(k int) {
+		i := jobs[k]
+		res, unsup := r.runOne(ctx, impl, h, sel[i], int64(i+1))
+		if unsup {
+			unsupported[i] = true
+			return
+		}
+		results[i] = &res
+	})
+	r.repeatRandom(ctx, impl, h, sel, results, rep)
+	for i, res := range results {
+		switch {
+		case unsupported[i]:
+			rep.NotRun = append(rep.NotRun, uncovered(sel[i], fmt.Sprintf("op %s answered unsupported", opFor(sel[i].Kind))))
+		case res != nil:
 			rep.Results = append(rep.Results, *res)
 		}
 	}
-	rep.NotRun = append(rep.NotRun, unsupported...)
 
 	if r.cfg.jitterSamples > 0 && r.selected(jitterCheckVector) {
 		if !h.Supports(protocol.OpDelay) {
-			rep.NotRun = append(rep.NotRun, Uncovered{ID: JitterCheckID, Requirement: "RET-05", Kind: KindDelay, Reason: "op delay not supported"})
+			rep.NotRun = append(rep.NotRun, uncovered(jitterCheckVector, "op delay not supported"))
 		} else {
 			res := jitterCheck(ctx, impl, h, r.cfg.jitterSamples, r.cfg.parallel)
+			for n := 1; n < r.cfg.repeat && (res.Status == StatusPass || res.Status == StatusFail); n++ {
+				again := jitterCheck(ctx, impl, h, r.cfg.jitterSamples, r.cfg.parallel)
+				if again.Status != res.Status {
+					res = flipped(res, again, n+1, r.cfg.repeat)
+					rep.Flipped = append(rep.Flipped, res.ID)
+					break
+				}
+			}
 			rep.Results = append(rep.Results, res)
 		}
 	}
@@ -257,9 +292,83 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 	return rep
 }
 
+// pool calls fn(0) … fn(n-1) on up to the configured number of goroutines
+// and waits for them.
+func (r *Runner) pool(n int, fn func(int)) {
+	ch := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(r.cfg.parallel, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range ch {
+				fn(k)
+			}
+		}()
+	}
+	for k := 0; k < n; k++ {
+		ch <- k
+	}
+	close(ch)
+	wg.Wait()
+}
+
+// repeatRandom runs the draw-dependent vectors among results (those judged
+// pass or fail) r.cfg.repeat−1 more times. A vector judged differently in
+// some run becomes a failure naming the flip, and is listed in
+// rep.Flipped.
+func (r *Runner) repeatRandom(ctx context.Context, impl protocol.Implementation, h protocol.Hello, sel []*Vector, results []*Result, rep *Report) {
+	if r.cfg.repeat <= 1 {
+		return
+	}
+	var idx []int
+	for i, res := range results {
+		if res != nil && res.Random && (res.Status == StatusPass || res.Status == StatusFail) {
+			idx = append(idx, i)
+		}
+	}
+	n := len(idx) * (r.cfg.repeat - 1)
+	var mu sync.Mutex
+	r.pool(n, func(k int) {
+		i := idx[k%len(idx)]
+		again, unsup := r.runOne(ctx, impl, h, sel[i], int64(len(sel)+k+1))
+		mu.Lock()
+		defer mu.Unlock()
+		if res := results[i]; !unsup && again.Status != res.Status && !contains(rep.Flipped, res.ID) {
+			f := flipped(*res, again, k/len(idx)+2, r.cfg.repeat)
+			results[i] = &f
+			rep.Flipped = append(rep.Flipped, res.ID)
+		}
+	})
+	sort.Strings(rep.Flipped)
+}
+
+// flipped returns the result for a vector judged as first in one run and
+// as again in another (run number n of total): a failure that says so,
+// with the failing run's reason and answer.
+func flipped(first, again Result, n, total int) Result {
+	fail, failRun, passRun := again, n, 1
+	if first.Status == StatusFail {
+		fail, failRun, passRun = first, 1, n
+	}
+	fail.Random = true
+	fail.Status = StatusFail
+	fail.Reason = fmt.Sprintf("verdict flips between runs (own random draws): passed in run %d of %d, failed in run %d: %s", passRun, total, failRun, fail.Reason)
+	return fail
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
 // coverageGap returns why v cannot be run against h, or "".
 func coverageGap(v *Vector, h protocol.Hello) string {
-	if op := OpFor(v.Kind); !h.Supports(op) {
+	if op := opFor(v.Kind); !h.Supports(op) {
 		return "op " + op + " not supported"
 	}
 	for _, f := range v.Flags {
@@ -287,16 +396,18 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	res := resultFor(v)
 	req := v.req
 	req.ID = id
-	cmp := comparison{hello: h, floatTol: v.HasFlag("float-tolerance")}
+	cmp := comparison{hello: h, floatTol: v.hasFlag("float-tolerance")}
 	if h.Jitter == protocol.JitterOpaque && req.Rand != nil {
 		req.Rand = nil
 		cmp.bounds = opaqueBounds(v)
 	}
+	res.Random = req.Rand == nil && (cmp.bounds != nil || hasBounds(v.Kind, &v.want))
 	got, err := impl.Do(ctx, req)
 	res.Want = v.wantJSON
 	skipped, onList := r.cfg.skips[v.ID]
 	if err != nil {
 		res.Status, res.Reason, res.Stderr = StatusError, err.Error(), stderrOf(err)
+		res.cause = errorSymptom(err)
 		if onList {
 			res.Status, res.Reason = StatusSkip, skipReason(skipped)+" (still errors: "+err.Error()+")"
 		}
@@ -307,17 +418,18 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	}
 	res.Got = got.AppendJSON(nil)
 	if err := got.Check(req.Op); err != nil {
-		res.Status, res.Reason = StatusError, "malformed answer: "+err.Error()
+		res.Status, res.Reason, res.cause = StatusError, "malformed answer: "+err.Error(), "malformed-answer"
 	} else if v.sc != nil {
 		r.judgeScenario(&res, v, got)
 	} else if reason := cmp.compare(v, got); reason != "" {
-		res.Status, res.Reason = StatusFail, reason
+		res.Status, res.Reason, res.cause = StatusFail, reason, failSymptom(v.Kind, &v.want, got, reason)
 	} else {
 		res.Status = StatusPass
 	}
 	if onList {
 		if res.Status == StatusPass {
 			res.Status, res.Reason = StatusFail, stalePrefix+" (strict mode): remove it from the skip file"
+			res.cause = "stale-skip-entry"
 		} else {
 			res.Status, res.Reason = StatusSkip, skipReason(skipped)+" (still fails: "+res.Reason+")"
 		}
@@ -333,18 +445,37 @@ func (r *Runner) judgeScenario(res *Result, v *Vector, got protocol.Response) {
 	if got.Error != nil {
 		// The adapter could not run the scenario at all (PROTOCOL.md 3.7).
 		res.Status, res.Reason = StatusError, "scenario rejected: "+got.Error.Type+": "+got.Error.Message
+		res.cause = "scenario-rejected"
 		res.Got = got.AppendJSON(nil)
 		return
 	}
 	reason, want, obs, malformed := judgeScenario(v.sc, got.Steps)
 	switch {
 	case malformed != nil:
-		res.Status, res.Reason = StatusError, "malformed answer: "+malformed.Error()
+		res.Status, res.Reason, res.cause = StatusError, "malformed answer: "+malformed.Error(), "malformed-answer"
 	case reason != "":
 		res.Status, res.Reason, res.Want, res.Got = StatusFail, reason, want, obs
+		res.cause = "wrong-scenario"
 	default:
 		res.Status = StatusPass
 	}
+}
+
+// hasBounds reports whether w (or an acceptable entry of it) bounds a delay
+// instead of fixing it: the implementation then draws its own jitter.
+func hasBounds(kind string, w *outcome) bool {
+	if kind != kindDelay && kind != kindDecide {
+		return false
+	}
+	if w.MinNS != nil {
+		return true
+	}
+	for i := range w.Acceptable {
+		if hasBounds(kind, &w.Acceptable[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // opaqueBounds returns the closed range a jittered delay of v's policy and

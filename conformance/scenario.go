@@ -5,25 +5,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"sort"
 	"strings"
 
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
-// KindScenario is the kind of the executor scenario vectors
+// kindScenario is the kind of the executor scenario vectors
 // (testdata/scenarios), answered by the optional op "scenario"
 // (PROTOCOL.md section 3.7). [Load] reads them from its second file system.
-const KindScenario = "scenario"
+const kindScenario = "scenario"
 
 // loadScenarios reads the executor scenario files at the root of fsys and
-// turns every scenario into a vector of kind [KindScenario], checking ids
+// turns every scenario into a vector of kind kindScenario, checking ids
 // against those already in byID. A scenario's Input is the request the
 // runner sends (config and steps, expectations removed) and its Expected
 // the list of per-step expectations.
-func loadScenarios(fsys fs.FS, byID map[string]*Vector) ([]*Vector, []error) {
+func loadScenarios(fsys fs.FS, byID map[string]*Vector, notes map[string]string) ([]*Vector, []error) {
+	if _, err := fs.ReadDir(fsys, "."); err != nil {
+		return nil, []error{fmt.Errorf("conformance: list scenario files: %w", err)}
+	}
 	files, err := scenario.Load(fsys)
 	if err != nil {
 		return nil, []error{&VectorError{File: ".", Reason: err.Error()}}
@@ -38,6 +41,9 @@ func loadScenarios(fsys fs.FS, byID map[string]*Vector) ([]*Vector, []error) {
 	seen := map[string]string{}
 	for _, name := range names {
 		f := files[name]
+		for k, n := range f.Notes {
+			notes[k] = n
+		}
 		for i := range f.Scenarios {
 			sc := &f.Scenarios[i]
 			v, err := scenarioVector(name, f, sc)
@@ -119,7 +125,7 @@ func scenarioVector(file string, f *scenario.File, sc *scenario.Scenario) (*Vect
 		ID: sc.ID, Requirement: sc.Requirement, Covers: append([]string(nil), sc.Covers...),
 		Section: sc.Section, Description: sc.Description, Flags: sc.Flags,
 		Input: input, Expected: bytes.TrimSpace(exp.Bytes()),
-		Kind: KindScenario, File: file,
+		Kind: kindScenario, File: file,
 		req: protocol.Request{Op: protocol.OpScenario, Config: config, Steps: stepsJSON},
 		sc:  sc,
 	}, nil

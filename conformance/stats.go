@@ -3,21 +3,25 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"math"
 	"sort"
 	"sync"
+
+	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
 // The statistical check of the jitter multiplier (PROTOCOL.md section 5,
 // rule 5).
 const (
-	// JitterCheckID is the id under which the check is reported. It is
-	// selected like a vector with requirement RET-05 and flag "statistical".
+	// JitterCheckID is the id under which the check is reported: K delay
+	// requests without rand for PT100S at attempt 1, whose multipliers
+	// must pass a Kolmogorov–Smirnov test against Uniform[0.5, 1.5) at a
+	// false-alarm rate of 10⁻⁶. It is selected like a vector with
+	// requirement RET-05 and flag "statistical".
 	JitterCheckID = "stat-jitter-uniform"
-	// JitterFalseAlarm is the probability that a correct implementation
+	// jitterFalseAlarm is the probability that a correct implementation
 	// fails the check: α in the Dvoretzky–Kiefer–Wolfowitz bound.
-	JitterFalseAlarm = 1e-6
+	jitterFalseAlarm = 1e-6
 	// DefaultJitterSamples is the default number of delay requests K.
 	DefaultJitterSamples = 2000
 
@@ -30,9 +34,9 @@ var jitterCheckVector = &Vector{
 	ID:          JitterCheckID,
 	Requirement: "RET-05",
 	Section:     "5.1",
-	Description: fmt.Sprintf("own-randomness jitter multiplier is Uniform[0.5, 1.5): Kolmogorov–Smirnov over K delays of PT100S at attempt 1, false-alarm rate %g", JitterFalseAlarm),
+	Description: fmt.Sprintf("own-randomness jitter multiplier is Uniform[0.5, 1.5): Kolmogorov–Smirnov over K delays of PT100S at attempt 1, false-alarm rate %g", jitterFalseAlarm),
 	Flags:       []string{"statistical"},
-	Kind:        KindDelay,
+	Kind:        kindDelay,
 }
 
 // ksThreshold is the largest Kolmogorov–Smirnov statistic accepted for k
@@ -42,6 +46,9 @@ func ksThreshold(k int, alpha float64) float64 {
 	return math.Sqrt(math.Log(2/alpha) / (2 * float64(k)))
 }
 
+// Hand-written (ten lines): a statistics library such as gonum would be a
+// heavy run-time dependency of the main module for one statistic.
+//
 // ksUniform returns the one-sample Kolmogorov–Smirnov statistic of u against
 // Uniform[0, 1). u is sorted in place.
 func ksUniform(u []float64) float64 {
@@ -56,20 +63,55 @@ func ksUniform(u []float64) float64 {
 }
 
 // jitterCheck runs the statistical check against impl and returns its result.
+// It keeps one float64 per sample: answers are judged as they arrive, and
+// the first problem (in sample order) decides a result other than a pass.
 func jitterCheck(ctx context.Context, impl protocol.Implementation, h protocol.Hello, k, parallel int) Result {
 	res := resultFor(jitterCheckVector)
+	res.Random = true
+	res.Want = []byte(fmt.Sprintf(`{"distribution":"uniform[0.5,1.5)","samples":%d,"false_alarm":%g}`, k, jitterFalseAlarm))
+	resNS := h.ResolutionNS
+	lo, hi := jitterBaseNS/2-resNS, jitterBaseNS*3/2+resNS
+	u := make([]float64, k)
+
+	var mu sync.Mutex
+	firstBad := k // sample index of the first problem
+	var bad Result
+	report := func(i int, r Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		if i < firstBad {
+			firstBad, bad = i, r
+		}
+	}
 	reqs := make(chan int)
-	delays := make([]int64, k)
-	errs := make([]error, k)
-	answers := make([]protocol.Response, k)
 	var wg sync.WaitGroup
-	for w := 0; w < parallel; w++ {
+	for w := 0; w < min(parallel, k); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range reqs {
 				req := protocol.Request{ID: int64(i + 1), Op: protocol.OpDelay, Policy: []byte(jitterPolicy), Attempt: 1}
-				answers[i], errs[i] = impl.Do(ctx, req)
+				a, err := impl.Do(ctx, req)
+				r := res
+				switch {
+				case err != nil:
+					r.Status, r.Reason, r.Stderr, r.cause = StatusError, err.Error(), stderrOf(err), errorSymptom(err)
+				case a.Unsupported:
+					r.Status, r.Reason = StatusSkip, "delay answered unsupported"
+				case a.Error != nil:
+					r.Status, r.Reason, r.cause = StatusFail, fmt.Sprintf("delay rejected the policy: %s: %s", a.Error.Type, a.Error.Message), "rejects-valid"
+				case a.DelayNS == nil:
+					r.Status, r.Reason, r.cause = StatusError, "answer has no delay_ns", "malformed-answer"
+				case *a.DelayNS <= lo || *a.DelayNS >= hi:
+					d := *a.DelayNS
+					r.Status, r.cause = StatusFail, "wrong-delay"
+					r.Reason = fmt.Sprintf("sample %d: delay_ns %d outside [%d, %d] (multiplier %.6f)", i+1, d, jitterBaseNS/2, jitterBaseNS*3/2, float64(d)/float64(jitterBaseNS))
+					r.Got = []byte(fmt.Sprintf(`{"delay_ns":%d}`, d))
+				default:
+					u[i] = float64(*a.DelayNS)/float64(jitterBaseNS) - 0.5
+					continue
+				}
+				report(i, r)
 			}
 		}()
 	}
@@ -78,48 +120,19 @@ func jitterCheck(ctx context.Context, impl protocol.Implementation, h protocol.H
 	}
 	close(reqs)
 	wg.Wait()
-	res.Want = []byte(fmt.Sprintf(`{"distribution":"uniform[0.5,1.5)","samples":%d,"false_alarm":%g}`, k, JitterFalseAlarm))
-	resNS := h.ResolutionNS
-	lo, hi := jitterBaseNS/2-resNS, jitterBaseNS*3/2+resNS
-	u := make([]float64, 0, k)
-	for i := 0; i < k; i++ {
-		if errs[i] != nil {
-			res.Status, res.Reason = StatusError, errs[i].Error()
-			res.Stderr = stderrOf(errs[i])
-			return res
-		}
-		a := answers[i]
-		switch {
-		case a.Unsupported:
-			res.Status, res.Reason = StatusSkip, "delay answered unsupported"
-			return res
-		case a.Error != nil:
-			res.Status, res.Reason = StatusFail, fmt.Sprintf("delay rejected the policy: %s: %s", a.Error.Type, a.Error.Message)
-			return res
-		case a.DelayNS == nil:
-			res.Status, res.Reason = StatusError, "answer has no delay_ns"
-			return res
-		}
-		d := *a.DelayNS
-		if d <= lo || d >= hi {
-			res.Status = StatusFail
-			res.Reason = fmt.Sprintf("sample %d: delay_ns %d outside [%d, %d] (multiplier %.6f)", i+1, d, jitterBaseNS/2, jitterBaseNS*3/2, float64(d)/float64(jitterBaseNS))
-			res.Got = []byte(fmt.Sprintf(`{"delay_ns":%d}`, d))
-			return res
-		}
-		delays[i] = d
-		u = append(u, float64(d)/float64(jitterBaseNS)-0.5)
+	if firstBad < k {
+		return bad
 	}
-	stat := ksUniform(u)
-	limit := ksThreshold(k, JitterFalseAlarm) + float64(resNS)/float64(jitterBaseNS)
 	mean := 0.0
 	for _, x := range u {
 		mean += x
 	}
 	mean = mean/float64(k) + 0.5
+	stat := ksUniform(u)
+	limit := ksThreshold(k, jitterFalseAlarm) + float64(resNS)/float64(jitterBaseNS)
 	res.Got = []byte(fmt.Sprintf(`{"ks_statistic":%.6f,"threshold":%.6f,"mean_multiplier":%.6f}`, stat, limit, mean))
 	if stat > limit {
-		res.Status = StatusFail
+		res.Status, res.cause = StatusFail, "jitter-distribution"
 		res.Reason = fmt.Sprintf("jitter multiplier is not Uniform[0.5, 1.5): KS statistic %.4f > %.4f (K=%d, mean multiplier %.4f)", stat, limit, k, mean)
 		return res
 	}

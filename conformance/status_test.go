@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -22,7 +26,7 @@ func TestStatusZeroIsNotPass(t *testing.T) {
 	if rep.Totals.Pass != 1 || rep.Totals.Error != 2 || rep.OK() {
 		t.Errorf("totals %+v, OK %v: an unset status must count as an error", rep.Totals, rep.OK())
 	}
-	if got := rep.Requirements[0]; got.Requirement != "RET-01" || got.Pass != 1 || got.Error != 1 {
+	if got := rep.Requirements[0]; got.Name != "RET-01" || got.Pass != 1 || got.Error != 1 {
 		t.Errorf("per requirement %+v", got)
 	}
 
@@ -46,7 +50,7 @@ func TestStatusZeroIsNotPass(t *testing.T) {
 	rep.Results = rep.Results[:2]
 	rep.finish()
 	js.Reset()
-	if err := rep.WriteJSON(&js); err != nil {
+	if err := rep.writeJSON(&js); err != nil {
 		t.Fatal(err)
 	}
 	var back Report
@@ -93,8 +97,42 @@ func TestRunMisuseDoesNotPanic(t *testing.T) {
 		"nil impl":   func() *Report { return NewRunner(&Suite{}).Run(context.Background(), nil) },
 	} {
 		rep := run()
-		if rep.OK() || len(rep.Results) != 1 || rep.Results[0].ID != RunnerErrorID || rep.Results[0].Status != StatusError || rep.Results[0].Reason == "" {
+		if rep.OK() || len(rep.Results) != 1 || rep.Results[0].ID != runnerErrorID || rep.Results[0].Status != StatusError || rep.Results[0].Reason == "" {
 			t.Errorf("%s: %+v", name, rep)
 		}
+	}
+}
+
+func TestOptionBounds(t *testing.T) {
+	for _, c := range []struct {
+		opt        Option
+		field      func(*runConfig) int
+		want, name string
+	}{
+		{WithParallelism(0), func(c *runConfig) int { return c.parallel }, "1", "parallel 0"},
+		{WithParallelism(100_000_000), func(c *runConfig) int { return c.parallel }, "1024", "parallel 1e8"},
+		{WithJitterSamples(-1), func(c *runConfig) int { return c.jitterSamples }, "0", "samples -1"},
+		{WithJitterSamples(1_000_000_000), func(c *runConfig) int { return c.jitterSamples }, "1000000", "samples 1e9"},
+		{WithRepeat(0), func(c *runConfig) int { return c.repeat }, "1", "repeat 0"},
+		{WithRepeat(1 << 40), func(c *runConfig) int { return c.repeat }, "100", "repeat 2^40"},
+	} {
+		r := NewRunner(nil, c.opt)
+		if got := strconv.Itoa(c.field(&r.cfg)); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestLoadNeedsSomethingToRead(t *testing.T) {
+	if _, err := Load(nil, nil); !errors.Is(err, ErrInvalidVector) {
+		t.Errorf("Load(nil, nil): %v", err)
+	}
+	_, err := Load(os.DirFS("/nonexistent-retrykit-dir"), nil)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "conformance: ") {
+		t.Errorf("missing directory: %v", err)
+	}
+	_, err = Load(nil, os.DirFS("/nonexistent-retrykit-dir"))
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "conformance: ") {
+		t.Errorf("missing scenario directory: %v", err)
 	}
 }

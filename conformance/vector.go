@@ -5,38 +5,38 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/retrykit/retrykit/conformance/protocol"
 	"io/fs"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
-// SchemaVersion is the version of the vector file format this package reads.
+// schemaVersion is the version of the vector file format this package reads.
 // Files with another schema_version are rejected by [Load].
-const SchemaVersion = 1
+const schemaVersion = 1
 
 // The vector kinds, one file per kind. Each kind is answered by one protocol
-// op (see [OpFor]).
+// op (see opFor).
 const (
-	KindDuration = "duration"
-	KindValidate = "validate"
-	KindDelay    = "delay"
-	KindMatch    = "match"
-	KindDecide   = "decide"
-	// KindScenario is declared in scenario.go.
+	kindDuration = "duration"
+	kindValidate = "validate"
+	kindDelay    = "delay"
+	kindMatch    = "match"
+	kindDecide   = "decide"
+	// kindScenario is declared in scenario.go.
 )
 
-// OpFor returns the protocol op that answers vectors of the given kind, or ""
+// opFor returns the protocol op that answers vectors of the given kind, or ""
 // for an unknown kind.
-func OpFor(kind string) string {
+func opFor(kind string) string {
 	switch kind {
-	case KindDuration:
+	case kindDuration:
 		return protocol.OpParseDuration
-	case KindValidate, KindDelay, KindMatch, KindDecide, KindScenario:
+	case kindValidate, kindDelay, kindMatch, kindDecide, kindScenario:
 		return kind
 	}
 	return ""
@@ -65,9 +65,9 @@ func (e *VectorError) Error() string {
 // Is reports whether target is [ErrInvalidVector].
 func (e *VectorError) Is(target error) bool { return target == ErrInvalidVector }
 
-// File is one vector file (testdata/vectors/KIND.json). Files are plain data,
-// immutable after [Load]; they are safe for concurrent reading.
-type File struct {
+// vectorFile is one vector file (testdata/vectors/KIND.json), immutable
+// after [Load].
+type vectorFile struct {
 	Name          string            `json:"-"` // file name inside the fs.FS
 	SchemaVersion int               `json:"schema_version"`
 	SuiteVersion  string            `json:"suite_version"`
@@ -78,8 +78,8 @@ type File struct {
 }
 
 // Vector is one test case. Input and Expected keep the file's JSON; [Load]
-// checks them and derives the [protocol.Request] ([Vector.Request]) and the
-// decoded [Expected] ([Vector.Want]).
+// checks them and derives the [protocol.Request] the runner sends and the
+// outcome it expects.
 type Vector struct {
 	ID          string          `json:"id"`
 	Requirement string          `json:"requirement"`
@@ -95,21 +95,18 @@ type Vector struct {
 	// vector files have none.
 	Covers []string `json:"-"`
 
-	sc       *scenario.Scenario // set for KindScenario
+	sc       *scenario.Scenario // set for kindScenario
 	req      protocol.Request
-	want     Expected
+	want     outcome
 	wantJSON json.RawMessage // Expected without whitespace, for reports
 }
 
-// Request returns the protocol request for the vector, with ID 0 (the runner
-// assigns ids).
-func (v *Vector) Request() protocol.Request { return v.req }
+// request returns the protocol request for the vector, with ID 0 (the
+// runner assigns ids).
+func (v *Vector) request() protocol.Request { return v.req }
 
-// Want returns the decoded expected outcome.
-func (v *Vector) Want() Expected { return v.want }
-
-// HasFlag reports whether the vector carries flag f.
-func (v *Vector) HasFlag(f string) bool {
+// hasFlag reports whether the vector carries flag f.
+func (v *Vector) hasFlag(f string) bool {
 	for _, g := range v.Flags {
 		if g == f {
 			return true
@@ -118,12 +115,12 @@ func (v *Vector) HasFlag(f string) bool {
 	return false
 }
 
-// Expected is the decoded "expected" object of a vector. Exactly one group
+// outcome is the decoded "expected" object of a vector. Exactly one group
 // of fields is set, depending on the kind: NS (duration), Effective
 // (validate), DelayNS or MinNS+MaxNS (delay), Match (match), Action with
 // DelayNS or MinNS+MaxNS for a retry (decide), or Error (any kind, with
 // ErrorFields naming fields the message must mention).
-type Expected struct {
+type outcome struct {
 	NS          *int64          `json:"ns,omitempty"`
 	Effective   json.RawMessage `json:"effective,omitempty"`
 	DelayNS     *int64          `json:"delay_ns,omitempty"`
@@ -138,14 +135,18 @@ type Expected struct {
 	// of which any one passes; no other field is set then. For a duration,
 	// an entry may give MinNS and MaxNS (inclusive bounds on the answer's
 	// ns) instead of NS.
-	Acceptable []Expected `json:"acceptable,omitempty"`
+	Acceptable []outcome `json:"acceptable,omitempty"`
 }
 
-// Suite is a loaded, validated set of vector files.
+// Suite is a loaded, validated set of vectors: create it with [Load]. It is
+// read-only after Load and safe for concurrent use; the zero Suite has no
+// vectors.
 type Suite struct {
-	Files   []*File   // sorted by name
-	Vectors []*Vector // all vectors, file by file in file order
-	byID    map[string]*Vector
+	Vectors []*Vector // vector files in name order, then scenario files
+
+	files []*vectorFile      // sorted by name
+	notes map[string]string  // flag -> note, from every file
+	byID  map[string]*Vector // Vectors by id
 }
 
 // Vector returns the vector with the given id, or nil.
@@ -167,14 +168,14 @@ var (
 // missing directory).
 //
 // Vector files are the *.json files (JSON Schema files, *.schema.json, are
-// ignored). Checks: schema_version is [SchemaVersion]; suite_version,
+// ignored). Checks: schema_version is 1; suite_version,
 // spec_version and a known kind are present, and the kind appears once;
 // each vector has a non-empty id unique across all files, a requirement
 // RET-01..RET-20 or RK-nn, a section, a description; every flag is
 // explained in the file's notes; input and expected have exactly the
 // fields of the kind, with the right JSON types.
 //
-// Each scenario becomes one vector of kind [KindScenario] with a unique id;
+// Each scenario becomes one vector of kind "scenario" with a unique id;
 // selection, skip lists, flags and coverage work for them as for the other
 // vectors, and a scenario's requirement and its covers ids all count in
 // the per-requirement summary.
@@ -182,13 +183,13 @@ func Load(vectors, scenarios fs.FS) (*Suite, error) {
 	if vectors == nil && scenarios == nil {
 		return nil, &VectorError{File: ".", Reason: "Load needs a vector or a scenario file system"}
 	}
-	s := &Suite{byID: map[string]*Vector{}}
+	s := &Suite{byID: map[string]*Vector{}, notes: map[string]string{}}
 	var errs []error
 	if vectors != nil {
 		errs = s.loadVectors(vectors)
 	}
 	if scenarios != nil {
-		add, serrs := loadScenarios(scenarios, s.byID)
+		add, serrs := loadScenarios(scenarios, s.byID, s.notes)
 		errs = append(errs, serrs...)
 		for _, v := range add {
 			s.byID[v.ID] = v
@@ -234,7 +235,10 @@ func (s *Suite) loadVectors(fsys fs.FS) []error {
 			errs = append(errs, &VectorError{File: name, Reason: fmt.Sprintf("kind %q already used by %s", f.Kind, prev)})
 		}
 		kinds[f.Kind] = name
-		s.Files = append(s.Files, f)
+		s.files = append(s.files, f)
+		for k, n := range f.Notes {
+			s.notes[k] = n
+		}
 		for _, v := range f.Vectors {
 			if v.ID == "" {
 				continue
@@ -247,29 +251,29 @@ func (s *Suite) loadVectors(fsys fs.FS) []error {
 			s.Vectors = append(s.Vectors, v)
 		}
 	}
-	if len(s.Files) == 0 && len(errs) == 0 {
+	if len(s.files) == 0 && len(errs) == 0 {
 		errs = append(errs, &VectorError{File: ".", Reason: "no vector files"})
 	}
 	return errs
 }
 
-func parseFile(name string, data []byte) (*File, []error) {
+func parseFile(name string, data []byte) (*vectorFile, []error) {
 	bad := func(id, format string, args ...any) error {
 		return &VectorError{File: name, ID: id, Reason: fmt.Sprintf(format, args...)}
 	}
-	var f File
+	var f vectorFile
 	if err := strictUnmarshal(data, &f); err != nil {
 		return nil, []error{bad("", "%v", err)}
 	}
 	f.Name = path.Base(name)
 	var errs []error
-	if f.SchemaVersion != SchemaVersion {
-		errs = append(errs, bad("", "schema_version %d, this runner reads %d", f.SchemaVersion, SchemaVersion))
+	if f.SchemaVersion != schemaVersion {
+		errs = append(errs, bad("", "schema_version %d, this runner reads %d", f.SchemaVersion, schemaVersion))
 	}
 	if f.SuiteVersion == "" || f.SpecVersion == "" {
 		errs = append(errs, bad("", "suite_version and spec_version are required"))
 	}
-	if OpFor(f.Kind) == "" || f.Kind == KindScenario { // scenarios have their own format (Load)
+	if opFor(f.Kind) == "" || f.Kind == kindScenario { // scenarios have their own format (Load)
 		errs = append(errs, bad("", "unknown kind %q", f.Kind))
 		return nil, errs
 	}
@@ -346,7 +350,7 @@ type vectorInput struct {
 
 // checkOutcome checks an expected object, or each entry of its acceptable
 // list.
-func checkOutcome(kind string, w *Expected, hasRand bool) error {
+func checkOutcome(kind string, w *outcome, hasRand bool) error {
 	if w.Acceptable == nil {
 		return checkExpected(kind, w, hasRand)
 	}
@@ -377,11 +381,11 @@ func (v *Vector) decode() error {
 	if err := strictUnmarshal(v.Input, &in); err != nil {
 		return fmt.Errorf("input: %v", err)
 	}
-	var want Expected
+	var want outcome
 	if err := strictUnmarshal(v.Expected, &want); err != nil {
 		return fmt.Errorf("expected: %v", err)
 	}
-	req := protocol.Request{Op: OpFor(v.Kind)}
+	req := protocol.Request{Op: opFor(v.Kind)}
 	allowed := map[string]bool{}
 	has := map[string]bool{
 		"value": in.Value != nil, "policy": in.Policy != nil || in.PolicyRaw != nil, "attempt": in.Attempt != nil,
@@ -422,27 +426,27 @@ func (v *Vector) decode() error {
 		req.Rand = &r
 	}
 	switch v.Kind {
-	case KindDuration:
+	case kindDuration:
 		allowed["value"] = true
 		if err := require("value"); err != nil {
 			return err
 		}
 		req.Value = *in.Value
-	case KindValidate:
+	case kindValidate:
 		allowed["policy"] = true
-	case KindDelay:
+	case kindDelay:
 		allowed["policy"], allowed["attempt"], allowed["rand"] = true, true, true
 		if err := require("attempt"); err != nil {
 			return err
 		}
-	case KindMatch:
+	case kindMatch:
 		allowed["patterns"], allowed["error_type"] = true, true
 		if err := require("patterns", "error_type"); err != nil {
 			return err
 		}
 		req.Patterns = append([]string{}, (*in.Patterns)...)
 		req.ErrorType = *in.ErrorType
-	case KindDecide:
+	case kindDecide:
 		allowed["policy"], allowed["attempt"], allowed["rand"], allowed["error"] = true, true, true, true
 		if err := require("attempt", "error"); err != nil {
 			return err
@@ -472,7 +476,7 @@ func (v *Vector) decode() error {
 	return nil
 }
 
-func checkExpected(kind string, w *Expected, hasRand bool) error {
+func checkExpected(kind string, w *outcome, hasRand bool) error {
 	set := []string{}
 	add := func(ok bool, name string) {
 		if ok {
@@ -517,14 +521,14 @@ func checkExpected(kind string, w *Expected, hasRand bool) error {
 		return nil
 	}
 	switch kind {
-	case KindDuration:
+	case kindDuration:
 		if is("ns") {
 			return nil
 		}
 		if is("min_ns", "max_ns") {
 			return bounds()
 		}
-	case KindValidate:
+	case kindValidate:
 		if is("effective") {
 			var m map[string]json.RawMessage
 			if err := json.Unmarshal(w.Effective, &m); err != nil {
@@ -540,7 +544,7 @@ func checkExpected(kind string, w *Expected, hasRand bool) error {
 			}
 			return nil
 		}
-	case KindDelay:
+	case kindDelay:
 		if is("delay_ns") {
 			if *w.DelayNS < 0 {
 				return errors.New("negative delay_ns")
@@ -550,11 +554,11 @@ func checkExpected(kind string, w *Expected, hasRand bool) error {
 		if is("min_ns", "max_ns") && !hasRand {
 			return bounds()
 		}
-	case KindMatch:
+	case kindMatch:
 		if is("match") {
 			return nil
 		}
-	case KindDecide:
+	case kindDecide:
 		switch w.Action {
 		case "retry":
 			if is("delay_ns", "action") {

@@ -39,6 +39,27 @@ optional "scenario" op. An adapter that does not list that op in its hello
 (a policy library without an executor) gets them reported as not run
 (coverage), never as failures; --scenarios=false leaves them out.
 
+Every report opens with three scores: spec requirements (MUST),
+SHOULD-level and optional features (flags should:*, extension:*) and
+retrykit decisions (RK-nn), and with the command of the spec-only run
+(--spec-only: the MUST level alone). Failures and errors are then grouped
+by cause (a failure class of the vectors, or a symptom such as "a rejection
+was expected and a result came back"), before the per-vector list. Verdicts
+that depend on the implementation's own random draws (opaque jitter, the
+statistical check) are named; --repeat K runs them K times and reports any
+that flip.
+
+Numeric flags and what they cost:
+  --parallel N         1..1024: N goroutines (a few KiB each) and N requests
+                       in flight
+  --jitter-samples K   0..1000000: K delay requests, 8 bytes kept per sample;
+                       at the bound the built-in reference takes a few
+                       seconds and about 35 MB peak RSS; an adapter takes its
+                       own time per request times K (the Python example:
+                       about 90 s)
+  --repeat K           1..100: each extra run resends every draw-dependent
+                       vector and the statistical check once
+
 "export DIR" writes the embedded vector files (JSON, schema, README) to DIR,
 and the scenario files to DIR/scenarios, for runners in other languages.
 
@@ -59,6 +80,14 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
+// The bounds of the numeric flags (see conformanceUsage); the library
+// documents and clamps to the same ones.
+const (
+	maxParallel      = 1024
+	maxJitterSamples = 1_000_000
+	maxRepeat        = 100
+)
+
 func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "export" {
 		return runExport(args[1:], stdout, stderr)
@@ -66,8 +95,11 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("conformance", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
-		fmt.Fprint(stderr, conformanceUsage)
+		fmt.Fprint(fset.Output(), conformanceUsage)
 		fset.PrintDefaults()
+	}
+	if helpRequested(args) {
+		fset.SetOutput(stdout)
 	}
 	var (
 		impl       = fset.String("impl", "", "adapter command line, e.g. \"python3 conformance/adapters/python/adapter.py\" (default: the built-in reference)")
@@ -79,8 +111,10 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		vectorsDir = fset.String("vectors", "", "directory of vector files (default: the vectors embedded in retrykit)")
 		scenarios  = fset.Bool("scenarios", true, "also run the executor scenario vectors (op scenario)")
 		scenDir    = fset.String("scenarios-dir", "", "directory of scenario files (default: the scenarios embedded in retrykit)")
-		parallel   = fset.Int("parallel", 32, "requests in flight at once")
-		samples    = fset.Int("jitter-samples", conformance.DefaultJitterSamples, "samples for the statistical jitter check (0: leave it out)")
+		parallel   = fset.Int("parallel", 32, "requests in flight at once, 1..1024")
+		samples    = fset.Int("jitter-samples", conformance.DefaultJitterSamples, "samples for the statistical jitter check, 0..1000000 (0: leave it out)")
+		repeat     = fset.Int("repeat", 1, "run draw-dependent vectors this many times, 1..100, and report any whose verdict flips")
+		specOnly   = fset.Bool("spec-only", false, "run only the spec's MUST level: leave out SHOULD-level and optional features and retrykit decisions")
 		output     = fset.String("o", "", "write the report to this file instead of standard output")
 		ids, reqs  listFlag
 		flags, unc listFlag
@@ -107,10 +141,12 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, "--impl: empty command line (leave the flag out to test the built-in reference)")
 	case *timeout <= 0:
 		return usageError(stderr, fmt.Sprintf("--timeout: must be positive, got %v", *timeout))
-	case *parallel < 1:
-		return usageError(stderr, fmt.Sprintf("--parallel: must be at least 1, got %d", *parallel))
-	case *samples < 0:
-		return usageError(stderr, fmt.Sprintf("--jitter-samples: must not be negative (0 leaves the check out), got %d", *samples))
+	case *parallel < 1 || *parallel > maxParallel:
+		return usageError(stderr, fmt.Sprintf("--parallel: must be in 1..%d, got %d", maxParallel, *parallel))
+	case *samples < 0 || *samples > maxJitterSamples:
+		return usageError(stderr, fmt.Sprintf("--jitter-samples: must be in 0..%d (0 leaves the check out), got %d", maxJitterSamples, *samples))
+	case *repeat < 1 || *repeat > maxRepeat:
+		return usageError(stderr, fmt.Sprintf("--repeat: must be in 1..%d, got %d", maxRepeat, *repeat))
 	}
 	if !validFormat(*format) {
 		fmt.Fprintf(stderr, "retrykit conformance: unknown --format %q (want %s)\n", *format, strings.Join(conformance.Formats(), ", "))
@@ -149,7 +185,10 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	opts := []conformance.Option{
 		conformance.WithIDs(ids...), conformance.WithRequirements(reqs...), conformance.WithFlags(flags...),
 		conformance.WithoutFlags(unc...), conformance.WithStrict(*strict), conformance.WithParallelism(*parallel),
-		conformance.WithJitterSamples(*samples),
+		conformance.WithJitterSamples(*samples), conformance.WithRepeat(*repeat),
+	}
+	if *specOnly {
+		opts = append(opts, conformance.WithSpecOnly())
 	}
 	if *skipFile != "" {
 		f, err := os.Open(*skipFile)
@@ -189,6 +228,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	rep := conformance.NewRunner(suite, opts...).Run(context.Background(), target)
+	rep.Command = commandLine(args)
 
 	out := stdout
 	if *output != "" {
@@ -221,6 +261,40 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// helpRequested reports whether args ask for help (-h, -help, --help)
+// before any "--".
+func helpRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// commandLine returns "retrykit conformance" followed by args, each quoted
+// for a POSIX shell where needed, so that a report can show a command the
+// reader can paste.
+func commandLine(args []string) string {
+	parts := []string{"retrykit", "conformance"}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote returns s unchanged when a POSIX shell reads it as one literal
+// word, else s in single quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkDir returns a message naming flag and path when path is not an
@@ -294,6 +368,9 @@ func validFormat(f string) bool {
 	return false
 }
 
+// splitCommand is hand-written: a shell-words library would be a run-time
+// dependency of the main module for forty lines, and no expansion is wanted.
+//
 // splitCommand splits a command line the way a POSIX shell would for simple
 // cases: whitespace separates words, single quotes keep everything
 // literally, double quotes keep spaces and honour backslash escapes of ",
@@ -352,8 +429,13 @@ func splitCommand(s string) ([]string, error) {
 }
 
 func runExport(args []string, stdout, stderr io.Writer) int {
+	const usage = "usage: retrykit conformance export DIR\n\nWrites the embedded vector files (JSON, schema, README) to DIR and the\nscenario files to DIR/scenarios, for runners in other languages."
+	if helpRequested(args) {
+		fmt.Fprintln(stdout, usage)
+		return 0
+	}
 	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: retrykit conformance export DIR")
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	dir := args[0]

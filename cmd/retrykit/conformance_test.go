@@ -98,7 +98,7 @@ func TestConformanceThroughAdapterSubprocess(t *testing.T) {
 	}
 	scenarios := 0
 	for _, r := range rep.Results {
-		if r.Kind == conformance.KindScenario {
+		if r.Kind == "scenario" {
 			scenarios++
 			if r.Status != conformance.StatusPass {
 				t.Errorf("%s: %s %s", r.ID, r.Status, r.Reason)
@@ -246,7 +246,7 @@ func TestConformanceScenarioFlags(t *testing.T) {
 		t.Fatalf("exit %d, %v", code, err)
 	}
 	for _, r := range rep.Results {
-		if r.Kind == conformance.KindScenario {
+		if r.Kind == "scenario" {
 			t.Fatalf("--scenarios=false ran %s", r.ID)
 		}
 	}
@@ -403,5 +403,78 @@ func TestConformanceAdapterDoesNotStart(t *testing.T) {
 				t.Errorf("stderr of the adapter not shown:\n%s", errOut)
 			}
 		})
+	}
+}
+
+func TestConformanceHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{
+		{"conformance", "--help"}, {"conformance", "-h"}, {"conformance", "--run", "dur-0001", "--help"},
+		{"conformance", "export", "--help"}, {"conformance", "export", "-h"},
+	} {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 0 || !strings.Contains(out, "usage: retrykit conformance") || errOut != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	// The help documents the ranges of the numeric flags.
+	_, out, _ := runCLI(t, "", "conformance", "--help")
+	for _, want := range []string{"--parallel N         1..1024", "--jitter-samples K   0..1000000", "--repeat K           1..100", "--spec-only"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+func TestConformanceNumericFlagRanges(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--parallel", "1025"}, "--parallel: must be in 1..1024, got 1025"},
+		{[]string{"--parallel", "100000000"}, "--parallel: must be in 1..1024"},
+		{[]string{"--jitter-samples", "1000001"}, "--jitter-samples: must be in 0..1000000"},
+		{[]string{"--jitter-samples", "1000000000"}, "--jitter-samples: must be in 0..1000000"},
+		{[]string{"--repeat", "0"}, "--repeat: must be in 1..100, got 0"},
+		{[]string{"--repeat", "101"}, "--repeat: must be in 1..100, got 101"},
+		{[]string{"--vectors", "/nonexistent"}, "--vectors: /nonexistent does not exist"},
+		{[]string{"--scenarios-dir", "/nonexistent"}, "--scenarios-dir: /nonexistent does not exist"},
+		{[]string{"--vectors", "conformance_test.go"}, "is not a directory"},
+	}
+	for _, c := range cases {
+		code, out, errOut := runCLI(t, "", append([]string{"conformance"}, c.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stdout %d bytes, stderr %q, want %q", c.args, code, len(out), errOut, c.want)
+		}
+	}
+	// The upper bounds are accepted.
+	code, out, errOut := runCLI(t, "", "conformance", "--run", "dur-0001", "--parallel", "1024", "--repeat", "100")
+	if code != 0 {
+		t.Errorf("upper bounds: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestConformanceSpecOnlyCommand(t *testing.T) {
+	// The report names the exact command of the spec-only run ...
+	code, out, _ := runCLI(t, "", "conformance", "--requirement", "RET-07", "--jitter-samples", "0")
+	want := "spec-only run (MUST level only): retrykit conformance --requirement RET-07 --jitter-samples 0 --spec-only"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d, report lacks %q:\n%s", code, want, out)
+	}
+	// ... and that command runs the MUST level alone.
+	code, out, _ = runCLI(t, "", "conformance", "--requirement", "RET-07", "--jitter-samples", "0", "--spec-only", "--format", "json")
+	var rep conformance.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if !rep.SpecOnly || len(rep.Results) == 0 || rep.NotSelected == 0 {
+		t.Fatalf("spec-only run: %d results, %d not selected", len(rep.Results), rep.NotSelected)
+	}
+	for _, r := range rep.Results {
+		if r.Level != "MUST" {
+			t.Errorf("spec-only run judged %s (level %s, flags %v)", r.ID, r.Level, r.Flags)
+		}
+	}
+	if got := commandLine([]string{"--impl", "python3 my adapter.py", "--run", "it's"}); got != `retrykit conformance --impl 'python3 my adapter.py' --run 'it'\''s'` {
+		t.Errorf("commandLine quoting: %s", got)
 	}
 }

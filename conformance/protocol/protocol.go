@@ -128,6 +128,9 @@ type FailureInput struct {
 }
 
 // AppendJSON appends the request as one protocol line (without newline).
+// It is hand-written for strictness: the vector's policy text reaches the
+// adapter as written (duplicate keys, number spellings and "<" kept), which
+// json.Marshal would not guarantee (it HTML-escapes raw messages).
 func (r *Request) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, r.ID, 10)

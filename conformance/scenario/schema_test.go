@@ -1,26 +1,70 @@
 package scenario_test
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/retrykit/retrykit/internal/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
+// schema is a compiled JSON Schema whose Validate returns each violation as
+// "instance location: reason".
+type schema struct{ s *jsonschema.Schema }
+
 // schemaRoot compiles testdata/scenarios/scenario.schema.json.
-func schemaRoot(t *testing.T) *jsonschema.Schema {
+func schemaRoot(t *testing.T) schema {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "scenario.schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := jsonschema.Compile(b)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("scenario.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("scenario.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema{s}
+}
+
+// Validate returns the violations of the JSON document data.
+func (s schema) Validate(data []byte) []string {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var ve *jsonschema.ValidationError
+	if err := s.s.Validate(doc); err == nil {
+		return nil
+	} else if !errors.As(err, &ve) {
+		return []string{err.Error()}
+	}
+	var errs []string
+	for _, u := range ve.BasicOutput().Errors {
+		if u.Error == nil {
+			continue
+		}
+		switch u.Error.Kind.(type) {
+		case *kind.Group, *kind.Schema, *kind.Reference:
+			continue // "validation failed" above the actual violations
+		}
+		errs = append(errs, u.InstanceLocation+": "+u.Error.String())
+	}
+	if len(errs) == 0 {
+		errs = append(errs, ve.Error())
+	}
+	return errs
 }
 
 // TestScenarioFilesMatchSchema validates every scenario file against

@@ -1,0 +1,252 @@
+package conformance
+
+import (
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/retrykit/retrykit/conformance/protocol"
+)
+
+// The levels of [Report.Scores] and [Result.Level] (rules in levelOf):
+// "RK" is a retrykit decision where the spec is silent or contradicts
+// itself (docs/decisions.md).
+const (
+	levelMust   = "MUST"
+	levelShould = "SHOULD"
+	levelRK     = "RK"
+)
+
+// levels are the levels in report order, with their labels.
+var levels = [...]struct{ name, label string }{
+	{levelMust, "spec requirements (MUST)"},
+	{levelShould, "SHOULD-level and optional features"},
+	{levelRK, "retrykit decisions (RK-nn)"},
+}
+
+// levelOf returns the level of a vector with the given requirement and
+// flags.
+func levelOf(requirement string, flags []string) string {
+	should := false
+	for _, f := range flags {
+		if f == "retrykit:decision" {
+			return levelRK
+		}
+		should = should || strings.HasPrefix(f, "should:") || strings.HasPrefix(f, "extension:")
+	}
+	switch {
+	case strings.HasPrefix(requirement, "RK-"):
+		return levelRK
+	case should:
+		return levelShould
+	}
+	return levelMust
+}
+
+// Cause is one root cause of a run's failures and errors: a failure class
+// of the vectors (a "class:…" flag, explained in the vector file's notes)
+// or a symptom the runner derives from the answers ("accepts-invalid": a
+// rejection was expected and a result came back; "adapter-crash"; ...).
+// Every failed or errored result is listed under exactly one cause.
+type Cause struct {
+	Class       string   `json:"class"`       // "class:overflow", "accepts-invalid", ...
+	Explanation string   `json:"explanation"` // one line
+	IDs         []string `json:"ids"`         // the results it explains, in result order
+}
+
+// symptoms explains the causes the runner derives from answers.
+var symptoms = map[string]string{
+	"accepts-invalid":     "a rejection was expected and a result came back: input the spec requires rejecting is accepted (validation missing or incomplete)",
+	"rejects-valid":       "a result was expected and the input was rejected",
+	"wrong-error-type":    "rejected, but with another error type than the one required",
+	"message-lacks-field": "rejected with the right error type, but the message does not name the offending field",
+	"wrong-duration":      "a duration string parsed to another value",
+	"wrong-effective":     "the effective policy differs in at least one field",
+	"wrong-delay":         "a delay differs from the expected value or lies outside its bounds",
+	"wrong-match":         "an error type matched where it should not, or the reverse",
+	"wrong-decision":      "the decision (retry, discard, dead_letter) or its delay differs",
+	"wrong-scenario":      "an observation of an executor scenario differs from the expectation",
+	"jitter-distribution": "the implementation's own jitter multiplier is not Uniform[0.5, 1.5)",
+	"stale-skip-entry":    "listed in the skip file but passes now (strict mode)",
+	"malformed-answer":    "an answer lacks the fields its op requires (PROTOCOL.md sections 3 and 4)",
+	"scenario-rejected":   "the adapter rejected a scenario request instead of playing it",
+	"hello-failed":        "the adapter's hello failed, so nothing could be judged",
+	"adapter-start":       "the adapter command could not be started",
+	"adapter-crash":       "the adapter process exited or closed its standard output",
+	"adapter-timeout":     "the adapter did not answer within the per-request timeout",
+	"adapter-protocol":    "the adapter wrote a line that is not a well-formed answer",
+	"adapter-dead":        "the adapter was not restarted again after crashing",
+	"adapter-error":       "the implementation returned an error instead of an answer",
+	"unjudged":            "no verdict was recorded",
+}
+
+// explain returns the one-line explanation of a cause: for a class flag the
+// first sentence of its note, without the "Failure class:" prefix.
+func explain(class string, notes map[string]string) string {
+	if e, ok := symptoms[class]; ok {
+		return e
+	}
+	n := strings.TrimSpace(strings.TrimPrefix(notes[class], "Failure class:"))
+	if i := strings.Index(n, ". "); i >= 0 {
+		n = n[:i]
+	}
+	n = strings.TrimSuffix(n, ".")
+	if n == "" {
+		return "(no note explains this flag)"
+	}
+	return n
+}
+
+// findCauses groups the failed and errored results by root cause. Each
+// such result may be explained by its class flags and by its symptom.
+// Causes are taken by these rules, in order, until every result is
+// explained:
+//
+//  1. among the class flags and the specific symptoms (every symptom but
+//     the generic "wrong-…" ones), the one explaining the most results not
+//     yet explained, class flags first on a tie, then by name;
+//  2. then the generic symptoms, in the same way.
+//
+// So one missing validation step shows as one cause, not as the hundred
+// vectors it breaks, and a failure class of the vectors is named before
+// the kinds of wrong answers it produced.
+func findCauses(results []Result, notes map[string]string) []Cause {
+	cands := map[string][]int{}
+	left := 0
+	for i := range results {
+		res := &results[i]
+		if res.Status == StatusPass || res.Status == StatusSkip {
+			continue
+		}
+		left++
+		for _, f := range res.Flags {
+			if strings.HasPrefix(f, "class:") {
+				cands[f] = append(cands[f], i)
+			}
+		}
+		cands[res.symptom()] = append(cands[res.symptom()], i)
+	}
+	keys := make([]string, 0, len(cands))
+	for k := range cands {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	done := make([]bool, len(results))
+	var out []Cause
+	for left > 0 {
+		best, bestN := "", 0
+		for _, k := range keys {
+			if generic(k) && pickSpecific(keys, cands, done) {
+				continue
+			}
+			n := 0
+			for _, i := range cands[k] {
+				if !done[i] {
+					n++
+				}
+			}
+			isClass := strings.HasPrefix(k, "class:")
+			if n > bestN || n == bestN && n > 0 && isClass && !strings.HasPrefix(best, "class:") {
+				best, bestN = k, n
+			}
+		}
+		c := Cause{Class: best, Explanation: explain(best, notes)}
+		for _, i := range cands[best] {
+			if !done[i] {
+				done[i] = true
+				c.IDs = append(c.IDs, results[i].ID)
+			}
+		}
+		left -= bestN
+		out = append(out, c)
+	}
+	return out
+}
+
+// generic reports whether cause k is a generic symptom: a wrong answer of
+// some kind, or an error without a known kind.
+func generic(k string) bool {
+	return strings.HasPrefix(k, "wrong-") || k == "adapter-error" || k == "unjudged"
+}
+
+// pickSpecific reports whether a cause that is not generic still explains
+// a result not yet explained.
+func pickSpecific(keys []string, cands map[string][]int, done []bool) bool {
+	for _, k := range keys {
+		if generic(k) {
+			continue
+		}
+		for _, i := range cands[k] {
+			if !done[i] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// symptom returns the cause the runner derived for res, or one from its
+// status when none was recorded.
+func (res *Result) symptom() string {
+	if res.cause != "" {
+		return res.cause
+	}
+	if res.Status == StatusError {
+		return "adapter-error"
+	}
+	if res.Status == StatusFail {
+		return wrongAnswer(res.Kind)
+	}
+	return "unjudged"
+}
+
+// wrongAnswer is the symptom of a wrong result (not a rejection) for a
+// vector kind.
+func wrongAnswer(kind string) string {
+	switch kind {
+	case kindDuration:
+		return "wrong-duration"
+	case kindValidate:
+		return "wrong-effective"
+	case kindMatch:
+		return "wrong-match"
+	case kindDecide:
+		return "wrong-decision"
+	case kindScenario:
+		return "wrong-scenario"
+	}
+	return "wrong-delay"
+}
+
+// failSymptom derives the symptom of a failed comparison of got against w.
+func failSymptom(kind string, w *outcome, got protocol.Response, reason string) string {
+	entries := []outcome{*w}
+	if w.Acceptable != nil {
+		entries = w.Acceptable
+	}
+	allErr, anyErr := true, false
+	for _, e := range entries {
+		allErr = allErr && e.Error != ""
+		anyErr = anyErr || e.Error != ""
+	}
+	switch {
+	case allErr && got.Error == nil:
+		return "accepts-invalid"
+	case !anyErr && got.Error != nil:
+		return "rejects-valid"
+	case got.Error != nil && strings.HasPrefix(reason, "error type"):
+		return "wrong-error-type"
+	case got.Error != nil && strings.HasPrefix(reason, "error message"):
+		return "message-lacks-field"
+	}
+	return wrongAnswer(kind)
+}
+
+// errorSymptom derives the symptom of an error returned by Do.
+func errorSymptom(err error) string {
+	var ae *protocol.AdapterError
+	if errors.As(err, &ae) {
+		return "adapter-" + ae.Kind
+	}
+	return "adapter-error"
+}
