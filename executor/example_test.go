@@ -119,3 +119,22 @@ func ExampleWorker() {
 	// hello "world"
 	// <nil>
 }
+
+// Finished jobs are kept for a while and then pruned: here at most two
+// completed jobs per queue. Delete removes a finished job at once.
+func ExampleWithFinishedRetention() {
+	e := executor.New(executor.WithClock(executor.NewFakeClock(start)),
+		executor.WithFinishedRetention(time.Hour, 2))
+	for _, id := range []string{"a", "b", "c"} {
+		e.Enqueue(executor.JobSpec{ID: id, Type: "t"})
+		j, _ := e.Fetch()
+		e.Ack(j.ID, j.Delivery)
+	}
+	_, err := e.Get("a")
+	fmt.Println(errors.Is(err, executor.ErrNotFound), e.Count(executor.Filter{}))
+
+	fmt.Println(e.Delete("b"), e.Count(executor.Filter{}))
+	// Output:
+	// true 2
+	// <nil> 1
+}
