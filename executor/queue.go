@@ -11,16 +11,6 @@ type queue struct {
 	idle   []chan struct{} // parked worker goroutines, see Executor.park
 }
 
-// count returns how many of the queue's jobs are in state s (dead letters
-// included for Discarded).
-func (q *queue) count(s State) int {
-	n := q.kinds[s].n
-	if s == Discarded {
-		n += q.kinds[kindDead].n
-	}
-	return n
-}
-
 // fifo is a growable ring buffer of jobs in the order they became available.
 // Cancelled jobs are left in it and skipped when popped (their state is no
 // longer Available), so removal is O(1).
