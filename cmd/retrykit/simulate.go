@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -203,7 +204,8 @@ func simSpan(p *policy.Policy, outage time.Duration) time.Duration {
 func simulate(p *policy.Policy, n int, outage, bucket time.Duration, src backoff.Source, label string) *simRun {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := executor.NewFakeClock(start)
-	e := executor.New(executor.WithClock(clock), executor.WithRand(src), executor.WithErrorHistory(10))
+	e := executor.New(executor.WithClock(clock), executor.WithRand(src), executor.WithErrorHistory(10),
+		executor.WithFinishedRetention(math.MaxInt64, math.MaxInt)) // the counts below read every finished job
 	for i := 0; i < n; i++ {
 		e.Enqueue(executor.JobSpec{Type: "call.upstream", Policy: p}) //nolint:errcheck // valid by construction
 	}
@@ -226,9 +228,9 @@ func simulate(p *policy.Policy, n int, outage, bucket time.Duration, src backoff
 			}
 			var after executor.Job
 			if now < outage {
-				after, _ = e.Fail(j.ID, fail)
+				after, _ = e.Fail(j.ID, j.Delivery, fail)
 			} else {
-				after, _ = e.Ack(j.ID)
+				after, _ = e.Ack(j.ID, j.Delivery)
 			}
 			if after.State.Terminal() {
 				r.lastDone = now
