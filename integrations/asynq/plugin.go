@@ -27,7 +27,8 @@ const HeaderKey = "retrykit-policy"
 type Plugin struct {
 	def   *policy.Policy
 	src   backoff.Source
-	now   func() time.Time // nil: time.Now
+	now   func() time.Time                             // nil: time.Now
+	count func(context.Context) (retried int, ok bool) // nil: asynq.GetRetryCount
 	cache policyCache
 }
 
@@ -102,7 +103,7 @@ func (p *Plugin) policyFor(t *asynq.Task) (*policy.Policy, error) {
 	if p == nil {
 		pol, err = policy.Parse([]byte(raw))
 	} else {
-		pol, err = p.cache.get([]byte(raw))
+		pol, err = p.cache.get(raw)
 	}
 	if err != nil {
 		return def, fmt.Errorf("asynqretry: task %s header %s: %w", t.Type(), HeaderKey, err)
@@ -110,10 +111,10 @@ func (p *Plugin) policyFor(t *asynq.Task) (*policy.Policy, error) {
 	return pol, nil
 }
 
-// RetryDelay is the asynq.RetryDelayFunc of the plugin: the backoff delay of
-// t's policy after attempt n+1, n being asynq's count of retries done so far
-// (0 after the first attempt), with jitter drawn from the plugin's source,
-// then lengthened so that now plus the delay is a whole Unix second.
+// RetryDelay is the asynq.RetryDelayFunc of the plugin: [Plugin.Delay], the
+// backoff delay of t's policy after attempt n+1, n being asynq's count of
+// retries done so far (0 after the first attempt), lengthened so that now
+// plus the delay is a whole Unix second.
 //
 // The rounding is there because asynq stores a retry's due time in whole
 // seconds, truncated: unrounded, a retry could run up to a second before
@@ -125,16 +126,22 @@ func (p *Plugin) policyFor(t *asynq.Task) (*policy.Policy, error) {
 // math.MaxInt. asynq calls RetryDelay only for a failure that is to be
 // retried; the decision to end a task early is taken by [Plugin.Handler].
 func (p *Plugin) RetryDelay(n int, _ error, t *asynq.Task) time.Duration {
-	var src backoff.Source
 	now := time.Now
+	if p != nil && p.now != nil {
+		now = p.now
+	}
+	return roundUp(now(), p.Delay(n, t))
+}
+
+// Delay is the backoff delay of t's policy after attempt n+1, n being
+// asynq's retry count, with jitter drawn from the plugin's source: RetryDelay
+// before its rounding to a whole second. A negative n counts as 0.
+func (p *Plugin) Delay(n int, t *asynq.Task) time.Duration {
+	var src backoff.Source
 	if p != nil {
 		src = p.src
-		if p.now != nil {
-			now = p.now
-		}
 	}
-	d := p.Policy(t).Backoff().Delay(attemptOf(n), src)
-	return roundUp(now(), d)
+	return p.Policy(t).Backoff().Delay(attemptOf(n), src)
 }
 
 // roundUp lengthens d so that now+d falls on a whole Unix second, without
@@ -185,7 +192,11 @@ func (p *Plugin) Handler(next asynq.Handler) asynq.Handler {
 		if err == nil || errors.Is(err, asynq.SkipRetry) || errors.Is(err, asynq.RevokeTask) {
 			return err
 		}
-		retried, ok := asynq.GetRetryCount(ctx)
+		count := asynq.GetRetryCount
+		if p != nil && p.count != nil {
+			count = p.count
+		}
+		retried, ok := count(ctx)
 		if !ok {
 			return err
 		}

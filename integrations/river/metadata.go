@@ -58,7 +58,8 @@ func withPolicy(md []byte, p *policy.Policy) ([]byte, error) {
 }
 
 // metadataPolicy returns the raw policy under MetadataKey in md. ok is
-// false when there is none; err reports metadata that is not a JSON object.
+// false when there is none or it is null; err reports metadata that is not a
+// JSON object.
 func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
 	// Fast path: most jobs carry no policy, and the key cannot be present
 	// without its quoted name appearing in the text.
@@ -70,6 +71,9 @@ func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
 		return nil, false, fmt.Errorf("riverretry: metadata: must be a JSON object: %w", err)
 	}
 	raw, ok = m[MetadataKey]
+	if ok && string(bytes.TrimSpace(raw)) == "null" {
+		return nil, false, nil // null: no per-job policy
+	}
 	return raw, ok, nil
 }
 
