@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/riverqueue/river"
 
@@ -61,9 +60,7 @@ func withPolicy(md []byte, p *policy.Policy) ([]byte, error) {
 // false when there is none or it is null; err reports metadata that is not a
 // JSON object.
 func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
-	// Fast path: most jobs carry no policy, and the key cannot be present
-	// without its quoted name appearing in the text.
-	if !bytes.Contains(md, []byte(`"`+MetadataKey+`"`)) {
+	if !hasPolicyKey(md) {
 		return nil, false, nil
 	}
 	var m map[string]json.RawMessage
@@ -77,34 +74,61 @@ func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
 	return raw, ok, nil
 }
 
-// cacheLimit bounds the number of distinct per-job policies kept parsed;
-// past it, further ones are parsed on every use.
+// quotedKey is MetadataKey as it appears in JSON text.
+var quotedKey = []byte(`"` + MetadataKey + `"`)
+
+// hasPolicyKey is the fast path for jobs without a policy: the key cannot be
+// present without its quoted name appearing in the text.
+func hasPolicyKey(md []byte) bool { return bytes.Contains(md, quotedKey) }
+
+// cacheLimit bounds the number of entries of a policyCache; past it,
+// misses are parsed on every use.
 const cacheLimit = 256
 
-// policyCache maps the JSON text of a per-job policy to the parsed policy.
-// The zero value is an empty cache, safe for concurrent use.
+// policyCache maps a text (a policy's JSON, or a job's whole metadata) to
+// the parsed policy. The zero value is an empty cache, safe for concurrent
+// use. Lookups by a []byte key do not allocate.
 type policyCache struct {
-	m sync.Map // string -> *policy.Policy
-	n atomic.Int64
+	mu sync.RWMutex
+	m  map[string]*policy.Policy
 }
 
-// get returns the policy for raw, parsing it on a miss. A nil cache parses
-// every time.
-func (c *policyCache) get(raw []byte) (*policy.Policy, error) {
-	if c == nil {
-		return policy.Parse(raw)
+// load returns the policy cached for key.
+func (c *policyCache) load(key []byte) (*policy.Policy, bool) {
+	c.mu.RLock()
+	p, ok := c.m[string(key)]
+	c.mu.RUnlock()
+	return p, ok
+}
+
+// store caches p for key while the cache has room.
+func (c *policyCache) store(key []byte, p *policy.Policy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]*policy.Policy)
 	}
-	if v, ok := c.m.Load(string(raw)); ok {
-		return v.(*policy.Policy), nil
+	if len(c.m) < cacheLimit {
+		c.m[string(key)] = p
+	}
+}
+
+// get returns the policy for the policy JSON raw, parsing it on a miss.
+func (c *policyCache) get(raw []byte) (*policy.Policy, error) {
+	if p, ok := c.load(raw); ok {
+		return p, nil
 	}
 	p, err := policy.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
-	if c.n.Load() < cacheLimit {
-		if _, loaded := c.m.LoadOrStore(string(raw), p); !loaded {
-			c.n.Add(1)
-		}
-	}
+	c.store(raw, p)
 	return p, nil
+}
+
+// len returns the number of cached entries.
+func (c *policyCache) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m)
 }

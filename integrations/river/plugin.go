@@ -30,8 +30,9 @@ type Plugin struct {
 
 	def   *policy.Policy
 	src   backoff.Source
-	now   func() time.Time
-	cache policyCache
+	now   func() time.Time // nil: time.Now
+	byRaw policyCache      // policy JSON -> policy
+	byMD  policyCache      // a job's whole metadata -> its policy
 }
 
 // Compile-time checks of the three River roles.
@@ -101,6 +102,14 @@ func (p *Plugin) policyFor(job *rivertype.JobRow) (*policy.Policy, error) {
 	if job == nil {
 		return def, nil
 	}
+	if !hasPolicyKey(job.Metadata) {
+		return def, nil
+	}
+	if p != nil {
+		if pol, ok := p.byMD.load(job.Metadata); ok {
+			return pol, nil
+		}
+	}
 	raw, ok, err := metadataPolicy(job.Metadata)
 	if err != nil || !ok {
 		return def, err
@@ -108,6 +117,9 @@ func (p *Plugin) policyFor(job *rivertype.JobRow) (*policy.Policy, error) {
 	pol, err := p.parse(raw)
 	if err != nil {
 		return def, fmt.Errorf("riverretry: job %d metadata %s: %w", job.ID, MetadataKey, err)
+	}
+	if p != nil {
+		p.byMD.store(job.Metadata, pol)
 	}
 	return pol, nil
 }
@@ -285,5 +297,5 @@ func (p *Plugin) parse(raw []byte) (*policy.Policy, error) {
 	if p == nil {
 		return policy.Parse(raw)
 	}
-	return p.cache.get(raw)
+	return p.byRaw.get(raw)
 }

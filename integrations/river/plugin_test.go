@@ -171,7 +171,7 @@ func TestZeroAndNilPlugin(t *testing.T) {
 
 type argsWith struct{ p *policy.Policy }
 
-func (argsWith) Kind() string                   { return "with" }
+func (argsWith) Kind() string                  { return "with" }
 func (a argsWith) RetryPolicy() *policy.Policy { return a.p }
 
 func TestInsertBegin(t *testing.T) {
@@ -234,7 +234,7 @@ func TestCacheIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := c.n.Load(); n != cacheLimit {
+	if n := c.len(); n != cacheLimit {
 		t.Errorf("cache holds %d policies, want %d", n, cacheLimit)
 	}
 }
