@@ -74,9 +74,11 @@ stop() {
     as_pg pg_ctl -D "$state/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
   fi
   if [ -f "$state/redis/redis.pid" ]; then
-    kill "$(cat "$state/redis/redis.pid")" 2>/dev/null || true
+    local pid
+    pid=$(cat "$state/redis/redis.pid")
+    kill "$pid" 2>/dev/null || true
     for _ in $(seq 50); do
-      kill -0 "$(cat "$state/redis/redis.pid")" 2>/dev/null || break
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
   fi
