@@ -50,4 +50,16 @@ func BenchmarkRetryDecision(b *testing.B) {
 			_ = t
 		})
 	}
+	// A nil Plugin has no cache: the cost of the first failure of a job
+	// whose metadata text the plugin has not seen (JSON decode + parse).
+	var uncached *Plugin
+	job := &rivertype.JobRow{ID: 1, Attempt: 2, MaxAttempts: 5, Metadata: Metadata(def)}
+	b.Run("Work/per_job_uncached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := uncached.Work(ctx, job, inner); err != fail {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -254,7 +254,7 @@ func (e *EndError) Unwrap() error { return e.Err }
 //  3. Otherwise the default policy applies and the metadata is unchanged.
 //
 // max_attempts becomes the policy's max_attempts (0 counts as 1), clamped to
-// River's column limit 32767 (RK-83).
+// River's column limit 32767 (RK-80, RK-83).
 func (p *Plugin) InsertBegin(_ context.Context, params *rivertype.JobInsertParams) error {
 	if params == nil {
 		return nil
