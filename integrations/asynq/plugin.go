@@ -186,6 +186,11 @@ func attemptOf(retried int) int {
 // at: the task is archived as dead_letter, with that problem joined to the
 // handler's error. A per-task policy header that cannot be read gives way to
 // the default policy, and its error is joined to the handler's error.
+//
+// A handler that panics never returns through the middleware: asynq turns
+// the panic into an error after it and, as for an untyped failure, retries
+// the task at [Plugin.RetryDelay] until its MaxRetry, where asynq archives
+// it.
 func (p *Plugin) Handler(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		err := next.ProcessTask(ctx, t)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,4 +243,25 @@ func FuzzHeader(f *testing.F) {
 		}
 		_ = pol
 	})
+}
+
+// The cache is shared by every worker goroutine (run with -race).
+func TestConcurrentPolicies(t *testing.T) {
+	p := New(nil)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 400 {
+				n := (g*400+i)%300 + 1 // past cacheLimit: some misses stay misses
+				task := NewTask("t", nil, mustParse(t, `{"max_attempts":`+strconv.Itoa(n)+`}`))
+				if got := p.Policy(task).Spec().MaxAttempts; got != n {
+					t.Errorf("max_attempts %d, want %d", got, n)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -29,7 +29,8 @@
 // DEAD_LETTER code and the same two cases when on_exhaustion is
 // "dead_letter" (docs/decisions.md RK-80 … RK-84). The error recorded in
 // the job's errors column is an [*EndError] whose message starts with the
-// decision, e.g. "riverretry: dead_letter (handler_code): card declined".
+// decision, e.g. "riverretry: dead_letter (handler_code): payment.declined:
+// card declined" (River puts "JobCancelError: " before a cancelled job's).
 // Errors River itself defines (JobCancel, JobSnooze) pass through
 // untouched.
 //

@@ -141,6 +141,8 @@ func TestEarlyEnd(t *testing.T) {
 			rivertype.JobStateCancelled, 3, "JobCancelError: riverretry: discard (handler_code): x.y: attempt 3 failed"},
 		{"DEAD_LETTER code", ScriptArgs{Script: []string{"fail", "x.y/DEAD_LETTER"}},
 			rivertype.JobStateDiscarded, 2, "riverretry: dead_letter (handler_code): x.y: attempt 2 failed"},
+		{"panics are retried", ScriptArgs{Script: []string{"panic", "panic", "ok"}},
+			rivertype.JobStateCompleted, 3, ""},
 		{"RETRY code is the policy", ScriptArgs{Script: []string{"x.y/RETRY", "ok"}},
 			rivertype.JobStateCompleted, 2, ""},
 		{"unknown code is kept", ScriptArgs{Script: []string{"x.y/MAYBE"}},

@@ -24,8 +24,8 @@ const MetadataKey = "retrykit_policy"
 //		Retry   *policy.Policy `json:"retry,omitempty"`
 //	}
 //
-//	func (ChargeArgs) Kind() string                     { return "charge" }
-//	func (a ChargeArgs) RetryPolicy() *policy.Policy    { return a.Retry }
+//	func (ChargeArgs) Kind() string                  { return "charge" }
+//	func (a ChargeArgs) RetryPolicy() *policy.Policy { return a.Retry }
 type ArgsWithPolicy interface {
 	river.JobArgs
 	RetryPolicy() *policy.Policy

@@ -189,6 +189,10 @@ func (p *Plugin) Decide(job *rivertype.JobRow, err error) (policy.Decision, erro
 // so that it is kept for inspection. A per-job policy that cannot be read
 // (metadata written around [Plugin.InsertBegin]) gives way to the default
 // policy, and its error is joined to the worker's error that River records.
+//
+// A worker that panics never returns through the middleware: River records
+// the panic and, as for an untyped failure, retries it at [Plugin.NextRetry]
+// until the job's max_attempts, where River discards it.
 func (p *Plugin) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	err := doInner(ctx)
 	if err == nil || job == nil {

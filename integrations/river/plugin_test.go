@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,4 +294,26 @@ func FuzzMetadata(f *testing.F) {
 			t.Fatalf("metadata %q: max_attempts %d", md, params.MaxAttempts)
 		}
 	})
+}
+
+// The caches are shared by every worker goroutine (run with -race).
+func TestConcurrentPolicies(t *testing.T) {
+	p := New(nil)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 400 {
+				n := (g*400+i)%300 + 1 // past cacheLimit: some misses stay misses
+				md := Metadata(mustParse(t, `{"max_attempts":`+strconv.Itoa(n)+`}`))
+				job := &rivertype.JobRow{Attempt: 1, Metadata: md}
+				if got := p.Policy(job).Spec().MaxAttempts; got != n {
+					t.Errorf("max_attempts %d, want %d", got, n)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -218,10 +218,14 @@ func (ScriptPolicyArgs) Kind() string { return "script_policy" }
 func (a ScriptPolicyArgs) RetryPolicy() *policyPolicy { return mustPolicy(a.Policy) }
 
 // scriptErr maps a script step to what the worker returns: "ok" is
-// success, "fail" a plain error, "TYPE" or "TYPE/CODE" an errmatch error.
+// success, "fail" a plain error, "panic" panics, "TYPE" or "TYPE/CODE" an
+// errmatch error.
 func scriptErr(step string, attempt int) error {
-	if step == "ok" {
+	switch step {
+	case "ok":
 		return nil
+	case "panic":
+		panic(fmt.Sprintf("attempt %d panicked", attempt))
 	}
 	base := fmt.Errorf("attempt %d failed", attempt)
 	if step == "fail" {
