@@ -34,7 +34,7 @@ func wrap(err error, typ, code string) error { return errmatch.Wrap(err, typ, er
 // slack is how late River may run a retry after its scheduled time, and how
 // long after the failure NextRetry may be called: polling (20ms), the
 // completer's batching and a loaded 2-core CI machine.
-const slack = 400 * time.Millisecond
+const slack = 500 * time.Millisecond
 
 // checkSchedule asserts, from the job rows River fetched, that attempt k+1 was
 // scheduled exactly delays[k] after attempt k failed (within slack, never
