@@ -41,9 +41,10 @@
 //
 // [NewTask] builds a task that carries its own policy, as canonical JSON in
 // the task header [HeaderKey], and whose MaxRetry is the policy's
-// max_attempts-1. A task without the header uses the plugin's default
-// policy; give such tasks [MaxRetry] of the default policy when its
-// max_attempts is above 26, asynq's default MaxRetry being 25.
+// max_attempts-1. A task without the header uses its type's policy
+// ([WithTypePolicy], a per-handler default) or else the plugin's default;
+// give such tasks [MaxRetry] of that policy when its max_attempts is above
+// 26, asynq's default MaxRetry being 25.
 //
 // # Adoption
 //

@@ -21,15 +21,17 @@ const HeaderKey = "retrykit-policy"
 // Plugin connects an OJS retry policy to an asynq server. Build one with
 // [New] or [Parse]; install it with [Plugin.Install] and [Plugin.Handler].
 //
-// A Plugin is immutable once built and safe for concurrent use. The zero
-// Plugin is usable and behaves as New(nil): the OJS default policy with
-// jitter from [backoff.Default].
+// A Plugin's settings are fixed once built, and it is safe for concurrent
+// use (the per-task policy cache inside it is synchronized). Do not copy a
+// Plugin after first use. The zero Plugin is usable and behaves as New(nil):
+// the OJS default policy with jitter from [backoff.Default].
 type Plugin struct {
-	def   *policy.Policy
-	src   backoff.Source
-	now   func() time.Time                             // nil: time.Now
-	count func(context.Context) (retried int, ok bool) // nil: asynq.GetRetryCount
-	cache policyCache
+	def    *policy.Policy
+	byType map[string]*policy.Policy // per task type defaults
+	src    backoff.Source
+	now    func() time.Time                             // nil: time.Now
+	count  func(context.Context) (retried int, ok bool) // nil: asynq.GetRetryCount
+	cache  policyCache
 }
 
 // Compile-time checks of the asynq roles.
@@ -47,6 +49,23 @@ type Option func(*Plugin)
 // [backoff.Fixed] is). A nil src keeps the default.
 func WithSource(src backoff.Source) Option {
 	return func(p *Plugin) { p.src = src }
+}
+
+// WithTypePolicy makes p the default policy of tasks of type typename (the
+// handler's default), in place of the plugin's default. A task's own policy
+// ([NewTask]) still wins. A nil p removes typename's entry. Enqueue such
+// tasks with [MaxRetry](p) when p allows more than 26 attempts.
+func WithTypePolicy(typename string, p *policy.Policy) Option {
+	return func(pl *Plugin) {
+		if p == nil {
+			delete(pl.byType, typename)
+			return
+		}
+		if pl.byType == nil {
+			pl.byType = map[string]*policy.Policy{}
+		}
+		pl.byType[typename] = p
+	}
 }
 
 // New returns a Plugin whose default policy is def; a nil def means
@@ -78,8 +97,8 @@ func (p *Plugin) Install(cfg *asynq.Config) {
 }
 
 // Policy returns the policy that decides for t: the per-task policy in its
-// [HeaderKey] header when there is a valid one, else the plugin's default.
-// A nil t gets the default.
+// [HeaderKey] header when there is a valid one, else the policy of its type
+// ([WithTypePolicy]), else the plugin's default. A nil t gets the default.
 func (p *Plugin) Policy(t *asynq.Task) *policy.Policy {
 	pol, _ := p.policyFor(t)
 	return pol
@@ -87,12 +106,18 @@ func (p *Plugin) Policy(t *asynq.Task) *policy.Policy {
 
 // policyFor is Policy with the error of an unreadable header.
 func (p *Plugin) policyFor(t *asynq.Task) (*policy.Policy, error) {
+	if t == nil {
+		if p == nil {
+			return nil, nil
+		}
+		return p.def, nil
+	}
 	var def *policy.Policy
 	if p != nil {
 		def = p.def
-	}
-	if t == nil {
-		return def, nil
+		if tp, ok := p.byType[t.Type()]; ok {
+			def = tp
+		}
 	}
 	raw, ok := t.Headers()[HeaderKey]
 	if !ok {

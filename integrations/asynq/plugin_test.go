@@ -265,3 +265,24 @@ func TestConcurrentPolicies(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestTypePolicy(t *testing.T) {
+	def := mustParse(t, `{"max_attempts":2}`)
+	email := mustParse(t, `{"max_attempts":8}`)
+	own := mustParse(t, `{"max_attempts":4}`)
+	p := New(def, WithTypePolicy("email", email), WithTypePolicy("sms", email), WithTypePolicy("sms", nil))
+	for _, tc := range []struct {
+		task *asynq.Task
+		want *policy.Policy
+	}{
+		{asynq.NewTask("email", nil), email},
+		{NewTask("email", nil, own), own},
+		{asynq.NewTask("sms", nil), def},
+		{asynq.NewTask("other", nil), def},
+		{nil, def},
+	} {
+		if got := p.Policy(tc.task); !got.Equal(tc.want) {
+			t.Errorf("%v: max_attempts %d, want %d", tc.task, got.Spec().MaxAttempts, tc.want.Spec().MaxAttempts)
+		}
+	}
+}

@@ -38,9 +38,11 @@
 //
 // A job carries its own policy when its args implement [ArgsWithPolicy]:
 // at insert, the policy is written as canonical JSON under [MetadataKey] in
-// the job's metadata and max_attempts is set from it. A job without one
-// uses the plugin's default policy. Policies read back from metadata are
-// parsed once and cached.
+// the job's metadata and max_attempts is set from it. An args type that
+// returns one fixed policy sets the default of its kind (its worker); a
+// field of the args sets it per job. [Metadata] puts a policy directly into
+// river.InsertOpts.Metadata. A job without one uses the plugin's default
+// policy. Policies read back from metadata are parsed once and cached.
 //
 // # Adoption
 //

@@ -16,8 +16,10 @@ import (
 const MetadataKey = "retrykit_policy"
 
 // ArgsWithPolicy is implemented by job args that carry their own retry
-// policy. A nil result means "use the plugin's default". Since
-// *policy.Policy marshals to and from OJS JSON, args can hold one as a field:
+// policy. A nil result means "use the plugin's default". An args type whose
+// method returns one fixed policy gives all jobs of its kind (its worker's
+// jobs) that policy, a per-worker default. Since *policy.Policy marshals to
+// and from OJS JSON, args can also hold a policy per job as a field:
 //
 //	type ChargeArgs struct {
 //		OrderID int64          `json:"order_id"`

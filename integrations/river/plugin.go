@@ -22,9 +22,11 @@ const maxRiverAttempts = math.MaxInt16
 // Plugin connects an OJS retry policy to a River client. Build one with
 // [New] or [Parse] and hand it to a client with [Plugin.Install].
 //
-// A Plugin is immutable once built and safe for concurrent use by any
-// number of clients and workers. The zero Plugin is usable and behaves as
-// New(nil): the OJS default policy with jitter from [backoff.Default].
+// A Plugin's settings are fixed once built, and it is safe for concurrent
+// use by any number of clients and workers (the per-job policy caches inside
+// it are synchronized). Do not copy a Plugin after first use. The zero Plugin
+// is usable and behaves as New(nil): the OJS default policy with jitter from
+// [backoff.Default].
 type Plugin struct {
 	river.PluginDefaults
 
