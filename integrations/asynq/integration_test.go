@@ -80,8 +80,9 @@ func TestScheduleAndExhaustion(t *testing.T) {
 // retries run out, archived with the decision in the last error.
 func TestEarlyEnd(t *testing.T) {
 	e := newEnv(t, 2)
-	rk, err := asynqretry.Parse([]byte(`{"max_attempts":5,"initial_interval":"PT0.1S","jitter":false,` +
-		`"non_retryable_errors":["validation.*"]}`))
+	rk, err := asynqretry.Parse([]byte(`{"max_attempts":5,"initial_interval":"PT0.1S","jitter":false,`+
+		`"non_retryable_errors":["validation.*"]}`),
+		asynqretry.WithTypePolicy("short", mustPolicy(`{"max_attempts":2,"initial_interval":"PT0.1S","on_exhaustion":"dead_letter"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +121,8 @@ func TestEarlyEnd(t *testing.T) {
 		// ends at the default policy's max_attempts.
 		{"default policy, asynq default MaxRetry", asynq.NewTask("script", payload("fail")), nil,
 			asynq.TaskStateArchived, 5, "asynqretry: discard (exhausted): attempt 5 failed"},
+		{"type policy", asynq.NewTask("short", payload("fail")), nil,
+			asynq.TaskStateArchived, 2, "asynqretry: dead_letter (exhausted): attempt 2 failed"},
 		{"unreadable policy header", asynq.NewTaskWithHeaders("script", payload("fail", "validation.x"), map[string]string{asynqretry.HeaderKey: `{"max_attempts":-1}`}), nil,
 			asynq.TaskStateArchived, 2, "asynqretry: discard (non_retryable): validation.x: attempt 2 failed\n" +
 				"asynqretry: task script header retrykit-policy: policy: max_attempts: must be a non-negative integer, got -1"},
