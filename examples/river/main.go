@@ -40,6 +40,7 @@ type ChargeArgs struct {
 	Declined bool `json:"declined"`
 }
 
+// Kind names the job kind for River.
 func (ChargeArgs) Kind() string { return "charge" }
 
 // ChargeWorker fails its first two attempts with a plain error; a declined
@@ -48,6 +49,7 @@ type ChargeWorker struct {
 	river.WorkerDefaults[ChargeArgs]
 }
 
+// Work charges the order.
 func (ChargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) error {
 	if job.Args.Declined {
 		return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.DeadLetter)
