@@ -22,7 +22,7 @@ var referenceOps = []string{OpParseDuration, OpValidate, OpDelay, OpMatch, OpDec
 // and errmatch, and for the scenario op the reference executor through
 // [scenario.Play]) as an [Implementation]: exact to the nanosecond,
 // injectable jitter, every op. Requests without rand draw from
-// [backoff.Default]. The result is stateless and safe for concurrent use:
+// [backoff.Random]. The result is stateless and safe for concurrent use:
 // each scenario runs on its own executor.
 func Reference() Implementation { return reference{} }
 
@@ -90,7 +90,7 @@ func referenceDo(req Request) Response {
 			if req.Rand != nil {
 				d = int64(p.Backoff().DelayAt(n, *req.Rand))
 			} else {
-				d = int64(p.Backoff().Delay(n, backoff.Default()))
+				d = int64(p.Backoff().Delay(n, backoff.Random()))
 			}
 			resp.DelayNS = &d
 			return resp
@@ -107,7 +107,7 @@ func referenceDo(req Request) Response {
 		if req.Rand != nil {
 			dec, err = p.DecideAt(f, *req.Rand)
 		} else {
-			dec, err = p.Decide(f, backoff.Default())
+			dec, err = p.Decide(f, backoff.Random())
 		}
 		if err != nil {
 			return reject(ErrorInvalidRequest, err)

@@ -185,17 +185,17 @@ func TestObserver(t *testing.T) {
 	mustEnqueue(t, e, executor.JobSpec{ID: "b", Type: "t", Retry: []byte(`{"max_attempts":1}`)})
 	mustEnqueue(t, e, executor.JobSpec{ID: "c", Type: "t", Retry: []byte(`{"on_exhaustion":"dead_letter","max_attempts":1}`)})
 	mustEnqueue(t, e, executor.JobSpec{ID: "d", Type: "t"})
-	e.Fetch("default")                                                  // a
-	c.Advance(10 * time.Second)                                         // a times out: retry after 1s
-	e.Fetch("default")                                                  // b
-	e.Fail("b", executor.Failure{Type: "x"})                            // discarded
-	e.Fetch("default")                                                  // c
-	e.Fail("c", executor.Failure{Type: "x"})                            // dead
-	e.Fetch("default")                                                  // d
-	e.Fail("d", executor.Failure{Type: "x", Code: errmatch.DeadLetter}) // dead, prunes c (max count 1)
-	c.Advance(time.Second)                                              // a available
-	e.Fetch("default")                                                  // a
-	e.Ack("a")                                                          // completed
+	e.Fetch("default")                                                      // a
+	c.Advance(10 * time.Second)                                             // a times out: retry after 1s
+	e.Fetch("default")                                                      // b
+	e.Fail("b", executor.Failure{Type: "x"})                                // discarded
+	e.Fetch("default")                                                      // c
+	e.Fail("c", executor.Failure{Type: "x"})                                // dead
+	e.Fetch("default")                                                      // d
+	e.Fail("d", executor.Failure{Type: "x", Code: errmatch.CodeDeadLetter}) // dead, prunes c (max count 1)
+	c.Advance(time.Second)                                                  // a available
+	e.Fetch("default")                                                      // a
+	e.Ack("a")                                                              // completed
 	want := "timeout a|retrying a 1 1s|discarded b|dead c|dead d|pruned c|completed a"
 	if got := strings.Join(r.events, "|"); got != want {
 		t.Errorf("events\n got %s\nwant %s", got, want)

@@ -18,7 +18,7 @@ type Failure struct {
 	// ErrorType is the dot-namespaced OJS error type, matched against
 	// non_retryable_errors; "" (e.g. a timeout) matches no pattern.
 	ErrorType string
-	// Code is the handler's response code; "" means errmatch.Retry.
+	// Code is the handler's response code; "" means errmatch.CodeRetry.
 	Code errmatch.Code
 }
 
@@ -103,13 +103,13 @@ func (p *Policy) DecideAt(f Failure, r float64) (Decision, error) {
 
 // Decide is DecideAt with the jitter drawn from src: src.Float64() is called
 // once, only when the decision is Retry and the policy has jitter. A nil src
-// uses backoff.Default().
+// uses backoff.Random().
 func (p *Policy) Decide(f Failure, src backoff.Source) (Decision, error) {
 	p = p.get()
 	d, err := p.decide(f)
 	if err == nil && d.Action == Retry {
 		if src == nil {
-			src = backoff.Default()
+			src = backoff.Random()
 		}
 		d.Delay = p.bo.Delay(f.Attempt, src)
 	}
@@ -123,10 +123,10 @@ func (p *Policy) decide(f Failure) (Decision, error) {
 			Reason: "must be at least 1, got " + strconv.Itoa(f.Attempt)}
 	}
 	switch f.Code {
-	case "", errmatch.Retry:
-	case errmatch.Discard, errmatch.Fail:
+	case "", errmatch.CodeRetry:
+	case errmatch.CodeDiscard, errmatch.CodeFail:
 		return Decision{Action: Discard, Reason: ReasonHandlerCode}, nil
-	case errmatch.DeadLetter:
+	case errmatch.CodeDeadLetter:
 		return Decision{Action: DeadLetter, Reason: ReasonHandlerCode}, nil
 	default:
 		_, err := errmatch.ParseCode(string(f.Code))

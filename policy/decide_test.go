@@ -163,22 +163,22 @@ func TestHandlerCodePrecedence(t *testing.T) {
 		code    errmatch.Code
 		want    Decision
 	}{
-		{dl, 1, "y.z", errmatch.Discard, Decision{Discard, 0, ReasonHandlerCode}},
-		{dl, 1, "x.a", errmatch.Discard, Decision{Discard, 0, ReasonHandlerCode}},
-		{dl, 9, "y.z", errmatch.Discard, Decision{Discard, 0, ReasonHandlerCode}},
-		{dl, 1, "y.z", errmatch.Fail, Decision{Discard, 0, ReasonHandlerCode}},
-		{dl, 9, "x.a", errmatch.Fail, Decision{Discard, 0, ReasonHandlerCode}},
-		{disc, 1, "y.z", errmatch.DeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
-		{disc, 1, "x.a", errmatch.DeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
-		{disc, 9, "y.z", errmatch.DeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{dl, 1, "y.z", errmatch.CodeDiscard, Decision{Discard, 0, ReasonHandlerCode}},
+		{dl, 1, "x.a", errmatch.CodeDiscard, Decision{Discard, 0, ReasonHandlerCode}},
+		{dl, 9, "y.z", errmatch.CodeDiscard, Decision{Discard, 0, ReasonHandlerCode}},
+		{dl, 1, "y.z", errmatch.CodeFail, Decision{Discard, 0, ReasonHandlerCode}},
+		{dl, 9, "x.a", errmatch.CodeFail, Decision{Discard, 0, ReasonHandlerCode}},
+		{disc, 1, "y.z", errmatch.CodeDeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{disc, 1, "x.a", errmatch.CodeDeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{disc, 9, "y.z", errmatch.CodeDeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
 		// RETRY or no code: the policy
-		{dl, 1, "x.a", errmatch.Retry, Decision{DeadLetter, 0, ReasonNonRetryable}},
+		{dl, 1, "x.a", errmatch.CodeRetry, Decision{DeadLetter, 0, ReasonNonRetryable}},
 		{dl, 1, "x.a", "", Decision{DeadLetter, 0, ReasonNonRetryable}},
 		{disc, 1, "x.a", "", Decision{Discard, 0, ReasonNonRetryable}},
-		{dl, 5, "y.z", errmatch.Retry, Decision{DeadLetter, 0, ReasonExhausted}}, // RETRY never extends
+		{dl, 5, "y.z", errmatch.CodeRetry, Decision{DeadLetter, 0, ReasonExhausted}}, // RETRY never extends
 		{disc, 5, "y.z", "", Decision{Discard, 0, ReasonExhausted}},
 		{dl, 5, "x.a", "", Decision{DeadLetter, 0, ReasonNonRetryable}},
-		{dl, 4, "y.z", errmatch.Retry, Decision{Retry, 8 * time.Second, ReasonRetry}}, // 1s * 2^3
+		{dl, 4, "y.z", errmatch.CodeRetry, Decision{Retry, 8 * time.Second, ReasonRetry}}, // 1s * 2^3
 		{dl, 1, "y.z", "", Decision{Retry, time.Second, ReasonRetry}},
 	}
 	for _, tt := range tests {
@@ -196,9 +196,9 @@ func TestHandlerOverrideExample(t *testing.T) {
 		f    Failure
 		want Decision
 	}{
-		{Failure{1, "payment.card_declined", errmatch.Discard}, Decision{Discard, 0, ReasonHandlerCode}},
-		{Failure{1, "payment.card_stolen", errmatch.DeadLetter}, Decision{DeadLetter, 0, ReasonHandlerCode}},
-		{Failure{1, "external.timeout", errmatch.Retry}, Decision{Retry, time.Second, ReasonRetry}},
+		{Failure{1, "payment.card_declined", errmatch.CodeDiscard}, Decision{Discard, 0, ReasonHandlerCode}},
+		{Failure{1, "payment.card_stolen", errmatch.CodeDeadLetter}, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{Failure{1, "external.timeout", errmatch.CodeRetry}, Decision{Retry, time.Second, ReasonRetry}},
 		{Failure{2, "external.server_error", ""}, Decision{Retry, 2 * time.Second, ReasonRetry}},
 	} {
 		got, err := p.DecideAt(tt.f, 0)
@@ -238,7 +238,7 @@ func TestNoRetryPolicies(t *testing.T) {
 
 func TestDecideErrors(t *testing.T) {
 	p := Default()
-	for _, f := range []Failure{{Attempt: 0}, {Attempt: -1}, {Attempt: 0, Code: errmatch.Discard}} {
+	for _, f := range []Failure{{Attempt: 0}, {Attempt: -1}, {Attempt: 0, Code: errmatch.CodeDiscard}} {
 		_, err := p.DecideAt(f, 0)
 		var fe *FailureError
 		if !errors.Is(err, ErrInvalidFailure) || !errors.As(err, &fe) || fe.Field != "attempt" {

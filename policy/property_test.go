@@ -119,7 +119,7 @@ func TestPropDecisions(t *testing.T) {
 			t.Fatal(err)
 		}
 		attempt := rapid.OneOf(rapid.IntRange(1, 40), rapid.IntRange(1, math.MaxInt)).Draw(t, "attempt")
-		code := rapid.SampledFrom([]errmatch.Code{"", errmatch.Retry, errmatch.Discard, errmatch.DeadLetter, errmatch.Fail}).Draw(t, "code")
+		code := rapid.SampledFrom([]errmatch.Code{"", errmatch.CodeRetry, errmatch.CodeDiscard, errmatch.CodeDeadLetter, errmatch.CodeFail}).Draw(t, "code")
 		var errType string
 		if len(s.NonRetryableErrors) > 0 && rapid.Bool().Draw(t, "pick") {
 			errType = rapid.SampledFrom(s.NonRetryableErrors).Draw(t, "errType")
@@ -135,7 +135,7 @@ func TestPropDecisions(t *testing.T) {
 			if attempt >= max(s.MaxAttempts, 1) {
 				t.Fatalf("retry after attempt %d with max_attempts %d", attempt, s.MaxAttempts)
 			}
-			if code != "" && code != errmatch.Retry {
+			if code != "" && code != errmatch.CodeRetry {
 				t.Fatalf("retry with code %s", code)
 			}
 			if p.Matcher().Match(errType) {
@@ -148,11 +148,11 @@ func TestPropDecisions(t *testing.T) {
 			t.Fatalf("delay %v on %v", d.Delay, d.Action)
 		}
 		switch code {
-		case errmatch.Discard, errmatch.Fail:
+		case errmatch.CodeDiscard, errmatch.CodeFail:
 			if d.Action != Discard {
 				t.Fatalf("code %s gave %v", code, d.Action)
 			}
-		case errmatch.DeadLetter:
+		case errmatch.CodeDeadLetter:
 			if d.Action != DeadLetter {
 				t.Fatalf("code %s gave %v", code, d.Action)
 			}
