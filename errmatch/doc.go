@@ -39,6 +39,10 @@
 // Two entries are rejected by [Compile]: the empty string, and ".*" on its
 // own, whose prefix would be "." and so could never match a dot-namespaced
 // type. Duplicates are allowed.
+// A list may hold at most [MaxPatterns] entries of at most [MaxPatternLen]
+// bytes each ([ErrTooManyPatterns], [ErrPatternTooLong]), so that a list
+// from an untrusted source has a bounded cost; a [*CompileError] lists the
+// first 20 rejected entries and counts the rest.
 //
 // # Entry points
 //
