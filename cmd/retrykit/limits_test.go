@@ -73,7 +73,7 @@ func TestScheduleFlagsAfterFile(t *testing.T) {
 	}
 }
 
-// issue 11: "simulate --policy ”" said "open : no such file or directory".
+// issue 11: simulate with an empty --policy said "open : no such file or directory".
 func TestSimulateEmptyPolicy(t *testing.T) {
 	for _, args := range [][]string{{"simulate", "--policy", ""}, {"simulate", "--policy="}, {"simulate", "--policy", "  "}} {
 		code, out, errOut := runCLI(t, "", args...)
