@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"iter"
 	"strconv"
 	"time"
 
@@ -141,4 +142,18 @@ func (p *Policy) decide(f Failure) (Decision, error) {
 		return Decision{Action: p.spec.OnExhaustion, Reason: ReasonExhausted}, nil
 	}
 	return Decision{Action: Retry, Reason: ReasonRetry}, nil
+}
+
+// Schedule returns the delays of a job whose every attempt fails with a
+// retryable error: for each attempt n from 1 to max(max_attempts, 1) - 1
+// (the attempts that are retried) it yields n and the delay before attempt
+// n+1, drawn from src as Decide draws it (nil src: backoff.Random()). After
+// the last yielded attempt the next failure ends the job with the
+// on_exhaustion action. It is shorthand for
+// p.Backoff().Schedule(max(p.Spec().MaxAttempts, 1)-1, src); with a huge
+// max_attempts the sequence is that long, so break out of the loop when
+// you have seen enough. A nil or zero Policy yields Default()'s schedule.
+func (p *Policy) Schedule(src backoff.Source) iter.Seq2[int, time.Duration] {
+	p = p.get()
+	return p.bo.Schedule(max(p.spec.MaxAttempts, 1)-1, src)
 }

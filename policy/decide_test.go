@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -277,5 +278,56 @@ func TestDecideSource(t *testing.T) {
 	d, err = Default().Decide(Failure{Attempt: 1}, nil)
 	if err != nil || d.Delay < 500*time.Millisecond || d.Delay >= 1500*time.Millisecond {
 		t.Errorf("nil source: %+v %v", d, err)
+	}
+}
+
+// Schedule yields attempts 1..max(max_attempts,1)-1, each with the delay
+// Decide gives for the same draw, and stops when the loop breaks.
+func TestPolicySchedule(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		want []time.Duration
+	}{
+		{`{"max_attempts": 0}`, nil},
+		{`{"max_attempts": 1}`, nil},
+		{`{"max_attempts": 3}`, []time.Duration{time.Second, 2 * time.Second}}, // r = 0.5: multiplier 1
+		{`{"max_attempts": 5, "backoff_strategy": "linear", "initial_interval": "PT2S"}`, []time.Duration{2e9, 4e9, 6e9, 8e9}},
+	} {
+		p := mustParse(t, c.json)
+		var got []time.Duration
+		for n, d := range p.Schedule(backoff.Fixed(0.5)) {
+			if n != len(got)+1 {
+				t.Fatalf("%s: attempt %d after %d delays", c.json, n, len(got))
+			}
+			dec, err := p.DecideAt(Failure{Attempt: n}, 0.5)
+			if err != nil || dec.Action != Retry || dec.Delay != d {
+				t.Fatalf("%s: attempt %d: Schedule %v, DecideAt %+v %v", c.json, n, d, dec, err)
+			}
+			got = append(got, d)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: Schedule = %v, want %v", c.json, got, c.want)
+		}
+		if dec, _ := p.DecideAt(Failure{Attempt: len(got) + 1}, 0.5); dec.Action == Retry {
+			t.Errorf("%s: attempt %d after the schedule is retried", c.json, len(got)+1)
+		}
+	}
+	// A huge max_attempts: the loop breaks when it has seen enough.
+	n := 0
+	for range mustParse(t, `{"max_attempts": 9223372036854775807}`).Schedule(nil) {
+		if n++; n == 100 {
+			break
+		}
+	}
+	if n != 100 {
+		t.Errorf("got %d delays", n)
+	}
+	var nilP *Policy
+	count := 0
+	for range nilP.Schedule(nil) {
+		count++
+	}
+	if count != 2 {
+		t.Errorf("nil Policy schedule has %d delays, want the default's 2", count)
 	}
 }

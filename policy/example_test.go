@@ -189,3 +189,20 @@ func ExampleFormatDuration() {
 	// PT36H true <nil>
 	// PT0.000000001S true <nil>
 }
+
+// Schedule lists the delay after each attempt that is retried; the next
+// failure after the last one ends the job.
+func ExamplePolicy_Schedule() {
+	p, err := policy.Parse([]byte(`{"max_attempts": 4, "initial_interval": "PT10S", "jitter": false}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for attempt, delay := range p.Schedule(nil) {
+		fmt.Printf("after attempt %d: retry in %v\n", attempt, delay)
+	}
+	// Output:
+	// after attempt 1: retry in 10s
+	// after attempt 2: retry in 20s
+	// after attempt 3: retry in 40s
+}
