@@ -50,8 +50,11 @@
 //     [Matcher.Match] tests one error type, without allocating, in time
 //     that depends on the length of the type and not on the number of
 //     patterns.
-//   - [Code] and [ParseCode] handle the four response codes RETRY, DISCARD,
-//     DEAD_LETTER and FAIL ("" means RETRY).
+//   - [Code] and [ParseCode] handle the four response codes, [CodeRetry],
+//     [CodeDiscard], [CodeDeadLetter] and [CodeFail] ("" means RETRY). They
+//     are named Code* so that they are never confused with the decisions
+//     of package policy (policy.Retry, policy.Discard, policy.DeadLetter),
+//     which a code can lead to but is not.
 //   - [Wrap] attaches a type and a code to a Go error as an [*Error];
 //     [Classify] (and its shorthand [Type]) reads them back from anywhere in
 //     an error tree.

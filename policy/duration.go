@@ -193,11 +193,7 @@ func scanDuration(s string) (uint64, error) {
 		start := i
 		var v uint64
 		for i < len(s) && isDigit(s[i]) {
-			if v > (math.MaxUint64-9)/10 {
-				v = math.MaxUint64
-			} else {
-				v = v*10 + uint64(s[i]-'0')
-			}
+			v = sat.Add(sat.Mul(v, 10), uint64(s[i]-'0'))
 			i++
 		}
 		// optional fraction
