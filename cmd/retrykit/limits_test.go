@@ -172,3 +172,16 @@ func TestSimulateMemoryFlatInJobs(t *testing.T) {
 		t.Errorf("peak RSS grows with --jobs: %d MiB for 1000 jobs, %d MiB for 1000000", small>>20, large>>20)
 	}
 }
+
+// A policy file (or stdin) larger than policy.MaxDocumentSize is refused
+// after reading one byte more than the limit, not read whole.
+func TestSchedulePolicyTooLarge(t *testing.T) {
+	big := strings.Repeat(" ", 16<<20+1)
+	code, _, errOut := runCLI(t, big, "schedule", "-")
+	if code != 2 || !strings.Contains(errOut, "-: larger than the policy size limit of 16777216 bytes (policy.MaxDocumentSize)") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+	if code, out, errOut := runCLI(t, big[:16<<20], "schedule", "-"); code != 0 || !strings.Contains(out, "max_attempts=3") {
+		t.Errorf("a white-space policy of exactly the limit: exit %d, %q", code, errOut)
+	}
+}
