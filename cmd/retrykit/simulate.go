@@ -50,8 +50,10 @@ Ranges (out of range is a usage error, exit status 2, before anything runs):
             last possible retry arrival.
   attempts  a job makes at most max_attempts attempts, and no more than fit
             in the outage at the shortest delays; that bound must be at most
-            100000 per job, and --jobs times it at most 10000000 per run
-            (about ten seconds), whatever max_attempts is (up to 2^63-1).
+            100000 per job, and --jobs times it at most 10000000 per run,
+            whatever max_attempts is (up to 2^63-1). An attempt costs about
+            1-2 µs, so a run at the limit takes 10-20 s, and --jitter both
+            makes two runs.
 
 flags:
 `
