@@ -24,7 +24,7 @@ var referenceOps = []string{protocol.OpParseDuration, protocol.OpValidate, proto
 // and errmatch, and for the scenario op the reference executor through
 // [scenario.Play]) as a [protocol.Implementation]: exact to the nanosecond,
 // injectable jitter, every op. Requests without rand draw from
-// [backoff.Default]. The result is stateless and safe for concurrent use:
+// [backoff.Random]. The result is stateless and safe for concurrent use:
 // each scenario runs on its own executor.
 func Reference() protocol.Implementation { return reference{} }
 
@@ -98,7 +98,7 @@ func referenceDo(req protocol.Request) protocol.Response {
 			if req.Rand != nil {
 				d = int64(p.Backoff().DelayAt(n, *req.Rand))
 			} else {
-				d = int64(p.Backoff().Delay(n, backoff.Default()))
+				d = int64(p.Backoff().Delay(n, backoff.Random()))
 			}
 			resp.DelayNS = &d
 			return resp
@@ -115,7 +115,7 @@ func referenceDo(req protocol.Request) protocol.Response {
 		if req.Rand != nil {
 			dec, err = p.DecideAt(f, *req.Rand)
 		} else {
-			dec, err = p.Decide(f, backoff.Default())
+			dec, err = p.Decide(f, backoff.Random())
 		}
 		if err != nil {
 			return reject(protocol.ErrorInvalidRequest, err)
@@ -195,7 +195,7 @@ func profileDelay(req protocol.Request, resp protocol.Response) protocol.Respons
 	if req.Rand != nil {
 		d = int64(p.DelayAt(n, *req.Rand))
 	} else {
-		d = int64(p.Delay(n, backoff.Default()))
+		d = int64(p.Delay(n, backoff.Random()))
 	}
 	resp.DelayNS = &d
 	return resp

@@ -46,7 +46,7 @@ func ExampleExecutor_Retry() {
 	e := executor.New(executor.WithClock(executor.NewFakeClock(start)))
 	e.Enqueue(executor.JobSpec{ID: "pay-1", Type: "payment.capture"})
 	f, _ := e.Fetch("default")
-	j, _ := e.Fail("pay-1", f.Delivery, executor.Failure{Type: "card.stolen", Message: "card reported stolen", Code: errmatch.DeadLetter})
+	j, _ := e.Fail("pay-1", f.Delivery, executor.Failure{Type: "card.stolen", Message: "card reported stolen", Code: errmatch.CodeDeadLetter})
 	fmt.Println(j.State, j.DeadLetter, e.Count(executor.Filter{DeadLetter: true}))
 
 	j, _ = e.Retry("pay-1", nil)

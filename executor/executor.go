@@ -71,7 +71,7 @@ func New(opts ...Option) *Executor {
 		}
 	}
 	if cfg.rand == nil {
-		cfg.rand = backoff.Default()
+		cfg.rand = backoff.Random()
 	}
 	e := &Executor{
 		cfg:      cfg,
@@ -238,7 +238,7 @@ func (e *Executor) timeout(j *job) {
 	e.addError(j, ErrorEntry{
 		Attempt: int(j.attempt), Type: TimeoutErrorType,
 		Message: "visibility timeout of " + time.Duration(j.vis).String() + " expired",
-		Code:    errmatch.Retry, Time: nsTime(at),
+		Code:    errmatch.CodeRetry, Time: nsTime(at),
 	})
 	if o := e.cfg.observer; o != nil {
 		o.TimedOut(j.snapshot(e.cfg.history))

@@ -184,7 +184,7 @@ func TestObserver(t *testing.T) {
 	c.Advance(10 * time.Second)                                             // a times out: retry after 1s
 	fetchFail(t, e, executor.Failure{Type: "x"})                            // b discarded
 	fetchFail(t, e, executor.Failure{Type: "x"})                            // c dead
-	fetchFail(t, e, executor.Failure{Type: "x", Code: errmatch.DeadLetter}) // d dead, prunes c (max count 1)
+	fetchFail(t, e, executor.Failure{Type: "x", Code: errmatch.CodeDeadLetter}) // d dead, prunes c (max count 1)
 	c.Advance(time.Second)                                                  // a available
 	fetchAck(t, e)                                                          // a completed
 	e.Cancel("s")                                                           // s cancelled

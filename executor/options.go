@@ -47,7 +47,7 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		clock:       RealClock{},
-		rand:        nil, // backoff.Default(), resolved in New
+		rand:        nil, // backoff.Random(), resolved in New
 		history:     defaultErrorHistory,
 		maxAge:      defaultRetentionMaxAge,
 		maxCount:    defaultRetentionMaxCount,
@@ -69,7 +69,7 @@ func WithClock(c Clock) Option {
 	}
 }
 
-// WithRand sets the randomness jitter draws from (default backoff.Default()).
+// WithRand sets the randomness jitter draws from (default backoff.Random()).
 // The executor consults it only while holding its lock, so a source that is
 // not safe for concurrent use, such as a *math/rand/v2.Rand, is fine.
 // backoff.Fixed(r) makes every jittered delay exact. A nil source is ignored.

@@ -78,7 +78,7 @@ func TestRetentionKindsApart(t *testing.T) {
 		id := fmt.Sprint("dl", i)
 		mustEnqueue(t, e, executor.JobSpec{ID: id, Type: "t", Queue: fmt.Sprint("q", i)})
 		j, _ := e.Fetch(fmt.Sprint("q", i))
-		e.Fail(id, j.Delivery, executor.Failure{Code: errmatch.DeadLetter})
+		e.Fail(id, j.Delivery, executor.Failure{Code: errmatch.CodeDeadLetter})
 	}
 	if n := e.Count(executor.Filter{DeadLetter: true}); n != 2 {
 		t.Errorf("%d dead letters over three queues, want 2 (one executor-wide set)", n)

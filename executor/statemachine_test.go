@@ -220,7 +220,7 @@ func TestStateMachine(t *testing.T) {
 			"fail": func(t *rapid.T) {
 				id := m.pick(t)
 				f := Failure{Type: rapid.SampledFrom([]string{"net.timeout", "fatal.bug", "other"}).Draw(t, "type"),
-					Message: "m", Code: rapid.SampledFrom([]errmatch.Code{"", errmatch.Retry, errmatch.Discard, errmatch.DeadLetter, errmatch.Fail}).Draw(t, "code")}
+					Message: "m", Code: rapid.SampledFrom([]errmatch.Code{"", errmatch.CodeRetry, errmatch.CodeDiscard, errmatch.CodeDeadLetter, errmatch.CodeFail}).Draw(t, "code")}
 				before, gerr := e.Get(id)
 				d, stale := m.delivery(t, id, before)
 				j, err := e.Fail(id, d, f)
@@ -235,7 +235,7 @@ func TestStateMachine(t *testing.T) {
 					if last := j.Errors[len(j.Errors)-1]; last.Attempt != before.Attempt || last.Type != f.Type {
 						t.Fatalf("last error %+v", last)
 					}
-					wantDL := f.Code == errmatch.DeadLetter || (f.Code != errmatch.Discard && f.Code != errmatch.Fail && j.State == Discarded && before.Policy.Spec().OnExhaustion == policy.DeadLetter)
+					wantDL := f.Code == errmatch.CodeDeadLetter || (f.Code != errmatch.CodeDiscard && f.Code != errmatch.CodeFail && j.State == Discarded && before.Policy.Spec().OnExhaustion == policy.DeadLetter)
 					if j.State == Discarded && j.DeadLetter != wantDL {
 						// the job may already be pruned by count; only compare when it still exists
 						if _, gerr := e.Get(id); gerr == nil {

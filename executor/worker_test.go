@@ -35,7 +35,7 @@ func TestWorkerClassification(t *testing.T) {
 	var calls atomic.Int32
 	w.Handle("ok", func(ctx context.Context, j executor.Job) error { return nil })
 	w.Handle("typed", func(ctx context.Context, j executor.Job) error {
-		return errmatch.Wrap(errors.New("card stolen"), "card.stolen", errmatch.Discard)
+		return errmatch.Wrap(errors.New("card stolen"), "card.stolen", errmatch.CodeDiscard)
 	})
 	w.Handle("plain", func(ctx context.Context, j executor.Job) error { return errors.New("boom") })
 	w.Handle("panic", func(ctx context.Context, j executor.Job) error { panic("kaboom") })
@@ -61,11 +61,11 @@ func TestWorkerClassification(t *testing.T) {
 	}
 	waitState(t, e, "ok", executor.Completed)
 	j := waitState(t, e, "typed", executor.Discarded)
-	if x := j.Errors[0]; x.Type != "card.stolen" || x.Code != errmatch.Discard || !strings.Contains(x.Message, "card stolen") {
+	if x := j.Errors[0]; x.Type != "card.stolen" || x.Code != errmatch.CodeDiscard || !strings.Contains(x.Message, "card stolen") {
 		t.Errorf("typed: %+v", x)
 	}
 	j = waitState(t, e, "plain", executor.Discarded)
-	if x := j.Errors[0]; x.Type != executor.HandlerErrorType || x.Code != errmatch.Retry || x.Message != "boom" {
+	if x := j.Errors[0]; x.Type != executor.HandlerErrorType || x.Code != errmatch.CodeRetry || x.Message != "boom" {
 		t.Errorf("plain: %+v", x)
 	}
 	j = waitState(t, e, "panic", executor.Discarded)
@@ -235,7 +235,7 @@ func TestWorkerPerQueueConcurrency(t *testing.T) {
 func TestWorkerHandlerCodes(t *testing.T) {
 	e := executor.New()
 	w := executor.NewWorker(e)
-	codes := map[string]errmatch.Code{"dl": errmatch.DeadLetter, "fail": errmatch.Fail, "retry": errmatch.Retry, "odd": "SOMETIMES"}
+	codes := map[string]errmatch.Code{"dl": errmatch.CodeDeadLetter, "fail": errmatch.CodeFail, "retry": errmatch.CodeRetry, "odd": "SOMETIMES"}
 	w.Handle("coded", func(ctx context.Context, j executor.Job) error {
 		return errmatch.Wrap(errors.New("no"), "billing.declined", codes[j.ID])
 	})
@@ -245,14 +245,14 @@ func TestWorkerHandlerCodes(t *testing.T) {
 	}
 	w.Start()
 	defer w.Stop(context.Background())
-	if j := waitState(t, e, "dl", executor.Discarded); !j.DeadLetter || j.Errors[0].Code != errmatch.DeadLetter {
+	if j := waitState(t, e, "dl", executor.Discarded); !j.DeadLetter || j.Errors[0].Code != errmatch.CodeDeadLetter {
 		t.Errorf("DEAD_LETTER: %+v", j)
 	}
-	if j := waitState(t, e, "fail", executor.Discarded); j.DeadLetter || j.Errors[0].Code != errmatch.Fail {
+	if j := waitState(t, e, "fail", executor.Discarded); j.DeadLetter || j.Errors[0].Code != errmatch.CodeFail {
 		t.Errorf("FAIL: %+v", j)
 	}
 	for _, id := range []string{"retry", "odd"} {
-		if j := waitState(t, e, id, executor.Retryable); j.Errors[0].Type != "billing.declined" || j.Errors[0].Code != errmatch.Retry {
+		if j := waitState(t, e, id, executor.Retryable); j.Errors[0].Type != "billing.declined" || j.Errors[0].Code != errmatch.CodeRetry {
 			t.Errorf("%s: %+v", id, j.Errors[0])
 		}
 	}

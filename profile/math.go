@@ -32,7 +32,7 @@ func unit(r float64) float64 {
 // passed by value so that a fixed draw never goes through an interface
 // (which would allocate); next has a pointer receiver only to read it.
 type draws struct {
-	src   backoff.Source // nil with fixed; else nil means backoff.Default()
+	src   backoff.Source // nil with fixed; else nil means backoff.Random()
 	r     float64
 	fixed bool
 }
@@ -40,7 +40,7 @@ type draws struct {
 // fixedDraws returns draws that always give r, clamped into [0, 1).
 func fixedDraws(r float64) draws { return draws{r: unit(r), fixed: true} }
 
-// sourceDraws returns draws from src (nil means backoff.Default()).
+// sourceDraws returns draws from src (nil means backoff.Random()).
 func sourceDraws(src backoff.Source) draws { return draws{src: src} }
 
 // next returns the next draw, in [0, 1).
@@ -49,7 +49,7 @@ func (d *draws) next() float64 {
 		return d.r
 	}
 	if d.src == nil {
-		return unit(backoff.Default().Float64())
+		return unit(backoff.Random().Float64())
 	}
 	return unit(d.src.Float64())
 }

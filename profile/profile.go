@@ -148,7 +148,7 @@ func (p Profile) get() *model {
 
 // Delay returns the delay after attempt n (the 1-based number of the
 // attempt that just failed; n < 1 is treated as 1), drawing from src as the
-// system draws (nil means [backoff.Default]()). For a stateful profile it is
+// system draws (nil means [backoff.Random]()). For a stateful profile it is
 // the n-th delay of a schedule in which every draw equals the one draw
 // taken; follow [Profile.Run] for independent draws.
 func (p Profile) Delay(n int, src backoff.Source) time.Duration {

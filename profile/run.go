@@ -10,7 +10,7 @@ import (
 )
 
 // Schedule returns an iterator over attempts 1..k and the delay after each,
-// drawing from src as the system draws (nil means [backoff.Default]()). It
+// drawing from src as the system draws (nil means [backoff.Random]()). It
 // is the way to follow a stateful profile: each delay of decorrelated
 // jitter is drawn from the one before it. The delays are those of
 // [Profile.Run] with exhaustion ignored. k < 1 yields nothing; breaking out
@@ -47,7 +47,7 @@ func (p Profile) Run() *Run { return &Run{p: p} }
 func (r *Run) Attempt() int { return r.n }
 
 // Next records that the next attempt failed and returns the decision for
-// it: retry after a delay drawn from src (nil means [backoff.Default]()),
+// it: retry after a delay drawn from src (nil means [backoff.Random]()),
 // or the profile's exhaustion action once its MaxAttempts is reached. The
 // attempt count saturates at math.MaxInt.
 func (r *Run) Next(src backoff.Source) policy.Decision {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
 )
@@ -219,7 +220,7 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 		r := s.retries(limit)
 		for n := 1; n <= r; n++ {
 			lo, hi := s.bounds(n)
-			t.mid, t.lo, t.hi = addSat(t.mid, s.nominal(n)), addSat(t.lo, lo), addSat(t.hi, hi)
+			t.mid, t.lo, t.hi = sat.AddInt(t.mid, s.nominal(n)), sat.AddInt(t.lo, lo), sat.AddInt(t.hi, hi)
 		}
 		t.bounded = s.attempts > 0
 		totals[i] = t

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
 )
@@ -240,7 +241,7 @@ func writeFit(w io.Writer, p profile.Profile, pol *policy.Policy, k int) {
 		mid := lo/2 + hi/2
 		plo, phi := b.Bounds(n)
 		pm := b.Base(n)
-		cumP, cumO = addSat(cumP, mid), addSat(cumO, pm)
+		cumP, cumO = sat.AddInt(cumP, mid), sat.AddInt(cumO, pm)
 		rel := 0.0
 		if mid > 0 {
 			rel = (float64(pm) - float64(mid)) / float64(mid) * 100

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
 )
@@ -218,7 +219,7 @@ func buildProfileSchedule(p profile.Profile, limit int, r *float64) *profileSche
 			return rep
 		}
 		lo, hi := p.Bounds(n)
-		cum, cumLo, cumHi = addSat(cum, d.Delay), addSat(cumLo, lo), addSat(cumHi, hi)
+		cum, cumLo, cumHi = sat.AddInt(cum, d.Delay), sat.AddInt(cumLo, lo), sat.AddInt(cumHi, hi)
 		rep.Rows = append(rep.Rows, scheduleRow{Attempt: n, Action: d.Action.String(), DelayNS: int64(d.Delay),
 			MinNS: int64(lo), MaxNS: int64(hi), CumulativeNS: int64(cum), CumulativeMinNS: int64(cumLo), CumulativeMaxNS: int64(cumHi)})
 	}

@@ -38,10 +38,10 @@ type charge struct {
 func handleCharge(ctx context.Context, t *asynq.Task) error {
 	var c charge
 	if err := json.Unmarshal(t.Payload(), &c); err != nil {
-		return errmatch.Wrap(err, "validation.payload", errmatch.Discard)
+		return errmatch.Wrap(err, "validation.payload", errmatch.CodeDiscard)
 	}
 	if c.Declined {
-		return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.DeadLetter)
+		return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.CodeDeadLetter)
 	}
 	if n, _ := asynq.GetRetryCount(ctx); n < 2 {
 		return fmt.Errorf("gateway timeout on attempt %d", n+1)

@@ -52,7 +52,7 @@ type ChargeWorker struct {
 // Work charges the order.
 func (ChargeWorker) Work(ctx context.Context, job *river.Job[ChargeArgs]) error {
 	if job.Args.Declined {
-		return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.DeadLetter)
+		return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.CodeDeadLetter)
 	}
 	if job.Attempt < 3 {
 		return fmt.Errorf("gateway timeout on attempt %d", job.Attempt)

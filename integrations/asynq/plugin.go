@@ -24,7 +24,7 @@ const HeaderKey = "retrykit-policy"
 // A Plugin's settings are fixed once built, and it is safe for concurrent
 // use (the per-task policy cache inside it is synchronized). Do not copy a
 // Plugin after first use. The zero Plugin is usable and behaves as New(nil):
-// the OJS default policy with jitter from [backoff.Default].
+// the OJS default policy with jitter from [backoff.Random].
 type Plugin struct {
 	def    *policy.Policy
 	byType map[string]*policy.Policy // per task type defaults
@@ -44,7 +44,7 @@ var (
 type Option func(*Plugin)
 
 // WithSource makes the plugin draw jitter from src instead of
-// [backoff.Default]. src must be safe for concurrent use, since asynq calls
+// [backoff.Random]. src must be safe for concurrent use, since asynq calls
 // RetryDelay from its worker goroutines (a *math/rand/v2.Rand is not;
 // [backoff.Fixed] is). A nil src keeps the default.
 func WithSource(src backoff.Source) Option {

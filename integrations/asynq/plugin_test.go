@@ -93,9 +93,9 @@ func TestHandlerOutcomes(t *testing.T) {
 		{"second failure", 1, plain, policy.Retry, 0},
 		{"third failure is the last attempt", 2, plain, policy.DeadLetter, policy.ReasonExhausted},
 		{"non-retryable", 0, errmatch.Wrap(plain, "auth.expired", ""), policy.DeadLetter, policy.ReasonNonRetryable},
-		{"DISCARD", 0, errmatch.Wrap(plain, "x", errmatch.Discard), policy.Discard, policy.ReasonHandlerCode},
-		{"FAIL", 1, errmatch.Wrap(plain, "x", errmatch.Fail), policy.Discard, policy.ReasonHandlerCode},
-		{"DEAD_LETTER", 0, errmatch.Wrap(plain, "x", errmatch.DeadLetter), policy.DeadLetter, policy.ReasonHandlerCode},
+		{"DISCARD", 0, errmatch.Wrap(plain, "x", errmatch.CodeDiscard), policy.Discard, policy.ReasonHandlerCode},
+		{"FAIL", 1, errmatch.Wrap(plain, "x", errmatch.CodeFail), policy.Discard, policy.ReasonHandlerCode},
+		{"DEAD_LETTER", 0, errmatch.Wrap(plain, "x", errmatch.CodeDeadLetter), policy.DeadLetter, policy.ReasonHandlerCode},
 		{"unknown code", 0, errmatch.Wrap(plain, "x", "SOON"), policy.DeadLetter, policy.ReasonHandlerCode},
 	} {
 		err := handle(p, task, tc.retried, tc.err)
@@ -116,7 +116,7 @@ func TestHandlerOutcomes(t *testing.T) {
 			t.Errorf("%v: got %v", e, err)
 		}
 	}
-	if err := handle(p, task, -1, errmatch.Wrap(plain, "x", errmatch.Discard)); errors.As(err, &end) {
+	if err := handle(p, task, -1, errmatch.Wrap(plain, "x", errmatch.CodeDiscard)); errors.As(err, &end) {
 		t.Errorf("outside a server: got %v", err)
 	}
 	if err := handle(p, task, 0, nil); err != nil {

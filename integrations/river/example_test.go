@@ -34,7 +34,7 @@ func Example() {
 	for _, err := range []error{
 		boom,
 		errmatch.Wrap(boom, "validation.bad_email", ""),
-		errmatch.Wrap(boom, "payment.declined", errmatch.DeadLetter),
+		errmatch.Wrap(boom, "payment.declined", errmatch.CodeDeadLetter),
 	} {
 		d, _ := rk.Decide(&rivertype.JobRow{Attempt: 1}, err)
 		fmt.Printf("%-32q %v (%v)\n", err.Error(), d.Action, d.Reason)

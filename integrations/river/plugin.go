@@ -26,7 +26,7 @@ const maxRiverAttempts = math.MaxInt16
 // use by any number of clients and workers (the per-job policy caches inside
 // it are synchronized). Do not copy a Plugin after first use. The zero Plugin
 // is usable and behaves as New(nil): the OJS default policy with jitter from
-// [backoff.Default].
+// [backoff.Random].
 type Plugin struct {
 	river.PluginDefaults
 
@@ -49,7 +49,7 @@ var (
 type Option func(*Plugin)
 
 // WithSource makes the plugin draw jitter from src instead of
-// [backoff.Default]. src must be safe for concurrent use when the client
+// [backoff.Random]. src must be safe for concurrent use when the client
 // runs several workers (a *math/rand/v2.Rand is not; [backoff.Fixed] is).
 // A nil src keeps the default.
 func WithSource(src backoff.Source) Option {

@@ -64,12 +64,12 @@ func TestDecide(t *testing.T) {
 		reason  policy.Reason
 	}{
 		{1, plain, policy.Retry, policy.ReasonRetry},
-		{2, errmatch.Wrap(plain, "x.timeout", errmatch.Retry), policy.Retry, policy.ReasonRetry},
+		{2, errmatch.Wrap(plain, "x.timeout", errmatch.CodeRetry), policy.Retry, policy.ReasonRetry},
 		{3, plain, policy.DeadLetter, policy.ReasonExhausted},
 		{1, errmatch.Wrap(plain, "auth.expired", ""), policy.DeadLetter, policy.ReasonNonRetryable},
-		{1, errmatch.Wrap(plain, "x", errmatch.Discard), policy.Discard, policy.ReasonHandlerCode},
-		{1, errmatch.Wrap(plain, "x", errmatch.Fail), policy.Discard, policy.ReasonHandlerCode},
-		{1, errmatch.Wrap(plain, "x", errmatch.DeadLetter), policy.DeadLetter, policy.ReasonHandlerCode},
+		{1, errmatch.Wrap(plain, "x", errmatch.CodeDiscard), policy.Discard, policy.ReasonHandlerCode},
+		{1, errmatch.Wrap(plain, "x", errmatch.CodeFail), policy.Discard, policy.ReasonHandlerCode},
+		{1, errmatch.Wrap(plain, "x", errmatch.CodeDeadLetter), policy.DeadLetter, policy.ReasonHandlerCode},
 	} {
 		d, err := p.Decide(&rivertype.JobRow{Attempt: tc.attempt}, tc.err)
 		if err != nil || d.Action != tc.action || d.Reason != tc.reason {
@@ -115,7 +115,7 @@ func TestWorkOutcomes(t *testing.T) {
 
 	// DeadLetter: not a cancel, and River sees the job as exhausted.
 	job := &rivertype.JobRow{Attempt: 2, MaxAttempts: 3}
-	err = work(p, job, errmatch.Wrap(plain, "x", errmatch.DeadLetter))
+	err = work(p, job, errmatch.Wrap(plain, "x", errmatch.CodeDeadLetter))
 	if errors.As(err, &cancel) || !errors.As(err, &end) || end.Decision.Action != policy.DeadLetter || job.MaxAttempts != 2 {
 		t.Errorf("dead letter: got %v, MaxAttempts %d", err, job.MaxAttempts)
 	}
