@@ -18,13 +18,17 @@
 //   - [github.com/retrykit/retrykit/conformance/protocol]: the wire protocol
 //     between the runner and an implementation's adapter;
 //   - [github.com/retrykit/retrykit/conformance/scenario]: reads, plays and
-//     checks the executor scenario vectors.
+//     checks the executor scenario vectors;
+//   - [github.com/retrykit/retrykit/profile]: other systems' retry
+//     behaviour (Sidekiq, Celery, River, AWS, gRPC, ...) reproduced exactly,
+//     to compare with and migrate to an OJS policy.
 //
 // This package itself carries no code of its own, only the test suites,
 // embedded in the module so that Go users need nothing else on disk:
-// [Vectors], the policy conformance vectors, and [Scenarios], the executor
-// scenario vectors. The command "retrykit conformance export DIR" writes
-// both out (the scenarios to DIR/scenarios) for runners in other languages.
+// [Vectors], the policy conformance vectors, [Scenarios], the executor
+// scenario vectors, and [Profiles], the profile vectors. The command
+// "retrykit conformance export DIR" writes the first two out (the scenarios
+// to DIR/scenarios) for runners in other languages.
 package retrykit
 
 import (

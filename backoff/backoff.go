@@ -189,7 +189,7 @@ func (b *Backoff) jitter(d time.Duration, r float64) time.Duration {
 }
 
 // Delay is shorthand for DelayAt(n, src.Float64()). src is consulted only
-// when jitter is on; a nil src means [Default]().
+// when jitter is on; a nil src means [Random]().
 func (b *Backoff) Delay(n int, src Source) time.Duration {
 	if b == nil {
 		return 0
@@ -208,8 +208,8 @@ func (b *Backoff) Delay(n int, src Source) time.Duration {
 		return b.jitter(d, float64(s))
 	case *PCG:
 		return b.jitter(d, s.Float64())
-	case nil, defaultSource:
-		return b.jitter(d, defaultSource{}.Float64())
+	case nil, runtimeSource:
+		return b.jitter(d, runtimeSource{}.Float64())
 	}
 	return b.jitter(d, src.Float64())
 }

@@ -593,9 +593,9 @@ func TestDelaySourceUse(t *testing.T) {
 	}
 }
 
-// Default is safe for concurrent use (run with -race), returns values in
-// [0, 1), and a nil Source means Default.
-func TestDefaultConcurrent(t *testing.T) {
+// Random is safe for concurrent use (run with -race), returns values in
+// [0, 1), and a nil Source means Random.
+func TestRandomConcurrent(t *testing.T) {
 	b := mustNew(t, ojsDefault)
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
@@ -603,11 +603,11 @@ func TestDefaultConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			src := backoff.Default()
+			src := backoff.Random()
 			for i := 0; i < 2000; i++ {
 				n := i%15 + 1
 				if r := src.Float64(); r < 0 || r >= 1 {
-					errs <- "Default().Float64() out of [0,1)"
+					errs <- "Random().Float64() out of [0,1)"
 					return
 				}
 				lo, hi := b.Bounds(n)

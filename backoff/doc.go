@@ -66,7 +66,7 @@
 // precomputes a small table, so a lookup costs a few nanoseconds.
 // [Backoff.DelayAt] is the pure form taking the draw r explicitly;
 // [Backoff.Delay] draws r from a [Source] (a *math/rand/v2.Rand, the
-// deterministic [Fixed], or the goroutine-safe [Default]);
+// deterministic [Fixed], or the goroutine-safe [Random]);
 // [Backoff.Base] is the capped delay before jitter; [Backoff.Bounds] gives
 // the exact range jitter can produce; [Backoff.Schedule] iterates over the
 // delays of attempts 1..k.
@@ -76,5 +76,5 @@
 // This package does no JSON or ISO 8601 parsing (see package policy), does
 // not count attempts, decide whether to retry, sleep, or read the clock. It
 // keeps no global state and never draws randomness except from the Source
-// it is given (or [Default] when given nil).
+// it is given (or [Random] when given nil).
 package backoff

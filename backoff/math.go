@@ -2,37 +2,10 @@ package backoff
 
 import (
 	"math"
-	"math/bits"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/sat"
 )
-
-// satMul returns a*b, or math.MaxUint64 when the product does not fit.
-func satMul(a, b uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	if hi != 0 {
-		return math.MaxUint64
-	}
-	return lo
-}
-
-// satPow returns x^e, or math.MaxUint64 when the power does not fit.
-// It squares and multiplies, so it runs in at most 64 rounds.
-func satPow(x, e uint64) uint64 {
-	r := uint64(1)
-	for e > 0 {
-		if e&1 == 1 {
-			r = satMul(r, x)
-			if r == math.MaxUint64 {
-				return r
-			}
-		}
-		e >>= 1
-		if e > 0 {
-			x = satMul(x, x)
-		}
-	}
-	return r
-}
 
 // capInt returns min(v, max) as a Duration.
 func capInt(v uint64, max time.Duration) time.Duration {
@@ -81,15 +54,15 @@ func (b *Backoff) compute(n int) time.Duration {
 	case None:
 		return min(c.Initial, c.Max)
 	case Linear:
-		return capInt(satMul(i, uint64(n)), c.Max)
+		return capInt(sat.Mul(i, uint64(n)), c.Max)
 	case Polynomial:
 		if b.intCoef != 0 {
-			return capInt(satMul(i, satPow(uint64(n), b.intCoef)), c.Max)
+			return capInt(sat.Mul(i, sat.Pow(uint64(n), b.intCoef)), c.Max)
 		}
 		return capFloat(float64(i)*math.Pow(float64(n), c.Coefficient), c.Max)
 	default: // Exponential
 		if b.intCoef != 0 {
-			return capInt(satMul(i, satPow(b.intCoef, uint64(n-1))), c.Max)
+			return capInt(sat.Mul(i, sat.Pow(b.intCoef, uint64(n-1))), c.Max)
 		}
 		return capFloat(float64(i)*powFloat(c.Coefficient, n-1), c.Max)
 	}

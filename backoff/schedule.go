@@ -7,7 +7,7 @@ import (
 
 // Schedule returns an iterator over attempts 1..k and the delay after each,
 // drawn as [Backoff.Delay] draws it (one src.Float64() per attempt when
-// jitter is on; nil src means [Default]()). k < 1 yields nothing. Breaking
+// jitter is on; nil src means [Random]()). k < 1 yields nothing. Breaking
 // out of the loop stops the iteration. The iterator may be ranged over
 // more than once; each run draws afresh from src.
 func (b *Backoff) Schedule(k int, src Source) iter.Seq2[int, time.Duration] {

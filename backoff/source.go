@@ -7,8 +7,8 @@ import "math/rand/v2"
 //
 // *math/rand/v2.Rand satisfies Source. Whether a Source is safe for
 // concurrent use is up to its implementation: *rand.Rand is not, [Fixed]
-// and [Default] are. A nil Source (the zero value of the interface) given to
-// [Backoff.Delay] or [Backoff.Schedule] means [Default].
+// and [Random] are. A nil Source (the zero value of the interface) given to
+// [Backoff.Delay] or [Backoff.Schedule] means [Random].
 type Source interface {
 	Float64() float64
 }
@@ -41,20 +41,21 @@ func clampUnit(r float64) float64 {
 	return r
 }
 
-// Default returns a Source backed by the top-level functions of
-// math/rand/v2, which are randomly seeded and safe for concurrent use.
-// It is what [Backoff.Delay] uses when given a nil Source. Returning it
-// does not allocate.
-func Default() Source { return defaultSource{} }
+// Random returns the randomly seeded, goroutine-safe Source: it draws from
+// the runtime generator behind math/rand/v2's top-level functions, so its
+// draws cannot be replayed (use [PCG] or [Fixed] for that). It is what
+// [Backoff.Delay] uses when given a nil Source. Returning it does not
+// allocate.
+func Random() Source { return runtimeSource{} }
 
-// defaultSource draws from math/rand/v2's global, goroutine-safe generator.
-type defaultSource struct{}
+// runtimeSource draws from math/rand/v2's global, goroutine-safe generator.
+type runtimeSource struct{}
 
 // Float64 returns a value in [0, 1) with 53 random bits, computed as
 // rand.Float64 computes it but from rand.Uint64, which reads the runtime's
 // generator directly instead of through rand's global Rand and its Source
 // interface.
-func (defaultSource) Float64() float64 { return unitFloat(rand.Uint64()) }
+func (runtimeSource) Float64() float64 { return unitFloat(rand.Uint64()) }
 
 // unitFloat maps 64 random bits to [0, 1) as math/rand/v2's Rand.Float64
 // does: the low 53 bits scaled by 2^-53.
@@ -86,6 +87,6 @@ func (p *PCG) Float64() float64 {
 var (
 	_ Source = (*PCG)(nil)
 	_ Source = Fixed(0)
-	_ Source = defaultSource{}
+	_ Source = runtimeSource{}
 	_ Source = (*rand.Rand)(nil)
 )

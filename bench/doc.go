@@ -15,7 +15,7 @@
 // retrykit itself is measured through a parsed policy: [policy.Parse] of the
 // equivalent OJS JSON, then Backoff().Delay with an injected source
 // ([backoff.NewPCG], *math/rand/v2.Rand backed by PCG, [backoff.Fixed] or
-// [backoff.Default]) and Backoff().DelayAt with an explicit draw.
+// [backoff.Random]) and Backoff().DelayAt with an explicit draw.
 //
 // # Entry points
 //

@@ -70,7 +70,7 @@ func newRetrykitFixed(tb testing.TB, jitter bool) *retrykitDriver {
 }
 
 func newRetrykitDefaultSource(tb testing.TB, jitter bool) *retrykitDriver {
-	return &retrykitDriver{bo: mustPolicy(tb, jitter).Backoff(), src: backoff.Default()}
+	return &retrykitDriver{bo: mustPolicy(tb, jitter).Backoff(), src: backoff.Random()}
 }
 
 func (d *retrykitDriver) next() time.Duration {

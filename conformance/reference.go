@@ -11,6 +11,7 @@ import (
 	"github.com/retrykit/retrykit/conformance/scenario"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/profile"
 )
 
 // referenceVersion is the version the built-in reference reports in hello.
@@ -23,7 +24,7 @@ var referenceOps = []string{protocol.OpParseDuration, protocol.OpValidate, proto
 // and errmatch, and for the scenario op the reference executor through
 // [scenario.Play]) as a [protocol.Implementation]: exact to the nanosecond,
 // injectable jitter, every op. Requests without rand draw from
-// [backoff.Default]. The result is stateless and safe for concurrent use:
+// [backoff.Random]. The result is stateless and safe for concurrent use:
 // each scenario runs on its own executor.
 func Reference() protocol.Implementation { return reference{} }
 
@@ -39,6 +40,7 @@ func (reference) Hello(context.Context) (protocol.Hello, error) {
 		Ops:            append([]string(nil), referenceOps...),
 		ResolutionNS:   1,
 		Jitter:         protocol.JitterInjectable,
+		Profiles:       profile.Names(),
 	}, nil
 }
 
@@ -80,6 +82,9 @@ func referenceDo(req protocol.Request) protocol.Response {
 		ok := m.Match(req.ErrorType)
 		resp.Match = &ok
 	case protocol.OpDelay, protocol.OpDecide:
+		if req.Op == protocol.OpDelay && req.Profile != "" {
+			return profileDelay(req, resp)
+		}
 		p, err := policy.Parse(req.Policy)
 		if err != nil {
 			return reject(protocol.ErrorPolicyInvalid, err)
@@ -93,7 +98,7 @@ func referenceDo(req protocol.Request) protocol.Response {
 			if req.Rand != nil {
 				d = int64(p.Backoff().DelayAt(n, *req.Rand))
 			} else {
-				d = int64(p.Backoff().Delay(n, backoff.Default()))
+				d = int64(p.Backoff().Delay(n, backoff.Random()))
 			}
 			resp.DelayNS = &d
 			return resp
@@ -110,7 +115,7 @@ func referenceDo(req protocol.Request) protocol.Response {
 		if req.Rand != nil {
 			dec, err = p.DecideAt(f, *req.Rand)
 		} else {
-			dec, err = p.Decide(f, backoff.Default())
+			dec, err = p.Decide(f, backoff.Random())
 		}
 		if err != nil {
 			return reject(protocol.ErrorInvalidRequest, err)
@@ -166,4 +171,32 @@ func clampAttempt(a int64) int {
 		return int(maxInt)
 	}
 	return int(a)
+}
+
+// profileDelay answers a delay request that names a profile in place of a
+// policy (PROTOCOL.md section 3.4).
+func profileDelay(req protocol.Request, resp protocol.Response) protocol.Response {
+	reject := func(msg string) protocol.Response {
+		resp.Error = &protocol.ErrorResult{Type: protocol.ErrorInvalidRequest, Message: msg}
+		return resp
+	}
+	if req.Policy != nil {
+		return reject("conformance: profile: give a policy or a profile, not both")
+	}
+	p, err := profile.Lookup(req.Profile)
+	if err != nil {
+		return reject("conformance: " + err.Error())
+	}
+	if req.Attempt < 1 {
+		return reject("conformance: attempt must be ≥ 1")
+	}
+	n := clampAttempt(req.Attempt)
+	var d int64
+	if req.Rand != nil {
+		d = int64(p.DelayAt(n, *req.Rand))
+	} else {
+		d = int64(p.Delay(n, backoff.Random()))
+	}
+	resp.DelayNS = &d
+	return resp
 }

@@ -10,11 +10,11 @@ func TestParseCode(t *testing.T) {
 		in   string
 		want Code
 	}{
-		{"", Retry}, // OJS section 7.3: code defaults to RETRY when omitted
-		{"RETRY", Retry},
-		{"DISCARD", Discard},
-		{"DEAD_LETTER", DeadLetter},
-		{"FAIL", Fail},
+		{"", CodeRetry},
+		{"RETRY", CodeRetry},
+		{"DISCARD", CodeDiscard},
+		{"DEAD_LETTER", CodeDeadLetter},
+		{"FAIL", CodeFail},
 	}
 	for _, c := range ok {
 		got, err := ParseCode(c.in)
@@ -48,7 +48,7 @@ func TestParseCodeMessage(t *testing.T) {
 
 func TestCodeConstants(t *testing.T) {
 	// The wire spellings of OJS section 7.1.
-	for code, want := range map[Code]string{Retry: "RETRY", Discard: "DISCARD", DeadLetter: "DEAD_LETTER", Fail: "FAIL"} {
+	for code, want := range map[Code]string{CodeRetry: "RETRY", CodeDiscard: "DISCARD", CodeDeadLetter: "DEAD_LETTER", CodeFail: "FAIL"} {
 		if string(code) != want {
 			t.Errorf("constant = %q, want %q", code, want)
 		}

@@ -39,6 +39,10 @@
 // Two entries are rejected by [Compile]: the empty string, and ".*" on its
 // own, whose prefix would be "." and so could never match a dot-namespaced
 // type. Duplicates are allowed.
+// A list may hold at most [MaxPatterns] entries of at most [MaxPatternLen]
+// bytes each ([ErrTooManyPatterns], [ErrPatternTooLong]), so that a list
+// from an untrusted source has a bounded cost; a [*CompileError] lists the
+// first 20 rejected entries and counts the rest.
 //
 // # Entry points
 //
@@ -46,8 +50,11 @@
 //     [Matcher.Match] tests one error type, without allocating, in time
 //     that depends on the length of the type and not on the number of
 //     patterns.
-//   - [Code] and [ParseCode] handle the four response codes RETRY, DISCARD,
-//     DEAD_LETTER and FAIL ("" means RETRY).
+//   - [Code] and [ParseCode] handle the four response codes, [CodeRetry],
+//     [CodeDiscard], [CodeDeadLetter] and [CodeFail] ("" means RETRY). They
+//     are named Code* so that they are never confused with the decisions
+//     of package policy (policy.Retry, policy.Discard, policy.DeadLetter),
+//     which a code can lead to but is not.
 //   - [Wrap] attaches a type and a code to a Go error as an [*Error];
 //     [Classify] (and its shorthand [Type]) reads them back from anywhere in
 //     an error tree.

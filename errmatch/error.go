@@ -8,7 +8,7 @@ import "errors"
 //
 // Type is the dot-namespaced error type ("external.stripe.card_declined")
 // that non_retryable_errors patterns are matched against. Code is the
-// handler's response code; "" means [Retry]. Err is the cause and is what
+// handler's response code; "" means [CodeRetry]. Err is the cause and is what
 // [Error.Unwrap] returns, so [errors.Is] and [errors.As] see through an
 // *Error to the cause.
 //
@@ -18,7 +18,7 @@ import "errors"
 // by this package and is safe to share once built.
 type Error struct {
 	Type string // dot-namespaced OJS error type; may be empty
-	Code Code   // handler response code; "" means Retry
+	Code Code   // handler response code; "" means CodeRetry
 	Err  error  // the cause; may be nil
 }
 
@@ -60,17 +60,17 @@ func Wrap(err error, errType string, code Code) error {
 
 // Classify finds the first [*Error] in err's tree (the one [errors.As] would
 // find) and returns its type and code, with ok true. An empty code is
-// reported as [Retry]; any other code is returned as stored, unvalidated.
-// When err is nil or holds no *Error, Classify returns "", Retry, false:
+// reported as [CodeRetry]; any other code is returned as stored, unvalidated.
+// When err is nil or holds no *Error, Classify returns "", CodeRetry, false:
 // a plain error is an untyped failure that follows the normal retry policy.
 func Classify(err error) (errType string, code Code, ok bool) {
 	var e *Error
 	if err == nil || !errors.As(err, &e) || e == nil {
-		return "", Retry, false
+		return "", CodeRetry, false
 	}
 	code = e.Code
 	if code == "" {
-		code = Retry
+		code = CodeRetry
 	}
 	return e.Type, code, true
 }

@@ -8,14 +8,14 @@ import (
 )
 
 func TestWrapNil(t *testing.T) {
-	if err := Wrap(nil, "auth.x", Discard); err != nil {
+	if err := Wrap(nil, "auth.x", CodeDiscard); err != nil {
 		t.Errorf("Wrap(nil) = %v, want nil", err)
 	}
 }
 
 func TestWrapMessageAndUnwrap(t *testing.T) {
 	cause := errors.New("card 4242 declined")
-	err := Wrap(cause, "external.stripe.card_declined", Discard)
+	err := Wrap(cause, "external.stripe.card_declined", CodeDiscard)
 	if got, want := err.Error(), "external.stripe.card_declined: card 4242 declined"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -26,7 +26,7 @@ func TestWrapMessageAndUnwrap(t *testing.T) {
 		t.Error("Unwrap does not return the cause")
 	}
 	var e *Error
-	if !errors.As(err, &e) || e.Type != "external.stripe.card_declined" || e.Code != Discard || e.Err != cause {
+	if !errors.As(err, &e) || e.Type != "external.stripe.card_declined" || e.Code != CodeDiscard || e.Err != cause {
 		t.Errorf("errors.As found %+v", e)
 	}
 	// Is reaches sentinels further down the cause chain.
@@ -68,18 +68,18 @@ func TestClassify(t *testing.T) {
 		wantCode Code
 		wantOK   bool
 	}{
-		{"nil", nil, "", Retry, false},
-		{"plain", cause, "", Retry, false},
-		{"direct", Wrap(cause, "auth.token_expired", DeadLetter), "auth.token_expired", DeadLetter, true},
-		{"empty code is RETRY", Wrap(cause, "auth.x", ""), "auth.x", Retry, true},
+		{"nil", nil, "", CodeRetry, false},
+		{"plain", cause, "", CodeRetry, false},
+		{"direct", Wrap(cause, "auth.token_expired", CodeDeadLetter), "auth.token_expired", CodeDeadLetter, true},
+		{"empty code is RETRY", Wrap(cause, "auth.x", ""), "auth.x", CodeRetry, true},
 		{"unknown code kept", Wrap(cause, "auth.x", "retry"), "auth.x", Code("retry"), true},
-		{"through fmt.Errorf", fmt.Errorf("job 7: %w", Wrap(cause, "resource.not_found", Fail)), "resource.not_found", Fail, true},
-		{"outermost wins", Wrap(Wrap(cause, "inner.type", Discard), "outer.type", Retry), "outer.type", Retry, true},
-		{"inside errors.Join", errors.Join(cause, Wrap(cause, "joined.type", Discard)), "joined.type", Discard, true},
-		{"fmt.Errorf with two %w", fmt.Errorf("%w; %w", cause, Wrap(cause, "second.type", DeadLetter)), "second.type", DeadLetter, true},
-		{"Join inside %w inside Join", errors.Join(cause, fmt.Errorf("retry 3: %w", errors.Join(cause, Wrap(cause, "deep.type", Fail)))), "deep.type", Fail, true},
-		{"struct value", &Error{Type: "x.y", Code: Fail}, "x.y", Fail, true},
-		{"typed nil", (*Error)(nil), "", Retry, false},
+		{"through fmt.Errorf", fmt.Errorf("job 7: %w", Wrap(cause, "resource.not_found", CodeFail)), "resource.not_found", CodeFail, true},
+		{"outermost wins", Wrap(Wrap(cause, "inner.type", CodeDiscard), "outer.type", CodeRetry), "outer.type", CodeRetry, true},
+		{"inside errors.Join", errors.Join(cause, Wrap(cause, "joined.type", CodeDiscard)), "joined.type", CodeDiscard, true},
+		{"fmt.Errorf with two %w", fmt.Errorf("%w; %w", cause, Wrap(cause, "second.type", CodeDeadLetter)), "second.type", CodeDeadLetter, true},
+		{"Join inside %w inside Join", errors.Join(cause, fmt.Errorf("retry 3: %w", errors.Join(cause, Wrap(cause, "deep.type", CodeFail)))), "deep.type", CodeFail, true},
+		{"struct value", &Error{Type: "x.y", Code: CodeFail}, "x.y", CodeFail, true},
+		{"typed nil", (*Error)(nil), "", CodeRetry, false},
 	}
 	for _, c := range cases {
 		typ, code, ok := Classify(c.err)
@@ -99,7 +99,7 @@ func TestClassifyThenMatch(t *testing.T) {
 	}
 	herr := fmt.Errorf("handler: %w", Wrap(errors.New("expired"), "auth.token_expired", ""))
 	typ, code, ok := Classify(herr)
-	if !ok || code != Retry || !m.Match(typ) {
+	if !ok || code != CodeRetry || !m.Match(typ) {
 		t.Errorf("Classify+Match = %q %q %v match=%v", typ, code, ok, m.Match(typ))
 	}
 }

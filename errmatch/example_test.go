@@ -66,7 +66,7 @@ func ExampleMatcher_Match() {
 
 func ExampleWrap() {
 	cause := errors.New("card ending in 4242 was declined")
-	err := errmatch.Wrap(cause, "external.stripe.card_declined", errmatch.Discard)
+	err := errmatch.Wrap(cause, "external.stripe.card_declined", errmatch.CodeDiscard)
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, cause))
 	// Output:
@@ -117,7 +117,7 @@ func Example() {
 	handlerErrors := []error{
 		fmt.Errorf("charge order 7: %w", errmatch.Wrap(errors.New("card reported stolen"), "payment.card_stolen", "")),
 		errors.Join(errors.New("cleanup failed"), errmatch.Wrap(errors.New("missing field"), "validation.schema", "")),
-		errmatch.Wrap(errors.New("502 from gateway"), "external.gateway", errmatch.Retry),
+		errmatch.Wrap(errors.New("502 from gateway"), "external.gateway", errmatch.CodeRetry),
 		errors.New("untyped failure"),
 	}
 	for _, err := range handlerErrors {

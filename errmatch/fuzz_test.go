@@ -25,7 +25,7 @@ func FuzzCompile(f *testing.F) {
 		m, err := Compile(patterns)
 		wantErr := false
 		for _, p := range patterns {
-			if p == "" || p == ".*" {
+			if p == "" || p == ".*" || len(p) > MaxPatternLen {
 				wantErr = true
 			}
 		}

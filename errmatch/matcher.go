@@ -1,9 +1,9 @@
 package errmatch
 
 import (
-	"errors"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,31 +25,69 @@ type Matcher struct {
 	maxPrefix  int    // length of the longest prefix key; 0 when there is none
 }
 
+// Limits of Compile. They bound the memory and time a pattern list from an
+// untrusted source (a job payload) can cost; real lists are a few entries of
+// a few dozen bytes.
+const (
+	// MaxPatterns is the largest number of entries in one list.
+	MaxPatterns = 100_000
+	// MaxPatternLen is the longest entry, in bytes.
+	MaxPatternLen = 1024
+)
+
+// maxListed is how many rejected entries a *CompileError lists; the rest
+// are only counted.
+const maxListed = 20
+
 // Compile checks patterns and builds a Matcher for them.
 //
-// Every entry must be non-empty, and ".*" alone (a wildcard with no
-// namespace in front of it) is rejected too. Compile checks every entry and
-// reports all the bad ones at once: the error is an [errors.Join] of one
-// [*PatternError] per rejected entry, in index order, so [errors.As] finds
-// the first one and [errors.Is] with [ErrInvalidPattern], [ErrEmptyPattern]
-// or [ErrEmptyPrefix] tells the conditions apart. On error the Matcher is nil.
+// The rules, in the order they are checked:
+//
+//  1. A list of more than [MaxPatterns] entries is rejected as a whole,
+//     with an error that matches [ErrTooManyPatterns] and names the limit;
+//     no entry is looked at.
+//  2. Every entry must be non-empty, at most [MaxPatternLen] bytes long, and
+//     not ".*" alone (a wildcard with no namespace in front of it).
+//     Compile checks every entry and reports the bad ones at once, as a
+//     [*CompileError] listing the first 20 as [*PatternError] values in
+//     index order and counting the others; [errors.As] finds the first
+//     one, and [errors.Is] with [ErrInvalidPattern], [ErrEmptyPattern],
+//     [ErrEmptyPrefix] or [ErrPatternTooLong] tells the conditions apart.
+//
+// On error the Matcher is nil. Compile costs time and memory linear in the
+// total length of the list.
 //
 // Duplicate entries are allowed; they are kept by [Matcher.Patterns] and
 // cost nothing when matching. A nil or empty list gives a Matcher that
 // matches nothing. Compile does not keep a reference to the patterns slice.
 func Compile(patterns []string) (*Matcher, error) {
-	var errs []error
+	if len(patterns) > MaxPatterns {
+		return nil, &limitError{n: len(patterns)}
+	}
+	var ce *CompileError
 	for i, p := range patterns {
-		switch p {
-		case "":
-			errs = append(errs, &PatternError{Index: i, Pattern: p, Reason: "must not be empty"})
-		case ".*":
-			errs = append(errs, &PatternError{Index: i, Pattern: p,
-				Reason: `nothing before ".*": a prefix pattern needs a namespace, as in "auth.*"`})
+		var reason string
+		switch {
+		case p == "":
+			reason = "must not be empty"
+		case p == ".*":
+			reason = `nothing before ".*": a prefix pattern needs a namespace, as in "auth.*"`
+		case len(p) > MaxPatternLen:
+			reason = "longer than the limit of " + strconv.Itoa(MaxPatternLen) + " bytes (errmatch.MaxPatternLen): " + strconv.Itoa(len(p)) + " bytes"
+		default:
+			continue
+		}
+		if ce == nil {
+			ce = &CompileError{}
+		}
+		if len(ce.Errors) < maxListed {
+			ce.Errors = append(ce.Errors, &PatternError{Index: i, Pattern: p, Reason: reason})
+		} else {
+			ce.Omitted++
 		}
 	}
-	if errs != nil {
-		return nil, errors.Join(errs...)
+	if ce != nil {
+		return nil, ce
 	}
 
 	if len(patterns) == 0 {

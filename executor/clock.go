@@ -14,12 +14,25 @@ type Clock interface {
 	Now() time.Time
 }
 
-// RealClock reads time.Now. The zero value is ready to use and safe for
+// RealClock is the system clock measured on its monotonic reading: Now is
+// the wall-clock time read when the package was initialised plus the
+// monotonic time elapsed since, so a step of the wall clock (an NTP
+// correction, an operator setting the date) neither extends nor shortens a
+// reservation or a backoff. The zero value is ready to use and safe for
 // concurrent use.
 type RealClock struct{}
 
-// Now returns time.Now().
-func (RealClock) Now() time.Time { return time.Now() }
+// realStart is the instant every RealClock counts from; it carries a
+// monotonic reading.
+var realStart = time.Now()
+
+// Now returns the wall-clock time read at package initialisation plus the
+// monotonic time elapsed since, in UTC.
+func (c RealClock) Now() time.Time { return time.Unix(0, c.nowNanos()).UTC() }
+
+func (RealClock) nowNanos() int64 {
+	return satAdd(realStart.UnixNano(), int64(time.Since(realStart)))
+}
 
 // FakeClock is a manually driven Clock for tests and simulations: time only
 // moves when Advance or Set is called. It is safe for concurrent use. The zero
@@ -99,6 +112,7 @@ type nower interface{ nowNanos() int64 }
 func (c *FakeClock) nowNanos() int64 { return c.ns.Load() }
 
 var (
+	_ nower = RealClock{}
 	_ Clock = RealClock{}
 	_ Clock = (*FakeClock)(nil)
 )

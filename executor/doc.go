@@ -11,11 +11,11 @@
 //
 // An [Executor] holds jobs in memory. Each job is in exactly one of the
 // eight OJS states ([State]) and moves only along the transition table of
-// ojs-core §6.3 ([Allowed]); an operation that would need another
-// transition returns a [*TransitionError] naming both states
-// (errors.Is [ErrInvalidTransition]). Dead letter is a flag on discarded
-// jobs ([Job.DeadLetter]), set by on_exhaustion "dead_letter" or the
-// handler code DEAD_LETTER, and cleared by a manual [Executor.Retry].
+// ojs-core §6.3; an operation that would need another transition returns a
+// [*TransitionError] naming both states (errors.Is [ErrInvalidTransition]).
+// Dead letter is a flag on discarded jobs ([Job.DeadLetter]), set by
+// on_exhaustion "dead_letter" or the handler code DEAD_LETTER, and cleared
+// by a manual [Executor.Retry].
 //
 // Time comes from an injectable [Clock] ([RealClock] or [FakeClock]) and
 // jitter from an injectable backoff.Source ([WithRand]). Nothing runs in the
@@ -28,22 +28,36 @@
 //     enqueued_at = next_retry_at — never before (RET-11);
 //  3. an active job whose reservation deadline ≤ now has failed its attempt
 //     at the deadline (RET-12, see below);
-//  4. dead-lettered jobs beyond the retention limits are pruned.
+//  4. finished jobs beyond the retention limits are pruned.
 //
 // A reservation is therefore valid while now < deadline: an Ack, Fail or
 // Heartbeat at or after the deadline finds the job no longer active.
+//
+// # Deliveries
+//
+// Every Fetch is a new delivery of the job, numbered by the executor and
+// never handed out again, not even after a manual [Executor.Retry]
+// ([Job.Delivery]). Ack, Fail and Heartbeat take the delivery they answer
+// for; one naming an earlier delivery of a job that was fetched again (its
+// reservation expired and another consumer, or a retried run, holds it
+// now) returns an error wrapping [ErrStaleDelivery] and changes nothing —
+// the receipt-handle rule of queues such as SQS. The checks come in this
+// order: unknown id ([ErrNotFound]), stale delivery, job no longer active
+// (*TransitionError).
 //
 // # Operations
 //
 // [Executor.Enqueue] (PUSH; validates the retry policy now, RET-16),
 // [Executor.Fetch] (claims the oldest available job of the first listed
 // unpaused queue that has one, or of [DefaultQueue] when none is listed:
-// attempt+1, reservation until now + visibility timeout), [Executor.Ack], [Executor.Fail], [Executor.Heartbeat]
-// (reservation := now + visibility timeout, RET-13), [Executor.Cancel],
-// [Executor.Activate], [Executor.PauseQueue] / [Executor.ResumeQueue],
-// [Executor.Retry] (manual retry from discarded), [Executor.Get],
-// [Executor.List] and [Executor.Count]. Every operation returns a [Job]
-// snapshot.
+// attempt+1, a new delivery, reservation until now + visibility timeout),
+// [Executor.Ack], [Executor.Fail], [Executor.Heartbeat] (reservation := now
+// + visibility timeout, RET-13), [Executor.Cancel], [Executor.Activate],
+// [Executor.PauseQueue] / [Executor.ResumeQueue], [Executor.Retry] (manual
+// retry from discarded), [Executor.Delete] (a finished job), [Executor.Get],
+// [Executor.List] and [Executor.Count]; [Executor.Tick] and
+// [Executor.NextDue] drive a fake clock. Operations return [Job]
+// snapshots.
 //
 // # Failures and decisions
 //
@@ -72,11 +86,18 @@
 //     ojs-core §6.3 says "clear errors"; attempt is reset to 0 and the job
 //     leaves the dead letter set. Any discarded job can be retried, not only
 //     dead-lettered ones. An optional policy override replaces the policy.
-//   - Retention applies to dead-lettered jobs only: a job is pruned once it
-//     has been dead-lettered for strictly longer than max age (default
-//     P180D), and the oldest go first while there are more than max count
-//     (default 10000). Pruned jobs are deleted (Get returns [ErrNotFound]).
-//     Plain discarded, completed and cancelled jobs are kept.
+//   - Retention: a dead-lettered job is pruned once it has been
+//     dead-lettered for strictly longer than max age (default P180D), and
+//     the oldest go first while the executor holds more than max count
+//     (default 10000) over all queues ([WithRetention]). Completed,
+//     cancelled and plainly discarded jobs have their own limits, 24 hours
+//     and 10000 per queue and state by default ([WithFinishedRetention]), so
+//     an executor that runs forever holds a bounded number of jobs. Pruned
+//     jobs are deleted (Get returns [ErrNotFound]); the observer sees
+//     Pruned.
+//   - A reservation whose deadline would pass the last representable
+//     instant (2262) ends there and never expires: a lease never ends at
+//     its start.
 //   - Error history: every job keeps its most recent [WithErrorHistory]
 //     entries, dead-lettered or not, although ojs-dead-letter §4.1 asks
 //     for the full history of a dead letter: memory per job stays bounded.
@@ -90,25 +111,36 @@
 // real clock with per-queue concurrency ([WithConcurrency]; an invalid value
 // makes [Worker.Start] fail with [ErrInvalidWorkerConfig]); see [Worker] for how handler
 // errors are classified (errmatch.Classify), how panics are recorded and how
-// Stop drains in-flight jobs.
+// Stop drains in-flight jobs. Handlers answer with their delivery, so a
+// late result never reaches a later run; an idle goroutine is woken only
+// by a job it can take (one per job); a cancelled job's handler sees its
+// context cancelled at once; heartbeats stop when the run ends — however it
+// ends — and when Stop's deadline passes, so the job of a handler that
+// ignores its context is retried after its reservation expires.
 //
 // # Performance
 //
 // Jobs are compact records (times as int64 nanoseconds; interned type and
 // queue; shared *policy.Policy — the default policy and identical policy
-// texts are parsed once), about 250 bytes per idle job. Each queue has a
-// FIFO of available jobs. Scheduled jobs and backoffs wait in one timer
-// heap; reservations of active jobs in a second one, with an index of the
-// active jobs by id. So Fetch costs O(1) plus O(log n) per job that became
-// due, and Fetch, Ack, Fail and Heartbeat touch only the in-flight jobs:
-// their cost does not grow with the number of scheduled, retryable or
-// finished jobs. Error histories are shared with snapshots without copying.
-// On one core with the fake clock a fetch+ack cycle takes about 0.25 µs and
-// a fetch+fail cycle about 0.5 µs (bench_test.go).
+// texts are parsed once), about 300 bytes per idle job. Each queue has a
+// FIFO of available jobs and a list of its jobs per state, so List and
+// Count visit only what they select. Scheduled jobs and backoffs wait in
+// one timer heap; reservations of active jobs in a second one, with an
+// index of the active jobs by id. So Fetch costs O(1) plus O(log n) per job
+// that became due, and Fetch, Ack, Fail and Heartbeat touch only the
+// in-flight jobs: their cost does not grow with the number of scheduled,
+// retryable or finished jobs. Error histories are shared with snapshots
+// without copying. docs/benchmarks.md ("Executor under load") has the
+// numbers.
+//
+// # Clocks
+//
+// [RealClock] is the wall-clock time of program start plus the time
+// elapsed on the monotonic clock, so stepping the system clock moves no
+// reservation and no backoff. [FakeClock] moves only when told to.
 //
 // # Non-goals
 //
-// Persistence, priorities, unique jobs, workflows, per-queue retention and
-// automatic dead-letter replay are out of scope; completed, cancelled and
-// plainly discarded jobs stay in memory until the Executor is dropped.
+// Persistence, priorities, unique jobs, workflows, per-queue retention
+// settings and automatic dead-letter replay are out of scope.
 package executor

@@ -22,14 +22,14 @@ func Example() {
 	e.Enqueue(executor.JobSpec{ID: "a", Type: "email.send", Retry: []byte(`{"max_attempts": 3}`)})
 	for i := 0; i < 2; i++ {
 		j, _ := e.Fetch("default")
-		j, _ = e.Fail(j.ID, executor.Failure{Type: "smtp.unavailable", Message: "try later"})
+		j, _ = e.Fail(j.ID, j.Delivery, executor.Failure{Type: "smtp.unavailable", Message: "try later"})
 		fmt.Println(j.State, "attempt", j.Attempt, "next retry after", j.NextRetryAt.Sub(clock.Now()))
 		_, ok := e.Fetch("default")
 		fmt.Println("fetchable now:", ok)
 		clock.Set(j.NextRetryAt)
 	}
 	j, _ := e.Fetch("default")
-	j, _ = e.Ack(j.ID)
+	j, _ = e.Ack(j.ID, j.Delivery)
 	fmt.Println(j.State, "attempt", j.Attempt, "errors", len(j.Errors))
 	// Output:
 	// retryable attempt 1 next retry after 1s
@@ -45,8 +45,8 @@ func Example() {
 func ExampleExecutor_Retry() {
 	e := executor.New(executor.WithClock(executor.NewFakeClock(start)))
 	e.Enqueue(executor.JobSpec{ID: "pay-1", Type: "payment.capture"})
-	e.Fetch("default")
-	j, _ := e.Fail("pay-1", executor.Failure{Type: "card.stolen", Message: "card reported stolen", Code: errmatch.DeadLetter})
+	f, _ := e.Fetch("default")
+	j, _ := e.Fail("pay-1", f.Delivery, executor.Failure{Type: "card.stolen", Message: "card reported stolen", Code: errmatch.CodeDeadLetter})
 	fmt.Println(j.State, j.DeadLetter, e.Count(executor.Filter{DeadLetter: true}))
 
 	j, _ = e.Retry("pay-1", nil)
@@ -57,28 +57,38 @@ func ExampleExecutor_Retry() {
 }
 
 // An expired reservation is a failed attempt that follows the retry policy.
+// Ack, Fail and Heartbeat name the delivery they answer: once the job is
+// fetched again, the first consumer's late Ack is stale and the second
+// consumer's run is untouched.
 func ExampleExecutor_Heartbeat() {
 	clock := executor.NewFakeClock(start)
 	e := executor.New(executor.WithClock(clock), executor.WithRand(backoff.Fixed(0.5)))
 	e.Enqueue(executor.JobSpec{ID: "a", Type: "report.build", VisibilityTimeout: 10 * time.Second})
-	e.Fetch("default")
+	first, _ := e.Fetch("default")
 
 	clock.Advance(8 * time.Second)
-	j, _ := e.Heartbeat("a")
+	j, _ := e.Heartbeat("a", first.Delivery)
 	fmt.Println("reserved for", j.ReservedUntil.Sub(clock.Now()))
 
 	clock.Advance(10 * time.Second) // no heartbeat in time
 	j, _ = e.Get("a")
 	fmt.Println(j.State, j.Errors[0].Type, j.NextRetryAt.Sub(start))
 
-	_, err := e.Ack("a")
-	fmt.Println(errors.Is(err, executor.ErrInvalidTransition))
+	_, err := e.Ack("a", first.Delivery)
 	fmt.Println(err)
+
+	clock.Advance(time.Second)
+	second, _ := e.Fetch("default")
+	_, err = e.Ack("a", first.Delivery)
+	fmt.Println(errors.Is(err, executor.ErrStaleDelivery))
+	j, _ = e.Ack("a", second.Delivery)
+	fmt.Println(j.State, j.Attempt)
 	// Output:
 	// reserved for 10s
 	// retryable executor.visibility_timeout 19s
-	// true
 	// executor: ack "a": invalid transition retryable -> completed
+	// true
+	// completed 2
 }
 
 // Invalid retry policies are rejected at enqueue time.
@@ -108,4 +118,23 @@ func ExampleWorker() {
 	// Output:
 	// hello "world"
 	// <nil>
+}
+
+// Finished jobs are kept for a while and then pruned: here at most two
+// completed jobs per queue. Delete removes a finished job at once.
+func ExampleWithFinishedRetention() {
+	e := executor.New(executor.WithClock(executor.NewFakeClock(start)),
+		executor.WithFinishedRetention(time.Hour, 2))
+	for _, id := range []string{"a", "b", "c"} {
+		e.Enqueue(executor.JobSpec{ID: id, Type: "t"})
+		j, _ := e.Fetch()
+		e.Ack(j.ID, j.Delivery)
+	}
+	_, err := e.Get("a")
+	fmt.Println(errors.Is(err, executor.ErrNotFound), e.Count(executor.Filter{}))
+
+	fmt.Println(e.Delete("b"), e.Count(executor.Filter{}))
+	// Output:
+	// true 2
+	// <nil> 1
 }

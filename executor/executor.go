@@ -2,9 +2,9 @@ package executor
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -42,18 +42,21 @@ type Executor struct {
 	leases timerHeap
 	active map[string]*job
 
-	dlHead, dlTail *job // dead letter set, oldest first
-	dlCount        int
+	// dl is the dead letter set and fin every other finished job, each in
+	// the order the jobs finished (retention, see index.go).
+	dl, fin jobList
 
-	seq      uint64
-	nextID   uint64
-	enqueued int64
-	pruned   int64
+	seq        uint64
+	nextID     uint64
+	deliveries uint64 // the last delivery handed out
+	enqueued   int64
+	pruned     int64
+	deleted    int64
+	parks      int64 // worker goroutines parked so far (test seam)
 
-	// changed is closed (and replaced) when jobs may have become fetchable
-	// or timers changed, if someone waits (worker mode).
-	changed chan struct{}
-	waiting bool
+	// keepers are the workers' timekeepers waiting for the next due time
+	// (see wake.go).
+	keepers []*keeperWait
 
 	// onTransition, if set, sees every state change (test seam).
 	onTransition func(id string, from, to State)
@@ -68,7 +71,7 @@ func New(opts ...Option) *Executor {
 		}
 	}
 	if cfg.rand == nil {
-		cfg.rand = backoff.Default()
+		cfg.rand = backoff.Random()
 	}
 	e := &Executor{
 		cfg:      cfg,
@@ -88,19 +91,17 @@ func New(opts ...Option) *Executor {
 	return e
 }
 
-// Stats are running totals since New: plain data, a copy.
-type Stats struct {
-	Enqueued int64 // jobs accepted by Enqueue
-	Pruned   int64 // dead-lettered jobs removed by retention
+// stats are running totals since New; the number of jobs the executor
+// holds is always enqueued - pruned - deleted.
+type stats struct {
+	enqueued, pruned, deleted int64
 }
 
-// Stats returns the running totals, after applying what is due. The number
-// of jobs the executor holds is always Enqueued - Pruned.
-func (e *Executor) Stats() Stats {
+func (e *Executor) stats() stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advance(e.now())
-	return Stats{Enqueued: e.enqueued, Pruned: e.pruned}
+	return stats{e.enqueued, e.pruned, e.deleted}
 }
 
 // ---- internal helpers (all called with e.mu held) ----
@@ -154,8 +155,10 @@ func (e *Executor) resolvePolicy(raw []byte, p *policy.Policy) (*policy.Policy, 
 	return p, nil
 }
 
-// move changes j's state, keeping the per-queue counts. It refuses (and
-// reports) any pair the table does not list.
+// move changes j's state, keeping the kind lists and the active index. It
+// refuses (and reports) any pair the table does not list. Leaving active
+// stops a worker's handler (j.stop). A job leaving discarded leaves the
+// dead letter set.
 func (e *Executor) move(j *job, to State) {
 	from := j.state
 	if !transitions[from][to] {
@@ -165,13 +168,18 @@ func (e *Executor) move(j *job, to State) {
 		panic(fmt.Sprintf("executor: internal error: transition %s -> %s", from, to))
 	}
 	if from != 0 {
-		j.q.counts[from]--
+		j.q.kinds[kindOf(j)].unlink(j, byKind)
 	}
-	j.q.counts[to]++
 	j.state = to
+	j.dead = false
+	j.q.kinds[to].push(j, byKind)
 	switch {
 	case from == Active:
 		delete(e.active, j.id)
+		if j.stop != nil {
+			j.stop()
+			j.stop = nil
+		}
 	case to == Active:
 		e.active[j.id] = j
 	}
@@ -185,32 +193,29 @@ func (e *Executor) makeReady(j *job, at int64) {
 	j.enqueued = at
 	j.started = never
 	j.q.ready.push(j)
-	e.signal()
-}
-
-func (e *Executor) signal() {
-	if e.waiting {
-		close(e.changed)
-		e.changed = nil
-		e.waiting = false
-	}
+	e.wakeOne(j.q)
 }
 
 // advance applies everything due at or before now: scheduled and retryable
 // jobs become available (in due order, at their due time), expired
-// reservations become failed attempts, and dead-letter retention prunes.
+// reservations become failed attempts, and retention prunes. A reservation
+// whose deadline saturated at the largest representable time never expires
+// (see lease).
 func (e *Executor) advance(now int64) {
 	for {
 		t, l := e.timers.peek(), e.leases.peek()
+		if l != nil && (l.due > now || l.due == maxNanos) {
+			l = nil
+		}
 		switch {
-		case l != nil && l.due <= now && (t == nil || !t.before(l)):
+		case l != nil && (t == nil || !t.before(l)):
 			e.leases.remove(l)
 			e.timeout(l)
 		case t != nil && t.due <= now:
 			e.timers.remove(t)
 			e.makeReady(t, t.due)
 		default:
-			e.prune(now)
+			e.pruneAge(now)
 			return
 		}
 	}
@@ -233,7 +238,7 @@ func (e *Executor) timeout(j *job) {
 	e.addError(j, ErrorEntry{
 		Attempt: int(j.attempt), Type: TimeoutErrorType,
 		Message: "visibility timeout of " + time.Duration(j.vis).String() + " expired",
-		Code:    errmatch.Retry, Time: nsTime(at),
+		Code:    errmatch.CodeRetry, Time: nsTime(at),
 	})
 	if o := e.cfg.observer; o != nil {
 		o.TimedOut(j.snapshot(e.cfg.history))
@@ -257,8 +262,7 @@ func (e *Executor) apply(j *job, d policy.Decision, at int64) {
 	case policy.Retry:
 		e.move(j, Retryable)
 		j.due = satAdd(at, int64(d.Delay))
-		e.timers.push(j)
-		e.signal()
+		e.schedule(j)
 		if o := e.cfg.observer; o != nil {
 			o.Retrying(j.snapshot(e.cfg.history), int(j.attempt), d.Delay)
 		}
@@ -266,15 +270,25 @@ func (e *Executor) apply(j *job, d policy.Decision, at int64) {
 		e.move(j, Discarded)
 		j.finished = at
 		if d.Action == policy.DeadLetter {
-			e.deadLetter(j)
-			if o := e.cfg.observer; o != nil {
-				o.DeadLettered(j.snapshot(e.cfg.history))
-			}
-			e.prune(at)
-		} else if o := e.cfg.observer; o != nil {
-			o.Discarded(j.snapshot(e.cfg.history))
+			j.q.kinds[Discarded].unlink(j, byKind)
+			j.dead = true
+			j.q.kinds[kindDead].push(j, byKind)
 		}
+		if o := e.cfg.observer; o != nil {
+			if j.dead {
+				o.DeadLettered(j.snapshot(e.cfg.history))
+			} else {
+				o.Discarded(j.snapshot(e.cfg.history))
+			}
+		}
+		e.retire(j)
 	}
+}
+
+// schedule puts a scheduled or retryable job into the timer heap at j.due.
+func (e *Executor) schedule(j *job) {
+	e.timers.push(j)
+	e.dueChanged(j.due)
 }
 
 func satAdd(a, b int64) int64 {
@@ -282,67 +296,6 @@ func satAdd(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
-}
-
-// deadLetter appends j to the dead letter set (newest last).
-func (e *Executor) deadLetter(j *job) {
-	j.dead = true
-	j.q.dead++
-	e.dlCount++
-	j.dlPrev, j.dlNext = e.dlTail, nil
-	if e.dlTail != nil {
-		e.dlTail.dlNext = j
-	} else {
-		e.dlHead = j
-	}
-	e.dlTail = j
-}
-
-func (e *Executor) unDeadLetter(j *job) {
-	if !j.dead {
-		return
-	}
-	j.dead = false
-	j.q.dead--
-	e.dlCount--
-	if j.dlPrev != nil {
-		j.dlPrev.dlNext = j.dlNext
-	} else {
-		e.dlHead = j.dlNext
-	}
-	if j.dlNext != nil {
-		j.dlNext.dlPrev = j.dlPrev
-	} else {
-		e.dlTail = j.dlPrev
-	}
-	j.dlPrev, j.dlNext = nil, nil
-}
-
-// prune applies dead-letter retention at time now: first every job that has
-// been dead-lettered for longer than maxAge, then the oldest while there are
-// more than maxCount (ojs-dead-letter §8.1).
-func (e *Executor) prune(now int64) {
-	for h := e.dlHead; h != nil; h = e.dlHead {
-		if e.dlCount > e.cfg.maxCount || now-h.finished > int64(e.cfg.maxAge) {
-			e.remove(h)
-			continue
-		}
-		break
-	}
-}
-
-func (e *Executor) remove(j *job) {
-	var snap Job
-	if e.cfg.observer != nil {
-		snap = j.snapshot(e.cfg.history)
-	}
-	e.unDeadLetter(j)
-	j.q.counts[j.state]--
-	delete(e.jobs, j.id)
-	e.pruned++
-	if o := e.cfg.observer; o != nil {
-		o.Pruned(snap)
-	}
 }
 
 func (e *Executor) lookup(op, id string) (*job, error) {
@@ -415,8 +368,7 @@ func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
 	case j.scheduled != never && j.scheduled > now:
 		e.move(j, Scheduled)
 		j.due = j.scheduled
-		e.timers.push(j)
-		e.signal()
+		e.schedule(j)
 	default:
 		e.makeReady(j, now)
 	}
@@ -456,42 +408,61 @@ func (e *Executor) Fetch(queues ...string) (j Job, ok bool) {
 // defaultQueues is what Fetch reads when given no queue. Never modified.
 var defaultQueues = []string{DefaultQueue}
 
+// claim makes j active under a new delivery, with a reservation until now +
+// its visibility timeout. A deadline past the largest representable time
+// saturates there, and such a reservation never expires: a lease cannot end
+// at its start, even on a clock at that limit.
 func (e *Executor) claim(j *job, now int64) {
 	e.move(j, Active)
 	j.attempt++
+	e.deliveries++
+	j.delivery = e.deliveries
 	j.started = now
 	j.due = satAdd(now, j.vis)
 	e.leases.push(j)
+	e.dueChanged(j.due)
 }
 
-// activeJob looks up an active job for op, after applying what is due.
-// attempt > 0 also requires that attempt (worker mode: a late result never
-// reaches a later attempt).
-func (e *Executor) activeJob(op, id string, to State, attempt int) (*job, int64, error) {
+// ErrStaleDelivery is wrapped by the error Ack, Fail and Heartbeat return
+// when the delivery given is not the job's latest: the reservation it
+// named expired and the job was fetched again (by another consumer, or
+// after a manual retry). Nothing changes; the latest delivery's holder is
+// unaffected.
+var ErrStaleDelivery = errors.New("executor: stale delivery")
+
+// activeJob looks up the job of delivery d for op, after applying what is
+// due. The checks, in order: an unknown id wraps ErrNotFound; a d other
+// than the job's latest delivery wraps ErrStaleDelivery; a job that is no
+// longer active (its reservation expired, it was cancelled, ...) gives a
+// *TransitionError.
+func (e *Executor) activeJob(op, id string, to State, d uint64) (*job, int64, error) {
 	now := e.now()
 	e.advance(now)
 	j := e.active[id]
 	if j == nil {
-		j, err := e.lookup(op, id)
-		if err != nil {
+		var err error
+		if j, err = e.lookup(op, id); err != nil {
 			return nil, now, err
 		}
-		return nil, now, &TransitionError{Op: op, ID: id, From: j.state, To: to}
 	}
-	if attempt > 0 && int(j.attempt) != attempt {
+	if d != j.delivery {
+		return nil, now, fmt.Errorf("executor: %s %q: %w: delivery %d, the job's latest is %d", op, id, ErrStaleDelivery, d, j.delivery)
+	}
+	if j.state != Active {
 		return nil, now, &TransitionError{Op: op, ID: id, From: j.state, To: to}
 	}
 	return j, now, nil
 }
 
-// Ack completes an active job (ojs-core ACK). A job whose reservation has
-// expired is no longer active, so a late Ack returns a *TransitionError.
-func (e *Executor) Ack(id string) (Job, error) { return e.ack(id, 0) }
-
-func (e *Executor) ack(id string, attempt int) (Job, error) {
+// Ack completes the active job of delivery d (ojs-core ACK): d is the
+// [Job.Delivery] of the Fetch that claimed it. A stale delivery returns an
+// error wrapping [ErrStaleDelivery]; a job whose reservation has expired
+// (and was not fetched again) or that was cancelled is no longer active, so
+// a late Ack returns a *TransitionError.
+func (e *Executor) Ack(id string, d uint64) (Job, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j, now, err := e.activeJob("ack", id, Completed, attempt)
+	j, now, err := e.activeJob("ack", id, Completed, d)
 	if err != nil {
 		return Job{}, err
 	}
@@ -503,29 +474,31 @@ func (e *Executor) ack(id string, attempt int) (Job, error) {
 	if o := e.cfg.observer; o != nil {
 		o.Completed(s)
 	}
+	e.retire(j)
 	return s, nil
 }
 
-// Fail reports a failed attempt of an active job (ojs-core FAIL) and applies
-// the job's retry policy through [policy.Policy.Decide]: handler codes first (DISCARD
-// and FAIL discard, DEAD_LETTER dead-letters), then non_retryable_errors and
-// max_attempts (on_exhaustion), else the job becomes retryable until now +
-// the backoff delay. The failure is recorded in the error history first. An
-// unknown code returns an error wrapping ErrInvalidJob and changes nothing.
-func (e *Executor) Fail(id string, f Failure) (Job, error) { return e.fail(id, 0, f) }
-
-func (e *Executor) fail(id string, attempt int, f Failure) (Job, error) {
+// Fail reports a failed attempt of the active job of delivery d (ojs-core
+// FAIL; d as for [Executor.Ack]) and applies the job's retry policy through
+// [policy.Policy.Decide]: handler codes first (DISCARD and FAIL discard,
+// DEAD_LETTER dead-letters), then non_retryable_errors and max_attempts
+// (on_exhaustion), else the job becomes retryable until now + the backoff
+// delay. The failure is recorded in the error history first. An unknown
+// code returns an error wrapping ErrInvalidJob and changes nothing; so does
+// a stale delivery (ErrStaleDelivery): it never uses up the attempt of the
+// latest one.
+func (e *Executor) Fail(id string, d uint64, f Failure) (Job, error) {
 	code, err := errmatch.ParseCode(string(f.Code))
 	if err != nil {
 		return Job{}, fmt.Errorf("%w: fail %q: %w", ErrInvalidJob, id, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j, now, err := e.activeJob("fail", id, Retryable, attempt)
+	j, now, err := e.activeJob("fail", id, Retryable, d)
 	if err != nil {
 		return Job{}, err
 	}
-	d, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt), ErrorType: f.Type, Code: code}, e.cfg.rand)
+	dec, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt), ErrorType: f.Type, Code: code}, e.cfg.rand)
 	if err != nil {
 		return Job{}, fmt.Errorf("executor: fail %q: %w", id, err)
 	}
@@ -535,19 +508,19 @@ func (e *Executor) fail(id string, attempt int, f Failure) (Job, error) {
 	}
 	e.leases.remove(j)
 	e.addError(j, ErrorEntry{Attempt: int(j.attempt), Type: f.Type, Message: f.Message, Code: code, Time: nsTime(now), Details: details})
-	e.apply(j, d, now)
+	e.apply(j, dec, now)
 	return j.snapshot(e.cfg.history), nil
 }
 
-// Heartbeat extends the reservation of an active job to now + its
-// visibility timeout (RET-13). Once the reservation has expired the job is
-// no longer active and Heartbeat returns a *TransitionError.
-func (e *Executor) Heartbeat(id string) (Job, error) { return e.heartbeat(id, 0) }
-
-func (e *Executor) heartbeat(id string, attempt int) (Job, error) {
+// Heartbeat extends the reservation of the active job of delivery d to now
+// + its visibility timeout (RET-13; d as for [Executor.Ack]). A stale
+// delivery returns an error wrapping ErrStaleDelivery and extends nothing;
+// once the reservation has expired the job is no longer active and
+// Heartbeat returns a *TransitionError.
+func (e *Executor) Heartbeat(id string, d uint64) (Job, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j, now, err := e.activeJob("heartbeat", id, Active, attempt)
+	j, now, err := e.activeJob("heartbeat", id, Active, d)
 	if err != nil {
 		return Job{}, err
 	}
@@ -559,8 +532,9 @@ func (e *Executor) heartbeat(id string, attempt int) (Job, error) {
 // Cancel cancels a job that is scheduled, available, pending, active or
 // retryable (ojs-core CANCEL). Cancelling a job in a terminal state changes
 // nothing and is not an error (ojs-core §7.6 asks for idempotence); the
-// returned Job shows its state. A worker running a cancelled job learns it
-// from its next Heartbeat, Ack or Fail, which fail.
+// returned Job shows its state. The observer sees Cancelled. A Worker
+// running the job has its handler's context cancelled at once; any Ack,
+// Fail or Heartbeat of the job's delivery then fails.
 func (e *Executor) Cancel(id string) (Job, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -570,13 +544,19 @@ func (e *Executor) Cancel(id string) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	if !j.state.Terminal() {
-		e.unschedule(j) // no-op unless scheduled, retryable or active
-		e.move(j, Cancelled)
-		j.finished = now
-		j.started = never
+	if j.state.Terminal() {
+		return j.snapshot(e.cfg.history), nil
 	}
-	return j.snapshot(e.cfg.history), nil
+	e.unschedule(j) // no-op unless scheduled, retryable or active
+	e.move(j, Cancelled)
+	j.finished = now
+	j.started = never
+	s := j.snapshot(e.cfg.history)
+	if o := e.cfg.observer; o != nil {
+		o.Cancelled(s)
+	}
+	e.retire(j)
+	return s, nil
 }
 
 // Activate makes a pending job available (ojs-core ACTIVATE).
@@ -599,6 +579,8 @@ func (e *Executor) Activate(id string) (Job, error) {
 // Retry manually retries a discarded job, dead-lettered or not
 // (ojs-dead-letter §6.1): it becomes available with attempt 0, leaves the
 // dead letter set, keeps its error history, and gets a fresh retry budget
+// (its next fetch is a new delivery: the deliveries of its earlier runs stay
+// stale)
 // under its policy, or under override when that is not nil
 // (ojs-dead-letter §6.3). Other states return a *TransitionError.
 func (e *Executor) Retry(id string, override *policy.Policy) (Job, error) {
@@ -613,7 +595,7 @@ func (e *Executor) Retry(id string, override *policy.Policy) (Job, error) {
 	if j.state != Discarded {
 		return Job{}, &TransitionError{Op: "retry", ID: id, From: j.state, To: Available}
 	}
-	e.unDeadLetter(j)
+	e.unretire(j)
 	if override != nil {
 		j.pol = override
 	}
@@ -641,19 +623,10 @@ func (e *Executor) ResumeQueue(name string) {
 	q := e.queue(name)
 	if q.paused {
 		q.paused = false
-		e.signal()
+		for i := q.ready.n; i > 0 && len(q.idle) > 0; i-- {
+			e.wakeOne(q)
+		}
 	}
-}
-
-// Paused reports whether the queue is paused.
-func (e *Executor) Paused(name string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if name == "" {
-		name = DefaultQueue
-	}
-	q := e.queues[name]
-	return q != nil && q.paused
 }
 
 // Tick applies everything due at the clock's current time (timers,
@@ -672,21 +645,29 @@ func (e *Executor) Tick() {
 func (e *Executor) NextDue() (t time.Time, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	next := int64(math.MaxInt64)
-	for _, h := range []*job{e.timers.peek(), e.leases.peek()} {
-		if h != nil && h.due < next {
-			next = h.due
-		}
-	}
-	if h := e.dlHead; h != nil {
-		if exp := satAdd(satAdd(h.finished, int64(e.cfg.maxAge)), 1); exp < next {
-			next = exp
-		}
-	}
+	next := e.nextDue()
 	if next == math.MaxInt64 {
 		return time.Time{}, false
 	}
 	return nsTime(next), true
+}
+
+// nextDue returns NextDue as Unix nanoseconds, math.MaxInt64 for none.
+func (e *Executor) nextDue() int64 {
+	next := int64(math.MaxInt64)
+	if h := e.timers.peek(); h != nil {
+		next = h.due
+	}
+	if h := e.leases.peek(); h != nil && h.due < next {
+		next = h.due
+	}
+	if h := e.dl.head; h != nil {
+		next = min(next, satAdd(satAdd(h.finished, int64(e.cfg.maxAge)), 1))
+	}
+	if h := e.fin.head; h != nil {
+		next = min(next, satAdd(satAdd(h.finished, int64(e.cfg.finMaxAge)), 1))
+	}
+	return next
 }
 
 // Get returns a snapshot of the job (ojs-core INFO), after applying what is
@@ -700,85 +681,4 @@ func (e *Executor) Get(id string) (Job, error) {
 		return Job{}, err
 	}
 	return j.snapshot(e.cfg.history), nil
-}
-
-// Filter selects jobs for List and Count. The zero Filter selects every job.
-type Filter struct {
-	Queue      string  // "" = every queue
-	States     []State // empty = every state
-	DeadLetter bool    // only dead-lettered jobs
-}
-
-func (f Filter) stateSet() (set [numStates]bool) {
-	if len(f.States) == 0 {
-		for i := range set {
-			set[i] = true
-		}
-		return
-	}
-	for _, s := range f.States {
-		if int(s) < numStates {
-			set[s] = true
-		}
-	}
-	return
-}
-
-// Count returns how many jobs match f, in O(queues) time.
-func (e *Executor) Count(f Filter) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.advance(e.now())
-	set := f.stateSet()
-	n := 0
-	for name, q := range e.queues {
-		if f.Queue != "" && f.Queue != name {
-			continue
-		}
-		if f.DeadLetter {
-			if set[Discarded] {
-				n += q.dead
-			}
-			continue
-		}
-		for s := 1; s < numStates; s++ {
-			if set[s] {
-				n += q.counts[s]
-			}
-		}
-	}
-	return n
-}
-
-// List returns snapshots of the jobs matching f in the order they were
-// enqueued. It visits every job.
-func (e *Executor) List(f Filter) []Job {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.advance(e.now())
-	set := f.stateSet()
-	var sel []*job
-	for _, j := range e.jobs {
-		if (f.Queue == "" || f.Queue == j.q.name) && set[j.state] && (!f.DeadLetter || j.dead) {
-			sel = append(sel, j)
-		}
-	}
-	sort.Slice(sel, func(a, b int) bool { return sel[a].seq < sel[b].seq })
-	out := make([]Job, len(sel))
-	for i, j := range sel {
-		out[i] = j.snapshot(e.cfg.history)
-	}
-	return out
-}
-
-// wait returns a channel closed at the next change that may make a job
-// fetchable or move the next due time (worker mode).
-func (e *Executor) wait() <-chan struct{} {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.changed == nil {
-		e.changed = make(chan struct{})
-	}
-	e.waiting = true
-	return e.changed
 }

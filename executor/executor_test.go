@@ -31,46 +31,10 @@ func mustEnqueue(t testing.TB, e *executor.Executor, s executor.JobSpec) executo
 	return j
 }
 
-func TestTransitionTable(t *testing.T) {
-	// ojs-core §6.3: 17 rows; "initial" is the zero State.
-	want := map[string]bool{
-		"initial>scheduled": true, "initial>available": true, "initial>pending": true,
-		"scheduled>available": true, "pending>available": true, "available>active": true,
-		"active>completed": true, "active>retryable": true, "active>discarded": true,
-		"active>cancelled": true, "active>available": true, "retryable>available": true,
-		"scheduled>cancelled": true, "available>cancelled": true, "pending>cancelled": true,
-		"retryable>cancelled": true, "discarded>available": true,
-	}
-	n := 0
-	for from := executor.State(0); from <= executor.Discarded; from++ {
-		for to := executor.State(0); to <= executor.Discarded+1; to++ {
-			got := executor.Allowed(from, to)
-			if got {
-				n++
-			}
-			if got != want[from.String()+">"+to.String()] {
-				t.Errorf("Allowed(%s, %s) = %v", from, to, got)
-			}
-		}
-	}
-	if n != 17 {
-		t.Errorf("%d transitions, want 17", n)
-	}
-	for _, s := range executor.States() {
-		p, err := executor.ParseState(s.String())
-		if err != nil || p != s {
-			t.Errorf("ParseState(%s) = %v, %v", s, p, err)
-		}
-	}
-	if _, err := executor.ParseState("failed"); err == nil {
-		t.Error("ParseState(failed) accepted")
-	}
-}
-
 func TestErrors(t *testing.T) {
 	e, _ := newFake()
 	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t"})
-	_, err := e.Ack("a")
+	_, err := e.Ack("a", 0)
 	var te *executor.TransitionError
 	if !errors.As(err, &te) || te.From != executor.Available || te.To != executor.Completed || te.Op != "ack" || te.ID != "a" {
 		t.Fatalf("ack of available: %v", err)
@@ -97,8 +61,8 @@ func TestErrors(t *testing.T) {
 	if !errors.Is(err, policy.ErrInvalidPolicy) || !strings.Contains(err.Error(), "max_attempts") {
 		t.Errorf("invalid policy: %v", err)
 	}
-	e.Fetch("default")
-	if _, err := e.Fail("a", executor.Failure{Type: "x", Code: "NOPE"}); !errors.Is(err, executor.ErrInvalidJob) || !errors.Is(err, errmatch.ErrUnknownCode) {
+	f, _ := e.Fetch("default")
+	if _, err := e.Fail("a", f.Delivery, executor.Failure{Type: "x", Code: "NOPE"}); !errors.Is(err, executor.ErrInvalidJob) || !errors.Is(err, errmatch.ErrUnknownCode) {
 		t.Errorf("unknown code: %v", err)
 	}
 	if j, _ := e.Get("a"); j.State != executor.Active || len(j.Errors) != 0 {
@@ -132,10 +96,11 @@ func TestErrorHistoryWindow(t *testing.T) {
 		if i%2 == 0 {
 			queues = nil // no queue: the default one
 		}
-		if _, ok := e.Fetch(queues...); !ok {
+		f, ok := e.Fetch(queues...)
+		if !ok {
 			t.Fatalf("attempt %d not fetchable from %v", i, queues)
 		}
-		j, err := e.Fail("a", executor.Failure{Type: "x", Message: fmt.Sprint(i)})
+		j, err := e.Fail("a", f.Delivery, executor.Failure{Type: "x", Message: fmt.Sprint(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,6 +142,35 @@ func (r *recorder) DeadLettered(j executor.Job) { r.add("dead " + j.ID) }
 func (r *recorder) Completed(j executor.Job)    { r.add("completed " + j.ID) }
 func (r *recorder) TimedOut(j executor.Job)     { r.add("timeout " + j.ID) }
 func (r *recorder) Pruned(j executor.Job)       { r.add("pruned " + j.ID) }
+func (r *recorder) Cancelled(j executor.Job)    { r.add("cancelled " + j.ID) }
+
+// fetchFail fetches the next job of the default queue and fails it.
+func fetchFail(t *testing.T, e *executor.Executor, f executor.Failure) executor.Job {
+	t.Helper()
+	j, ok := e.Fetch()
+	if !ok {
+		t.Fatal("nothing to fetch")
+	}
+	r, err := e.Fail(j.ID, j.Delivery, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// fetchAck fetches the next job of the default queue and acknowledges it.
+func fetchAck(t *testing.T, e *executor.Executor) executor.Job {
+	t.Helper()
+	j, ok := e.Fetch()
+	if !ok {
+		t.Fatal("nothing to fetch")
+	}
+	r, err := e.Ack(j.ID, j.Delivery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
 
 func TestObserver(t *testing.T) {
 	r := &recorder{}
@@ -185,18 +179,16 @@ func TestObserver(t *testing.T) {
 	mustEnqueue(t, e, executor.JobSpec{ID: "b", Type: "t", Retry: []byte(`{"max_attempts":1}`)})
 	mustEnqueue(t, e, executor.JobSpec{ID: "c", Type: "t", Retry: []byte(`{"on_exhaustion":"dead_letter","max_attempts":1}`)})
 	mustEnqueue(t, e, executor.JobSpec{ID: "d", Type: "t"})
-	e.Fetch("default")                                                  // a
-	c.Advance(10 * time.Second)                                         // a times out: retry after 1s
-	e.Fetch("default")                                                  // b
-	e.Fail("b", executor.Failure{Type: "x"})                            // discarded
-	e.Fetch("default")                                                  // c
-	e.Fail("c", executor.Failure{Type: "x"})                            // dead
-	e.Fetch("default")                                                  // d
-	e.Fail("d", executor.Failure{Type: "x", Code: errmatch.DeadLetter}) // dead, prunes c (max count 1)
-	c.Advance(time.Second)                                              // a available
-	e.Fetch("default")                                                  // a
-	e.Ack("a")                                                          // completed
-	want := "timeout a|retrying a 1 1s|discarded b|dead c|dead d|pruned c|completed a"
+	mustEnqueue(t, e, executor.JobSpec{ID: "s", Type: "t", Pending: true})
+	e.Fetch("default")                                                      // a
+	c.Advance(10 * time.Second)                                             // a times out: retry after 1s
+	fetchFail(t, e, executor.Failure{Type: "x"})                            // b discarded
+	fetchFail(t, e, executor.Failure{Type: "x"})                            // c dead
+	fetchFail(t, e, executor.Failure{Type: "x", Code: errmatch.CodeDeadLetter}) // d dead, prunes c (max count 1)
+	c.Advance(time.Second)                                                  // a available
+	fetchAck(t, e)                                                          // a completed
+	e.Cancel("s")                                                           // s cancelled
+	want := "timeout a|retrying a 1 1s|discarded b|dead c|dead d|pruned c|completed a|cancelled s"
 	if got := strings.Join(r.events, "|"); got != want {
 		t.Errorf("events\n got %s\nwant %s", got, want)
 	}
@@ -213,25 +205,21 @@ func TestNextDueAndTick(t *testing.T) {
 	}
 	e.Cancel("s")
 	mustEnqueue(t, e, executor.JobSpec{ID: "d", Type: "t", Retry: []byte(`{"max_attempts":1,"on_exhaustion":"dead_letter"}`)})
-	e.Fetch("default")
-	e.Fail("d", executor.Failure{Type: "x"})
+	fetchFail(t, e, executor.Failure{Type: "x"})
 	// strictly older than max age: due one nanosecond after the minute
 	if d, ok := e.NextDue(); !ok || !d.Equal(start.Add(time.Minute+1)) {
 		t.Errorf("NextDue = %v %v", d, ok)
 	}
 	c.Set(start.Add(time.Minute + 1))
 	e.Tick()
-	if e.Stats().Pruned != 1 {
-		t.Error("not pruned")
+	if _, err := e.Get("d"); !errors.Is(err, executor.ErrNotFound) {
+		t.Errorf("not pruned: %v", err)
 	}
 }
 
 func TestPauseResume(t *testing.T) {
 	e, _ := newFake()
 	e.PauseQueue("")
-	if !e.Paused("default") || e.Paused("other") {
-		t.Error("Paused")
-	}
 	mustEnqueue(t, e, executor.JobSpec{Type: "t"})
 	if _, ok := e.Fetch("default"); ok {
 		t.Error("fetched from paused queue")
@@ -301,12 +289,12 @@ func TestConcurrentNothingLost(t *testing.T) {
 				}
 				holders.Delete(j.ID)
 				if (i+w)%3 == 0 {
-					if _, err := e.Ack(j.ID); err != nil {
+					if _, err := e.Ack(j.ID, j.Delivery); err != nil {
 						t.Error(err)
 					}
 					acked.Add(1)
 				} else {
-					r, err := e.Fail(j.ID, executor.Failure{Type: "x"})
+					r, err := e.Fail(j.ID, j.Delivery, executor.Failure{Type: "x"})
 					if err != nil {
 						t.Error(err)
 					}
@@ -325,8 +313,8 @@ func TestConcurrentNothingLost(t *testing.T) {
 		t.Errorf("completed %d (acked %d), discarded %d (final fails %d), want %d in all",
 			completed, acked.Load(), discarded, failedFinal.Load(), jobs)
 	}
-	if st := e.Stats(); st.Enqueued != jobs || st.Pruned != 0 {
-		t.Errorf("stats %+v", st)
+	if n := e.Count(executor.Filter{}); n != jobs {
+		t.Errorf("%d jobs held, want %d", n, jobs)
 	}
 	for _, j := range e.List(executor.Filter{}) {
 		if j.Attempt > 3 || j.Attempt < 1 {

@@ -94,6 +94,11 @@ type Job struct {
 	// Attempt is the number of the current or last execution: 0 before the
 	// first fetch, incremented by every fetch, reset to 0 by a manual retry.
 	Attempt int
+	// Delivery identifies the current or last fetch of the job: 0 before the
+	// first fetch, then a number the executor never hands out again (not
+	// even after a manual retry). Ack, Fail and Heartbeat take it, so only
+	// the holder of the latest delivery can end or extend the attempt.
+	Delivery uint64
 
 	CreatedAt     time.Time // Enqueue
 	EnqueuedAt    time.Time // last entry into available
@@ -134,15 +139,23 @@ func timeNs(t time.Time) int64 {
 // (scheduled_at, next_retry_at or reservation deadline) while it is in the
 // timer heap.
 type job struct {
-	id             string
-	typ            string // interned
-	q              *queue
-	args           json.RawMessage
-	pol            *policy.Policy // shared
-	errs           []ErrorEntry   // append-only window, see addError
-	dlPrev, dlNext *job           // dead letter list links
+	id   string
+	typ  string // interned
+	q    *queue
+	args json.RawMessage
+	pol  *policy.Policy // shared
+	errs []ErrorEntry   // append-only window, see addError
+	// link holds the job's place in two lists: byKind, the list of its
+	// queue and kind (see kindOf), and byAge, the executor's retention list
+	// of finished or dead-lettered jobs (unused while the job is not
+	// finished).
+	link [2]struct{ prev, next *job }
+	// stop, while the job is active under a Worker, cancels the handler's
+	// context; it is called and cleared when the job leaves active.
+	stop func()
 
 	seq       uint64
+	delivery  uint64
 	created   int64
 	enqueued  int64
 	scheduled int64
@@ -161,7 +174,7 @@ type job struct {
 func (j *job) snapshot(history int) Job {
 	s := Job{
 		ID: j.id, Type: j.typ, Queue: j.q.name, Args: j.args, Policy: j.pol,
-		State: j.state, DeadLetter: j.dead, Attempt: int(j.attempt),
+		State: j.state, DeadLetter: j.dead, Attempt: int(j.attempt), Delivery: j.delivery,
 		CreatedAt: nsTime(j.created), EnqueuedAt: nsTime(j.enqueued), ScheduledAt: nsTime(j.scheduled),
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),

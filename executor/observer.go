@@ -22,7 +22,10 @@ type Observer interface {
 	// TimedOut: the job's reservation expired. Retrying, Discarded or
 	// DeadLettered follows for the same job.
 	TimedOut(j Job)
-	// Pruned: dead-letter retention removed the job; it no longer exists.
+	// Cancelled: the job was cancelled (from any state that is not
+	// terminal; a running handler's context is cancelled just after).
+	Cancelled(j Job)
+	// Pruned: retention removed the finished job; it no longer exists.
 	Pruned(j Job)
 }
 
@@ -44,6 +47,9 @@ func (NopObserver) Completed(Job) {}
 
 // TimedOut does nothing.
 func (NopObserver) TimedOut(Job) {}
+
+// Cancelled does nothing.
+func (NopObserver) Cancelled(Job) {}
 
 // Pruned does nothing.
 func (NopObserver) Pruned(Job) {}

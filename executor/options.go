@@ -8,44 +8,52 @@ import (
 
 // Defaults used by New when no option overrides them.
 const (
-	// DefaultErrorHistory is how many error entries a job keeps (ojs-retry
+	// defaultErrorHistory is how many error entries a job keeps (ojs-retry
 	// §10.1 asks for at least 10).
-	DefaultErrorHistory = 20
-	// DefaultVisibilityTimeout is the reservation period of a fetched job
+	defaultErrorHistory = 20
+	// defaultVisibilityTimeout is the reservation period of a fetched job
 	// that did not set its own.
-	DefaultVisibilityTimeout = 30 * time.Minute
-	// DefaultRetentionMaxAge is how long a dead-lettered job is kept
+	defaultVisibilityTimeout = 30 * time.Minute
+	// defaultRetentionMaxAge is how long a dead-lettered job is kept
 	// (ojs-dead-letter §5.2: P180D).
-	DefaultRetentionMaxAge = 180 * 24 * time.Hour
-	// DefaultRetentionMaxCount is how many dead-lettered jobs are kept
+	defaultRetentionMaxAge = 180 * 24 * time.Hour
+	// defaultRetentionMaxCount is how many dead-lettered jobs are kept
 	// (ojs-dead-letter §5.2).
-	DefaultRetentionMaxCount = 10000
-	// MaxErrorHistory is the largest error history WithErrorHistory
+	defaultRetentionMaxCount = 10000
+	// defaultFinishedMaxAge and defaultFinishedMaxCount bound the other
+	// finished jobs: a day, and 10000 per queue and state.
+	defaultFinishedMaxAge   = 24 * time.Hour
+	defaultFinishedMaxCount = 10000
+	// maxErrorHistory is the largest error history WithErrorHistory
 	// accepts (2^20 entries per job).
-	MaxErrorHistory = 1 << 20
+	maxErrorHistory = 1 << 20
 	// minErrorHistory is the floor of ojs-retry §10.1 (RET-15).
 	minErrorHistory = 10
 )
 
 // config holds the executor's knobs; see the With... options.
 type config struct {
-	clock      Clock
-	rand       backoff.Source
-	history    int
-	maxAge     time.Duration
-	maxCount   int
-	observer   Observer
-	visibility time.Duration
+	clock       Clock
+	rand        backoff.Source
+	history     int
+	maxAge      time.Duration // dead letters
+	maxCount    int
+	finMaxAge   time.Duration // other finished jobs
+	finMaxCount int
+	observer    Observer
+	visibility  time.Duration
 }
 
 func defaultConfig() config {
 	return config{
-		clock:      RealClock{},
-		rand:       nil, // backoff.Default(), resolved in New
-		history:    DefaultErrorHistory,
-		maxAge:     DefaultRetentionMaxAge,
-		maxCount:   DefaultRetentionMaxCount,
-		visibility: DefaultVisibilityTimeout,
+		clock:       RealClock{},
+		rand:        nil, // backoff.Random(), resolved in New
+		history:     defaultErrorHistory,
+		maxAge:      defaultRetentionMaxAge,
+		maxCount:    defaultRetentionMaxCount,
+		finMaxAge:   defaultFinishedMaxAge,
+		finMaxCount: defaultFinishedMaxCount,
+		visibility:  defaultVisibilityTimeout,
 	}
 }
 
@@ -61,7 +69,7 @@ func WithClock(c Clock) Option {
 	}
 }
 
-// WithRand sets the randomness jitter draws from (default backoff.Default()).
+// WithRand sets the randomness jitter draws from (default backoff.Random()).
 // The executor consults it only while holding its lock, so a source that is
 // not safe for concurrent use, such as a *math/rand/v2.Rand, is fine.
 // backoff.Fixed(r) makes every jittered delay exact. A nil source is ignored.
@@ -74,12 +82,11 @@ func WithRand(src backoff.Source) Option {
 }
 
 // WithErrorHistory sets how many of its most recent error entries each job
-// keeps (default DefaultErrorHistory). Values below 10, the minimum of
-// ojs-retry §10.1, are raised to 10; values above MaxErrorHistory are
-// lowered to it.
+// keeps (default 20). Values below 10, the minimum of ojs-retry §10.1, are
+// raised to 10; values above 2^20 are lowered to it.
 func WithErrorHistory(n int) Option {
 	return func(cfg *config) {
-		cfg.history = min(max(n, minErrorHistory), MaxErrorHistory)
+		cfg.history = min(max(n, minErrorHistory), maxErrorHistory)
 	}
 }
 
@@ -87,7 +94,9 @@ func WithErrorHistory(n int) Option {
 // dead-lettered job is pruned once it has been in the dead letter set for
 // longer than maxAge, and the oldest are pruned while there are more than
 // maxCount. A value ≤ 0 keeps that limit's default (P180D, 10000): retention
-// is never unbounded.
+// is never unbounded. The dead letter set is one for the whole executor:
+// maxCount counts dead letters of every queue. Other finished jobs follow
+// [WithFinishedRetention].
 func WithRetention(maxAge time.Duration, maxCount int) Option {
 	return func(cfg *config) {
 		if maxAge > 0 {
@@ -99,6 +108,25 @@ func WithRetention(maxAge time.Duration, maxCount int) Option {
 	}
 }
 
+// WithFinishedRetention sets the retention of finished jobs that are not
+// dead letters (completed, cancelled and plainly discarded): such a job is
+// deleted once it has been finished for longer than maxAge, and the oldest
+// are deleted while a queue holds more than maxCount of them in one state
+// (counted per queue and per state). A value ≤ 0 keeps that limit's default
+// (24 hours, 10000): retention is never unbounded, so an executor that runs
+// forever holds a bounded number of finished jobs. [Executor.Delete]
+// removes one sooner.
+func WithFinishedRetention(maxAge time.Duration, maxCount int) Option {
+	return func(cfg *config) {
+		if maxAge > 0 {
+			cfg.finMaxAge = maxAge
+		}
+		if maxCount > 0 {
+			cfg.finMaxCount = maxCount
+		}
+	}
+}
+
 // WithObserver sets the observer that receives lifecycle events (default
 // none).
 func WithObserver(o Observer) Option {
@@ -106,7 +134,7 @@ func WithObserver(o Observer) Option {
 }
 
 // WithDefaultVisibilityTimeout sets the reservation period for jobs enqueued
-// without their own (default DefaultVisibilityTimeout). Values ≤ 0 are ignored.
+// without their own (default 30 minutes). Values ≤ 0 are ignored.
 func WithDefaultVisibilityTimeout(d time.Duration) Option {
 	return func(cfg *config) {
 		if d > 0 {

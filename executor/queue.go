@@ -1,12 +1,14 @@
 package executor
 
-// queue is one named queue: its ready FIFO, pause flag and per-state counts.
+// queue is one named queue: its ready FIFO, pause flag, the lists of its
+// jobs by kind (the state index behind List and Count) and, in worker mode,
+// the goroutines parked until one of its jobs becomes available.
 type queue struct {
 	name   string
 	paused bool
 	ready  fifo
-	counts [numStates]int
-	dead   int // dead-lettered jobs of this queue
+	kinds  [numKinds]jobList
+	idle   []chan struct{} // parked worker goroutines, see Executor.park
 }
 
 // fifo is a growable ring buffer of jobs in the order they became available.

@@ -27,11 +27,6 @@ const numStates = int(Discarded) + 1
 
 var stateNames = [numStates]string{"initial", "scheduled", "available", "pending", "active", "completed", "retryable", "cancelled", "discarded"}
 
-// States lists the eight job states in the order of ojs-core §6.1.
-func States() []State {
-	return []State{Scheduled, Available, Pending, Active, Completed, Retryable, Cancelled, Discarded}
-}
-
 // String returns the OJS name of the state ("available", ...), "initial" for
 // the zero value, and "state(N)" for values out of range.
 func (s State) String() string {
@@ -41,17 +36,8 @@ func (s State) String() string {
 	return fmt.Sprintf("state(%d)", uint8(s))
 }
 
-// ParseState maps an OJS state name to its State. "initial" is not accepted.
-func ParseState(name string) (State, error) {
-	for i := 1; i < numStates; i++ {
-		if stateNames[i] == name {
-			return State(i), nil
-		}
-	}
-	return 0, fmt.Errorf("executor: unknown state %q", name)
-}
-
-// Terminal reports whether s is completed, cancelled or discarded.
+// Terminal reports whether s is completed, cancelled or discarded: a
+// finished job, kept until retention or [Executor.Delete] removes it.
 func (s State) Terminal() bool { return s == Completed || s == Cancelled || s == Discarded }
 
 // transitions is the closed transition table of ojs-core §6.3, as (from, to)
@@ -76,10 +62,10 @@ var transitions = func() (t [numStates][numStates]bool) {
 	return t
 }()
 
-// Allowed reports whether ojs-core's transition table (§6.3) lists a
+// allowed reports whether ojs-core's transition table (§6.3) lists a
 // transition from one state to another. The zero State stands for the
-// initial pseudo-state, so Allowed(0, Pending) is true.
-func Allowed(from, to State) bool {
+// initial pseudo-state, so allowed(0, Pending) is true.
+func allowed(from, to State) bool {
 	if int(from) >= numStates || int(to) >= numStates {
 		return false
 	}

@@ -17,15 +17,16 @@ import (
 // goroutines at once (one per unit of concurrency), so it must be safe for
 // concurrent use. Returning nil acknowledges the job;
 // returning an error fails the attempt (see [Worker] for the
-// classification). ctx is cancelled when the job is cancelled or its
-// reservation is lost, and when Stop's deadline passes; handlers should
-// return promptly then.
+// classification). ctx is cancelled as soon as the job is cancelled or
+// leaves active otherwise (its reservation expired, ...), and when Stop's
+// deadline passes; handlers should return promptly then.
 type Handler func(ctx context.Context, j Job) error
 
 // Worker runs Go handlers for an Executor's jobs on the real clock: worker
 // mode. Each queue given to WithConcurrency (default: "default" with 1) gets
 // that many goroutines, each fetching from its queue, running the handler
-// registered for the job's type and reporting the outcome:
+// registered for the job's type and reporting the outcome with the job's
+// delivery ([Job.Delivery]):
 //
 //  1. nil → Ack;
 //  2. an error → Fail with type and code from errmatch.Classify (attach them
@@ -39,13 +40,21 @@ type Handler func(ctx context.Context, j Job) error
 //  4. no handler for the type → Fail with type [NoHandlerErrorType], no code.
 //
 // While a handler runs the worker heartbeats the job every third of its
-// visibility timeout (or WithHeartbeatInterval). If the heartbeat fails —
-// the job was cancelled or its reservation expired — the handler's context
-// is cancelled and its eventual result is dropped (ack and fail are tied to
-// the attempt, so a late result never completes a later attempt).
+// visibility timeout (or WithHeartbeatInterval). Heartbeats stop as soon as
+// the handler's run ends, however it ends — a return, a panic, or
+// runtime.Goexit (then nothing is reported: the reservation expires and the
+// job fails by timeout and is retried under its policy; a new goroutine
+// takes the slot). If a heartbeat fails the handler's context is cancelled.
+// Because Ack and Fail carry the delivery, a result that arrives after the
+// job was fetched again (by this or another consumer, or after a manual
+// retry) is rejected as stale and never touches the later run.
+//
+// Idle goroutines park on their queue: a job becoming available wakes one
+// of them, not all. One more goroutine per Worker watches the executor's
+// next due time (scheduled jobs, backoffs, reservations, retention).
 //
 // The executor's clock should be the real clock: the worker sleeps in real
-// time until Executor.NextDue. Register handlers before Start. A Worker is
+// time until the next due time. Register handlers before Start. A Worker is
 // safe for concurrent use; the zero value is not usable, use NewWorker.
 type Worker struct {
 	e        *Executor
@@ -53,40 +62,43 @@ type Worker struct {
 	handlers map[string]Handler
 	conc     map[string]int
 	beat     time.Duration
-	poll     time.Duration
 	err      error // the first invalid option, returned by Start
 
 	started, stopped bool
+	live             int           // running goroutines, guarded by mu
+	done             chan struct{} // closed when live drops to 0 after Stop
 	stopping         chan struct{} // closed by Stop: fetch no more
 	hard             context.Context
 	cancelHard       context.CancelFunc
-	wg               sync.WaitGroup
 }
 
 // WorkerOption configures a Worker in NewWorker. A nil WorkerOption is
 // ignored.
 type WorkerOption func(*Worker)
 
-// MaxConcurrency is the largest n WithConcurrency accepts for one queue.
-const MaxConcurrency = 1 << 16
+// maxConcurrency is the largest n WithConcurrency accepts for one queue.
+const maxConcurrency = 1 << 16
+
+// keeperLimit bounds how long the timekeeper sleeps without looking.
+const keeperLimit = time.Second
 
 // ErrInvalidWorkerConfig is wrapped by the error Start returns when an option
 // given to NewWorker was invalid.
 var ErrInvalidWorkerConfig = errors.New("executor: invalid worker configuration")
 
 // WithConcurrency runs n goroutines fetching from queue ("" is DefaultQueue).
-// n must be between 1 and MaxConcurrency: any other value makes Start return
-// an error wrapping ErrInvalidWorkerConfig (and start nothing). Given twice
-// for one queue, the later n counts.
+// n must be between 1 and 65536: any other value makes Start return an
+// error wrapping ErrInvalidWorkerConfig (and start nothing). Given twice for
+// one queue, the later n counts.
 func WithConcurrency(queue string, n int) WorkerOption {
 	return func(w *Worker) {
 		if queue == "" {
 			queue = DefaultQueue
 		}
-		if n < 1 || n > MaxConcurrency {
+		if n < 1 || n > maxConcurrency {
 			if w.err == nil {
 				w.err = fmt.Errorf("%w: WithConcurrency(%q, %d): n must be between 1 and %d",
-					ErrInvalidWorkerConfig, queue, n, MaxConcurrency)
+					ErrInvalidWorkerConfig, queue, n, maxConcurrency)
 			}
 			return
 		}
@@ -104,20 +116,9 @@ func WithHeartbeatInterval(d time.Duration) WorkerOption {
 	}
 }
 
-// WithPollInterval bounds how long an idle goroutine sleeps before looking
-// again (default 1s); it normally wakes as soon as a job can be fetched.
-// Values ≤ 0 are ignored.
-func WithPollInterval(d time.Duration) WorkerOption {
-	return func(w *Worker) {
-		if d > 0 {
-			w.poll = d
-		}
-	}
-}
-
 // NewWorker returns a Worker for e. An invalid option is reported by Start.
 func NewWorker(e *Executor, opts ...WorkerOption) *Worker {
-	w := &Worker{e: e, handlers: map[string]Handler{}, conc: map[string]int{}, poll: time.Second}
+	w := &Worker{e: e, handlers: map[string]Handler{}, conc: map[string]int{}}
 	for _, o := range opts {
 		if o != nil {
 			o(w)
@@ -154,6 +155,7 @@ func (w *Worker) Start() error {
 	}
 	w.started = true
 	w.stopping = make(chan struct{})
+	w.done = make(chan struct{})
 	w.hard, w.cancelHard = context.WithCancel(context.Background())
 	queues := make([]string, 0, len(w.conc))
 	for q := range w.conc {
@@ -162,17 +164,25 @@ func (w *Worker) Start() error {
 	sort.Strings(queues)
 	for _, q := range queues {
 		for i := 0; i < w.conc[q]; i++ {
-			w.wg.Add(1)
+			w.live++
 			go w.loop(q)
 		}
 	}
+	w.live++
+	go w.keeper()
 	return nil
 }
 
-// Stop stops fetching and waits for in-flight handlers to finish and report.
-// When ctx ends first, Stop cancels the handlers' contexts and returns
-// ctx.Err() without waiting further; results the handlers report later are
-// still applied if their reservations hold. Otherwise it returns nil.
+// Stop stops fetching and waits for in-flight handlers to finish and
+// report; it returns nil once every goroutine of the worker has finished.
+//
+// When ctx ends first, Stop cancels the handlers' contexts, stops their
+// heartbeats and returns ctx.Err() without waiting further. A handler that
+// ignores its context keeps its goroutine until it returns; its job, no
+// longer heartbeated, fails by timeout when its reservation expires and is
+// retried under its policy (possibly by another consumer). What such a
+// handler returns later is still reported, and applied only if the job has
+// not been fetched again meanwhile (otherwise it is stale and dropped).
 func (w *Worker) Stop(ctx context.Context) error {
 	w.mu.Lock()
 	if !w.started || w.stopped {
@@ -182,10 +192,8 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.stopped = true
 	close(w.stopping)
 	w.mu.Unlock()
-	done := make(chan struct{})
-	go func() { w.wg.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-w.done:
 		w.cancelHard()
 		return nil
 	case <-ctx.Done():
@@ -194,45 +202,105 @@ func (w *Worker) Stop(ctx context.Context) error {
 	}
 }
 
+// exit records that one of the worker's goroutines is finishing; respawn
+// starts a replacement first (a handler called runtime.Goexit).
+func (w *Worker) exit(respawn func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if respawn != nil && !w.stopped {
+		w.live++
+		go respawn()
+	}
+	w.live--
+	if w.live == 0 && w.stopped {
+		close(w.done)
+	}
+}
+
 func (w *Worker) loop(queue string) {
-	defer w.wg.Done()
+	clean := false
+	defer func() {
+		if clean {
+			w.exit(nil)
+		} else { // runtime.Goexit in a handler
+			w.exit(func() { w.loop(queue) })
+		}
+	}()
+	wake := make(chan struct{}, 1)
 	for {
 		select {
 		case <-w.stopping:
+			clean = true
 			return
 		default:
 		}
-		j, ok := w.e.Fetch(queue)
+		j, ok := w.e.fetchOrPark(queue, wake)
 		if !ok {
-			ch := w.e.wait()
-			if j, ok = w.e.Fetch(queue); !ok {
-				w.sleep(ch)
-				continue
+			select {
+			case <-wake:
+			case <-w.stopping:
+				w.e.unpark(queue, wake)
+				clean = true
+				return
 			}
+			continue
 		}
 		w.run(j)
 	}
 }
 
-// sleep waits for a change in the executor, the next due time, the poll
-// interval or Stop, whichever comes first.
-func (w *Worker) sleep(changed <-chan struct{}) {
-	d := w.poll
-	if t, ok := w.e.NextDue(); ok {
-		if until := time.Until(t); until < d {
-			d = until
+// keeper applies what becomes due (scheduled jobs, backoffs, expired
+// reservations, retention) when it becomes due, waking parked goroutines
+// through the jobs made available.
+func (w *Worker) keeper() {
+	defer w.exit(nil)
+	k := &keeperWait{}
+	defer w.e.unkeep(k)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		d, changed := w.e.untilDue(k, keeperLimit)
+		timer.Reset(max(d, time.Millisecond))
+		select {
+		case <-timer.C:
+		case <-changed: // Reset above discards the pending expiry (Go 1.23 timers)
+		case <-w.stopping:
+			return
 		}
 	}
-	if d < time.Millisecond {
-		d = time.Millisecond
+}
+
+// beat heartbeats one running job until stop is called.
+type beat struct {
+	w      *Worker
+	j      Job
+	cancel context.CancelFunc
+	every  time.Duration
+	mu     sync.Mutex
+	t      *time.Timer
+	done   bool
+}
+
+// tick runs on the timer's goroutine. It holds b.mu while heartbeating, so
+// once stop returns no heartbeat of this run is in progress or to come.
+func (b *beat) tick() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done || b.w.hard.Err() != nil { // run over, or Stop's deadline passed
+		return
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-changed:
-	case <-timer.C:
-	case <-w.stopping:
+	if _, err := b.w.e.Heartbeat(b.j.ID, b.j.Delivery); err != nil {
+		b.cancel() // cancelled, reservation lost, or fetched again
+		return
 	}
+	b.t.Reset(b.every)
+}
+
+func (b *beat) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done = true
+	b.t.Stop()
 }
 
 func (w *Worker) run(j Job) {
@@ -241,32 +309,22 @@ func (w *Worker) run(j Job) {
 	w.mu.Unlock()
 	ctx, cancel := context.WithCancel(w.hard)
 	defer cancel()
+	if !w.e.watch(j.ID, j.Delivery, cancel) {
+		cancel() // cancelled between the fetch and now
+	}
 
-	interval := w.beat
-	if interval <= 0 {
-		interval = j.VisibilityTimeout / 3
+	every := w.beat
+	if every <= 0 {
+		every = j.VisibilityTimeout / 3
 	}
-	if interval <= 0 {
-		interval = time.Second
+	if every <= 0 {
+		every = time.Second
 	}
-	beatDone := make(chan struct{})
-	beatExit := make(chan struct{})
-	go func() {
-		defer close(beatExit)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				if _, err := w.e.heartbeat(j.ID, j.Attempt); err != nil {
-					cancel() // cancelled or reservation lost
-					return
-				}
-			case <-beatDone:
-				return
-			}
-		}
-	}()
+	b := &beat{w: w, j: j, cancel: cancel, every: every}
+	b.mu.Lock()
+	b.t = time.AfterFunc(every, b.tick)
+	b.mu.Unlock()
+	defer b.stop() // also on runtime.Goexit
 
 	var f *Failure
 	if h == nil {
@@ -274,16 +332,15 @@ func (w *Worker) run(j Job) {
 	} else {
 		f = call(ctx, h, j)
 	}
-	close(beatDone)
-	<-beatExit
+	b.stop()
 	if f == nil {
-		w.e.ack(j.ID, j.Attempt) //nolint:errcheck // a lost reservation is not the worker's error
+		w.e.Ack(j.ID, j.Delivery) //nolint:errcheck // a lost or stale delivery is not the worker's error
 		return
 	}
 	if _, err := errmatch.ParseCode(string(f.Code)); err != nil {
 		f.Code = "" // an unknown code from errmatch.Wrap: let the policy decide
 	}
-	w.e.fail(j.ID, j.Attempt, *f) //nolint:errcheck
+	w.e.Fail(j.ID, j.Delivery, *f) //nolint:errcheck
 }
 
 // call runs h, turning its error or panic into a Failure (nil on success).

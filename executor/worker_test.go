@@ -31,11 +31,11 @@ func waitState(t *testing.T, e *executor.Executor, id string, s executor.State) 
 
 func TestWorkerClassification(t *testing.T) {
 	e := executor.New()
-	w := executor.NewWorker(e, executor.WithConcurrency("default", 3), executor.WithPollInterval(10*time.Millisecond))
+	w := executor.NewWorker(e, executor.WithConcurrency("default", 3))
 	var calls atomic.Int32
 	w.Handle("ok", func(ctx context.Context, j executor.Job) error { return nil })
 	w.Handle("typed", func(ctx context.Context, j executor.Job) error {
-		return errmatch.Wrap(errors.New("card stolen"), "card.stolen", errmatch.Discard)
+		return errmatch.Wrap(errors.New("card stolen"), "card.stolen", errmatch.CodeDiscard)
 	})
 	w.Handle("plain", func(ctx context.Context, j executor.Job) error { return errors.New("boom") })
 	w.Handle("panic", func(ctx context.Context, j executor.Job) error { panic("kaboom") })
@@ -61,11 +61,11 @@ func TestWorkerClassification(t *testing.T) {
 	}
 	waitState(t, e, "ok", executor.Completed)
 	j := waitState(t, e, "typed", executor.Discarded)
-	if x := j.Errors[0]; x.Type != "card.stolen" || x.Code != errmatch.Discard || !strings.Contains(x.Message, "card stolen") {
+	if x := j.Errors[0]; x.Type != "card.stolen" || x.Code != errmatch.CodeDiscard || !strings.Contains(x.Message, "card stolen") {
 		t.Errorf("typed: %+v", x)
 	}
 	j = waitState(t, e, "plain", executor.Discarded)
-	if x := j.Errors[0]; x.Type != executor.HandlerErrorType || x.Code != errmatch.Retry || x.Message != "boom" {
+	if x := j.Errors[0]; x.Type != executor.HandlerErrorType || x.Code != errmatch.CodeRetry || x.Message != "boom" {
 		t.Errorf("plain: %+v", x)
 	}
 	j = waitState(t, e, "panic", executor.Discarded)
@@ -90,11 +90,12 @@ func TestWorkerClassification(t *testing.T) {
 	}
 }
 
-// Cancel of a running job reaches the handler through its context (the
-// worker learns it from the failed heartbeat).
+// Cancel of a running job reaches the handler through its context at once:
+// the heartbeat interval is an hour, so the test would hang if the worker
+// learnt it from a failed heartbeat.
 func TestWorkerCancellation(t *testing.T) {
 	e := executor.New()
-	w := executor.NewWorker(e, executor.WithHeartbeatInterval(5*time.Millisecond))
+	w := executor.NewWorker(e, executor.WithHeartbeatInterval(time.Hour))
 	started := make(chan struct{})
 	stopped := make(chan error, 1)
 	w.Handle("long", func(ctx context.Context, j executor.Job) error {
@@ -174,8 +175,7 @@ func TestWorkerGracefulStop(t *testing.T) {
 // reaches it when enough jobs wait; a busy queue does not starve another.
 func TestWorkerPerQueueConcurrency(t *testing.T) {
 	e := executor.New()
-	w := executor.NewWorker(e, executor.WithConcurrency("a", 2), executor.WithConcurrency("b", 3),
-		executor.WithPollInterval(5*time.Millisecond))
+	w := executor.NewWorker(e, executor.WithConcurrency("a", 2), executor.WithConcurrency("b", 3))
 	var mu sync.Mutex
 	running, peak := map[string]int{}, map[string]int{}
 	release := make(chan struct{})
@@ -234,8 +234,8 @@ func TestWorkerPerQueueConcurrency(t *testing.T) {
 // code leaves the decision to the policy.
 func TestWorkerHandlerCodes(t *testing.T) {
 	e := executor.New()
-	w := executor.NewWorker(e, executor.WithPollInterval(5*time.Millisecond))
-	codes := map[string]errmatch.Code{"dl": errmatch.DeadLetter, "fail": errmatch.Fail, "retry": errmatch.Retry, "odd": "SOMETIMES"}
+	w := executor.NewWorker(e)
+	codes := map[string]errmatch.Code{"dl": errmatch.CodeDeadLetter, "fail": errmatch.CodeFail, "retry": errmatch.CodeRetry, "odd": "SOMETIMES"}
 	w.Handle("coded", func(ctx context.Context, j executor.Job) error {
 		return errmatch.Wrap(errors.New("no"), "billing.declined", codes[j.ID])
 	})
@@ -245,14 +245,14 @@ func TestWorkerHandlerCodes(t *testing.T) {
 	}
 	w.Start()
 	defer w.Stop(context.Background())
-	if j := waitState(t, e, "dl", executor.Discarded); !j.DeadLetter || j.Errors[0].Code != errmatch.DeadLetter {
+	if j := waitState(t, e, "dl", executor.Discarded); !j.DeadLetter || j.Errors[0].Code != errmatch.CodeDeadLetter {
 		t.Errorf("DEAD_LETTER: %+v", j)
 	}
-	if j := waitState(t, e, "fail", executor.Discarded); j.DeadLetter || j.Errors[0].Code != errmatch.Fail {
+	if j := waitState(t, e, "fail", executor.Discarded); j.DeadLetter || j.Errors[0].Code != errmatch.CodeFail {
 		t.Errorf("FAIL: %+v", j)
 	}
 	for _, id := range []string{"retry", "odd"} {
-		if j := waitState(t, e, id, executor.Retryable); j.Errors[0].Type != "billing.declined" || j.Errors[0].Code != errmatch.Retry {
+		if j := waitState(t, e, id, executor.Retryable); j.Errors[0].Type != "billing.declined" || j.Errors[0].Code != errmatch.CodeRetry {
 			t.Errorf("%s: %+v", id, j.Errors[0])
 		}
 	}
@@ -261,9 +261,9 @@ func TestWorkerHandlerCodes(t *testing.T) {
 func TestWorkerInvalidConcurrency(t *testing.T) {
 	e := executor.New()
 	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t"})
-	for _, n := range []int{0, -1, executor.MaxConcurrency + 1} {
+	for _, n := range []int{0, -1, 1<<16 + 1} {
 		var ran atomic.Int32
-		w := executor.NewWorker(e, executor.WithConcurrency("default", n), executor.WithPollInterval(time.Millisecond))
+		w := executor.NewWorker(e, executor.WithConcurrency("default", n))
 		w.Handle("t", func(ctx context.Context, j executor.Job) error { ran.Add(1); return nil })
 		err := w.Start()
 		if !errors.Is(err, executor.ErrInvalidWorkerConfig) || !strings.Contains(err.Error(), fmt.Sprintf(`WithConcurrency("default", %d)`, n)) {

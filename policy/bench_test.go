@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -125,4 +126,76 @@ func BenchmarkPolicyDelay(b *testing.B) {
 			})
 		}
 	}
+}
+
+// sizedPolicy returns a valid policy document of about n bytes: the seven
+// fields plus as many distinct non_retryable_errors entries (exact names
+// and prefixes, ~150 bytes each) as fit. It is the shape a large policy
+// really has; the per-byte cost of white space, escapes and long strings is
+// no higher.
+func sizedPolicy(n int) []byte {
+	b := []byte(`{"max_attempts": 25, "initial_interval": "PT15S", "backoff_coefficient": 4.0, "max_interval": "PT1H", "jitter": true, "on_exhaustion": "dead_letter", "backoff_strategy": "polynomial", "non_retryable_errors": [`)
+	for i := 0; len(b) < n-80; i++ {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, `"service_`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `.payment.gateway.card_declined_with_a_descriptive_name.and_a_subsystem_path.that_makes_it_about_one_hundred_and_fifty_bytes`...)
+		if i%3 == 0 {
+			b = append(b, ".*"...)
+		}
+		b = append(b, '"')
+	}
+	b = append(b, "]}"...)
+	for len(b) < n {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// BenchmarkParseSize reports the cost of Parse per input byte for policies
+// of 1 KB to 10 MB (docs/benchmarks.md, "Parse cost per byte"): linear
+// parsing shows the same ns/byte at every size.
+func BenchmarkParseSize(b *testing.B) {
+	for _, size := range []int{1 << 10, 10 << 10, 100 << 10, 1 << 20, 10 << 20} {
+		doc := sizedPolicy(size)
+		if _, err := Parse(doc); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(byteSize(size), func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := Parse(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(doc)), "ns/byte")
+		})
+	}
+}
+
+// BenchmarkParseHostileDuration parses the 1 MB policy of issue 11 whose
+// duration is "PT1." + a million zeros + "1S" (204 s before the limits).
+func BenchmarkParseHostileDuration(b *testing.B) {
+	doc := []byte(`{"initial_interval": "` + hostileDuration() + `"}`)
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Parse(doc); err == nil {
+			b.Fatal("accepted")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(doc)), "ns/byte")
+}
+
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.Itoa(n>>20) + "MB"
+	case n >= 1<<10:
+		return strconv.Itoa(n>>10) + "KB"
+	}
+	return strconv.Itoa(n) + "B"
 }

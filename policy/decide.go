@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"iter"
 	"strconv"
 	"time"
 
@@ -18,7 +19,7 @@ type Failure struct {
 	// ErrorType is the dot-namespaced OJS error type, matched against
 	// non_retryable_errors; "" (e.g. a timeout) matches no pattern.
 	ErrorType string
-	// Code is the handler's response code; "" means errmatch.Retry.
+	// Code is the handler's response code; "" means errmatch.CodeRetry.
 	Code errmatch.Code
 }
 
@@ -103,13 +104,13 @@ func (p *Policy) DecideAt(f Failure, r float64) (Decision, error) {
 
 // Decide is DecideAt with the jitter drawn from src: src.Float64() is called
 // once, only when the decision is Retry and the policy has jitter. A nil src
-// uses backoff.Default().
+// uses backoff.Random().
 func (p *Policy) Decide(f Failure, src backoff.Source) (Decision, error) {
 	p = p.get()
 	d, err := p.decide(f)
 	if err == nil && d.Action == Retry {
 		if src == nil {
-			src = backoff.Default()
+			src = backoff.Random()
 		}
 		d.Delay = p.bo.Delay(f.Attempt, src)
 	}
@@ -123,10 +124,10 @@ func (p *Policy) decide(f Failure) (Decision, error) {
 			Reason: "must be at least 1, got " + strconv.Itoa(f.Attempt)}
 	}
 	switch f.Code {
-	case "", errmatch.Retry:
-	case errmatch.Discard, errmatch.Fail:
+	case "", errmatch.CodeRetry:
+	case errmatch.CodeDiscard, errmatch.CodeFail:
 		return Decision{Action: Discard, Reason: ReasonHandlerCode}, nil
-	case errmatch.DeadLetter:
+	case errmatch.CodeDeadLetter:
 		return Decision{Action: DeadLetter, Reason: ReasonHandlerCode}, nil
 	default:
 		_, err := errmatch.ParseCode(string(f.Code))
@@ -141,4 +142,18 @@ func (p *Policy) decide(f Failure) (Decision, error) {
 		return Decision{Action: p.spec.OnExhaustion, Reason: ReasonExhausted}, nil
 	}
 	return Decision{Action: Retry, Reason: ReasonRetry}, nil
+}
+
+// Schedule returns the delays of a job whose every attempt fails with a
+// retryable error: for each attempt n from 1 to max(max_attempts, 1) - 1
+// (the attempts that are retried) it yields n and the delay before attempt
+// n+1, drawn from src as Decide draws it (nil src: backoff.Random()). After
+// the last yielded attempt the next failure ends the job with the
+// on_exhaustion action. It is shorthand for
+// p.Backoff().Schedule(max(p.Spec().MaxAttempts, 1)-1, src); with a huge
+// max_attempts the sequence is that long, so break out of the loop when
+// you have seen enough. A nil or zero Policy yields Default()'s schedule.
+func (p *Policy) Schedule(src backoff.Source) iter.Seq2[int, time.Duration] {
+	p = p.get()
+	return p.bo.Schedule(max(p.spec.MaxAttempts, 1)-1, src)
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -163,22 +164,22 @@ func TestHandlerCodePrecedence(t *testing.T) {
 		code    errmatch.Code
 		want    Decision
 	}{
-		{dl, 1, "y.z", errmatch.Discard, Decision{Discard, 0, ReasonHandlerCode}},
-		{dl, 1, "x.a", errmatch.Discard, Decision{Discard, 0, ReasonHandlerCode}},
-		{dl, 9, "y.z", errmatch.Discard, Decision{Discard, 0, ReasonHandlerCode}},
-		{dl, 1, "y.z", errmatch.Fail, Decision{Discard, 0, ReasonHandlerCode}},
-		{dl, 9, "x.a", errmatch.Fail, Decision{Discard, 0, ReasonHandlerCode}},
-		{disc, 1, "y.z", errmatch.DeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
-		{disc, 1, "x.a", errmatch.DeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
-		{disc, 9, "y.z", errmatch.DeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{dl, 1, "y.z", errmatch.CodeDiscard, Decision{Discard, 0, ReasonHandlerCode}},
+		{dl, 1, "x.a", errmatch.CodeDiscard, Decision{Discard, 0, ReasonHandlerCode}},
+		{dl, 9, "y.z", errmatch.CodeDiscard, Decision{Discard, 0, ReasonHandlerCode}},
+		{dl, 1, "y.z", errmatch.CodeFail, Decision{Discard, 0, ReasonHandlerCode}},
+		{dl, 9, "x.a", errmatch.CodeFail, Decision{Discard, 0, ReasonHandlerCode}},
+		{disc, 1, "y.z", errmatch.CodeDeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{disc, 1, "x.a", errmatch.CodeDeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{disc, 9, "y.z", errmatch.CodeDeadLetter, Decision{DeadLetter, 0, ReasonHandlerCode}},
 		// RETRY or no code: the policy
-		{dl, 1, "x.a", errmatch.Retry, Decision{DeadLetter, 0, ReasonNonRetryable}},
+		{dl, 1, "x.a", errmatch.CodeRetry, Decision{DeadLetter, 0, ReasonNonRetryable}},
 		{dl, 1, "x.a", "", Decision{DeadLetter, 0, ReasonNonRetryable}},
 		{disc, 1, "x.a", "", Decision{Discard, 0, ReasonNonRetryable}},
-		{dl, 5, "y.z", errmatch.Retry, Decision{DeadLetter, 0, ReasonExhausted}}, // RETRY never extends
+		{dl, 5, "y.z", errmatch.CodeRetry, Decision{DeadLetter, 0, ReasonExhausted}}, // RETRY never extends
 		{disc, 5, "y.z", "", Decision{Discard, 0, ReasonExhausted}},
 		{dl, 5, "x.a", "", Decision{DeadLetter, 0, ReasonNonRetryable}},
-		{dl, 4, "y.z", errmatch.Retry, Decision{Retry, 8 * time.Second, ReasonRetry}}, // 1s * 2^3
+		{dl, 4, "y.z", errmatch.CodeRetry, Decision{Retry, 8 * time.Second, ReasonRetry}}, // 1s * 2^3
 		{dl, 1, "y.z", "", Decision{Retry, time.Second, ReasonRetry}},
 	}
 	for _, tt := range tests {
@@ -196,9 +197,9 @@ func TestHandlerOverrideExample(t *testing.T) {
 		f    Failure
 		want Decision
 	}{
-		{Failure{1, "payment.card_declined", errmatch.Discard}, Decision{Discard, 0, ReasonHandlerCode}},
-		{Failure{1, "payment.card_stolen", errmatch.DeadLetter}, Decision{DeadLetter, 0, ReasonHandlerCode}},
-		{Failure{1, "external.timeout", errmatch.Retry}, Decision{Retry, time.Second, ReasonRetry}},
+		{Failure{1, "payment.card_declined", errmatch.CodeDiscard}, Decision{Discard, 0, ReasonHandlerCode}},
+		{Failure{1, "payment.card_stolen", errmatch.CodeDeadLetter}, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{Failure{1, "external.timeout", errmatch.CodeRetry}, Decision{Retry, time.Second, ReasonRetry}},
 		{Failure{2, "external.server_error", ""}, Decision{Retry, 2 * time.Second, ReasonRetry}},
 	} {
 		got, err := p.DecideAt(tt.f, 0)
@@ -238,7 +239,7 @@ func TestNoRetryPolicies(t *testing.T) {
 
 func TestDecideErrors(t *testing.T) {
 	p := Default()
-	for _, f := range []Failure{{Attempt: 0}, {Attempt: -1}, {Attempt: 0, Code: errmatch.Discard}} {
+	for _, f := range []Failure{{Attempt: 0}, {Attempt: -1}, {Attempt: 0, Code: errmatch.CodeDiscard}} {
 		_, err := p.DecideAt(f, 0)
 		var fe *FailureError
 		if !errors.Is(err, ErrInvalidFailure) || !errors.As(err, &fe) || fe.Field != "attempt" {
@@ -277,5 +278,56 @@ func TestDecideSource(t *testing.T) {
 	d, err = Default().Decide(Failure{Attempt: 1}, nil)
 	if err != nil || d.Delay < 500*time.Millisecond || d.Delay >= 1500*time.Millisecond {
 		t.Errorf("nil source: %+v %v", d, err)
+	}
+}
+
+// Schedule yields attempts 1..max(max_attempts,1)-1, each with the delay
+// Decide gives for the same draw, and stops when the loop breaks.
+func TestPolicySchedule(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		want []time.Duration
+	}{
+		{`{"max_attempts": 0}`, nil},
+		{`{"max_attempts": 1}`, nil},
+		{`{"max_attempts": 3}`, []time.Duration{time.Second, 2 * time.Second}}, // r = 0.5: multiplier 1
+		{`{"max_attempts": 5, "backoff_strategy": "linear", "initial_interval": "PT2S"}`, []time.Duration{2e9, 4e9, 6e9, 8e9}},
+	} {
+		p := mustParse(t, c.json)
+		var got []time.Duration
+		for n, d := range p.Schedule(backoff.Fixed(0.5)) {
+			if n != len(got)+1 {
+				t.Fatalf("%s: attempt %d after %d delays", c.json, n, len(got))
+			}
+			dec, err := p.DecideAt(Failure{Attempt: n}, 0.5)
+			if err != nil || dec.Action != Retry || dec.Delay != d {
+				t.Fatalf("%s: attempt %d: Schedule %v, DecideAt %+v %v", c.json, n, d, dec, err)
+			}
+			got = append(got, d)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: Schedule = %v, want %v", c.json, got, c.want)
+		}
+		if dec, _ := p.DecideAt(Failure{Attempt: len(got) + 1}, 0.5); dec.Action == Retry {
+			t.Errorf("%s: attempt %d after the schedule is retried", c.json, len(got)+1)
+		}
+	}
+	// A huge max_attempts: the loop breaks when it has seen enough.
+	n := 0
+	for range mustParse(t, `{"max_attempts": 9223372036854775807}`).Schedule(nil) {
+		if n++; n == 100 {
+			break
+		}
+	}
+	if n != 100 {
+		t.Errorf("got %d delays", n)
+	}
+	var nilP *Policy
+	count := 0
+	for range nilP.Schedule(nil) {
+		count++
+	}
+	if count != 2 {
+		t.Errorf("nil Policy schedule has %d delays, want the default's 2", count)
 	}
 }

@@ -10,7 +10,7 @@
 // non_retryable_errors. A Policy is safe to share between goroutines.
 //
 // The rules where the spec is silent or contradicts itself are those of
-// docs/decisions.md (RK-01 … RK-18): unknown fields, duplicate keys and null
+// docs/decisions.md (RK-01 … RK-20): unknown fields, duplicate keys and null
 // values are rejected; max_attempts 0 behaves as 1; the strategy comes only
 // from backoff_strategy; durations follow the schema grammar exactly and are
 // exact to the nanosecond.
@@ -25,11 +25,17 @@
 //   - [Policy.DecideAt] (pure, with the jitter draw r given) and
 //     [Policy.Decide] (drawing from a [backoff.Source]) turn a [Failure]
 //     into a [Decision]: retry after a delay, discard, or dead letter.
+//   - [Policy.Schedule] yields the delay after each retried attempt of a
+//     job that keeps failing.
 //   - [ParseDuration] and [FormatDuration] convert OJS ISO 8601 durations.
 //
 // Errors: [ErrInvalidPolicy] with [*ValidationError] and [*FieldError],
 // [ErrInvalidDuration] with [*DurationError], [ErrInvalidFailure] with
-// [*FailureError]. [ValidationError.Type] is [ErrorType],
+// [*FailureError]. Input from untrusted sources is bounded (RK-20): a
+// document larger than [MaxDocumentSize] matches [ErrDocumentTooLarge], a
+// duration longer than [MaxDurationLen] [ErrDurationTooLong], and one
+// error lists at most [MaxListedErrors] problems; every parser costs time
+// linear in its input. [ValidationError.Type] is [ErrorType],
 // "validation.retry_policy_invalid".
 //
 // # Non-goals

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sosodev/duration"
+	"github.com/retrykit/retrykit/internal/sat"
 )
 
 // ErrInvalidDuration is the errors.Is target for every string ParseDuration
@@ -34,8 +34,11 @@ func (e *DurationError) detail() string {
 	return "invalid ISO 8601 duration " + strconv.Quote(clip(e.Value)) + ": " + e.Reason
 }
 
-// Is reports whether target is ErrInvalidDuration.
-func (e *DurationError) Is(target error) bool { return target == ErrInvalidDuration }
+// Is reports whether target is ErrInvalidDuration, or ErrDurationTooLong
+// for a Value longer than MaxDurationLen.
+func (e *DurationError) Is(target error) bool {
+	return target == ErrInvalidDuration || target == ErrDurationTooLong && len(e.Value) > MaxDurationLen
+}
 
 // Nanoseconds per unit. A year is 365 days and a month (M before T) is a
 // twelfth of that, 730 hours (docs/decisions.md RK-07).
@@ -62,7 +65,6 @@ const (
 )
 
 var compUnit = [numComps]uint64{nsYear, nsMonth, nsDay, nsHour, nsMinute, nsSecond}
-var compName = [numComps]string{"Y", "M", "D", "H", "M", "S"}
 
 // ParseDuration parses an OJS duration: the ISO 8601 subset of the OJS JSON
 // schema (spec §4, §14), enforced exactly:
@@ -90,27 +92,36 @@ var compName = [numComps]string{"Y", "M", "D", "H", "M", "S"}
 // (PT2562047H47M16.854775807S) is an error, never clamped. "PT0S" is a valid
 // duration (whether zero is allowed is up to the field using it).
 //
-// After its own checks ParseDuration asks github.com/sosodev/duration for a
-// second opinion: that parser must accept the string, and its components
-// must agree with the ones computed here (exactly for the integer
-// components, to float64 precision for seconds). A disagreement is reported
-// as an error. Only the exact integer computation above ever produces the
-// returned value, because sosodev/duration works in float64 and loses
-// nanoseconds on fractions and large values.
+// A string longer than [MaxDurationLen] bytes is rejected before it is
+// read (errors.Is [ErrDurationTooLong]). ParseDuration reads its input once,
+// in time linear in its length, and does not allocate unless it fails. Its
+// results are checked against github.com/sosodev/duration, an independent
+// ISO 8601 parser, by the package's property and fuzz tests; that parser
+// is not consulted at run time (it works in float64 and its cost grows
+// faster than the input).
 //
 // Every error is a *DurationError and matches ErrInvalidDuration.
 func ParseDuration(s string) (time.Duration, error) {
-	var comps [numComps]uint64 // saturating at math.MaxUint64
-	var fracNs uint64          // rounded fraction of a second, 0..1e9
-	ns, err := scanDuration(s, &comps, &fracNs)
-	if err != nil {
-		return 0, err
+	if len(s) > MaxDurationLen {
+		return 0, durErr(s, "longer than the limit of "+strconv.Itoa(MaxDurationLen)+
+			" bytes (policy.MaxDurationLen): "+strconv.Itoa(len(s))+" bytes")
 	}
-	if err := crossCheck(s, &comps, fracNs); err != nil {
+	ns, err := scanDuration(s)
+	if err != nil {
 		return 0, err
 	}
 	return time.Duration(ns), nil
 }
+
+// MaxDurationLen is the longest duration string ParseDuration reads, in
+// bytes. The longest useful duration, with every component and nine
+// fraction digits, is about 60 bytes; the rest of the room is for leading
+// zeros and extra fraction digits.
+const MaxDurationLen = 256
+
+// ErrDurationTooLong is matched (besides ErrInvalidDuration) by the
+// *DurationError for a string longer than MaxDurationLen bytes.
+var ErrDurationTooLong = errors.New("policy: duration too long")
 
 func durErr(s, reason string) error {
 	return &DurationError{Value: s, Reason: reason}
@@ -138,9 +149,9 @@ func badChar(s string, i int) string {
 	return "unexpected character " + strconv.QuoteRune(r)
 }
 
-// scanDuration enforces the grammar and computes the value. comps receives the
-// integer part of each component (saturating) and fracNs the rounded fraction.
-func scanDuration(s string, comps *[numComps]uint64, fracNs *uint64) (uint64, error) {
+// scanDuration enforces the grammar and computes the value, saturating at
+// math.MaxUint64. It reads each byte of s once.
+func scanDuration(s string) (uint64, error) {
 	if s == "" {
 		return 0, durErr(s, "empty string")
 	}
@@ -156,7 +167,6 @@ func scanDuration(s string, comps *[numComps]uint64, fracNs *uint64) (uint64, er
 	seen := 0
 	seenTime := 0
 	var total uint64
-	overflow := false
 	for i < len(s) {
 		c := s[i]
 		if c == 'T' {
@@ -183,11 +193,7 @@ func scanDuration(s string, comps *[numComps]uint64, fracNs *uint64) (uint64, er
 		start := i
 		var v uint64
 		for i < len(s) && isDigit(s[i]) {
-			if v > (math.MaxUint64-9)/10 {
-				v = math.MaxUint64
-			} else {
-				v = v*10 + uint64(s[i]-'0')
-			}
+			v = sat.Add(sat.Mul(v, 10), uint64(s[i]-'0'))
 			i++
 		}
 		// optional fraction
@@ -243,21 +249,10 @@ func scanDuration(s string, comps *[numComps]uint64, fracNs *uint64) (uint64, er
 			seenTime++
 		}
 		i++
-		comps[comp] = v
-		part, ok := mulSat(v, compUnit[comp])
-		if !ok {
-			overflow = true
-		}
-		total, ok = addSat(total, part)
-		if !ok {
-			overflow = true
-		}
+		// Saturated at math.MaxUint64, an overflow stays above maxNs.
+		total = sat.Add(total, sat.Mul(v, compUnit[comp]))
 		if fracStart >= 0 {
-			*fracNs = fracToNs(s[fracStart:fracEnd])
-			total, ok = addSat(total, *fracNs)
-			if !ok {
-				overflow = true
-			}
+			total = sat.Add(total, fracToNs(s[fracStart:fracEnd]))
 		}
 	}
 	if seen == 0 && !inTime {
@@ -266,7 +261,7 @@ func scanDuration(s string, comps *[numComps]uint64, fracNs *uint64) (uint64, er
 	if inTime && seenTime == 0 {
 		return 0, durErr(s, `"T" must be followed by at least one time component`)
 	}
-	if overflow || total > maxNs {
+	if total > maxNs {
 		return 0, durErr(s, "exceeds the largest duration, PT2562047H47M16.854775807S")
 	}
 	return total, nil
@@ -286,45 +281,6 @@ func fracToNs(f string) uint64 {
 		ns++
 	}
 	return ns
-}
-
-func mulSat(a, b uint64) (uint64, bool) {
-	if a != 0 && b > math.MaxUint64/a {
-		return math.MaxUint64, false
-	}
-	return a * b, true
-}
-
-func addSat(a, b uint64) (uint64, bool) {
-	if a > math.MaxUint64-b {
-		return math.MaxUint64, false
-	}
-	return a + b, true
-}
-
-// crossCheck compares the components with those of sosodev/duration. It is
-// only called on strings that passed scanDuration and fit in a
-// time.Duration, so every component is below 2^63 and converts to float64
-// with the same correct rounding strconv.ParseFloat applies to its digits.
-func crossCheck(s string, comps *[numComps]uint64, fracNs uint64) error {
-	d, err := duration.Parse(s)
-	if err != nil {
-		return durErr(s, "rejected by the ISO 8601 reference parser: "+err.Error())
-	}
-	if d.Negative || d.Weeks != 0 {
-		return durErr(s, "disagreement with the ISO 8601 reference parser")
-	}
-	got := [numComps]float64{d.Years, d.Months, d.Days, d.Hours, d.Minutes}
-	for c := compYear; c < compSecond; c++ {
-		if got[c] != float64(comps[c]) {
-			return durErr(s, "disagreement with the ISO 8601 reference parser on "+strconv.Quote(compName[c]))
-		}
-	}
-	want := float64(comps[compSecond]) + float64(fracNs)/1e9
-	if diff := math.Abs(d.Seconds - want); diff > 1e-9*math.Max(1, want) {
-		return durErr(s, `disagreement with the ISO 8601 reference parser on "S"`)
-	}
-	return nil
 }
 
 // FormatDuration returns the canonical OJS form of d, which ParseDuration

@@ -106,34 +106,47 @@ func fieldLabel(f string) string {
 }
 
 // ValidationError is a rejected retry policy with every problem found, not
-// only the first. It matches ErrInvalidPolicy with errors.Is, errors.As finds
-// it and each of its *FieldError values, and Type returns ErrorType.
+// only the first: the first MaxListedErrors as FieldErrors, the number of
+// the others in Omitted (so that a hostile document cannot make a huge
+// error). It matches ErrInvalidPolicy with errors.Is, errors.As finds
+// it and each of its listed *FieldError values, and Type returns ErrorType.
 //
 // ValidationErrors are built by Parse and New and never mutated afterwards,
 // so they are safe to read from several goroutines. The zero value holds no
 // problems; its message is "policy: invalid retry policy".
 type ValidationError struct {
-	Errors []*FieldError // at least one, in the order found
+	Errors  []*FieldError // at least one, in the order found; at most MaxListedErrors
+	Omitted int           // further problems found but not listed
 }
 
-// Error lists every problem: with one, the same text as that FieldError;
-// with several, "policy: N problems: A; B; ...".
+// MaxListedErrors is the largest number of FieldErrors a ValidationError
+// lists; further problems are only counted, in Omitted.
+const MaxListedErrors = 20
+
+// Error lists the problems: with one, the same text as that FieldError;
+// with several, "policy: N problems: A; B; ..." ending in "; and K more"
+// when some are not listed.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	b.WriteString("policy: ")
-	switch len(e.Errors) {
-	case 0:
+	switch n := len(e.Errors) + e.Omitted; {
+	case len(e.Errors) == 0:
 		b.WriteString("invalid retry policy")
-	case 1:
+	case n == 1:
 		e.Errors[0].write(&b)
 	default:
-		b.WriteString(strconv.Itoa(len(e.Errors)))
+		b.WriteString(strconv.Itoa(n))
 		b.WriteString(" problems: ")
 		for i, fe := range e.Errors {
 			if i > 0 {
 				b.WriteString("; ")
 			}
 			fe.write(&b)
+		}
+		if e.Omitted > 0 {
+			b.WriteString("; and ")
+			b.WriteString(strconv.Itoa(e.Omitted))
+			b.WriteString(" more")
 		}
 	}
 	return b.String()

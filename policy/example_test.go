@@ -27,10 +27,10 @@ func ExampleParse() {
 	for _, f := range []policy.Failure{
 		{Attempt: 1, ErrorType: "external.timeout"},
 		{Attempt: 2, ErrorType: "external.timeout"},
-		{Attempt: 3, ErrorType: "external.timeout", Code: errmatch.Retry},
+		{Attempt: 3, ErrorType: "external.timeout", Code: errmatch.CodeRetry},
 		{Attempt: 4, ErrorType: "external.timeout"},
 		{Attempt: 1, ErrorType: "validation.payload_invalid"},
-		{Attempt: 1, ErrorType: "payment.card_declined", Code: errmatch.Discard},
+		{Attempt: 1, ErrorType: "payment.card_declined", Code: errmatch.CodeDiscard},
 	} {
 		d, err := p.DecideAt(f, 0.5)
 		if err != nil {
@@ -158,7 +158,7 @@ func Example() {
 // error, never a silent retry.
 func ExamplePolicy_DecideAt() {
 	p := policy.Default()
-	for _, code := range []errmatch.Code{"", errmatch.Retry, errmatch.DeadLetter, errmatch.Fail, "RETRY_LATER"} {
+	for _, code := range []errmatch.Code{"", errmatch.CodeRetry, errmatch.CodeDeadLetter, errmatch.CodeFail, "RETRY_LATER"} {
 		d, err := p.DecideAt(policy.Failure{Attempt: 1, ErrorType: "x.y", Code: code}, 0.5)
 		if err != nil {
 			fmt.Printf("%-12q error: %v\n", code, err)
@@ -188,4 +188,21 @@ func ExampleFormatDuration() {
 	// PT1M30S true <nil>
 	// PT36H true <nil>
 	// PT0.000000001S true <nil>
+}
+
+// Schedule lists the delay after each attempt that is retried; the next
+// failure after the last one ends the job.
+func ExamplePolicy_Schedule() {
+	p, err := policy.Parse([]byte(`{"max_attempts": 4, "initial_interval": "PT10S", "jitter": false}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for attempt, delay := range p.Schedule(nil) {
+		fmt.Printf("after attempt %d: retry in %v\n", attempt, delay)
+	}
+	// Output:
+	// after attempt 1: retry in 10s
+	// after attempt 2: retry in 20s
+	// after attempt 3: retry in 40s
 }

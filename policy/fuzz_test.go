@@ -5,7 +5,10 @@ import (
 	"errors"
 	"math/big"
 	"regexp"
+	"strconv"
 	"testing"
+
+	"github.com/sosodev/duration"
 )
 
 // durationGrammar is the §14 schema pattern as retrykit enforces it (RK-03):
@@ -43,6 +46,49 @@ func oracleDuration(s string) (*big.Int, bool) {
 	return sum, true
 }
 
+// checkOracle checks a duration ParseDuration accepted against
+// github.com/sosodev/duration, an independent ISO 8601 parser: it must
+// accept s too, with the same components. sosodev/duration reads each
+// component with strconv.ParseFloat, so the comparison is exact: the
+// integer components, and the seconds with their fraction, parsed as
+// float64 from the digits the grammar captured.
+func checkOracle(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, s string) {
+	t.Helper()
+	m := durationGrammar.FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("%q: accepted but outside the grammar", s)
+	}
+	o, err := duration.Parse(s)
+	if err != nil {
+		t.Fatalf("%q: accepted by ParseDuration, rejected by sosodev/duration: %v", s, err)
+	}
+	if o.Negative || o.Weeks != 0 {
+		t.Fatalf("%q: sosodev/duration reads %+v", s, o)
+	}
+	num := func(digits string) float64 {
+		if digits == "" {
+			return 0
+		}
+		v, err := strconv.ParseFloat(digits, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", digits, err)
+		}
+		return v
+	}
+	sec := m[6]
+	if m[7] != "" {
+		sec += "." + m[7]
+	}
+	want := [...]float64{num(m[1]), num(m[2]), num(m[3]), num(m[4]), num(m[5]), num(sec)}
+	got := [...]float64{o.Years, o.Months, o.Days, o.Hours, o.Minutes, o.Seconds}
+	if got != want {
+		t.Fatalf("%q: sosodev/duration reads Y M D H M S = %v, the grammar's digits are %v", s, got, want)
+	}
+}
+
 func FuzzParseDuration(f *testing.F) {
 	for _, s := range []string{"PT1S", "PT0.5S", "P1Y2M3DT4H5M6.7S", "PT", "P", "P1W", "-PT1S", "PT1,5S",
 		"PT0.0000000005S", "PT2562047H47M16.854775807S", "PT2562047H47M16.854775808S", "PT1S1M", "pt1s"} {
@@ -56,7 +102,7 @@ func FuzzParseDuration(f *testing.F) {
 			if !errors.Is(err, ErrInvalidDuration) || !errors.As(err, &de) || de.Value != s {
 				t.Fatalf("ParseDuration(%q): bad error %v", s, err)
 			}
-			if inGrammar && want != nil && want.IsInt64() {
+			if inGrammar && want != nil && want.IsInt64() && len(s) <= MaxDurationLen {
 				t.Fatalf("ParseDuration(%q) rejected a string of the schema grammar worth %v ns: %v", s, want, err)
 			}
 			return
@@ -70,6 +116,7 @@ func FuzzParseDuration(f *testing.F) {
 		if d < 0 {
 			t.Fatalf("ParseDuration(%q) = %d < 0", s, d)
 		}
+		checkOracle(t, s)
 		f := FormatDuration(d)
 		back, err := ParseDuration(f)
 		if err != nil || back != d {
@@ -89,6 +136,9 @@ func FuzzParse(f *testing.F) {
 		`{"backoff_coefficient": 1e400}`,
 		`{"initial_interval": "PT0S"}`,
 		`{} trailing`,
+		"{\"non_retryable_errors\": [\"a.\xff\"]}",
+		`{"non_retryable_errors": ["\ud800.x"]}`,
+		`{"initial_interval": "PT1.00000000000000000000000000000000001S"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -117,6 +167,10 @@ func FuzzParse(f *testing.F) {
 		}
 		if !q.Equal(p) {
 			t.Fatalf("round trip of %q differs: %s", data, b)
+		}
+		// Parse and New agree: the Spec Parse built passes New unchanged.
+		if n, err := New(p.Spec()); err != nil || !n.Equal(p) {
+			t.Fatalf("New(Parse(%q).Spec()) = %v, %v", data, n, err)
 		}
 		d, err := p.DecideAt(Failure{Attempt: 1, ErrorType: "x.y"}, 0.5)
 		if err != nil || d.Delay < 0 || d.Delay > p.Spec().MaxInterval {

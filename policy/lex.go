@@ -15,8 +15,13 @@ import (
 // Parse used json.Decoder at first; its Token method costs several hundred
 // nanoseconds and allocations per token, which put a policy at ~15µs. This
 // lexer accepts exactly the texts json.Valid accepts (FuzzParse checks
-// that) and decodes strings the same way: escapes resolved, invalid UTF-8
-// and lone surrogates replaced by U+FFFD.
+// that) and resolves escapes as encoding/json does, with one difference:
+// it never replaces anything with U+FFFD. Bytes that are not valid UTF-8
+// are kept as they are, and a \u escape of a lone surrogate becomes the
+// three bytes a UTF-8 encoder would write for it (which are not valid
+// UTF-8 either), so that the decoder can reject both, as New rejects such
+// strings (RK-19). It reads each byte of its input a bounded number of
+// times.
 type lexer struct {
 	data  []byte
 	pos   int
@@ -439,16 +444,13 @@ func (l *lexer) str() (string, error) {
 					if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
 						r2, ok = hex4(d, i+2)
 					}
-					if ok {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							r = dec
-							i += 6
-						} else {
-							r = utf8.RuneError
-						}
+					if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+						b = utf8.AppendRune(b, dec)
+						i += 6
 					} else {
-						r = utf8.RuneError
+						b = appendSurrogate(b, r)
 					}
+					continue
 				}
 				b = utf8.AppendRune(b, r)
 				continue
@@ -461,13 +463,19 @@ func (l *lexer) str() (string, error) {
 			b = append(b, c)
 			i++
 		default:
-			r, size := utf8.DecodeRune(d[i:])
-			b = utf8.AppendRune(b, r) // invalid UTF-8 becomes U+FFFD
+			_, size := utf8.DecodeRune(d[i:])
+			b = append(b, d[i:i+size]...) // invalid UTF-8 is kept, byte by byte
 			i += size
 		}
 	}
 	l.pos = len(d)
 	return "", l.errorf("unexpected end of JSON input")
+}
+
+// appendSurrogate appends the generalized UTF-8 form of the lone surrogate
+// r (U+D800..U+DFFF): three bytes that utf8.Valid rejects.
+func appendSurrogate(b []byte, r rune) []byte {
+	return append(b, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
 }
 
 func hex4(d []byte, i int) (rune, bool) {

@@ -3,10 +3,13 @@ package policy
 import (
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 // The lexer must accept exactly what encoding/json accepts and decode
-// strings the same way.
+// strings the same way, except that it keeps invalid UTF-8 and lone
+// surrogates (as their 3-byte generalized UTF-8 form) where encoding/json
+// writes U+FFFD (RK-19); asFFFD maps the lexer's result to encoding/json's.
 func TestLexerMatchesEncodingJSON(t *testing.T) {
 	docs := []string{
 		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e+3`, `"x"`, ` {"a" : [1, 2, {"b": null}] } `,
@@ -28,8 +31,32 @@ func TestLexerMatchesEncodingJSON(t *testing.T) {
 		}
 		l := newLexer([]byte(doc))
 		tok, err := l.Token()
+		if err != nil || asFFFD(tok.text()) != want {
+			t.Errorf("%s: got %q, %v; want %q", doc, tok.text(), err, want)
+		}
+	}
+	for doc, want := range map[string]string{
+		`"\ud83d"`: "\xed\xa0\xbd", `"\ude00"`: "\xed\xb8\x80", `"\ud83d\u0041"`: "\xed\xa0\xbdA",
+		"\"\xff\xfe\"": "\xff\xfe", `"\ud83dx"`: "\xed\xa0\xbdx", `"\ud83d\ude00"`: "\U0001F600",
+	} {
+		tok, err := newLexer([]byte(doc)).Token()
 		if err != nil || tok.text() != want {
 			t.Errorf("%s: got %q, %v; want %q", doc, tok.text(), err, want)
 		}
 	}
+}
+
+// asFFFD replaces each lone-surrogate triple and each other invalid byte
+// with U+FFFD, as encoding/json decodes them.
+func asFFFD(s string) string {
+	var b []rune
+	for i := 0; i < len(s); {
+		if i+2 < len(s) && s[i] == 0xED && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
+			b, i = append(b, utf8.RuneError), i+3
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		b, i = append(b, r), i+size
+	}
+	return string(b)
 }

@@ -38,10 +38,31 @@ import (
 //
 // Parse reports every problem it finds, not only the first, as one
 // *ValidationError whose FieldErrors name the JSON path of each field
-// ("non_retryable_errors[2]"); errors.Is(err, ErrInvalidPolicy) is true. A
+// ("non_retryable_errors[2]"); errors.Is(err, ErrInvalidPolicy) is true.
+// The first MaxListedErrors problems are listed, the others counted. A
 // JSON syntax error stops decoding; it is reported with the problems found
 // before it.
+//
+// Parse and New apply the same rules: Parse(data) succeeds exactly when New
+// succeeds on the Spec the JSON spells, and then both give Equal policies.
+// A string in non_retryable_errors must be valid UTF-8: a byte sequence
+// that is not, or a \u escape of a lone surrogate, is an error, never
+// replaced by U+FFFD (RK-19).
+//
+// Limits (RK-20): a document of more than MaxDocumentSize bytes is refused
+// before it is read (errors.Is ErrDocumentTooLarge); durations are at most
+// MaxDurationLen bytes (ErrDurationTooLong); non_retryable_errors holds at
+// most errmatch.MaxPatterns entries of at most errmatch.MaxPatternLen bytes
+// (errmatch.ErrTooManyPatterns, errmatch.ErrPatternTooLong). Within them
+// Parse costs time and memory linear in len(data): each byte is read once,
+// and no field is parsed twice.
 func Parse(data []byte) (*Policy, error) {
+	if len(data) > MaxDocumentSize {
+		var c collector
+		c.add(0, "", nil, "the document is "+strconv.Itoa(len(data))+" bytes, more than the limit of "+
+			strconv.Itoa(MaxDocumentSize)+" bytes (policy.MaxDocumentSize)", ErrDocumentTooLarge)
+		return nil, c.err()
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Default(), nil
 	}
@@ -58,6 +79,15 @@ func Parse(data []byte) (*Policy, error) {
 	}
 	return compile(s, d.m)
 }
+
+// MaxDocumentSize is the largest policy document Parse reads, in bytes
+// (16 MiB). A real policy is a few hundred bytes; the limit is there so that
+// a document from an untrusted source has a bounded cost.
+const MaxDocumentSize = 16 << 20
+
+// ErrDocumentTooLarge is matched (besides ErrInvalidPolicy) by the error
+// Parse returns for a document larger than MaxDocumentSize.
+var ErrDocumentTooLarge = errors.New("policy: document too large")
 
 // UnmarshalJSON sets p to Parse(data). JSON null gives the default policy
 // (not a no-op, since RK-09 makes null an absent policy). It overwrites p, so
@@ -128,7 +158,11 @@ func (d *decoder) document() (s Spec, ok bool) {
 			if key == "" {
 				field = `""`
 			}
-			if _, dup := unknown[key]; dup {
+			if d.c.full() {
+				// Past the listed problems only the count matters, and
+				// an unknown key is one problem whether or not it repeats.
+				d.c.skip(0, 1)
+			} else if _, dup := unknown[key]; dup {
 				d.c.add(0, field, nil, "duplicate key", nil)
 			} else {
 				if unknown == nil {
@@ -367,7 +401,9 @@ func strategyOf(tok token) (backoff.Strategy, error) {
 }
 
 // patterns decodes non_retryable_errors. Every entry is checked: wrong types
-// by position here, string entries through errmatch.Compile.
+// by position here, string entries through checkPatterns. Past
+// errmatch.MaxPatterns entries nothing more is kept, only counted, so the
+// memory used is bounded whatever the length of the array.
 func (d *decoder) patterns(s *Spec, key string, tok token) bool {
 	if tok.kind != '[' {
 		d.c.add(bNonRetryable, key, tok.value(), "must be an array of strings"+got(tok), nil)
@@ -381,7 +417,8 @@ func (d *decoder) patterns(s *Spec, key string, tok token) bool {
 		if err != nil {
 			return d.syntax(err)
 		}
-		if t.kind == 's' {
+		switch {
+		case t.kind == 's' && i < errmatch.MaxPatterns:
 			if pats == nil {
 				pats = make([]string, 0, 4)
 			}
@@ -389,7 +426,8 @@ func (d *decoder) patterns(s *Spec, key string, tok token) bool {
 			if idx != nil {
 				idx = append(idx, i)
 			}
-		} else {
+		case t.kind == 's':
+		default:
 			if idx == nil {
 				// From now on positions in pats and in the array differ.
 				idx = make([]int, len(pats), len(pats)+4)
@@ -397,7 +435,11 @@ func (d *decoder) patterns(s *Spec, key string, tok token) bool {
 					idx[k] = k
 				}
 			}
-			d.c.add(bNonRetryable, key+"["+strconv.Itoa(i)+"]", t.value(), "must be a string"+got(t), nil)
+			if d.c.full() {
+				d.c.skip(bNonRetryable, 1)
+			} else {
+				d.c.add(bNonRetryable, key+"["+strconv.Itoa(i)+"]", t.value(), "must be a string"+got(t), nil)
+			}
 			if !d.skip(t) {
 				return false
 			}
@@ -407,7 +449,7 @@ func (d *decoder) patterns(s *Spec, key string, tok token) bool {
 	if _, err := d.dec.Token(); err != nil { // ']'
 		return d.syntax(err)
 	}
-	d.m = checkPatternsAt(pats, idx, &d.c)
+	d.m = checkPatterns(pats, i, idx, &d.c)
 	if pats == nil {
 		pats = []string{}
 	}

@@ -1,7 +1,11 @@
 package policy
 
 import (
+	"errors"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +110,48 @@ func TestPropParseDurationExact(t *testing.T) {
 		if err != nil || got != want {
 			t.Fatalf("ParseDuration(%q) = %d, %v; want %d", str, got, err, want)
 		}
+		checkOracle(t, str)
+	})
+}
+
+// Every string of the grammar, with all six components, leading zeros and
+// long fractions, is read as sosodev/duration reads it (checkOracle) and
+// as the big.Int oracle values it, or rejected only for being too large or
+// too long.
+func TestPropDurationOracles(t *testing.T) {
+	comp := func(t *rapid.T, name string, frac bool) string {
+		if !rapid.Bool().Draw(t, name+"?") {
+			return ""
+		}
+		digits := rapid.StringMatching(`0{0,3}[0-9]{1,8}`).Draw(t, name)
+		if frac && rapid.Bool().Draw(t, name+".") {
+			digits += "." + rapid.StringMatching(`[0-9]{1,40}`).Draw(t, name+"frac")
+		}
+		return digits + name[:1]
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		date := comp(t, "Years", false) + comp(t, "Months", false) + comp(t, "Days", false)
+		clock := comp(t, "Hours", false) + comp(t, "Minutes", false) + comp(t, "Seconds", true)
+		s := "P" + date
+		if clock != "" {
+			s += "T" + clock
+		}
+		want, ok := oracleDuration(s)
+		got, err := ParseDuration(s)
+		switch {
+		case !ok:
+			if err == nil {
+				t.Fatalf("ParseDuration(%q) = %v outside the grammar", s, got)
+			}
+		case !want.IsInt64():
+			if err == nil {
+				t.Fatalf("ParseDuration(%q) = %v, want an error for %v ns", s, got, want)
+			}
+		case err != nil || int64(got) != want.Int64():
+			t.Fatalf("ParseDuration(%q) = %v, %v; want %v ns", s, got, err, want)
+		default:
+			checkOracle(t, s)
+		}
 	})
 }
 
@@ -119,7 +165,7 @@ func TestPropDecisions(t *testing.T) {
 			t.Fatal(err)
 		}
 		attempt := rapid.OneOf(rapid.IntRange(1, 40), rapid.IntRange(1, math.MaxInt)).Draw(t, "attempt")
-		code := rapid.SampledFrom([]errmatch.Code{"", errmatch.Retry, errmatch.Discard, errmatch.DeadLetter, errmatch.Fail}).Draw(t, "code")
+		code := rapid.SampledFrom([]errmatch.Code{"", errmatch.CodeRetry, errmatch.CodeDiscard, errmatch.CodeDeadLetter, errmatch.CodeFail}).Draw(t, "code")
 		var errType string
 		if len(s.NonRetryableErrors) > 0 && rapid.Bool().Draw(t, "pick") {
 			errType = rapid.SampledFrom(s.NonRetryableErrors).Draw(t, "errType")
@@ -135,7 +181,7 @@ func TestPropDecisions(t *testing.T) {
 			if attempt >= max(s.MaxAttempts, 1) {
 				t.Fatalf("retry after attempt %d with max_attempts %d", attempt, s.MaxAttempts)
 			}
-			if code != "" && code != errmatch.Retry {
+			if code != "" && code != errmatch.CodeRetry {
 				t.Fatalf("retry with code %s", code)
 			}
 			if p.Matcher().Match(errType) {
@@ -148,11 +194,11 @@ func TestPropDecisions(t *testing.T) {
 			t.Fatalf("delay %v on %v", d.Delay, d.Action)
 		}
 		switch code {
-		case errmatch.Discard, errmatch.Fail:
+		case errmatch.CodeDiscard, errmatch.CodeFail:
 			if d.Action != Discard {
 				t.Fatalf("code %s gave %v", code, d.Action)
 			}
-		case errmatch.DeadLetter:
+		case errmatch.CodeDeadLetter:
 			if d.Action != DeadLetter {
 				t.Fatalf("code %s gave %v", code, d.Action)
 			}
@@ -195,4 +241,110 @@ func naiveListed(patterns []string, errType string) bool {
 		}
 	}
 	return false
+}
+
+// anySpecGen draws Specs New may accept or reject: out-of-range numbers,
+// invalid actions and strategies, and patterns that are empty, ".*", too
+// long, invalid UTF-8 or lone surrogates (in generalized UTF-8).
+func anySpecGen() *rapid.Generator[Spec] {
+	badPattern := rapid.SampledFrom([]string{"", ".*", "a.\xff", "\xc3", "\xed\xa0\x80.x", "é.\xff*",
+		strings.Repeat("p", errmatch.MaxPatternLen), strings.Repeat("q", errmatch.MaxPatternLen+1)})
+	return rapid.Custom(func(t *rapid.T) Spec {
+		s := specGen().Draw(t, "base")
+		if rapid.Bool().Draw(t, "bad max_attempts") {
+			s.MaxAttempts = rapid.IntRange(math.MinInt, -1).Draw(t, "max_attempts")
+		}
+		if rapid.Bool().Draw(t, "bad initial") {
+			s.InitialInterval = time.Duration(rapid.Int64Range(math.MinInt64, 0).Draw(t, "initial"))
+		}
+		if rapid.Bool().Draw(t, "bad max") {
+			s.MaxInterval = time.Duration(rapid.Int64Range(math.MinInt64, int64(s.InitialInterval)).Draw(t, "max"))
+		}
+		if rapid.Bool().Draw(t, "bad coef") {
+			s.BackoffCoefficient = rapid.Float64Range(-1e300, 1).Draw(t, "coef")
+		}
+		if rapid.Bool().Draw(t, "bad patterns") {
+			s.NonRetryableErrors = rapid.SliceOfN(rapid.OneOf(patternGen(), badPattern), 1, 30).Draw(t, "patterns")
+		}
+		s.OnExhaustion = rapid.SampledFrom([]Action{Discard, DeadLetter, Discard, DeadLetter, Retry, Action(7)}).Draw(t, "on_exhaustion")
+		s.Strategy = rapid.SampledFrom([]backoff.Strategy{backoff.Exponential, backoff.None, backoff.Linear, backoff.Polynomial, backoff.Strategy(9)}).Draw(t, "strategy")
+		return s
+	})
+}
+
+// rawJSON spells s as a policy document, every field given, writing the
+// pattern strings byte for byte (only '"', '\\' and control characters
+// escaped), so that invalid UTF-8 reaches Parse as it is.
+func rawJSON(s Spec) []byte {
+	b := []byte(`{"max_attempts":`)
+	b = appendInt(b, s.MaxAttempts)
+	b = append(b, `,"initial_interval":"`...)
+	b = appendDuration(b, s.InitialInterval)
+	b = append(b, `","backoff_coefficient":`...)
+	b = appendFloat(b, s.BackoffCoefficient)
+	b = append(b, `,"max_interval":"`...)
+	b = appendDuration(b, s.MaxInterval)
+	b = append(b, `","jitter":`...)
+	b = strconv.AppendBool(b, s.Jitter)
+	b = append(b, `,"non_retryable_errors":[`...)
+	for i, p := range s.NonRetryableErrors {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		for j := 0; j < len(p); j++ {
+			switch c := p[j]; {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, `\u00`...)
+				b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
+			default:
+				b = append(b, c)
+			}
+		}
+		b = append(b, '"')
+	}
+	b = append(b, `],"on_exhaustion":"`...)
+	b = append(b, s.OnExhaustion.String()...)
+	b = append(b, `","backoff_strategy":"`...)
+	b = append(b, s.Strategy.String()...)
+	return append(b, `"}`...)
+}
+
+// fieldsOf returns the sorted Field of every problem err lists.
+func fieldsOf(err error) []string {
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return nil
+	}
+	var fs []string
+	for _, fe := range ve.Errors {
+		fs = append(fs, fe.Field)
+	}
+	slices.Sort(fs)
+	return fs
+}
+
+// Parse and New agree on every Spec (issue 11): both accept it, giving
+// Equal policies, or both reject it, naming the same fields.
+func TestPropParseAgreesWithNew(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := anySpecGen().Draw(t, "spec")
+		doc := rawJSON(s)
+		pp, perr := Parse(doc)
+		np, nerr := New(s)
+		if (perr == nil) != (nerr == nil) {
+			t.Fatalf("Parse(%q): %v\nNew: %v", doc, perr, nerr)
+		}
+		if perr == nil {
+			if !pp.Equal(np) {
+				t.Fatalf("Parse(%q) and New differ:\n%+v\n%+v", doc, pp.Spec(), np.Spec())
+			}
+			return
+		}
+		if pf, nf := fieldsOf(perr), fieldsOf(nerr); !slices.Equal(pf, nf) {
+			t.Fatalf("Parse(%q) names %q: %v\nNew names %q: %v", doc, pf, perr, nf, nerr)
+		}
+	})
 }

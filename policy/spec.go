@@ -158,22 +158,38 @@ const (
 	bStrategy
 )
 
-// collector accumulates FieldErrors.
+// collector accumulates FieldErrors: the first MaxListedErrors, and a count
+// of the others.
 type collector struct {
-	errs []*FieldError
-	bad  fieldBit // fields with a problem
+	errs    []*FieldError
+	omitted int
+	bad     fieldBit // fields with a problem
 }
 
 func (c *collector) add(bit fieldBit, field string, value any, reason string, cause error) {
 	c.bad |= bit
+	if c.full() {
+		c.omitted++
+		return
+	}
 	c.errs = append(c.errs, &FieldError{Field: field, Value: value, Reason: reason, Err: cause})
+}
+
+// full reports whether further problems are only counted; callers use it
+// to skip building messages nobody will read.
+func (c *collector) full() bool { return len(c.errs) >= MaxListedErrors }
+
+// skip counts n problems of field bit that are not listed.
+func (c *collector) skip(bit fieldBit, n int) {
+	c.bad |= bit
+	c.omitted += n
 }
 
 func (c *collector) err() error {
 	if len(c.errs) == 0 {
 		return nil
 	}
-	return &ValidationError{Errors: c.errs}
+	return &ValidationError{Errors: c.errs, Omitted: c.omitted}
 }
 
 // formatDur renders a duration for error messages as an ISO string.
@@ -198,12 +214,7 @@ func validateSpec(s *Spec, c *collector) (m *errmatch.Matcher) {
 	if s.MaxInterval <= 0 {
 		c.add(bMaxInterval, fMaxInterval, s.MaxInterval, "must be greater than zero, got "+formatDur(s.MaxInterval), nil)
 	}
-	for i, p := range s.NonRetryableErrors {
-		if !utf8.ValidString(p) {
-			c.add(bNonRetryable, fNonRetryable+"["+strconv.Itoa(i)+"]", p, "must be valid UTF-8, got "+strconv.Quote(clip(p)), nil)
-		}
-	}
-	m = checkPatternsAt(s.NonRetryableErrors, nil, c)
+	m = checkPatterns(s.NonRetryableErrors, len(s.NonRetryableErrors), nil, c)
 	if s.OnExhaustion != Discard && s.OnExhaustion != DeadLetter {
 		c.add(bOnExhaustion, fOnExhaustion, s.OnExhaustion, `must be "discard" or "dead_letter", got `+strconv.Quote(s.OnExhaustion.String()), nil)
 	}
@@ -228,35 +239,63 @@ func checkIntervals(s *Spec, c *collector, given fieldBit) {
 	c.add(bMaxInterval, fMaxInterval, s.MaxInterval, r, nil)
 }
 
-// checkPatternsAt reports every entry errmatch.Compile rejects, each under
-// its own index, with the *errmatch.PatternError as cause. idx maps positions
-// in patterns to positions in the JSON array (nil: the same).
-func checkPatternsAt(patterns []string, idx []int, c *collector) *errmatch.Matcher {
-	m, err := errmatch.Compile(patterns)
-	if err == nil {
-		return m
+// checkPatterns applies the rules of non_retryable_errors, for New and
+// Parse alike: a list of more than errmatch.MaxPatterns entries (n, the
+// length of the list, of which patterns may hold only the first) is one
+// problem; otherwise every entry must be valid UTF-8 (RK-19) and pass
+// errmatch.Compile, and each bad entry is reported under its own index, with
+// the *errmatch.PatternError as cause. idx maps positions in patterns to
+// positions in the JSON array (nil: the same). It returns the compiled
+// matcher, or nil after a problem.
+func checkPatterns(patterns []string, n int, idx []int, c *collector) *errmatch.Matcher {
+	at := func(i int) string {
+		if idx != nil {
+			i = idx[i]
+		}
+		return fNonRetryable + "[" + strconv.Itoa(i) + "]"
 	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
+	if n > errmatch.MaxPatterns {
+		c.add(bNonRetryable, fNonRetryable, nil, "at most "+strconv.Itoa(errmatch.MaxPatterns)+
+			" patterns (errmatch.MaxPatterns), got "+strconv.Itoa(n), errmatch.ErrTooManyPatterns)
+		return nil
 	}
-	for _, e := range errs {
-		var pe *errmatch.PatternError
-		if errors.As(e, &pe) && pe.Index >= 0 && pe.Index < len(patterns) {
-			at := pe.Index
-			if idx != nil {
-				at = idx[pe.Index]
-				cp := *pe
-				cp.Index = at
-				pe = &cp
+	badUTF8 := false
+	for i, p := range patterns {
+		if !utf8.ValidString(p) {
+			badUTF8 = true
+			if c.full() {
+				c.skip(bNonRetryable, 1)
+				continue
 			}
-			c.add(bNonRetryable, fNonRetryable+"["+strconv.Itoa(at)+"]", pe.Pattern, pe.Reason+", got "+strconv.Quote(clip(pe.Pattern)), pe)
-		} else {
-			c.add(bNonRetryable, fNonRetryable, patterns, e.Error(), e)
+			c.add(bNonRetryable, at(i), p, "must be valid UTF-8, got "+strconv.Quote(clip(p)), nil)
 		}
 	}
+	m, err := errmatch.Compile(patterns)
+	if err == nil {
+		if badUTF8 {
+			return nil
+		}
+		return m
+	}
+	var ce *errmatch.CompileError
+	if !errors.As(err, &ce) {
+		c.add(bNonRetryable, fNonRetryable, nil, err.Error(), err)
+		return nil
+	}
+	for _, pe := range ce.Errors {
+		if c.full() {
+			c.skip(bNonRetryable, 1)
+			continue
+		}
+		field := at(pe.Index)
+		if idx != nil {
+			cp := *pe
+			cp.Index = idx[pe.Index]
+			pe = &cp
+		}
+		c.add(bNonRetryable, field, pe.Pattern, pe.Reason+", got "+strconv.Quote(clip(pe.Pattern)), pe)
+	}
+	c.skip(bNonRetryable, ce.Omitted)
 	return nil
 }
 

@@ -116,6 +116,8 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		repeat     = fset.Int("repeat", 1, "run draw-dependent vectors this many times, 1..100, and report any whose verdict flips")
 		specOnly   = fset.Bool("spec-only", false, "run only the spec's MUST level: leave out SHOULD-level and optional features and retrykit decisions")
 		output     = fset.String("o", "", "write the report to this file instead of standard output")
+		profiles   = fset.Bool("profiles", false, "run the profile vectors (testdata/profiles) through the delay op's profile form instead of the suite (PROTOCOL.md 3.4.1)")
+		profDir    = fset.String("profiles-dir", "", "directory of profile vector files (default: the ones embedded in retrykit)")
 		ids, reqs  listFlag
 		flags, unc listFlag
 	)
@@ -227,6 +229,9 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		target = p
 	}
 
+	if *profiles || *profDir != "" { // profileconf.go
+		return runProfileVectors(context.Background(), target, *profDir, stdout, stderr)
+	}
 	rep := conformance.NewRunner(suite, opts...).Run(context.Background(), target)
 	rep.Command = commandLine(args)
 

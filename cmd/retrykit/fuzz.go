@@ -56,8 +56,11 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("fuzz", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
-		fmt.Fprint(stderr, fuzzUsage)
+		fmt.Fprint(fset.Output(), fuzzUsage)
 		fset.PrintDefaults()
+	}
+	if helpRequested(args) {
+		fset.SetOutput(stdout)
 	}
 	var (
 		impl     = fset.String("impl", "", "adapter command line, e.g. \"python3 conformance/adapters/python/adapter.py\" (required)")

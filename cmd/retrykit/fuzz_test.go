@@ -10,8 +10,10 @@ import (
 )
 
 func TestFuzzUsage(t *testing.T) {
-	if code, _, errOut := runCLI(t, "", "fuzz", "--help"); code != 0 || !strings.Contains(errOut, "usage: retrykit fuzz") {
-		t.Errorf("--help: exit %d\n%s", code, errOut)
+	for _, args := range [][]string{{"fuzz", "--help"}, {"help", "fuzz"}} {
+		if code, out, _ := runCLI(t, "", args...); code != 0 || !strings.Contains(out, "usage: retrykit fuzz") {
+			t.Errorf("%q: exit %d\n%s", args, code, out)
+		}
 	}
 	impl := "--impl=" + retrykitBinary(t) + " adapter"
 	for _, args := range [][]string{

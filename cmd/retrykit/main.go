@@ -8,12 +8,17 @@
 //	retrykit adapter
 //	retrykit simulate [flags]
 //	retrykit fuzz --impl CMD [flags]
+//	retrykit help [command]
 //
-// Each subcommand lives in its own file and registers itself in commands.
+// With no arguments retrykit runs "retrykit schedule" (the OJS default
+// policy's schedule) and says so on stderr. "--help" (or -h, or "help
+// COMMAND") prints a command's usage on stdout and exits 0. Each subcommand
+// lives in its own file and registers itself in commands.
 // Exit status: 0 on success, 1 when a run found failures, 2 on bad input.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,13 +40,22 @@ func main() {
 }
 
 // run dispatches to a subcommand. With no arguments it runs "schedule" on the
-// default policy, the project's main job.
+// default policy, the project's main job, after a note on stderr.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
+		fmt.Fprintln(stderr, `retrykit: no command given: running "retrykit schedule" (the default policy's schedule); "retrykit --help" lists the commands`)
 		args = []string{"schedule"}
 	}
 	name := args[0]
-	if name == "help" || name == "-h" || name == "--help" {
+	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return c.run([]string{"--help"}, stdin, stdout, stderr)
+			}
+			fmt.Fprintf(stderr, "retrykit help: unknown command %q\n", args[1])
+			usage(stderr)
+			return 2
+		}
 		usage(stdout)
 		return 0
 	}
@@ -56,6 +70,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: retrykit <command> [arguments]")
+	fmt.Fprintln(w, "       retrykit help <command>     (or: retrykit <command> --help)")
+	fmt.Fprintln(w, "\nWith no arguments, retrykit runs \"retrykit schedule\": the retry schedule")
+	fmt.Fprintln(w, "of the OJS default policy. Exit status: 0 on success, 1 when a run found")
+	fmt.Fprintln(w, "failures, 2 on bad usage or bad input.")
 	fmt.Fprintln(w, "\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
@@ -64,5 +82,38 @@ func usage(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+}
+
+// parseFlags parses args with fs, accepting flags before and after the
+// positional arguments ("schedule p.json --json" is "schedule --json
+// p.json"); everything after "--" is positional. It returns the positional
+// arguments in order. A help request (-h, -help, --help) prints the usage
+// on stdout and returns flag.ErrHelp, for which a command exits 0.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return nil, flag.ErrHelp
+		}
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
 }

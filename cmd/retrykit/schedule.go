@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -40,10 +41,13 @@ type scheduleRow struct {
 
 // scheduleReport is the --json output of the schedule command.
 type scheduleReport struct {
-	Policy    json.RawMessage `json:"policy"`
-	Rand      *float64        `json:"rand,omitempty"`
-	Rows      []scheduleRow   `json:"attempts"`
-	Truncated bool            `json:"truncated"`
+	Policy json.RawMessage `json:"policy"`
+	Rand   *float64        `json:"rand,omitempty"`
+	// Ranges names the convention of every min/max pair: "inclusive",
+	// [min, max] with both ends reachable (backoff.Backoff.Bounds).
+	Ranges    string        `json:"ranges"`
+	Rows      []scheduleRow `json:"attempts"`
+	Truncated bool          `json:"truncated"`
 	// Exhaustion is what happens when the last allowed attempt fails.
 	Exhaustion struct {
 		AfterAttempt int    `json:"after_attempt"`
@@ -59,24 +63,69 @@ const maxScheduleLimit = 10000
 // output lists before summarising the rest.
 const maxPatternsShown = 20
 
+const scheduleUsage = `usage: retrykit schedule [--json] [--limit N] [--rand R] [--svg FILE] [policy.json | - | --profile NAME | --list-profiles]
+
+Prints the retry schedule of an OJS retry policy (a file, "-" for stdin, or
+the OJS default policy when none is given) or of another system's profile
+(--profile NAME; --list-profiles lists them): for each attempt that fails,
+what follows, the delay, the range jitter can put it in, and the
+cumulative wait. Flags may come before or after the file.
+
+Every range is inclusive, [lo, hi], with both ends reachable, in the text
+and in the JSON fields min_ns/max_ns and cumulative_min_ns/
+cumulative_max_ns: it is backoff.Backoff.Bounds. The spec's jitter
+multiplier [0.5, 1.5) is half-open, so hi is 1ns under 1.5 times the base
+delay ([500ms, 1.499999999s] for a 1s base).
+
+Numbers: --limit is 1 to 10000 rows (they are held in memory; the outcome
+after the last attempt is always printed, for any max_attempts up to
+2^63-1); --rand is a number in [0, 1).
+
+flags:
+`
+
+// readPolicyFile reads a policy file, or stdin for "-", refusing one larger
+// than policy.MaxDocumentSize without reading it all.
+func readPolicyFile(name string, stdin io.Reader) ([]byte, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, policy.MaxDocumentSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > policy.MaxDocumentSize {
+		return nil, fmt.Errorf("%s: larger than the policy size limit of %d bytes (policy.MaxDocumentSize)", name, policy.MaxDocumentSize)
+	}
+	return data, nil
+}
+
 func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("schedule", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "write the schedule as JSON")
 	limit := fs.Int("limit", 50, fmt.Sprintf("print at most this many attempts, 1 to %d (the exhaustion outcome is always printed)", maxScheduleLimit))
 	randFlag := fs.String("rand", "", "fixed jitter draw r in [0,1): show exact jittered delays instead of the nominal delay")
+	extra := addScheduleFlags(fs) // profiles.go: --profile, --list-profiles, --svg
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: retrykit schedule [--json] [--limit N] [--rand R] [policy.json | -]")
+		fmt.Fprint(fs.Output(), scheduleUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseFlags(fs, args, stdout)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintln(stderr, "retrykit schedule: at most one policy file")
+	if len(pos) > 1 {
+		fmt.Fprintf(stderr, "retrykit schedule: one policy file at most, got %d arguments: %q (flags may come before or after it)\n", len(pos), pos)
 		return 2
 	}
 	if *limit < 1 || *limit > maxScheduleLimit {
@@ -92,17 +141,18 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		r = &v
 	}
+	if code, done := extra.run(len(pos), *asJSON, *limit, r, stdout, stderr); done {
+		return code
+	}
 
 	p := policy.Default()
-	if fs.NArg() == 1 {
-		name := fs.Arg(0)
-		var data []byte
-		var err error
-		if name == "-" {
-			data, err = io.ReadAll(stdin)
-		} else {
-			data, err = os.ReadFile(name)
+	if len(pos) == 1 {
+		name := pos[0]
+		if name == "" {
+			fmt.Fprintln(stderr, `retrykit schedule: the policy file name is empty; give a file, "-" for stdin, or nothing for the default policy`)
+			return 2
 		}
+		data, err := readPolicyFile(name, stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
 			return 2
@@ -118,6 +168,9 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
 		return 2
+	}
+	if code := extra.svgPolicy(p, policyName(fs.Arg(0)), *limit, stderr); code != 0 {
+		return code
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -139,7 +192,7 @@ func buildSchedule(p *policy.Policy, limit int, r *float64) (*scheduleReport, er
 	if err != nil {
 		return nil, err
 	}
-	rep := &scheduleReport{Policy: canon, Rand: r}
+	rep := &scheduleReport{Policy: canon, Rand: r, Ranges: "inclusive"}
 	b := p.Backoff()
 	var cum, cumLo, cumHi time.Duration
 	for n := 1; ; n++ {
@@ -164,7 +217,7 @@ func buildSchedule(p *policy.Policy, limit int, r *float64) (*scheduleReport, er
 			delay = d.Delay
 		}
 		lo, hi := b.Bounds(n)
-		cum, cumLo, cumHi = addSat(cum, delay), addSat(cumLo, lo), addSat(cumHi, hi)
+		cum, cumLo, cumHi = sat.AddInt(cum, delay), sat.AddInt(cumLo, lo), sat.AddInt(cumHi, hi)
 		if n <= limit {
 			rep.Rows = append(rep.Rows, scheduleRow{
 				Attempt: n, Action: d.Action.String(),
@@ -181,14 +234,6 @@ func buildSchedule(p *policy.Policy, limit int, r *float64) (*scheduleReport, er
 			}
 		}
 	}
-}
-
-// addSat adds two non-negative durations, saturating at the largest Duration.
-func addSat(a, b time.Duration) time.Duration {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }
 
 func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
@@ -214,7 +259,7 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "attempt\tthen\t%s\tjitter range\tcumulative\tcumulative range\n", delayHead)
+	fmt.Fprintf(tw, "attempt\tthen\t%s\tjitter range (inclusive)\tcumulative\tcumulative range (inclusive)\n", delayHead)
 	for _, row := range rep.Rows {
 		if row.Action != policy.Retry.String() {
 			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t-\n", row.Attempt, row.Action)
@@ -223,8 +268,8 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 		// Without jitter there is no range: the delay is exact.
 		jr, cr := "-", "-"
 		if s.Jitter {
-			jr = rangeText(row.MinNS, row.MaxNS, int64(s.MaxInterval))
-			cr = rangeText(row.CumulativeMinNS, row.CumulativeMaxNS, math.MaxInt64)
+			jr = rangeText(row.MinNS, row.MaxNS)
+			cr = rangeText(row.CumulativeMinNS, row.CumulativeMaxNS)
 		}
 		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt,
 			time.Duration(row.DelayNS), jr, time.Duration(row.CumulativeNS), cr)
@@ -239,15 +284,11 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 	fmt.Fprintf(w, "\nafter attempt %d fails: %s\n", rep.Exhaustion.AfterAttempt, rep.Exhaustion.Action)
 }
 
-// rangeText shows an inclusive range of whole nanoseconds. Where the top is
-// below limit it is written half-open, [lo, hi+1ns), which names the same
-// integers and reads like the spec's [0.5·D, 1.5·D).
-func rangeText(lo, hi, limit int64) string {
+// rangeText shows an inclusive range of whole nanoseconds, [lo, hi], the
+// convention of backoff.Backoff.Bounds and of the JSON output.
+func rangeText(lo, hi int64) string {
 	if lo == hi {
 		return time.Duration(lo).String()
-	}
-	if hi < limit {
-		return fmt.Sprintf("[%s, %s)", time.Duration(lo), time.Duration(hi+1))
 	}
 	return fmt.Sprintf("[%s, %s]", time.Duration(lo), time.Duration(hi))
 }

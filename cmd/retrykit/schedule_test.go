@@ -19,15 +19,21 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 }
 
 func TestScheduleDefaultIsMainJob(t *testing.T) {
-	// No arguments at all runs the schedule of the default policy.
+	// No arguments at all runs the schedule of the default policy, and
+	// says so on stderr.
 	code, out, errOut := runCLI(t, "")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
+	if !strings.Contains(errOut, `no command given: running "retrykit schedule"`) {
+		t.Errorf("stderr %q does not say what runs", errOut)
+	}
 	// OJS §12.2: the default policy retries after 1s and 2s (before
-	// jitter) and discards after the third attempt.
+	// jitter) and discards after the third attempt. Ranges are inclusive,
+	// as Backoff.Bounds: the jitter multiplier [0.5, 1.5) reaches 1ns under
+	// 1.5 times the base, and cumulative tops are sums of those tops.
 	for _, want := range []string{"max_attempts=3", "initial_interval=PT1S", "max_interval=PT5M",
-		"1s", "[500ms, 1.5s)", "2s", "[1s, 3s)", "[1.5s, 4.499999999s)", "after attempt 3 fails: discard"} {
+		"1s", "[500ms, 1.499999999s]", "2s", "[1s, 2.999999999s]", "[1.5s, 4.499999998s]", "after attempt 3 fails: discard"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -121,7 +127,7 @@ func TestScheduleBadInput(t *testing.T) {
 		{"bad duration", `{"initial_interval":"PT"}`, []string{"schedule", "-"}, []string{"initial_interval"}},
 		{"not json", `{`, []string{"schedule", "-"}, []string{"policy"}},
 		{"missing file", "", []string{"schedule", "/nonexistent/p.json"}, []string{"/nonexistent/p.json"}},
-		{"two files", "", []string{"schedule", "a", "b"}, []string{"at most one"}},
+		{"two files", "", []string{"schedule", "a", "b"}, []string{"one policy file at most"}},
 		{"bad rand", "", []string{"schedule", "--rand", "1"}, []string{"--rand"}},
 		{"bad limit", "", []string{"schedule", "--limit", "0"}, []string{"--limit"}},
 		{"limit above cap", "", []string{"schedule", "--json", "--limit", "1000000000"}, []string{"--limit", "10000", "1000000000"}},

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/chart"
+
+	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -41,11 +45,37 @@ up to about an hour, so that the herd's return after the outage shows. With
 the OJS default's 3 attempts every job gives up within seconds of a long
 outage (the report counts them as discarded).
 
+Ranges (out of range is a usage error, exit status 2, before anything runs):
+  --jobs    1 to 1000000. Jobs run in batches of 4096 on a fresh executor
+            each, so memory does not grow with --jobs; time does.
+  --outage  0 to 10000h.
+  --bucket  1ms to 10000h, and at most 100000 buckets between t=0 and the
+            last possible retry arrival.
+  attempts  a job makes at most max_attempts attempts, and no more than fit
+            in the outage at the shortest delays; that bound must be at most
+            100000 per job, and --jobs times it at most 10000000 per run,
+            whatever max_attempts is (up to 2^63-1). An attempt costs about
+            1-2 µs, so a run at the limit takes 10-20 s, and --jitter both
+            makes two runs.
+
 flags:
 `
 
 // simDefaultPolicy is the policy simulate uses without --policy.
 const simDefaultPolicy = `{"max_attempts": 25}`
+
+// Limits of simulate, tied to the memory and time a run uses (see
+// simulateUsage).
+const (
+	maxSimJobs        = 1_000_000
+	maxSimOutage      = 10000 * time.Hour
+	minSimBucket      = time.Millisecond
+	maxSimBucket      = 10000 * time.Hour
+	maxSimBuckets     = 100_000    // histogram counters held in memory
+	maxSimJobAttempts = 100_000    // attempts one job may make
+	maxSimAttempts    = 10_000_000 // jobs × attempts per job, per run
+	simBatch          = 4096       // jobs per executor
+)
 
 // simRun is the outcome of one simulated run.
 type simRun struct {
@@ -60,15 +90,16 @@ type simRun struct {
 func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, simulateUsage); fs.PrintDefaults() }
-	jobs := fs.Int("jobs", 1000, "number of jobs")
-	outage := fs.Duration("outage", 60*time.Second, "length of the outage from t=0")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), simulateUsage); fs.PrintDefaults() }
+	jobs := fs.Int("jobs", 1000, "number of jobs, 1 to 1000000")
+	outage := fs.Duration("outage", 60*time.Second, "length of the outage from t=0, 0 to 10000h")
 	polFile := fs.String("policy", simDefaultPolicy, "retry policy: a JSON file, inline JSON, or default (the OJS default policy)")
 	jitter := fs.String("jitter", "both", "both, on, off or policy")
 	seed := fs.Uint64("seed", 1, "seed of the jitter randomness")
-	bucket := fs.Duration("bucket", time.Second, "histogram bucket width")
+	bucket := fs.Duration("bucket", time.Second, "histogram bucket width, 1ms to 10000h")
 	svg := fs.String("svg", "", "also write an SVG chart to this file")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseFlags(fs, args, stdout)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -78,30 +109,32 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit simulate: "+format+"\n", a...)
 		return 2
 	}
-	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
+	if len(pos) > 0 {
+		return bad("unexpected argument %q (simulate takes flags only; see retrykit simulate --help)", pos[0])
 	}
-	if *jobs < 1 || *jobs > 10_000_000 {
-		return bad("--jobs must be between 1 and 10000000, got %d", *jobs)
+	if *jobs < 1 || *jobs > maxSimJobs {
+		return bad("--jobs must be between 1 and %d, got %d", maxSimJobs, *jobs)
 	}
-	if *outage < 0 {
-		return bad("--outage must not be negative, got %v", *outage)
+	if *outage < 0 || *outage > maxSimOutage {
+		return bad("--outage must be between 0s and %v, got %v", maxSimOutage, *outage)
 	}
-	if *bucket <= 0 {
-		return bad("--bucket must be positive, got %v", *bucket)
+	if *bucket < minSimBucket || *bucket > maxSimBucket {
+		return bad("--bucket must be between %v and %v, got %v", minSimBucket, maxSimBucket, *bucket)
 	}
 	p := policy.Default()
-	if *polFile != "default" {
-		data := []byte(*polFile)
-		if t := strings.TrimSpace(*polFile); !strings.HasPrefix(t, "{") {
-			var err error
-			if data, err = os.ReadFile(*polFile); err != nil {
-				return bad("%v", err)
-			}
+	switch t := strings.TrimSpace(*polFile); {
+	case t == "":
+		return bad(`--policy is empty: give a policy file, inline JSON such as '{"max_attempts": 10}', or default`)
+	case t == "default":
+	default:
+		var data []byte
+		if strings.HasPrefix(t, "{") {
+			data = []byte(*polFile)
+		} else if data, err = readPolicyFile(*polFile, nil); err != nil {
+			return bad("--policy: %v", err)
 		}
-		var err error
 		if p, err = policy.Parse(data); err != nil {
-			return bad("--policy %s: %v", *polFile, err)
+			return bad("--policy %s: %v", clipArg(*polFile), err)
 		}
 	}
 	var modes []string
@@ -123,7 +156,6 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if m != "policy" {
 			s := p.Spec()
 			s.Jitter = m == "on"
-			var err error
 			if q, err = policy.New(s); err != nil {
 				return bad("%v", err)
 			}
@@ -132,13 +164,25 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if m == "policy" {
 			label = fmt.Sprintf("jitter %v (policy)", q.Spec().Jitter)
 		}
+		// The work of a run is bounded before it starts: attempts per job,
+		// and jobs times that.
+		per, ok := simAttempts(q, *outage)
+		if !ok {
+			return bad("%s: a job may make more than %d attempts during a %v outage (max_attempts %d, delays from %v): shorten --outage or raise initial_interval",
+				label, maxSimJobAttempts, *outage, q.Spec().MaxAttempts, q.Spec().InitialInterval)
+		}
+		if uint64(*jobs)*per > maxSimAttempts {
+			return bad("%s: --jobs %d × up to %d attempts per job is more than %d attempts per run: use --jobs %d or fewer, or a shorter --outage",
+				label, *jobs, per, maxSimAttempts, maxSimAttempts/per)
+		}
 		qs, labels = append(qs, q), append(labels, label)
 		span = max(span, simSpan(q, *outage))
 	}
 	// The histogram holds one counter per bucket up to the last retry
 	// arrival; refuse a bucket so narrow that this cannot fit in memory or
 	// time, before running anything.
-	if nb := uint64(span/(*bucket)) + 1; nb > maxSimBuckets {
+	nb := uint64(span/(*bucket)) + 1
+	if nb > maxSimBuckets {
 		return bad("--bucket %v is too narrow: retries can arrive up to %v after the start, which makes %d buckets (at most %d); use --bucket %v or wider",
 			*bucket, span, nb, maxSimBuckets, span/maxSimBuckets+1)
 	}
@@ -154,7 +198,7 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var runs []*simRun
 	for i, q := range qs {
-		runs = append(runs, simulate(q, *jobs, *outage, *bucket, rand.New(rand.NewPCG(*seed, 0x5eed)), labels[i]))
+		runs = append(runs, simulate(q, *jobs, *outage, *bucket, int(nb), rand.New(rand.NewPCG(*seed, 0x5eed)), labels[i]))
 	}
 	writeSimText(stdout, p, *jobs, *outage, *bucket, runs)
 	if svgFile != nil {
@@ -171,16 +215,42 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// maxSimBuckets is the largest number of histogram buckets simulate
-// accepts (the span of the run divided by --bucket).
-const maxSimBuckets = 100_000
+// clipArg shortens a long command-line value (inline JSON) for messages.
+func clipArg(s string) string {
+	if len(s) <= 60 {
+		return s
+	}
+	return s[:50] + "…"
+}
+
+// simAttempts returns an upper bound on the attempts one job of p makes
+// through an outage: attempt k starts no earlier than the sum of the
+// smallest delays after attempts 1..k-1 (Backoff.Bounds), the first attempt
+// at or after the end of the outage succeeds, and max(max_attempts, 1) ends
+// the job anyway. ok is false when the bound exceeds maxSimJobAttempts;
+// the loop never runs longer than that.
+func simAttempts(p *policy.Policy, outage time.Duration) (n uint64, ok bool) {
+	last := max(p.Spec().MaxAttempts, 1)
+	b := p.Backoff()
+	var start time.Duration // earliest start of attempt k
+	for k := 1; ; k++ {
+		if k >= last || start >= outage {
+			return uint64(k), true
+		}
+		if k >= maxSimJobAttempts {
+			return uint64(k), false
+		}
+		lo, _ := b.Bounds(k)
+		start = sat.AddInt(start, lo)
+	}
+}
 
 // simSpan returns an upper bound on the time of the last retry arrival of a
 // run of p through an outage: every failure happens before the outage ends
 // and the next attempt comes at most max_interval later, and no job waits
 // longer in total than the sum of its largest delays.
 func simSpan(p *policy.Policy, outage time.Duration) time.Duration {
-	bound := addSat(outage, p.Spec().MaxInterval)
+	bound := sat.AddInt(outage, p.Spec().MaxInterval)
 	b := p.Backoff()
 	retries := max(p.Spec().MaxAttempts, 1) - 1
 	var sum time.Duration
@@ -188,7 +258,7 @@ func simSpan(p *policy.Policy, outage time.Duration) time.Duration {
 	// outage bound stands.
 	for n := 1; n <= retries && n <= maxSimBuckets; n++ {
 		_, hi := b.Bounds(n)
-		if sum = addSat(sum, hi); sum >= bound {
+		if sum = sat.AddInt(sum, hi); sum >= bound {
 			return bound
 		}
 	}
@@ -198,15 +268,28 @@ func simSpan(p *policy.Policy, outage time.Duration) time.Duration {
 	return bound
 }
 
-// simulate runs n jobs under p through an outage on a fake clock.
-func simulate(p *policy.Policy, n int, outage, bucket time.Duration, src backoff.Source, label string) *simRun {
+// simulate runs n jobs under p through an outage on a fake clock, simBatch
+// jobs at a time, each batch on a fresh executor: jobs never interact (the
+// workers are unlimited), so the batches add up to the whole run while
+// memory stays that of one batch plus nb histogram buckets. src is shared
+// by the batches, so a seed gives one reproducible run.
+func simulate(p *policy.Policy, n int, outage, bucket time.Duration, nb int, src backoff.Source, label string) *simRun {
+	r := &simRun{label: label, buckets: make([]int, 0, nb)}
+	for done := 0; done < n; done += simBatch {
+		simulateBatch(r, p, min(simBatch, n-done), outage, bucket, src)
+	}
+	return r
+}
+
+// simulateBatch runs n jobs on a fresh executor and adds them to r.
+func simulateBatch(r *simRun, p *policy.Policy, n int, outage, bucket time.Duration, src backoff.Source) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := executor.NewFakeClock(start)
-	e := executor.New(executor.WithClock(clock), executor.WithRand(src), executor.WithErrorHistory(10))
+	e := executor.New(executor.WithClock(clock), executor.WithRand(src), executor.WithErrorHistory(10),
+		executor.WithFinishedRetention(math.MaxInt64, math.MaxInt)) // the counts below read every finished job
 	for i := 0; i < n; i++ {
 		e.Enqueue(executor.JobSpec{Type: "call.upstream", Policy: p}) //nolint:errcheck // valid by construction
 	}
-	r := &simRun{label: label}
 	fail := executor.Failure{Type: "upstream.unavailable", Message: "upstream is down"}
 	for {
 		now := clock.Now().Sub(start)
@@ -225,12 +308,12 @@ func simulate(p *policy.Policy, n int, outage, bucket time.Duration, src backoff
 			}
 			var after executor.Job
 			if now < outage {
-				after, _ = e.Fail(j.ID, fail)
+				after, _ = e.Fail(j.ID, j.Delivery, fail)
 			} else {
-				after, _ = e.Ack(j.ID)
+				after, _ = e.Ack(j.ID, j.Delivery)
 			}
 			if after.State.Terminal() {
-				r.lastDone = now
+				r.lastDone = max(r.lastDone, now)
 			}
 		}
 		next, ok := e.NextDue()
@@ -239,9 +322,8 @@ func simulate(p *policy.Policy, n int, outage, bucket time.Duration, src backoff
 		}
 		clock.Set(next)
 	}
-	r.completed = e.Count(executor.Filter{States: []executor.State{executor.Completed}})
-	r.discarded = e.Count(executor.Filter{States: []executor.State{executor.Discarded}})
-	return r
+	r.completed += e.Count(executor.Filter{States: []executor.State{executor.Completed}})
+	r.discarded += e.Count(executor.Filter{States: []executor.State{executor.Discarded}})
 }
 
 func peak(b []int) (max, at int) {
@@ -308,42 +390,16 @@ func writeSimText(w io.Writer, p *policy.Policy, n int, outage, bucket time.Dura
 }
 
 // writeSimSVG draws one bar chart per run, stacked vertically, on a
-// shared scale.
+// shared scale (internal/chart).
 func writeSimSVG(w io.Writer, n int, outage, bucket time.Duration, runs []*simRun) {
-	nb, top := 1, 1
+	c := chart.Bars{
+		Title:  fmt.Sprintf("%d jobs through a %s outage: retry arrivals per %s", n, chart.FormatDuration(outage), chart.FormatDuration(bucket)),
+		Bucket: bucket, Shade: outage, ShadeLabel: "outage",
+		XLabel: "time since the outage began", YLabel: "retries per " + chart.FormatDuration(bucket),
+	}
 	for _, r := range runs {
-		nb = max(nb, len(r.buckets))
 		p, _ := peak(r.buckets)
-		top = max(top, p)
+		c.Panels = append(c.Panels, chart.Panel{Name: fmt.Sprintf("%s (peak %d)", r.label, p), Counts: r.buckets})
 	}
-	const chartW, chartH, left, pad, top0 = 800.0, 200.0, 60.0, 40.0, 55.0
-	height := top0 + float64(len(runs))*(chartH+pad)
-	bw := chartW / float64(nb)
-	colors := []string{"#d62728", "#1f77b4", "#2ca02c"}
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", left+chartW+20, height)
-	fmt.Fprintf(w, `<text x="%.0f" y="20">%d jobs through a %v outage: retry arrivals per %v</text>`+"\n", left, n, outage, bucket)
-	for i, r := range runs {
-		y0 := top0 + float64(i)*(chartH+pad)
-		base := y0 + chartH
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">%s (peak %d)</text>`+"\n", left, y0-5, r.label, func() int { p, _ := peak(r.buckets); return p }())
-		fmt.Fprintf(w, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, base, left+chartW, base)
-		fmt.Fprintf(w, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, y0, left, base)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">%d</text>`+"\n", left-4, y0+10, top)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">0</text>`+"\n", left-4, base)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">0s</text>`+"\n", left, base+15)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">%v</text>`+"\n", left+chartW, base+15, time.Duration(nb)*bucket)
-		if o := float64(outage) / float64(bucket) * bw; o > 0 {
-			fmt.Fprintf(w, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="#eeeeee"/>`+"\n", left, y0, min(o, chartW), chartH)
-			fmt.Fprintf(w, `<text x="%.1f" y="%.0f" fill="#888888" text-anchor="end">outage</text>`+"\n", left+min(o, chartW)-4, y0+14)
-		}
-		for b, v := range r.buckets {
-			if v == 0 {
-				continue
-			}
-			h := float64(v) / float64(top) * chartH
-			fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%v: %d</title></rect>`+"\n",
-				left+float64(b)*bw, base-h, max(bw, 0.5), h, colors[i%len(colors)], time.Duration(b)*bucket, v)
-		}
-	}
-	fmt.Fprintln(w, "</svg>")
+	c.WriteSVG(w) //nolint:errcheck // the caller checks the buffered writer's flush
 }

@@ -158,15 +158,15 @@ func TestSimulateBucketTooNarrow(t *testing.T) {
 	)
 	go func() {
 		defer close(done)
-		code, _, errOut = runCLI(t, "", "simulate", "--bucket", "1ns")
+		code, _, errOut = runCLI(t, "", "simulate", "--bucket", "1ms", "--outage", "10h")
 	}()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("simulate --bucket 1ns did not return")
+		t.Fatal("simulate --bucket 1ms did not return")
 	}
-	// Default policy: cap 5m, outage 1m, so retries arrive within 6m:
-	// 6m/1ns buckets is far above the limit.
+	// Default policy: cap 5m, outage 10h, so retries arrive within
+	// 10h5m: 10h5m/1ms buckets is far above the limit.
 	if code != 2 || !strings.Contains(errOut, "--bucket") || !strings.Contains(errOut, "100000") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
@@ -199,9 +199,9 @@ func TestSimulateSVGBadPathFailsFirst(t *testing.T) {
 
 func TestSimulateHelpEndsWithNewline(t *testing.T) {
 	for _, arg := range []string{"--help", "-h"} {
-		code, _, errOut := runCLI(t, "", "simulate", arg)
-		if code != 0 || !strings.HasSuffix(errOut, "\n") || !strings.Contains(errOut, "usage: retrykit simulate") {
-			t.Errorf("%s: exit %d, output %q", arg, code, errOut)
+		code, out, _ := runCLI(t, "", "simulate", arg)
+		if code != 0 || !strings.HasSuffix(out, "\n") || !strings.Contains(out, "usage: retrykit simulate") {
+			t.Errorf("%s: exit %d, output %q", arg, code, out)
 		}
 	}
 }

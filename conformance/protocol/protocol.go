@@ -64,6 +64,9 @@ type Hello struct {
 	ResolutionNS   int64    `json:"resolution_ns"`
 	Jitter         string   `json:"jitter"`
 	UnclaimedFlags []string `json:"unclaimed_flags,omitempty"`
+	// Profiles names the profiles of other systems (package profile) the
+	// delay op answers for in place of a policy (PROTOCOL.md section 3.4).
+	Profiles []string `json:"profiles,omitempty"`
 }
 
 // Supports reports whether op is listed in h.Ops.
@@ -111,6 +114,7 @@ type Request struct {
 	Op        string          // one of the Op constants
 	Value     string          // parse_duration
 	Policy    json.RawMessage // validate, delay, decide; nil = absent policy; sent verbatim
+	Profile   string          // delay: a profile name in place of Policy ("" = none)
 	Attempt   int64           // delay, decide
 	Rand      *float64        // delay, decide; nil = the implementation's own randomness
 	Patterns  []string        // match
@@ -151,6 +155,10 @@ func (r *Request) AppendJSON(b []byte) []byte {
 		b = append(b, `],"error_type":`...)
 		b = appendString(b, r.ErrorType)
 	case OpValidate, OpDelay, OpDecide:
+		if r.Op == OpDelay && r.Profile != "" {
+			b = append(b, `,"profile":`...)
+			b = appendString(b, r.Profile)
+		}
 		if r.Policy != nil {
 			b = append(b, `,"policy":`...)
 			b = appendCompact(b, r.Policy)
@@ -196,6 +204,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		Op        string          `json:"op"`
 		Value     string          `json:"value"`
 		Policy    json.RawMessage `json:"policy"`
+		Profile   string          `json:"profile"`
 		Attempt   int64           `json:"attempt"`
 		Rand      *float64        `json:"rand"`
 		Patterns  []string        `json:"patterns"`
@@ -213,7 +222,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 	if w.ID == nil {
 		return errors.New("protocol: request: no id")
 	}
-	*r = Request{ID: *w.ID, Op: w.Op, Value: w.Value, Policy: w.Policy, Attempt: w.Attempt,
+	*r = Request{ID: *w.ID, Op: w.Op, Value: w.Value, Policy: w.Policy, Profile: w.Profile, Attempt: w.Attempt,
 		Rand: w.Rand, Patterns: w.Patterns, ErrorType: w.ErrorType, Config: w.Config, Steps: w.Steps}
 	if w.Error != nil {
 		r.Error = &FailureInput{Type: w.Error.Type}

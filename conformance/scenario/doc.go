@@ -1,13 +1,16 @@
 // Package scenario reads, plays and checks retrykit's scenario vectors: timed
 // sequences of job operations (enqueue, fetch, ack, fail, heartbeat, cancel,
-// activate, pause, resume, manual retry) with the expected state of every
+// activate, pause, resume, manual retry, delete) with the expected state of every
 // job after each step. The vector files live in testdata/scenarios (see its
 // README.md and scenario.schema.json).
 //
 // # Model
 //
 // A [Scenario] has a [Config] (injected jitter draw, error history size,
-// retention, default visibility timeout) and [Step]s. Each step runs one
+// retention, default visibility timeout) and [Step]s. An ack, fail or
+// heartbeat step may name the fetch it answers ([Step.Delivery]); one that
+// names an earlier fetch of a job fetched again since is rejected as
+// [ClassStaleDelivery]. Each step runs one
 // operation at an absolute time, at_ms milliseconds after [Epoch] (2026-01-01T00:00:00Z); times in
 // steps never decrease. [Play] runs a scenario against retrykit's reference
 // executor and returns one [Observation] per step: the operation's outcome

@@ -123,7 +123,7 @@ func TestPlayFarTimes(t *testing.T) {
 
 func TestOpsAndEpoch(t *testing.T) {
 	ops := scenario.Ops()
-	if len(ops) != 11 || ops[0] != "enqueue" || ops[10] != "tick" {
+	if len(ops) != 12 || ops[0] != "enqueue" || ops[10] != "tick" || ops[11] != "delete" {
 		t.Errorf("Ops() = %v", ops)
 	}
 	ops[0] = "changed"
@@ -142,5 +142,46 @@ func TestOpsAndEpoch(t *testing.T) {
 		if _, err := scenario.Play(&scenario.Scenario{ID: "x", Steps: []scenario.Step{st}}); err != nil {
 			t.Errorf("op %s: %v", op, err)
 		}
+	}
+}
+
+// A delivery naming a fetch that has not happened, or given on a step that
+// does not answer a fetch, makes the scenario malformed; a delivery naming
+// an earlier fetch of a job fetched again is the stale_delivery class.
+func TestPlayDelivery(t *testing.T) {
+	enq := scenario.Step{Op: "enqueue", Job: &scenario.JobInput{ID: "a", Type: "t", VisibilityTimeoutMs: 1000}}
+	fetch := scenario.Step{Op: "fetch"}
+	for _, tc := range []struct {
+		name  string
+		steps []scenario.Step
+		want  string
+	}{
+		{"delivery 1 before any fetch", []scenario.Step{enq, {Op: "ack", ID: "a", Delivery: 1}}, "fetched 0 times"},
+		{"delivery 2 after one fetch", []scenario.Step{enq, fetch, {Op: "heartbeat", ID: "a", Delivery: 2}}, "fetched 1 times"},
+		{"negative delivery", []scenario.Step{enq, fetch, {Op: "fail", ID: "a", Delivery: -1}}, "delivery -1"},
+		{"delivery on cancel", []scenario.Step{enq, {Op: "cancel", ID: "a", Delivery: 1}}, "delivery on a cancel step"},
+	} {
+		obs, err := scenario.Play(&scenario.Scenario{ID: "x", Steps: tc.steps})
+		if !errors.Is(err, scenario.ErrMalformedScenario) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a malformed scenario saying %q", tc.name, err, tc.want)
+		}
+		if len(obs) != len(tc.steps)-1 {
+			t.Errorf("%s: %d observations before the bad step", tc.name, len(obs))
+		}
+	}
+	// fetched at 0 (1), expired at 1000, fetched again at 2000 (2)
+	obs, err := scenario.Play(&scenario.Scenario{ID: "x", Steps: []scenario.Step{
+		enq, fetch, {AtMs: 2000, Op: "fetch"},
+		{AtMs: 2000, Op: "ack", ID: "a", Delivery: 1},
+		{AtMs: 2000, Op: "ack", ID: "a", Delivery: 2},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obs[3].Error != scenario.ClassStaleDelivery || obs[3].Jobs["a"].State != "active" {
+		t.Errorf("stale ack: %+v", obs[3])
+	}
+	if obs[4].Error != "" || obs[4].Jobs["a"].State != "completed" || obs[4].Jobs["a"].Attempt != 2 {
+		t.Errorf("latest ack: %+v", obs[4])
 	}
 }

@@ -21,7 +21,7 @@ import (
 
 // Ops returns the operation names a step may use, in a new slice.
 func Ops() []string {
-	return []string{"enqueue", "fetch", "ack", "fail", "heartbeat", "cancel", "activate", "pause", "resume", "retry", "tick"}
+	return []string{"enqueue", "fetch", "ack", "fail", "heartbeat", "cancel", "activate", "pause", "resume", "retry", "tick", "delete"}
 }
 
 var (
@@ -44,6 +44,7 @@ const (
 	ClassNotFound          = "not_found"
 	ClassDuplicateID       = "duplicate_id"
 	ClassInvalidRequest    = "invalid_request"
+	ClassStaleDelivery     = "stale_delivery" // an ack, fail or heartbeat naming an earlier fetch of a job fetched again since
 	ClassInvalidPolicy     = policy.ErrorType // "validation.retry_policy_invalid"
 )
 
@@ -129,6 +130,8 @@ func Classify(err error) string {
 		return ClassInvalidTransition
 	case errors.Is(err, executor.ErrNotFound):
 		return ClassNotFound
+	case errors.Is(err, executor.ErrStaleDelivery):
+		return ClassStaleDelivery
 	case errors.Is(err, executor.ErrDuplicateID):
 		return ClassDuplicateID
 	case errors.Is(err, policy.ErrInvalidPolicy):
@@ -141,7 +144,8 @@ func Classify(err error) string {
 // Play runs sc against a fresh reference executor on a fake clock and
 // returns one observation per step. It fails only on a malformed scenario
 // (nil, unknown op, at_ms negative, decreasing or above [MaxAtMs], missing
-// fields), not on unmet expectations; use Check for those. Its errors wrap
+// fields, a delivery naming a fetch that has not happened or given on a
+// step other than ack, fail or heartbeat), not on unmet expectations; use Check for those. Its errors wrap
 // [ErrMalformedScenario]; the observations of the steps before the bad one
 // are returned with it.
 func Play(sc *Scenario) ([]Observation, error) {
@@ -164,7 +168,11 @@ func Play(sc *Scenario) ([]Observation, error) {
 	if r := sc.Config.Retention; r != nil {
 		opts = append(opts, executor.WithRetention(msDur(r.MaxAgeMs), r.MaxCount))
 	}
+	if r := sc.Config.FinishedRetention; r != nil {
+		opts = append(opts, executor.WithFinishedRetention(msDur(r.MaxAgeMs), r.MaxCount))
+	}
 	e := executor.New(opts...)
+	dels := make(map[string][]uint64) // every delivery per job id, in fetch order
 	var last int64
 	out := make([]Observation, 0, len(sc.Steps))
 	for i, st := range sc.Steps {
@@ -176,7 +184,7 @@ func Play(sc *Scenario) ([]Observation, error) {
 		}
 		last = st.AtMs
 		clock.Set(msTime(st.AtMs))
-		obs, err := step(e, &st)
+		obs, err := step(e, &st, dels)
 		if err != nil {
 			return out, fmt.Errorf("%w: scenario %s: step %d (%s): %w", ErrMalformedScenario, sc.ID, i, st.Op, err)
 		}
@@ -191,8 +199,19 @@ func Play(sc *Scenario) ([]Observation, error) {
 // the capped base delay.
 const DefaultRand = 0.5
 
-func step(e *executor.Executor, st *Step) (obs Observation, err error) {
+func step(e *executor.Executor, st *Step, dels map[string][]uint64) (obs Observation, err error) {
 	var opErr error
+	var d uint64
+	switch st.Op {
+	case "ack", "fail", "heartbeat":
+		if d, err = delivery(e, st, dels[st.ID]); err != nil {
+			return obs, err
+		}
+	default:
+		if st.Delivery != 0 {
+			return obs, fmt.Errorf("delivery on a %s step (only ack, fail and heartbeat name one)", st.Op)
+		}
+	}
 	switch st.Op {
 	case "enqueue":
 		if st.Job == nil {
@@ -211,17 +230,18 @@ func step(e *executor.Executor, st *Step) (obs Observation, err error) {
 		j, ok := e.Fetch(st.Queues...)
 		if ok {
 			obs.Fetched = &j.ID
+			dels[j.ID] = append(dels[j.ID], j.Delivery)
 		}
 	case "ack":
-		_, opErr = e.Ack(st.ID)
+		_, opErr = e.Ack(st.ID, d)
 	case "fail":
 		f := executor.Failure{}
 		if st.Error != nil {
 			f = executor.Failure{Type: st.Error.Type, Message: st.Error.Message, Code: errmatch.Code(st.Error.Code), Details: st.Error.Details}
 		}
-		_, opErr = e.Fail(st.ID, f)
+		_, opErr = e.Fail(st.ID, d, f)
 	case "heartbeat":
-		_, opErr = e.Heartbeat(st.ID)
+		_, opErr = e.Heartbeat(st.ID, d)
 	case "cancel":
 		_, opErr = e.Cancel(st.ID)
 	case "activate":
@@ -240,6 +260,8 @@ func step(e *executor.Executor, st *Step) (obs Observation, err error) {
 		}
 	case "tick":
 		e.Tick()
+	case "delete":
+		opErr = e.Delete(st.ID)
 	default:
 		return obs, fmt.Errorf("unknown op %q", st.Op)
 	}
@@ -248,6 +270,22 @@ func step(e *executor.Executor, st *Step) (obs Observation, err error) {
 		obs.Message = opErr.Error()
 	}
 	return obs, nil
+}
+
+// delivery returns the executor's delivery for the fetch an ack, fail or
+// heartbeat step names: the job's latest when the step names none (0 for a
+// job never fetched or unknown), else the n-th of seen. Naming a fetch that
+// has not happened is malformed.
+func delivery(e *executor.Executor, st *Step, seen []uint64) (uint64, error) {
+	switch n := st.Delivery; {
+	case n == 0:
+		j, _ := e.Get(st.ID)
+		return j.Delivery, nil
+	case n < 0 || n > len(seen):
+		return 0, fmt.Errorf("delivery %d of job %q: the job was fetched %d times so far", n, st.ID, len(seen))
+	default:
+		return seen[n-1], nil
+	}
 }
 
 // countJobs returns the number of jobs per state name, plus "dead_letter".

@@ -48,9 +48,13 @@ type Config struct {
 	ErrorHistory        int        `json:"error_history,omitempty"`
 	VisibilityTimeoutMs int64      `json:"visibility_timeout_ms,omitempty"`
 	Retention           *Retention `json:"retention,omitempty"`
+	// FinishedRetention bounds the other finished jobs (completed,
+	// cancelled, plainly discarded): count per queue and state, and age.
+	FinishedRetention *Retention `json:"finished_retention,omitempty"`
 }
 
-// Retention is the dead-letter retention of a scenario.
+// Retention is a retention limit of a scenario: the dead-letter one
+// (Config.Retention) or the finished-job one (Config.FinishedRetention).
 type Retention struct {
 	MaxAgeMs int64 `json:"max_age_ms,omitempty"`
 	MaxCount int   `json:"max_count,omitempty"`
@@ -59,12 +63,17 @@ type Retention struct {
 // Step is one operation at a time, with what must hold after it.
 type Step struct {
 	AtMs   int64       `json:"at_ms"`
-	Op     string      `json:"op"`               // enqueue fetch ack fail heartbeat cancel activate pause resume retry tick
+	Op     string      `json:"op"`               // enqueue fetch ack fail heartbeat cancel activate pause resume retry tick delete
 	Job    *JobInput   `json:"job,omitempty"`    // enqueue
-	ID     string      `json:"id,omitempty"`     // ack fail heartbeat cancel activate retry
+	ID     string      `json:"id,omitempty"`     // ack fail heartbeat cancel activate retry delete
 	Queues []string    `json:"queues,omitempty"` // fetch
 	Queue  string      `json:"queue,omitempty"`  // pause resume
 	Error  *ErrorInput `json:"error,omitempty"`  // fail
+	// Delivery names the fetch an ack, fail or heartbeat step answers: n
+	// is the job's n-th fetch in this scenario (1 for its first, counting
+	// across manual retries). 0 (absent) means its latest, so a step
+	// without it acts for the current holder.
+	Delivery int `json:"delivery,omitempty"`
 	// Retry is the policy override of a manual retry (OJS retry JSON).
 	Retry  json.RawMessage `json:"retry,omitempty"`
 	Expect Expect          `json:"expect"`
@@ -93,8 +102,9 @@ type ErrorInput struct {
 // Expect is what must hold after a step. Absent fields are not checked.
 type Expect struct {
 	// Error is the class of the error the operation must return:
-	// "invalid_transition", "not_found", "duplicate_id", "invalid_request"
-	// or "validation.retry_policy_invalid". Absent: the operation succeeds.
+	// "invalid_transition", "not_found", "duplicate_id", "invalid_request",
+	// "stale_delivery" or "validation.retry_policy_invalid". Absent: the
+	// operation succeeds.
 	Error string `json:"error,omitempty"`
 	// Fetched is the id a fetch step claims, or null for none.
 	Fetched OptString `json:"fetched,omitzero"`

@@ -34,7 +34,9 @@ NOTES = {
     "implementation-defined:boundary": "Exact boundary instants: a timer is due when its time <= now and a reservation is valid while now < deadline (RK-31).",
     "implementation-defined:cancel-terminal": "Cancelling a job in a terminal state succeeds and changes nothing (ojs-core 7.6, RK-32).",
     "implementation-defined:manual-retry-errors": "Manual retry keeps the error history (ojs-dead-letter 6.1) although ojs-core 6.3 says 'clear errors' (RK-33).",
-    "implementation-defined:retention": "Retention applies to dead-lettered jobs only; a job is pruned when it has been dead-lettered strictly longer than max_age; pruned jobs no longer exist (RK-34).",
+    "implementation-defined:retention": "config.retention applies to dead-lettered jobs only, over all queues (RK-34); config.finished_retention to completed, cancelled and plainly discarded jobs, counted per queue and state (RK-41). A job is pruned when it has been finished strictly longer than max_age; pruned jobs no longer exist.",
+    "implementation-defined:delivery": "ack, fail and heartbeat name the fetch they answer (step field delivery: the job's n-th fetch; absent: its latest). One naming an earlier fetch of a job that was fetched again since is rejected as stale_delivery and changes nothing (RK-38 to RK-40). Skip if deliveries are not tracked.",
+    "implementation-defined:delete": "Uses the delete op: a finished job is removed at once, an unfinished one is refused (RK-42). Skip if unsupported.",
     "implementation-defined:paused-queue": "Queue pause/resume is an operator extension: a paused queue's jobs still become available and its reservations still expire, they are just not fetched (RK-36).",
     "implementation-defined:error-classes": "Expects a specific error class (invalid_request, duplicate_id, not_found) for a rejected operation.",
 }
@@ -99,11 +101,13 @@ def fetch(at, expect, *queues):
     return op(at, "fetch", expect, queues=list(queues or ["default"]))
 
 
-def fail(at, jid, expect, typ="smtp.unavailable", msg="SMTP server unavailable", code=None, details=None):
+def fail(at, jid, expect, typ="smtp.unavailable", msg="SMTP server unavailable", code=None, details=None, delivery=None):
     err = {"type": typ, "message": msg}
     if code: err["code"] = code
     if details is not None: err["details"] = details
-    return op(at, "fail", expect, id=jid, error=err)
+    if delivery is None:
+        return op(at, "fail", expect, id=jid, error=err)
+    return op(at, "fail", expect, id=jid, error=err, delivery=delivery)
 
 
 FILES = collections.OrderedDict()
@@ -774,6 +778,120 @@ S(Q, "scn-que-0007", "RK-36", "ojs-core 7.6", "Cancel works in a paused queue; r
    op(10, "cancel", X({"a": J("cancelled", attempt=0)}), id="a"),
    op(20, "resume", X(), queue="q"), fetch(20, X(fetched=None), "q")],
   covers=["CORE-T14"], flags=QF)
+
+# ---- deliveries.json: delivery-scoped ack, fail and heartbeat (RK-38 .. RK-40, RK-43, RK-45)
+DV = "deliveries"
+DF = ["implementation-defined:delivery", "implementation-defined:timeout-transition"]
+# A: fetched at 0 (delivery 1), reservation 10 s, timed out at 10000 (retry at 11000);
+# B: fetched at 11000 (delivery 2, attempt 2), reservation until 21000.
+REDELIVERED = [enq(0, "a", X(), retry=P3, vis=10000),
+               fetch(0, X({"a": J("active", attempt=1, ru=10000)}, fetched="a")),
+               fetch(11000, X({"a": J("active", attempt=2, ru=21000, errs=[T(1, 10000)])}, fetched="a"))]
+S(DV, "scn-dlv-0001", "RK-38", "ojs-retry 9.2", "Stale ACK after redelivery: A's ACK (delivery 1) at 12000, after B fetched the job at 11000, is rejected and changes nothing; B's ACK (delivery 2) completes attempt 2",
+  REDELIVERED + [
+   op(12000, "ack", X({"a": J("active", attempt=2, ru=21000, errs=[T(1, 10000)])}, error="stale_delivery"), id="a", delivery=1),
+   op(12000, "ack", X({"a": J("completed", attempt=2, ru=None, errs=[T(1, 10000)])}), id="a", delivery=2)],
+  covers=["RET-12"], flags=DF)
+S(DV, "scn-dlv-0002", "RK-38", "ojs-retry 9.2", "Stale FAIL after redelivery does not use up B's attempt: rejected at 12000; B's own FAIL at 13000 is attempt 2, retryable at 13000 + 2s = 15000",
+  REDELIVERED + [
+   fail(12000, "a", X({"a": J("active", attempt=2, ru=21000, errs=[T(1, 10000)])}, error="stale_delivery"), delivery=1),
+   fail(13000, "a", X({"a": J("retryable", attempt=2, nra=15000, ru=None, errs=[T(1, 10000), E(2, "smtp.unavailable", "SMTP server unavailable", 13000)])}))],
+  covers=["RET-12", "RET-14"], flags=DF)
+S(DV, "scn-dlv-0003", "RK-38", "ojs-retry 9.3", "Stale heartbeat after redelivery does not extend B's lease: rejected at 15000, B's reservation still ends at 21000 (attempt 2 times out, retry at 21000 + 2s)",
+  REDELIVERED + [
+   op(15000, "heartbeat", X({"a": J("active", attempt=2, ru=21000)}, error="stale_delivery"), id="a", delivery=1),
+   op(20999, "tick", X({"a": J("active", attempt=2, ru=21000)})),
+   op(21000, "tick", X({"a": J("retryable", attempt=2, nra=23000, errs=[T(1, 10000), T(2, 21000)])}))],
+  covers=["RET-13", "RET-12"], flags=DF)
+# A: fetched at 0 (delivery 1) under max_attempts 1, timed out at 10000 -> discarded;
+# manual retry at 11000 (attempt back to 0); B: fetched at 11000 (delivery 2), attempt 1 again.
+RETRIED = [enq(0, "a", X(), retry=P1, vis=10000),
+           fetch(0, X({"a": J("active", attempt=1, ru=10000)}, fetched="a")),
+           op(10000, "tick", X({"a": J("discarded", attempt=1, dl=False, errs=[T(1, 10000)])})),
+           op(11000, "retry", X({"a": J("available", attempt=0)}), id="a"),
+           fetch(11000, X({"a": J("active", attempt=1, ru=21000, errs=[T(1, 10000)])}, fetched="a"))]
+DMF = DF + ["implementation-defined:manual-retry-errors"]
+S(DV, "scn-dlv-0004", "RK-39", "ojs-dead-letter 6.1", "Stale ACK across a manual retry: A and B both run attempt 1, only the delivery differs; A's ACK (delivery 1) is rejected, B's ACK completes",
+  RETRIED + [
+   op(12000, "ack", X({"a": J("active", attempt=1, ru=21000, errs=[T(1, 10000)])}, error="stale_delivery"), id="a", delivery=1),
+   op(12000, "ack", X({"a": J("completed", attempt=1, errs=[T(1, 10000)])}), id="a")],
+  covers=["DLQ-003", "RK-33"], flags=DMF)
+S(DV, "scn-dlv-0005", "RK-39", "ojs-dead-letter 6.1", "Stale FAIL across a manual retry is rejected and not recorded; B's FAIL (delivery 2) at 13000 exhausts max_attempts 1: discarded with both entries",
+  RETRIED + [
+   fail(12000, "a", X({"a": J("active", attempt=1, ru=21000, errs=[T(1, 10000)])}, error="stale_delivery"), delivery=1),
+   fail(13000, "a", X({"a": J("discarded", attempt=1, dl=False, errs=[T(1, 10000), E(1, "smtp.unavailable", "SMTP server unavailable", 13000)])}), delivery=2)],
+  covers=["DLQ-003", "RK-33"], flags=DMF)
+S(DV, "scn-dlv-0006", "RK-39", "ojs-dead-letter 6.1", "Stale heartbeat across a manual retry does not extend B's lease: B's reservation ends at 21000 and the job is discarded again",
+  RETRIED + [
+   op(15000, "heartbeat", X({"a": J("active", attempt=1, ru=21000)}, error="stale_delivery"), id="a", delivery=1),
+   op(21000, "tick", X({"a": J("discarded", attempt=1, errs=[T(1, 10000), T(1, 21000)])}))],
+  covers=["DLQ-003", "RET-13"], flags=DMF)
+S(DV, "scn-dlv-0007", "RK-40", "ojs-retry 9.2", "The latest holder answering late (reservation expired at 10000, not yet fetched again) gets invalid_transition; once B fetched the job at 11000 the same ACK is stale_delivery; a job never fetched gets invalid_transition",
+  [enq(0, "a", X(), retry=P3, vis=10000), enq(0, "b", X(), queue="other"),
+   fetch(0, X(fetched="a")),
+   op(10500, "ack", X({"a": J("retryable", attempt=1, nra=11000, errs=[T(1, 10000)])}, error="invalid_transition"), id="a", delivery=1),
+   fetch(11000, X({"a": J("active", attempt=2, ru=21000)}, fetched="a")),
+   op(11500, "ack", X({"a": J("active", attempt=2, ru=21000)}, error="stale_delivery"), id="a", delivery=1),
+   op(11500, "ack", X({"b": J("available", attempt=0)}, error="invalid_transition"), id="b")],
+  covers=["RK-31", "RET-12"], flags=DF + ["implementation-defined:boundary"])
+S(DV, "scn-dlv-0008", "RK-43", "ojs-retry 9.3", "A reservation that would end after the last representable instant saturates there: fetched at MaxAtMs - 5000 with 10 s, it is reserved until MaxAtMs (7456146436854) and still active then, never ending at its start",
+  [enq(0, "a", X(), retry=P3, vis=10000),
+   fetch(7456146431854, X({"a": J("active", attempt=1, ru=7456146436854)}, fetched="a")),
+   op(7456146436854, "tick", X({"a": J("active", attempt=1, ru=7456146436854, errs=[])})),
+   op(7456146436854, "heartbeat", X({"a": J("active", attempt=1, ru=7456146436854)}), id="a", delivery=1),
+   op(7456146436854, "ack", X({"a": J("completed", attempt=1, errs=[])}), id="a", delivery=1)],
+  covers=["RET-13"], flags=["implementation-defined:delivery", "implementation-defined:boundary"])
+S(DV, "scn-dlv-0009", "RK-45", "ojs-core 7.6", "Cancelling an active job ends its delivery at once: the holder's heartbeat and FAIL are rejected (invalid_transition) and nothing is recorded",
+  [enq(0, "a", X(), retry=P3, vis=10000), fetch(0, X(fetched="a")),
+   op(1000, "cancel", X({"a": J("cancelled", attempt=1, ru=None)}), id="a"),
+   op(1000, "heartbeat", X({"a": J("cancelled", attempt=1, ru=None)}, error="invalid_transition"), id="a", delivery=1),
+   fail(2000, "a", X({"a": J("cancelled", attempt=1, errs=[])}, error="invalid_transition"), delivery=1),
+   op(20000, "tick", X({"a": J("cancelled", attempt=1, errs=[])}))],
+  covers=["CORE-T10"], flags=["implementation-defined:delivery"])
+
+# ---- finished.json: retention of finished jobs and delete (RK-41, RK-42)
+FN = "finished"
+RF = ["implementation-defined:retention"]
+def done(at, jid, queue="q"):
+    """enqueue, fetch and acknowledge jid at time at"""
+    return [enq(at, jid, X(), queue=queue), fetch(at, X(fetched=jid), queue),
+            op(at, "ack", X({jid: J("completed", attempt=1)}), id=jid)]
+S(FN, "scn-fin-0001", "RK-41", "ojs-dead-letter 5.1", "finished_retention max_count 2 counts per queue and state: the third completed job of q (c at 2000) prunes the oldest (a); r's completed job and q's cancelled job are not counted with them",
+  done(0, "a") + done(1000, "b") + done(1500, "d", queue="r") + [
+   enq(1800, "e", X(), queue="q"), op(1800, "cancel", X({"e": J("cancelled")}), id="e")] + done(2000, "c") + [
+   op(2000, "tick", X({"b": J("completed"), "c": J("completed"), "d": J("completed"), "e": J("cancelled")}, absent=["a"], counts={"completed": 3, "cancelled": 1}))],
+  flags=RF, config={"finished_retention": {"max_count": 2}})
+S(FN, "scn-fin-0002", "RK-41", "ojs-dead-letter 8.1", "finished_retention max_age 10 s: a completed and b plainly discarded at 0 are kept at exactly 10000 and pruned at 10001; the dead letter c follows the dead-letter retention (default P180D) and stays",
+  done(0, "a") + [
+   enq(0, "b", X(), retry=P1, queue="q"), fetch(0, X(fetched="b"), "q"), fail(0, "b", X({"b": J("discarded", dl=False)})),
+   enq(0, "c", X(), retry=P1DL, queue="q"), fetch(0, X(fetched="c"), "q"), fail(0, "c", X({"c": J("discarded", dl=True)})),
+   op(10000, "tick", X({"a": J("completed"), "b": J("discarded", dl=False), "c": J("discarded", dl=True)})),
+   op(10001, "tick", X({"c": J("discarded", dl=True)}, absent=["a", "b"], counts={"completed": 0, "discarded": 1, "dead_letter": 1}))],
+  covers=["RK-34"], flags=RF, config={"finished_retention": {"max_age_ms": 10000}})
+S(FN, "scn-fin-0003", "RK-41", "ojs-dead-letter 5.2", "Default finished_retention max_age is 24 h = 86400000 ms: a job completed at 0 is kept at exactly 86400000 and pruned 1 ms later",
+  done(0, "a") + [
+   op(86400000, "tick", X({"a": J("completed", attempt=1)})),
+   op(86400001, "tick", X(absent=["a"], counts={"completed": 0}))],
+  flags=RF)
+S(FN, "scn-fin-0004", "RK-42", "ojs-core 6.3", "delete removes a finished job at once and refuses an unfinished one: available and active are invalid_transition, completed is deleted, a second delete is not_found, and the id can be enqueued again",
+  [enq(0, "a", X()),
+   op(0, "delete", X({"a": J("available")}, error="invalid_transition"), id="a"),
+   fetch(0, X(fetched="a")),
+   op(0, "delete", X({"a": J("active", attempt=1)}, error="invalid_transition"), id="a"),
+   op(10, "ack", X({"a": J("completed", attempt=1)}), id="a"),
+   op(20, "delete", X(absent=["a"], counts={"completed": 0}), id="a"),
+   op(30, "delete", X(error="not_found"), id="a"),
+   enq(40, "a", X({"a": J("available", attempt=0, errs=[])})),
+   fetch(50, X({"a": J("active", attempt=1)}, fetched="a"))],
+  flags=["implementation-defined:delete", "implementation-defined:error-classes"])
+S(FN, "scn-fin-0005", "RK-42", "ojs-dead-letter 6.1", "delete of a dead letter takes it out of the dead letter set; delete of a cancelled job works too; a retryable job is refused",
+  [enq(0, "a", X(), retry=P1DL), fetch(0, X(fetched="a")), fail(0, "a", X({"a": J("discarded", dl=True)})),
+   enq(0, "b", X(), pending=True), op(0, "cancel", X({"b": J("cancelled")}), id="b"),
+   enq(0, "c", X(), retry=P3), fetch(0, X(fetched="c")), fail(0, "c", X({"c": J("retryable", attempt=1, nra=1000)})),
+   op(100, "delete", X(absent=["a"], counts={"dead_letter": 0, "discarded": 0}), id="a"),
+   op(100, "delete", X(absent=["b"], counts={"cancelled": 0}), id="b"),
+   op(100, "delete", X({"c": J("retryable", attempt=1, nra=1000)}, error="invalid_transition"), id="c")],
+  covers=["DLQ-003"], flags=["implementation-defined:delete"])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/conformance/protocol"
+)
+
+// profileVectors is the part of a testdata/profiles file the runner needs.
+type profileVectors struct {
+	Profile string `json:"profile"`
+	Vectors []struct {
+		ID      string    `json:"id"`
+		Kind    string    `json:"kind"`
+		Attempt int64     `json:"attempt"`
+		Rand    *float64  `json:"rand"`
+		Rands   []float64 `json:"rands"`
+		DelayNS *int64    `json:"delay_ns"`
+		MinNS   *int64    `json:"min_ns"`
+		MaxNS   *int64    `json:"max_ns"`
+		Note    string    `json:"note"`
+	} `json:"vectors"`
+}
+
+// topDraw is the largest float64 below 1, the draw that reaches a bound's
+// top.
+const topDraw = 0x1.fffffffffffffp-1
+
+// opaqueSamples is how many undrawn answers a bounds vector checks when the
+// adapter's jitter is opaque.
+const opaqueSamples = 20
+
+// profileTally counts one profile's vectors.
+type profileTally struct {
+	passed, failed, notRun int
+}
+
+// runProfileVectors sends the profile vectors of dir (the embedded suite
+// when dir is "") to impl as delay requests with a profile (PROTOCOL.md
+// 3.4.1) and prints a report: per profile counts, then every failure.
+// Vectors of profiles the adapter does not list, and schedule and decision
+// vectors (which need no adapter), are counted as not run.
+func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir string, stdout, stderr io.Writer) int {
+	fsys := retrykit.Profiles
+	if dir != "" {
+		if msg := checkDir("--profiles-dir", dir); msg != "" {
+			return usageError(stderr, msg)
+		}
+		fsys = os.DirFS(dir)
+	}
+	h, err := impl.Hello(ctx)
+	if err == nil {
+		err = h.Check()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit conformance: hello: %v\n", err)
+		return 2
+	}
+	listed := map[string]bool{}
+	for _, n := range h.Profiles {
+		listed[n] = true
+	}
+	names, err := fs.Glob(fsys, "*.json")
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+		return 2
+	}
+	sort.Strings(names)
+	res := max(h.ResolutionNS, 1)
+	var failures []string
+	tallies := map[string]*profileTally{}
+	var order []string
+	var id int64
+	ask := func(name string, attempt int64, r *float64) (int64, string) {
+		id++
+		resp, err := impl.Do(ctx, protocol.Request{ID: id, Op: protocol.OpDelay, Profile: name, Attempt: attempt, Rand: r})
+		switch {
+		case err != nil:
+			return 0, err.Error()
+		case resp.Error != nil:
+			return 0, fmt.Sprintf("rejected: %s: %s", resp.Error.Type, resp.Error.Message)
+		case resp.Unsupported:
+			return 0, "answered unsupported"
+		case resp.DelayNS == nil:
+			return 0, "no delay_ns in the answer"
+		}
+		return *resp.DelayNS, ""
+	}
+	near := func(got, want int64) bool { return got > want-res && got < want+res }
+	for _, file := range names {
+		if path.Base(file) == "profile.schema.json" {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+			return 2
+		}
+		var pv profileVectors
+		if err := json.Unmarshal(data, &pv); err != nil || pv.Profile == "" {
+			fmt.Fprintf(stderr, "retrykit conformance: %s: not a profile vector file (%v)\n", file, err)
+			return 2
+		}
+		t := &profileTally{}
+		tallies[pv.Profile] = t
+		order = append(order, pv.Profile)
+		for _, v := range pv.Vectors {
+			fail := func(f string, a ...any) {
+				t.failed++
+				failures = append(failures, fmt.Sprintf("%s (%s, attempt %d): %s", v.ID, pv.Profile, v.Attempt, fmt.Sprintf(f, a...)))
+			}
+			if !listed[pv.Profile] {
+				t.notRun++
+				continue
+			}
+			switch {
+			case v.Kind == "delay" && h.Jitter == protocol.JitterInjectable && v.DelayNS != nil:
+				r, ok := singleDraw(v.Rand, v.Rands)
+				if !ok {
+					t.notRun++ // several different draws cannot be sent as one rand
+					continue
+				}
+				got, msg := ask(pv.Profile, v.Attempt, &r)
+				switch {
+				case msg != "":
+					fail("%s", msg)
+				case !near(got, *v.DelayNS):
+					fail("rand %v: delay_ns %d (%v), want %d (%v)%s", r, got, time.Duration(got), *v.DelayNS, time.Duration(*v.DelayNS), noteText(v.Note))
+				default:
+					t.passed++
+				}
+			case v.Kind == "bounds" && v.MinNS != nil && v.MaxNS != nil:
+				lo, hi := *v.MinNS, *v.MaxNS
+				ok := true
+				if h.Jitter == protocol.JitterInjectable {
+					for _, c := range []struct {
+						r    float64
+						want int64
+					}{{0, lo}, {topDraw, hi}} {
+						r := c.r
+						got, msg := ask(pv.Profile, v.Attempt, &r)
+						if msg != "" {
+							fail("rand %v: %s", r, msg)
+							ok = false
+							break
+						}
+						if !near(got, c.want) {
+							fail("rand %v: delay_ns %d (%v), want %d (%v), bounds [%d, %d]%s", r, got, time.Duration(got), c.want, time.Duration(c.want), lo, hi, noteText(v.Note))
+							ok = false
+							break
+						}
+					}
+				} else {
+					for range opaqueSamples {
+						got, msg := ask(pv.Profile, v.Attempt, nil)
+						if msg != "" {
+							fail("%s", msg)
+							ok = false
+							break
+						}
+						if got <= lo-res || got >= hi+res {
+							fail("delay_ns %d outside [%d, %d]", got, lo, hi)
+							ok = false
+							break
+						}
+					}
+				}
+				if ok {
+					t.passed++
+				}
+			default:
+				t.notRun++ // schedule and decision vectors, or delays an opaque adapter cannot pin
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "profile vectors against %s %s (%d profiles listed)\n\n", h.Implementation, h.Version, len(h.Profiles))
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "profile\tpassed\tfailed\tnot run\t")
+	var sum profileTally
+	for _, n := range order {
+		t := tallies[n]
+		note := ""
+		if !listed[n] {
+			note = "not listed in hello"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", n, t.passed, t.failed, t.notRun, note)
+		sum.passed, sum.failed, sum.notRun = sum.passed+t.passed, sum.failed+t.failed, sum.notRun+t.notRun
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\ntotal: %d passed, %d failed, %d not run (schedule and decision vectors need no adapter)\n", sum.passed, sum.failed, sum.notRun)
+	if len(failures) > 0 {
+		fmt.Fprintf(stdout, "\nfailures:\n  %s\n", strings.Join(failures, "\n  "))
+		return 1
+	}
+	return 0
+}
+
+// singleDraw returns the one draw a delay vector uses: rand, or rands when
+// they are all the same value (the protocol sends one draw for all).
+func singleDraw(r *float64, rs []float64) (float64, bool) {
+	if r != nil {
+		return *r, true
+	}
+	if len(rs) == 0 {
+		return 0, true // no draw given: the profile has no jitter
+	}
+	for _, x := range rs[1:] {
+		if x != rs[0] {
+			return 0, false
+		}
+	}
+	return rs[0], true
+}
+
+// noteText appends a vector's note to a failure line.
+func noteText(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "; " + note
+}

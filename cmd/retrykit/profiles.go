@@ -1,0 +1,293 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/sat"
+	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/profile"
+)
+
+// subject is one thing compare, fit and the charts show: an OJS policy or
+// another system's profile, seen through the same few questions.
+type subject struct {
+	name string
+	// attempts is the total number of attempts; 0 means unbounded.
+	attempts int
+	// action is the outcome when attempts run out (policy action text).
+	action string
+	// bounds is the inclusive delay range after attempt n.
+	bounds func(n int) (lo, hi time.Duration)
+	// nominal is the delay with the middle draw (r = 0.5): the base delay
+	// for an OJS policy, the median for a uniform jitter.
+	nominal func(n int) time.Duration
+	// at is the delay for the draw r.
+	at func(n int, r float64) time.Duration
+}
+
+func policySubject(name string, p *policy.Policy) subject {
+	b := p.Backoff()
+	return subject{
+		name:     name,
+		attempts: max(p.Spec().MaxAttempts, 1),
+		action:   p.Spec().OnExhaustion.String(),
+		bounds:   b.Bounds,
+		nominal:  b.Base,
+		at:       b.DelayAt,
+	}
+}
+
+func profileSubject(p profile.Profile) subject {
+	return subject{
+		name:     p.Name(),
+		attempts: p.MaxAttempts(),
+		action:   p.OnExhaustion().String(),
+		bounds:   p.Bounds,
+		nominal:  func(n int) time.Duration { return p.DelayAt(n, 0.5) },
+		at:       p.DelayAt,
+	}
+}
+
+// retries returns the number of retries shown for s: attempts-1, or
+// horizon when s is unbounded.
+func (s subject) retries(horizon int) int {
+	if s.attempts == 0 {
+		return horizon
+	}
+	return s.attempts - 1
+}
+
+// series turns the first k retries of s into a chart series.
+func (s subject) series(k int) chart.Series {
+	c := chart.Series{Name: s.name}
+	for n := 1; n <= k; n++ {
+		lo, hi := s.bounds(n)
+		c.Points = append(c.Points, chart.Point{Attempt: n, Lo: lo, Mid: s.nominal(n), Hi: hi})
+	}
+	return c
+}
+
+// writeChart renders a delay chart to the file name.
+func writeChart(name string, c chart.Delays) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	err = c.WriteSVG(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// inclusive shows an inclusive range, or the one value when exact. (The
+// commands of this file use the library's inclusive bounds everywhere.)
+func inclusive(lo, hi time.Duration) string {
+	if lo == hi {
+		return lo.String()
+	}
+	return fmt.Sprintf("[%v, %v]", lo, hi)
+}
+
+// scheduleExtra holds the schedule command's profile and chart flags; it
+// is the hook schedule.go calls, so that the profile code stays here.
+type scheduleExtra struct {
+	profile string
+	list    bool
+	svg     string
+}
+
+// addScheduleFlags registers --profile, --list-profiles and --svg on fs.
+func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
+	x := &scheduleExtra{}
+	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles)")
+	fs.BoolVar(&x.list, "list-profiles", false, "list the profiles, one line each")
+	fs.StringVar(&x.svg, "svg", "", "also write a chart of the delays (log scale, jitter band) to this SVG file")
+	return x
+}
+
+// run handles the profile forms of schedule. done is false when the
+// command is about a policy and schedule.go goes on.
+func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdout, stderr io.Writer) (code int, done bool) {
+	if x.list {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		for _, p := range profile.All() {
+			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())
+		}
+		tw.Flush()
+		return 0, true
+	}
+	if x.profile == "" {
+		return 0, false
+	}
+	if nargs > 0 {
+		fmt.Fprintln(stderr, "retrykit schedule: --profile and a policy file exclude each other")
+		return 2, true
+	}
+	p, err := profile.Lookup(x.profile)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit schedule: --profile: %v\n", err)
+		return 2, true
+	}
+	rep := buildProfileSchedule(p, limit, r)
+	if x.svg != "" {
+		k := min(p.MaxAttempts()-1, limit)
+		if p.MaxAttempts() == 0 {
+			k = min(limit, 30)
+		}
+		c := chart.Delays{Title: fmt.Sprintf("Retry delays of %s", p.Name()), Note: p.System(), Series: []chart.Series{profileSubject(p).series(max(k, 1))}}
+		if err := writeChart(x.svg, c); err != nil {
+			fmt.Fprintf(stderr, "retrykit schedule: --svg: %v\n", err)
+			return 2, true
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
+			return 1, true
+		}
+		return 0, true
+	}
+	writeProfileSchedule(stdout, p, rep)
+	return 0, true
+}
+
+// svgPolicy writes the chart of a policy's schedule when --svg was given.
+func (x *scheduleExtra) svgPolicy(p *policy.Policy, name string, limit int, stderr io.Writer) int {
+	if x.svg == "" {
+		return 0
+	}
+	s := policySubject(name, p)
+	k := max(min(s.attempts-1, limit), 1)
+	c := chart.Delays{Title: "Retry delays of " + name, Note: "OJS retry policy", Series: []chart.Series{s.series(k)}}
+	if err := writeChart(x.svg, c); err != nil {
+		fmt.Fprintf(stderr, "retrykit schedule: --svg: %v\n", err)
+		return 2
+	}
+	return 0
+}
+
+// profileScheduleReport is the --json output of schedule --profile.
+type profileScheduleReport struct {
+	Profile struct {
+		Name        string `json:"name"`
+		System      string `json:"system"`
+		Version     string `json:"version"`
+		Source      string `json:"source"`
+		Formula     string `json:"formula"`
+		Draw        string `json:"draw,omitempty"`
+		MaxAttempts int    `json:"max_attempts"`
+		Terminal    string `json:"terminal"`
+	} `json:"profile"`
+	Rand       *float64      `json:"rand,omitempty"`
+	Rows       []scheduleRow `json:"attempts"`
+	Truncated  bool          `json:"truncated"`
+	Exhaustion *struct {
+		AfterAttempt int    `json:"after_attempt"`
+		Action       string `json:"action"`
+	} `json:"exhaustion"` // null when the profile is unbounded
+}
+
+func buildProfileSchedule(p profile.Profile, limit int, r *float64) *profileScheduleReport {
+	rep := &profileScheduleReport{Rand: r}
+	m := &rep.Profile
+	m.Name, m.System, m.Version, m.Source = p.Name(), p.System(), p.Version(), p.Source()
+	m.Formula, m.Draw, m.MaxAttempts, m.Terminal = p.Formula(), p.Draw(), p.MaxAttempts(), p.Terminal()
+	var cum, cumLo, cumHi time.Duration
+	for n := 1; n <= limit; n++ {
+		rv := 0.5
+		if r != nil {
+			rv = *r
+		}
+		d := p.DecideAt(n, rv)
+		if d.Action != policy.Retry {
+			rep.Rows = append(rep.Rows, scheduleRow{Attempt: n, Action: d.Action.String()})
+			rep.Exhaustion = &struct {
+				AfterAttempt int    `json:"after_attempt"`
+				Action       string `json:"action"`
+			}{n, d.Action.String()}
+			return rep
+		}
+		lo, hi := p.Bounds(n)
+		cum, cumLo, cumHi = sat.AddInt(cum, d.Delay), sat.AddInt(cumLo, lo), sat.AddInt(cumHi, hi)
+		rep.Rows = append(rep.Rows, scheduleRow{Attempt: n, Action: d.Action.String(), DelayNS: int64(d.Delay),
+			MinNS: int64(lo), MaxNS: int64(hi), CumulativeNS: int64(cum), CumulativeMinNS: int64(cumLo), CumulativeMaxNS: int64(cumHi)})
+	}
+	rep.Truncated = true
+	if n := p.MaxAttempts(); n > 0 {
+		rep.Exhaustion = &struct {
+			AfterAttempt int    `json:"after_attempt"`
+			Action       string `json:"action"`
+		}{n, p.OnExhaustion().String()}
+	}
+	return rep
+}
+
+func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleReport) {
+	fmt.Fprintf(w, "profile: %s — %s (%s)\n", p.Name(), p.System(), p.Version())
+	fmt.Fprintf(w, "source: %s\nformula: %s\n", p.Source(), p.Formula())
+	if p.Draw() != "" {
+		fmt.Fprintf(w, "draw: %s\n", p.Draw())
+	}
+	fmt.Fprintf(w, "exhaustion: %s\nterminal: %s\n\n", p.Exhaustion(), p.Terminal())
+	head := "delay"
+	switch {
+	case rep.Rand != nil:
+		head = fmt.Sprintf("delay (r=%g)", *rep.Rand)
+	case p.Jitter():
+		head = "delay (r=0.5)"
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "attempt\tthen\t%s\trange (inclusive)\tcumulative\tcumulative range\n", head)
+	for _, row := range rep.Rows {
+		if row.Action != policy.Retry.String() {
+			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t-\n", row.Attempt, row.Action)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\tretry\t%v\t%s\t%v\t%s\n", row.Attempt, time.Duration(row.DelayNS),
+			inclusive(time.Duration(row.MinNS), time.Duration(row.MaxNS)), time.Duration(row.CumulativeNS),
+			inclusive(time.Duration(row.CumulativeMinNS), time.Duration(row.CumulativeMaxNS)))
+	}
+	if rep.Truncated {
+		fmt.Fprintln(tw, "…\t\t\t\t\t")
+	}
+	tw.Flush()
+	switch {
+	case rep.Exhaustion == nil:
+		fmt.Fprintf(w, "\nno attempt limit: %s\n", p.Exhaustion())
+	default:
+		fmt.Fprintf(w, "\nafter attempt %d fails: %s (%s)\n", rep.Exhaustion.AfterAttempt, rep.Exhaustion.Action, p.Terminal())
+	}
+}
+
+// splitList splits "a,b" flag values; used by compare for --profile a,b.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// policyName is how a policy file is named in tables and charts.
+func policyName(file string) string {
+	switch file {
+	case "":
+		return "OJS default policy"
+	case "-":
+		return "policy (stdin)"
+	}
+	return file
+}

@@ -1,0 +1,319 @@
+package riverretry
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"pgregory.net/rapid"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/policy"
+)
+
+func mustParse(t testing.TB, js string) *policy.Policy {
+	t.Helper()
+	p, err := policy.Parse([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The delays here are the OJS formula written out: exponential
+// I * C^(attempt-1), capped, no jitter.
+func TestNextRetryUsesJobAttempt(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := New(mustParse(t, `{"initial_interval":"PT1S","backoff_coefficient":3,"max_interval":"PT1M","jitter":false}`))
+	p.now = func() time.Time { return now }
+	for _, tc := range []struct {
+		attempt int
+		errors  int // River's own policy would count these; the plugin must not
+		want    time.Duration
+	}{
+		{1, 0, time.Second},
+		{2, 1, 3 * time.Second},
+		{3, 2, 9 * time.Second},
+		{4, 0, 27 * time.Second}, // snoozed jobs: errors and attempt differ
+		{5, 9, time.Minute},      // 81s capped
+		{0, 0, time.Second},      // below 1 counts as 1
+		{math.MaxInt, 0, time.Minute},
+	} {
+		job := &rivertype.JobRow{Attempt: tc.attempt, Errors: make([]rivertype.AttemptError, tc.errors)}
+		if got := p.NextRetry(job).Sub(now); got != tc.want {
+			t.Errorf("attempt %d: NextRetry = now + %v, want %v", tc.attempt, got, tc.want)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	p := New(mustParse(t, `{"max_attempts":3,"non_retryable_errors":["auth.*"],"on_exhaustion":"dead_letter"}`))
+	plain := errors.New("boom")
+	for _, tc := range []struct {
+		attempt int
+		err     error
+		action  policy.Action
+		reason  policy.Reason
+	}{
+		{1, plain, policy.Retry, policy.ReasonRetry},
+		{2, errmatch.Wrap(plain, "x.timeout", errmatch.CodeRetry), policy.Retry, policy.ReasonRetry},
+		{3, plain, policy.DeadLetter, policy.ReasonExhausted},
+		{1, errmatch.Wrap(plain, "auth.expired", ""), policy.DeadLetter, policy.ReasonNonRetryable},
+		{1, errmatch.Wrap(plain, "x", errmatch.CodeDiscard), policy.Discard, policy.ReasonHandlerCode},
+		{1, errmatch.Wrap(plain, "x", errmatch.CodeFail), policy.Discard, policy.ReasonHandlerCode},
+		{1, errmatch.Wrap(plain, "x", errmatch.CodeDeadLetter), policy.DeadLetter, policy.ReasonHandlerCode},
+	} {
+		d, err := p.Decide(&rivertype.JobRow{Attempt: tc.attempt}, tc.err)
+		if err != nil || d.Action != tc.action || d.Reason != tc.reason {
+			t.Errorf("attempt %d %v: %v %v %v, want %v %v", tc.attempt, tc.err, d.Action, d.Reason, err, tc.action, tc.reason)
+		}
+	}
+	if _, err := p.Decide(&rivertype.JobRow{Attempt: 1}, errmatch.Wrap(plain, "x", "NOPE")); !errors.Is(err, policy.ErrInvalidFailure) || !errors.Is(err, errmatch.ErrUnknownCode) {
+		t.Errorf("unknown code: err = %v", err)
+	}
+	if _, err := p.Decide(nil, plain); !errors.Is(err, policy.ErrInvalidFailure) {
+		t.Errorf("nil job: err = %v", err)
+	}
+}
+
+// work runs the middleware around a worker returning err.
+func work(p *Plugin, job *rivertype.JobRow, err error) error {
+	return p.Work(context.Background(), job, func(context.Context) error { return err })
+}
+
+func TestWorkOutcomes(t *testing.T) {
+	p := New(mustParse(t, `{"max_attempts":3,"non_retryable_errors":["auth.*"]}`))
+	plain := errors.New("boom")
+
+	if err := work(p, &rivertype.JobRow{Attempt: 1, MaxAttempts: 3}, nil); err != nil {
+		t.Errorf("success: %v", err)
+	}
+	if err := work(p, &rivertype.JobRow{Attempt: 1, MaxAttempts: 3}, plain); err != plain {
+		t.Errorf("retry: got %v, want the worker's error unchanged", err)
+	}
+	snooze := river.JobSnooze(time.Second)
+	if err := work(p, &rivertype.JobRow{Attempt: 3, MaxAttempts: 3}, snooze); err != snooze {
+		t.Errorf("snooze: got %v", err)
+	}
+
+	// Discard: JobCancel around an EndError that keeps the cause.
+	err := work(p, &rivertype.JobRow{Attempt: 1, MaxAttempts: 3}, errmatch.Wrap(plain, "auth.expired", ""))
+	var cancel *rivertype.JobCancelError
+	var end *EndError
+	if !errors.As(err, &cancel) || !errors.As(err, &end) || !errors.Is(err, plain) ||
+		end.Decision.Action != policy.Discard || end.Decision.Reason != policy.ReasonNonRetryable {
+		t.Errorf("non-retryable: got %v", err)
+	}
+
+	// DeadLetter: not a cancel, and River sees the job as exhausted.
+	job := &rivertype.JobRow{Attempt: 2, MaxAttempts: 3}
+	err = work(p, job, errmatch.Wrap(plain, "x", errmatch.CodeDeadLetter))
+	if errors.As(err, &cancel) || !errors.As(err, &end) || end.Decision.Action != policy.DeadLetter || job.MaxAttempts != 2 {
+		t.Errorf("dead letter: got %v, MaxAttempts %d", err, job.MaxAttempts)
+	}
+	if got, want := err.Error(), "riverretry: dead_letter (handler_code): x: boom"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+
+	// The policy, not River's max_attempts, decides exhaustion.
+	err = work(p, &rivertype.JobRow{Attempt: 3, MaxAttempts: 25}, plain)
+	if !errors.As(err, &cancel) || !errors.As(err, &end) || end.Decision.Reason != policy.ReasonExhausted {
+		t.Errorf("exhausted under a larger River max_attempts: got %v", err)
+	}
+
+	// An unknown code is dead-lettered with the problem named.
+	job = &rivertype.JobRow{Attempt: 1, MaxAttempts: 3}
+	err = work(p, job, errmatch.Wrap(plain, "x", "LATER"))
+	if !errors.As(err, &end) || end.Decision.Action != policy.DeadLetter || !errors.Is(err, errmatch.ErrUnknownCode) || job.MaxAttempts != 1 {
+		t.Errorf("unknown code: got %v", err)
+	}
+
+	// A bad per-job policy: the default decides, the problem is recorded.
+	job = &rivertype.JobRow{ID: 7, Attempt: 1, MaxAttempts: 3, Metadata: []byte(`{"retrykit_policy":{"jitter":"yes"}}`)}
+	err = work(p, job, plain)
+	if !errors.Is(err, plain) || !errors.Is(err, policy.ErrInvalidPolicy) || !strings.Contains(err.Error(), "riverretry: job 7 metadata retrykit_policy: policy: jitter") {
+		t.Errorf("bad metadata policy: got %v", err)
+	}
+}
+
+func TestZeroAndNilPlugin(t *testing.T) {
+	var zero Plugin
+	var nilp *Plugin
+	job := &rivertype.JobRow{Attempt: 1}
+	for _, p := range []*Plugin{&zero, nilp} {
+		if !p.Policy(job).Equal(policy.Default()) {
+			t.Error("policy is not the OJS default")
+		}
+		// OJS default after attempt 1: 1s with jitter in [0.5s, 1.5s).
+		if d := p.Delay(job); d < 500*time.Millisecond || d >= 1500*time.Millisecond {
+			t.Errorf("delay %v outside [0.5s, 1.5s)", d)
+		}
+		params := &rivertype.JobInsertParams{MaxAttempts: 25, Metadata: []byte(`{}`)}
+		if err := p.InsertBegin(context.Background(), params); err != nil || params.MaxAttempts != 3 {
+			t.Errorf("InsertBegin: %v, max_attempts %d", err, params.MaxAttempts)
+		}
+	}
+	nilp.Install(nil)
+	zero.Install(nil)
+	var cfg river.Config
+	zero.Install(&cfg)
+	if cfg.RetryPolicy != &zero || len(cfg.Plugins) != 1 {
+		t.Errorf("Install: %+v", cfg)
+	}
+}
+
+type argsWith struct{ p *policy.Policy }
+
+func (argsWith) Kind() string                  { return "with" }
+func (a argsWith) RetryPolicy() *policy.Policy { return a.p }
+
+func TestInsertBegin(t *testing.T) {
+	p := New(mustParse(t, `{"max_attempts":4}`))
+	own := mustParse(t, `{"max_attempts":9,"initial_interval":"PT2S"}`)
+	ctx := context.Background()
+
+	params := &rivertype.JobInsertParams{Args: argsWith{own}, MaxAttempts: 25, Metadata: []byte(`{"tenant":"a"}`)}
+	if err := p.InsertBegin(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	if params.MaxAttempts != 9 || !strings.Contains(string(params.Metadata), `"tenant":"a"`) {
+		t.Errorf("per-job: max_attempts %d metadata %s", params.MaxAttempts, params.Metadata)
+	}
+	job := &rivertype.JobRow{Attempt: 1, Metadata: params.Metadata}
+	if !p.Policy(job).Equal(own) {
+		t.Errorf("the stored policy does not read back")
+	}
+
+	params = &rivertype.JobInsertParams{Args: argsWith{nil}, MaxAttempts: 25, Metadata: []byte(`{}`)}
+	if err := p.InsertBegin(ctx, params); err != nil || params.MaxAttempts != 4 || string(params.Metadata) != `{}` {
+		t.Errorf("nil per-job policy: %v max_attempts %d metadata %s", err, params.MaxAttempts, params.Metadata)
+	}
+
+	params = &rivertype.JobInsertParams{Kind: "k", Metadata: Metadata(mustParse(t, `{"max_attempts":0}`))}
+	if err := p.InsertBegin(ctx, params); err != nil || params.MaxAttempts != 1 {
+		t.Errorf("max_attempts 0: %v, River max_attempts %d, want 1", err, params.MaxAttempts)
+	}
+
+	params = &rivertype.JobInsertParams{Kind: "k", Metadata: Metadata(mustParse(t, `{"max_attempts":100000}`))}
+	if err := p.InsertBegin(ctx, params); err != nil || params.MaxAttempts != math.MaxInt16 {
+		t.Errorf("huge max_attempts: %v, River max_attempts %d, want %d", err, params.MaxAttempts, math.MaxInt16)
+	}
+
+	for _, md := range []string{`{"retrykit_policy":{"max_attempts":-1}}`, `{"retrykit_policy":"PT1S"}`, `["retrykit_policy"]`} {
+		params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(md)}
+		err := p.InsertBegin(ctx, params)
+		if err == nil || !strings.HasPrefix(err.Error(), "riverretry: ") {
+			t.Errorf("metadata %s: err = %v", md, err)
+		}
+	}
+	params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(`{"retrykit_policy":null}`)}
+	if err := p.InsertBegin(ctx, params); err != nil || params.MaxAttempts != 4 {
+		t.Errorf("null policy: %v, max_attempts %d, want the default's 4", err, params.MaxAttempts)
+	}
+	params = &rivertype.JobInsertParams{Args: argsWith{own}, Metadata: []byte(`[1]`)}
+	if err := p.InsertBegin(ctx, params); err == nil {
+		t.Errorf("per-job policy into non-object metadata: no error")
+	}
+	if err := p.InsertBegin(ctx, nil); err != nil {
+		t.Errorf("nil params: %v", err)
+	}
+}
+
+func TestCacheIsBounded(t *testing.T) {
+	var c policyCache
+	for i := range cacheLimit + 50 {
+		raw := []byte(`{"initial_interval":"PT` + strconv.Itoa(i+1) + `S","max_interval":"PT1H"}`)
+		if _, err := c.get(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.len(); n != cacheLimit {
+		t.Errorf("cache holds %d policies, want %d", n, cacheLimit)
+	}
+}
+
+// Property: for every attempt, NextRetry is now plus the policy's own
+// delay for that attempt and draw (the mapping adds nothing and drops
+// nothing), and the delay never exceeds max_interval.
+func TestPropNextRetryIsPolicyDelay(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		initial := time.Duration(rapid.Int64Range(1, int64(time.Hour)).Draw(t, "initial"))
+		maxI := initial + time.Duration(rapid.Int64Range(0, int64(time.Hour)).Draw(t, "extra"))
+		coef := rapid.Float64Range(1, 10).Draw(t, "coef")
+		r := rapid.Float64Range(0, 0.999).Draw(t, "r")
+		attempt := rapid.IntRange(1, math.MaxInt).Draw(t, "attempt")
+		spec := policy.DefaultSpec()
+		spec.InitialInterval, spec.MaxInterval, spec.BackoffCoefficient = initial, maxI, coef
+		pol, err := policy.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Unix(1_800_000_000, 0)
+		p := New(pol, WithSource(backoff.Fixed(r)))
+		p.now = func() time.Time { return now }
+		got := p.NextRetry(&rivertype.JobRow{Attempt: attempt}).Sub(now)
+		if want := pol.Backoff().DelayAt(attempt, r); got != want {
+			t.Fatalf("attempt %d: now + %v, want + %v", attempt, got, want)
+		}
+		if got < 0 || got > maxI {
+			t.Fatalf("delay %v outside [0, %v]", got, maxI)
+		}
+	})
+}
+
+// FuzzMetadata: whatever a job's metadata holds, reading its policy never
+// panics and either gives a valid policy or the default with an error.
+func FuzzMetadata(f *testing.F) {
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"retrykit_policy":{"max_attempts":4}}`))
+	f.Add([]byte(`{"retrykit_policy":{"max_attempts":-4}}`))
+	f.Add([]byte(`{"retrykit_policy":"x"}`))
+	f.Add([]byte(`"retrykit_policy"`))
+	p := New(nil)
+	f.Fuzz(func(t *testing.T, md []byte) {
+		pol, err := p.policyFor(&rivertype.JobRow{Attempt: 1, Metadata: md})
+		if pol == nil && err == nil && strings.Contains(string(md), MetadataKey) {
+			// nil is the default policy; fine unless a policy was read.
+			if _, ok, _ := metadataPolicy(md); ok {
+				t.Fatalf("metadata %q: a policy was found but none returned", md)
+			}
+		}
+		if err != nil && !errors.Is(err, policy.ErrInvalidPolicy) && !strings.HasPrefix(err.Error(), "riverretry: metadata: must be a JSON object") {
+			t.Fatalf("metadata %q: unexpected error %v", md, err)
+		}
+		params := &rivertype.JobInsertParams{Kind: "k", Metadata: md}
+		if err := p.InsertBegin(context.Background(), params); err == nil && (params.MaxAttempts < 1 || params.MaxAttempts > math.MaxInt16) {
+			t.Fatalf("metadata %q: max_attempts %d", md, params.MaxAttempts)
+		}
+	})
+}
+
+// The caches are shared by every worker goroutine (run with -race).
+func TestConcurrentPolicies(t *testing.T) {
+	p := New(nil)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 400 {
+				n := (g*400+i)%300 + 1 // past cacheLimit: some misses stay misses
+				md := Metadata(mustParse(t, `{"max_attempts":`+strconv.Itoa(n)+`}`))
+				job := &rivertype.JobRow{Attempt: 1, Metadata: md}
+				if got := p.Policy(job).Spec().MaxAttempts; got != n {
+					t.Errorf("max_attempts %d, want %d", got, n)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,39 @@
+// Package verify checks retrykit's profiles of other systems against those
+// systems' real code.
+//
+// retrykit's profile vectors (testdata/profiles/<name>.json) are worked out by
+// hand from each system's source formula. This nested module runs them
+// through the real implementations that can be installed on a build machine,
+// so that a transcription mistake in a vector — or in package
+// github.com/retrykit/retrykit/profile — shows up as a failing test:
+//
+//   - Go modules from the module proxy, called in-process: River's
+//     DefaultClientRetryPolicy, asynq's DefaultRetryDelayFunc, gax-go's
+//     Backoff.Pause, the AWS SDK for Go v2's standard retryer and the Temporal
+//     server's CalculateExponentialRetryInterval (go.temporal.io/server, whose
+//     v1.32.1 sets this module's go directive to 1.26.8).
+//   - BullMQ's Backoffs and Job#shouldRetryJob from its npm package, driven by
+//     node (verify/node).
+//   - Celery's backoff and autoretry from Debian's python3-celery, and
+//     botocore's standard retry mode from python3-botocore, driven by
+//     Debian's python3 (verify/python).
+//   - Sidekiq's JobRetry from Debian's ruby-sidekiq and Active Job's retry_on
+//     from ruby-activejob, driven by ruby (verify/ruby).
+//
+// Where the real code takes its randomness from a replaceable source
+// (Math.random, random.randrange, botocore's random parameter, Kernel#rand),
+// the driver replaces it with the vector's draw r and the delay must match the
+// vector exactly. Where it seeds its own generator (the Go libraries), the
+// tests sample it many times and check every sample lies within the vector's
+// inclusive bounds and that the samples reach close to both ends.
+//
+// The drivers speak one JSON request and one JSON answer over stdin and
+// stdout. verify/install.sh installs what they need (Debian packages, npm ci);
+// without it the tests skip locally with the command to run, and fail when CI
+// is set to true.
+//
+// This package's only API is [Load], a reader for the vector files; the work
+// is in its tests. Run them with
+//
+//	cd verify && go test -v ./...
+package verify

@@ -1,0 +1,142 @@
+package verify_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"testing"
+)
+
+// python finds a python3 that can import module (from the Debian package
+// pkg). Debian's python3-* packages install for Debian's /usr/bin/python3,
+// which a python3 earlier on PATH (pyenv, a virtualenv) does not see, so that
+// one is tried first.
+func python(t *testing.T, module, pkg string) string {
+	t.Helper()
+	candidates := []string{"/usr/bin/python3"}
+	if p, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, p)
+	}
+	var last string
+	for _, bin := range candidates {
+		ok, out := probe(bin, "-c", "import "+module)
+		if ok {
+			return bin
+		}
+		last = bin + ": " + tail(out, 300)
+	}
+	missing(t, module+" (Debian "+pkg+")", "no python3 can import "+module+": "+last)
+	return ""
+}
+
+type celeryDelay struct {
+	DelayS    json.Number `json:"delay_s"`
+	Randrange []int64     `json:"randrange"`
+}
+
+type celeryRuns struct {
+	Runs         int    `json:"runs"`
+	State        string `json:"state"`
+	MaxRetries   int    `json:"max_retries"`
+	BackoffCalls []struct {
+		Factor     json.Number `json:"factor"`
+		Retries    int         `json:"retries"`
+		Maximum    json.Number `json:"maximum"`
+		FullJitter bool        `json:"full_jitter"`
+	} `json:"backoff_calls"`
+}
+
+// TestCeleryReal runs the celery vectors through Celery's
+// get_exponential_backoff_interval with the arguments its autoretry passes,
+// from Debian's python3-celery, with random.randrange injected; and counts
+// the runs of an always-failing autoretry task through Celery's eager loop.
+func TestCeleryReal(t *testing.T) {
+	bin := python(t, "celery", "python3-celery")
+	argv := []string{bin, "celery_driver.py"}
+	injected{
+		profile: "celery",
+		upTo:    40,
+		delays: func(t *testing.T, cases []kase) []int64 {
+			env := runDriver[celeryDelay](t, "python", argv, cases)
+			t.Logf("real implementation: Celery %s (%s)", env.Version, env.File)
+			out := make([]int64, len(cases))
+			for i, r := range env.Results {
+				if len(r.Randrange) != 1 {
+					t.Errorf("attempt %d: Celery called randrange %d times, the profile draws once", cases[i].Attempt, len(r.Randrange))
+				}
+				out[i] = seconds(t, r.DelayS)
+			}
+			return out
+		},
+	}.check(t)
+
+	env := runDriver[celeryRuns](t, "python", argv, []kase{{Op: "runs"}})
+	runs := env.Results[0]
+	t.Logf("Celery %s: an always-failing autoretry task ran %d times, final state %s, max_retries %d",
+		env.Version, runs.Runs, runs.State, runs.MaxRetries)
+	if runs.State != "FAILURE" {
+		t.Errorf("final state %s, want FAILURE", runs.State)
+	}
+	for i, c := range runs.BackoffCalls {
+		if c.Retries != i {
+			t.Errorf("backoff call %d (after attempt %d) passed retries=%d; the profile passes attempt-1 = %d", i, i+1, c.Retries, i)
+		}
+	}
+	checkDecisions(t, "celery", upTo(5), func(t *testing.T, attempts []int) []bool {
+		out := make([]bool, len(attempts))
+		for i, n := range attempts {
+			out[i] = n < runs.Runs
+		}
+		return out
+	})
+}
+
+type botocoreDelay struct {
+	DelayS      json.Number `json:"delay_s"`
+	RandomCalls int         `json:"random_calls"`
+}
+
+type botocoreDecision struct {
+	Retry       bool `json:"retry"`
+	MaxAttempts int  `json:"max_attempts"`
+}
+
+// TestBotocoreReal runs the aws vectors through botocore's standard retry
+// mode (ExponentialBackoff with its random parameter set to the draw, and
+// MaxAttemptsChecker) from Debian's python3-botocore.
+func TestBotocoreReal(t *testing.T) {
+	bin := python(t, "botocore", "python3-botocore")
+	argv := []string{bin, "botocore_driver.py"}
+	injected{
+		profile: "aws",
+		upTo:    5,
+		// Debian's botocore 1.29 computes min(r * 2^(n-1), 20); current
+		// botocore, which the profile follows, r * min(2^(n-1), 20). Both
+		// are r * 2^(n-1) while 2^(n-1) <= 20, that is up to attempt 5.
+		older:  func(n int) bool { return n > 5 },
+		reason: "the installed botocore caps after the draw, min(r*2^(n-1), 20); the profile follows current botocore, r*min(2^(n-1), 20); they agree through attempt 5 (RK-75)",
+		delays: func(t *testing.T, cases []kase) []int64 {
+			env := runDriver[botocoreDelay](t, "python", argv, cases)
+			t.Logf("real implementation: botocore %s (%s)", env.Version, env.File)
+			out := make([]int64, len(cases))
+			for i, r := range env.Results {
+				if r.RandomCalls != 1 {
+					t.Errorf("attempt %d: botocore drew %d times, the profile draws once", cases[i].Attempt, r.RandomCalls)
+				}
+				out[i] = seconds(t, r.DelayS)
+			}
+			return out
+		},
+	}.check(t)
+	checkDecisions(t, "aws", upTo(4), func(t *testing.T, attempts []int) []bool {
+		cases := make([]kase, len(attempts))
+		for i, n := range attempts {
+			cases[i] = kase{Op: "decision", Attempt: n}
+		}
+		env := runDriver[botocoreDecision](t, "python", argv, cases)
+		out := make([]bool, len(attempts))
+		for i, r := range env.Results {
+			out[i] = r.Retry
+		}
+		return out
+	})
+}

@@ -1,0 +1,97 @@
+# Drive Active Job's real retry_on code for retrykit's verify module.
+#
+# Reads one JSON request on stdin:
+#   {"cases": [{"op": "delay", "attempt": N, "rand": R}, {"op": "decision", "attempt": N}, ...]}
+# and writes one JSON answer on stdout:
+#   {"system": "activejob", "version": "...", "algorithm": "...", "results": [...]}
+#
+# The job class declares `retry_on RetrykitVerifyError, wait: ALGORITHM` with
+# the default attempts, where ALGORITHM is :polynomially_longer (Rails 7.1+)
+# or :exponentially_longer, its name before 7.1 (the same formula). Its
+# retry_jitter is set to 0.15, the value config.active_job.retry_jitter gets
+# from Rails' load_defaults 6.1 and later (the bare class attribute is 0.0).
+#
+# "delay" calls the job's determine_delay with executions = attempt, as the
+# retry_on handler does after that failure. Kernel.rand is replaced by a method
+# returning R (and counting its calls), so the draw is injected. The delay is
+# returned as the Float number of seconds Active Job computed.
+#
+# "decision" performs the job ATTEMPT times on the test adapter (each perform
+# raises) and reports whether the last failure re-enqueued the job (retry) or
+# re-raised the error (retries exhausted).
+require "json"
+require "logger"
+require "active_job"
+
+ActiveJob::Base.logger = Logger.new(IO::NULL) # perform_now logs every failure with its backtrace
+ActiveJob::Base.queue_adapter = :test
+
+class RetrykitVerifyError < StandardError; end
+
+ALGORITHM = ActiveJob.gem_version >= Gem::Version.new("7.1") ? :polynomially_longer : :exponentially_longer
+
+class RetrykitVerifyJob < ActiveJob::Base
+  self.retry_jitter = 0.15
+  retry_on RetrykitVerifyError, wait: ALGORITHM
+
+  def perform
+    raise RetrykitVerifyError, "retrykit verify"
+  end
+end
+
+def with_rand(r)
+  calls = 0
+  saved = Kernel.method(:rand)
+  Kernel.define_singleton_method(:rand) do |*args|
+    raise ArgumentError, "unexpected Kernel.rand arguments #{args.inspect}" unless args.empty?
+    calls += 1
+    r
+  end
+  value = yield
+  [value, calls]
+ensure
+  Kernel.define_singleton_method(:rand, saved)
+end
+
+def delay(attempt, r)
+  job = RetrykitVerifyJob.new
+  seconds, calls = with_rand(r) do
+    job.send(:determine_delay, seconds_or_duration_or_algorithm: ALGORITHM, executions: attempt)
+  end
+  {"delay_s" => seconds.to_f, "rand_calls" => calls}
+end
+
+def decision(attempt)
+  adapter = ActiveJob::Base.queue_adapter
+  job = RetrykitVerifyJob.new
+  outcome = nil
+  with_rand(0.0) do
+    attempt.times do
+      adapter.enqueued_jobs.clear
+      begin
+        job.perform_now
+        outcome = adapter.enqueued_jobs.size == 1 ? "retry" : "none"
+      rescue RetrykitVerifyError
+        outcome = "raised"
+      end
+      break if outcome != "retry"
+    end
+  end
+  {"retry" => outcome == "retry", "outcome" => outcome, "executions" => job.executions}
+end
+
+request = JSON.parse($stdin.read)
+results = request.fetch("cases").map do |c|
+  case c.fetch("op")
+  when "delay" then delay(Integer(c.fetch("attempt")), Float(c.fetch("rand")))
+  when "decision" then decision(Integer(c.fetch("attempt")))
+  else abort "activejob_driver: unknown op #{c["op"].inspect}"
+  end
+end
+$stdout.write(JSON.generate({
+  "system" => "activejob",
+  "version" => ActiveJob.gem_version.to_s,
+  "algorithm" => ALGORITHM.to_s,
+  "file" => ActiveJob::Exceptions.instance_method(:retry_job).source_location.first,
+  "results" => results
+}))
