@@ -231,7 +231,7 @@ func Differential(impl protocol.Implementation, ops ...string) func(*rapid.T) {
 				return
 			}
 			if len(askOp) == 0 {
-				askOp = Ops
+				askOp = allOps
 			}
 			for _, op := range askOp {
 				if h.Supports(op) && requestGens[op] != nil {

@@ -2,6 +2,7 @@ package policytest_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -60,6 +61,12 @@ func (lateCap) Do(ctx context.Context, req protocol.Request) (protocol.Response,
 // Differential compares an implementation with the reference on generated
 // requests. In a test: rapid.Check(t, policytest.Differential(impl)).
 func ExampleDifferential() {
+	// rapid saves each failure under testdata/rapid unless told not to;
+	// this example fails on purpose.
+	prev := flag.Lookup("rapid.nofailfile").Value.String()
+	_ = flag.Set("rapid.nofailfile", "true")
+	defer flag.Set("rapid.nofailfile", prev)
+
 	ok := &printTB{}
 	rapid.Check(ok, policytest.Differential(conformance.Reference()))
 	fmt.Println("reference failed:", ok.failed)

@@ -10,10 +10,12 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Ops lists the protocol ops [Request] generates, in the order of
-// PROTOCOL.md section 3; the last, scenario, only for implementations with
-// an executor.
-var Ops = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide, protocol.OpScenario}
+// Ops returns the protocol ops [Request] generates, in the order of
+// PROTOCOL.md section 3; the last, scenario, is for implementations with
+// an executor. The slice is a fresh copy.
+func Ops() []string { return append([]string(nil), allOps...) }
+
+var allOps = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide, protocol.OpScenario}
 
 var requestGens = map[string]*rapid.Generator[protocol.Request]{
 	protocol.OpParseDuration: rapid.Custom(func(t *rapid.T) protocol.Request {

@@ -72,7 +72,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		format   = fset.String("format", "text", "report format: text or json")
 		ops      listFlag
 	)
-	fset.Var(&ops, "ops", "ops to fuzz, comma-separated (default: every op the adapter lists): "+strings.Join(policytest.Ops, ", "))
+	fset.Var(&ops, "ops", "ops to fuzz, comma-separated (default: every op the adapter lists): "+strings.Join(policytest.Ops(), ", "))
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -99,7 +99,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, op := range ops {
 		if !isFuzzOp(op) {
-			return usageErr(fmt.Sprintf("--ops: unknown op %q (want some of %s)", op, strings.Join(policytest.Ops, ", ")))
+			return usageErr(fmt.Sprintf("--ops: unknown op %q (want some of %s)", op, strings.Join(policytest.Ops(), ", ")))
 		}
 	}
 	var seed uint64
@@ -176,7 +176,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 func isFuzzOp(op string) bool {
-	for _, o := range policytest.Ops {
+	for _, o := range policytest.Ops() {
 		if o == op {
 			return true
 		}

@@ -33,7 +33,7 @@ import (
 type Config struct {
 	Cases      int           // requests to send in all, spread evenly over the ops (default 10 000)
 	Seed       uint64        // rapid's base seed; 0 is not allowed (the caller draws and prints one)
-	Ops        []string      // ops to fuzz (default: every op of policytest.Ops the hello lists)
+	Ops        []string      // ops to fuzz (default: every op of policytest.Ops() the hello lists)
 	Parallel   int           // requests per rapid check, sent concurrently (default 1)
 	ShrinkTime time.Duration // limit on shrinking one disagreement (default 30s)
 }
@@ -97,7 +97,7 @@ func Run(ctx context.Context, impl protocol.Implementation, cfg Config) (*Result
 	}
 	ops := cfg.Ops
 	if len(ops) == 0 {
-		ops = policytest.Ops
+		ops = policytest.Ops()
 	}
 	var use []string
 	for _, op := range ops {
@@ -121,7 +121,7 @@ func Run(ctx context.Context, impl protocol.Implementation, cfg Config) (*Result
 }
 
 func known(op string) bool {
-	for _, o := range policytest.Ops {
+	for _, o := range policytest.Ops() {
 		if o == op {
 			return true
 		}
