@@ -2,8 +2,8 @@ package policytest_test
 
 import (
 	"context"
-	"flag"
 	"encoding/json"
+	"flag"
 	"math"
 	"strings"
 	"testing"
@@ -299,9 +299,14 @@ func (c changed) Do(ctx context.Context, req protocol.Request) (protocol.Respons
 
 // failing runs prop and reports whether rapid found a counterexample.
 func failing(prop func(*rapid.T)) bool {
-	prev := flag.Lookup("rapid.nofailfile").Value.String()
-	_ = flag.Set("rapid.nofailfile", "true") // the failures are expected: no fail files
-	defer flag.Set("rapid.nofailfile", prev)
+	for name, v := range map[string]string{
+		"rapid.nofailfile": "true", // the failures are expected: no fail files
+		"rapid.checks":     "3000", // enough that a bug hit once in 100 cases is found every time
+	} {
+		prev := flag.Lookup(name).Value.String()
+		_ = flag.Set(name, v)
+		defer flag.Set(name, prev)
+	}
 	tb := &printTB{}
 	rapid.Check(tb, prop)
 	return tb.failed
