@@ -227,6 +227,10 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 				fmt.Fprintf(w, "  sent:     %s\n", o.FailedRequest.AppendJSON(nil))
 			}
 			fmt.Fprintf(w, "  seed:     %d\n  repeat:   %s\n", res.Seed, repro(o.Op))
+			var ae *protocol.AdapterError
+			if errors.As(o.Failure, &ae) && strings.TrimSpace(ae.Stderr) != "" {
+				fmt.Fprintf(w, "  adapter standard error:\n%s\n", indent(strings.TrimRight(ae.Stderr, "\n")))
+			}
 		}
 	}
 	verdict := "PASS: no disagreement"

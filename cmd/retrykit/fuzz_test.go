@@ -218,3 +218,19 @@ func TestFuzzOpaqueJitterAndUnclaimedFlags(t *testing.T) {
 		t.Errorf("skipped per op: %v", skipped)
 	}
 }
+
+func TestFuzzAdapterCrashIsExitOne(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	script := filepath.Join(t.TempDir(), "die.sh")
+	// Says hello, then dies on the first request.
+	body := "#!/bin/sh\nread line\nid=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\necho '{\"id\":'$id',\"protocol\":1,\"implementation\":\"bad\",\"version\":\"0\",\"ops\":[\"match\"],\"resolution_ns\":1,\"jitter\":\"injectable\"}'\necho 'about to die' >&2\nexit 7\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "fuzz", "--impl", "sh "+script, "--cases", "50", "--seed", "1", "--timeout", "2s")
+	if code != 1 || !strings.Contains(out, "the adapter failed") || !strings.Contains(out, "about to die") || !strings.Contains(out, "sent:") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
