@@ -36,14 +36,14 @@ const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
 Generates requests for every op the adapter lists in its hello
 (parse_duration, validate, delay, match, decide, and scenario: random job
 lifecycles compared step by step with the reference executor), biased
-toward the edges of the OJS rules, sends them to the adapter (conformance/PROTOCOL.md) and
-compares each answer with retrykit's reference, as "retrykit conformance"
-compares vector answers. Adapters with opaque jitter get bounds checks.
-The first disagreement of each op is shrunk by rapid to a minimal request
-and printed side by side (sent, expected, got) with the seed and command
-that reproduce it; --out DIR also writes it as a vector file that
-"retrykit conformance --impl CMD --vectors DIR" runs as is (scenario
-disagreements are printed, not written).
+toward the edges of the OJS rules, sends them to the adapter
+(conformance/PROTOCOL.md) and compares each answer with retrykit's
+reference, as "retrykit conformance" compares vector answers. Adapters
+with opaque jitter get bounds checks. The first disagreement of each op is
+shrunk by rapid to a minimal request and printed side by side (sent,
+expected, got) with the seed and command that reproduce it; --out DIR also
+writes it as a vector file that "retrykit conformance --impl CMD --vectors
+DIR" runs as is (scenario disagreements are printed, not written).
 
 Exit status: 0 no disagreement; 1 a disagreement, or the adapter failed
 (crash, timeout, malformed answer) on a request; 2 bad usage, or an adapter
