@@ -1,16 +1,3 @@
-// Package fuzz drives differential fuzzing of an OJS retry implementation
-// against retrykit's reference outside "go test": the engine of "retrykit
-// fuzz". It runs one [rapid.Check] per op with the request generators of
-// package policytest, sends each check's batch of requests concurrently
-// (pipelined over an adapter process), judges the answers with
-// [conformance.Judge], lets rapid shrink the first disagreement to a minimal
-// request (then simplified further at the level of the request: policy keys
-// dropped, the attempt lowered to the first that disagrees), and can write
-// that request as a conformance vector ([WriteVector]).
-//
-// rapid reads its settings from command-line flags; [Run] sets them for the
-// duration of each check (seed, check count, no fail files, shrink time)
-// and restores them, under a lock. Runs in one process are serialised.
 package fuzz
 
 import (
@@ -31,10 +18,16 @@ import (
 // Config is what [Run] does. The zero value of each field picks its
 // default.
 type Config struct {
-	Cases      int           // requests to send in all, spread evenly over the ops (default 10 000)
-	Seed       uint64        // rapid's base seed; 0 is not allowed (the caller draws and prints one)
-	Ops        []string      // ops to fuzz (default: every op of policytest.Ops() the hello lists)
-	Parallel   int           // requests per rapid check, sent concurrently (default 1)
+	Cases int      // requests to send in all, spread evenly over the ops (default 10 000)
+	Seed  uint64   // rapid's base seed; 0 is not allowed (the caller draws and prints one)
+	Ops   []string // ops to fuzz (default: every op of policytest.Ops() the hello lists)
+	// Parallel is the number of requests per rapid check, sent
+	// concurrently (default 1). Above 1 the search stops at the first
+	// disagreement unshrunk, and a second search of one request per check
+	// from the same seed, budgeted at four times the requests the first
+	// needed, finds it again and shrinks it: rapid's work on a batch of B
+	// requests grows like B².
+	Parallel   int
 	ShrinkTime time.Duration // limit on shrinking one disagreement (default 30s)
 }
 

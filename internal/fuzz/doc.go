@@ -1,0 +1,24 @@
+// Package fuzz drives differential fuzzing of an OJS retry implementation
+// against retrykit's reference outside "go test": the engine of "retrykit
+// fuzz". Per op it runs [rapid.Check] with the request generators of
+// package policytest, sends each check's batch of requests concurrently
+// (pipelined over an adapter process), judges the answers with
+// [conformance.Judge], lets rapid shrink the first disagreement to a minimal
+// request (with batches, a second one-request search from the same seed
+// does the shrinking; see [Config.Parallel]), simplifies it further at the
+// level of the request (policy keys and steps dropped, the attempt lowered
+// to the first that disagrees), and can write it as a conformance vector
+// ([WriteVector]).
+//
+// rapid reads its settings from command-line flags; [Run] sets them for the
+// duration of each check (seed, check count, no fail files, shrink time)
+// and restores them, under a lock. Runs in one process are serialised.
+//
+// # Entry points
+//
+// [Run] fuzzes an implementation and returns a [Result] per op: the cases
+// sent, and the minimal [policytest.Disagreement] or the adapter failure it
+// found. [WriteVector] turns a disagreement into a vector file that
+// "retrykit conformance --vectors DIR" runs. The command "retrykit fuzz"
+// is a thin layer over both.
+package fuzz
