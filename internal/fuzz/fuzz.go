@@ -15,8 +15,8 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Config is what [Run] does. The zero value of each field picks its
-// default.
+// Config is what [Run] does, plain data. The zero value of each field
+// picks its default (Seed excepted).
 type Config struct {
 	Cases int      // requests to send in all, spread evenly over the ops (default 10 000)
 	Seed  uint64   // rapid's base seed; 0 is not allowed (the caller draws and prints one)
@@ -31,7 +31,8 @@ type Config struct {
 	ShrinkTime time.Duration // limit on shrinking one disagreement (default 30s)
 }
 
-// Result is the outcome of a run.
+// Result is the outcome of a run: plain data, safe to read from several
+// goroutines once Run has returned.
 type Result struct {
 	Hello   protocol.Hello
 	Seed    uint64
@@ -49,7 +50,8 @@ func (r *Result) OK() bool {
 	return true
 }
 
-// OpResult is the outcome for one op.
+// OpResult is the outcome for one op; the zero value is an op with no
+// case sent and nothing found.
 type OpResult struct {
 	Op      string
 	Cases   int // requests sent and judged
