@@ -62,8 +62,13 @@ func Compare(ctx context.Context, h protocol.Hello, impl protocol.Implementation
 }
 
 // Judge is the second half of [Compare]: it computes the reference's answer
-// to req and judges got against it. It returns nil when got passes.
+// to req and judges got against it. It returns nil when got passes, and
+// for an "unsupported" answer (PROTOCOL.md section 3.8: the case is not
+// covered, as an opaque-jitter adapter answers scenarios with jitter).
 func Judge(h protocol.Hello, req protocol.Request, got protocol.Response) *Disagreement {
+	if got.Unsupported {
+		return nil
+	}
 	want, _ := conformance.Reference().Do(context.Background(), req)
 	if conformance.Judge(h, req, want, got) == "" {
 		return nil // agreement without any tolerance: the common case, no flags needed
