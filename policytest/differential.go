@@ -3,6 +3,7 @@ package policytest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -47,8 +48,8 @@ func (d *Disagreement) Error() string {
 // answer with [conformance.Judge], given impl's hello h. Before sending,
 // req's Rand is removed when h declares opaque jitter (the answer is then
 // checked against the jitter bounds). It returns nil when impl agrees, a
-// *Disagreement when it does not, and an error when impl.Do fails (a
-// crashed or hung adapter). Compare does not check h.UnclaimedFlags; see
+// *Disagreement when it does not, [ErrUnsupported] for an "unsupported"
+// answer, and an error when impl.Do fails (a crashed or hung adapter). Compare does not check h.UnclaimedFlags; see
 // [Claimed].
 func Compare(ctx context.Context, h protocol.Hello, impl protocol.Implementation, req protocol.Request) (*Disagreement, error) {
 	if h.Jitter == protocol.JitterOpaque {
@@ -58,8 +59,16 @@ func Compare(ctx context.Context, h protocol.Hello, impl protocol.Implementation
 	if err != nil {
 		return nil, err
 	}
+	if got.Unsupported {
+		return nil, ErrUnsupported
+	}
 	return Judge(h, req, got), nil
 }
+
+// ErrUnsupported is returned by [Compare] when the implementation answers
+// "unsupported" (PROTOCOL.md section 3.8): the case is not covered, which
+// is neither an agreement nor a disagreement.
+var ErrUnsupported = errors.New("policytest: the implementation answered unsupported")
 
 // Judge is the second half of [Compare]: it computes the reference's answer
 // to req and judges got against it. It returns nil when got passes, and
@@ -257,6 +266,9 @@ func Differential(impl protocol.Implementation, ops ...string) func(*rapid.T) {
 			t.Skip("policytest: the implementation does not claim a flag of this request")
 		}
 		d, err := Compare(ctx, h, impl, req)
+		if errors.Is(err, ErrUnsupported) {
+			return // not covered: nothing to compare
+		}
 		if err != nil {
 			t.Fatalf("policytest: %s: the implementation failed: %v", op, err)
 		}

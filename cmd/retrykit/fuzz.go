@@ -202,6 +202,9 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 		if o.Skipped > 0 {
 			skipped = fmt.Sprintf(", %d not sent (unclaimed flags)", o.Skipped)
 		}
+		if o.Unsupported > 0 {
+			skipped += fmt.Sprintf(", %d answered unsupported", o.Unsupported)
+		}
 		fmt.Fprintf(w, "  %-15s %7d cases%s  %s\n", o.Op, o.Cases, skipped, status)
 	}
 	for _, o := range res.Ops {
@@ -245,6 +248,7 @@ type fuzzJSONOp struct {
 	Op           string          `json:"op"`
 	Cases        int             `json:"cases"`
 	Skipped      int             `json:"skipped"`
+	Unsupported  int             `json:"unsupported"`
 	Status       string          `json:"status"` // "ok", "disagreement" or "adapter_failure"
 	Sent         json.RawMessage `json:"sent,omitempty"`
 	Expected     json.RawMessage `json:"expected,omitempty"`
@@ -270,7 +274,7 @@ func writeFuzzJSON(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 	}{res.Hello.Implementation, res.Hello.Version, res.Hello.Jitter, res.Seed, res.OK(),
 		float64(res.Elapsed.Microseconds()) / 1000, nil}
 	for _, o := range res.Ops {
-		j := fuzzJSONOp{Op: o.Op, Cases: o.Cases, Skipped: o.Skipped, Status: "ok"}
+		j := fuzzJSONOp{Op: o.Op, Cases: o.Cases, Skipped: o.Skipped, Unsupported: o.Unsupported, Status: "ok"}
 		switch {
 		case o.Disagreement != nil:
 			d := o.Disagreement

@@ -56,6 +56,9 @@ type OpResult struct {
 	Op      string
 	Cases   int // requests sent and judged
 	Skipped int // requests not sent: they carry a flag the implementation does not claim
+	// Unsupported counts the requests (among Cases) answered "unsupported":
+	// not covered, neither agreement nor disagreement.
+	Unsupported int
 	// Disagreement is the minimal request found on which the implementation
 	// and the reference differ, or nil.
 	Disagreement *policytest.Disagreement
@@ -173,7 +176,7 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 	}
 	start := time.Now()
 	s := search(ctx, impl, h, op, n, cfg.Parallel, cfg.Seed, shrink)
-	out.Cases, out.Skipped = s.sent, s.skipped
+	out.Cases, out.Skipped, out.Unsupported = s.sent, s.skipped, s.unsupported
 	switch {
 	case s.failure != nil:
 		out.Failure, out.FailedRequest = s.failure, s.failedReq
@@ -199,6 +202,7 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 // searchResult is what one rapid check found.
 type searchResult struct {
 	sent, skipped int
+	unsupported   int
 	disagreement  *policytest.Disagreement // the last one seen: after shrinking, the minimal one
 	firstFail     time.Time
 	failure       error // the implementation failed; not shrunk
@@ -261,6 +265,12 @@ func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello,
 		}
 		for i := range reqs {
 			if !send[i] {
+				continue
+			}
+			if errors.Is(errs[i], policytest.ErrUnsupported) {
+				if searching {
+					res.unsupported++
+				}
 				continue
 			}
 			if errs[i] != nil {

@@ -355,3 +355,19 @@ func TestOpaqueJitterBounds(t *testing.T) {
 		t.Errorf("replay against the reference: %+v", c)
 	}
 }
+
+// TestUnsupportedIsCounted: an implementation that lists an op but answers
+// "unsupported" (as an opaque-jitter executor does for scenarios with
+// jitter) is neither failed nor passed: the answers are counted apart.
+func TestUnsupportedIsCounted(t *testing.T) {
+	declines := planted{"declines-scenarios", func(req protocol.Request, ref protocol.Response) (protocol.Response, bool) {
+		return protocol.Response{Unsupported: true}, req.Op == protocol.OpScenario
+	}}
+	res, err := fuzz.Run(context.Background(), declines, fuzz.Config{Cases: 100, Seed: 1, Ops: []string{protocol.OpScenario, protocol.OpMatch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Ops[0].Unsupported != 50 || res.Ops[1].Unsupported != 0 {
+		t.Errorf("ok %v, ops %+v", res.OK(), res.Ops)
+	}
+}
