@@ -93,8 +93,8 @@ func obanModel() *model {
 	return &model{
 		name:    "oban",
 		system:  "Oban (Elixir, PostgreSQL), Oban.Worker.backoff/1",
-		version: "oban@412b56a0c2ba4399ec39f1305b63eb285673b226 (2024-10-07)",
-		source:  "https://github.com/sorentwo/oban/blob/412b56a0c2ba4399ec39f1305b63eb285673b226/lib/oban/worker.ex (backoff/1); lib/oban/backoff.ex (exponential, jitter)",
+		version: "oban 2.23.0 (oban-bg/oban@2939e3134d0812195fbfcfe9a8e8d4bbd30bb23b, 2026-08-18)",
+		source:  "https://github.com/oban-bg/oban/blob/2939e3134d0812195fbfcfe9a8e8d4bbd30bb23b/lib/oban/worker.ex (backoff/1); lib/oban/backoff.ex (exponential, jitter); lib/oban/queues/executor.ex (exhaustion)",
 		summary: "t = 15 + 2^attempt s, plus up to 10% (trunc(r*0.1*t)); 20 attempts, then discarded",
 		formula: "t = 15 + 2^min(attempt, 100) (Backoff.exponential, mult 1, min_pad 15, max_pow 100; attempt unclamped since max_attempts 20 <= 20); " +
 			"delay = t + trunc(r * 0.1 * t) seconds (Backoff.jitter, mode :inc, mult 0.1)",
