@@ -3,6 +3,8 @@ package profile
 import (
 	"time"
 
+	"github.com/retrykit/retrykit/internal/sat"
+
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -89,7 +91,7 @@ func decorrelatedJitterModel() *model {
 			if prev <= 0 {
 				prev = blogBase
 			}
-			hi := time.Duration(satMul(int64(prev), 3))
+			hi := time.Duration(sat.MulInt(int64(prev), 3))
 			return min(blogBase+uniformBelow(d.next(), hi-blogBase), blogCap)
 		},
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/retrykit/retrykit/internal/sat"
+
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -42,8 +44,8 @@ func riverModel() *model {
 // and Faktory share: count^4 + 15 + rand(30)*(count+1) seconds, in
 // saturating integer arithmetic.
 func sidekiqFormula(count int64, r float64) time.Duration {
-	s := satAdd(satPow(count, 4), 15)
-	s = satAdd(s, satMul(randInt(r, 30), satAdd(count, 1)))
+	s := sat.AddInt(sat.PowInt(count, 4), 15)
+	s = sat.AddInt(s, sat.MulInt(randInt(r, 30), sat.AddInt(count, 1)))
 	return satSeconds(s)
 }
 
@@ -105,9 +107,9 @@ func obanModel() *model {
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			t := satAdd(15, satPow(2, int64(min(n, 100))))
+			t := sat.AddInt(15, sat.PowInt(2, int64(min(n, 100))))
 			diff := nanos(d.next() * 0.1 * float64(t)) // seconds, truncated
-			return satSeconds(satAdd(t, int64(diff)))
+			return satSeconds(sat.AddInt(t, int64(diff)))
 		},
 	}
 }
