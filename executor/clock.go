@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/sat"
 )
 
 // Clock is the executor's source of time. Every operation reads it once and
@@ -31,7 +33,7 @@ var realStart = time.Now()
 func (c RealClock) Now() time.Time { return time.Unix(0, c.nowNanos()).UTC() }
 
 func (RealClock) nowNanos() int64 {
-	return satAdd(realStart.UnixNano(), int64(time.Since(realStart)))
+	return sat.AddInt(realStart.UnixNano(), int64(time.Since(realStart)))
 }
 
 // FakeClock is a manually driven Clock for tests and simulations: time only
@@ -92,7 +94,7 @@ func (c *FakeClock) Advance(d time.Duration) time.Time {
 	if d > 0 {
 		for {
 			old := c.ns.Load()
-			if c.ns.CompareAndSwap(old, satAdd(old, int64(d))) {
+			if c.ns.CompareAndSwap(old, sat.AddInt(old, int64(d))) {
 				break
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/retrykit/retrykit/internal/sat"
+
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
@@ -261,7 +263,7 @@ func (e *Executor) apply(j *job, d policy.Decision, at int64) {
 	switch d.Action {
 	case policy.Retry:
 		e.move(j, Retryable)
-		j.due = satAdd(at, int64(d.Delay))
+		j.due = sat.AddInt(at, int64(d.Delay))
 		e.schedule(j)
 		if o := e.cfg.observer; o != nil {
 			o.Retrying(j.snapshot(e.cfg.history), int(j.attempt), d.Delay)
@@ -289,13 +291,6 @@ func (e *Executor) apply(j *job, d policy.Decision, at int64) {
 func (e *Executor) schedule(j *job) {
 	e.timers.push(j)
 	e.dueChanged(j.due)
-}
-
-func satAdd(a, b int64) int64 {
-	if b > 0 && a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }
 
 func (e *Executor) lookup(op, id string) (*job, error) {
@@ -418,7 +413,7 @@ func (e *Executor) claim(j *job, now int64) {
 	e.deliveries++
 	j.delivery = e.deliveries
 	j.started = now
-	j.due = satAdd(now, j.vis)
+	j.due = sat.AddInt(now, j.vis)
 	e.leases.push(j)
 	e.dueChanged(j.due)
 }
@@ -524,7 +519,7 @@ func (e *Executor) Heartbeat(id string, d uint64) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	j.due = satAdd(now, j.vis)
+	j.due = sat.AddInt(now, j.vis)
 	e.leases.fix(j)
 	return j.snapshot(e.cfg.history), nil
 }
@@ -662,10 +657,10 @@ func (e *Executor) nextDue() int64 {
 		next = h.due
 	}
 	if h := e.dl.head; h != nil {
-		next = min(next, satAdd(satAdd(h.finished, int64(e.cfg.maxAge)), 1))
+		next = min(next, sat.AddInt(sat.AddInt(h.finished, int64(e.cfg.maxAge)), 1))
 	}
 	if h := e.fin.head; h != nil {
-		next = min(next, satAdd(satAdd(h.finished, int64(e.cfg.finMaxAge)), 1))
+		next = min(next, sat.AddInt(sat.AddInt(h.finished, int64(e.cfg.finMaxAge)), 1))
 	}
 	return next
 }

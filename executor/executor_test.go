@@ -180,14 +180,14 @@ func TestObserver(t *testing.T) {
 	mustEnqueue(t, e, executor.JobSpec{ID: "c", Type: "t", Retry: []byte(`{"on_exhaustion":"dead_letter","max_attempts":1}`)})
 	mustEnqueue(t, e, executor.JobSpec{ID: "d", Type: "t"})
 	mustEnqueue(t, e, executor.JobSpec{ID: "s", Type: "t", Pending: true})
-	e.Fetch("default")                                                      // a
-	c.Advance(10 * time.Second)                                             // a times out: retry after 1s
-	fetchFail(t, e, executor.Failure{Type: "x"})                            // b discarded
-	fetchFail(t, e, executor.Failure{Type: "x"})                            // c dead
+	e.Fetch("default")                                                          // a
+	c.Advance(10 * time.Second)                                                 // a times out: retry after 1s
+	fetchFail(t, e, executor.Failure{Type: "x"})                                // b discarded
+	fetchFail(t, e, executor.Failure{Type: "x"})                                // c dead
 	fetchFail(t, e, executor.Failure{Type: "x", Code: errmatch.CodeDeadLetter}) // d dead, prunes c (max count 1)
-	c.Advance(time.Second)                                                  // a available
-	fetchAck(t, e)                                                          // a completed
-	e.Cancel("s")                                                           // s cancelled
+	c.Advance(time.Second)                                                      // a available
+	fetchAck(t, e)                                                              // a completed
+	e.Cancel("s")                                                               // s cancelled
 	want := "timeout a|retrying a 1 1s|discarded b|dead c|dead d|pruned c|completed a|cancelled s"
 	if got := strings.Join(r.events, "|"); got != want {
 		t.Errorf("events\n got %s\nwant %s", got, want)

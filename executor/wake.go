@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/sat"
 )
 
 // Worker-mode wake-ups. An idle worker goroutine parks on its queue with
@@ -103,7 +105,7 @@ func (e *Executor) untilDue(k *keeperWait, limit time.Duration) (time.Duration, 
 	if next := e.nextDue(); next != math.MaxInt64 && next-now < int64(limit) {
 		d = time.Duration(max(next-now, 0))
 	}
-	k.at = satAdd(now, int64(d))
+	k.at = sat.AddInt(now, int64(d))
 	if k.ch == nil {
 		k.ch = make(chan struct{})
 	}

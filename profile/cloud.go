@@ -124,7 +124,7 @@ func grpcConnectModel() *model {
 		source:  "https://github.com/grpc/grpc-go/blob/4793ad0474669eafbd5346c8a3d098fdfa542498/internal/backoff/backoff.go (Exponential.Backoff); backoff/backoff.go (DefaultConfig); clientconn.go (backoffIdx)",
 		summary: "1s after the first failure, then min(1s*1.6^(attempt-1), 120s) * (1 ± 0.2); reconnects forever",
 		formula: "retries = attempt - 1 (ac.backoffIdx); retries 0: 1s exactly; else b = 1s, multiplied by 1.6 while b < 120s and retries remain, " +
-			"b = min(b, 120s); b *= 1 + 0.2 * (r*2 - 1); delay = time.Duration(b). The wait runs from the start of the failed attempt",
+			"b = min(b, 120s); b *= 1 + 0.2 * (r*2 - 1); delay = time.Duration(b). grpc-go starts the wait when the attempt has failed (resetTransportAndUnlock)",
 		draw:         "rand.Float64() = r; multiplier 1 + 0.2*(2r - 1) in [0.8, 1.2)",
 		exhaustion:   "none: a channel keeps reconnecting",
 		terminal:     "none (unbounded)",

@@ -2,8 +2,9 @@ package profile
 
 import (
 	"math"
-	"math/bits"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/sat"
 
 	"github.com/retrykit/retrykit/backoff"
 )
@@ -91,44 +92,9 @@ func nanos(y float64) time.Duration {
 	return time.Duration(y)
 }
 
-// satMul returns a*b for non-negative a and b, or math.MaxInt64 when the
-// product does not fit.
-func satMul(a, b int64) int64 {
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(lo)
-}
-
-// satAdd returns a+b for non-negative a and b, or math.MaxInt64 when the sum
-// does not fit.
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-// satPow returns x^e for non-negative x and e, saturating at math.MaxInt64.
-// It squares and multiplies, so it takes at most 63 rounds.
-func satPow(x, e int64) int64 {
-	r := int64(1)
-	for e > 0 {
-		if e&1 == 1 {
-			r = satMul(r, x)
-		}
-		e >>= 1
-		if e > 0 {
-			x = satMul(x, x)
-		}
-	}
-	return r
-}
-
 // satSeconds converts a whole number of seconds to a Duration, saturating.
 func satSeconds(s int64) time.Duration {
-	return time.Duration(satMul(s, int64(time.Second)))
+	return time.Duration(sat.MulInt(s, int64(time.Second)))
 }
 
 // shifted returns d * 2^k for non-negative d and k, saturating at max (and

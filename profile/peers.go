@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/retrykit/retrykit/internal/sat"
+
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -36,8 +38,8 @@ func sidekiqModel() *model {
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			c := int64(n - 1)
-			s := satAdd(satPow(c, 4), 15)
-			return satSeconds(satAdd(s, randInt(d.next(), satMul(10, satAdd(c, 1)))))
+			s := sat.AddInt(sat.PowInt(c, 4), 15)
+			return satSeconds(sat.AddInt(s, randInt(d.next(), sat.MulInt(10, sat.AddInt(c, 1)))))
 		},
 	}
 }
@@ -59,8 +61,8 @@ func sidekiq6Model() *model {
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			c := int64(n - 1)
-			s := satAdd(satPow(c, 4), 15)
-			return satSeconds(satAdd(s, satMul(randInt(d.next(), 10), satAdd(c, 1))))
+			s := sat.AddInt(sat.PowInt(c, 4), 15)
+			return satSeconds(sat.AddInt(s, sat.MulInt(randInt(d.next(), 10), sat.AddInt(c, 1))))
 		},
 	}
 }
@@ -81,7 +83,7 @@ func activeJobModel() *model {
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			e := float64(satPow(int64(n), 4))
+			e := float64(sat.PowInt(int64(n), 4))
 			return seconds(e + d.next()*e*0.15 + 2)
 		},
 	}
@@ -170,7 +172,7 @@ func zzzJobsModel() *model {
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			c := min(satMul(15, satPow(2, int64(min(n, 30)))), 3600)
+			c := min(sat.MulInt(15, sat.PowInt(2, int64(min(n, 30)))), 3600)
 			j := max(c/4, 1)
 			return satSeconds(c + randInt(d.next(), j))
 		},
@@ -217,7 +219,7 @@ func flareModel() *model {
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			base := shifted(15*time.Second, n-1, maxDuration)
 			j := time.Duration(randInt(d.next(), 3001)) * time.Millisecond
-			return time.Duration(satAdd(int64(base), int64(j)))
+			return time.Duration(sat.AddInt(int64(base), int64(j)))
 		},
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/retrykit/retrykit/internal/sat"
+
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -42,8 +44,8 @@ func riverModel() *model {
 // and Faktory share: count^4 + 15 + rand(30)*(count+1) seconds, in
 // saturating integer arithmetic.
 func sidekiqFormula(count int64, r float64) time.Duration {
-	s := satAdd(satPow(count, 4), 15)
-	s = satAdd(s, satMul(randInt(r, 30), satAdd(count, 1)))
+	s := sat.AddInt(sat.PowInt(count, 4), 15)
+	s = sat.AddInt(s, sat.MulInt(randInt(r, 30), sat.AddInt(count, 1)))
 	return satSeconds(s)
 }
 
@@ -93,8 +95,8 @@ func obanModel() *model {
 	return &model{
 		name:    "oban",
 		system:  "Oban (Elixir, PostgreSQL), Oban.Worker.backoff/1",
-		version: "oban@412b56a0c2ba4399ec39f1305b63eb285673b226 (2024-10-07)",
-		source:  "https://github.com/sorentwo/oban/blob/412b56a0c2ba4399ec39f1305b63eb285673b226/lib/oban/worker.ex (backoff/1); lib/oban/backoff.ex (exponential, jitter)",
+		version: "oban 2.23.0 (oban-bg/oban@2939e3134d0812195fbfcfe9a8e8d4bbd30bb23b, 2026-08-18)",
+		source:  "https://github.com/oban-bg/oban/blob/2939e3134d0812195fbfcfe9a8e8d4bbd30bb23b/lib/oban/worker.ex (backoff/1); lib/oban/backoff.ex (exponential, jitter); lib/oban/queues/executor.ex (exhaustion)",
 		summary: "t = 15 + 2^attempt s, plus up to 10% (trunc(r*0.1*t)); 20 attempts, then discarded",
 		formula: "t = 15 + 2^min(attempt, 100) (Backoff.exponential, mult 1, min_pad 15, max_pow 100; attempt unclamped since max_attempts 20 <= 20); " +
 			"delay = t + trunc(r * 0.1 * t) seconds (Backoff.jitter, mode :inc, mult 0.1)",
@@ -105,9 +107,9 @@ func obanModel() *model {
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			t := satAdd(15, satPow(2, int64(min(n, 100))))
+			t := sat.AddInt(15, sat.PowInt(2, int64(min(n, 100))))
 			diff := nanos(d.next() * 0.1 * float64(t)) // seconds, truncated
-			return satSeconds(satAdd(t, int64(diff)))
+			return satSeconds(sat.AddInt(t, int64(diff)))
 		},
 	}
 }

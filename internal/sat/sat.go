@@ -57,3 +57,17 @@ func AddInt[T ~int64](a, b T) T {
 	}
 	return s
 }
+
+// MulInt returns a*b for non-negative a and b, or math.MaxInt64 when the
+// product does not fit. A negative operand is treated as 0.
+func MulInt[T ~int64](a, b T) T {
+	p := Mul(uint64(max(a, 0)), uint64(max(b, 0)))
+	return T(min(p, math.MaxInt64))
+}
+
+// PowInt returns x^e for non-negative x and e, or math.MaxInt64 when the
+// power does not fit. A negative operand is treated as 0.
+func PowInt[T ~int64](x, e T) T {
+	p := Pow(uint64(max(x, 0)), uint64(max(e, 0)))
+	return T(min(p, math.MaxInt64))
+}

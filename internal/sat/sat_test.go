@@ -48,6 +48,15 @@ func TestPropExact(t *testing.T) {
 		if got := Pow(a, e); got != clampBig(want, zero, maxU64).Uint64() {
 			t.Fatalf("Pow(%d, %d) = %d, want %v", a, e, got, want)
 		}
+		na, nb := int64(min(a, math.MaxInt64)), int64(min(b, math.MaxInt64))
+		wantM := clampBig(new(big.Int).Mul(big.NewInt(na), big.NewInt(nb)), zero, maxI64)
+		if got := MulInt(na, nb); got != wantM.Int64() {
+			t.Fatalf("MulInt(%d, %d) = %d, want %v", na, nb, got, wantM)
+		}
+		wantP := clampBig(new(big.Int).Exp(big.NewInt(na), big.NewInt(int64(e)), nil), zero, maxI64)
+		if got := PowInt(na, int64(e)); got != wantP.Int64() {
+			t.Fatalf("PowInt(%d, %d) = %d, want %v", na, e, got, wantP)
+		}
 		x, y := rapid.Int64().Draw(t, "x"), rapid.Int64().Draw(t, "y")
 		wantI := clampBig(new(big.Int).Add(big.NewInt(x), big.NewInt(y)), minI64, maxI64)
 		if got := AddInt(time.Duration(x), time.Duration(y)); int64(got) != wantI.Int64() {
@@ -65,6 +74,12 @@ func TestEdges(t *testing.T) {
 	}
 	if got := Pow(math.MaxUint64, 1<<63); got != math.MaxUint64 {
 		t.Errorf("Pow(max, 2^63) = %d", got)
+	}
+	if got := MulInt[int64](-3, 5); got != 0 {
+		t.Errorf("MulInt(-3, 5) = %d, want 0", got)
+	}
+	if got := PowInt[int64](2, 63); got != math.MaxInt64 {
+		t.Errorf("PowInt(2, 63) = %d, want MaxInt64", got)
 	}
 	if got := Pow(0, 0); got != 1 {
 		t.Errorf("Pow(0, 0) = %d, want 1", got)
