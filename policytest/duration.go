@@ -216,7 +216,7 @@ func drawDuration(t *rapid.T) string {
 		if i < 0 {
 			return s + foreignDigits[0] + "S"
 		}
-		return s[:i] + rapid.SampledFrom(foreignDigits).Draw(t, "digit") + s[i+1:]
+		return s[:i] + pick(t, foreignDigits, "digit") + s[i+1:]
 	case 7: // sign
 		return durationPick5.Draw(t, "sign") + s
 	case 8: // the short invalid forms

@@ -13,7 +13,7 @@ var segments = []string{"a", "auth", "b", "io", "x", "Auth", "AUTH", "timeout", 
 func errorTypeOf(t *rapid.T, dots int) string {
 	parts := make([]string, dots+1)
 	for i := range parts {
-		parts[i] = rapid.SampledFrom(segments).Draw(t, "segment")
+		parts[i] = pick(t, segments, "segment")
 	}
 	return strings.Join(parts, ".")
 }

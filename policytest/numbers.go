@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/policy"
 	"pgregory.net/rapid"
 )
@@ -55,11 +56,12 @@ func attemptAt(t *rapid.T, edges []int64) int64 {
 // attemptEdges returns the attempts around the cap crossing and around
 // max_attempts of s, sorted, each at least 1.
 func attemptEdges(s policy.Spec) []int64 {
-	p, err := policy.New(s)
-	if err != nil {
+	b, err := backoff.New(backoff.Config{Strategy: s.Strategy, Initial: s.InitialInterval,
+		Coefficient: s.BackoffCoefficient, Max: s.MaxInterval, Jitter: s.Jitter})
+	if err != nil || s.MaxAttempts < 0 {
 		return nil
 	}
-	c := int64(capCrossing(p))
+	c := int64(capCrossing(b))
 	m := int64(s.MaxAttempts)
 	var edges []int64
 	for _, e := range []int64{c - 1, c, c + 1, m - 1, m, m + 1} {
@@ -74,8 +76,7 @@ func attemptEdges(s policy.Spec) []int64 {
 // capCrossing returns the first attempt whose base delay (before jitter)
 // reaches max_interval, or math.MaxInt when none does. Base delays never
 // decrease with the attempt, so a binary search finds it.
-func capCrossing(p *policy.Policy) int {
-	b := p.Backoff()
+func capCrossing(b *backoff.Backoff) int {
 	max := b.Config().Max
 	if b.Base(math.MaxInt) < max {
 		return math.MaxInt
@@ -99,7 +100,7 @@ var jitterDraw = rapid.Custom(drawJitter)
 func drawJitter(t *rapid.T) float64 {
 	switch intRange(0, 3).Draw(t, "rand_kind") {
 	case 0:
-		return rapid.SampledFrom(draws).Draw(t, "rand")
+		return pick(t, draws, "rand")
 	case 1: // a short binary fraction k/2^m: exact products
 		m := intRange(1, 16).Draw(t, "rand_bits")
 		return float64(intRange(0, 1<<m-1).Draw(t, "rand_k")) / float64(int(1)<<m)
@@ -136,3 +137,8 @@ func intRange(lo, hi int) *rapid.Generator[int] {
 // Generators of fixed choices, built once.
 var numbersPick1 = rapid.SampledFrom([]int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt32, math.MaxInt32 + 1,
 	1 << 53, 1<<53 + 1, 63, 64, 65, 1000, 1 << 62})
+
+// pick draws one of xs, shrinking toward the first.
+func pick[T any](t *rapid.T, xs []T, label string) T {
+	return xs[intRange(0, len(xs)-1).Draw(t, label)]
+}

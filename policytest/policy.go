@@ -34,7 +34,7 @@ func drawSpec(t *rapid.T) policy.Spec {
 	}
 	switch intRange(0, 2).Draw(t, "initial_kind") {
 	case 1:
-		s.InitialInterval = rapid.SampledFrom(intervals[:8]).Draw(t, "initial_interval")
+		s.InitialInterval = pick(t, intervals[:8], "initial_interval")
 	case 2:
 		s.InitialInterval = time.Duration(rapid.Int64Range(1, int64(time.Hour)).Draw(t, "initial_interval"))
 	}
@@ -54,14 +54,14 @@ func drawSpec(t *rapid.T) policy.Spec {
 	if rapid.Bool().Draw(t, "coefficient_any") {
 		s.BackoffCoefficient = rapid.Float64Range(1, 16).Draw(t, "backoff_coefficient")
 	} else {
-		s.BackoffCoefficient = rapid.SampledFrom(coefficients).Draw(t, "backoff_coefficient")
+		s.BackoffCoefficient = pick(t, coefficients, "backoff_coefficient")
 	}
 	s.Jitter = !rapid.Bool().Draw(t, "no_jitter")
 	s.NonRetryableErrors = drawValidPatterns(t)
 	if rapid.Bool().Draw(t, "dead_letter") {
 		s.OnExhaustion = policy.DeadLetter
 	}
-	s.Strategy = rapid.SampledFrom(strategies).Draw(t, "backoff_strategy")
+	s.Strategy = pick(t, strategies, "backoff_strategy")
 	return s
 }
 
@@ -217,10 +217,10 @@ var unknownKeys = []string{"maxAttempts", "Max_Attempts", "retry", "max_attempts
 func fieldValue(t *rapid.T, name string) string {
 	vals := fieldValues[name]
 	if intRange(0, 4).Draw(t, name+"_invalid") == 4 {
-		return rapid.SampledFrom(vals[1]).Draw(t, name)
+		return pick(t, vals[1], name)
 	}
 	if rapid.Bool().Draw(t, name+"_listed") {
-		return rapid.SampledFrom(vals[0]).Draw(t, name)
+		return pick(t, vals[0], name)
 	}
 	switch name {
 	case "initial_interval", "max_interval":
@@ -233,7 +233,7 @@ func fieldValue(t *rapid.T, name string) string {
 	case "max_attempts":
 		return strconv.Itoa(intRange(-2, 1000).Draw(t, name))
 	}
-	return rapid.SampledFrom(vals[0]).Draw(t, name)
+	return pick(t, vals[0], name)
 }
 
 var policyDocument = rapid.Custom(drawPolicyDocument)
@@ -252,11 +252,11 @@ func drawPolicyDocument(t *rapid.T) json.RawMessage {
 		return drawValidPolicy(t)
 	case 7: // an unknown key
 		raw := drawValidPolicy(t)
-		key := rapid.SampledFrom(unknownKeys).Draw(t, "unknown_key")
+		key := pick(t, unknownKeys, "unknown_key")
 		return withExtraField(raw, key, policyPick3.Draw(t, "unknown_value"))
 	case 8: // a duplicate key
 		raw := drawValidPolicy(t)
-		name := rapid.SampledFrom(fieldNames).Draw(t, "duplicate")
+		name := pick(t, fieldNames, "duplicate")
 		return withExtraField(withExtraField(raw, name, fieldValue(t, name)), name, fieldValue(t, name))
 	default: // not an object, or an absent policy written out
 		return json.RawMessage(policyPick4.Draw(t, "document"))

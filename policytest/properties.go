@@ -52,7 +52,7 @@ func CapAfterJitter(impl protocol.Implementation) func(*rapid.T) {
 		h := s.hello(t)
 		sp := drawSpec(t)
 		p := mustNew(t, sp)
-		c := int64(min(capCrossing(p), math.MaxInt64-1))
+		c := int64(min(capCrossing(p.Backoff()), math.MaxInt64-1))
 		n := c + rapid.Int64Range(0, 1).Draw(t, "past_crossing")
 		if rapid.Bool().Draw(t, "any_attempt") {
 			n = drawAttempt(t)
