@@ -3,8 +3,10 @@ package fuzz_test
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -369,5 +371,29 @@ func TestUnsupportedIsCounted(t *testing.T) {
 	}
 	if !res.OK() || res.Ops[0].Unsupported != 50 || res.Ops[1].Unsupported != 0 {
 		t.Errorf("ok %v, ops %+v", res.OK(), res.Ops)
+	}
+}
+
+// TestWriteVectorLeavesABadDirAlone: a directory that would not load with
+// the new file (here, the shipped delay file is already there) is left as
+// it was.
+func TestWriteVectorLeavesABadDirAlone(t *testing.T) {
+	dir := t.TempDir()
+	shipped, err := fs.ReadFile(retrykit.Vectors, "delay.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "delay.json"), shipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(1)
+	d := &policytest.Disagreement{Request: protocol.Request{Op: protocol.OpDelay, Policy: []byte(`{}`), Attempt: 1},
+		Want: protocol.Response{DelayNS: &want}, Reason: "x"}
+	if _, _, err := fuzz.WriteVector(dir, d, 1, false); err == nil || !strings.Contains(err.Error(), "not written") {
+		t.Fatalf("err = %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("%d files left, want only delay.json", len(entries))
 	}
 }

@@ -60,7 +60,9 @@ var sections = map[string]string{
 // sent), and the requirement, section and flags are derived from the
 // request. An existing file of that name gets the vector appended with the
 // next id (from dur-9001, val-9001, ...). It returns the file path and the
-// vector id. The file is checked by loading dir with [conformance.Load].
+// vector id. dir is checked by loading it with [conformance.Load]; when it
+// does not load (for example, it already holds another file of the kind),
+// nothing is written and the error says why.
 func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque bool) (path, id string, err error) {
 	kind := "duration"
 	if d.Request.Op != protocol.OpParseDuration {
@@ -94,12 +96,15 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 		}
 	}
 	path = filepath.Join(dir, "fuzz-"+kind+".json")
-	if data, err := os.ReadFile(path); err == nil {
-		if err := json.Unmarshal(data, &file); err != nil {
+	old, err := os.ReadFile(path)
+	if err == nil {
+		if err := json.Unmarshal(old, &file); err != nil {
 			return "", "", fmt.Errorf("fuzz: %s: %w", path, err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", "", err
+	} else {
+		old = nil
 	}
 	n := firstID
 	for _, v := range file.Vectors {
@@ -149,7 +154,14 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 		return "", "", err
 	}
 	if _, err := conformance.Load(os.DirFS(dir), nil); err != nil {
-		return path, id, fmt.Errorf("fuzz: the written vector does not load: %w", err)
+		// Leave DIR as it was: a directory that no longer loads (another
+		// file of the same kind, say) helps nobody.
+		if old != nil {
+			_ = os.WriteFile(path, old, 0o644)
+		} else {
+			_ = os.Remove(path)
+		}
+		return "", "", fmt.Errorf("fuzz: %s would not load with the vector (it was not written): %w", dir, err)
 	}
 	return path, id, nil
 }
