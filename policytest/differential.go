@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -115,8 +117,9 @@ func Claimed(h protocol.Hello, req protocol.Request) bool {
 //     entry ending in ".*";
 //   - "float-tolerance": the delay involves float64 rounding that an exact
 //     implementation does not share: a fractional coefficient with the
-//     exponential or polynomial strategy, or a jitter product base·(0.5+r)
-//     that float64 cannot hold exactly.
+//     exponential or polynomial strategy, a jitter draw whose shortest
+//     decimal (the wire form) is not its exact binary value, or a jitter
+//     product base·(0.5+r) that float64 cannot hold exactly.
 func Flags(req protocol.Request) []string {
 	var flags []string
 	add := func(ok bool, f string) {
@@ -190,6 +193,14 @@ func floatRounding(req protocol.Request) bool {
 		return false
 	}
 	if req.Rand == nil {
+		return true
+	}
+	// The wire carries r as its shortest decimal text; an implementation
+	// that reads that text exactly (rational arithmetic) and one that reads
+	// the float64 differ when the two values differ (228797/2^18 is written
+	// 0.8727912902832031), by a nanosecond at an integer boundary.
+	text, _ := new(big.Rat).SetString(strconv.FormatFloat(*req.Rand, 'g', -1, 64))
+	if text == nil || text.Cmp(new(big.Rat).SetFloat64(*req.Rand)) != 0 {
 		return true
 	}
 	// r = R/2^k with k ≤ 52 fraction bits makes 0.5 + r = m/2^max(k,1)

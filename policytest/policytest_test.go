@@ -398,6 +398,11 @@ func TestFlags(t *testing.T) {
 		{protocol.Request{Op: protocol.OpDelay, Policy: []byte(`{}`), Attempt: 1, Rand: r(0.25)}, nil},
 		{protocol.Request{Op: protocol.OpDelay, Policy: []byte(`{}`), Attempt: 1, Rand: r(0)}, nil},
 		{protocol.Request{Op: protocol.OpDelay, Policy: []byte(`{}`), Attempt: 1, Rand: r(0.1)}, []string{"float-tolerance"}},
+		// 228797/2^18: the product is exact in float64 (359869 ns), but the
+		// wire text 0.8727912902832031 is a smaller decimal (found by fuzz
+		// against the Python adapter, which reads the text exactly).
+		{protocol.Request{Op: protocol.OpDelay, Policy: []byte(`{"initial_interval":"PT0.000000001S","backoff_coefficient":4.0}`),
+			Attempt: 10, Rand: r(228797.0 / (1 << 18))}, []string{"float-tolerance"}},
 		{protocol.Request{Op: protocol.OpDelay, Policy: []byte(`{"jitter":false,"backoff_coefficient":1.5}`), Attempt: 3}, []string{"float-tolerance"}},
 		{protocol.Request{Op: protocol.OpDelay, Policy: []byte(`{"jitter":false,"backoff_coefficient":3}`), Attempt: 3}, nil},
 		{protocol.Request{Op: protocol.OpDecide, Policy: []byte(`{"initial_interval":"PT1152921504.606846976S","max_interval":"PT1152921504.606846976S"}`), Attempt: 1, Rand: r(0.25)},
