@@ -20,7 +20,9 @@ const tableSize = 64
 //     With an integral C (and always for None and Linear) the product is
 //     computed exactly in saturating 64-bit integer arithmetic; otherwise
 //     in float64 with [math.Pow] (for Exponential past n = 65, as
-//     exp((n-1)·ln C), which stays accurate where repeated squaring does not).
+//     exp((n-1)·ln C), which stays accurate where repeated squaring does not;
+//     for Polynomial as I·n^⌊C⌋ in integers times n^(C−⌊C⌋), a square root
+//     for a half, so that 64^1.5 is exactly 512).
 //  2. Cap: base = min(raw, Max), truncated toward zero to whole
 //     nanoseconds. This is [Backoff.Base].
 //  3. Jitter, only if Config.Jitter: m = 0.5 + r in float64, r in [0, 1)

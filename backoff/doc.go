@@ -38,9 +38,11 @@
 // saturates instead of overflowing. A non-integral coefficient (1.5, 2.5)
 // is computed in float64 with [math.Pow] (with exp((n-1)·ln C) for
 // Exponential past n = 65, within about 1e-15 relative where math.Pow's
-// repeated squaring drifts) and truncated toward zero, so it
-// can land a nanosecond or so below the real-number value (1ns * 65536^1.5
-// gives 16777215ns, not 2^24); the results are kept non-decreasing in n. In
+// repeated squaring drifts; Polynomial takes the integral part of the
+// exponent in integers and a half as a square root, so that 1ns * 65536^1.5
+// is exactly 2^24 ns) and truncated toward zero, so a power that is not an
+// integer can land a nanosecond below the real-number value (docs/decisions.md
+// RK-23); the results are kept non-decreasing in n. In
 // every case, for any n from 1 to math.MaxInt, any finite coefficient up to
 // math.MaxFloat64 and intervals up to the largest [time.Duration], the
 // result is between 0 and Max: an overflow or an infinite power simply hits

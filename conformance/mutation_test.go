@@ -380,6 +380,18 @@ func accuratePow(c float64, e int64) float64 {
 	return math.Exp(float64(e) * math.Log1p(c-1))
 }
 
+// accuratePoly is x^c for a fractional c as the reference computes it:
+// x^⌊c⌋ times x^(c−⌊c⌋), a square root for a half (64^1.5 is exactly 512),
+// so that this mutant differs from the reference only by its overflow.
+func accuratePoly(x, c float64) float64 {
+	k := math.Floor(c)
+	f := math.Sqrt(x)
+	if c-k != 0.5 {
+		f = math.Pow(x, c-k)
+	}
+	return math.Pow(x, k) * f
+}
+
 // f2i converts like an x86 CVTTSD2SI: out of range gives MinInt64.
 func f2i(f float64) int64 {
 	if math.IsNaN(f) || f >= 0x1p63 || f < -0x1p63 {
@@ -418,7 +430,7 @@ func overflow(req protocol.Request) (protocol.Response, bool) {
 		if intC {
 			raw = wrapMul(i, wrapPow(n, uint64(c)))
 		} else {
-			raw = f2i(float64(i) * math.Pow(float64(n), c))
+			raw = f2i(float64(i) * accuratePoly(float64(n), c))
 		}
 	}
 	d := min(raw, int64(s.MaxInterval))
@@ -501,7 +513,7 @@ func TestMutations(t *testing.T) {
 		{"overflow", overflow, "class:overflow",
 			[]string{"RET-01", "RET-04", "RK-17"}, []string{delay, decide}, nil},
 		{"strategy-field", strategyField, "class:strategy-field",
-			[]string{"RET-04", "RK-01", "RK-05", "RK-08", "RK-09", "RK-14", "RK-17"}, []string{validate, delay, decide}, nil},
+			[]string{"RET-04", "RK-01", "RK-05", "RK-08", "RK-09", "RK-14", "RK-17", "RK-23"}, []string{validate, delay, decide}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

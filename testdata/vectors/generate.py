@@ -1185,6 +1185,17 @@ def gen_delay(k: Kind):
               "exact in binary; 60-digit decimal)" % (n, n - 1, fsec(v)),
               {"policy_raw": '{"backoff_coefficient":1.00000095367431640625,"jitter":false}', "attempt": n},
               {"delay_ns": v}, ["float-tolerance", "retrykit:decision", "class:default-merge"], "3.3")
+    # Found by "retrykit fuzz" against the Python adapter: a fractional
+    # exponent whose power is an integer must come out exact. math.Pow(64,
+    # 1.5) is one ulp below 512, which truncation turned into 511 ns (638
+    # instead of 640 after jitter). Exact: iroot(n^3, 2), no tolerance.
+    p15 = {"initial_interval": "PT0.000000001S", "backoff_coefficient": 1.5, "backoff_strategy": "polynomial"}
+    dl("RK-23", dict(p15, jitter=False), 64, flags=["retrykit:decision"], section="3.4",
+       formula="1ns * 64^1.5 = 512ns exactly (64^1.5 is an integer)")
+    dl("RK-23", p15, 64, 0.75, flags=["retrykit:decision"], section="3.4",
+       formula="trunc(512ns * (0.5 + 0.75)) = 640ns")
+    dl("RK-23", dict(p15, jitter=False), 65536, flags=["retrykit:decision"], section="3.4",
+       formula="1ns * 65536^1.5 = 2^24 ns exactly")
 
 
 # ---------------------------------------------------------------------------
