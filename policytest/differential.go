@@ -150,11 +150,11 @@ func Flags(req protocol.Request) []string {
 // hasDateComponent reports whether the duration string s has a Y, or an M
 // or D before any T.
 func hasDateComponent(s string) bool {
-	if !strings.HasPrefix(s, "P") && !strings.HasPrefix(s, "p") {
-		return false
+	if !strings.HasPrefix(s, "P") || len(s) < 3 || s[1] < '0' || s[1] > '9' {
+		return false // not a duration with a date part ("PT…", "polynomial")
 	}
 	date, _, _ := strings.Cut(s[1:], "T")
-	return strings.ContainsAny(date, "YMDymd")
+	return strings.ContainsAny(date, "YMD")
 }
 
 // policyHasDate reports whether any string in the JSON text raw is a

@@ -391,6 +391,7 @@ func TestFlags(t *testing.T) {
 		{protocol.Request{Op: protocol.OpParseDuration, Value: "PT1S"}, nil},
 		{protocol.Request{Op: protocol.OpParseDuration, Value: "P1M"}, []string{"should:date-components"}},
 		{protocol.Request{Op: protocol.OpParseDuration, Value: "PT1M"}, nil},
+		{protocol.Request{Op: protocol.OpValidate, Policy: []byte(`{"backoff_strategy":"polynomial"}`)}, []string{"extension:backoff_strategy"}},
 		{protocol.Request{Op: protocol.OpMatch, Patterns: []string{"a", "b.*"}}, []string{"should:prefix-match"}},
 		{protocol.Request{Op: protocol.OpValidate, Policy: []byte(`{"initial_interval":"P1D","backoff_strategy":"none"}`)},
 			[]string{"extension:backoff_strategy", "should:date-components"}},
