@@ -305,7 +305,7 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	if got.Unsupported {
 		return res, true
 	}
-	res.Got = got.AppendJSON(nil)
+	res.Got = reportedAnswer(got.AppendJSON(nil))
 	if err := got.Check(req.Op); err != nil {
 		res.Status, res.Reason = StatusError, "malformed answer: "+err.Error()
 	} else if v.sc != nil {

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package protocol
+
+import "os/exec"
+
+// ownGroup does nothing where process groups are not available.
+func ownGroup(*exec.Cmd) {}
+
+// killGroup kills the adapter process itself where process groups are not
+// available; processes it started are not reached.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
