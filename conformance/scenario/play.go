@@ -34,6 +34,19 @@ var (
 	ErrMalformedScenario = errors.New("scenario: malformed scenario")
 )
 
+// ErrTooLarge is wrapped (with [ErrMalformedScenario]) by the error Play
+// returns for a scenario whose observations exceed [MaxObservationBytes].
+var ErrTooLarge = errors.New("scenario: observations too large")
+
+// MaxObservationBytes bounds a scenario's size where it matters: the JSON of
+// all its observations (the protocol's scenario answer) may take at most
+// this many bytes, half of the protocol's 1 MiB answer line, which leaves an
+// implementation room for more verbose JSON. Every observation lists every
+// job, so the bound is in effect one on steps × jobs; Play stops with
+// [ErrTooLarge] as soon as it is passed, so its time and memory stay
+// proportional to this bound whatever the scenario (PROTOCOL.md 3.7).
+const MaxObservationBytes = 512 << 10
+
 // MaxAtMs is the largest at_ms Play accepts: the reference executor counts
 // time in int64 nanoseconds since 1970, which ends in April 2262.
 const MaxAtMs int64 = (math.MaxInt64 - 1_767_225_600_000_000_000) / 1_000_000 // Epoch() is 1767225600 s
@@ -141,9 +154,10 @@ func Classify(err error) string {
 // Play runs sc against a fresh reference executor on a fake clock and
 // returns one observation per step. It fails only on a malformed scenario
 // (nil, unknown op, at_ms negative, decreasing or above [MaxAtMs], missing
-// fields), not on unmet expectations; use Check for those. Its errors wrap
-// [ErrMalformedScenario]; the observations of the steps before the bad one
-// are returned with it.
+// fields), or one whose observations pass [MaxObservationBytes]
+// ([ErrTooLarge]), not on unmet expectations; use Check for those. Its
+// errors wrap [ErrMalformedScenario]; the observations of the steps before
+// the bad one are returned with it.
 func Play(sc *Scenario) ([]Observation, error) {
 	if sc == nil {
 		return nil, fmt.Errorf("%w: nil scenario", ErrMalformedScenario)
@@ -166,7 +180,8 @@ func Play(sc *Scenario) ([]Observation, error) {
 	}
 	e := executor.New(opts...)
 	var last int64
-	out := make([]Observation, 0, len(sc.Steps))
+	size := 2 // the brackets of the answer's steps array
+	out := make([]Observation, 0, min(len(sc.Steps), 1024))
 	for i, st := range sc.Steps {
 		if st.AtMs < last {
 			return out, fmt.Errorf("%w: scenario %s: step %d: at_ms %d is before %d", ErrMalformedScenario, sc.ID, i, st.AtMs, last)
@@ -181,6 +196,15 @@ func Play(sc *Scenario) ([]Observation, error) {
 			return out, fmt.Errorf("%w: scenario %s: step %d (%s): %w", ErrMalformedScenario, sc.ID, i, st.Op, err)
 		}
 		observe(e, &obs)
+		b, err := json.Marshal(&obs)
+		if err != nil {
+			return out, fmt.Errorf("%w: scenario %s: step %d (%s): %w", ErrMalformedScenario, sc.ID, i, st.Op, err)
+		}
+		if size += len(b) + 1; size > MaxObservationBytes {
+			return out, fmt.Errorf("%w: %w: scenario %s: the observations pass %d bytes of JSON at step %d of %d (%d jobs), "+
+				"the limit of a scenario answer (half the protocol's 1 MiB line); split the scenario",
+				ErrMalformedScenario, ErrTooLarge, sc.ID, MaxObservationBytes, i, len(sc.Steps), len(obs.Jobs))
+		}
 		out = append(out, obs)
 	}
 	return out, nil
