@@ -552,7 +552,8 @@ var errLineTooLong = fmt.Errorf("answer line longer than the protocol's limit of
 
 // readLine returns the next line of br without its "\n" (and a "\r"
 // before it), reading at most MaxLineBytes. buf is reused for lines that
-// do not fit br's buffer. A last line without "\n" is returned with io.EOF.
+// do not fit br's buffer; pass back nextBuf. It allocates at most one
+// buffer of MaxLineBytes, whatever the input. A last line without "\n" is returned with io.EOF.
 func readLine(br *bufio.Reader, buf []byte) (line, nextBuf []byte, err error) {
 	buf = buf[:0]
 	for {
@@ -561,6 +562,12 @@ func readLine(br *bufio.Reader, buf []byte) (line, nextBuf []byte, err error) {
 			return nil, buf, errLineTooLong
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
+			if cap(buf) < MaxLineBytes {
+				// One buffer of the largest size, kept for later long
+				// lines: growing by append would allocate several times
+				// the line.
+				buf = append(make([]byte, 0, MaxLineBytes), buf...)
+			}
 			buf = append(buf, frag...)
 			continue
 		}
