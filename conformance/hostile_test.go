@@ -395,3 +395,77 @@ func TestHostileLongDurationInAnswer(t *testing.T) {
 		t.Errorf("judging allocated %d bytes per 1 MB answer", perAnswer)
 	}
 }
+
+// hugeScenarioJSON is the scenario of issue 11 as a request's steps and as
+// a scenario file: 2 000 jobs enqueued, then 2 000 fetches.
+func hugeScenarioJSON() (steps string, file []byte) {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < 4000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if i < 2000 {
+			fmt.Fprintf(&b, `{"at_ms":%d,"op":"enqueue","job":{"id":"j%04d","type":"t","queue":"q"},"expect":{}}`, i, i)
+		} else {
+			fmt.Fprintf(&b, `{"at_ms":%d,"op":"fetch","queues":["q"],"expect":{}}`, i)
+		}
+	}
+	b.WriteByte(']')
+	steps = b.String()
+	file = []byte(`{"schema_version":1,"suite_version":"0.0.1","spec_version":"1.0.0-rc.1","kind":"scenario","notes":{"kind":"test"},` +
+		`"scenarios":[{"id":"scn-huge","requirement":"CORE-T02","section":"ojs-core 6.3","description":"2000 jobs, 4000 steps","config":{},"steps":` +
+		steps + `}]}`)
+	return steps, file
+}
+
+func TestHostileHugeScenarioRefusedAtLoad(t *testing.T) {
+	_, file := hugeScenarioJSON()
+	match := `{"schema_version":1,"suite_version":"0.0.1","spec_version":"1.0.0-rc.1","kind":"match","notes":{"kind":"test"},"vectors":[` +
+		`{"id":"t-0001","requirement":"RET-18","section":"6.2","description":"x","flags":[],"input":{"patterns":["a"],"error_type":"a"},"expected":{"match":true}}]}`
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := conformance.Load(mapFS{"match.json": []byte(match)}, mapFS{"huge.json": file})
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a scenario whose answer would be 734 MB was loaded")
+	}
+	for _, want := range []string{"scn-huge", "524288 bytes", "split the scenario"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 128<<20 {
+		t.Errorf("loading allocated %d bytes", alloc)
+	}
+}
+
+func TestHostileHugeScenarioRequestToReference(t *testing.T) {
+	// What "retrykit adapter" does with the request: one short rejection,
+	// with work bounded by the answer limit (4.4 GB and a 734 MB answer
+	// before).
+	steps, _ := hugeScenarioJSON()
+	line := `{"id":7,"op":"scenario","config":{},"steps":` + steps + "}\n"
+	var out strings.Builder
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := protocol.Serve(context.Background(), conformance.Reference(), strings.NewReader(line), &out); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	var resp protocol.Response
+	if err := json.Unmarshal([]byte(out.String()), &resp); err != nil {
+		t.Fatalf("%v: %.300s", err, out.String())
+	}
+	if resp.ID != 7 || resp.Error == nil || resp.Error.Type != protocol.ErrorInvalidRequest ||
+		!strings.Contains(resp.Error.Message, "split the scenario") || out.Len() > 1<<10 {
+		t.Fatalf("answer of %d bytes: %.300s", out.Len(), out.String())
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("answering allocated %d bytes", alloc)
+	} else {
+		t.Logf("answered in %d bytes, %d bytes allocated", out.Len(), alloc)
+	}
+}

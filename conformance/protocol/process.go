@@ -704,11 +704,15 @@ func (p *proc) shutdown(grace time.Duration) {
 // version.
 func decodeHello(raw []byte) (Hello, error) {
 	var w struct {
-		Hello
 		Error       *ErrorResult `json:"error"`
 		Unsupported bool         `json:"unsupported"`
 	}
-	if err := json.Unmarshal(raw, &w); err != nil {
+	var h Hello
+	err := json.Unmarshal(raw, &w)
+	if err == nil {
+		err = json.Unmarshal(raw, &h)
+	}
+	if err != nil {
 		return Hello{}, fmt.Errorf("%w: the answer to hello: %w", ErrHello, plainJSONError(err))
 	}
 	switch {
@@ -718,7 +722,7 @@ func decodeHello(raw []byte) (Hello, error) {
 	case w.Unsupported:
 		return Hello{}, fmt.Errorf("%w: the adapter answered hello with \"unsupported\"; every adapter must answer hello", ErrHello)
 	}
-	return w.Hello, nil
+	return h, nil
 }
 
 // decodeAnswer decodes one answer line of an adapter with

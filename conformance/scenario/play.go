@@ -34,9 +34,10 @@ var (
 	ErrMalformedScenario = errors.New("scenario: malformed scenario")
 )
 
-// ErrTooLarge is wrapped (with [ErrMalformedScenario]) by the error Play
-// returns for a scenario whose observations exceed [MaxObservationBytes].
-var ErrTooLarge = errors.New("scenario: observations too large")
+// ErrTooLarge is wrapped by the error Play returns for a scenario whose
+// observations exceed [MaxObservationBytes]; it wraps
+// [ErrMalformedScenario].
+var ErrTooLarge = fmt.Errorf("%w: observations too large", ErrMalformedScenario)
 
 // MaxObservationBytes bounds a scenario's size where it matters: the JSON of
 // all its observations (the protocol's scenario answer) may take at most
@@ -44,7 +45,9 @@ var ErrTooLarge = errors.New("scenario: observations too large")
 // implementation room for more verbose JSON. Every observation lists every
 // job, so the bound is in effect one on steps × jobs; Play stops with
 // [ErrTooLarge] as soon as it is passed, so its time and memory stay
-// proportional to this bound whatever the scenario (PROTOCOL.md 3.7).
+// proportional to this bound whatever the scenario (PROTOCOL.md 3.7). A job
+// without errors takes about 120 bytes, so the bound allows about 4 000 job
+// observations: 8 jobs over 500 steps, or 60 jobs over 70.
 const MaxObservationBytes = 512 << 10
 
 // MaxAtMs is the largest at_ms Play accepts: the reference executor counts
@@ -201,9 +204,9 @@ func Play(sc *Scenario) ([]Observation, error) {
 			return out, fmt.Errorf("%w: scenario %s: step %d (%s): %w", ErrMalformedScenario, sc.ID, i, st.Op, err)
 		}
 		if size += len(b) + 1; size > MaxObservationBytes {
-			return out, fmt.Errorf("%w: %w: scenario %s: the observations pass %d bytes of JSON at step %d of %d (%d jobs), "+
+			return out, fmt.Errorf("%w: scenario %s: the observations pass %d bytes of JSON at step %d of %d (%d jobs), "+
 				"the limit of a scenario answer (half the protocol's 1 MiB line); split the scenario",
-				ErrMalformedScenario, ErrTooLarge, sc.ID, MaxObservationBytes, i, len(sc.Steps), len(obs.Jobs))
+				ErrTooLarge, sc.ID, MaxObservationBytes, i, len(sc.Steps), len(obs.Jobs))
 		}
 		out = append(out, obs)
 	}
