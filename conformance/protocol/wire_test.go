@@ -211,3 +211,45 @@ func TestHelloAnsweredWithError(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadInt reads answer numbers: ordinary, a float64's saturated
+// maximum, and a hostile million-digit literal (cost per byte is flat).
+func BenchmarkReadInt(b *testing.B) {
+	for _, tc := range []struct{ name, in string }{
+		{"int", "1500000000"},
+		{"float64-max", "9.223372036854776e18"},
+		{"digits-1MiB", "1" + strings.Repeat("0", 1<<20)},
+	} {
+		in := []byte(tc.in)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				if _, err := readInt(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeAnswer decodes answer lines, up to one near the 1 MiB
+// limit (an effective policy with a 1 MB duration string).
+func BenchmarkDecodeAnswer(b *testing.B) {
+	long := `{"id":3,"effective":{"initial_interval":"PT1.` + strings.Repeat("0", 1_000_000) + `1S"}}`
+	for _, tc := range []struct{ name, in string }{
+		{"delay", `{"id":4,"delay_ns":9223372036854775808}`},
+		{"effective-1MB", long},
+	} {
+		in := []byte(tc.in)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				if _, err := decodeAnswer(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
