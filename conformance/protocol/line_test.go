@@ -61,3 +61,35 @@ func (r repeatReader) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestStderrTailBounded writes 1 MiB of standard error a byte at a time and
+// then in one piece: the tail keeps the last 64 KiB, and the bytes moved
+// stay proportional to the bytes written (no 64 KiB move per byte).
+func TestStderrTailBounded(t *testing.T) {
+	tb := &tailBuffer{limit: 64 << 10}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < 1<<20; i++ {
+		if n, err := tb.Write([]byte{byte('a' + i%26)}); n != 1 || err != nil {
+			t.Fatal(n, err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	got := tb.String()
+	if !strings.HasPrefix(got, "…") || len(got) != len("…")+64<<10 {
+		t.Fatalf("tail of %d bytes", len(got))
+	}
+	if got[len(got)-1] != byte('a'+(1<<20-1)%26) {
+		t.Errorf("tail does not end with the last byte written")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
+		t.Errorf("1 MiB of single-byte writes allocated %d bytes", alloc)
+	}
+	big := strings.Repeat("z", 1<<20)
+	if n, _ := tb.Write([]byte(big)); n != len(big) {
+		t.Errorf("Write returned %d for %d bytes", n, len(big))
+	}
+	if got := tb.String(); got != "…"+big[:64<<10] {
+		t.Errorf("tail after a large write: %d bytes", len(got))
+	}
+}

@@ -754,19 +754,31 @@ type tailBuffer struct {
 func (t *tailBuffer) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	n := len(b)
+	if len(b) > t.limit {
+		b = b[len(b)-t.limit:]
+		t.dropped = true
+	}
 	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - t.limit; over > 0 {
+	// Drop the head only once the buffer holds twice the limit, so that an
+	// adapter writing its standard error a byte at a time costs O(1) per
+	// byte, not a 64 KiB move.
+	if over := len(t.buf) - t.limit; over > t.limit {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 		t.dropped = true
 	}
-	return len(b), nil
+	return n, nil
 }
 
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.dropped {
-		return "…" + string(t.buf)
+	tail := t.buf
+	if over := len(tail) - t.limit; over > 0 {
+		tail = tail[over:]
 	}
-	return string(t.buf)
+	if t.dropped || len(tail) < len(t.buf) {
+		return "…" + string(tail)
+	}
+	return string(tail)
 }
