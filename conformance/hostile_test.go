@@ -89,8 +89,8 @@ func starts(t *testing.T, file string) []int {
 	return pids
 }
 
-// groupMembers returns the live processes (zombies excluded: they hold no
-// resources and wait for init) of process group pgid, read from /proc.
+// groupMembers returns the processes of process group pgid, zombies
+// included (kill(-pgid, 0) would still find those), read from /proc.
 func groupMembers(t *testing.T, pgid int) []string {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
@@ -112,11 +112,11 @@ func groupMembers(t *testing.T, pgid int) []string {
 			continue
 		}
 		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		if len(f) < 3 || f[0] == "Z" {
+		if len(f) < 3 {
 			continue
 		}
 		if g, _ := strconv.Atoi(f[2]); g == pgid {
-			out = append(out, e.Name()+" "+s[:i+1])
+			out = append(out, e.Name()+" "+s[:i+1]+" state "+f[0]+" ppid "+f[1])
 		}
 	}
 	return out

@@ -2,7 +2,10 @@
 
 package protocol
 
-import "os/exec"
+import (
+	"os/exec"
+	"time"
+)
 
 // ownGroup does nothing where process groups are not available.
 func ownGroup(*exec.Cmd) {}
@@ -14,3 +17,6 @@ func killGroup(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 	}
 }
+
+// waitGroupGone does nothing where process groups are not available.
+func waitGroupGone(*exec.Cmd, time.Duration) {}

@@ -181,8 +181,8 @@ func (e *Process) Do(ctx context.Context, req Request) (Response, error) {
 
 // Close closes the adapter's standard input, waits up to 2 seconds for it to
 // exit and then ends its whole process group, so that nothing the adapter
-// started outlives it; it returns within about 3 seconds whatever the
-// adapter does. It returns nil (exit status at this point is not a
+// started outlives it. It returns once no process of the group exists, or
+// after at most about 5 seconds whatever the adapter does. It returns nil (exit status at this point is not a
 // failure); calling it again does nothing.
 func (e *Process) Close() error {
 	e.mu.Lock()
@@ -310,6 +310,11 @@ const (
 	// standard error after the group was killed, for a process that
 	// escaped the group and holds them open.
 	drainGrace = 500 * time.Millisecond
+	// groupGoneWait is how long the runner waits, after killing the
+	// group, until no process of it exists: SIGKILL is delivered
+	// asynchronously, and killed helpers stay zombies until init reaps
+	// them (1.3 s on a container whose init reaps by polling).
+	groupGoneWait = 2 * time.Second
 )
 
 type call struct {
@@ -668,6 +673,7 @@ func (p *proc) finish(why *AdapterError) {
 		<-p.exited
 	}
 	t.Stop()
+	waitGroupGone(p.cmd, groupGoneWait)
 	<-p.errDone // bounded by waitLoop's drainGrace
 	p.stdin.Close()
 	p.stdout.Close()
