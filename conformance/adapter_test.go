@@ -38,6 +38,7 @@ func (t trickImpl) Hello(ctx context.Context) (protocol.Hello, error) {
 }
 
 func (t trickImpl) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
+	hostileTrick(t.mode, req) // hostile_test.go
 	switch req.ErrorType {
 	case "crash.me":
 		fmt.Fprintln(os.Stderr, "panic: the adapter fell over on purpose")
