@@ -180,7 +180,7 @@ func TestExternalSecondCrashIsNotRestarted(t *testing.T) {
 
 func TestExternalTimeout(t *testing.T) {
 	suite := trickSuite(t, "hang.me")
-	p := selfAdapter(t, "hang", protocol.WithTimeout(time.Second)) // generous: a loaded CI machine under -race must not time out healthy requests
+	p := selfAdapter(t, "hang", protocol.WithTimeout(3*time.Second)) // generous: a loaded CI machine under -race must not time out healthy requests
 	start := time.Now()
 	rep := conformance.NewRunner(suite, conformance.WithJitterSamples(0)).Run(context.Background(), p)
 	errs := only(rep, conformance.StatusError)
