@@ -38,6 +38,7 @@ func (t trickImpl) Hello(ctx context.Context) (protocol.Hello, error) {
 }
 
 func (t trickImpl) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
+	hostileTrick(t.mode, req) // hostile_test.go
 	switch req.ErrorType {
 	case "crash.me":
 		fmt.Fprintln(os.Stderr, "panic: the adapter fell over on purpose")
@@ -179,7 +180,7 @@ func TestExternalSecondCrashIsNotRestarted(t *testing.T) {
 
 func TestExternalTimeout(t *testing.T) {
 	suite := trickSuite(t, "hang.me")
-	p := selfAdapter(t, "hang", protocol.WithTimeout(time.Second)) // generous: a loaded CI machine under -race must not time out healthy requests
+	p := selfAdapter(t, "hang", protocol.WithTimeout(3*time.Second)) // generous: a loaded CI machine under -race must not time out healthy requests
 	start := time.Now()
 	rep := conformance.NewRunner(suite, conformance.WithJitterSamples(0)).Run(context.Background(), p)
 	errs := only(rep, conformance.StatusError)

@@ -179,9 +179,51 @@ func (c comparison) effective(wantRaw, gotRaw json.RawMessage) string {
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		diffs = append(diffs, k+": unexpected field")
+		diffs = append(diffs, clip([]byte(k))+": unexpected field")
+	}
+	if len(diffs) > maxDiffs {
+		diffs = append(diffs[:maxDiffs], fmt.Sprintf("and %d more", len(diffs)-maxDiffs))
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// Bounds on the work and the text spent on one answer, whatever the
+// adapter sends (answers are at most 1 MiB, protocol.MaxLineBytes).
+const (
+	// maxAnswerDuration is the longest duration string of an effective
+	// policy the runner parses; the longest the suite expects has 26
+	// bytes.
+	maxAnswerDuration = 256
+	// maxAnswerNumber is the longest number literal the runner compares
+	// exactly.
+	maxAnswerNumber = 64
+	// maxDiffs is how many differences of one effective policy a
+	// failure reason lists.
+	maxDiffs = 10
+)
+
+// maxReportedAnswer is the longest answer a result keeps as its Got; a
+// longer one is replaced by a JSON string naming its length, so that a
+// report stays small whatever the adapter answers.
+const maxReportedAnswer = 4 << 10
+
+// reportedAnswer returns answer, or for one longer than maxReportedAnswer
+// a JSON string with its length and its first bytes.
+func reportedAnswer(answer []byte) json.RawMessage {
+	if len(answer) <= maxReportedAnswer {
+		return answer
+	}
+	b, _ := json.Marshal(fmt.Sprintf("answer of %d bytes, not kept; it begins %s", len(answer), answer[:200]))
+	return b
+}
+
+// clip returns b as text, cut after 200 bytes with the full length named.
+func clip(b []byte) string {
+	const max = 200
+	if len(b) <= max {
+		return string(b)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", b[:max], len(b))
 }
 
 func (c comparison) field(k string, want, got json.RawMessage) string {
@@ -192,7 +234,12 @@ func (c comparison) field(k string, want, got json.RawMessage) string {
 			return k + ": vector value is not a string"
 		}
 		if err := json.Unmarshal(got, &gs); err != nil {
-			return fmt.Sprintf("%s: got %s, want a duration string", k, got)
+			return fmt.Sprintf("%s: got %s, want a duration string", k, clip(got))
+		}
+		if len(gs) > maxAnswerDuration {
+			// Checked before parsing: the work per answer stays small
+			// whatever the adapter sends (PROTOCOL.md section 5, rule 2).
+			return fmt.Sprintf("%s: got a duration string of %d bytes, longer than the %d the runner reads", k, len(gs), maxAnswerDuration)
 		}
 		wd, err := policy.ParseDuration(ws)
 		if err != nil {
@@ -210,21 +257,23 @@ func (c comparison) field(k string, want, got json.RawMessage) string {
 		wn, ok1 := ratOf(want)
 		gn, ok2 := ratOf(got)
 		if !ok1 || !ok2 || wn.Cmp(gn) != 0 {
-			return fmt.Sprintf("%s: got %s, want %s", k, got, want)
+			return fmt.Sprintf("%s: got %s, want %s", k, clip(got), want)
 		}
 		return ""
 	}
 	var wv, gv any
 	if json.Unmarshal(want, &wv) != nil || json.Unmarshal(got, &gv) != nil || !reflect.DeepEqual(wv, gv) {
-		return fmt.Sprintf("%s: got %s, want %s", k, got, want)
+		return fmt.Sprintf("%s: got %s, want %s", k, clip(got), want)
 	}
 	return ""
 }
 
-// ratOf reads a JSON number exactly.
+// ratOf reads a JSON number exactly. A literal longer than
+// maxAnswerNumber bytes is not read (exact decimal conversion is not linear
+// in the number's length); no number a vector expects is that long.
 func ratOf(raw json.RawMessage) (*big.Rat, bool) {
 	var n json.Number
-	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+	if len(raw) == 0 || len(raw) > maxAnswerNumber || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
 		return nil, false
 	}
 	if err := json.Unmarshal(raw, &n); err != nil {

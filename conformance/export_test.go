@@ -4,7 +4,10 @@ import "github.com/retrykit/retrykit/conformance/protocol"
 
 // Test-only access for the external tests (package conformance_test).
 
-const KindScenario = kindScenario
+const (
+	KindScenario = kindScenario
+	KindValidate = kindValidate
+)
 
 var OpFor = opFor
 

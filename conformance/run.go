@@ -416,7 +416,7 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	if got.Unsupported {
 		return res, true
 	}
-	res.Got = got.AppendJSON(nil)
+	res.Got = reportedAnswer(got.AppendJSON(nil))
 	if err := got.Check(req.Op); err != nil {
 		res.Status, res.Reason, res.cause = StatusError, "malformed answer: "+err.Error(), "malformed-answer"
 	} else if v.sc != nil {

@@ -121,12 +121,21 @@ func scenarioVector(file string, f *scenario.File, sc *scenario.Scenario) (*Vect
 	if err := enc.Encode(expects); err != nil {
 		return nil, bad("expectations: %v", err)
 	}
+	req := protocol.Request{Op: protocol.OpScenario, Config: config, Steps: stepsJSON}
+	// Bounded scenarios (PROTOCOL.md 3.7): the request must fit one
+	// protocol line, and the reference's answer half of one.
+	if n := len(req.AppendJSON(nil)) + 1; n > protocol.MaxLineBytes {
+		return nil, bad("the scenario request takes %d bytes, more than the protocol's line limit of %d (1 MiB); split the scenario", n, protocol.MaxLineBytes)
+	}
+	if _, err := scenario.Play(sc); errors.Is(err, scenario.ErrTooLarge) {
+		return nil, bad("%v", err)
+	}
 	return &Vector{
 		ID: sc.ID, Requirement: sc.Requirement, Covers: append([]string(nil), sc.Covers...),
 		Section: sc.Section, Description: sc.Description, Flags: sc.Flags,
 		Input: input, Expected: bytes.TrimSpace(exp.Bytes()),
 		Kind: kindScenario, File: file,
-		req: protocol.Request{Op: protocol.OpScenario, Config: config, Steps: stepsJSON},
+		req: req,
 		sc:  sc,
 	}, nil
 }

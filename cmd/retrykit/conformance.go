@@ -234,6 +234,11 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	rep := conformance.NewRunner(suite, opts...).Run(context.Background(), target)
 	rep.Command = commandLine(args)
+	if p, ok := target.(*protocol.Process); ok {
+		// End the adapter (and everything it started) before the report,
+		// so that the command exits as soon as the report is written.
+		p.Close()
+	}
 
 	out := stdout
 	if *output != "" {

@@ -14,7 +14,11 @@
 //   - [Process], the runner side: an Implementation backed by an adapter
 //     subprocess ([NewProcess]), with pipelined requests, a per-request
 //     timeout and restarts after a crash. Faults of the process, not of its
-//     answers, are [*AdapterError] values matching [ErrAdapter].
+//     answers, are [*AdapterError] values matching [ErrAdapter]. The
+//     adapter runs in a process group of its own, which is ended on a
+//     timeout, on its death and at Close; answer lines are read up to
+//     [MaxLineBytes] and decoded in time linear in their length, so no
+//     adapter can hang the runner or make it allocate without bound.
 //
 // The op names (OpDelay, ...) and the error types of rejections
 // (ErrorPolicyInvalid, ...) are the strings of the protocol.

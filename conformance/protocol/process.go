@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -179,10 +180,16 @@ func (e *Process) Do(ctx context.Context, req Request) (Response, error) {
 }
 
 // Close closes the adapter's standard input, waits up to 2 seconds for it to
-// exit and then kills it. It returns nil; exit status at this point is not
-// a failure.
+// exit and then ends its whole process group, so that nothing the adapter
+// started outlives it. It returns once no process of the group exists, or
+// after at most about 5 seconds whatever the adapter does. It returns nil (exit status at this point is not a
+// failure); calling it again does nothing.
 func (e *Process) Close() error {
 	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
 	e.closed = true
 	p := e.cur
 	e.mu.Unlock()
@@ -220,7 +227,13 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 			e.gaveUp = &AdapterError{Kind: FailureDead, Detail: "not restarted again after: " + p.death.Detail, Stderr: e.Stderr()}
 			return nil, e.gaveUp
 		}
-		e.serialLeft.Store(int64(p.unblamed))
+		// Requests still waiting for their one-at-a-time replay keep
+		// waiting for it: a blamed death during the replay must not end
+		// it, or the rest would go out together again and die unblamed,
+		// costing one restart more than PROTOCOL.md section 6 allows.
+		if u := int64(p.unblamed); u > e.serialLeft.Load() {
+			e.serialLeft.Store(u)
+		}
 	}
 	if e.started && e.cur == nil {
 		return nil, &AdapterError{Kind: FailureDead, Detail: "adapter could not be started", Stderr: e.Stderr()}
@@ -243,24 +256,36 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 		p.kill(0, nil)
 		return nil, a.err
 	}
-	var h Hello
-	if err := json.Unmarshal(a.raw, &h); err != nil {
-		p.kill(0, nil)
-		return nil, &AdapterError{Kind: FailureProtocol, Detail: "hello answer: " + err.Error(), Stderr: e.Stderr(), Err: err}
+	h, err := decodeHello(a.raw)
+	if err == nil {
+		err = h.Check()
 	}
-	if err := h.Check(); err != nil {
+	if err != nil {
 		p.kill(0, nil)
-		return nil, &AdapterError{Kind: FailureProtocol, Detail: err.Error(), Stderr: e.Stderr(), Err: err}
+		return nil, &AdapterError{Kind: FailureProtocol, Detail: strings.TrimPrefix(err.Error(), "protocol: "), Stderr: e.Stderr(), Err: err}
 	}
 	e.hello = h
 	return p, nil
 }
 
 // proc is one incarnation of the adapter process.
+//
+// Its life ends in finish, run by readLoop once the answers stop (end of
+// output, a protocol violation, a kill): the whole process group is ended,
+// the main process reaped, standard error drained, and done closed. Every
+// wait on the way is bounded, whatever the adapter and the processes it
+// started do (PROTOCOL.md section 6).
 type proc struct {
 	cmd     *exec.Cmd
+	stdin   *os.File // write end of the adapter's standard input
+	stdout  *os.File // read end of its standard output
+	errPipe *os.File // read end of its standard error
 	writeCh chan []byte
 	quit    chan struct{}
+	exited  chan struct{} // closed once the main process has exited and the group was ended
+	waitErr error         // the exit status, set before exited is closed
+	readEnd chan struct{} // closed when readLoop stops reading
+	errDone chan struct{} // closed when standard error is drained
 	done    chan struct{} // closed after the process is gone and death is set
 	stderr  *tailBuffer
 
@@ -274,6 +299,23 @@ type proc struct {
 	death    *AdapterError
 	closing  bool
 }
+
+// Bounded waits of a dying adapter.
+const (
+	// exitGrace is how long an adapter that closed its standard output is
+	// given to exit on its own (so that its exit status is reported)
+	// before its group is killed.
+	exitGrace = time.Second
+	// drainGrace is how long the runner keeps reading standard output and
+	// standard error after the group was killed, for a process that
+	// escaped the group and holds them open.
+	drainGrace = 500 * time.Millisecond
+	// groupGoneWait is how long the runner waits, after killing the
+	// group, until no process of it exists: SIGKILL is delivered
+	// asynchronously, and killed helpers stay zombies until init reaps
+	// them (1.3 s on a container whose init reaps by polling).
+	groupGoneWait = 2 * time.Second
+)
 
 type call struct {
 	seq     uint64
@@ -291,26 +333,78 @@ func startProc(argv []string, cfg processConfig, stderr *tailBuffer) (*proc, err
 	if len(argv) == 0 {
 		return nil, &AdapterError{Kind: FailureStart, Detail: "empty adapter command"}
 	}
+	startErr := func(err error) error {
+		return &AdapterError{Kind: FailureStart, Detail: fmt.Sprintf("start %q: %v", strings.Join(argv, " "), err), Err: err}
+	}
+	// Own pipes, not exec's: Wait then never waits for a pipe that a
+	// process started by the adapter keeps open.
+	var files [6]*os.File
+	closeAll := func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	for i := 0; i < 6; i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, startErr(err)
+		}
+		files[i], files[i+1] = r, w
+	}
+	inR, inW, outR, outW, errR, errW := files[0], files[1], files[2], files[3], files[4], files[5]
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = cfg.dir, cfg.env
-	cmd.Stderr = stderr
-	cmd.WaitDelay = time.Second
-	stdin, err := cmd.StdinPipe()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	ownGroup(cmd)
+	err := cmd.Start()
+	inR.Close()
+	outW.Close()
+	errW.Close()
 	if err != nil {
-		return nil, &AdapterError{Kind: FailureStart, Detail: err.Error(), Err: err}
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		return nil, startErr(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, &AdapterError{Kind: FailureStart, Detail: err.Error(), Err: err}
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, &AdapterError{Kind: FailureStart, Detail: fmt.Sprintf("start %q: %v", strings.Join(argv, " "), err), Err: err}
-	}
-	p := &proc{cmd: cmd, writeCh: make(chan []byte, 1024), quit: make(chan struct{}), done: make(chan struct{}),
+	p := &proc{cmd: cmd, stdin: inW, stdout: outR, errPipe: errR,
+		writeCh: make(chan []byte, 1024), quit: make(chan struct{}), exited: make(chan struct{}),
+		readEnd: make(chan struct{}), errDone: make(chan struct{}), done: make(chan struct{}),
 		stderr: stderr, pending: map[int64]*call{}}
-	go p.writeLoop(stdin)
-	go p.readLoop(stdout)
+	go p.waitLoop()
+	go p.stderrLoop()
+	go p.writeLoop()
+	go p.readLoop()
 	return p, nil
+}
+
+// waitLoop reaps the main process. When it exits, the rest of its group
+// is ended too (an adapter's helpers do not outlive it), and a reader
+// still blocked after drainGrace (a process outside the group holds the
+// pipes) is released by closing the pipes.
+func (p *proc) waitLoop() {
+	p.waitErr = p.cmd.Wait()
+	killGroup(p.cmd)
+	close(p.exited)
+	for _, c := range []struct {
+		done <-chan struct{}
+		pipe *os.File
+	}{{p.readEnd, p.stdout}, {p.errDone, p.errPipe}} {
+		t := time.NewTimer(drainGrace)
+		select {
+		case <-c.done:
+		case <-t.C:
+			c.pipe.Close()
+		}
+		t.Stop()
+	}
+}
+
+func (p *proc) stderrLoop() {
+	defer close(p.errDone)
+	_, _ = io.Copy(p.stderr, p.errPipe)
 }
 
 func (p *proc) isDead() bool {
@@ -336,10 +430,10 @@ func (p *proc) roundTrip(ctx context.Context, id int64, line []byte, timeout tim
 	p.pending[id] = c
 	p.mu.Unlock()
 
-	select {
-	case p.writeCh <- line:
-	case <-p.done:
-	}
+	// The deadline covers writing, the wait and the decoding of the answer
+	// (readLoop decodes before it delivers).
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
 	// afterDeath decides once the process is gone: an answer that arrived
 	// before it died still counts; otherwise this request either is the
 	// one blamed for the death or must be resent.
@@ -354,17 +448,25 @@ func (p *proc) roundTrip(ctx context.Context, id int64, line []byte, timeout tim
 		}
 		return answer{}, true
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	onTimeout := func() (answer, bool) {
+		p.kill(id, &AdapterError{Kind: FailureTimeout, Detail: fmt.Sprintf("no answer within %v", timeout)})
+		<-p.done
+		return afterDeath()
+	}
+	select {
+	case p.writeCh <- line:
+	case <-p.done:
+		return afterDeath()
+	case <-timer.C:
+		return onTimeout()
+	}
 	select {
 	case a := <-c.ch:
 		return a, false
 	case <-p.done:
 		return afterDeath()
 	case <-timer.C:
-		p.kill(id, &AdapterError{Kind: FailureTimeout, Detail: fmt.Sprintf("no answer within %v", timeout)})
-		<-p.done
-		return afterDeath()
+		return onTimeout()
 	case <-ctx.Done():
 		p.mu.Lock()
 		delete(p.pending, id)
@@ -384,9 +486,10 @@ func (p *proc) deathError(when string) *AdapterError {
 }
 
 // kill records why the process is being killed (unless a cause is already
-// known) and kills it. The suspect is blamed only if it is the one request
-// unanswered: with several in flight, any of them may be the cause, and
-// they are all re-sent one at a time to the next process.
+// known) and ends its whole process group. The suspect is blamed only if
+// it is the one request unanswered: with several in flight, any of them
+// may be the cause, and they are all re-sent one at a time to the next
+// process.
 func (p *proc) kill(suspect int64, why *AdapterError) {
 	p.mu.Lock()
 	if p.death == nil {
@@ -399,9 +502,7 @@ func (p *proc) kill(suspect int64, why *AdapterError) {
 		}
 	}
 	p.mu.Unlock()
-	if p.cmd.Process != nil {
-		_ = p.cmd.Process.Kill()
-	}
+	killGroup(p.cmd)
 }
 
 // deliver hands an answer to its waiter; false for an unknown id.
@@ -422,9 +523,11 @@ func (p *proc) deliver(id int64, line []byte, a answer) bool {
 	return true
 }
 
-func (p *proc) writeLoop(stdin io.WriteCloser) {
-	w := bufio.NewWriterSize(stdin, 64<<10)
-	defer stdin.Close()
+func (p *proc) writeLoop() {
+	w := bufio.NewWriterSize(p.stdin, 64<<10)
+	// Closing stdin also releases a Write blocked on an adapter that does
+	// not read (finish closes it too).
+	defer p.stdin.Close()
 	for {
 		select {
 		case line := <-p.writeCh:
@@ -448,40 +551,101 @@ func (p *proc) writeLoop(stdin io.WriteCloser) {
 	}
 }
 
-func (p *proc) readLoop(stdout io.Reader) {
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var why *AdapterError
-	for sc.Scan() {
-		line := sc.Bytes()
+// errLineTooLong is the plain-words cause of an answer line over
+// MaxLineBytes.
+var errLineTooLong = fmt.Errorf("answer line longer than the protocol's limit of 1 MiB (%d bytes, newline included)", MaxLineBytes)
+
+// readLine returns the next line of br without its "\n" (and a "\r"
+// before it), reading at most MaxLineBytes. buf is reused for lines that
+// do not fit br's buffer; pass back nextBuf. It allocates at most one
+// buffer of MaxLineBytes, whatever the input. A last line without "\n" is returned with io.EOF.
+func readLine(br *bufio.Reader, buf []byte) (line, nextBuf []byte, err error) {
+	buf = buf[:0]
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(buf)+len(frag) > MaxLineBytes {
+			return nil, buf, errLineTooLong
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if cap(buf) < MaxLineBytes {
+				// One buffer of the largest size, kept for later long
+				// lines: growing by append would allocate several times
+				// the line.
+				buf = append(make([]byte, 0, MaxLineBytes), buf...)
+			}
+			buf = append(buf, frag...)
+			continue
+		}
+		line := frag
+		if len(buf) > 0 {
+			buf = append(buf, frag...)
+			line = buf
+		}
+		if err == nil {
+			line = line[:len(line)-1]
+		} else if len(line) == 0 {
+			return nil, buf, err
+		}
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
-		resp, err := decodeAnswer(line)
-		if err != nil {
-			var idOnly struct {
-				ID *int64 `json:"id"`
-			}
-			if json.Unmarshal(line, &idOnly) == nil && idOnly.ID != nil &&
-				p.deliver(*idOnly.ID, line, answer{err: &AdapterError{Kind: FailureProtocol,
-					Detail: fmt.Sprintf("malformed answer %s: %v", quoteLine(line), err), Stderr: p.stderr.String(), Err: err}}) {
-				continue
-			}
-			why = &AdapterError{Kind: FailureProtocol, Detail: "not a JSON answer: " + quoteLine(line), Err: err}
-			break
-		}
-		if !p.deliver(resp.ID, line, answer{resp: resp}) {
-			why = &AdapterError{Kind: FailureProtocol, Detail: "answer with an unknown or missing id: " + quoteLine(line)}
-			break
-		}
+		return line, buf, err
 	}
-	if why == nil {
-		if err := sc.Err(); err != nil {
-			why = &AdapterError{Kind: FailureProtocol, Detail: "reading answers: " + err.Error(), Err: err}
-		} else {
+}
+
+func (p *proc) readLoop() {
+	br := bufio.NewReaderSize(p.stdout, 64<<10)
+	var buf []byte
+	var why *AdapterError
+	for why == nil {
+		line, next, err := readLine(br, buf)
+		buf = next
+		if line != nil {
+			why = p.handleLine(line)
+		}
+		if why != nil || err == nil {
+			continue
+		}
+		switch {
+		case errors.Is(err, errLineTooLong):
+			why = &AdapterError{Kind: FailureProtocol, Detail: err.Error(), Err: err}
+		case errors.Is(err, io.EOF):
 			why = &AdapterError{Kind: FailureCrash, Detail: "adapter closed its standard output"}
+		case errors.Is(err, os.ErrClosed):
+			why = &AdapterError{Kind: FailureCrash, Detail: "adapter exited, but a process it started outside its process group kept its standard output open"}
+		default:
+			why = &AdapterError{Kind: FailureProtocol, Detail: "reading answers: " + err.Error(), Err: err}
 		}
 	}
+	close(p.readEnd)
+	p.finish(why)
+}
+
+// handleLine decodes one answer line and delivers it. It returns why the
+// process must die, or nil.
+func (p *proc) handleLine(line []byte) *AdapterError {
+	resp, err := decodeAnswer(line)
+	if err != nil {
+		var idOnly struct {
+			ID *int64 `json:"id"`
+		}
+		if json.Unmarshal(line, &idOnly) == nil && idOnly.ID != nil &&
+			p.deliver(*idOnly.ID, line, answer{err: &AdapterError{Kind: FailureProtocol,
+				Detail: fmt.Sprintf("malformed answer %s: %v", quoteLine(line), err), Stderr: p.stderr.String(), Err: err}}) {
+			return nil
+		}
+		return &AdapterError{Kind: FailureProtocol, Detail: "not a JSON answer: " + quoteLine(line), Err: err}
+	}
+	if !p.deliver(resp.ID, line, answer{resp: resp}) {
+		return &AdapterError{Kind: FailureProtocol, Detail: "answer with an unknown or missing id: " + quoteLine(line)}
+	}
+	return nil
+}
+
+// finish records the death, ends the process group and closes done once
+// the main process is reaped and standard error drained. Every wait is
+// bounded.
+func (p *proc) finish(why *AdapterError) {
 	p.mu.Lock()
 	if p.death == nil {
 		p.death = why
@@ -497,23 +661,25 @@ func (p *proc) readLoop(stdout io.Reader) {
 	}
 	closing := p.closing
 	p.mu.Unlock()
-	if why.Kind != FailureCrash {
-		_ = p.cmd.Process.Kill()
+	if p.death.Kind != FailureCrash {
+		killGroup(p.cmd)
 	}
-
-	// Give a process that is exiting on its own a moment, then kill it.
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- p.cmd.Wait() }()
-	var err error
+	// Give a process that is exiting on its own a moment, then end it.
+	t := time.NewTimer(exitGrace)
 	select {
-	case err = <-waitErr:
-	case <-time.After(time.Second):
-		_ = p.cmd.Process.Kill()
-		err = <-waitErr
+	case <-p.exited:
+	case <-t.C:
+		killGroup(p.cmd)
+		<-p.exited
 	}
+	t.Stop()
+	waitGroupGone(p.cmd, groupGoneWait)
+	<-p.errDone // bounded by waitLoop's drainGrace
+	p.stdin.Close()
+	p.stdout.Close()
 	if !closing && p.death.Kind == FailureCrash {
-		if err != nil {
-			p.death.Detail += ": " + err.Error()
+		if p.waitErr != nil {
+			p.death.Detail += ": " + p.waitErr.Error()
 		} else {
 			p.death.Detail += ": exit status 0"
 		}
@@ -521,27 +687,55 @@ func (p *proc) readLoop(stdout io.Reader) {
 	close(p.done)
 }
 
-// shutdown closes standard input and waits up to grace before killing.
+// shutdown closes standard input and waits up to grace for the adapter to
+// exit before ending its process group. The group is ended in every case,
+// so nothing the adapter started outlives the run.
 func (p *proc) shutdown(grace time.Duration) {
 	p.mu.Lock()
 	p.closing = true
 	p.mu.Unlock()
 	close(p.quit)
+	t := time.NewTimer(grace)
+	defer t.Stop()
 	select {
-	case <-p.done:
-	case <-time.After(grace):
-		p.kill(-1, &AdapterError{Kind: FailureDead, Detail: "closed"})
-		<-p.done
+	case <-p.exited:
+	case <-t.C:
 	}
+	p.kill(-1, &AdapterError{Kind: FailureDead, Detail: "closed"})
+	<-p.done
 }
 
-// decodeAnswer decodes one answer line of an adapter (PROTOCOL.md sections
-// 3 and 4). It checks JSON syntax and field types only; whether the fields
-// fit the request's op is checked by [Response.Check] once the request is
-// known. The fields of Effective are kept verbatim.
+// decodeHello reads the answer to hello. An error object or "unsupported"
+// in its place is said as such, not reported as a missing protocol
+// version.
+func decodeHello(raw []byte) (Hello, error) {
+	var w struct {
+		Error       *ErrorResult `json:"error"`
+		Unsupported bool         `json:"unsupported"`
+	}
+	var h Hello
+	err := json.Unmarshal(raw, &w)
+	if err == nil {
+		err = json.Unmarshal(raw, &h)
+	}
+	if err != nil {
+		return Hello{}, fmt.Errorf("%w: the answer to hello: %w", ErrHello, plainJSONError(err))
+	}
+	switch {
+	case w.Error != nil:
+		return Hello{}, fmt.Errorf("%w: the adapter answered hello with an error instead of describing itself: %s: %s",
+			ErrHello, w.Error.Type, w.Error.Message)
+	case w.Unsupported:
+		return Hello{}, fmt.Errorf("%w: the adapter answered hello with \"unsupported\"; every adapter must answer hello", ErrHello)
+	}
+	return h, nil
+}
+
+// decodeAnswer decodes one answer line of an adapter with
+// [Response.UnmarshalJSON].
 func decodeAnswer(line []byte) (Response, error) {
 	var resp Response
-	if err := json.Unmarshal(line, &resp); err != nil {
+	if err := resp.UnmarshalJSON(line); err != nil {
 		return Response{}, err
 	}
 	return resp, nil
@@ -566,19 +760,31 @@ type tailBuffer struct {
 func (t *tailBuffer) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	n := len(b)
+	if len(b) > t.limit {
+		b = b[len(b)-t.limit:]
+		t.dropped = true
+	}
 	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - t.limit; over > 0 {
+	// Drop the head only once the buffer holds twice the limit, so that an
+	// adapter writing its standard error a byte at a time costs O(1) per
+	// byte, not a 64 KiB move.
+	if over := len(t.buf) - t.limit; over > t.limit {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 		t.dropped = true
 	}
-	return len(b), nil
+	return n, nil
 }
 
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.dropped {
-		return "…" + string(t.buf)
+	tail := t.buf
+	if over := len(tail) - t.limit; over > 0 {
+		tail = tail[over:]
 	}
-	return string(t.buf)
+	if t.dropped || len(tail) < len(t.buf) {
+		return "…" + string(tail)
+	}
+	return string(tail)
 }

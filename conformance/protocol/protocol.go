@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Version is the adapter protocol version this package speaks
@@ -90,19 +91,33 @@ func (h Hello) Claims(flag string) bool {
 	return true
 }
 
+// MaxResolutionNS is the coarsest resolution_ns a hello may declare: one
+// second. The OJS default policy's first delay is 1 s; at a coarser
+// resolution an answer of 0 (retry at once) would compare equal to it, so
+// the suite could no longer judge the implementation (PROTOCOL.md 3.1).
+const MaxResolutionNS = int64(time.Second)
+
+// ErrHello is matched (with errors.Is) by every error [Hello.Check] returns.
+var ErrHello = errors.New("protocol: unusable hello")
+
 // Check reports why h is not a usable hello answer: another protocol
-// version, a resolution below 1 ns, an unknown jitter mode or an empty
-// implementation name. It returns nil for a usable one.
+// version, a resolution below 1 ns or above [MaxResolutionNS], an unknown
+// jitter mode or an empty implementation name. It returns nil for a usable
+// one; its errors match [ErrHello].
 func (h Hello) Check() error {
 	switch {
 	case h.Protocol != Version:
-		return fmt.Errorf("protocol: hello: protocol %d, want %d", h.Protocol, Version)
+		return fmt.Errorf("%w: protocol %d, want %d (this runner speaks version %d only)", ErrHello, h.Protocol, Version, Version)
 	case h.ResolutionNS < 1:
-		return fmt.Errorf("protocol: hello: resolution_ns %d, want ≥ 1", h.ResolutionNS)
+		return fmt.Errorf("%w: resolution_ns %d, want at least 1", ErrHello, h.ResolutionNS)
+	case h.ResolutionNS > MaxResolutionNS:
+		return fmt.Errorf("%w: resolution_ns %d is coarser than the suite can judge: at most %d (1 s), "+
+			"because at a coarser resolution a delay of 0 compares equal to the default policy's first delay of 1 s",
+			ErrHello, h.ResolutionNS, MaxResolutionNS)
 	case h.Jitter != JitterInjectable && h.Jitter != JitterOpaque:
-		return fmt.Errorf("protocol: hello: jitter %q, want %q or %q", h.Jitter, JitterInjectable, JitterOpaque)
+		return fmt.Errorf("%w: jitter %q, want %q or %q", ErrHello, h.Jitter, JitterInjectable, JitterOpaque)
 	case h.Implementation == "":
-		return errors.New("protocol: hello: implementation name is empty")
+		return fmt.Errorf("%w: implementation name is empty", ErrHello)
 	}
 	return nil
 }
@@ -217,7 +232,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		Steps  json.RawMessage `json:"steps"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
-		return fmt.Errorf("protocol: request: %w", err)
+		return fmt.Errorf("protocol: request: %w", plainJSONError(err))
 	}
 	if w.ID == nil {
 		return errors.New("protocol: request: no id")
@@ -246,6 +261,55 @@ type Response struct {
 	Steps       json.RawMessage `json:"steps,omitempty"` // scenario: one observation per step (scenario.Observation)
 	Error       *ErrorResult    `json:"error,omitempty"`
 	Unsupported bool            `json:"unsupported,omitempty"`
+}
+
+// UnmarshalJSON decodes one answer line (PROTOCOL.md sections 3 and 4). It
+// checks JSON syntax and field types only; whether the fields fit the
+// request's op is [Response.Check]'s job. Effective and Steps are kept
+// verbatim. ns and delay_ns may be any JSON number with a whole value
+// ("1e9", "9.223372036854776e18"); values beyond the int64 range saturate
+// to math.MaxInt64 or math.MinInt64 (PROTOCOL.md section 3), so a float64
+// implementation's 2^63 for the saturated 2^63 − 1 ns is compared, not
+// rejected. The work is linear in len(data).
+func (r *Response) UnmarshalJSON(data []byte) error {
+	var w struct {
+		ID          int64           `json:"id"`
+		NS          json.RawMessage `json:"ns"`
+		Effective   json.RawMessage `json:"effective"`
+		Action      string          `json:"action"`
+		DelayNS     json.RawMessage `json:"delay_ns"`
+		Match       *bool           `json:"match"`
+		Steps       json.RawMessage `json:"steps"`
+		Error       *ErrorResult    `json:"error"`
+		Unsupported bool            `json:"unsupported"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("protocol: answer: %w", plainJSONError(err))
+	}
+	out := Response{ID: w.ID, Effective: w.Effective, Action: w.Action, Match: w.Match, Steps: w.Steps,
+		Error: w.Error, Unsupported: w.Unsupported}
+	var err error
+	if out.NS, err = readNanos("ns", w.NS); err != nil {
+		return err
+	}
+	if out.DelayNS, err = readNanos("delay_ns", w.DelayNS); err != nil {
+		return err
+	}
+	*r = out
+	return nil
+}
+
+// readNanos reads an optional nanosecond field of an answer: absent and
+// null give nil.
+func readNanos(field string, raw json.RawMessage) (*int64, error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	n, err := readInt(raw)
+	if err != nil {
+		return nil, fmt.Errorf("protocol: answer: field %s: %w", field, err)
+	}
+	return &n, nil
 }
 
 // ErrorResult is a rejection: an error type (ErrorPolicyInvalid, ...) and a

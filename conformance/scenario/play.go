@@ -34,6 +34,22 @@ var (
 	ErrMalformedScenario = errors.New("scenario: malformed scenario")
 )
 
+// ErrTooLarge is wrapped by the error Play returns for a scenario whose
+// observations exceed [MaxObservationBytes]; it wraps
+// [ErrMalformedScenario].
+var ErrTooLarge = fmt.Errorf("%w: observations too large", ErrMalformedScenario)
+
+// MaxObservationBytes bounds a scenario's size where it matters: the JSON of
+// all its observations (the protocol's scenario answer) may take at most
+// this many bytes, half of the protocol's 1 MiB answer line, which leaves an
+// implementation room for more verbose JSON. Every observation lists every
+// job, so the bound is in effect one on steps × jobs; Play stops with
+// [ErrTooLarge] as soon as it is passed, so its time and memory stay
+// proportional to this bound whatever the scenario (PROTOCOL.md 3.7). A job
+// without errors takes about 120 bytes, so the bound allows about 4 000 job
+// observations: 8 jobs over 500 steps, or 60 jobs over 70.
+const MaxObservationBytes = 512 << 10
+
 // MaxAtMs is the largest at_ms Play accepts: the reference executor counts
 // time in int64 nanoseconds since 1970, which ends in April 2262.
 const MaxAtMs int64 = (math.MaxInt64 - 1_767_225_600_000_000_000) / 1_000_000 // Epoch() is 1767225600 s
@@ -145,9 +161,10 @@ func Classify(err error) string {
 // returns one observation per step. It fails only on a malformed scenario
 // (nil, unknown op, at_ms negative, decreasing or above [MaxAtMs], missing
 // fields, a delivery naming a fetch that has not happened or given on a
-// step other than ack, fail or heartbeat), not on unmet expectations; use Check for those. Its errors wrap
-// [ErrMalformedScenario]; the observations of the steps before the bad one
-// are returned with it.
+// step other than ack, fail or heartbeat), or one whose observations pass
+// [MaxObservationBytes] ([ErrTooLarge]), not on unmet expectations; use
+// Check for those. Its errors wrap [ErrMalformedScenario]; the observations
+// of the steps before the bad one are returned with it.
 func Play(sc *Scenario) ([]Observation, error) {
 	if sc == nil {
 		return nil, fmt.Errorf("%w: nil scenario", ErrMalformedScenario)
@@ -174,7 +191,8 @@ func Play(sc *Scenario) ([]Observation, error) {
 	e := executor.New(opts...)
 	dels := make(map[string][]uint64) // every delivery per job id, in fetch order
 	var last int64
-	out := make([]Observation, 0, len(sc.Steps))
+	size := 2 // the brackets of the answer's steps array
+	out := make([]Observation, 0, min(len(sc.Steps), 1024))
 	for i, st := range sc.Steps {
 		if st.AtMs < last {
 			return out, fmt.Errorf("%w: scenario %s: step %d: at_ms %d is before %d", ErrMalformedScenario, sc.ID, i, st.AtMs, last)
@@ -189,6 +207,15 @@ func Play(sc *Scenario) ([]Observation, error) {
 			return out, fmt.Errorf("%w: scenario %s: step %d (%s): %w", ErrMalformedScenario, sc.ID, i, st.Op, err)
 		}
 		observe(e, &obs)
+		b, err := json.Marshal(&obs)
+		if err != nil {
+			return out, fmt.Errorf("%w: scenario %s: step %d (%s): %w", ErrMalformedScenario, sc.ID, i, st.Op, err)
+		}
+		if size += len(b) + 1; size > MaxObservationBytes {
+			return out, fmt.Errorf("%w: scenario %s: the observations pass %d bytes of JSON at step %d of %d (%d jobs), "+
+				"the limit of a scenario answer (half the protocol's 1 MiB line); split the scenario",
+				ErrTooLarge, sc.ID, MaxObservationBytes, i, len(sc.Steps), len(obs.Jobs))
+		}
 		out = append(out, obs)
 	}
 	return out, nil
