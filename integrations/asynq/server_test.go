@@ -177,17 +177,21 @@ func watchRetries(t testing.TB, rdb *redis.Client) *retryWatch {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		present := map[string]bool{}
+		// A task can leave the set and come back (run, fail, retry) between
+		// two polls, so a new retry shows as a changed score, not only as a
+		// task that was absent: every retry's due second is later than the
+		// last one's, since each delay is positive.
+		present := map[string]int64{}
 		for ctx.Err() == nil {
 			zs, err := rdb.ZRangeWithScores(ctx, "asynq:{"+queue+"}:retry", 0, -1).Result()
 			if err == nil {
-				now := map[string]bool{}
+				now := map[string]int64{}
 				w.mu.Lock()
 				for _, z := range zs {
-					id := z.Member.(string)
-					now[id] = true
-					if !present[id] {
-						w.scores[id] = append(w.scores[id], int64(z.Score))
+					id, score := z.Member.(string), int64(z.Score)
+					now[id] = score
+					if last, ok := present[id]; !ok || last != score {
+						w.scores[id] = append(w.scores[id], score)
 					}
 				}
 				w.mu.Unlock()
