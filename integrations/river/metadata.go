@@ -3,6 +3,7 @@ package riverretry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -14,6 +15,14 @@ import (
 // MetadataKey is the key of a job's metadata object that holds its OJS
 // retry policy, as a JSON object.
 const MetadataKey = "retrykit_policy"
+
+// ErrMetadata is matched (errors.Is) by the error for job metadata that is
+// not a JSON object, so that no policy can be read from it or written into
+// it. The error also wraps the JSON decoder's (a *json.SyntaxError or
+// *json.UnmarshalTypeError, for errors.As). A policy under [MetadataKey]
+// that is valid JSON but not a valid policy gives policy's error instead
+// (errors.Is policy.ErrInvalidPolicy).
+var ErrMetadata = errors.New("riverretry: metadata: must be a JSON object")
 
 // ArgsWithPolicy is implemented by job args that carry their own retry
 // policy. A nil result means "use the plugin's default". An args type whose
@@ -51,7 +60,7 @@ func withPolicy(md []byte, p *policy.Policy) ([]byte, error) {
 	m := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(md)) > 0 {
 		if err := json.Unmarshal(md, &m); err != nil {
-			return nil, fmt.Errorf("riverretry: metadata: must be a JSON object: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrMetadata, err)
 		}
 	}
 	m[MetadataKey] = pj
@@ -67,7 +76,7 @@ func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(md, &m); err != nil {
-		return nil, false, fmt.Errorf("riverretry: metadata: must be a JSON object: %w", err)
+		return nil, false, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
 	raw, ok = m[MetadataKey]
 	if ok && string(bytes.TrimSpace(raw)) == "null" {

@@ -2,6 +2,7 @@ package riverretry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
@@ -207,19 +208,30 @@ func TestInsertBegin(t *testing.T) {
 		t.Errorf("huge max_attempts: %v, River max_attempts %d, want %d", err, params.MaxAttempts, math.MaxInt16)
 	}
 
-	for _, md := range []string{`{"retrykit_policy":{"max_attempts":-1}}`, `{"retrykit_policy":"PT1S"}`, `["retrykit_policy"]`} {
-		params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(md)}
+	for _, tc := range []struct {
+		md   string
+		want error
+	}{
+		{`{"retrykit_policy":{"max_attempts":-1}}`, policy.ErrInvalidPolicy},
+		{`{"retrykit_policy":"PT1S"}`, policy.ErrInvalidPolicy},
+		{`["retrykit_policy"]`, ErrMetadata},
+	} {
+		params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(tc.md)}
 		err := p.InsertBegin(ctx, params)
-		if err == nil || !strings.HasPrefix(err.Error(), "riverretry: ") {
-			t.Errorf("metadata %s: err = %v", md, err)
+		if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), "riverretry: ") {
+			t.Errorf("metadata %s: err = %v, want a riverretry error matching %v", tc.md, err, tc.want)
 		}
+	}
+	var syn *json.UnmarshalTypeError
+	if _, err := p.policyFor(&rivertype.JobRow{Metadata: []byte(`["retrykit_policy"]`)}); !errors.Is(err, ErrMetadata) || !errors.As(err, &syn) {
+		t.Errorf("non-object metadata on a job: err = %v, want ErrMetadata wrapping the decoder's error", err)
 	}
 	params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(`{"retrykit_policy":null}`)}
 	if err := p.InsertBegin(ctx, params); err != nil || params.MaxAttempts != 4 {
 		t.Errorf("null policy: %v, max_attempts %d, want the default's 4", err, params.MaxAttempts)
 	}
 	params = &rivertype.JobInsertParams{Args: argsWith{own}, Metadata: []byte(`[1]`)}
-	if err := p.InsertBegin(ctx, params); err == nil {
+	if err := p.InsertBegin(ctx, params); !errors.Is(err, ErrMetadata) {
 		t.Errorf("per-job policy into non-object metadata: no error")
 	}
 	if err := p.InsertBegin(ctx, nil); err != nil {
@@ -286,7 +298,7 @@ func FuzzMetadata(f *testing.F) {
 				t.Fatalf("metadata %q: a policy was found but none returned", md)
 			}
 		}
-		if err != nil && !errors.Is(err, policy.ErrInvalidPolicy) && !strings.HasPrefix(err.Error(), "riverretry: metadata: must be a JSON object") {
+		if err != nil && !errors.Is(err, policy.ErrInvalidPolicy) && !errors.Is(err, ErrMetadata) {
 			t.Fatalf("metadata %q: unexpected error %v", md, err)
 		}
 		params := &rivertype.JobInsertParams{Kind: "k", Metadata: md}
