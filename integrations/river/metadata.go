@@ -68,14 +68,17 @@ func withPolicy(md []byte, p *policy.Policy) ([]byte, error) {
 }
 
 // metadataPolicy returns the raw policy under MetadataKey in md. ok is
-// false when there is none or it is null; err reports metadata that is not a
-// JSON object.
+// false when there is none or it is null; err reports metadata that names
+// the key but is not a JSON object.
 func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
 	if !hasPolicyKey(md) {
 		return nil, false, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(md, &m); err != nil {
+		if !bytes.Contains(md, quotedKey) {
+			return nil, false, nil // on the slow path for a backslash only
+		}
 		return nil, false, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
 	raw, ok = m[MetadataKey]
@@ -89,8 +92,14 @@ func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
 var quotedKey = []byte(`"` + MetadataKey + `"`)
 
 // hasPolicyKey is the fast path for jobs without a policy: the key cannot be
-// present without its quoted name appearing in the text.
-func hasPolicyKey(md []byte) bool { return bytes.Contains(md, quotedKey) }
+// present without its quoted name appearing in the text, unless the name is
+// written with escapes ("retrykit\u005fpolicy"), so text holding a
+// backslash takes the slow path too. (PostgreSQL's jsonb gives the job row
+// back unescaped; skipping the escaped key at insert would set max_attempts
+// from the default policy while the worker later reads the job's own.)
+func hasPolicyKey(md []byte) bool {
+	return bytes.Contains(md, quotedKey) || bytes.IndexByte(md, '\\') >= 0
+}
 
 // cacheLimit bounds the number of entries of a policyCache; past it,
 // misses are parsed on every use.
