@@ -1,34 +1,3 @@
-// Package retrykit is the root of retrykit, an exact implementation of the
-// OJS (Open Job Spec) retry policy and a language-agnostic conformance suite
-// for it.
-//
-// The library lives in sub-packages:
-//
-//   - [github.com/retrykit/retrykit/policy]: the RetryPolicy data model —
-//     strict parsing, merge with defaults, validation, durations, decisions;
-//   - [github.com/retrykit/retrykit/backoff]: pure delay math (strategies,
-//     cap, jitter) with injectable randomness;
-//   - [github.com/retrykit/retrykit/errmatch]: non-retryable error matching
-//     and classification of Go errors;
-//   - [github.com/retrykit/retrykit/executor]: the reference in-memory job
-//     executor, applying the retry rules over a job's whole lifecycle;
-//   - [github.com/retrykit/retrykit/conformance]: the runner that checks any
-//     implementation, in any language, against the conformance vectors and
-//     scenarios, and its reports;
-//   - [github.com/retrykit/retrykit/conformance/protocol]: the wire protocol
-//     between the runner and an implementation's adapter;
-//   - [github.com/retrykit/retrykit/conformance/scenario]: reads, plays and
-//     checks the executor scenario vectors;
-//   - [github.com/retrykit/retrykit/profile]: other systems' retry
-//     behaviour (Sidekiq, Celery, River, AWS, gRPC, ...) reproduced exactly,
-//     to compare with and migrate to an OJS policy.
-//
-// This package itself carries no code of its own, only the test suites,
-// embedded in the module so that Go users need nothing else on disk:
-// [Vectors], the policy conformance vectors, [Scenarios], the executor
-// scenario vectors, and [Profiles], the profile vectors. The command
-// "retrykit conformance export DIR" writes the first two out (the scenarios
-// to DIR/scenarios) for runners in other languages.
 package retrykit
 
 import (

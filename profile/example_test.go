@@ -1,6 +1,7 @@
 package profile_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/retrykit/retrykit/backoff"
@@ -36,4 +37,29 @@ func ExampleProfile_Schedule() {
 	// 2 3.5s
 	// 3 5.75s
 	// 4 9.125s
+}
+
+// An unknown name is an error that matches ErrUnknown; the message lists
+// the known names.
+func ExampleLookup() {
+	_, err := profile.Lookup("Sidekiq") // names are lowercase
+	fmt.Println(errors.Is(err, profile.ErrUnknown))
+	// Output:
+	// true
+}
+
+// A Run follows one job: BullMQ's documented example (attempts 3, delay
+// 1000 ms doubling) retries after 1s and 2s, and its third failure is the
+// last.
+func ExampleProfile_Run() {
+	p, _ := profile.Lookup("bullmq")
+	run := p.Run()
+	for range p.MaxAttempts() {
+		d := run.Next(nil) // no jitter: nothing is drawn
+		fmt.Println(run.Attempt(), d.Reason, d.Delay)
+	}
+	// Output:
+	// 1 retry 1s
+	// 2 retry 2s
+	// 3 exhausted 0s
 }

@@ -55,7 +55,8 @@ var profileName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Load reads the vector file of the named profile from dir (normally
 // "../testdata/profiles" from this module) and parses it with [Parse].
-// Errors wrap [ErrVectors].
+// Errors wrap [ErrVectors] and keep their cause: a missing file also
+// matches [io/fs.ErrNotExist], bad JSON is a *json.SyntaxError (errors.As).
 func Load(dir, profile string) (*File, error) {
 	if !profileName.MatchString(profile) {
 		return nil, fmt.Errorf("%w: profile name %q: must match %s", ErrVectors, profile, profileName)
@@ -63,11 +64,11 @@ func Load(dir, profile string) (*File, error) {
 	path := filepath.Join(dir, profile+".json")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrVectors, err)
+		return nil, fmt.Errorf("%w: %w", ErrVectors, err)
 	}
 	f, err := Parse(data, profile)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("verify: %s: %w", path, err)
 	}
 	return f, nil
 }
@@ -75,13 +76,15 @@ func Load(dir, profile string) (*File, error) {
 // Parse decodes one vector file whose profile must be the given name.
 // Unknown fields and trailing data are rejected, so a file that drifts from
 // the schema fails loudly rather than losing vectors; the schema itself is
-// enforced by the main module's tests. Errors wrap [ErrVectors].
+// enforced by the main module's tests. Errors wrap [ErrVectors] and the
+// decoder's error (a *json.SyntaxError or *json.UnmarshalTypeError, for
+// errors.As).
 func Parse(data []byte, profile string) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f File
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrVectors, err)
+		return nil, fmt.Errorf("%w: %w", ErrVectors, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the JSON object", ErrVectors)

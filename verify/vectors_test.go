@@ -1,7 +1,10 @@
 package verify_test
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +36,18 @@ func TestLoadErrors(t *testing.T) {
 		if !errors.Is(err, verify.ErrVectors) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Load(%q) = %v, want ErrVectors mentioning %q", tc.name, err, tc.want)
 		}
+	}
+	// The cause is kept, not flattened into the message.
+	if _, err := verify.Load(dir, "absent"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load(absent) = %v, want an error matching fs.ErrNotExist", err)
+	}
+	write("broken", `{"profile": `)
+	var syn *json.SyntaxError
+	if _, err := verify.Load(dir, "broken"); !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("Load(broken) = %v, want the decoder's error kept", err)
+	}
+	if _, err := verify.Load(dir, "extra"); err == nil || !strings.HasPrefix(err.Error(), "verify: ") {
+		t.Errorf("Load(extra) = %v, want a message starting with \"verify: \"", err)
 	}
 	f, err := verify.Load(dir, "ok")
 	if err != nil {

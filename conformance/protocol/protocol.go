@@ -58,12 +58,28 @@ type Implementation interface {
 // is not useful: Protocol must be [Version] and ResolutionNS ≥ 1 (see
 // [Hello.Check]).
 type Hello struct {
-	Protocol       int      `json:"protocol"`
-	Implementation string   `json:"implementation"`
-	Version        string   `json:"version"`
-	Ops            []string `json:"ops"`
-	ResolutionNS   int64    `json:"resolution_ns"`
-	Jitter         string   `json:"jitter"`
+	// Protocol is the protocol version the adapter speaks; it must be
+	// [Version].
+	Protocol int `json:"protocol"`
+	// Implementation names the implementation in reports; it must not be
+	// empty.
+	Implementation string `json:"implementation"`
+	// Version is the implementation's own version, for reports.
+	Version string `json:"version"`
+	// Ops lists the ops the adapter answers (OpParseDuration, ...; never
+	// OpHello). Vectors of an unlisted op are reported as not covered.
+	Ops []string `json:"ops"`
+	// ResolutionNS is the granularity, in nanoseconds, of the durations the
+	// implementation computes: 1 for exact nanoseconds, 1e6 for
+	// milliseconds; from 1 to [MaxResolutionNS]. Answers within it of the
+	// expected value pass.
+	ResolutionNS int64 `json:"resolution_ns"`
+	// Jitter is [JitterInjectable] when the adapter uses a request's Rand
+	// as its draw, [JitterOpaque] when it cannot; the runner then sends no
+	// Rand and checks bounds and the distribution instead.
+	Jitter string `json:"jitter"`
+	// UnclaimedFlags lists vector flags the implementation does not claim;
+	// vectors carrying one are not sent.
 	UnclaimedFlags []string `json:"unclaimed_flags,omitempty"`
 	// Profiles names the profiles of other systems (package profile) the
 	// delay op answers for in place of a policy (PROTOCOL.md section 3.4).
@@ -142,8 +158,8 @@ type Request struct {
 // FailureInput is the "error" object of a decide request: the failed
 // attempt's error type and handler code ("" means RETRY).
 type FailureInput struct {
-	Type string `json:"type"`
-	Code string `json:"code"`
+	Type string `json:"type"` // the error type, matched against non_retryable_errors; may be ""
+	Code string `json:"code"` // the handler code (RETRY, DISCARD, DEAD_LETTER, FAIL); "" means RETRY
 }
 
 // AppendJSON appends the request as one protocol line (without newline).
@@ -252,15 +268,15 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 // the op (NS; Effective; DelayNS; Match; Action with DelayNS for a retry;
 // Steps), Error, or Unsupported. A Response is plain data.
 type Response struct {
-	ID          int64           `json:"id"`
-	NS          *int64          `json:"ns,omitempty"`
-	Effective   json.RawMessage `json:"effective,omitempty"`
-	Action      string          `json:"action,omitempty"`
-	DelayNS     *int64          `json:"delay_ns,omitempty"`
-	Match       *bool           `json:"match,omitempty"`
-	Steps       json.RawMessage `json:"steps,omitempty"` // scenario: one observation per step (scenario.Observation)
-	Error       *ErrorResult    `json:"error,omitempty"`
-	Unsupported bool            `json:"unsupported,omitempty"`
+	ID          int64           `json:"id"`                    // the ID of the request answered
+	NS          *int64          `json:"ns,omitempty"`          // parse_duration: the duration in nanoseconds
+	Effective   json.RawMessage `json:"effective,omitempty"`   // validate: the effective policy, defaults filled in, as OJS JSON
+	Action      string          `json:"action,omitempty"`      // decide: "retry", "discard" or "dead_letter"
+	DelayNS     *int64          `json:"delay_ns,omitempty"`    // delay, and decide when Action is "retry": the delay in nanoseconds
+	Match       *bool           `json:"match,omitempty"`       // match: whether the error type matches the patterns
+	Steps       json.RawMessage `json:"steps,omitempty"`       // scenario: one observation per step (scenario.Observation)
+	Error       *ErrorResult    `json:"error,omitempty"`       // a rejected input: its error type and message
+	Unsupported bool            `json:"unsupported,omitempty"` // the implementation lacks the op or a feature the request needs
 }
 
 // UnmarshalJSON decodes one answer line (PROTOCOL.md sections 3 and 4). It
@@ -315,8 +331,8 @@ func readNanos(field string, raw json.RawMessage) (*int64, error) {
 // ErrorResult is a rejection: an error type (ErrorPolicyInvalid, ...) and a
 // human-readable message.
 type ErrorResult struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
+	Type    string `json:"type"`    // the error type, such as ErrorPolicyInvalid; never ""
+	Message string `json:"message"` // human-readable; vectors check only that it names the offending fields
 }
 
 // AppendJSON appends the response as one protocol line (without newline).

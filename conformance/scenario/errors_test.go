@@ -33,6 +33,17 @@ func TestDecodeErrors(t *testing.T) {
 	if !errors.As(err, &te) {
 		t.Errorf("the encoding/json error is not reachable with errors.As: %v", err)
 	}
+	// Also through the optional fields' own decoders.
+	for _, in := range []string{
+		`{"schema_version":1,"kind":"scenario","scenarios":[{"id":"x","steps":[{"at_ms":0,"op":"fetch","expect":{"fetched":3}}]}]}`,
+		`{"schema_version":1,"kind":"scenario","scenarios":[{"id":"x","steps":[{"at_ms":0,"op":"tick","expect":{"jobs":{"a":{"next_retry_at_ms":"soon"}}}}]}]}`,
+	} {
+		_, err := scenario.Decode(strings.NewReader(in))
+		te = nil
+		if !errors.Is(err, scenario.ErrInvalidFile) || !errors.As(err, &te) {
+			t.Errorf("Decode(%q) = %v; want ErrInvalidFile with the encoding/json error reachable", in, err)
+		}
+	}
 }
 
 func TestLoadErrors(t *testing.T) {

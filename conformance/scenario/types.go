@@ -143,9 +143,9 @@ type ErrorExpect struct {
 // OptMs is an optional, nullable millisecond time: absent (not checked),
 // null (must be unset) or a number.
 type OptMs struct {
-	Set  bool
-	Null bool
-	Ms   int64
+	Set  bool  // the field was present
+	Null bool  // it was null (Set is true too)
+	Ms   int64 // its value, when Set and not Null
 }
 
 // UnmarshalJSON reads null or an integer.
@@ -156,7 +156,7 @@ func (o *OptMs) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if err := json.Unmarshal(b, &o.Ms); err != nil {
-		return fmt.Errorf("scenario: want null or integer milliseconds, got %s", b)
+		return fmt.Errorf("scenario: want null or integer milliseconds, got %s: %w", b, err)
 	}
 	return nil
 }
@@ -172,9 +172,9 @@ func (o OptMs) MarshalJSON() ([]byte, error) {
 
 // OptString is an optional, nullable string: absent, null or a string.
 type OptString struct {
-	Set  bool
-	Null bool
-	S    string
+	Set  bool   // the field was present
+	Null bool   // it was null (Set is true too)
+	S    string // its value, when Set and not Null
 }
 
 // UnmarshalJSON reads null or a string.
@@ -185,7 +185,7 @@ func (o *OptString) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if err := json.Unmarshal(b, &o.S); err != nil {
-		return fmt.Errorf("scenario: want null or a string, got %s", b)
+		return fmt.Errorf("scenario: want null or a string, got %s: %w", b, err)
 	}
 	return nil
 }

@@ -225,7 +225,8 @@ func TestMaxRetry(t *testing.T) {
 }
 
 // FuzzHeader: whatever a task's policy header holds, reading the policy
-// never panics and gives a policy or the default with an error.
+// never panics; it gives exactly the policy policy.Parse reads from the
+// header, or, when policy.Parse rejects it, the default with policy's error.
 func FuzzHeader(f *testing.F) {
 	f.Add(`{"max_attempts":4}`)
 	f.Add(`{"max_attempts":-1}`)
@@ -235,13 +236,18 @@ func FuzzHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, h string) {
 		task := asynq.NewTaskWithHeaders("t", nil, map[string]string{HeaderKey: h})
 		pol, err := p.policyFor(task)
-		if err != nil && !errors.Is(err, policy.ErrInvalidPolicy) {
-			t.Fatalf("%q: %v", h, err)
+		want, perr := policy.Parse([]byte(h))
+		switch {
+		case perr != nil:
+			if !errors.Is(err, policy.ErrInvalidPolicy) || pol != nil {
+				t.Fatalf("%q: policy.Parse rejects it (%v), got policy %v, error %v; want the default and ErrInvalidPolicy", h, perr, pol, err)
+			}
+		case err != nil || !pol.Equal(want):
+			t.Fatalf("%q: got policy %v, error %v; want policy.Parse's %v", h, pol, err, want)
 		}
 		if d := p.RetryDelay(3, nil, task); d < 0 {
 			t.Fatalf("%q: negative delay", h)
 		}
-		_ = pol
 	})
 }
 

@@ -202,7 +202,18 @@ func TestPerJobPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same key written with a JSON escape: PostgreSQL's jsonb stores it
+	// unescaped, and the insert hook must read it as the worker later does.
+	resEsc, err := c.Insert(context.Background(), ScriptArgs{Script: []string{"fail"}},
+		&river.InsertOpts{Metadata: []byte(`{"retrykit\u005fpolicy":{"max_attempts":3,"initial_interval":"PT0.1S","jitter":false,"backoff_strategy":"none"}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.waitFinal(20 * time.Second)
+
+	if jobEsc := getJob(t, c, resEsc.Job.ID); jobEsc.MaxAttempts != 3 || jobEsc.Attempt != 3 || !strings.Contains(string(jobEsc.Metadata), `"retrykit_policy"`) {
+		t.Errorf("escaped key: max_attempts %d attempt %d metadata %s, want 3 3 with the key unescaped", jobEsc.MaxAttempts, jobEsc.Attempt, jobEsc.Metadata)
+	}
 
 	jobOwn := getJob(t, c, resOwn.Job.ID)
 	if jobOwn.MaxAttempts != 3 || jobOwn.Attempt != 3 {

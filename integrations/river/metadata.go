@@ -3,6 +3,7 @@ package riverretry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -14,6 +15,14 @@ import (
 // MetadataKey is the key of a job's metadata object that holds its OJS
 // retry policy, as a JSON object.
 const MetadataKey = "retrykit_policy"
+
+// ErrMetadata is matched (errors.Is) by the error for job metadata that is
+// not a JSON object, so that no policy can be read from it or written into
+// it. The error also wraps the JSON decoder's (a *json.SyntaxError or
+// *json.UnmarshalTypeError, for errors.As). A policy under [MetadataKey]
+// that is valid JSON but not a valid policy gives policy's error instead
+// (errors.Is policy.ErrInvalidPolicy).
+var ErrMetadata = errors.New("riverretry: metadata: must be a JSON object")
 
 // ArgsWithPolicy is implemented by job args that carry their own retry
 // policy. A nil result means "use the plugin's default". An args type whose
@@ -51,7 +60,7 @@ func withPolicy(md []byte, p *policy.Policy) ([]byte, error) {
 	m := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(md)) > 0 {
 		if err := json.Unmarshal(md, &m); err != nil {
-			return nil, fmt.Errorf("riverretry: metadata: must be a JSON object: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrMetadata, err)
 		}
 	}
 	m[MetadataKey] = pj
@@ -59,15 +68,18 @@ func withPolicy(md []byte, p *policy.Policy) ([]byte, error) {
 }
 
 // metadataPolicy returns the raw policy under MetadataKey in md. ok is
-// false when there is none or it is null; err reports metadata that is not a
-// JSON object.
+// false when there is none or it is null; err reports metadata that names
+// the key but is not a JSON object.
 func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
 	if !hasPolicyKey(md) {
 		return nil, false, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(md, &m); err != nil {
-		return nil, false, fmt.Errorf("riverretry: metadata: must be a JSON object: %w", err)
+		if !bytes.Contains(md, quotedKey) {
+			return nil, false, nil // on the slow path for a backslash only
+		}
+		return nil, false, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
 	raw, ok = m[MetadataKey]
 	if ok && string(bytes.TrimSpace(raw)) == "null" {
@@ -80,8 +92,14 @@ func metadataPolicy(md []byte) (raw []byte, ok bool, err error) {
 var quotedKey = []byte(`"` + MetadataKey + `"`)
 
 // hasPolicyKey is the fast path for jobs without a policy: the key cannot be
-// present without its quoted name appearing in the text.
-func hasPolicyKey(md []byte) bool { return bytes.Contains(md, quotedKey) }
+// present without its quoted name appearing in the text, unless the name is
+// written with escapes ("retrykit\u005fpolicy"), so text holding a
+// backslash takes the slow path too. (PostgreSQL's jsonb gives the job row
+// back unescaped; skipping the escaped key at insert would set max_attempts
+// from the default policy while the worker later reads the job's own.)
+func hasPolicyKey(md []byte) bool {
+	return bytes.Contains(md, quotedKey) || bytes.IndexByte(md, '\\') >= 0
+}
 
 // cacheLimit bounds the number of entries of a policyCache; past it,
 // misses are parsed on every use.

@@ -1,7 +1,9 @@
 package riverretry
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
@@ -207,19 +209,36 @@ func TestInsertBegin(t *testing.T) {
 		t.Errorf("huge max_attempts: %v, River max_attempts %d, want %d", err, params.MaxAttempts, math.MaxInt16)
 	}
 
-	for _, md := range []string{`{"retrykit_policy":{"max_attempts":-1}}`, `{"retrykit_policy":"PT1S"}`, `["retrykit_policy"]`} {
-		params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(md)}
+	for _, tc := range []struct {
+		md   string
+		want error
+	}{
+		{`{"retrykit_policy":{"max_attempts":-1}}`, policy.ErrInvalidPolicy},
+		{`{"retrykit_policy":"PT1S"}`, policy.ErrInvalidPolicy},
+		{`["retrykit_policy"]`, ErrMetadata},
+	} {
+		params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(tc.md)}
 		err := p.InsertBegin(ctx, params)
-		if err == nil || !strings.HasPrefix(err.Error(), "riverretry: ") {
-			t.Errorf("metadata %s: err = %v", md, err)
+		if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), "riverretry: ") {
+			t.Errorf("metadata %s: err = %v, want a riverretry error matching %v", tc.md, err, tc.want)
 		}
+	}
+	var syn *json.UnmarshalTypeError
+	if _, err := p.policyFor(&rivertype.JobRow{Metadata: []byte(`["retrykit_policy"]`)}); !errors.Is(err, ErrMetadata) || !errors.As(err, &syn) {
+		t.Errorf("non-object metadata on a job: err = %v, want ErrMetadata wrapping the decoder's error", err)
+	}
+	// The key written with escapes is the same key (jsonb hands it back
+	// unescaped), so insert and work agree on the job's policy.
+	params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(`{"retrykit\u005fpolicy":{"max_attempts":7}}`)}
+	if err := p.InsertBegin(ctx, params); err != nil || params.MaxAttempts != 7 {
+		t.Errorf("escaped key: %v, River max_attempts %d, want 7", err, params.MaxAttempts)
 	}
 	params = &rivertype.JobInsertParams{Kind: "k", Metadata: []byte(`{"retrykit_policy":null}`)}
 	if err := p.InsertBegin(ctx, params); err != nil || params.MaxAttempts != 4 {
 		t.Errorf("null policy: %v, max_attempts %d, want the default's 4", err, params.MaxAttempts)
 	}
 	params = &rivertype.JobInsertParams{Args: argsWith{own}, Metadata: []byte(`[1]`)}
-	if err := p.InsertBegin(ctx, params); err == nil {
+	if err := p.InsertBegin(ctx, params); !errors.Is(err, ErrMetadata) {
 		t.Errorf("per-job policy into non-object metadata: no error")
 	}
 	if err := p.InsertBegin(ctx, nil); err != nil {
@@ -270,24 +289,47 @@ func TestPropNextRetryIsPolicyDelay(t *testing.T) {
 }
 
 // FuzzMetadata: whatever a job's metadata holds, reading its policy never
-// panics and either gives a valid policy or the default with an error.
+// panics and follows the documented rule: metadata that names the key but
+// is not a JSON object gives ErrMetadata, other non-objects the default; an absent or null key gives the
+// default; otherwise exactly what policy.Parse reads from the value, or the
+// default with policy's error.
 func FuzzMetadata(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"retrykit_policy":{"max_attempts":4}}`))
 	f.Add([]byte(`{"retrykit_policy":{"max_attempts":-4}}`))
 	f.Add([]byte(`{"retrykit_policy":"x"}`))
+	f.Add([]byte(`{"retrykit_policy":null}`))
 	f.Add([]byte(`"retrykit_policy"`))
+	f.Add([]byte(`{"retrykit\u005fpolicy":{"max_attempts":7}}`))
 	p := New(nil)
 	f.Fuzz(func(t *testing.T, md []byte) {
 		pol, err := p.policyFor(&rivertype.JobRow{Attempt: 1, Metadata: md})
-		if pol == nil && err == nil && strings.Contains(string(md), MetadataKey) {
-			// nil is the default policy; fine unless a policy was read.
-			if _, ok, _ := metadataPolicy(md); ok {
-				t.Fatalf("metadata %q: a policy was found but none returned", md)
+		var m map[string]json.RawMessage
+		decodeErr := json.Unmarshal(md, &m)
+		raw, present := m[MetadataKey]
+		switch {
+		case decodeErr != nil && !bytes.Contains(md, []byte(`"`+MetadataKey+`"`)):
+			if err != nil || pol != nil {
+				t.Fatalf("metadata %q without the key: policy %v, error %v; want the default", md, pol, err)
 			}
-		}
-		if err != nil && !errors.Is(err, policy.ErrInvalidPolicy) && !strings.HasPrefix(err.Error(), "riverretry: metadata: must be a JSON object") {
-			t.Fatalf("metadata %q: unexpected error %v", md, err)
+		case decodeErr != nil:
+			if !errors.Is(err, ErrMetadata) || pol != nil {
+				t.Fatalf("metadata %q (not an object: %v): policy %v, error %v; want the default and ErrMetadata", md, decodeErr, pol, err)
+			}
+		case !present || string(bytes.TrimSpace(raw)) == "null":
+			if err != nil || pol != nil {
+				t.Fatalf("metadata %q without a policy: policy %v, error %v; want the default", md, pol, err)
+			}
+		default:
+			want, perr := policy.Parse(raw)
+			switch {
+			case perr != nil:
+				if !errors.Is(err, policy.ErrInvalidPolicy) || pol != nil {
+					t.Fatalf("metadata %q: policy.Parse rejects the value (%v), got policy %v, error %v", md, perr, pol, err)
+				}
+			case err != nil || !pol.Equal(want):
+				t.Fatalf("metadata %q: got policy %v, error %v; want policy.Parse's %v", md, pol, err, want)
+			}
 		}
 		params := &rivertype.JobInsertParams{Kind: "k", Metadata: md}
 		if err := p.InsertBegin(context.Background(), params); err == nil && (params.MaxAttempts < 1 || params.MaxAttempts > math.MaxInt16) {

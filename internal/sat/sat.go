@@ -1,7 +1,3 @@
-// Package sat is saturating integer arithmetic: results that do not fit
-// are clamped to the largest (or smallest) value instead of wrapping. It is
-// the one implementation the retrykit packages share for delay, duration
-// and schedule sums.
 package sat
 
 import (
