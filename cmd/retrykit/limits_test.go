@@ -185,3 +185,20 @@ func TestSchedulePolicyTooLarge(t *testing.T) {
 		t.Errorf("a white-space policy of exactly the limit: exit %d, %q", code, errOut)
 	}
 }
+
+// compare reads its policy files like schedule: /dev/zero (endless) is
+// refused after MaxDocumentSize+1 bytes instead of being read until memory
+// runs out, and a policy on stdin is not cut at 1 MiB.
+func TestComparePolicyTooLarge(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	code, _, errOut := runCLI(t, "", "compare", "/dev/zero", "--profile", "sidekiq")
+	if code != 2 || !strings.Contains(errOut, "/dev/zero: larger than the policy size limit of 16777216 bytes (policy.MaxDocumentSize)") {
+		t.Errorf("compare /dev/zero: exit %d, %q", code, errOut)
+	}
+	padded := `{"max_attempts": 4` + strings.Repeat(" ", 2<<20) + `}`
+	if code, out, errOut := runCLI(t, padded, "compare", "-", "--profile", "sidekiq"); code != 0 || !strings.Contains(out, "attempt") {
+		t.Errorf("a 2 MiB policy on stdin: exit %d, %q", code, errOut)
+	}
+}
