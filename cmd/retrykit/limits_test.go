@@ -202,3 +202,26 @@ func TestComparePolicyTooLarge(t *testing.T) {
 		t.Errorf("a 2 MiB policy on stdin: exit %d, %q", code, errOut)
 	}
 }
+
+// A suite directory whose *.json file is endless (a symlink to /dev/zero)
+// is refused after the suite file limit, for vectors, scenarios and
+// profiles alike, instead of being read until memory runs out.
+func TestConformanceSuiteFileEndless(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "z.json")); err != nil {
+		t.Skip(err)
+	}
+	for _, args := range [][]string{
+		{"conformance", "--vectors", dir},
+		{"conformance", "--scenarios-dir", dir},
+		{"conformance", "--profiles", "--profiles-dir", dir},
+	} {
+		code, _, errOut := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(errOut, "z.json: file too large: more than the limit of 16777216 bytes") {
+			t.Errorf("%q: exit %d, %q", args, code, errOut)
+		}
+	}
+}
