@@ -225,3 +225,19 @@ func TestConformanceSuiteFileEndless(t *testing.T) {
 		}
 	}
 }
+
+// A suite directory without vector files, and a missing skip file, are
+// named by the flag that gave them (the library's error alone said
+// ".: no vector files").
+func TestConformanceNamesItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "", "conformance", "--vectors", dir)
+	if code != 2 || !strings.Contains(errOut, "retrykit conformance: reading --vectors "+dir+": ") || !strings.Contains(errOut, "no vector files") {
+		t.Errorf("empty --vectors: exit %d, %q", code, errOut)
+	}
+	missing := filepath.Join(dir, "missing.txt")
+	code, _, errOut = runCLI(t, "", "conformance", "--skip-file", missing)
+	if code != 2 || !strings.HasPrefix(errOut, "retrykit conformance: --skip-file: open "+missing+": ") {
+		t.Errorf("missing --skip-file: exit %d, %q", code, errOut)
+	}
+}
