@@ -75,7 +75,7 @@ var symptoms = map[string]string{
 	"adapter-crash":       "the adapter process exited or closed its standard output",
 	"adapter-timeout":     "the adapter did not answer within the per-request timeout",
 	"adapter-protocol":    "the adapter wrote a line that is not a well-formed answer",
-	"adapter-dead":        "the adapter was not restarted again after crashing",
+	"adapter-dead":        "the adapter was given up after dying twice in a row (crash, timeout or bad line) with no answer between; the request was not sent",
 	"adapter-error":       "the implementation returned an error instead of an answer",
 	"unjudged":            "no verdict was recorded",
 }

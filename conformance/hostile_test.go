@@ -193,6 +193,20 @@ func TestHostileHungAdapterWithGrandchild(t *testing.T) {
 	if len(pids) != 3 || timeouts != 2 {
 		t.Fatalf("want 3 processes and 2 timeouts blamed, got %v and %d", pids, timeouts)
 	}
+	// The requests never sent are explained as a give-up after timeouts,
+	// not "after crashing".
+	dead := false
+	for _, c := range rep.Causes {
+		if c.Class == "adapter-dead" {
+			dead = true
+			if !strings.Contains(c.Explanation, "timeout") {
+				t.Errorf("adapter-dead explained as %q", c.Explanation)
+			}
+		}
+	}
+	if !dead && len(suite.Vectors) > 3 {
+		t.Errorf("no adapter-dead cause among %+v", rep.Causes)
+	}
 	for _, pid := range pids {
 		if left := groupMembers(t, pid); len(left) != 0 {
 			t.Errorf("group %d not ended: %q", pid, left)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/conformance/scenario"
+	"github.com/retrykit/retrykit/internal/bounded"
 )
 
 // schemaVersion is the version of the vector file format this package reads.
@@ -165,7 +166,8 @@ var (
 // that part out, not both. Every problem found is returned, joined: each
 // problem in a file matches [ErrInvalidVector]; a file system that cannot
 // be read gives its error, wrapped (errors.Is(err, fs.ErrNotExist) for a
-// missing directory).
+// missing directory). A file over 16 MiB is an error without being read
+// whole.
 //
 // Vector files are the *.json files (JSON Schema files, *.schema.json, are
 // ignored). Checks: schema_version is 1; suite_version,
@@ -221,7 +223,7 @@ func (s *Suite) loadVectors(fsys fs.FS) []error {
 		if strings.HasSuffix(name, ".schema.json") {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, name)
+		data, err := bounded.ReadFile(fsys, name, bounded.MaxSuiteFile)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("conformance: read %s: %w", name, err))
 			continue

@@ -327,7 +327,8 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 			d.c.add(bit, key, tok.value(), "must be >= 1.0, got "+clip(n), nil)
 			break
 		}
-		f, err := strconv.ParseFloat(n, 64)
+		dec := scanNumber(n)
+		f, err := strconv.ParseFloat(dec.short(), 64)
 		if err != nil || math.IsInf(f, 0) {
 			d.c.add(bit, key, tok.value(), "must be a finite number, got "+clip(n), err)
 			break
@@ -509,6 +510,37 @@ type number struct {
 	first int    // index of the first significant digit in intp+frac
 	sig   int    // number of significant digits; 0 for zero
 	scale int64
+}
+
+// maxFloatDigits is how many significant digits short keeps: more than any
+// float64 >= 1 or a midpoint between two of them needs (at most 309 integer
+// plus 53 fraction digits), so rounding is unchanged.
+const maxFloatDigits = 780
+
+// short returns the literal's value as at most maxFloatDigits+1
+// significant digits and an exponent, for strconv.ParseFloat, which
+// misreads literals with hundreds of digits ("20" + 800 zeros + "e-800"
+// reads as 0.2). A cut tail, never zero (the last significant digit is
+// not), becomes a single 1 digit so rounding sees that it was there.
+func (n *number) short() string {
+	if n.sig == 0 {
+		return "0"
+	}
+	k := min(n.sig, maxFloatDigits)
+	b := make([]byte, 0, k+24)
+	if n.neg {
+		b = append(b, '-')
+	}
+	for i := range k {
+		b = append(b, '0'+n.digit(i))
+	}
+	scale := n.scale + int64(n.sig-k)
+	if k < n.sig {
+		b = append(b, '1')
+		scale--
+	}
+	b = append(b, 'e')
+	return string(strconv.AppendInt(b, scale, 10))
 }
 
 // digit returns significant digit k.

@@ -115,6 +115,18 @@ func TestParseEffective(t *testing.T) {
 		{"coefficient 1.5", `{"backoff_coefficient": 1.5}`, with(func(s *Spec) { s.BackoffCoefficient = 1.5 })},
 		{"coefficient 1.0000000000000000001 (>= 1 exactly)", `{"backoff_coefficient": 1.0000000000000000001}`, with(func(s *Spec) { s.BackoffCoefficient = 1 })},
 		{"coefficient max float", `{"backoff_coefficient": 1.7976931348623157e308}`, with(func(s *Spec) { s.BackoffCoefficient = math.MaxFloat64 })},
+		// Long literals: strconv.ParseFloat alone reads "20" + 800 zeros +
+		// "e-800" as 0.2 and "1" + 5000 zeros + "e-5000" as 0.
+		{"coefficient 20 with 800 zeros", `{"backoff_coefficient": 20` + strings.Repeat("0", 800) + `e-800}`,
+			with(func(s *Spec) { s.BackoffCoefficient = 20 })},
+		{"coefficient 1 with 5000 zeros", `{"backoff_coefficient": 1` + strings.Repeat("0", 5000) + `e-5000}`,
+			with(func(s *Spec) { s.BackoffCoefficient = 1 })},
+		// 1 + 2^-53 is the midpoint of 1 and the next float64: exactly, it
+		// rounds to even (1); a 1 digit 900 places later puts it above.
+		{"coefficient midpoint 1+2^-53", `{"backoff_coefficient": 1.00000000000000011102230246251565404236316680908203125}`,
+			with(func(s *Spec) { s.BackoffCoefficient = 1 })},
+		{"coefficient just above the midpoint", `{"backoff_coefficient": 1.00000000000000011102230246251565404236316680908203125` + strings.Repeat("0", 900) + `1}`,
+			with(func(s *Spec) { s.BackoffCoefficient = math.Nextafter(1, 2) })},
 		{"coefficient ignored by none but valid", `{"backoff_coefficient": 3, "backoff_strategy": "none"}`,
 			with(func(s *Spec) { s.BackoffCoefficient = 3; s.Strategy = backoff.None })},
 		{"strategy linear", `{"backoff_strategy": "linear"}`, with(func(s *Spec) { s.Strategy = backoff.Linear })},

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -105,17 +104,13 @@ func parseSubjects(args []string, stdin io.Reader) (a compareArgs, help bool, er
 			if strings.HasPrefix(arg, "-") && arg != "-" {
 				return a, false, fmt.Errorf("unknown flag %s", arg)
 			}
-			var data []byte
-			var err error
 			if arg == "-" {
 				if stdinUsed {
 					return a, false, fmt.Errorf("-: standard input can be read only once")
 				}
 				stdinUsed = true
-				data, err = io.ReadAll(io.LimitReader(stdin, 1<<20))
-			} else {
-				data, err = os.ReadFile(arg)
 			}
+			data, err := readPolicyFile(arg, stdin)
 			if err != nil {
 				return a, false, err
 			}

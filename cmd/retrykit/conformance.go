@@ -177,7 +177,20 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	suite, err := conformance.Load(vecFS, scenFS)
 	if err != nil {
-		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+		// Load names files relative to the directory ("." for the
+		// directory itself): say which directories were read.
+		var from []string
+		if *vectorsDir != "" {
+			from = append(from, "--vectors "+*vectorsDir)
+		}
+		if scenFS != nil && *scenDir != "" {
+			from = append(from, "--scenarios-dir "+*scenDir)
+		}
+		if len(from) > 0 {
+			fmt.Fprintf(stderr, "retrykit conformance: reading %s: %v\n", strings.Join(from, " and "), err)
+		} else {
+			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+		}
 		return 2
 	}
 	if msg := unknownSelection(suite, ids, reqs, flags); msg != "" {
@@ -195,7 +208,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *skipFile != "" {
 		f, err := os.Open(*skipFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+			fmt.Fprintf(stderr, "retrykit conformance: --skip-file: %v\n", err)
 			return 2
 		}
 		skips, err := conformance.ParseSkipList(f)

@@ -185,3 +185,59 @@ func TestSchedulePolicyTooLarge(t *testing.T) {
 		t.Errorf("a white-space policy of exactly the limit: exit %d, %q", code, errOut)
 	}
 }
+
+// compare reads its policy files like schedule: /dev/zero (endless) is
+// refused after MaxDocumentSize+1 bytes instead of being read until memory
+// runs out, and a policy on stdin is not cut at 1 MiB.
+func TestComparePolicyTooLarge(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	code, _, errOut := runCLI(t, "", "compare", "/dev/zero", "--profile", "sidekiq")
+	if code != 2 || !strings.Contains(errOut, "/dev/zero: larger than the policy size limit of 16777216 bytes (policy.MaxDocumentSize)") {
+		t.Errorf("compare /dev/zero: exit %d, %q", code, errOut)
+	}
+	padded := `{"max_attempts": 4` + strings.Repeat(" ", 2<<20) + `}`
+	if code, out, errOut := runCLI(t, padded, "compare", "-", "--profile", "sidekiq"); code != 0 || !strings.Contains(out, "attempt") {
+		t.Errorf("a 2 MiB policy on stdin: exit %d, %q", code, errOut)
+	}
+}
+
+// A suite directory whose *.json file is endless (a symlink to /dev/zero)
+// is refused after the suite file limit, for vectors, scenarios and
+// profiles alike, instead of being read until memory runs out.
+func TestConformanceSuiteFileEndless(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "z.json")); err != nil {
+		t.Skip(err)
+	}
+	for _, args := range [][]string{
+		{"conformance", "--vectors", dir},
+		{"conformance", "--scenarios-dir", dir},
+		{"conformance", "--profiles", "--profiles-dir", dir},
+	} {
+		code, _, errOut := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(errOut, "z.json: file too large: more than the limit of 16777216 bytes") {
+			t.Errorf("%q: exit %d, %q", args, code, errOut)
+		}
+	}
+}
+
+// A suite directory without vector files, and a missing skip file, are
+// named by the flag that gave them (the library's error alone said
+// ".: no vector files").
+func TestConformanceNamesItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "", "conformance", "--vectors", dir)
+	if code != 2 || !strings.Contains(errOut, "retrykit conformance: reading --vectors "+dir+": ") || !strings.Contains(errOut, "no vector files") {
+		t.Errorf("empty --vectors: exit %d, %q", code, errOut)
+	}
+	missing := filepath.Join(dir, "missing.txt")
+	code, _, errOut = runCLI(t, "", "conformance", "--skip-file", missing)
+	if code != 2 || !strings.HasPrefix(errOut, "retrykit conformance: --skip-file: open "+missing+": ") {
+		t.Errorf("missing --skip-file: exit %d, %q", code, errOut)
+	}
+}

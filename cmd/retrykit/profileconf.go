@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/internal/bounded"
 )
 
 // profileVectors is the part of a testdata/profiles file the runner needs.
@@ -102,9 +103,9 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir st
 		if path.Base(file) == "profile.schema.json" {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, file)
+		data, err := bounded.ReadFile(fsys, file, bounded.MaxSuiteFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+			fmt.Fprintf(stderr, "retrykit conformance: %s: %v\n", file, err)
 			return 2
 		}
 		var pv profileVectors

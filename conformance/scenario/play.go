@@ -16,6 +16,7 @@ import (
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/bounded"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -87,7 +88,8 @@ func Decode(r io.Reader) (*File, error) {
 // Load reads every *.json file at the top of fsys except the schema
 // (*.schema.json), in name order. A file that does not decode gives an error
 // naming it and wrapping [ErrInvalidFile]; a file that cannot be read gives
-// one wrapping the fs error (for example fs.ErrNotExist).
+// one wrapping the fs error (for example fs.ErrNotExist); a file over
+// 16 MiB is an error without being read whole.
 func Load(fsys fs.FS) (map[string]*File, error) {
 	names, err := fs.Glob(fsys, "*.json")
 	if err != nil {
@@ -98,7 +100,7 @@ func Load(fsys fs.FS) (map[string]*File, error) {
 		if strings.HasSuffix(n, ".schema.json") {
 			continue
 		}
-		b, err := fs.ReadFile(fsys, n)
+		b, err := bounded.ReadFile(fsys, n, bounded.MaxSuiteFile)
 		if err != nil {
 			return nil, fmt.Errorf("scenario: %s: %w", path.Base(n), err)
 		}
