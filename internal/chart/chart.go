@@ -249,7 +249,7 @@ func (c Bars) WriteSVG(w io.Writer) error {
 			fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" text-anchor="end" dominant-baseline="middle" class="ytick">%s</text>`+"\n", left-6, yy, formatCount(v))
 		}
 		for t := time.Duration(0); t <= span; t += tstep {
-			fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" text-anchor="middle" class="xtick">%s</text>`+"\n", x(t), base+18, FormatDuration(t))
+			fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" text-anchor="middle" class="xtick">%s</text>`+"\n", x(t), base+18, formatOnAxis(t, tstep))
 		}
 		bwid := plotW / float64(nb)
 		for b, v := range p.Counts {

@@ -122,6 +122,23 @@ func TestBarsSVG(t *testing.T) {
 	}
 }
 
+// The ticks of one linear axis share one unit.
+func TestFormatOnAxis(t *testing.T) {
+	var got []string
+	for d := time.Duration(0); d <= 2*time.Minute; d += 15 * time.Second {
+		got = append(got, formatOnAxis(d, 15*time.Second))
+	}
+	if want := "0 15s 30s 45s 60s 75s 90s 105s 120s"; strings.Join(got, " ") != want {
+		t.Errorf("ticks %q, want %q", strings.Join(got, " "), want)
+	}
+	if got := formatOnAxis(1500*time.Millisecond, 500*time.Millisecond); got != "1.5s" {
+		t.Errorf("formatOnAxis(1.5s, 500ms) = %q", got)
+	}
+	if got := formatOnAxis(2*time.Hour, time.Hour); got != "2h" {
+		t.Errorf("formatOnAxis(2h, 1h) = %q", got)
+	}
+}
+
 func TestFormatDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{0: "0", time.Second: "1s", 10 * time.Minute: "10m", 24 * time.Hour: "1d",
 		100 * time.Millisecond: "100ms", 90 * time.Second: "90s", 1500 * time.Millisecond: "1500ms", 3 * time.Nanosecond: "3ns"} {

@@ -101,6 +101,32 @@ func durationStep(span time.Duration, n int) time.Duration {
 	return durationSteps[len(durationSteps)-1]
 }
 
+// formatOnAxis writes the label of tick d on a linear axis whose ticks are
+// step apart, in the one unit that divides step exactly, so that the labels
+// of one axis read alike (60s, 75s, 90s rather than 1m, 75s, 90s), using
+// tenths of a second for sub-second steps that allow it (0.5s, 1s, 1.5s).
+func formatOnAxis(d, step time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	for _, u := range tickUnits {
+		switch {
+		case step%u.u == 0 && d%u.u == 0:
+			return strconv.FormatInt(int64(d/u.u), 10) + u.name
+		case u.u == time.Second && (10*step)%u.u == 0 && (10*d)%u.u == 0:
+			// Tenths of a second (0.5s, 1s, 1.5s) read better than 1500ms.
+			return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+		}
+	}
+	return FormatDuration(d)
+}
+
+// tickUnits are the units of tick labels, largest first.
+var tickUnits = []struct {
+	u    time.Duration
+	name string
+}{{day, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "µs"}, {time.Nanosecond, "ns"}}
+
 // FormatDuration writes a tick label: the largest unit that divides d
 // exactly ("1d", "10m", "1h30m" is never produced by the tick lists),
 // falling back to time.Duration's own form.
@@ -108,11 +134,7 @@ func FormatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0"
 	}
-	units := []struct {
-		u    time.Duration
-		name string
-	}{{day, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "µs"}, {time.Nanosecond, "ns"}}
-	for _, u := range units {
+	for _, u := range tickUnits {
 		if d%u.u == 0 {
 			return strconv.FormatInt(int64(d/u.u), 10) + u.name
 		}
