@@ -184,7 +184,7 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	nb := uint64(span/(*bucket)) + 1
 	if nb > maxSimBuckets {
 		return bad("--bucket %v is too narrow: retries can arrive up to %v after the start, which makes %d buckets (at most %d); use --bucket %v or wider",
-			*bucket, span, nb, maxSimBuckets, span/maxSimBuckets+1)
+			*bucket, span, nb, maxSimBuckets, roundUp(span/maxSimBuckets+1))
 	}
 	// Open the SVG file first, so that a bad path fails before the run.
 	var svgFile *os.File
@@ -402,4 +402,18 @@ func writeSimSVG(w io.Writer, n int, outage, bucket time.Duration, runs []*simRu
 		c.Panels = append(c.Panels, chart.Panel{Name: fmt.Sprintf("%s (peak %d)", r.label, p), Counts: r.buckets})
 	}
 	c.WriteSVG(w) //nolint:errcheck // the caller checks the buffered writer's flush
+}
+
+// roundUp rounds d up to a whole second when it is at least one, else to a
+// whole millisecond, so that a suggested flag value reads as one a person
+// would type (4m49s rather than 4m48.003000001s).
+func roundUp(d time.Duration) time.Duration {
+	unit := time.Millisecond
+	if d >= time.Second {
+		unit = time.Second
+	}
+	if r := d % unit; r != 0 && d <= math.MaxInt64-unit {
+		d += unit - r
+	}
+	return d
 }

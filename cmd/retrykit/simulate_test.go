@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/xml"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -202,6 +203,19 @@ func TestSimulateHelpEndsWithNewline(t *testing.T) {
 		code, out, _ := runCLI(t, "", "simulate", arg)
 		if code != 0 || !strings.HasSuffix(out, "\n") || !strings.Contains(out, "usage: retrykit simulate") {
 			t.Errorf("%s: exit %d, output %q", arg, code, out)
+		}
+	}
+}
+
+func TestRoundUp(t *testing.T) {
+	for _, c := range []struct{ in, want time.Duration }{
+		{4*time.Minute + 48*time.Second + 3000001, 4*time.Minute + 49*time.Second},
+		{time.Second, time.Second},
+		{1500 * time.Microsecond, 2 * time.Millisecond},
+		{math.MaxInt64, math.MaxInt64},
+	} {
+		if got := roundUp(c.in); got != c.want {
+			t.Errorf("roundUp(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
 }
