@@ -296,7 +296,7 @@ func (e *Executor) schedule(j *job) {
 func (e *Executor) lookup(op, id string) (*job, error) {
 	j := e.jobs[id]
 	if j == nil {
-		return nil, fmt.Errorf("executor: %s %q: %w", op, id, ErrNotFound)
+		return nil, fmt.Errorf("executor: %s %q: %w", op, clip(id), ErrNotFound)
 	}
 	return j, nil
 }
@@ -308,21 +308,24 @@ func (e *Executor) lookup(op, id string) (*job, error) {
 // and no job is created. The job enters pending if spec.Pending is set,
 // scheduled if spec.ScheduledAt is after the current time, and available
 // otherwise. A ScheduledAt outside the years 1677 to 2262 (Unix nanoseconds
-// in an int64) is rejected. Other
-// errors wrap ErrDuplicateID or ErrInvalidJob.
+// in an int64) is rejected. ID, Type, Queue and Args are checked against
+// the limits [MaxIDLen], [MaxTypeLen], [MaxQueueLen] and [MaxArgsSize]
+// (valid UTF-8, valid JSON; RK-46) before anything else is done, in time
+// linear in their size. Other errors wrap ErrDuplicateID or ErrInvalidJob;
+// their messages name the field and the limit.
 func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
-	if spec.Type == "" {
-		return Job{}, fmt.Errorf("%w: enqueue %q: type is empty", ErrInvalidJob, spec.ID)
+	if err := checkSpec(&spec); err != nil {
+		return Job{}, err
 	}
 	if spec.Pending && !spec.ScheduledAt.IsZero() {
-		return Job{}, fmt.Errorf("%w: enqueue %q: pending and scheduled_at cannot be combined", ErrInvalidJob, spec.ID)
+		return Job{}, fmt.Errorf("%w: enqueue %q: pending and scheduled_at cannot be combined", ErrInvalidJob, clip(spec.ID))
 	}
 	if spec.VisibilityTimeout < 0 {
-		return Job{}, fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, spec.ID, spec.VisibilityTimeout)
+		return Job{}, fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, clip(spec.ID), spec.VisibilityTimeout)
 	}
 	if !spec.ScheduledAt.IsZero() && !representable(spec.ScheduledAt) {
 		return Job{}, fmt.Errorf("%w: enqueue %q: scheduled_at %s is outside the representable range %s to %s",
-			ErrInvalidJob, spec.ID, spec.ScheduledAt.UTC().Format(time.RFC3339Nano),
+			ErrInvalidJob, clip(spec.ID), spec.ScheduledAt.UTC().Format(time.RFC3339Nano),
 			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
 	}
 	e.mu.Lock()
@@ -331,7 +334,7 @@ func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
 	e.advance(now)
 	pol, err := e.resolvePolicy(spec.Retry, spec.Policy)
 	if err != nil {
-		return Job{}, fmt.Errorf("executor: enqueue %q: %w", spec.ID, err)
+		return Job{}, fmt.Errorf("executor: enqueue %q: %w", clip(spec.ID), err)
 	}
 	id := spec.ID
 	if id == "" {
@@ -441,7 +444,7 @@ func (e *Executor) activeJob(op, id string, to State, d uint64) (*job, int64, er
 		}
 	}
 	if d != j.delivery {
-		return nil, now, fmt.Errorf("executor: %s %q: %w: delivery %d, the job's latest is %d", op, id, ErrStaleDelivery, d, j.delivery)
+		return nil, now, fmt.Errorf("executor: %s %q: %w: delivery %d, the job's latest is %d", op, clip(id), ErrStaleDelivery, d, j.delivery)
 	}
 	if j.state != Active {
 		return nil, now, &TransitionError{Op: op, ID: id, From: j.state, To: to}
@@ -479,14 +482,21 @@ func (e *Executor) Ack(id string, d uint64) (Job, error) {
 // DEAD_LETTER dead-letters), then non_retryable_errors and max_attempts
 // (on_exhaustion), else the job becomes retryable until now + the backoff
 // delay. The failure is recorded in the error history first. An unknown
-// code returns an error wrapping ErrInvalidJob and changes nothing; so does
-// a stale delivery (ErrStaleDelivery): it never uses up the attempt of the
-// latest one.
+// code, a Type over [MaxFailureTypeLen] bytes or not valid UTF-8, or
+// Details over [MaxDetailsSize] bytes or not valid JSON return an error
+// wrapping ErrInvalidJob and change nothing (RK-46); a Message is never
+// refused: it is recorded cut to [MaxMessageLen] bytes of valid UTF-8. A
+// stale delivery (ErrStaleDelivery) also changes nothing: it never uses up
+// the attempt of the latest one.
 func (e *Executor) Fail(id string, d uint64, f Failure) (Job, error) {
 	code, err := errmatch.ParseCode(string(f.Code))
 	if err != nil {
-		return Job{}, fmt.Errorf("%w: fail %q: %w", ErrInvalidJob, id, err)
+		return Job{}, fmt.Errorf("%w: fail %q: %w", ErrInvalidJob, clip(id), err)
 	}
+	if field, reason := checkFailure(&f); reason != "" {
+		return Job{}, fmt.Errorf("%w: fail %q: %s: %s", ErrInvalidJob, clip(id), field, reason)
+	}
+	msg := boundMessage(f.Message)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	j, now, err := e.activeJob("fail", id, Retryable, d)
@@ -495,14 +505,14 @@ func (e *Executor) Fail(id string, d uint64, f Failure) (Job, error) {
 	}
 	dec, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt), ErrorType: f.Type, Code: code}, e.cfg.rand)
 	if err != nil {
-		return Job{}, fmt.Errorf("executor: fail %q: %w", id, err)
+		return Job{}, fmt.Errorf("executor: fail %q: %w", clip(id), err)
 	}
 	var details []byte
 	if len(f.Details) > 0 {
 		details = append([]byte(nil), f.Details...)
 	}
 	e.leases.remove(j)
-	e.addError(j, ErrorEntry{Attempt: int(j.attempt), Type: f.Type, Message: f.Message, Code: code, Time: nsTime(now), Details: details})
+	e.addError(j, ErrorEntry{Attempt: int(j.attempt), Type: f.Type, Message: msg, Code: code, Time: nsTime(now), Details: details})
 	e.apply(j, dec, now)
 	return j.snapshot(e.cfg.history), nil
 }
@@ -602,16 +612,23 @@ func (e *Executor) Retry(id string, override *policy.Policy) (Job, error) {
 
 // PauseQueue stops Fetch from claiming jobs of the queue. Jobs still become
 // available on time, and reservations still expire. Pausing a paused queue
-// does nothing.
+// does nothing, and so does pausing a name no job can have (over
+// [MaxQueueLen] bytes or not valid UTF-8): nothing is stored for it.
 func (e *Executor) PauseQueue(name string) {
+	if checkName(name, MaxQueueLen, "") != "" {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advance(e.now())
 	e.queue(name).paused = true
 }
 
-// ResumeQueue undoes PauseQueue.
+// ResumeQueue undoes PauseQueue; like it, it ignores a name no job can have.
 func (e *Executor) ResumeQueue(name string) {
+	if checkName(name, MaxQueueLen, "") != "" {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advance(e.now())

@@ -245,7 +245,7 @@ func (e *Executor) Delete(id string) error {
 		return err
 	}
 	if !j.state.Terminal() {
-		return fmt.Errorf("executor: delete %q: job is %s, not finished: %w", id, j.state, ErrInvalidTransition)
+		return fmt.Errorf("executor: delete %q: job is %s, not finished: %w", clip(id), j.state, ErrInvalidTransition)
 	}
 	e.drop(j)
 	e.deleted++

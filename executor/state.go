@@ -83,8 +83,9 @@ var ErrNotFound = errors.New("executor: job not found")
 var ErrDuplicateID = errors.New("executor: duplicate job id")
 
 // ErrInvalidJob is returned (wrapped) by Enqueue for a malformed job (empty
-// type, both Pending and ScheduledAt, negative visibility timeout) and by Fail
-// for an unknown handler code.
+// type, both Pending and ScheduledAt, negative visibility timeout, a field
+// over its limit or not valid UTF-8 or JSON, see [MaxIDLen]) and by Fail
+// for an unknown handler code or a Type or Details over its limit.
 var ErrInvalidJob = errors.New("executor: invalid request")
 
 // TransitionError reports an operation that would need a transition the
@@ -104,7 +105,7 @@ type TransitionError struct {
 
 // Error returns e.g. `executor: ack "j1": invalid transition available -> completed`.
 func (e *TransitionError) Error() string {
-	return fmt.Sprintf("executor: %s %q: invalid transition %s -> %s", e.Op, e.ID, e.From, e.To)
+	return fmt.Sprintf("executor: %s %q: invalid transition %s -> %s", e.Op, clip(e.ID), e.From, e.To)
 }
 
 // Is makes errors.Is(err, ErrInvalidTransition) true.

@@ -87,13 +87,21 @@ const keeperLimit = time.Second
 var ErrInvalidWorkerConfig = errors.New("executor: invalid worker configuration")
 
 // WithConcurrency runs n goroutines fetching from queue ("" is DefaultQueue).
-// n must be between 1 and 65536: any other value makes Start return an
-// error wrapping ErrInvalidWorkerConfig (and start nothing). Given twice for
+// n must be between 1 and 65536 and queue at most MaxQueueLen bytes of
+// valid UTF-8: anything else makes Start return an error wrapping
+// ErrInvalidWorkerConfig (and start nothing). Given twice for
 // one queue, the later n counts.
 func WithConcurrency(queue string, n int) WorkerOption {
 	return func(w *Worker) {
 		if queue == "" {
 			queue = DefaultQueue
+		}
+		if reason := checkName(queue, MaxQueueLen, "executor.MaxQueueLen"); reason != "" {
+			if w.err == nil {
+				w.err = fmt.Errorf("%w: WithConcurrency(%q, %d): queue: %s",
+					ErrInvalidWorkerConfig, clip(queue), n, reason)
+			}
+			return
 		}
 		if n < 1 || n > maxConcurrency {
 			if w.err == nil {
@@ -339,6 +347,12 @@ func (w *Worker) run(j Job) {
 	}
 	if _, err := errmatch.ParseCode(string(f.Code)); err != nil {
 		f.Code = "" // an unknown code from errmatch.Wrap: let the policy decide
+	}
+	if field, _ := checkFailure(f); field == "type" {
+		f.Type = HandlerErrorType // a type over MaxFailureTypeLen or not UTF-8 (RK-46)
+	}
+	if field, _ := checkFailure(f); field == "details" {
+		f.Details = nil // cannot happen for the executor's own details; kept safe
 	}
 	w.e.Fail(j.ID, j.Delivery, *f) //nolint:errcheck
 }
