@@ -104,6 +104,15 @@
 //   - A job may not be both pending and scheduled; Activate makes a pending
 //     job available at once.
 //   - Observer callbacks run synchronously under the executor's lock.
+//   - Caller data is bounded (RK-46): job id, type and queue at most 255
+//     bytes of valid UTF-8 ([MaxIDLen], [MaxTypeLen], [MaxQueueLen]), args
+//     at most [MaxArgsSize] bytes of valid JSON, a failure's type at most
+//     [MaxFailureTypeLen] bytes and its details at most [MaxDetailsSize]
+//     bytes of valid JSON. Anything else is refused with [ErrInvalidJob],
+//     naming the field and the limit, before the executor's lock is taken.
+//     A failure's message is never refused: it is cut to [MaxMessageLen]
+//     bytes. In worker mode an over-long or invalid error type from a
+//     handler is recorded as [HandlerErrorType].
 //
 // # Worker mode
 //

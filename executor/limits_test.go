@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/executor"
 )
 
@@ -237,5 +239,33 @@ func TestWorkerConcurrencyQueueLimit(t *testing.T) {
 	err := w.Start()
 	if !errors.Is(err, executor.ErrInvalidWorkerConfig) || !strings.Contains(err.Error(), "executor.MaxQueueLen") || len(err.Error()) > 300 {
 		t.Fatalf("Start: got %.200v, want a short ErrInvalidWorkerConfig naming executor.MaxQueueLen", err)
+	}
+}
+
+// TestWorkerHostileHandlerError checks that in worker mode a handler error
+// with an over-long or invalid UTF-8 type and a 10 MB message is still
+// recorded (not lost to a refused Fail): the type becomes HandlerErrorType,
+// the code is kept and the message is cut to MaxMessageLen.
+func TestWorkerHostileHandlerError(t *testing.T) {
+	e := executor.New()
+	w := executor.NewWorker(e, executor.WithConcurrency("default", 2))
+	for typ, errType := range map[string]string{"long": strings.Repeat("a", executor.MaxFailureTypeLen+1), "utf8": "db.\xff"} {
+		w.Handle(typ, func(ctx context.Context, j executor.Job) error {
+			return errmatch.Wrap(errors.New(hugeID), errType, errmatch.CodeDiscard)
+		})
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background()) //nolint:errcheck
+	for _, id := range []string{"long", "utf8"} {
+		mustEnqueue(t, e, executor.JobSpec{ID: id, Type: id})
+		j := waitState(t, e, id, executor.Discarded)
+		x := j.Errors[0]
+		if x.Type != executor.HandlerErrorType || x.Code != errmatch.CodeDiscard ||
+			len(x.Message) != executor.MaxMessageLen || !strings.HasSuffix(x.Message, "…") {
+			t.Errorf("%s: recorded type %.40q code %s message %d bytes; want %s, DISCARD, %d bytes ending in …",
+				id, x.Type, x.Code, len(x.Message), executor.HandlerErrorType, executor.MaxMessageLen)
+		}
 	}
 }

@@ -39,6 +39,7 @@ NOTES = {
     "implementation-defined:delete": "Uses the delete op: a finished job is removed at once, an unfinished one is refused (RK-42). Skip if unsupported.",
     "implementation-defined:paused-queue": "Queue pause/resume is an operator extension: a paused queue's jobs still become available and its reservations still expire, they are just not fetched (RK-36).",
     "implementation-defined:error-classes": "Expects a specific error class (invalid_request, duplicate_id, not_found) for a rejected operation.",
+    "implementation-defined:limits": "Size limits on caller data (RK-46): job id, type and queue at most 255 bytes, args at most 1 MiB of valid JSON, error type at most 1024 bytes, error details at most 64 KiB; over a limit is invalid_request and changes nothing. An error message over 4096 bytes is recorded cut to its first 4093 bytes (at a character boundary) followed by U+2026. Skip if your limits differ.",
 }
 
 KIND_NOTE = ("Timed sequences of job operations against an executor, each step at at_ms milliseconds after "
@@ -892,6 +893,24 @@ S(FN, "scn-fin-0005", "RK-42", "ojs-dead-letter 6.1", "delete of a dead letter t
    op(100, "delete", X(absent=["b"], counts={"cancelled": 0}), id="b"),
    op(100, "delete", X({"c": J("retryable", attempt=1, nra=1000)}, error="invalid_transition"), id="c")],
   covers=["DLQ-003"], flags=["implementation-defined:delete"])
+
+
+# ---- lifecycle.json (continued): limits on caller data (RK-46)
+LIM = ["implementation-defined:limits", "implementation-defined:error-classes"]
+S(L, "scn-core-0027", "RK-46", "ojs-core 7.1", "Job id limit: an id of 256 bytes is invalid_request and creates nothing; 255 bytes is accepted",
+  [enq(0, "i" * 256, X(absent=["i" * 256], counts={"available": 0}, error="invalid_request")),
+   enq(0, "i" * 255, X({"i" * 255: A0("available")}, counts={"available": 1}))],
+  flags=LIM)
+S(L, "scn-core-0028", "RK-46", "ojs-core 7.1", "Job type and queue limits: a 256-byte type or queue name is invalid_request and creates nothing; 255 bytes each is accepted",
+  [enq(0, "a", X(absent=["a"], error="invalid_request"), typ="t" * 256),
+   enq(0, "b", X(absent=["b"], error="invalid_request"), queue="q" * 256),
+   enq(0, "c", X({"c": A0("available")}), typ="t" * 255, queue="q" * 255)],
+  flags=LIM)
+S(L, "scn-core-0029", "RK-46", "ojs-retry 10.1", "A failure is never refused for its message: a 5000-byte message is recorded as its first 4093 bytes and U+2026 (4096 bytes); a 1025-byte error type is invalid_request and uses up nothing",
+  [enq(0, "a", X(), retry={"max_attempts": 3, "initial_interval": "PT1S", "jitter": False}), fetch(0, X(fetched="a")),
+   fail(100, "a", X({"a": J("active", attempt=1, errs=[])}, error="invalid_request"), typ="e" * 1025),
+   fail(100, "a", X({"a": J("retryable", attempt=1, nra=1100, errs=[E(1, "smtp.unavailable", "m" * 4093 + "\u2026", 100)])}), msg="m" * 5000)],
+  covers=["RET-14"], flags=LIM)
 
 
 if __name__ == "__main__":
