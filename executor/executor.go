@@ -22,6 +22,11 @@ const DefaultQueue = "default"
 // maxPolicyCache bounds the cache of parsed retry policy JSON texts.
 const maxPolicyCache = 4096
 
+// maxCachedPolicyText is the longest retry policy text kept as a cache key
+// (RK-46): longer ones, up to policy.MaxDocumentSize, are parsed each time,
+// so the cache holds at most maxPolicyCache * 4 KiB of text.
+const maxCachedPolicyText = 4 << 10
+
 // Executor is the in-memory reference executor. Create it with New; the zero
 // value is not usable. All methods are safe for concurrent use: one mutex
 // guards the whole state, so every operation is atomic (ojs-core §6.5).
@@ -151,7 +156,7 @@ func (e *Executor) resolvePolicy(raw []byte, p *policy.Policy) (*policy.Policy, 
 	if p.Equal(e.defPol) {
 		p = e.defPol
 	}
-	if len(e.policies) < maxPolicyCache {
+	if len(e.policies) < maxPolicyCache && len(t) <= maxCachedPolicyText {
 		e.policies[string(t)] = p
 	}
 	return p, nil

@@ -269,3 +269,37 @@ func TestWorkerHostileHandlerError(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEnqueueArgs measures Enqueue with a typical 200-byte Args
+// document, which Enqueue now checks with encoding/json.Valid (RK-46).
+func BenchmarkEnqueueArgs(b *testing.B) {
+	args := json.RawMessage(`{"to":"user@example.com","subject":"Your receipt","template":"receipt-v2","locale":"en-GB","amount_cents":129900,"currency":"EUR","order":"ord_8f3a2c","tags":["billing","email"]}`)
+	e, _ := newFake()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := e.Enqueue(executor.JobSpec{Type: "t", Args: args}); err != nil {
+			b.Fatal(err)
+		}
+		if i%1024 == 1023 {
+			b.StopTimer()
+			for range 1024 {
+				j, _ := e.Fetch()
+				e.Ack(j.ID, j.Delivery) //nolint:errcheck
+			}
+			b.StartTimer()
+		}
+	}
+}
+
+// BenchmarkEnqueueRefused measures refusing the QA report's 10 MB job id:
+// the cost is one length check, whatever the size.
+func BenchmarkEnqueueRefused(b *testing.B) {
+	e, _ := newFake()
+	spec := executor.JobSpec{ID: hugeID, Type: "t"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Enqueue(spec); err == nil {
+			b.Fatal("accepted a 10 MB id")
+		}
+	}
+}
