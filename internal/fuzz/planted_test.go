@@ -275,6 +275,11 @@ func TestPlantedBugs(t *testing.T) {
 					if filepath.Base(path) != fuzz.ScenarioFile || id != "scn-fuzz-9001" {
 						t.Errorf("wrote %s in %s, want scn-fuzz-9001 in %s", id, path, fuzz.ScenarioFile)
 					}
+					if data, err := os.ReadFile(path); err != nil {
+						t.Fatal(err)
+					} else if err := validScenarioFile(t, data); err != nil {
+						t.Errorf("the written file does not match scenario.schema.json: %v", err)
+					}
 					written, err := conformance.Load(nil, os.DirFS(dir))
 					if err != nil {
 						t.Fatal(err)

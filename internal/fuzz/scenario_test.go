@@ -1,6 +1,7 @@
 package fuzz_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io/fs"
@@ -15,7 +16,34 @@ import (
 	"github.com/retrykit/retrykit/conformance/scenario"
 	"github.com/retrykit/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/policytest"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
+
+// validScenarioFile reports the violations of scenario.schema.json in data.
+func validScenarioFile(t *testing.T, data []byte) error {
+	t.Helper()
+	b, err := fs.ReadFile(retrykit.Scenarios, "scenario.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("scenario.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("scenario.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(inst)
+}
 
 // retryLate reports every retry time one millisecond late: a disagreement
 // deep in a lifecycle (after a fetch and a fail), unlike pending-scheduled.
@@ -67,6 +95,9 @@ func TestWriteScenarioLifecycle(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if !strings.Contains(string(data), `"next_retry_at_ms"`) || !strings.Contains(string(data), `"errors"`) {
 		t.Errorf("the expectations lack the retry time or the error history:\n%s", data)
+	}
+	if err := validScenarioFile(t, data); err != nil {
+		t.Errorf("the written file does not match scenario.schema.json: %v\n%s", err, data)
 	}
 	_, id2, err := fuzz.WriteScenario(dir, d, res.Seed)
 	if err != nil || id != "scn-fuzz-9001" || id2 != "scn-fuzz-9002" {
