@@ -300,20 +300,30 @@ var transitions = map[[2]string]string{
 // step index and the path of its first mismatch; first < 0 when unknown,
 // then the last step is used) and the reference's observations, in order:
 //
-//  1. the step is rejected by the reference: validation RET-16, duplicate
+//  1. the retry time a successful fail step set: RET-11;
+//  2. unless the mismatch is the step's error, the job of the mismatch (or
+//     the one fetched or named) changed state at that step: an expired
+//     reservation RK-30, a dead letter DLQ-001, else the row of the
+//     transition table (CORE-T01…T17) ([transitionRequirement]);
+//  3. the step is rejected by the reference: validation RET-16, duplicate
 //     id CORE-P01, unknown id CORE-I01, stale delivery RK-38, invalid
-//     transition CORE-T00, another invalid request CORE-T00;
-//  2. the job of the mismatch (or the one fetched) changed state: an
-//     expired reservation RK-30 (not on a fail step), a dead letter
-//     DLQ-001, else the row of the transition table (CORE-T01…T17);
-//  3. by the step's op: fetch CORE-F01, pause and resume RK-36, manual
-//     retry RK-33, delete RK-42, fail RET-04 (the retry time), tick RK-31,
+//     transition or another invalid request CORE-T00;
+//  4. by the step's op: fetch CORE-F01, pause and resume RK-36, manual
+//     retry RK-33, delete RK-42, fail RET-11 (the retry time), tick RK-31,
 //     anything else CORE-T00.
 func scenarioRequirement(sc *scenario.Scenario, ref []scenario.Observation, first int, what string) string {
 	if first < 0 || first >= len(ref) {
 		first = len(ref) - 1
 	}
 	st, o := sc.Steps[first], ref[first]
+	if strings.HasSuffix(what, ".next_retry_at_ms") && st.Op == "fail" && o.Error == "" {
+		return "RET-11"
+	}
+	if what != "error" {
+		if r := transitionRequirement(sc, ref, first, what); r != "" {
+			return r
+		}
+	}
 	switch o.Error {
 	case scenario.ClassInvalidPolicy:
 		return "RET-16"
@@ -326,6 +336,30 @@ func scenarioRequirement(sc *scenario.Scenario, ref []scenario.Observation, firs
 	case scenario.ClassInvalidTransition, scenario.ClassInvalidRequest:
 		return "CORE-T00"
 	}
+	switch st.Op {
+	case "fetch":
+		return "CORE-F01"
+	case "pause", "resume":
+		return "RK-36"
+	case "retry":
+		return "RK-33"
+	case "delete":
+		return "RK-42"
+	case "fail":
+		return "RET-11"
+	case "tick":
+		return "RK-31"
+	}
+	return "CORE-T00"
+}
+
+// transitionRequirement returns the requirement of the state change of the
+// job a mismatch names (or the job the step fetched or names), or "" when
+// that job did not change state at step i. A change from active that the
+// step itself did not make (it is no successful fail, ack or cancel) is an
+// expired reservation.
+func transitionRequirement(sc *scenario.Scenario, ref []scenario.Observation, i int, what string) string {
+	st, o := sc.Steps[i], ref[i]
 	id := ""
 	if rest, ok := strings.CutPrefix(what, "jobs["); ok {
 		if q, _, ok := strings.Cut(rest, "]"); ok {
@@ -341,38 +375,25 @@ func scenarioRequirement(sc *scenario.Scenario, ref []scenario.Observation, firs
 	if id == "" {
 		id = st.ID
 	}
-	if now, ok := o.Jobs[id]; ok {
-		before := ""
-		if first > 0 {
-			before = ref[first-1].Jobs[id].State
-		}
-		if before != now.State {
-			switch {
-			case before == "active" && st.Op != "fail" && st.Op != "ack" && st.Op != "cancel":
-				return "RK-30"
-			case now.DeadLetter && !ref[max(first-1, 0)].Jobs[id].DeadLetter:
-				return "DLQ-001"
-			}
-			if r, ok := transitions[[2]string{before, now.State}]; ok {
-				return r
-			}
-		}
+	now, ok := o.Jobs[id]
+	if !ok {
+		return ""
 	}
-	switch st.Op {
-	case "fetch":
-		return "CORE-F01"
-	case "pause", "resume":
-		return "RK-36"
-	case "retry":
-		return "RK-33"
-	case "delete":
-		return "RK-42"
-	case "fail":
-		return "RET-04"
-	case "tick":
-		return "RK-31"
+	var prev scenario.JobState
+	if i > 0 {
+		prev = ref[i-1].Jobs[id]
 	}
-	return "CORE-T00"
+	if prev.State == now.State {
+		return ""
+	}
+	byStep := o.Error == "" && (st.Op == "fail" || st.Op == "ack" || st.Op == "cancel")
+	switch {
+	case prev.State == "active" && !byStep:
+		return "RK-30"
+	case now.DeadLetter && !prev.DeadLetter:
+		return "DLQ-001"
+	}
+	return transitions[[2]string{prev.State, now.State}]
 }
 
 // scenarioFlags returns the scenario flags (testdata/scenarios notes) that
