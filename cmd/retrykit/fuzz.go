@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,9 @@ with opaque jitter get bounds checks. The first disagreement of each op is
 shrunk by rapid to a minimal request and printed side by side (sent,
 expected, got) with the seed and command that reproduce it; --out DIR also
 writes it as a vector file that "retrykit conformance --impl CMD --vectors
-DIR" runs as is (scenario disagreements are printed, not written).
+DIR" runs as is, and a scenario disagreement as a scenario file in
+DIR/scenarios (expected observations from the reference executor) that
+"retrykit conformance --impl CMD --scenarios-dir DIR/scenarios" runs as is.
 
 Exit status: 0 no disagreement; 1 a disagreement, or the adapter failed
 (crash, timeout, malformed answer) on a request; 2 bad usage, or an adapter
@@ -66,7 +69,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		impl     = fset.String("impl", "", "adapter command line, e.g. \"python3 conformance/adapters/python/adapter.py\" (required)")
 		cases    = fset.Int("cases", 10000, fmt.Sprintf("requests to send in all, spread over the ops (1..%d)", fuzzMaxCases))
 		seedStr  = fset.String("seed", "", "rapid seed, 1..2^64-1 (default: a random one, printed)")
-		out      = fset.String("out", "", "write each disagreement as a vector file DIR/fuzz-KIND.json")
+		out      = fset.String("out", "", "write each disagreement as a vector file DIR/fuzz-KIND.json (scenarios: DIR/scenarios/fuzz-scenario.json)")
 		parallel = fset.Int("parallel", 64, fmt.Sprintf("requests in flight at once, pipelined over the adapter (1..%d)", fuzzMaxParallel))
 		timeout  = fset.Duration("timeout", 5*time.Second, "per-request timeout (1ms..1h)")
 		format   = fset.String("format", "text", "report format: text or json")
@@ -147,10 +150,19 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *out != "" {
 		opaque := res.Hello.Jitter == protocol.JitterOpaque
 		for _, o := range res.Ops {
-			if o.Disagreement == nil || o.Op == protocol.OpScenario {
-				continue // scenarios are not vectors (their format is testdata/scenarios)
+			if o.Disagreement == nil {
+				continue
 			}
-			path, id, err := fuzz.WriteVector(*out, o.Disagreement, seed, opaque)
+			var path, id string
+			var err error
+			if o.Op == protocol.OpScenario {
+				// A scenario file beside vector files would stop either
+				// directory from loading: scenarios go one level down, as
+				// "conformance export" lays them out.
+				path, id, err = fuzz.WriteScenario(filepath.Join(*out, "scenarios"), o.Disagreement, seed)
+			} else {
+				path, id, err = fuzz.WriteVector(*out, o.Disagreement, seed, opaque)
+			}
 			if err != nil {
 				writeErrs = append(writeErrs, fmt.Sprintf("%s: %v", o.Op, err))
 				continue
@@ -161,7 +173,10 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *format == "json" {
 		writeFuzzJSON(stdout, res, repro, vectors)
 	} else {
-		writeFuzzText(stdout, res, repro, vectors)
+		replay := func(id, dir string) string {
+			return fmt.Sprintf("retrykit conformance --impl %s %s --run %s --jitter-samples 0", shellQuote(*impl), dir, id)
+		}
+		writeFuzzText(stdout, res, repro, replay, vectors)
 	}
 	for _, e := range writeErrs {
 		fmt.Fprintf(stderr, "retrykit fuzz: --out: %s\n", e)
@@ -184,7 +199,7 @@ func isFuzzOp(op string) bool {
 	return false
 }
 
-func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, vectors map[string][2]string) {
+func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, replay func(id, dirFlags string) string, vectors map[string][2]string) {
 	h := res.Hello
 	fmt.Fprintf(w, "fuzzing %s %s (jitter %s, resolution %dns) against the retrykit reference, seed %d\n",
 		h.Implementation, h.Version, h.Jitter, h.ResolutionNS, res.Seed)
@@ -219,10 +234,10 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 				fmt.Fprintf(w, "  flags:    %s\n", strings.Join(d.Flags, ", "))
 			}
 			fmt.Fprintf(w, "  seed:     %d\n  repeat:   %s\n", res.Seed, repro(o.Op))
-			if v, ok := vectors[o.Op]; ok {
-				fmt.Fprintf(w, "  vector:   %s in %s\n", v[1], v[0])
-			} else if o.Op == protocol.OpScenario {
-				fmt.Fprintf(w, "  vector:   none (a scenario is not a vector; the request above is the scenario's config and steps)\n")
+			if v, ok := vectors[o.Op]; ok && o.Op == protocol.OpScenario {
+				fmt.Fprintf(w, "  scenario: %s in %s\n  replay:   %s\n", v[1], v[0], replay(v[1], "--scenarios-dir "+shellQuote(filepath.Dir(v[0]))))
+			} else if ok {
+				fmt.Fprintf(w, "  vector:   %s in %s\n  replay:   %s\n", v[1], v[0], replay(v[1], "--vectors "+shellQuote(filepath.Dir(v[0]))+" --scenarios=false"))
 			}
 		case o.Failure != nil:
 			fmt.Fprintf(w, "\n%s: the adapter failed: %v\n", o.Op, o.Failure)
@@ -257,7 +272,7 @@ type fuzzJSONOp struct {
 	Flags        []string        `json:"flags,omitempty"`
 	ShrinkMS     float64         `json:"shrink_ms,omitempty"`
 	Repeat       string          `json:"repeat,omitempty"`
-	VectorFile   string          `json:"vector_file,omitempty"`
+	VectorFile   string          `json:"vector_file,omitempty"` // the vector file, or for op scenario the scenario file
 	VectorID     string          `json:"vector_id,omitempty"`
 	AdapterError string          `json:"adapter_error,omitempty"`
 }

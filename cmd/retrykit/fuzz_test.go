@@ -234,3 +234,58 @@ func TestFuzzAdapterCrashIsExitOne(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// pendingScheduledAdapter runs "retrykit adapter" (argv[1]) with a planted
+// executor bug no shipped scenario catches: a job enqueued both pending and
+// scheduled is taken as pending (the time dropped) instead of rejected.
+const pendingScheduledAdapter = `import json, subprocess, sys
+child = subprocess.Popen([sys.argv[1], "adapter"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+for line in sys.stdin:
+    try:
+        req = json.loads(line)
+    except ValueError:
+        req = None
+    if isinstance(req, dict) and req.get("op") == "scenario" and isinstance(req.get("steps"), list):
+        for st in req["steps"]:
+            job = st.get("job") if isinstance(st, dict) else None
+            if isinstance(job, dict) and job.get("pending") is True:
+                job.pop("scheduled_at_ms", None)
+        line = json.dumps(req) + "\n"
+    child.stdin.write(line)
+    child.stdin.flush()
+    sys.stdout.write(child.stdout.readline())
+    sys.stdout.flush()
+`
+
+func TestFuzzWritesScenario(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "pending.py")
+	if err := os.WriteFile(script, []byte(pendingScheduledAdapter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	impl := py + " " + script + " " + retrykitBinary(t)
+	out := filepath.Join(dir, "found")
+	code, stdout, errOut := runCLI(t, "", "fuzz", "--impl", impl, "--ops", "scenario", "--cases", "2000", "--seed", "1", "--parallel", "1", "--out", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, errOut)
+	}
+	scenDir := filepath.Join(out, "scenarios")
+	for _, want := range []string{"DISAGREEMENT", "scenario: scn-fuzz-9001 in " + filepath.Join(scenDir, "fuzz-scenario.json"),
+		"replay:   retrykit conformance --impl"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The scenario runs as is: the bug fails it, the reference passes it.
+	code, rep, errOut := runCLI(t, "", "conformance", "--impl", impl, "--scenarios-dir", scenDir, "--run", "scn-fuzz-9001", "--jitter-samples", "0")
+	if code != 1 || !strings.Contains(rep, "scn-fuzz-9001") {
+		t.Errorf("replay against the bug: exit %d, want 1\n%s\n%s", code, rep, errOut)
+	}
+	if code, rep, errOut := runCLI(t, "", "conformance", "--scenarios-dir", scenDir, "--run", "scn-fuzz-9001", "--jitter-samples", "0"); code != 0 {
+		t.Errorf("replay against the reference: exit %d, want 0\n%s\n%s", code, rep, errOut)
+	}
+}

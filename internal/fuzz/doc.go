@@ -8,7 +8,8 @@
 // does the shrinking; see [Config.Parallel]), simplifies it further at the
 // level of the request (policy keys and steps dropped, the attempt lowered
 // to the first that disagrees), and can write it as a conformance vector
-// ([WriteVector]).
+// ([WriteVector]) or, for the scenario op, as an executor scenario
+// ([WriteScenario]).
 //
 // rapid reads its settings from command-line flags; [Run] sets them for the
 // duration of each check (seed, check count, no fail files, shrink time)
@@ -19,6 +20,8 @@
 // [Run] fuzzes an implementation and returns a [Result] per op: the cases
 // sent, and the minimal [policytest.Disagreement] or the adapter failure it
 // found. [WriteVector] turns a disagreement into a vector file that
-// "retrykit conformance --vectors DIR" runs. The command "retrykit fuzz"
-// is a thin layer over both.
+// "retrykit conformance --vectors DIR" runs, [WriteScenario] a scenario
+// disagreement into a scenario file that "retrykit conformance
+// --scenarios-dir DIR" runs. The command "retrykit fuzz" is a thin layer
+// over them.
 package fuzz

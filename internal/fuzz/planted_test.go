@@ -265,12 +265,33 @@ func TestPlantedBugs(t *testing.T) {
 				tc.want(t, d.Request)
 
 				if tc.op == protocol.OpScenario {
-					// A scenario is not a vector: replay the request itself.
-					if again, err := policytest.Compare(ctx, res.Hello, tc.bug, d.Request); err != nil || again == nil {
-						t.Errorf("the shrunk scenario does not fail the bug on replay (%v)", err)
+					// A scenario is written as a scenario file
+					// (testdata/scenarios), replayed as the runner does.
+					dir := t.TempDir()
+					path, id, err := fuzz.WriteScenario(dir, d, res.Seed)
+					if err != nil {
+						t.Fatal(err)
 					}
-					if again, err := policytest.Compare(ctx, res.Hello, conformance.Reference(), d.Request); err != nil || again != nil {
-						t.Errorf("the shrunk scenario does not pass the reference: %v %v", again, err)
+					if filepath.Base(path) != fuzz.ScenarioFile || id != "scn-fuzz-9001" {
+						t.Errorf("wrote %s in %s, want scn-fuzz-9001 in %s", id, path, fuzz.ScenarioFile)
+					}
+					if data, err := os.ReadFile(path); err != nil {
+						t.Fatal(err)
+					} else if err := validScenarioFile(t, data); err != nil {
+						t.Errorf("the written file does not match scenario.schema.json: %v", err)
+					}
+					written, err := conformance.Load(nil, os.DirFS(dir))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(written.Vectors) != 1 || written.Vectors[0].ID != id {
+						t.Fatalf("the written file holds %d scenarios, want %s alone", len(written.Vectors), id)
+					}
+					if rep := conformance.NewRunner(written, conformance.WithJitterSamples(0)).Run(ctx, tc.bug); rep.Totals.Fail != 1 {
+						t.Errorf("the written scenario does not fail the bug on replay: %+v", rep.Totals)
+					}
+					if rep := conformance.NewRunner(written, conformance.WithJitterSamples(0)).Run(ctx, conformance.Reference()); !rep.OK() || rep.Totals.Pass != 1 {
+						t.Errorf("the written scenario does not pass the reference: %+v", rep.Totals)
 					}
 					continue
 				}
