@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrykit/retrykit/internal/bounded"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -96,14 +97,11 @@ func readPolicyFile(name string, stdin io.Reader) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, policy.MaxDocumentSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > policy.MaxDocumentSize {
+	data, err := bounded.Read(r, policy.MaxDocumentSize)
+	if errors.Is(err, bounded.ErrTooLarge) {
 		return nil, fmt.Errorf("%s: larger than the policy size limit of %d bytes (policy.MaxDocumentSize)", name, policy.MaxDocumentSize)
 	}
-	return data, nil
+	return data, err
 }
 
 func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

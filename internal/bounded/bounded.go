@@ -1,5 +1,5 @@
-// Package bounded reads suite files (vectors, scenarios, profiles) with a
-// size limit, so that a hostile or mistaken file — a symlink to /dev/zero,
+// Package bounded reads suite files (vectors, scenarios, profiles) and
+// policy files with a size limit, so that a hostile or mistaken file — a symlink to /dev/zero,
 // a multi-gigabyte log named *.json — is refused after limit+1 bytes
 // instead of being read until memory runs out. fs.ReadFile has no limit.
 package bounded
@@ -28,7 +28,13 @@ func ReadFile(fsys fs.FS, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	return Read(f, limit)
+}
+
+// Read reads r to its end like io.ReadAll, but reads at most limit+1
+// bytes and returns an error wrapping ErrTooLarge for a longer stream.
+func Read(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
