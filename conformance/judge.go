@@ -80,53 +80,10 @@ func judgeScenarioAnswer(req protocol.Request, want, got protocol.Response) stri
 	if json.Unmarshal(req.Steps, &sc.Steps) != nil || json.Unmarshal(want.Steps, &ref) != nil || len(ref) != len(sc.Steps) {
 		return "the reference's observations do not fit the request"
 	}
-	ids := map[string]bool{}
-	for _, st := range sc.Steps {
-		if st.Job != nil {
-			ids[st.Job.ID] = true
-		}
-		if st.ID != "" {
-			ids[st.ID] = true
-		}
-	}
-	for i, o := range ref {
-		x := scenario.Expect{Error: o.Error, Counts: o.Counts, Jobs: map[string]scenario.JobExpect{}}
-		x.Fetched.Set = true
-		if o.Fetched == nil {
-			x.Fetched.Null = true
-		} else {
-			x.Fetched.S = *o.Fetched
-		}
-		for id := range ids {
-			if _, ok := o.Jobs[id]; !ok {
-				x.Absent = append(x.Absent, id)
-			}
-		}
-		for id, j := range o.Jobs {
-			attempt, dl := j.Attempt, j.DeadLetter
-			errs := make([]scenario.ErrorExpect, len(j.Errors))
-			for k, e := range j.Errors {
-				typ := e.Type
-				if e.Timeout {
-					typ = "" // an expired reservation's error type is the implementation's own (testdata/scenarios/README.md)
-				}
-				errs[k] = scenario.ErrorExpect{Attempt: e.Attempt, Type: typ, Code: e.Code, AtMs: e.AtMs, Details: e.Details, Timeout: e.Timeout}
-			}
-			x.Jobs[id] = scenario.JobExpect{State: j.State, Attempt: &attempt, DeadLetter: &dl, Errors: &errs,
-				NextRetryAtMs: optMs(j.NextRetryAtMs), ReservedUntilMs: optMs(j.ReservedUntilMs)}
-		}
-		sc.Steps[i].Expect = x
-	}
+	scenario.SetExpectations(sc, ref)
 	reason, _, _, malformed := judgeScenario(sc, got.Steps)
 	if malformed != nil {
 		return "malformed answer: " + malformed.Error()
 	}
 	return reason
-}
-
-func optMs(p *int64) scenario.OptMs {
-	if p == nil {
-		return scenario.OptMs{Set: true, Null: true}
-	}
-	return scenario.OptMs{Set: true, Ms: *p}
 }

@@ -66,7 +66,7 @@ func WriteScenario(dir string, d *policytest.Disagreement, seed uint64) (path, i
 	if err != nil {
 		return "", "", fmt.Errorf("fuzz: the reference rejects the scenario: %w", err)
 	}
-	setExpectations(&sc, ref)
+	scenario.SetExpectations(&sc, ref)
 	if ms := scenario.Check(&sc, ref); len(ms) > 0 {
 		return "", "", fmt.Errorf("fuzz: the reference does not pass its own expectations: %v", ms[0])
 	}
@@ -163,73 +163,6 @@ func WriteScenario(dir string, d *policytest.Disagreement, seed uint64) (path, i
 		return "", "", fmt.Errorf("fuzz: %s would not load with the scenario (it was not written): %w", dir, err)
 	}
 	return path, id, nil
-}
-
-// setExpectations sets the expectation of every step of sc to what the
-// reference observed after it (obs, one per step).
-func setExpectations(sc *scenario.Scenario, obs []scenario.Observation) {
-	ids := stepIDs(sc)
-	for i, o := range obs {
-		x := scenario.Expect{Error: o.Error, Jobs: map[string]scenario.JobExpect{}}
-		if len(o.Counts) > 0 {
-			x.Counts = o.Counts
-		}
-		if sc.Steps[i].Op == "fetch" {
-			x.Fetched.Set = true
-			if o.Fetched == nil {
-				x.Fetched.Null = true
-			} else {
-				x.Fetched.S = *o.Fetched
-			}
-		}
-		for _, id := range ids {
-			if _, ok := o.Jobs[id]; !ok {
-				x.Absent = append(x.Absent, id)
-			}
-		}
-		for id, j := range o.Jobs {
-			attempt, dl := j.Attempt, j.DeadLetter
-			errs := make([]scenario.ErrorExpect, len(j.Errors))
-			for k, e := range j.Errors {
-				errs[k] = scenario.ErrorExpect{Attempt: e.Attempt, Code: e.Code, AtMs: e.AtMs, Details: e.Details, Timeout: e.Timeout}
-				if !e.Timeout {
-					errs[k].Type = e.Type
-				}
-			}
-			x.Jobs[id] = scenario.JobExpect{State: j.State, Attempt: &attempt, DeadLetter: &dl, Errors: &errs,
-				NextRetryAtMs: msExpect(j.NextRetryAtMs), ReservedUntilMs: msExpect(j.ReservedUntilMs)}
-		}
-		if len(x.Jobs) == 0 {
-			x.Jobs = nil
-		}
-		sc.Steps[i].Expect = x
-	}
-}
-
-// stepIDs returns the job ids sc's steps name, sorted.
-func stepIDs(sc *scenario.Scenario) []string {
-	seen := map[string]bool{}
-	for _, st := range sc.Steps {
-		if st.Job != nil {
-			seen[st.Job.ID] = true
-		}
-		if st.ID != "" {
-			seen[st.ID] = true
-		}
-	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-func msExpect(p *int64) scenario.OptMs {
-	if p == nil {
-		return scenario.OptMs{Set: true, Null: true}
-	}
-	return scenario.OptMs{Set: true, Ms: *p}
 }
 
 // shippedScenarios returns the first shipped scenario file (for its
