@@ -103,11 +103,12 @@ type scheduleExtra struct {
 	profile string
 	list    bool
 	svg     string
+	fs      *flag.FlagSet // to tell which flags were given
 }
 
 // addScheduleFlags registers --profile, --list-profiles and --svg on fs.
 func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
-	x := &scheduleExtra{}
+	x := &scheduleExtra{fs: fs}
 	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles)")
 	fs.BoolVar(&x.list, "list-profiles", false, "list the profiles, one line each")
 	fs.StringVar(&x.svg, "svg", "", "also write a chart of the delays (log scale, jitter band) to this SVG file")
@@ -118,6 +119,40 @@ func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
 // command is about a policy and schedule.go goes on.
 func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdout, stderr io.Writer) (code int, done bool) {
 	if x.list {
+		// --list-profiles prints the list and nothing else: a flag that
+		// would be silently dropped (no chart written, no schedule printed)
+		// is refused instead. --json lists them as JSON.
+		var given []string
+		x.fs.Visit(func(f *flag.Flag) {
+			if f.Name != "list-profiles" && f.Name != "json" {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if nargs > 0 {
+			given = append(given, "a policy file")
+		}
+		if len(given) > 0 {
+			fmt.Fprintf(stderr, "retrykit schedule: --list-profiles only lists the profiles (with --json, as JSON); it takes no %s. Chart a profile with: retrykit schedule --profile NAME --svg FILE\n", strings.Join(given, ", "))
+			return 2, true
+		}
+		if asJSON {
+			type entry struct {
+				Name    string `json:"name"`
+				System  string `json:"system"`
+				Summary string `json:"summary"`
+			}
+			list := []entry{}
+			for _, p := range profile.All() {
+				list = append(list, entry{p.Name(), p.System(), p.Summary()})
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(list); err != nil {
+				fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
+				return 1, true
+			}
+			return 0, true
+		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, p := range profile.All() {
 			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())

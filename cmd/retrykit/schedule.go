@@ -68,7 +68,8 @@ const scheduleUsage = `usage: retrykit schedule [--json] [--limit N] [--rand R] 
 
 Prints the retry schedule of an OJS retry policy (a file, "-" for stdin, or
 the OJS default policy when none is given) or of another system's profile
-(--profile NAME; --list-profiles lists them): for each attempt that fails,
+(--profile NAME; --list-profiles lists them, with --json as JSON, and
+takes no other flag): for each attempt that fails,
 what follows, the delay, the range jitter can put it in, and the
 cumulative wait. Flags may come before or after the file.
 
