@@ -143,7 +143,7 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		k = max(k, min(s.retries(a.limit)+1, a.limit))
 	}
 	if a.svg != "" {
-		c := chart.Delays{Title: "Retry delays compared", Note: "per attempt; line at the middle draw, band the jitter range"}
+		c := chart.Delays{Title: "Retry delays compared", Note: "per attempt; line: " + chart.Middle + ", band: jitter range (inclusive)"}
 		for _, s := range a.subjects {
 			c.Series = append(c.Series, s.series(max(min(s.retries(a.limit), k), 1)))
 		}
@@ -204,7 +204,7 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "subject\tattempts\tthen\ttime to exhaustion (middle draw)\trange (inclusive)")
+	fmt.Fprintln(tw, "subject\tattempts\tthen\ttime to exhaustion, "+chart.Middle+"\trange (inclusive)")
 	type total struct {
 		mid, lo, hi time.Duration
 		bounded     bool

@@ -278,9 +278,9 @@ func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleRe
 	head := "delay"
 	switch {
 	case rep.Rand != nil:
-		head = fmt.Sprintf("delay (r=%g)", *rep.Rand)
+		head = fmt.Sprintf("delay (r = %g)", *rep.Rand)
 	case p.Jitter():
-		head = "delay (r=0.5)"
+		head = chart.Middle
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "attempt\tthen\t%s\trange (inclusive)\tcumulative\tcumulative range\n", head)

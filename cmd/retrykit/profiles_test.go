@@ -82,7 +82,7 @@ func TestScheduleProfile(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	// asynq: n = attempt-1; n^4 + 15 + rand(30)*(n+1) s; r = 0.5 gives rand(30) = 15.
-	for _, want := range []string{"1        retry  30s            [15s, 44s]", "2        retry  46s            [16s, 1m14s]",
+	for _, want := range []string{"1        retry  30s               [15s, 44s]", "2        retry  46s               [16s, 1m14s]",
 		"after attempt 26 fails: dead_letter (archived)", "server.go"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

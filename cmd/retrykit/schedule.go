@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/bounded"
+	"github.com/retrykit/retrykit/internal/chart"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -110,7 +111,7 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "write the schedule as JSON")
 	limit := fs.Int("limit", 50, fmt.Sprintf("print at most this many attempts, 1 to %d (the exhaustion outcome is always printed)", maxScheduleLimit))
-	randFlag := fs.String("rand", "", "fixed jitter draw r in [0,1): show exact jittered delays instead of the nominal delay")
+	randFlag := fs.String("rand", "", "fixed jitter draw r in [0,1): show exact jittered delays instead of the "+chart.Middle)
 	extra := addScheduleFlags(fs) // profiles.go: --profile, --list-profiles, --svg
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), scheduleUsage)
@@ -252,9 +253,9 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 	delayHead := "delay"
 	switch {
 	case rep.Rand != nil:
-		delayHead = fmt.Sprintf("delay (r=%g)", *rep.Rand)
+		delayHead = fmt.Sprintf("delay (r = %g)", *rep.Rand)
 	case s.Jitter:
-		delayHead = "delay (nominal)"
+		delayHead = chart.Middle
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
