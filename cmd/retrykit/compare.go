@@ -102,7 +102,7 @@ func parseSubjects(args []string, stdin io.Reader) (a compareArgs, help bool, er
 			a.svg = v
 		default:
 			if strings.HasPrefix(arg, "-") && arg != "-" {
-				return a, false, fmt.Errorf("unknown flag %s", arg)
+				return a, false, fmt.Errorf("unknown flag %s%s", quoteName(name), flagSuggestion(name, []string{"profile", "limit", "svg"}))
 			}
 			if arg == "-" {
 				if stdinUsed {
