@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -220,18 +221,18 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 		t.bounded = s.attempts > 0
 		totals[i] = t
 		attempts, then := strconv.Itoa(s.attempts), s.action
-		mid := t.mid.String()
+		mid := human.Round(t.mid)
 		if !t.bounded {
 			attempts, then = "unbounded", "-"
-			mid = fmt.Sprintf("%v after %d retries", t.mid, r)
+			mid = fmt.Sprintf("%s after %d retries", human.Round(t.mid), r)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.name, attempts, then, mid, inclusive(t.lo, t.hi))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	if bigAt > 0 {
-		fmt.Fprintf(w, "largest difference per attempt: %v at attempt %d (%s %v, %s %v)\n", bigD, bigAt,
-			subs[bigHi].name, subs[bigHi].nominal(bigAt), subs[bigLo].name, subs[bigLo].nominal(bigAt))
+		fmt.Fprintf(w, "largest difference per attempt: %s at attempt %d (%s %s, %s %s)\n", human.Round(bigD), bigAt,
+			subs[bigHi].name, human.Round(subs[bigHi].nominal(bigAt)), subs[bigLo].name, human.Round(subs[bigLo].nominal(bigAt)))
 	}
 	iLo, iHi := -1, -1
 	for i, t := range totals {
@@ -246,7 +247,7 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 		}
 	}
 	if iLo >= 0 && iLo != iHi {
-		fmt.Fprintf(w, "largest difference in time to exhaustion: %v (%s %v, %s %v)\n", totals[iHi].mid-totals[iLo].mid,
-			subs[iHi].name, totals[iHi].mid, subs[iLo].name, totals[iLo].mid)
+		fmt.Fprintf(w, "largest difference in time to exhaustion: %s (%s %s, %s %s)\n", human.Round(totals[iHi].mid-totals[iLo].mid),
+			subs[iHi].name, human.Round(totals[iHi].mid), subs[iLo].name, human.Round(totals[iLo].mid))
 	}
 }

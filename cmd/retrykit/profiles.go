@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -90,12 +91,7 @@ func writeChart(name string, c chart.Delays) error {
 
 // inclusive shows an inclusive range, or the one value when exact. (The
 // commands of this file use the library's inclusive bounds everywhere.)
-func inclusive(lo, hi time.Duration) string {
-	if lo == hi {
-		return lo.String()
-	}
-	return fmt.Sprintf("[%v, %v]", lo, hi)
-}
+func inclusive(lo, hi time.Duration) string { return human.Range(lo, hi) }
 
 // scheduleExtra holds the schedule command's profile and chart flags; it
 // is the hook schedule.go calls, so that the profile code stays here.
@@ -289,8 +285,8 @@ func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleRe
 			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t-\n", row.Attempt, row.Action)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\tretry\t%v\t%s\t%v\t%s\n", row.Attempt, time.Duration(row.DelayNS),
-			inclusive(time.Duration(row.MinNS), time.Duration(row.MaxNS)), time.Duration(row.CumulativeNS),
+		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt, human.Round(time.Duration(row.DelayNS)),
+			inclusive(time.Duration(row.MinNS), time.Duration(row.MaxNS)), human.Round(time.Duration(row.CumulativeNS)),
 			inclusive(time.Duration(row.CumulativeMinNS), time.Duration(row.CumulativeMaxNS)))
 	}
 	if rep.Truncated {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrykit/retrykit/internal/bounded"
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -74,11 +75,14 @@ takes no other flag): for each attempt that fails,
 what follows, the delay, the range jitter can put it in, and the
 cumulative wait. Flags may come before or after the file.
 
-Every range is inclusive, [lo, hi], with both ends reachable, in the text
-and in the JSON fields min_ns/max_ns and cumulative_min_ns/
-cumulative_max_ns: it is backoff.Backoff.Bounds. The spec's jitter
-multiplier [0.5, 1.5) is half-open, so hi is 1ns under 1.5 times the base
-delay ([500ms, 1.499999999s] for a 1s base).
+Every range is inclusive, [lo, hi], with both ends reachable, in the JSON
+fields min_ns/max_ns and cumulative_min_ns/cumulative_max_ns: it is
+backoff.Backoff.Bounds. The spec's jitter multiplier [0.5, 1.5) is
+half-open, so hi is 1ns under 1.5 times the base delay ([500ms,
+1.499999999s] for a 1s base). The text writes durations for reading:
+exact under a minute, with days ("3d8h32m") and rounded beyond, lo down
+and hi up (to the second under a day, to the minute from a day on), so the
+printed range always contains the exact one; JSON keeps nanoseconds.
 
 Numbers: --limit is 1 to 10000 rows (they are held in memory; the outcome
 after the last attempt is always printed, for any max_attempts up to
@@ -271,8 +275,12 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 			jr = rangeText(row.MinNS, row.MaxNS)
 			cr = rangeText(row.CumulativeMinNS, row.CumulativeMaxNS)
 		}
+		delay := human.Round(time.Duration(row.DelayNS))
+		if rep.Rand != nil { // --rand asks for the exact jittered delay
+			delay = human.Exact(time.Duration(row.DelayNS))
+		}
 		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt,
-			time.Duration(row.DelayNS), jr, time.Duration(row.CumulativeNS), cr)
+			delay, jr, human.Round(time.Duration(row.CumulativeNS)), cr)
 	}
 	if rep.Truncated {
 		fmt.Fprintf(tw, "…\t\t\t\t\t\n")
@@ -284,11 +292,8 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 	fmt.Fprintf(w, "\nafter attempt %d fails: %s\n", rep.Exhaustion.AfterAttempt, rep.Exhaustion.Action)
 }
 
-// rangeText shows an inclusive range of whole nanoseconds, [lo, hi], the
-// convention of backoff.Backoff.Bounds and of the JSON output.
-func rangeText(lo, hi int64) string {
-	if lo == hi {
-		return time.Duration(lo).String()
-	}
-	return fmt.Sprintf("[%s, %s]", time.Duration(lo), time.Duration(hi))
-}
+// rangeText shows an inclusive range of whole nanoseconds for people:
+// [lo, hi] with lo rounded down and hi up beyond a minute (human.Range), so
+// the printed range contains the exact one of backoff.Backoff.Bounds and of
+// the JSON output.
+func rangeText(lo, hi int64) string { return human.Range(time.Duration(lo), time.Duration(hi)) }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/human"
 )
 
 // palette is a colour-blind-friendly set (Okabe-Ito), cycled per series.
@@ -136,7 +138,7 @@ func (c Delays) WriteSVG(w io.Writer) error {
 			fmt.Fprintf(bw, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", line.String(), col)
 			for _, p := range s.Points {
 				fmt.Fprintf(bw, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s, attempt %d: %s %s, range [%s, %s]</title></circle>`+"\n",
-					x(p.Attempt), y(p.Mid), col, esc(s.Name), p.Attempt, Middle, p.Mid, p.Lo, p.Hi)
+					x(p.Attempt), y(p.Mid), col, esc(s.Name), p.Attempt, Middle, human.Round(p.Mid), human.Floor(p.Lo), human.Ceil(p.Hi))
 			}
 		}
 		fmt.Fprintln(bw, "</g>")
