@@ -200,7 +200,7 @@ func TestSnippetsCompile(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var built []snippet
-	for i, s := range markdownSnippets(t) {
+	for _, s := range markdownSnippets(t) {
 		if s.harness != "" || !isWholeFile(s.text) {
 			continue
 		}
@@ -210,7 +210,9 @@ func TestSnippetsCompile(t *testing.T) {
 		} else if !strings.Contains(s.text, "package main\n") {
 			name = "snippet.go"
 		}
-		sub := filepath.Join(dir, fmt.Sprintf("s%02d", i))
+		// The directory names the snippet, so that go vet's messages say
+		// where it is: docs_getting_started_md_L41/main.go:12.
+		sub := filepath.Join(dir, fmt.Sprintf("%s_L%d", strings.NewReplacer("/", "_", ".", "_", "-", "_").Replace(s.file), s.line))
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -256,4 +258,36 @@ func TestSnippetsCompile(t *testing.T) {
 		t.Fatalf("go vet of the markdown snippets %v: %v\n%s", built, err, out)
 	}
 	t.Logf("%d whole-file snippets compile: %v", len(built), built)
+}
+
+// docs/getting-started.md walks the three uses in order, each step one
+// command or one snippet (its Go snippets are compiled above).
+func TestGettingStarted(t *testing.T) {
+	page, err := os.ReadFile("docs/getting-started.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	at := 0
+	for _, h := range []string{"## 0. Get retrykit", "## 1. Import the library into a queue", "## 2. Test an implementation", "## 3. Fuzz it"} {
+		i := strings.Index(text, "\n"+h+"\n")
+		if i < at {
+			t.Errorf("getting-started: no section %q after the previous one", h)
+			continue
+		}
+		at = i
+	}
+	// Each shell step is one command (one line, && for a cd).
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(text, -1) {
+		if n := strings.Count(strings.TrimSpace(block[1]), "\n") + 1; n != 1 {
+			t.Errorf("getting-started: a shell step of %d lines, want one command:\n%s", n, block[1])
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "(docs/getting-started.md)") {
+		t.Error("README.md does not link docs/getting-started.md")
+	}
 }
