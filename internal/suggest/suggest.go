@@ -13,7 +13,8 @@ const MaxLen = 64
 // Closest returns the candidate nearest to name and true, or "" and false
 // when none is near enough: within max(1, len/3) edits of the candidate's
 // folded length, with ties going to the earlier candidate. An exact
-// candidate is not a suggestion; name equal to one (as given) returns false.
+// candidate is not a suggestion (name equal to one, as given, returns
+// false), nor is an empty one.
 func Closest(name string, candidates []string) (string, bool) {
 	if len(name) == 0 || len(name) > MaxLen || !utf8.ValidString(name) {
 		return "", false
@@ -22,7 +23,7 @@ func Closest(name string, candidates []string) (string, bool) {
 	n := fold(name, nb[:0])
 	best, bestD := "", -1
 	for _, c := range candidates {
-		if c == name || len(c) > MaxLen {
+		if c == name || c == "" || len(c) > MaxLen {
 			continue
 		}
 		f := fold(c, cb[:0])
