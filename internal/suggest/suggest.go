@@ -14,7 +14,7 @@ const MaxLen = 64
 // when none is near enough: within max(1, len/3) edits of the candidate's
 // folded length, with ties going to the earlier candidate. An exact
 // candidate is not a suggestion (name equal to one, as given, returns
-// false), nor is an empty one.
+// false), nor is one that folds to nothing ("", "_").
 func Closest(name string, candidates []string) (string, bool) {
 	if len(name) == 0 || len(name) > MaxLen || !utf8.ValidString(name) {
 		return "", false
@@ -23,10 +23,13 @@ func Closest(name string, candidates []string) (string, bool) {
 	n := fold(name, nb[:0])
 	best, bestD := "", -1
 	for _, c := range candidates {
-		if c == name || c == "" || len(c) > MaxLen {
+		if c == name || len(c) > MaxLen {
 			continue
 		}
 		f := fold(c, cb[:0])
+		if len(f) == 0 { // "_": nothing to suggest
+			continue
+		}
 		limit := max(1, len(f)/3)
 		if diff := len(f) - len(n); diff > limit || -diff > limit {
 			continue

@@ -91,7 +91,7 @@ func TestDistanceProperty(t *testing.T) {
 		if !ok {
 			for _, c := range cands {
 				f := fold(c, nil)
-				if c != name && osa(fold(name, nil), f) <= max(1, len(f)/3) && len(name) > 0 {
+				if c != name && len(f) > 0 && osa(fold(name, nil), f) <= max(1, len(f)/3) && len(name) > 0 {
 					t.Fatalf("no suggestion for %q, but %q is near", name, c)
 				}
 			}
@@ -103,7 +103,7 @@ func TestDistanceProperty(t *testing.T) {
 			t.Fatalf("suggested %q for %q at distance %d", s, name, ds)
 		}
 		for _, c := range cands {
-			if c != name && osa(fold(name, nil), fold(c, nil)) < ds && osa(fold(name, nil), fold(c, nil)) <= max(1, len(fold(c, nil))/3) {
+			if c != name && len(fold(c, nil)) > 0 && osa(fold(name, nil), fold(c, nil)) < ds && osa(fold(name, nil), fold(c, nil)) <= max(1, len(fold(c, nil))/3) {
 				t.Fatalf("suggested %q for %q, but %q is nearer", s, name, c)
 			}
 		}
