@@ -21,6 +21,10 @@ import (
 // readmeExample is the example's README, checked with this module's.
 const readmeExample = "../../examples/asynq/README.md"
 
+// readmeMain is the repository's README: its go blocks that use this
+// package are checked too.
+const readmeMain = "../../README.md"
+
 // readmeSnippetInstall is the README's "The lines you add".
 func readmeSnippetInstall(cfg asynq.Config, redisOpt asynq.RedisClientOpt, mux asynq.Handler, policyJSON string) error {
 	rk, err := asynqretry.Parse([]byte(policyJSON)) // or asynqretry.New(p) with a *policy.Policy
@@ -142,8 +146,17 @@ func compiledBodies(t *testing.T) map[string]bool {
 // of this file, so each snippet compiles (and the tests below run it).
 func TestReadmeSnippets(t *testing.T) {
 	bodies := compiledBodies(t)
-	for _, path := range []string{"README.md", readmeExample} {
+	for _, path := range []string{"README.md", readmeExample, readmeMain} {
 		blocks := readmeBlocks(t, path)
+		if path == readmeMain {
+			var ours []string
+			for _, b := range blocks {
+				if strings.Contains(b, "asynqretry.") {
+					ours = append(ours, b)
+				}
+			}
+			blocks = ours
+		}
 		if len(blocks) == 0 {
 			t.Errorf("%s has no go block", path)
 		}
