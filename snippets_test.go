@@ -20,9 +20,10 @@ import (
 //     that depends on this clone exactly as dependRecipe tells a reader to;
 //   - a fragment, marked on the line before its fence with
 //     <!-- snippet: compiled in PATH -->, where PATH (from the repository
-//     root) is a Go file that holds the fragment's lines in order and is
-//     compiled by its own module's tests (a nested module's CI step for
-//     integrations/...).
+//     root) is a Go file that holds the fragment's lines in order (its
+//     one-line imports in PATH's import block) and is compiled by its own
+//     module's tests (for integrations/..., a nested module's CI step;
+//     their readme_test.go files also check these blocks themselves).
 //
 // A block that is neither fails the test, with a message that says how to
 // mark it.
@@ -144,16 +145,19 @@ func checkHarness(t *testing.T, s snippet) {
 		t.Errorf("%v: %v", s, err)
 		return
 	}
-	trim := func(text string) []string {
+	// Lines are compared with spaces trimmed; the fragment's one-line
+	// imports (`import x "path"`) are the harness's import block, so they
+	// are left out of the comparison.
+	trim := func(text string, dropImports bool) []string {
 		var ls []string
 		for _, l := range strings.Split(text, "\n") {
-			if l = strings.TrimSpace(l); l != "" {
+			if l = strings.TrimSpace(l); l != "" && !(dropImports && strings.HasPrefix(l, "import ") && !strings.HasSuffix(l, "(")) {
 				ls = append(ls, l)
 			}
 		}
 		return ls
 	}
-	frag, file := trim(s.text), trim(string(src))
+	frag, file := trim(s.text, true), trim(string(src), false)
 	for i := 0; i+len(frag) <= len(file); i++ {
 		if strings.Join(file[i:i+len(frag)], "\n") == strings.Join(frag, "\n") {
 			return
