@@ -14,13 +14,13 @@ import (
 // headers (kept, except a Nats-Msg-Id, which would deduplicate the copy
 // against the original's stream window):
 const (
-	HeaderStream   = "Retrykit-Stream"      // the stream the message came from
-	HeaderSequence = "Retrykit-Sequence"    // its sequence in that stream
-	HeaderSubject  = "Retrykit-Subject"     // the subject it was published on
-	HeaderAttempt  = "Retrykit-Attempt"     // the attempt that ended it (the delivery count)
-	HeaderReason   = "Retrykit-Reason"      // why: handler_code, non_retryable or exhausted
-	HeaderError    = "Retrykit-Error"       // the final error's message (at most MaxErrorLen bytes)
-	HeaderType     = "Retrykit-Error-Type"  // the final error's OJS type, when it has one
+	HeaderStream   = "Retrykit-Stream"        // the stream the message came from
+	HeaderSequence = "Retrykit-Sequence"      // its sequence in that stream
+	HeaderSubject  = "Retrykit-Subject"       // the subject it was published on
+	HeaderAttempt  = "Retrykit-Attempt"       // the attempt that ended it (the delivery count)
+	HeaderReason   = "Retrykit-Reason"        // why: handler_code, non_retryable or exhausted
+	HeaderError    = "Retrykit-Error"         // the final error's message (at most MaxErrorLen bytes)
+	HeaderType     = "Retrykit-Error-Type"    // the final error's OJS type, when it has one
 	HeaderHistory  = "Retrykit-Error-History" // the failed attempts' errors this process saw, as JSON
 )
 

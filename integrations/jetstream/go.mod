@@ -7,6 +7,7 @@ replace github.com/retrykit/retrykit => ../..
 require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/retrykit/retrykit v0.0.0-00010101000000-000000000000
+	pgregory.net/rapid v1.3.0
 )
 
 require (
