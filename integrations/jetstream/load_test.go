@@ -122,7 +122,7 @@ func loadRun(t *testing.T, nodes []*node, replicas, n, workers int, disrupt func
 		return len(o.ended) >= n
 	})
 	elapsed := time.Since(start)
-	e.settled(time.Minute) // the server agrees: nothing pending or unacked
+	e.settled(time.Minute)  // the server agrees: nothing pending or unacked
 	time.Sleep(time.Second) // late deliveries show up here
 	o.mu.Lock()
 	defer o.mu.Unlock()
