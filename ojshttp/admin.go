@@ -39,6 +39,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 		"extensions": map[string]any{
 			"x-retrykit": map[string]any{
 				"manual_clock":    s.cfg.manual != nil,
+				"events":          eventsEndpoint(s.cfg.events != nil),
 				"clock_endpoint":  clockEndpoint(s.cfg.manual != nil),
 				"persistence":     "none: a restart loses every job",
 				"decisions":       "docs/decisions.md RK-100 to RK-109",
@@ -49,6 +50,13 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			},
 		},
 	}, nil
+}
+
+func eventsEndpoint(on bool) any {
+	if on {
+		return map[string]any{"transport": "http-polling", "endpoint": "/ojs/v1/events", "delivery": "at-most-once (bounded log)"}
+	}
+	return nil
 }
 
 func clockEndpoint(on bool) any {
@@ -214,6 +222,7 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 	}
 	v := s.view(j, s.store.get(id))
 	v["re_enqueued_at"] = stamp(j.EnqueuedAt)
+	s.emit("job.enqueued", j, j.EnqueuedAt, map[string]any{})
 	return http.StatusOK, map[string]any{"job": v}, nil
 }
 

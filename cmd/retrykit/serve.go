@@ -74,8 +74,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
 		return 2
 	}
-	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis)}
-	var sopts []ojshttp.Option
+	events := ojshttp.NewEvents(0)
+	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events)}
+	sopts := []ojshttp.Option{ojshttp.WithEvents(events)}
 	switch *clock {
 	case "real":
 	case "manual":
