@@ -206,11 +206,8 @@ func (s *Server) deadLetterJob(id string) (executor.Job, *apiError) {
 // history (ojs-dead-letter §6.1). The body, if any, must be a JSON object;
 // it is not read further.
 func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	if r.ContentLength != 0 {
-		var ignored map[string]json.RawMessage
-		if err := readBody(w, r, s.cfg.maxBody, &ignored); err != nil && r.ContentLength > 0 {
-			return 0, nil, err
-		}
+	if err := readOptionalBody(w, r, s.cfg.maxBody); err != nil {
+		return 0, nil, err
 	}
 	id := r.PathValue("id")
 	if _, aerr := s.deadLetterJob(id); aerr != nil {
