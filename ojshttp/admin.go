@@ -40,6 +40,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			"x-retrykit": map[string]any{
 				"manual_clock":    s.cfg.manual != nil,
 				"events":          eventsEndpoint(s.cfg.events != nil),
+				"reset_endpoint":  resetEndpoint(s.cfg.reset),
 				"clock_endpoint":  clockEndpoint(s.cfg.manual != nil),
 				"persistence":     "none: a restart loses every job",
 				"decisions":       "docs/decisions.md RK-100 to RK-109",
@@ -55,6 +56,13 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 func eventsEndpoint(on bool) any {
 	if on {
 		return map[string]any{"transport": "http-polling", "endpoint": "/ojs/v1/events", "delivery": "at-most-once (bounded log)"}
+	}
+	return nil
+}
+
+func resetEndpoint(on bool) any {
+	if on {
+		return ResetPath
 	}
 	return nil
 }

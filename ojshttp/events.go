@@ -77,6 +77,15 @@ func (ev *Events) add(typ string, j executor.Job, at time.Time, data map[string]
 	ev.index[id] = ev.seq
 }
 
+// clear empties the log; sequence numbers go on.
+func (ev *Events) clear() {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	clear(ev.buf)
+	ev.head, ev.n = 0, 0
+	ev.index = map[string]uint64{}
+}
+
 func lastError(j executor.Job) map[string]any {
 	if len(j.Errors) == 0 {
 		return map[string]any{"code": "", "message": "", "retryable": false}

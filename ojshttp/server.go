@@ -48,6 +48,7 @@ type config struct {
 	maxBatch  int
 	maxJobs   int
 	events    *Events
+	reset     bool
 }
 
 // Option configures a Server in New. A nil Option is ignored.
@@ -190,6 +191,9 @@ func (s *Server) routes() {
 	}
 	if s.cfg.manual != nil {
 		s.handle("POST "+AdminClockPath, s.advanceClock)
+	}
+	if s.cfg.reset {
+		s.handle("POST "+ResetPath, s.resetAll)
 	}
 	s.handle("/", func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 		return 0, nil, errf(http.StatusNotFound, codeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
