@@ -85,6 +85,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 	}, nil
 }
 
+// maxPausedUnknown is the number of queues beyond which a queue without
+// jobs cannot be paused (paused queues are kept, even when empty).
+const maxPausedUnknown = 10000
+
 // maxListedQueues bounds GET /ojs/v1/queues.
 const maxListedQueues = 1000
 
@@ -139,6 +143,11 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 	name, aerr := queueName(r)
 	if aerr != nil {
 		return 0, nil, aerr
+	}
+	if _, known := s.exec.Queue(name); !known && len(s.exec.Queues()) >= maxPausedUnknown {
+		// Pausing creates the queue: bound what a client can create without jobs.
+		return 0, nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+			message: "the server knows " + strconv.Itoa(maxPausedUnknown) + " queues or more: pause one that has jobs"}
 	}
 	s.exec.PauseQueue(name)
 	return http.StatusOK, map[string]any{"queue": name, "status": "paused", "paused_at": stamp(s.cfg.clock.Now())}, nil

@@ -35,6 +35,7 @@
 //	DELETE /ojs/v1/dead-letter/{id}         delete a dead letter
 //	GET    /ojs/v1/events                   event polling, with WithEvents (ojs-events §6.4)
 //	POST   /x-retrykit/v1/clock/advance     manual clock only, see below
+//	POST   /x-retrykit/v1/reset             with WithReset only: delete every job
 //
 // Every response carries Content-Type application/openjobspec+json,
 // OJS-Version and X-Request-Id; errors use the binding's envelope
