@@ -54,13 +54,9 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 			return 0, nil, invalid("count", "must be an integer from 1 to %d, got %s", MaxFetchCount, clip(string(req.Count)))
 		}
 	}
-	var vis time.Duration
-	if req.Visibility != nil {
-		ms, err := intField(req.Visibility)
-		if err != nil || ms < 1 || ms > maxVisibilityMS {
-			return 0, nil, invalid("visibility_timeout_ms", "must be an integer from 1 to %d, got %s", maxVisibilityMS, clip(string(req.Visibility)))
-		}
-		vis = time.Duration(ms) * time.Millisecond
+	vis, aerr := visibility(req.Visibility)
+	if aerr != nil {
+		return 0, nil, aerr
 	}
 	jobs := s.exec.FetchN(int(n), vis, req.Queues...)
 	out := make([]map[string]any, len(jobs))
@@ -76,6 +72,18 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		resp["job"] = out[0]
 	}
 	return http.StatusOK, resp, nil
+}
+
+// visibility reads an optional visibility_timeout_ms (0 when absent).
+func visibility(raw json.RawMessage) (time.Duration, *apiError) {
+	if raw == nil {
+		return 0, nil
+	}
+	ms, err := intField(raw)
+	if err != nil || ms < 1 || ms > maxVisibilityMS {
+		return 0, invalid("visibility_timeout_ms", "must be an integer from 1 to %d, got %s", maxVisibilityMS, clip(string(raw)))
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // onActive runs op on the job's latest delivery. HTTP workers name jobs by
@@ -265,13 +273,9 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) (int, any, *a
 	if len(ids) > maxHeartbeatJobs {
 		return 0, nil, invalid("active_jobs", "at most %d jobs, got %d", maxHeartbeatJobs, len(ids))
 	}
-	var vis time.Duration
-	if req.Visibility != nil {
-		ms, err := intField(req.Visibility)
-		if err != nil || ms < 1 || ms > maxVisibilityMS {
-			return 0, nil, invalid("visibility_timeout_ms", "must be an integer from 1 to %d, got %s", maxVisibilityMS, clip(string(req.Visibility)))
-		}
-		vis = time.Duration(ms) * time.Millisecond
+	vis, aerr := visibility(req.Visibility)
+	if aerr != nil {
+		return 0, nil, aerr
 	}
 	extended, missed := []string{}, []string{}
 	seen := make(map[string]bool, len(ids))
