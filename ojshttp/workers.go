@@ -179,9 +179,16 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return 0, nil, err
 	}
 	if req.Requeue {
-		return 0, nil, &apiError{status: http.StatusUnprocessableEntity, code: codeUnsupported,
-			message: "requeue: not supported by this server; a failure always counts as an attempt (ojs-retry)",
-			details: map[string]any{"field": "requeue"}}
+		// openapi NackRequest.requeue: give the job back without counting
+		// the attempt; no error is recorded and the policy is not asked.
+		j, aerr := s.onActive(req.JobID, func(d uint64) (executor.Job, error) { return s.exec.Release(req.JobID, d) })
+		if aerr != nil {
+			return 0, nil, aerr
+		}
+		v := s.view(j, s.store.get(j.ID))
+		s.emit("job.enqueued", j, j.EnqueuedAt, map[string]any{})
+		return http.StatusOK, map[string]any{"id": j.ID, "job_id": j.ID, "state": j.State.String(),
+			"attempt": v["attempt"], "max_attempts": v["max_attempts"], "job": v}, nil
 	}
 	if req.Error == nil {
 		return 0, nil, invalid("error", "is required: an object with code and message")
