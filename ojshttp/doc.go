@@ -61,7 +61,8 @@
 // [WithMaxBatch] jobs and a fetch claims at most [MaxFetchCount]; the server holds at most [WithMaxJobs]
 // jobs and [WithMaxBytes] of their data (429 queue_full beyond). Use
 // [NewHTTPServer] for an http.Server with header, read, write and idle
-// timeouts against slow clients.
+// timeouts against slow clients, and [LimitListener] to bound the
+// connections held open at once.
 //
 // # Planted faults (tests only)
 //

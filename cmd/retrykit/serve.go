@@ -41,6 +41,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	clock := fs.String("clock", "real", "clock: real, or manual (time moves only through POST "+ojshttp.AdminClockPath+")")
 	vis := fs.Duration("visibility-timeout", 30*time.Second, "reservation of a fetched job when the FETCH request sets none")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long in-flight requests may take to finish on SIGINT/SIGTERM")
+	maxConns := fs.Int("max-conns", 1024, "connections served at once; more wait to be accepted")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
 	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
 	fs.Usage = func() {
@@ -71,6 +72,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --plant: %v\n", err)
 		return 2
 	}
+	if *maxConns < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --max-conns: must be at least 1, got %d\n", *maxConns)
+		return 2
+	}
 	if *vis <= 0 {
 		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
 		return 2
@@ -98,6 +103,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
 		return 1
 	}
+	ln = ojshttp.LimitListener(ln, *maxConns)
 	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintln(stdout, base)
