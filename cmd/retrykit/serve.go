@@ -41,6 +41,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	clock := fs.String("clock", "real", "clock: real, or manual (time moves only through POST "+ojshttp.AdminClockPath+")")
 	vis := fs.Duration("visibility-timeout", 30*time.Second, "reservation of a fetched job when the FETCH request sets none")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long in-flight requests may take to finish on SIGINT/SIGTERM")
+	keep := fs.Int("keep-finished", 10000, "finished jobs kept per queue and state (completed, cancelled, discarded; dead letters: 10000 in all), the oldest pruned first; each for at most 24h")
 	maxConns := fs.Int("max-conns", 1024, "connections served at once; more wait to be accepted")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
 	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
@@ -72,6 +73,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --plant: %v\n", err)
 		return 2
 	}
+	if *keep < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --keep-finished: must be at least 1, got %d\n", *keep)
+		return 2
+	}
 	if *maxConns < 1 {
 		fmt.Fprintf(stderr, "retrykit serve: --max-conns: must be at least 1, got %d\n", *maxConns)
 		return 2
@@ -81,7 +86,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	events := ojshttp.NewEvents(0)
-	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events)}
+	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events),
+		executor.WithFinishedRetention(24*time.Hour, *keep), executor.WithRetention(0, max(*keep, 10000))}
 	sopts := []ojshttp.Option{ojshttp.WithEvents(events)}
 	switch *clock {
 	case "real":
