@@ -473,3 +473,35 @@ func TestMaxBytes(t *testing.T) {
 	s.must(200, "DELETE", "/ojs/v1/dead-letter/"+ids[0], nil)
 	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{big}})
 }
+
+// TestScheduledAndPending: delay_until in the future schedules the job
+// until then; pending waits for ACTIVATE.
+func TestScheduledAndPending(t *testing.T) {
+	s := newTestServer(t)
+	at := start.Add(90 * time.Second).Format(time.RFC3339)
+	sch := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "s", "delay_until": at}}))
+	if sch["state"] != "scheduled" || sch["scheduled_at"] != at {
+		t.Fatalf("scheduled: %v", sch)
+	}
+	s.advance(89 * time.Second)
+	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"s"}}); len(f["jobs"].([]any)) != 0 {
+		t.Fatalf("fetched before delay_until: %v", f)
+	}
+	s.advance(time.Second)
+	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"s"}}); len(f["jobs"].([]any)) != 1 {
+		t.Fatalf("not fetched at delay_until: %v", f)
+	}
+	pen := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "s", "pending": true}}))
+	id := pen["id"].(string)
+	if pen["state"] != "pending" {
+		t.Fatalf("pending: %v", pen)
+	}
+	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"s"}}); len(f["jobs"].([]any)) != 0 {
+		t.Fatalf("fetched a pending job: %v", f)
+	}
+	if a := job(s.must(200, "POST", "/ojs/v1/jobs/"+id+"/activate", nil)); a["state"] != "available" || a["previous_state"] != "pending" {
+		t.Fatalf("activate: %v", a)
+	}
+	s.must(409, "POST", "/ojs/v1/jobs/"+id+"/activate", nil)
+	s.must(400, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"pending": true, "delay_until": at}})
+}
