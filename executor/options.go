@@ -128,9 +128,16 @@ func WithFinishedRetention(maxAge time.Duration, maxCount int) Option {
 }
 
 // WithObserver sets the observer that receives lifecycle events (default
-// none).
+// none; nil means none). Panics in its callbacks are recovered (see
+// [Observer]).
 func WithObserver(o Observer) Option {
-	return func(cfg *config) { cfg.observer = o }
+	return func(cfg *config) {
+		if o == nil {
+			cfg.observer = nil
+			return
+		}
+		cfg.observer = guarded{o}
+	}
 }
 
 // WithDefaultVisibilityTimeout sets the reservation period for jobs enqueued

@@ -341,6 +341,25 @@ func (w *Worker) run(j Job) {
 		f = call(ctx, h, j)
 	}
 	b.stop()
+	w.report(j, f)
+}
+
+// report acks j's delivery (f nil) or fails it with f. Nothing on this path
+// may end the goroutine, and with it the process: a panic in it is
+// recovered, and the attempt is failed once more with type
+// [PanicErrorType] and the panic as message; should that panic too, the
+// job is left to its reservation, which expires and fails the attempt by
+// timeout.
+func (w *Worker) report(j Job, f *Failure) {
+	defer func() {
+		if v := recover(); v != nil {
+			defer swallow()
+			w.e.Fail(j.ID, j.Delivery, Failure{ //nolint:errcheck // best effort, see above
+				Type:    PanicErrorType,
+				Message: fmt.Sprint("executor: panic while recording the outcome: ", v),
+			})
+		}
+	}()
 	if f == nil {
 		w.e.Ack(j.ID, j.Delivery) //nolint:errcheck // a lost or stale delivery is not the worker's error
 		return
