@@ -3,10 +3,12 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/executor"
 )
 
@@ -75,5 +77,43 @@ func TestWorkerSurvivesPanicsOnFailurePath(t *testing.T) {
 	defer cancel()
 	if err := w.Stop(ctx); err != nil {
 		t.Errorf("Stop: %v", err)
+	}
+}
+
+// TestWorkerMessageWithoutTypePrefix pins issue 19 item 6: the recorded
+// message of a typed handler error does not repeat its type.
+func TestWorkerMessageWithoutTypePrefix(t *testing.T) {
+	e := executor.New()
+	w := executor.NewWorker(e)
+	cause := errors.New("payload missing field x")
+	typed := errmatch.Wrap(cause, "validation.payload_invalid", errmatch.CodeDiscard)
+	errs := map[string]error{
+		"direct":   typed,
+		"wrapped":  fmt.Errorf("charge: %w", typed),
+		"no type":  errmatch.Wrap(cause, "", errmatch.CodeDiscard),
+		"no cause": &errmatch.Error{Type: "validation.empty", Code: errmatch.CodeDiscard},
+	}
+	want := map[string]string{
+		"direct":   "payload missing field x",
+		"wrapped":  "charge: payload missing field x",
+		"no type":  "payload missing field x",
+		"no cause": "validation.empty",
+	}
+	w.Handle("t", func(ctx context.Context, j executor.Job) error { return errs[j.ID] })
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	for id := range errs {
+		mustEnqueue(t, e, executor.JobSpec{ID: id, Type: "t"})
+	}
+	for id := range errs {
+		j := waitState(t, e, id, executor.Discarded)
+		if got := j.Errors[0].Message; got != want[id] {
+			t.Errorf("%s: message %q, want %q", id, got, want[id])
+		}
+	}
+	if j, _ := e.Get("direct"); j.Errors[0].Type != "validation.payload_invalid" {
+		t.Errorf("direct: type %q", j.Errors[0].Type)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -392,5 +393,28 @@ func call(ctx context.Context, h Handler, j Job) (f *Failure) {
 	if !ok || typ == "" {
 		typ = HandlerErrorType
 	}
-	return &Failure{Type: typ, Message: err.Error(), Code: code}
+	return &Failure{Type: typ, Message: failureMessage(err), Code: code}
+}
+
+// failureMessage is err.Error() without the "<type>: " that an
+// errmatch.Error adds in front of its cause's message: the type is recorded
+// in its own field, so
+//
+//	errmatch.Wrap(errors.New("payload missing field x"), "validation.payload_invalid", "")
+//
+// is recorded with the message "payload missing field x", and
+// fmt.Errorf("charge: %w", thatError) with "charge: payload missing field
+// x". An *Error without a cause has only its type as message, so its
+// message is kept as is.
+func failureMessage(err error) string {
+	full := err.Error()
+	e := errmatch.Find(err)
+	if e == nil || e.Type == "" || e.Err == nil {
+		return full
+	}
+	prefix := e.Type + ": "
+	if i := strings.LastIndex(full, prefix+e.Err.Error()); i >= 0 {
+		return full[:i] + full[i+len(prefix):]
+	}
+	return full
 }
