@@ -35,12 +35,12 @@ type Executor struct {
 	cfg config
 	now func() int64
 
-	jobs     map[string]*job
-	queues   map[string]*queue
-	types    map[string]*typeRef // interned job types, with their job counts
+	jobs   map[string]*job
+	queues map[string]*queue
+	types  map[string]*typeRef // interned job types, with their job counts
 	// paused holds the names of the paused queues (at most
 	// MaxPausedQueues), queue record or not.
-	paused map[string]struct{}
+	paused   map[string]struct{}
 	policies map[string]*policy.Policy
 	defPol   *policy.Policy
 	// timers holds scheduled and retryable jobs by due time; leases holds
