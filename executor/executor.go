@@ -64,6 +64,10 @@ type Executor struct {
 	deleted    int64
 	parks      int64 // worker goroutines parked so far (test seam)
 
+	// peaks are the largest sizes of the maps since they were last
+	// rebuilt (see shrink).
+	peaks struct{ jobs, queues, types int }
+
 	// keepers are the workers' timekeepers waiting for the next due time
 	// (see wake.go).
 	keepers []*keeperWait
@@ -126,6 +130,7 @@ func (e *Executor) queue(name string) *queue {
 		_, paused := e.paused[name]
 		q = &queue{name: name, paused: paused}
 		e.queues[name] = q
+		e.peaks.queues = max(e.peaks.queues, len(e.queues))
 	}
 	return q
 }
@@ -135,6 +140,7 @@ func (e *Executor) queue(name string) *queue {
 func (e *Executor) release(q *queue) {
 	if !q.held() && e.queues[q.name] == q {
 		delete(e.queues, q.name)
+		e.queues = shrink(e.queues, &e.peaks.queues)
 	}
 }
 
@@ -146,6 +152,7 @@ func (e *Executor) intern(typ string) string {
 	if t == nil {
 		t = &typeRef{name: typ}
 		e.types[typ] = t
+		e.peaks.types = max(e.peaks.types, len(e.types))
 	}
 	t.jobs++
 	return t.name
@@ -155,8 +162,29 @@ func (e *Executor) unintern(typ string) {
 	if t := e.types[typ]; t != nil {
 		if t.jobs--; t.jobs <= 0 {
 			delete(e.types, typ)
+			e.types = shrink(e.types, &e.peaks.types)
 		}
 	}
+}
+
+// shrinkMin is the smallest peak size at which shrink rebuilds a map.
+const shrinkMin = 1024
+
+// shrink returns m, or a copy of it when it holds under an eighth of its
+// peak size (and the peak was at least shrinkMin): a Go map keeps the
+// memory of its largest size, so without this the maps of jobs, queues and
+// types would keep a burst's memory for ever. The copy costs O(len(m)),
+// paid for by the 7/8 of the peak's deletions since the last rebuild.
+func shrink[K comparable, V any](m map[K]V, peak *int) map[K]V {
+	if *peak < shrinkMin || len(m) >= *peak/8 {
+		return m
+	}
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	*peak = len(c)
+	return c
 }
 
 // typeRef is an interned job type and the number of jobs of that type.
@@ -395,6 +423,7 @@ func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
 		started: never, finished: never, vis: int64(vis), hidx: -1,
 	}
 	e.jobs[id] = j
+	e.peaks.jobs = max(e.peaks.jobs, len(e.jobs))
 	e.enqueued++
 	switch {
 	case spec.Pending:

@@ -229,6 +229,7 @@ func (e *Executor) drop(j *job) {
 	e.unretire(j)
 	j.q.kinds[kindOf(j)].unlink(j, byKind)
 	delete(e.jobs, j.id)
+	e.jobs = shrink(e.jobs, &e.peaks.jobs)
 	e.unintern(j.typ)
 	e.release(j.q)
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"errors"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -160,4 +161,43 @@ func TestPausedQueueBound(t *testing.T) {
 	if len(e.paused) != 0 || len(e.queues) != 1 {
 		t.Errorf("%d paused names, %d queue records left, want 0 and 1", len(e.paused), len(e.queues))
 	}
+}
+
+// TestDistinctQueuesMemoryReturns pins issue 20 G by its symptom: 100 000
+// jobs, each in its own queue, run and pruned, leave the heap where it was
+// (the maps of jobs, queues and types are rebuilt once mostly empty).
+func TestDistinctQueuesMemoryReturns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 000 jobs")
+	}
+	e, c := fakeExecutor()
+	before := heapInuse()
+	const n = 100000
+	for i := range n {
+		q := "tenant-" + strconv.Itoa(i)
+		e.Enqueue(JobSpec{Type: q, Queue: q}) //nolint:errcheck
+		j, _ := e.Fetch(q)
+		e.Ack(j.ID, j.Delivery) //nolint:errcheck
+	}
+	for i := range MaxPausedQueues + 10 {
+		e.PauseQueue("p-" + strconv.Itoa(i)) //nolint:errcheck
+	}
+	c.Advance(defaultFinishedMaxAge + time.Second)
+	e.Tick()
+	for i := range MaxPausedQueues {
+		e.ResumeQueue("p-" + strconv.Itoa(i)) //nolint:errcheck
+	}
+	if e.peaks.jobs >= shrinkMin || e.peaks.queues >= shrinkMin || e.peaks.types >= shrinkMin {
+		t.Errorf("maps not rebuilt: peaks %+v", e.peaks)
+	}
+	if grown := int64(heapInuse()) - int64(before); grown > 2<<20 {
+		t.Errorf("heap grew by %d KiB after every job was pruned, want under 2 MiB", grown>>10)
+	}
+}
+
+func heapInuse() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
 }
