@@ -68,6 +68,9 @@ type Executor struct {
 	// rebuilt (see shrink).
 	peaks struct{ jobs, queues, types int }
 
+	// waiters are the WaitIdle calls in progress (see idle.go).
+	waiters []*idleWaiter
+
 	// keepers are the workers' timekeepers waiting for the next due time
 	// (see wake.go).
 	keepers []*keeperWait
@@ -249,6 +252,9 @@ func (e *Executor) move(j *job, to State) {
 		}
 	case to == Active:
 		e.active[j.id] = j
+	}
+	if len(e.waiters) > 0 && open(from) && !open(to) && !j.q.busy() {
+		e.wakeIdle()
 	}
 	if e.onTransition != nil {
 		e.onTransition(j.id, from, to)

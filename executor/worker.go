@@ -24,8 +24,10 @@ import (
 type Handler func(ctx context.Context, j Job) error
 
 // Worker runs Go handlers for an Executor's jobs on the real clock: worker
-// mode. Each queue given to WithConcurrency (default: "default" with 1) gets
-// that many goroutines, each fetching from its queue, running the handler
+// mode. It serves [DefaultQueue] with one goroutine, and every queue given
+// to [WithConcurrency] with that many: WithConcurrency("emails", 2) adds
+// "emails" and keeps "default"; WithConcurrency(DefaultQueue, 0) is how not
+// to serve "default". Each goroutine fetches from its queue, runs the handler
 // registered for the job's type and reporting the outcome with the job's
 // delivery ([Job.Delivery]):
 //
@@ -87,11 +89,14 @@ const keeperLimit = time.Second
 // given to NewWorker was invalid.
 var ErrInvalidWorkerConfig = errors.New("executor: invalid worker configuration")
 
-// WithConcurrency runs n goroutines fetching from queue ("" is DefaultQueue).
-// n must be between 1 and 65536 and queue at most MaxQueueLen bytes of
-// valid UTF-8: anything else makes Start return an error wrapping
-// ErrInvalidWorkerConfig (and start nothing). Given twice for
-// one queue, the later n counts.
+// WithConcurrency runs n goroutines fetching from queue ("" is
+// DefaultQueue). DefaultQueue is served with one goroutine unless this
+// option names it: WithConcurrency(DefaultQueue, 0) stops serving it, and
+// n = 0 for any queue means not serving that queue. n must be between 0 and
+// 65536 and queue at most MaxQueueLen bytes of valid UTF-8: anything else,
+// or a configuration that serves no queue at all, makes Start return an
+// error wrapping ErrInvalidWorkerConfig (and start nothing). Given twice
+// for one queue, the later n counts.
 func WithConcurrency(queue string, n int) WorkerOption {
 	return func(w *Worker) {
 		if queue == "" {
@@ -104,9 +109,9 @@ func WithConcurrency(queue string, n int) WorkerOption {
 			}
 			return
 		}
-		if n < 1 || n > maxConcurrency {
+		if n < 0 || n > maxConcurrency {
 			if w.err == nil {
-				w.err = fmt.Errorf("%w: WithConcurrency(%q, %d): n must be between 1 and %d",
+				w.err = fmt.Errorf("%w: WithConcurrency(%q, %d): n must be between 0 (do not serve the queue) and %d",
 					ErrInvalidWorkerConfig, queue, n, maxConcurrency)
 			}
 			return
@@ -133,10 +138,36 @@ func NewWorker(e *Executor, opts ...WorkerOption) *Worker {
 			o(w)
 		}
 	}
-	if len(w.conc) == 0 && w.err == nil {
+	if _, named := w.conc[DefaultQueue]; !named {
 		w.conc[DefaultQueue] = 1
 	}
+	if w.err == nil && len(w.Queues()) == 0 {
+		w.err = fmt.Errorf("%w: every queue has concurrency 0: the worker would serve nothing", ErrInvalidWorkerConfig)
+	}
 	return w
+}
+
+// Queues returns the names of the queues the worker serves (concurrency
+// above 0), sorted.
+func (w *Worker) Queues() []string {
+	queues := make([]string, 0, len(w.conc))
+	for q, n := range w.conc {
+		if n > 0 {
+			queues = append(queues, q)
+		}
+	}
+	sort.Strings(queues)
+	return queues
+}
+
+// WaitIdle waits until no job of the worker's queues ([Worker.Queues]) is
+// left to run; see [Executor.WaitIdle] for what counts (in short: every
+// job there is completed, cancelled, discarded or pending; scheduled jobs
+// and retries waiting for their time are waited for). It returns nil then,
+// or ctx.Err() if ctx ends first. It starts and stops nothing: call it
+// after Start and before Stop.
+func (w *Worker) WaitIdle(ctx context.Context) error {
+	return w.e.WaitIdle(ctx, w.Queues()...)
 }
 
 // Handle registers h for jobs of type typ, replacing any earlier handler.
@@ -166,12 +197,7 @@ func (w *Worker) Start() error {
 	w.stopping = make(chan struct{})
 	w.done = make(chan struct{})
 	w.hard, w.cancelHard = context.WithCancel(context.Background())
-	queues := make([]string, 0, len(w.conc))
-	for q := range w.conc {
-		queues = append(queues, q)
-	}
-	sort.Strings(queues)
-	for _, q := range queues {
+	for _, q := range w.Queues() {
 		for i := 0; i < w.conc[q]; i++ {
 			w.live++
 			go w.loop(q)
