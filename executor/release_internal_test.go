@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"strconv"
@@ -200,4 +201,32 @@ func heapInuse() uint64 {
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
+}
+
+// TestWorkerStopFreesQueues: the queue records idle worker goroutines park
+// on go when the worker stops.
+func TestWorkerStopFreesQueues(t *testing.T) {
+	e := New()
+	w := NewWorker(e, WithConcurrency("emails", 3))
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		e.mu.Lock()
+		parks := e.parks
+		e.mu.Unlock()
+		if parks >= 4 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.queues) != 0 {
+		t.Errorf("%d queue records left after Stop", len(e.queues))
+	}
 }
