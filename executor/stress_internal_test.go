@@ -27,8 +27,9 @@ import (
 //     state the job was last seen in (the executor's own transition seam);
 //   - a job is acknowledged at most once per run (once, plus once per
 //     manual retry), and the Completed events match the accepted Acks;
-//   - once drained, every job enqueued and not deleted exists, in a
-//     terminal state, and Count agrees with enqueues minus deletes.
+//   - once drained, every job enqueued and neither deleted nor pruned by
+//     retention (which runs with small limits) exists, in a terminal state,
+//     and Count agrees.
 //
 // It runs for one second by default (skipped with -short); set
 // RETRYKIT_STRESS to a duration ("60s") for a longer run. CI runs it with
@@ -45,10 +46,11 @@ func TestStress(t *testing.T) {
 	}
 
 	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
-	var completedEvents atomic.Int64
-	e := New(WithClock(clock),
-		WithRetention(1<<62, 1<<30), WithFinishedRetention(1<<62, 1<<30), WithFinishedRetentionTotal(1<<30),
-		WithObserver(countCompleted{&completedEvents}))
+	obs := &stressObserver{pruned: map[string]bool{}}
+	// Retention runs too, with small limits: pruned jobs are recorded by
+	// the observer, so that they are not taken for lost.
+	e := New(WithClock(clock), WithRetention(time.Minute, 5000), WithFinishedRetention(time.Minute, 5000),
+		WithFinishedRetentionTotal(20000), WithObserver(obs))
 
 	// Per-job bookkeeping of the transition seam; it runs under e.mu.
 	states := map[string]State{}
@@ -105,7 +107,11 @@ func TestStress(t *testing.T) {
 		}
 	}
 	var seq atomic.Int64
-	spawn(3, 1, func(r *rand.Rand) { // producers
+	spawn(3, 1, func(r *rand.Rand) { // producers, a few thousand jobs ahead of the consumers
+		if e.Count(Filter{States: []State{Available}}) > 2000 {
+			time.Sleep(time.Millisecond)
+			return
+		}
 		id := "j" + strconv.FormatInt(seq.Add(1), 10)
 		spec := JobSpec{ID: id, Type: "t", Queue: queues[r.IntN(len(queues))], Retry: fast,
 			VisibilityTimeout: time.Duration(1+r.IntN(20)) * time.Millisecond}
@@ -252,16 +258,16 @@ drain:
 			t.Errorf("%s acknowledged %d times with %d manual retries", id, n, retries[id])
 		}
 	}
-	if got := completedEvents.Load(); got != acked {
+	if got := obs.completed.Load(); got != acked {
 		t.Errorf("%d Completed events, %d accepted Acks", got, acked)
 	}
 	kept := 0
 	for _, id := range ids {
 		j, err := e.Get(id)
 		switch {
-		case deleted[id]:
+		case deleted[id] || obs.pruned[id]:
 			if !errors.Is(err, ErrNotFound) {
-				t.Errorf("deleted %s: Get = %v", id, err)
+				t.Errorf("deleted or pruned %s: Get = %v", id, err)
 			}
 		case err != nil:
 			t.Errorf("%s lost: %v", id, err)
@@ -274,8 +280,8 @@ drain:
 	if n := e.Count(Filter{}); n != kept {
 		t.Errorf("Count = %d, want %d (enqueued %d, deleted %d)", n, kept, len(ids), len(deleted))
 	}
-	t.Logf("%v: %d jobs, %d deliveries, %d acks, %d deleted, %d manual retries",
-		d, len(ids), len(deliveries), acked, len(deleted), len(retries))
+	t.Logf("%v: %d jobs, %d deliveries, %d acks, %d deleted, %d pruned, %d manual retries",
+		d, len(ids), len(deliveries), acked, len(deleted), len(obs.pruned), len(retries))
 }
 
 // lateOK reports whether an Ack or Fail error is the expected answer to a
@@ -286,13 +292,14 @@ func lateOK(err error) bool {
 	return errors.As(err, &te) || errors.Is(err, ErrStaleDelivery)
 }
 
-// countCompleted counts Completed events.
-type countCompleted struct{ n *atomic.Int64 }
+// stressObserver counts Completed events and records pruned jobs (it runs
+// under the executor's lock, so the map needs no lock of its own until the
+// test reads it after every goroutine has stopped).
+type stressObserver struct {
+	NopObserver
+	completed atomic.Int64
+	pruned    map[string]bool
+}
 
-func (c countCompleted) Retrying(Job, int, time.Duration) {}
-func (c countCompleted) Discarded(Job)                    {}
-func (c countCompleted) DeadLettered(Job)                 {}
-func (c countCompleted) Completed(Job)                    { c.n.Add(1) }
-func (c countCompleted) TimedOut(Job)                     {}
-func (c countCompleted) Cancelled(Job)                    {}
-func (c countCompleted) Pruned(Job)                       {}
+func (o *stressObserver) Completed(Job) { o.completed.Add(1) }
+func (o *stressObserver) Pruned(j Job)  { o.pruned[j.ID] = true }
