@@ -76,6 +76,7 @@ type Result struct {
 	Random bool `json:"random,omitempty"`
 
 	cause string // the symptom the runner derived, for [Report.Causes]
+	probe *probe // the request and answer, for the diagnosis; nil if none
 }
 
 func resultFor(v *Vector) Result {

@@ -417,6 +417,7 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 		return res, true
 	}
 	res.Got = reportedAnswer(got.AppendJSON(nil))
+	res.probe = &probe{v: v, req: req, got: got, cmp: cmp}
 	if err := got.Check(req.Op); err != nil {
 		res.Status, res.Reason, res.cause = StatusError, "malformed answer: "+err.Error(), "malformed-answer"
 	} else if v.sc != nil {

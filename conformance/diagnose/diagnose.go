@@ -1,0 +1,205 @@
+package diagnose
+
+import (
+	"sort"
+
+	"github.com/retrykit/retrykit/conformance/protocol"
+)
+
+// Model is one named bug: a variant of the reference implementation with
+// one rule broken. The zero Model is not useful; take models from
+// [Models]. A Model is immutable and safe for concurrent use.
+type Model struct {
+	Name string // "no-post-jitter-cap", ...
+	Fix  string // one line: what to change in the implementation
+	bug  bug
+}
+
+// Answer returns the model's answer to req. ok is false when the model
+// does not say what it would answer: a profile request, a scenario. A
+// delay or retry the model accepts but whose value depends on the
+// implementation's own draw (no rand, jitter on) has no DelayNS: see
+// [Drawn].
+func (m Model) Answer(req protocol.Request) (resp protocol.Response, ok bool) {
+	return engine{m.bug}.do(req)
+}
+
+var catalogue = []Model{
+	{"no-defaults-merge", "merge a partial policy over the section 8 defaults field by field (an absent field takes its default, not a zero value)", bugNoMerge},
+	{"no-on-exhaustion", "add the on_exhaustion field (discard | dead_letter, default discard), report it in the effective policy and apply it on exhaustion and to non-retryable errors", bugNoOnExhaustion},
+	{"no-duplicate-key-check", "reject a policy that repeats a key (RK-12) instead of keeping the last value", bugNoDupCheck},
+	{"unknown-fields-ignored", "reject unknown policy fields (RK-12), naming the field", bugUnknownFieldsIgnored},
+	{"no-post-jitter-cap", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", bugNoPostCap},
+	{"jitter-before-cap", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", bugJitterBeforeCap},
+	{"additive-jitter", "jitter multiplies the capped delay by 0.5 + r; do not add r times the delay", bugAdditiveJitter},
+	{"float-seconds", "compute delays in integer nanoseconds (or exact arithmetic), not float64 seconds", bugFloatSeconds},
+	{"float-milliseconds", "compute delays in integer nanoseconds (or exact arithmetic), not float64 milliseconds", bugFloatMillis},
+	{"millisecond-rounding", "keep the delay to the nanosecond; do not round it to whole milliseconds", bugRoundMillis},
+	{"precision-53-bits", "read max_attempts and attempt as 64-bit integers; a float64 (JSON.parse, json.loads into float) loses them above 2^53", bugFloat53},
+	{"math-pow-drift", "compute integral powers exactly in integers and saturate; math.Pow in float64 drifts by a few ns on large delays", bugPowDrift},
+	{"attempt-from-zero", "attempt is the 1-based number of the attempt that just failed: the delay after attempt 1 is initial_interval", bugAttemptFrom0},
+	{"unknown-strategy-as-exponential", "reject an unknown backoff_strategy instead of falling back to exponential", bugUnknownStrategyExp},
+	{"polynomial-unsupported", "implement the polynomial strategy, initial_interval × n^coefficient, instead of falling back to exponential", bugPolynomialUnsupported},
+	{"strategy-field-ignored", "read the strategy from backoff_strategy (RK-01); it is not exponential always", bugStrategyIgnored},
+	{"lenient-duration-empty", `reject durations without a component ("P", "PT", "P1DT", "")`, bugDurEmpty},
+	{"lenient-duration-weeks", `reject weeks ("P1W"): the OJS grammar has no W`, bugDurWeeks},
+	{"lenient-duration-case", "reject lower-case designators: the grammar is upper case only", bugDurLower},
+	{"lenient-duration-comma", `reject a comma as the decimal sign: only "." is allowed`, bugDurComma},
+	{"duration-no-upper-bound", "reject a duration that does not fit 2^63−1 nanoseconds instead of saturating", bugDurNoUpperBound},
+	{"date-components-as-zero", "parse date components (Y, M, D) with their lengths (RK-07) instead of ignoring them", bugDurDateZero},
+	{"zero-initial-interval-accepted", "reject initial_interval PT0S: it must be positive", bugZeroInterval},
+	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions`, bugRegexMatch},
+	{"prefix-without-dot", `"auth.*" matches types that start with "auth." (dot included), not "auth" or "authx"`, bugPrefixNoDot},
+	{"no-prefix-match", `support prefix patterns: "auth.*" matches every type starting with "auth."`, bugNoPrefix},
+	{"max-attempts-unchecked", "reject a max_attempts that is not a non-negative integer up to 2^63−1", bugNoCheckMaxAttempts},
+	{"coefficient-unchecked", "reject a backoff_coefficient that is below 1, not finite or not a number", bugNoCheckCoefficient},
+	{"max-interval-unchecked", "reject a max_interval below initial_interval", bugNoCheckMaxInterval},
+	{"jitter-unchecked", "reject a jitter that is not a JSON boolean", bugNoCheckJitter},
+	{"patterns-unchecked", `reject a non_retryable_errors list with an empty pattern, ".*" alone or a non-string entry`, bugNoCheckPatterns},
+	{"on-exhaustion-unchecked", `reject an on_exhaustion other than "discard" or "dead_letter"`, bugNoCheckOnExhaustion},
+	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt},
+}
+
+// Drawn reports whether a is an answer whose delay the model cannot know:
+// accepted, but drawn by the implementation itself.
+func Drawn(a protocol.Response) bool {
+	return a.Error == nil && a.DelayNS == nil && a.NS == nil && a.Effective == nil && a.Match == nil &&
+		(a.Action == "" || a.Action == "retry")
+}
+
+// Models returns the catalogue of bug models, a fresh slice on every call.
+func Models() []Model { return append([]Model(nil), catalogue...) }
+
+// Case is one judged answer of a run.
+type Case struct {
+	ID      string
+	Request protocol.Request
+	Answer  protocol.Response // the implementation's answer
+	Failed  bool              // false: the answer passed
+	// Judge reports whether an answer to Request would pass.
+	Judge func(protocol.Response) bool
+	// Same reports whether an answer to Request equals Answer (within the
+	// implementation's resolution).
+	Same func(protocol.Response) bool
+}
+
+// Finding is one model that explains failures of a run.
+type Finding struct {
+	Model        Model
+	Explains     []string // failures listed under this model, in case order
+	Reproduces   int      // failures the model reproduces, counting those listed under an earlier model
+	Contradicted []string // passing cases the model would have failed
+	// Equivalent names the other models that reproduce exactly the same
+	// failures with as few contradictions: the suite cannot tell them
+	// apart from Model in this run.
+	Equivalent []string
+}
+
+// Diagnose attributes the failed cases to models by the rules in the
+// package documentation. It returns the findings, most failures first,
+// and the ids of the failures no model reproduces, in case order.
+func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
+	type cand struct {
+		m       Model
+		repro   []int
+		contra  []string
+		checked bool
+	}
+	cands := make([]*cand, len(catalogue))
+	for i, m := range catalogue {
+		cands[i] = &cand{m: m}
+	}
+	var failed []int
+	for i, c := range cases {
+		if !c.Failed {
+			continue
+		}
+		failed = append(failed, i)
+		for _, cd := range cands {
+			if a, ok := cd.m.Answer(c.Request); ok && c.Same(a) {
+				cd.repro = append(cd.repro, i)
+			}
+		}
+	}
+	var live []*cand
+	for _, cd := range cands {
+		if len(cd.repro) == 0 {
+			continue
+		}
+		for _, c := range cases {
+			if c.Failed {
+				continue
+			}
+			if a, ok := cd.m.Answer(c.Request); ok && !Drawn(a) && !c.Judge(a) {
+				cd.contra = append(cd.contra, c.ID)
+			}
+		}
+		live = append(live, cd)
+	}
+	done := map[int]bool{}
+	for {
+		var best *cand
+		bestN := 0
+		for _, cd := range live {
+			n := 0
+			for _, i := range cd.repro {
+				if !done[i] {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			if best == nil || n > bestN || n == bestN && (len(cd.contra) < len(best.contra) ||
+				len(cd.contra) == len(best.contra) && cd.m.Name < best.m.Name) {
+				best, bestN = cd, n
+			}
+		}
+		if best == nil {
+			break
+		}
+		f := Finding{Model: best.m, Reproduces: len(best.repro), Contradicted: best.contra}
+		for _, cd := range live {
+			if cd != best && len(cd.contra) == len(best.contra) && sameLeft(cd.repro, best.repro, done) {
+				f.Equivalent = append(f.Equivalent, cd.m.Name)
+			}
+		}
+		for _, i := range best.repro {
+			if !done[i] {
+				done[i] = true
+				f.Explains = append(f.Explains, cases[i].ID)
+			}
+		}
+		findings = append(findings, f)
+	}
+	for _, i := range failed {
+		if !done[i] {
+			unexplained = append(unexplained, cases[i].ID)
+		}
+	}
+	sort.SliceStable(findings, func(i, j int) bool { return len(findings[i].Explains) > len(findings[j].Explains) })
+	return findings, unexplained
+}
+
+// sameLeft reports whether a and b hold the same indexes not yet done.
+func sameLeft(a, b []int, done map[int]bool) bool {
+	left := func(xs []int) []int {
+		var out []int
+		for _, x := range xs {
+			if !done[x] {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	la, lb := left(a), left(b)
+	if len(la) != len(lb) {
+		return false
+	}
+	for i := range la {
+		if la[i] != lb[i] {
+			return false
+		}
+	}
+	return true
+}

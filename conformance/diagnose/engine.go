@@ -1,0 +1,605 @@
+package diagnose
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// bug is one broken rule of the engine. An engine with no bug answers
+// every vector of the suite as the reference does (TestBaselinePasses).
+type bug uint8
+
+const (
+	noBug bug = iota
+	// policy and defaults
+	bugNoMerge
+	bugNoOnExhaustion
+	bugNoDupCheck
+	bugUnknownFieldsIgnored
+	// arithmetic
+	bugNoPostCap
+	bugJitterBeforeCap
+	bugAdditiveJitter
+	bugFloatSeconds
+	bugFloatMillis
+	bugRoundMillis
+	bugFloat53
+	bugPowDrift
+	bugAttemptFrom0
+	// strategy
+	bugUnknownStrategyExp
+	bugPolynomialUnsupported
+	bugStrategyIgnored
+	// durations
+	bugDurEmpty
+	bugDurWeeks
+	bugDurLower
+	bugDurComma
+	bugDurNoUpperBound
+	bugDurDateZero
+	bugZeroInterval
+	// matching
+	bugRegexMatch
+	bugPrefixNoDot
+	bugNoPrefix
+	// validation of one field or input
+	bugNoCheckMaxAttempts
+	bugNoCheckCoefficient
+	bugNoCheckMaxInterval
+	bugNoCheckJitter
+	bugNoCheckPatterns
+	bugNoCheckOnExhaustion
+	bugNoCheckAttempt
+)
+
+// noCheckField maps a field to the bug that leaves it unvalidated.
+var noCheckField = map[string]bug{
+	"max_attempts":         bugNoCheckMaxAttempts,
+	"backoff_coefficient":  bugNoCheckCoefficient,
+	"max_interval":         bugNoCheckMaxInterval,
+	"jitter":               bugNoCheckJitter,
+	"non_retryable_errors": bugNoCheckPatterns,
+	"on_exhaustion":        bugNoCheckOnExhaustion,
+}
+
+// engine is the reference rules with at most one bug.
+type engine struct{ bug bug }
+
+// spec is a policy as a buggy implementation holds it: any values, not
+// only valid ones.
+type spec struct {
+	maxAttempts  int64
+	initial, max int64 // ns
+	coef         float64
+	jitter       bool
+	patterns     []string
+	onExhaustion string
+	strategy     string
+	noExhField   bool // the effective policy has no on_exhaustion field
+}
+
+func defaultSpec() spec {
+	return spec{maxAttempts: 3, initial: int64(time.Second), max: int64(5 * time.Minute), coef: 2,
+		jitter: true, patterns: []string{}, onExhaustion: "discard", strategy: "exponential"}
+}
+
+func reject(id int64, typ, msg string) protocol.Response {
+	return protocol.Response{ID: id, Error: &protocol.ErrorResult{Type: typ, Message: msg}}
+}
+
+// do answers req as an implementation with e's bug. ok is false for
+// requests the engine does not model (profiles, scenarios, own draws).
+func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
+	resp.ID = req.ID
+	switch req.Op {
+	case protocol.OpParseDuration:
+		ns, err := e.parseDuration(req.Value)
+		if err != nil {
+			return reject(req.ID, protocol.ErrorPolicyInvalid, err.Error()), true
+		}
+		resp.NS = &ns
+		return resp, true
+	case protocol.OpMatch:
+		m, err := e.match(req.Patterns, req.ErrorType)
+		if err != nil {
+			return reject(req.ID, protocol.ErrorPatternInvalid, err.Error()), true
+		}
+		resp.Match = &m
+		return resp, true
+	case protocol.OpValidate:
+		s, err := e.parsePolicy(req.Policy)
+		if err != nil {
+			return reject(req.ID, protocol.ErrorPolicyInvalid, err.Error()), true
+		}
+		resp.Effective = e.effective(s)
+		return resp, true
+	case protocol.OpDelay, protocol.OpDecide:
+		if req.Profile != "" {
+			return resp, false
+		}
+		s, err := e.parsePolicy(req.Policy)
+		if err != nil {
+			return reject(req.ID, protocol.ErrorPolicyInvalid, err.Error()), true
+		}
+		r, drawn := 0.0, true
+		switch {
+		case req.Rand != nil:
+			r = *req.Rand
+		case s.jitter:
+			drawn = false // the implementation's own draw: accepted, delay unknown
+		}
+		n := req.Attempt
+		if n < 1 && e.bug != bugNoCheckAttempt {
+			return reject(req.ID, protocol.ErrorInvalidRequest, "attempt must be at least 1"), true
+		}
+		if e.bug == bugFloat53 {
+			n = int64(float64ToInt(float64(n)))
+		}
+		if req.Op == protocol.OpDelay {
+			if drawn {
+				d := e.delay(s, n, r)
+				resp.DelayNS = &d
+			}
+			return resp, true
+		}
+		var typ, code string
+		if req.Error != nil {
+			typ, code = req.Error.Type, req.Error.Code
+		}
+		action, err := e.decide(s, n, typ, code)
+		if err != nil {
+			return reject(req.ID, protocol.ErrorInvalidRequest, err.Error()), true
+		}
+		resp.Action = action
+		if action == "retry" && drawn {
+			d := e.delay(s, n, r)
+			resp.DelayNS = &d
+		}
+		return resp, true
+	}
+	return resp, false
+}
+
+func float64ToInt(f float64) int64 {
+	if f >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(f)
+}
+
+// ---- durations
+
+var weeksRE = regexp.MustCompile(`^P([0-9]+)W$`)
+
+// parseDuration parses an OJS duration with e's bug.
+func (e engine) parseDuration(s string) (int64, error) {
+	d, err := policy.ParseDuration(s)
+	if err == nil {
+		if e.bug == bugDurDateZero {
+			if date, rest, hasT := strings.Cut(s[1:], "T"); date != "" {
+				if !hasT || rest == "" {
+					return 0, nil
+				}
+				d2, err2 := policy.ParseDuration("PT" + rest)
+				return int64(d2), err2
+			}
+		}
+		return int64(d), nil
+	}
+	t := s
+	switch e.bug {
+	case bugDurLower:
+		t = strings.ToUpper(s)
+	case bugDurComma:
+		t = strings.ReplaceAll(s, ",", ".")
+	case bugDurWeeks:
+		if m := weeksRE.FindStringSubmatch(s); m != nil {
+			w, perr := strconv.ParseInt(m[1], 10, 64)
+			if perr == nil && w <= math.MaxInt64/7 {
+				t = "P" + strconv.FormatInt(w*7, 10) + "D"
+			}
+		}
+	case bugDurEmpty:
+		switch {
+		case s == "" || s == "P" || s == "PT":
+			return 0, nil
+		case strings.HasSuffix(s, "T"):
+			t = strings.TrimSuffix(s, "T")
+		}
+	case bugDurNoUpperBound:
+		if ns, ok := bigDuration(s); ok {
+			return ns, nil
+		}
+	}
+	if t == s {
+		return 0, err
+	}
+	d, err2 := policy.ParseDuration(t)
+	if err2 != nil {
+		if e.bug == bugDurWeeks || e.bug == bugDurLower || e.bug == bugDurComma {
+			if ns, ok := bigDuration(t); ok && ns == math.MaxInt64 {
+				return 0, err
+			}
+		}
+		return 0, err
+	}
+	return int64(d), nil
+}
+
+var durRE = regexp.MustCompile(`^P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+(?:\.[0-9]+)?)S)?)?$`)
+
+// bigDuration parses the grammar without an upper bound, saturating at
+// the largest int64. ok is false when s is not in the grammar.
+func bigDuration(s string) (int64, bool) {
+	m := durRE.FindStringSubmatch(s)
+	if m == nil || s == "P" || strings.HasSuffix(s, "T") {
+		return 0, false
+	}
+	unit := []int64{365 * 24 * 3600, 730 * 3600, 24 * 3600, 3600, 60, 1}
+	total := new(big.Rat)
+	for i, u := range unit {
+		if m[i+1] == "" {
+			continue
+		}
+		r, ok := new(big.Rat).SetString(m[i+1])
+		if !ok {
+			return 0, false
+		}
+		total.Add(total, r.Mul(r, new(big.Rat).SetInt64(u*1e9)))
+	}
+	q := new(big.Int).Quo(total.Num(), total.Denom())
+	if !q.IsInt64() {
+		return math.MaxInt64, true
+	}
+	return q.Int64(), true
+}
+
+// ---- matching
+
+// match reports whether typ matches patterns, with e's bug.
+func (e engine) match(patterns []string, typ string) (bool, error) {
+	m, err := errmatch.Compile(patterns)
+	if err != nil && e.bug != bugNoCheckPatterns {
+		return false, err
+	}
+	if err == nil && e.bug != bugRegexMatch && e.bug != bugPrefixNoDot && e.bug != bugNoPrefix {
+		return m.Match(typ), nil
+	}
+	for _, p := range patterns {
+		switch e.bug {
+		case bugRegexMatch:
+			re, rerr := regexp.Compile("^(?:" + p + ")$")
+			if rerr == nil && re.MatchString(typ) {
+				return true, nil
+			}
+		case bugPrefixNoDot:
+			if pre, ok := strings.CutSuffix(p, ".*"); ok && strings.HasPrefix(typ, pre) || p == typ {
+				return true, nil
+			}
+		case bugNoPrefix:
+			if p == typ {
+				return true, nil
+			}
+		default:
+			if pre, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(typ, pre) || p == typ {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// ---- policies
+
+// excused reports whether e's bug lets the reference's complaint about
+// field f (with the given reason) pass.
+func (e engine) excused(f *policy.FieldError, raw map[string]json.RawMessage) bool {
+	name := f.Field
+	if i := strings.IndexByte(name, '['); i > 0 {
+		name = name[:i]
+	}
+	switch {
+	case f.Reason == "duplicate key":
+		return e.bug == bugNoDupCheck
+	case strings.HasPrefix(f.Reason, "unknown field"):
+		return e.bug == bugUnknownFieldsIgnored || e.bug == bugNoOnExhaustion && name == "on_exhaustion"
+	case name == "on_exhaustion" && e.bug == bugNoOnExhaustion:
+		return true
+	case name == "backoff_strategy":
+		var s string
+		if json.Unmarshal(raw[name], &s) != nil {
+			return false
+		}
+		return e.bug == bugUnknownStrategyExp || e.bug == bugStrategyIgnored
+	case name == "initial_interval" || name == "max_interval":
+		var s string
+		if json.Unmarshal(raw[name], &s) != nil {
+			return false
+		}
+		if _, err := (engine{}).parseDuration(s); err == nil {
+			// valid duration, bad value (zero, or max below initial)
+			return e.bug == bugZeroInterval && name == "initial_interval" || e.bug == bugNoCheckMaxInterval && name == "max_interval" ||
+				e.bug == bugDurEmpty && name == "initial_interval"
+		}
+		_, err := e.parseDuration(s)
+		return err == nil
+	}
+	return noCheckField[name] == e.bug && e.bug != noBug
+}
+
+var policyKeys = []string{"max_attempts", "initial_interval", "backoff_coefficient", "max_interval",
+	"jitter", "non_retryable_errors", "on_exhaustion", "backoff_strategy"}
+
+// parsePolicy reads a policy as an implementation with e's bug does.
+func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
+	s := defaultSpec()
+	if len(data) == 0 || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return e.adjust(s, nil), nil
+	}
+	p, perr := policy.Parse(data)
+	var raw map[string]json.RawMessage
+	if perr != nil {
+		var ve *policy.ValidationError
+		if !errors.As(perr, &ve) || ve.Omitted > 0 {
+			return s, perr
+		}
+		if json.Unmarshal(data, &raw) != nil || raw == nil {
+			return s, perr
+		}
+		for _, f := range ve.Errors {
+			if f.Field == "" || !e.excused(f, raw) {
+				return s, perr
+			}
+		}
+	} else {
+		ps := p.Spec()
+		s = spec{maxAttempts: int64(ps.MaxAttempts), initial: int64(ps.InitialInterval), max: int64(ps.MaxInterval),
+			coef: ps.BackoffCoefficient, jitter: ps.Jitter, patterns: append([]string{}, ps.NonRetryableErrors...),
+			onExhaustion: ps.OnExhaustion.String(), strategy: ps.Strategy.String()}
+		if e.bug == noBug {
+			return s, nil
+		}
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return s, nil
+		}
+		if e.bug != bugNoMerge && e.bug != bugStrategyIgnored && e.bug != bugPolynomialUnsupported &&
+			e.bug != bugNoOnExhaustion && e.bug != bugFloat53 && e.bug != bugDurDateZero {
+			return s, nil
+		}
+	}
+	// Lenient decoding: each known key read loosely, last one wins.
+	if e.bug == bugNoMerge {
+		s = spec{patterns: []string{}, strategy: "exponential", onExhaustion: "discard"}
+	}
+	for _, k := range policyKeys {
+		v, ok := raw[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "max_attempts":
+			var n json.Number
+			if json.Unmarshal(v, &n) == nil {
+				if i, err := n.Int64(); err == nil {
+					s.maxAttempts = i
+				} else if f, err := n.Float64(); err == nil {
+					s.maxAttempts = float64ToInt(f)
+				}
+				if e.bug == bugFloat53 {
+					f, _ := n.Float64()
+					s.maxAttempts = float64ToInt(f)
+				}
+			}
+		case "initial_interval", "max_interval":
+			var str string
+			if json.Unmarshal(v, &str) == nil {
+				if ns, err := e.parseDuration(str); err == nil {
+					if k == "initial_interval" {
+						s.initial = ns
+					} else {
+						s.max = ns
+					}
+				}
+			}
+		case "backoff_coefficient":
+			var f float64
+			if json.Unmarshal(v, &f) == nil {
+				s.coef = f
+			}
+		case "jitter":
+			var b bool
+			if json.Unmarshal(v, &b) == nil {
+				s.jitter = b
+			}
+		case "non_retryable_errors":
+			var list []any
+			if json.Unmarshal(v, &list) == nil {
+				s.patterns = s.patterns[:0:0]
+				for _, x := range list {
+					if str, ok := x.(string); ok {
+						s.patterns = append(s.patterns, str)
+					}
+				}
+			}
+		case "on_exhaustion":
+			var str string
+			if json.Unmarshal(v, &str) == nil {
+				s.onExhaustion = str
+			}
+		case "backoff_strategy":
+			var str string
+			if json.Unmarshal(v, &str) == nil {
+				s.strategy = str
+			}
+		}
+	}
+	return e.adjust(s, raw), nil
+}
+
+// adjust applies the bugs that change how a read policy is held.
+func (e engine) adjust(s spec, raw map[string]json.RawMessage) spec {
+	switch e.bug {
+	case bugNoOnExhaustion:
+		s.onExhaustion, s.noExhField = "discard", true
+	case bugStrategyIgnored:
+		s.strategy = "exponential"
+	case bugPolynomialUnsupported:
+		if s.strategy == "polynomial" {
+			s.strategy = "exponential"
+		}
+	case bugUnknownStrategyExp:
+		if _, err := backoff.ParseStrategy(s.strategy); err != nil {
+			s.strategy = "exponential"
+		}
+	}
+	return s
+}
+
+// effective writes s as an effective policy.
+func (e engine) effective(s spec) json.RawMessage {
+	var b []byte
+	b = append(b, `{"max_attempts":`...)
+	b = strconv.AppendInt(b, s.maxAttempts, 10)
+	b = append(b, `,"initial_interval":`...)
+	b = strconv.AppendQuote(b, formatNS(s.initial))
+	b = append(b, `,"backoff_coefficient":`...)
+	if math.IsInf(s.coef, 0) || math.IsNaN(s.coef) {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendFloat(b, s.coef, 'g', -1, 64)
+	}
+	b = append(b, `,"max_interval":`...)
+	b = strconv.AppendQuote(b, formatNS(s.max))
+	b = append(b, `,"jitter":`...)
+	b = strconv.AppendBool(b, s.jitter)
+	pats, _ := json.Marshal(s.patterns)
+	b = append(b, `,"non_retryable_errors":`...)
+	b = append(b, pats...)
+	if !s.noExhField {
+		b = append(b, `,"on_exhaustion":`...)
+		b = strconv.AppendQuote(b, s.onExhaustion)
+	}
+	b = append(b, `,"backoff_strategy":`...)
+	b = strconv.AppendQuote(b, s.strategy)
+	return append(b, '}')
+}
+
+func formatNS(ns int64) string {
+	if ns < 0 {
+		return "-" + policy.FormatDuration(time.Duration(-max(ns, -math.MaxInt64)))
+	}
+	return policy.FormatDuration(time.Duration(ns))
+}
+
+// ---- decisions and delays
+
+func (e engine) decide(s spec, n int64, typ, code string) (string, error) {
+	switch code {
+	case "", "RETRY":
+	case "DISCARD", "FAIL":
+		return "discard", nil
+	case "DEAD_LETTER":
+		return "dead_letter", nil
+	default:
+		return "", errors.New("unknown handler code " + strconv.Quote(code))
+	}
+	m, err := e.match(s.patterns, typ)
+	if err != nil {
+		return "", err
+	}
+	exh := s.onExhaustion
+	if m {
+		return exh, nil
+	}
+	last := max(s.maxAttempts, 1)
+	if e.bug == bugAttemptFrom0 && n < math.MaxInt64 {
+		n++
+	}
+	if n >= last {
+		return exh, nil
+	}
+	return "retry", nil
+}
+
+// delay computes the delay after attempt n with draw r.
+func (e engine) delay(s spec, n int64, r float64) int64 {
+	if e.bug == bugAttemptFrom0 && n < math.MaxInt64 {
+		n++
+	}
+	float := false
+	switch e.bug {
+	case bugNoPostCap, bugJitterBeforeCap, bugAdditiveJitter, bugFloatSeconds, bugFloatMillis, bugPowDrift:
+		float = true
+	}
+	if !float && s.initial > 0 && s.max >= s.initial && s.coef >= 1 && n >= 1 {
+		st, err := backoff.ParseStrategy(s.strategy)
+		if err == nil {
+			bo, err := backoff.New(backoff.Config{Strategy: st, Initial: time.Duration(s.initial),
+				Coefficient: s.coef, Max: time.Duration(s.max), Jitter: s.jitter})
+			if err == nil {
+				d := int64(bo.DelayAt(int(min(n, math.MaxInt)), r))
+				if e.bug == bugRoundMillis {
+					d = int64(math.Round(float64(d)/1e6) * 1e6)
+				}
+				return d
+			}
+		}
+	}
+	scale := 1.0
+	switch e.bug {
+	case bugFloatSeconds:
+		scale = 1e9
+	case bugFloatMillis:
+		scale = 1e6
+	}
+	i, mx, fn := float64(s.initial)/scale, float64(s.max)/scale, float64(n)
+	var raw float64
+	switch s.strategy {
+	case "none":
+		raw = i
+	case "linear":
+		raw = i * fn
+	case "polynomial":
+		raw = i * math.Pow(fn, s.coef)
+	default:
+		raw = i * math.Pow(s.coef, fn-1)
+	}
+	if math.IsNaN(raw) {
+		raw = 0
+	}
+	d := math.Min(raw, mx)
+	if s.jitter {
+		m := 0.5 + r
+		switch e.bug {
+		case bugJitterBeforeCap:
+			d = raw * m
+		case bugAdditiveJitter:
+			d = d + d*r
+		default:
+			d = d * m
+		}
+		if e.bug != bugNoPostCap {
+			d = math.Min(d, mx)
+		}
+	}
+	d *= scale
+	switch {
+	case math.IsNaN(d) || d <= 0:
+		return 0
+	case d >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(d)
+}

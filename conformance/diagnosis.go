@@ -1,0 +1,68 @@
+package conformance
+
+import (
+	"github.com/retrykit/retrykit/conformance/diagnose"
+	"github.com/retrykit/retrykit/conformance/protocol"
+)
+
+// probe is what runOne keeps of a judged answer for the diagnosis: the
+// request as sent, the answer and the comparison it was judged with.
+type probe struct {
+	v   *Vector
+	req protocol.Request
+	got protocol.Response
+	cmp comparison
+}
+
+// diagnoseResults attributes the failures among results to bug models
+// (package diagnose). Only deterministic verdicts of vectors (not
+// scenarios, not draw-dependent, not errors) take part.
+func diagnoseResults(results []Result) []diagnose.Finding {
+	var cases []diagnose.Case
+	for i := range results {
+		res := &results[i]
+		p := res.probe
+		if p == nil || res.Random || p.v.sc != nil || (res.Status != StatusPass && res.Status != StatusFail) {
+			continue
+		}
+		if res.cause == "stale-skip-entry" {
+			continue
+		}
+		cases = append(cases, diagnose.Case{
+			ID: res.ID, Request: p.req, Answer: p.got, Failed: res.Status == StatusFail,
+			Judge: func(a protocol.Response) bool { return a.Check(p.req.Op) == nil && p.cmp.compare(p.v, a) == "" },
+			Same:  func(a protocol.Response) bool { return sameAnswer(p.cmp, p.v.Kind, a, p.got) },
+		})
+	}
+	f, _ := diagnose.Diagnose(cases)
+	return f
+}
+
+// sameAnswer reports whether the implementation's answer got equals the
+// model's answer a, within the declared resolution. Two rejections are
+// the same whatever their types.
+func sameAnswer(c comparison, kind string, a, got protocol.Response) bool {
+	c.bounds = nil
+	var o outcome
+	switch {
+	case a.Error != nil:
+		return got.Error != nil
+	case diagnose.Drawn(a):
+		// accepted with a delay of the implementation's own draw
+		return got.Error == nil && (kind != kindDecide || got.Action == "retry")
+	case kind == kindDuration:
+		o.NS = a.NS
+	case kind == kindValidate:
+		o.Effective = a.Effective
+	case kind == kindMatch:
+		o.Match = a.Match
+	case kind == kindDecide:
+		o.Action, o.DelayNS = a.Action, a.DelayNS
+	default:
+		o.DelayNS = a.DelayNS
+	}
+	if o.NS == nil && o.Effective == nil && o.Match == nil && o.Action == "" && o.DelayNS == nil {
+		return false
+	}
+	return c.compareOne(kind, &o, got) == ""
+}
