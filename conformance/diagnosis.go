@@ -5,6 +5,10 @@ import (
 	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
+// maxDiagnosedAnswer is the longest answer the diagnosis reads: every model
+// compares itself to it, and no answer a model gives is longer.
+const maxDiagnosedAnswer = 4 << 10
+
 // probe is what runOne keeps of a judged answer for the diagnosis: the
 // request as sent, the answer and the comparison it was judged with.
 type probe struct {

@@ -416,8 +416,11 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	if got.Unsupported {
 		return res, true
 	}
-	res.Got = reportedAnswer(got.AppendJSON(nil))
-	res.probe = &probe{v: v, req: req, got: got, cmp: cmp}
+	ans := got.AppendJSON(nil)
+	res.Got = reportedAnswer(ans)
+	if len(ans) <= maxDiagnosedAnswer {
+		res.probe = &probe{v: v, req: req, got: got, cmp: cmp}
+	}
 	if err := got.Check(req.Op); err != nil {
 		res.Status, res.Reason, res.cause = StatusError, "malformed answer: "+err.Error(), "malformed-answer"
 	} else if v.sc != nil {

@@ -161,8 +161,24 @@ func (r *Report) summary() []string {
 		add("")
 		add("failures by cause: %d failed or errored, %d %s", bad, len(r.Causes), plural(len(r.Causes), "cause", "causes"))
 		byID := r.byID()
+		fallback := false
 		for _, c := range r.Causes {
-			add("  %4d  %s: %s", len(c.IDs), c.Class, c.Explanation)
+			if !c.Reproduced && !fallback {
+				fallback = true
+				if len(r.Causes) > 0 && r.Causes[0].Reproduced {
+					add("  not reproduced by any bug model (grouped by the vectors' class flags and symptoms):")
+				}
+			}
+			if c.Reproduced {
+				add("  %4d  %s: explains %d %s, contradicted by %d %s", len(c.IDs), c.Class, len(c.IDs),
+					plural(len(c.IDs), "failure", "failures"), len(c.Contradicted), plural(len(c.Contradicted), "pass", "passes"))
+				add("        fix: %s", c.Explanation)
+				if len(c.Equivalent) > 0 {
+					add("        equally explained by: %s", strings.Join(c.Equivalent, ", "))
+				}
+			} else {
+				add("  %4d  %s: %s", len(c.IDs), c.Class, c.Explanation)
+			}
 			add("        requirements %s; e.g. %s", r.causeRequirements(c, byID), examples(c.IDs, maxExamples))
 		}
 	}

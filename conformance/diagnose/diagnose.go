@@ -58,6 +58,7 @@ var catalogue = []Model{
 	{"patterns-unchecked", `reject a non_retryable_errors list with an empty pattern, ".*" alone or a non-string entry`, bugNoCheckPatterns},
 	{"on-exhaustion-unchecked", `reject an on_exhaustion other than "discard" or "dead_letter"`, bugNoCheckOnExhaustion},
 	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt},
+	{"no-validation", "validate the policy: every field's type and range, unknown fields, duplicate keys (section 8, RK-12); a bad field is an error, not its default", bugNoValidation},
 }
 
 // Drawn reports whether a is an answer whose delay the model cannot know:
@@ -134,7 +135,9 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 				cd.contra = append(cd.contra, c.ID)
 			}
 		}
-		live = append(live, cd)
+		if len(cd.contra) <= len(cd.repro) {
+			live = append(live, cd)
+		}
 	}
 	done := map[int]bool{}
 	for {

@@ -20,7 +20,8 @@
 //     function decides equality, within the declared resolution);
 //  2. each model that reproduces at least one failure is held against
 //     every passing case: a pass the model would have failed contradicts
-//     it;
+//     it, and a model contradicted more often than it reproduces is
+//     dropped;
 //  3. models are taken greedily, the one reproducing the most failures not
 //     yet explained first (fewer contradictions, then the name, on a tie),
 //     and each failure is listed under the first model that reproduces

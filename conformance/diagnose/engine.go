@@ -62,6 +62,7 @@ const (
 	bugNoCheckPatterns
 	bugNoCheckOnExhaustion
 	bugNoCheckAttempt
+	bugNoValidation
 )
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
@@ -310,6 +311,9 @@ func (e engine) excused(f *policy.FieldError, raw map[string]json.RawMessage) bo
 	if i := strings.IndexByte(name, '['); i > 0 {
 		name = name[:i]
 	}
+	if e.bug == bugNoValidation {
+		return true
+	}
 	switch {
 	case f.Reason == "duplicate key":
 		return e.bug == bugNoDupCheck
@@ -350,9 +354,30 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 	}
 	p, perr := policy.Parse(data)
 	var raw map[string]json.RawMessage
+	bad := map[string]bool{} // fields replaced by their default (no-validation)
 	if perr != nil {
 		var ve *policy.ValidationError
-		if !errors.As(perr, &ve) || ve.Omitted > 0 {
+		if !errors.As(perr, &ve) {
+			return s, perr
+		}
+		if e.bug == bugNoValidation {
+			if json.Unmarshal(data, &raw) != nil {
+				if json.Valid(data) {
+					return e.adjust(s, nil), nil // not an object: the default policy
+				}
+				return s, perr
+			}
+			for _, f := range ve.Errors {
+				name := f.Field
+				if i := strings.IndexByte(name, '['); i > 0 {
+					name = name[:i]
+				}
+				bad[name] = true
+			}
+			if ve.Omitted > 0 {
+				return s, nil
+			}
+		} else if ve.Omitted > 0 {
 			return s, perr
 		}
 		if json.Unmarshal(data, &raw) != nil || raw == nil {
@@ -385,7 +410,7 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 	}
 	for _, k := range policyKeys {
 		v, ok := raw[k]
-		if !ok {
+		if !ok || bad[k] {
 			continue
 		}
 		switch k {
@@ -540,7 +565,12 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 	}
 	float := false
 	switch e.bug {
-	case bugNoPostCap, bugJitterBeforeCap, bugAdditiveJitter, bugFloatSeconds, bugFloatMillis, bugPowDrift:
+	case bugFloatSeconds, bugFloatMillis, bugPowDrift:
+		float = true
+	case bugNoPostCap, bugJitterBeforeCap, bugAdditiveJitter:
+		if d, ok := e.jitterVariant(s, n, r); ok {
+			return d
+		}
 		float = true
 	}
 	if !float && s.initial > 0 && s.max >= s.initial && s.coef >= 1 && n >= 1 {
@@ -602,4 +632,40 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 		return math.MaxInt64
 	}
 	return int64(d)
+}
+
+// jitterVariant computes the delay of the jitter bugs over the exact,
+// capped base (uncapped for jitter-before-cap). ok is false for a policy
+// outside the reference's domain.
+func (e engine) jitterVariant(s spec, n int64, r float64) (int64, bool) {
+	st, err := backoff.ParseStrategy(s.strategy)
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	mx := s.max
+	if e.bug == bugJitterBeforeCap {
+		mx = math.MaxInt64
+	}
+	bo, err := backoff.New(backoff.Config{Strategy: st, Initial: time.Duration(s.initial),
+		Coefficient: s.coef, Max: time.Duration(mx)})
+	if err != nil || s.max < s.initial {
+		return 0, false
+	}
+	base := float64(bo.Base(int(min(n, math.MaxInt))))
+	if !s.jitter {
+		return int64(min(base, float64(s.max))), true
+	}
+	var d float64
+	switch e.bug {
+	case bugAdditiveJitter:
+		d = math.Min(base+base*r, float64(s.max))
+	case bugJitterBeforeCap:
+		d = math.Min(base*(0.5+r), float64(s.max))
+	default:
+		d = base * (0.5 + r)
+	}
+	if d >= math.MaxInt64 {
+		return math.MaxInt64, true
+	}
+	return int64(d), true
 }
