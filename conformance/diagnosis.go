@@ -19,21 +19,22 @@ type probe struct {
 }
 
 // diagnoseResults attributes the failures among results to bug models
-// (package diagnose). Only deterministic verdicts of vectors (not
-// scenarios, not draw-dependent, not errors) take part.
+// (package diagnose). Verdicts of vectors take part (not scenarios, not
+// errors); a draw-dependent one is reproduced by a model whose range over
+// all draws holds the answer.
 func diagnoseResults(results []Result) []diagnose.Finding {
 	var cases []diagnose.Case
 	for i := range results {
 		res := &results[i]
 		p := res.probe
-		if p == nil || res.Random || p.v.sc != nil || (res.Status != StatusPass && res.Status != StatusFail) {
+		if p == nil || p.v.sc != nil || (res.Status != StatusPass && res.Status != StatusFail) || res.ID == JitterCheckID {
 			continue
 		}
 		if res.cause == "stale-skip-entry" {
 			continue
 		}
 		cases = append(cases, diagnose.Case{
-			ID: res.ID, Request: p.req, Answer: p.got, Failed: res.Status == StatusFail,
+			ID: res.ID, Request: p.req, Answer: p.got, Failed: res.Status == StatusFail, Drawn: res.Random,
 			Judge: func(a protocol.Response) bool { return a.Check(p.req.Op) == nil && p.cmp.compare(p.v, a) == "" },
 			Same:  func(a protocol.Response) bool { return sameAnswer(p.cmp, p.v.Kind, a, p.got) },
 		})

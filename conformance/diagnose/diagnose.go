@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math"
 	"sort"
 
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -77,6 +78,10 @@ type Case struct {
 	Request protocol.Request
 	Answer  protocol.Response // the implementation's answer
 	Failed  bool              // false: the answer passed
+	// Drawn marks an answer whose delay the implementation drew itself
+	// (Request has no rand): a model reproduces it when the delay lies
+	// within the model's range over every draw, with the same action.
+	Drawn bool
 	// Judge reports whether an answer to Request would pass.
 	Judge func(protocol.Response) bool
 	// Same reports whether an answer to Request equals Answer (within the
@@ -117,6 +122,12 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 		}
 		failed = append(failed, i)
 		for _, cd := range cands {
+			if c.Drawn {
+				if cd.m.within(c.Request, c.Answer) {
+					cd.repro = append(cd.repro, i)
+				}
+				continue
+			}
 			if a, ok := cd.m.Answer(c.Request); ok && c.Same(a) {
 				cd.repro = append(cd.repro, i)
 			}
@@ -128,7 +139,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 			continue
 		}
 		for _, c := range cases {
-			if c.Failed {
+			if c.Failed || c.Drawn {
 				continue
 			}
 			if a, ok := cd.m.Answer(c.Request); ok && !Drawn(a) && !c.Judge(a) {
@@ -205,4 +216,28 @@ func sameLeft(a, b []int, done map[int]bool) bool {
 		}
 	}
 	return true
+}
+
+// within reports whether got, an answer with a delay the implementation
+// drew itself, is one the model can give: the same action and a delay
+// between the model's delays for the smallest and the largest draw.
+func (m Model) within(req protocol.Request, got protocol.Response) bool {
+	if req.Rand != nil {
+		return false
+	}
+	if got.Error != nil || got.DelayNS == nil {
+		// a rejection or an action without delay: no draw involved
+		a, ok := m.Answer(req)
+		return ok && !Drawn(a) && (a.Error != nil) == (got.Error != nil) && a.DelayNS == nil && a.Action == got.Action
+	}
+	lo, hi := 0.0, math.Nextafter(1, 0)
+	req.Rand = &lo
+	a, ok1 := m.Answer(req)
+	req.Rand = &hi
+	b, ok2 := m.Answer(req)
+	if !ok1 || !ok2 || a.DelayNS == nil || b.DelayNS == nil || a.Action != got.Action || b.Action != got.Action {
+		return false
+	}
+	l, h := min(*a.DelayNS, *b.DelayNS), max(*a.DelayNS, *b.DelayNS)
+	return l <= *got.DelayNS && *got.DelayNS <= h
 }

@@ -651,10 +651,11 @@ func (e engine) jitterVariant(s spec, n int64, r float64) (int64, bool) {
 	if err != nil || s.max < s.initial {
 		return 0, false
 	}
-	base := float64(bo.Base(int(min(n, math.MaxInt))))
+	ib := int64(bo.Base(int(min(n, math.MaxInt))))
 	if !s.jitter {
-		return int64(min(base, float64(s.max))), true
+		return min(ib, s.max), true
 	}
+	base := float64(ib)
 	var d float64
 	switch e.bug {
 	case bugAdditiveJitter:
