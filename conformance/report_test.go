@@ -287,3 +287,22 @@ func TestOpaqueJitterVerdictsAndRepeat(t *testing.T) {
 		}
 	}
 }
+
+// The spec-only hint drops the output file of the command it repeats, and
+// the text report opens with the verdict.
+func TestSpecOnlyHintDropsOutputFile(t *testing.T) {
+	for _, cmd := range []string{
+		"retrykit conformance --impl 'python3 a.py' -o out.txt --format json",
+		"retrykit conformance --impl 'python3 a.py' --o=out.txt --format json",
+	} {
+		rep := &conformance.Report{Command: cmd}
+		var b strings.Builder
+		if err := rep.Write(&b, "text"); err != nil {
+			t.Fatal(err)
+		}
+		want := "spec-only run (MUST level only): retrykit conformance --impl 'python3 a.py' --format json --spec-only"
+		if !strings.Contains(b.String(), want) || !strings.HasPrefix(b.String(), "PASS") {
+			t.Errorf("%s:\n%s", cmd, b.String())
+		}
+	}
+}

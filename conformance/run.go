@@ -238,6 +238,13 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 	results := make([]*Result, len(sel))
 	var jobs []int
 	for i, v := range sel {
+		if v.Kind == kindScenario && !h.Supports(protocol.OpScenario) {
+			// A policy library without an executor: scenarios are not its
+			// job, so they leave the scores, coverage and JUnit (one line
+			// of the report says so).
+			rep.ScenariosLeftOut++
+			continue
+		}
 		if reason := coverageGap(v, h); reason != "" {
 			rep.NotRun = append(rep.NotRun, uncovered(v, reason))
 			continue
