@@ -77,6 +77,7 @@ var symptoms = map[string]string{
 	"wrong-scenario":      "an observation of an executor scenario differs from the expectation",
 	"jitter-distribution": "the implementation's own jitter multiplier is not Uniform[0.5, 1.5)",
 	"stale-skip-entry":    "listed in the skip file but passes now (strict mode)",
+	"unknown-skip-entry":  "the skip file names a vector the suite does not have (strict mode): a typo or a renamed id",
 	"malformed-answer":    "an answer lacks the fields its op requires (PROTOCOL.md sections 3 and 4)",
 	"scenario-rejected":   "the adapter rejected a scenario request instead of playing it",
 	"hello-failed":        "the adapter's hello failed, so nothing could be judged",

@@ -209,9 +209,20 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 			rep.NotSelected++
 		}
 	}
+	var unknown []string
 	for id := range r.cfg.skips {
 		if r.suite.Vector(id) == nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("skip list names unknown vector %q", id))
+			unknown = append(unknown, id)
+		}
+	}
+	sort.Strings(unknown)
+	for _, id := range unknown {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("skip list names unknown vector %q", id))
+		if r.cfg.strict {
+			// A typo'd id would otherwise hide nothing and say nothing.
+			rep.Results = append(rep.Results, Result{ID: id, Requirement: "skip-file", Kind: "skip-file", Status: StatusFail,
+				Level: levelMust, Reason: "skip file names a vector the suite does not have (strict mode): fix or remove the line",
+				cause: "unknown-skip-entry"})
 		}
 	}
 	sort.Strings(rep.Warnings)
@@ -341,6 +352,14 @@ func (r *Runner) repeatRandom(ctx context.Context, impl protocol.Implementation,
 		again, unsup := r.runOne(ctx, impl, h, sel[i], int64(len(sel)+k+1))
 		mu.Lock()
 		defer mu.Unlock()
+		if _, onList := r.cfg.skips[sel[i].ID]; onList && !unsup {
+			// Skip-listed: a run that still fails keeps the vector skipped;
+			// it is stale only if it passed in every run.
+			if res := results[i]; res.cause == "stale-skip-entry" && again.Status == StatusSkip {
+				results[i] = &again
+			}
+			return
+		}
 		if res := results[i]; !unsup && again.Status != res.Status && !contains(rep.Flipped, res.ID) {
 			f := flipped(*res, again, k/len(idx)+2, r.cfg.repeat)
 			results[i] = &f
@@ -438,10 +457,18 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 		res.Status = StatusPass
 	}
 	if onList {
-		if res.Status == StatusPass {
+		switch {
+		case res.Status == StatusPass && res.Random && drawDependentEntry(skipped) && r.cfg.repeat == 1:
+			// One passing draw proves nothing for a vector listed as
+			// draw-dependent; --repeat K runs it K times.
+			res.Status, res.Reason = StatusSkip, skipReason(skipped)+" (passed in this run; a draw-dependent entry is stale only when it passes every run of --repeat K)"
+		case res.Status == StatusPass:
 			res.Status, res.Reason = StatusFail, stalePrefix+" (strict mode): remove it from the skip file"
+			if r.cfg.repeat > 1 && res.Random {
+				res.Reason = fmt.Sprintf("%s in every one of %d runs (strict mode): remove it from the skip file", stalePrefix, r.cfg.repeat)
+			}
 			res.cause = "stale-skip-entry"
-		} else {
+		default:
 			res.Status, res.Reason = StatusSkip, skipReason(skipped)+" (still fails: "+res.Reason+")"
 		}
 	}
