@@ -36,7 +36,6 @@ func (f *flaky) Do(ctx context.Context, req protocol.Request) (protocol.Response
 	return resp, nil
 }
 
-
 // Skip files understand verdicts that depend on the implementation's own
 // draws: a vector that failed in any run stays failing (or skipped), the
 // written skip file marks such vectors, and strict mode calls an entry
