@@ -511,7 +511,7 @@ func TestMutations(t *testing.T) {
 		{"lenient-duration", lenientDuration, "class:lenient-duration",
 			[]string{"RET-16", "RET-19", "RK-09", "RK-11", "RK-12"}, []string{duration, validate, delay, decide}, nil},
 		{"overflow", overflow, "class:overflow",
-			[]string{"RET-01", "RET-04", "RK-17"}, []string{delay, decide}, nil},
+			[]string{"RET-04", "RK-10", "RK-17"}, []string{delay, decide}, nil},
 		{"strategy-field", strategyField, "class:strategy-field",
 			[]string{"RET-04", "RK-01", "RK-05", "RK-08", "RK-09", "RK-14", "RK-17", "RK-23"}, []string{validate, delay, decide}, nil},
 	}

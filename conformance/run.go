@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -430,6 +431,11 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	res.Random = req.Rand == nil && (cmp.bounds != nil || hasBounds(v.Kind, &v.want))
 	got, err := impl.Do(ctx, req)
 	res.Want = v.wantJSON
+	if cmp.bounds != nil {
+		// Opaque jitter: the answer is judged against the jitter bounds,
+		// so the expectation shown is those bounds.
+		res.Want = boundsJSON(v.Kind, cmp.bounds)
+	}
 	skipped, onList := r.cfg.skips[v.ID]
 	if err != nil {
 		res.Status, res.Reason, res.Stderr = StatusError, err.Error(), stderrOf(err)
@@ -538,4 +544,13 @@ func stderrOf(err error) string {
 		return ae.Stderr
 	}
 	return ""
+}
+
+// boundsJSON is the expectation shown for a delay judged against jitter
+// bounds (opaque jitter).
+func boundsJSON(kind string, b *[2]int64) json.RawMessage {
+	if kind == kindDecide {
+		return json.RawMessage(fmt.Sprintf(`{"action":"retry","min_ns":%d,"max_ns":%d}`, b[0], b[1]))
+	}
+	return json.RawMessage(fmt.Sprintf(`{"min_ns":%d,"max_ns":%d}`, b[0], b[1]))
 }

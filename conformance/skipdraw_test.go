@@ -101,3 +101,15 @@ func TestSkipFileDrawDependent(t *testing.T) {
 		t.Errorf("typo, lenient: %+v %v", r.Totals, r.Warnings)
 	}
 }
+
+// With opaque jitter the expectation a failure shows is the bounds the
+// answer was judged against, not the exact delay of the vector's draw.
+func TestOpaqueFailureShowsBounds(t *testing.T) {
+	suite := loadSuite(t)
+	f := &flaky{first: -1} // wrong every time
+	rep := conformance.NewRunner(suite, conformance.WithJitterSamples(0), conformance.WithIDs("delay-0118")).Run(context.Background(), f)
+	res := rep.Filter(conformance.StatusFail)
+	if len(res) != 1 || string(res[0].Want) != `{"min_ns":7,"max_ns":22}` {
+		t.Fatalf("%+v", res)
+	}
+}
