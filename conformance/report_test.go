@@ -70,12 +70,12 @@ func TestReportGroupsOneRootCause(t *testing.T) {
 	if rep.Totals.Error != 0 || rep.Totals.Fail < 100 {
 		t.Fatalf("the variant should fail the ~135 rejection vectors, and nothing else: %+v", rep.Totals)
 	}
-	// The leading cause is the bug model "no-validation", reproducing
+	// The leading cause is the bug model "invalid-fields-defaulted", reproducing
 	// all but a few answers (the variant keeps the last of two duplicate
 	// keys and checks max_interval against the default only sometimes).
 	c := rep.Causes[0]
-	if c.Class != "bug:no-validation" || !c.Reproduced || len(c.IDs) < rep.Totals.Fail-5 || len(c.Contradicted) != 0 {
-		t.Errorf("cause %s ×%d (%s), want bug:no-validation × nearly every failure (%d)", c.Class, len(c.IDs), c.Explanation, rep.Totals.Fail)
+	if c.Class != "bug:invalid-fields-defaulted" || !c.Reproduced || len(c.IDs) < rep.Totals.Fail-5 || len(c.Contradicted) != 0 {
+		t.Errorf("cause %s ×%d (%s), want bug:invalid-fields-defaulted × nearly every failure (%d)", c.Class, len(c.IDs), c.Explanation, rep.Totals.Fail)
 	}
 	for _, c := range rep.Causes[1:] {
 		if c.Reproduced {
@@ -94,19 +94,19 @@ func TestReportGroupsOneRootCause(t *testing.T) {
 		"| spec requirements (MUST) |", "| SHOULD-level and optional features |", "| retrykit decisions (RK-nn) |",
 		"Spec-only run (MUST level only): `" + rep.Command + " --spec-only`",
 		"#### Failures by cause (",
-		"| " + itoa(len(c.IDs)) + " | `bug:no-validation` |",
+		"| " + itoa(len(c.IDs)) + " | `bug:invalid-fields-defaulted` |",
 	}, "| vector | requirement | result | reason |")
-	if n := strings.Count(md, "bug:no-validation"); n != 1 {
+	if n := strings.Count(md, "bug:invalid-fields-defaulted"); n != 1 {
 		t.Errorf("markdown names the cause %d times, want once", n)
 	}
 
 	text := write(t, rep, "text")
 	before(t, "text", text, []string{"scores", "spec-only run (MUST level only): " + rep.Command + " --spec-only",
-		"failures by cause: " + itoa(rep.Totals.Fail) + " failed or errored", "bug:no-validation"}, "\nFAIL  ")
+		"failures by cause: " + itoa(rep.Totals.Fail) + " failed or errored", "bug:invalid-fields-defaulted"}, "\nFAIL  ")
 
 	junit := write(t, rep, "junit")
 	before(t, "junit", junit, []string{`<testsuite name="summary"`, `name="score.MUST"`, `name="spec_only_command"`,
-		`name="cause.1" value="` + itoa(len(c.IDs)) + ` bug:no-validation`}, "<testcase")
+		`name="cause.1" value="` + itoa(len(c.IDs)) + ` bug:invalid-fields-defaulted`}, "<testcase")
 
 	js := write(t, rep, "json")
 	before(t, "json", js, []string{`"scores"`, `"spec_only_command"`, `"causes"`}, `"results"`)

@@ -59,7 +59,9 @@ var catalogue = []Model{
 	{"patterns-unchecked", `reject a non_retryable_errors list with an empty pattern, ".*" alone or a non-string entry`, bugNoCheckPatterns},
 	{"on-exhaustion-unchecked", `reject an on_exhaustion other than "discard" or "dead_letter"`, bugNoCheckOnExhaustion},
 	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt},
-	{"no-validation", "validate the policy: every field's type and range, unknown fields, duplicate keys (section 8, RK-12); a bad field is an error, not its default", bugNoValidation},
+	{"no-validation", "validate the policy before merging it: every field's type and range, unknown fields, duplicate keys (sections 8 and 11, RK-02, RK-08); the merge alone keeps bad values", bugNoValidation},
+	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted},
+	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth},
 }
 
 // Drawn reports whether a is an answer whose delay the model cannot know:

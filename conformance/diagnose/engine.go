@@ -63,6 +63,8 @@ const (
 	bugNoCheckOnExhaustion
 	bugNoCheckAttempt
 	bugNoValidation
+	bugInvalidDefaulted
+	bugDurNoYearMonth
 )
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
@@ -89,6 +91,10 @@ type spec struct {
 	onExhaustion string
 	strategy     string
 	noExhField   bool // the effective policy has no on_exhaustion field
+	// echo, when set, is the effective policy as the implementation
+	// writes it: the defaults overlaid with the policy's values verbatim
+	// (no validation, a JSON spread).
+	echo json.RawMessage
 }
 
 func defaultSpec() spec {
@@ -187,6 +193,11 @@ var weeksRE = regexp.MustCompile(`^P([0-9]+)W$`)
 // parseDuration parses an OJS duration with e's bug.
 func (e engine) parseDuration(s string) (int64, error) {
 	d, err := policy.ParseDuration(s)
+	if err == nil && e.bug == bugDurNoYearMonth {
+		if date, _, _ := strings.Cut(s[1:], "T"); strings.ContainsAny(date, "YM") {
+			return 0, errors.New("date components Y and M are not supported")
+		}
+	}
 	if err == nil {
 		if e.bug == bugDurDateZero {
 			if date, rest, hasT := strings.Cut(s[1:], "T"); date != "" {
@@ -311,7 +322,7 @@ func (e engine) excused(f *policy.FieldError, raw map[string]json.RawMessage) bo
 	if i := strings.IndexByte(name, '['); i > 0 {
 		name = name[:i]
 	}
-	if e.bug == bugNoValidation {
+	if e.bug == bugNoValidation || e.bug == bugInvalidDefaulted {
 		return true
 	}
 	switch {
@@ -360,7 +371,7 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 		if !errors.As(perr, &ve) {
 			return s, perr
 		}
-		if e.bug == bugNoValidation {
+		if e.bug == bugInvalidDefaulted {
 			if json.Unmarshal(data, &raw) != nil {
 				if json.Valid(data) {
 					return e.adjust(s, nil), nil // not an object: the default policy
@@ -379,6 +390,10 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 			}
 		} else if ve.Omitted > 0 {
 			return s, perr
+		}
+		if e.bug == bugNoValidation && json.Unmarshal(data, &raw) != nil && json.Valid(data) {
+			s.echo = echoEffective(s, data) // not an object: the defaults
+			return s, nil
 		}
 		if json.Unmarshal(data, &raw) != nil || raw == nil {
 			return s, perr
@@ -470,7 +485,41 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 			}
 		}
 	}
-	return e.adjust(s, raw), nil
+	s = e.adjust(s, raw)
+	if e.bug == bugNoValidation {
+		s.echo = echoEffective(s, data)
+	}
+	return s, nil
+}
+
+// echoEffective is the effective policy of an implementation without
+// validation: the default fields overlaid with every key of the policy as
+// written (the last of duplicates), unknown keys included.
+//
+// The values pass through a float64 reading, as a dynamic language's JSON
+// parser leaves them: numbers become doubles (printed shortest, a non-finite
+// one as null); a policy that is not an object leaves the defaults.
+func echoEffective(s spec, data json.RawMessage) json.RawMessage {
+	base := map[string]json.RawMessage{}
+	_ = json.Unmarshal(engine{}.effective(defaultSpec()), &base)
+	var raw map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if dec.Decode(&raw) != nil {
+		raw = nil
+	}
+	for k, v := range raw {
+		b, err := json.Marshal(asDoubles(v))
+		if err != nil {
+			return nil
+		}
+		base[k] = b
+	}
+	out, err := json.Marshal(base)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // adjust applies the bugs that change how a read policy is held.
@@ -494,9 +543,17 @@ func (e engine) adjust(s spec, raw map[string]json.RawMessage) spec {
 
 // effective writes s as an effective policy.
 func (e engine) effective(s spec) json.RawMessage {
+	if s.echo != nil {
+		return s.echo
+	}
 	var b []byte
 	b = append(b, `{"max_attempts":`...)
-	b = strconv.AppendInt(b, s.maxAttempts, 10)
+	if e.bug == bugFloat53 {
+		// a double printed shortest, as JavaScript does: 2^63 -> 9223372036854776000
+		b = strconv.AppendFloat(b, float64(s.maxAttempts), 'g', -1, 64)
+	} else {
+		b = strconv.AppendInt(b, s.maxAttempts, 10)
+	}
 	b = append(b, `,"initial_interval":`...)
 	b = strconv.AppendQuote(b, formatNS(s.initial))
 	b = append(b, `,"backoff_coefficient":`...)
@@ -625,6 +682,10 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 		}
 	}
 	d *= scale
+	if e.bug == bugFloatSeconds || e.bug == bugFloatMillis {
+		// converted back to nanoseconds the usual way: rounded
+		d = math.Round(d)
+	}
 	switch {
 	case math.IsNaN(d) || d <= 0:
 		return 0
@@ -669,4 +730,30 @@ func (e engine) jitterVariant(s spec, n int64, r float64) (int64, bool) {
 		return math.MaxInt64, true
 	}
 	return int64(d), true
+}
+
+// asDoubles replaces every number in v by its float64 value (nil when not
+// finite), as JSON.parse reads it.
+func asDoubles(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil
+		}
+		return json.RawMessage(strconv.FormatFloat(f, 'g', -1, 64))
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = asDoubles(x[i])
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = asDoubles(e)
+		}
+		return out
+	}
+	return v
 }
