@@ -14,6 +14,24 @@ type Model struct {
 	Name string // "no-post-jitter-cap", ...
 	Fix  string // one line: what to change in the implementation
 	bug  bug
+	// also holds the further bugs of a combination of models (bit b for
+	// bug b), see [Combine]; zero for a model of the catalogue.
+	also uint64
+}
+
+// mask returns the engine's bug set for m.
+func (m Model) mask() uint64 {
+	if m.bug == noBug {
+		return m.also
+	}
+	return 1<<m.bug | m.also
+}
+
+// Combine returns the model with the bugs of both a and b: one
+// implementation can have several bugs, and one answer can show two of them
+// at once. Its name is "a+b" and its fix both fixes.
+func Combine(a, b Model) Model {
+	return Model{Name: a.Name + "+" + b.Name, Fix: a.Fix + "; and " + b.Fix, bug: a.bug, also: a.also | b.mask()}
 }
 
 // Answer returns the model's answer to req. ok is false when the model
@@ -22,46 +40,47 @@ type Model struct {
 // implementation's own draw (no rand, jitter on) has no DelayNS: see
 // [Drawn].
 func (m Model) Answer(req protocol.Request) (resp protocol.Response, ok bool) {
-	return engine{m.bug}.do(req)
+	return engine{m.mask()}.do(req)
 }
 
 var catalogue = []Model{
-	{"no-defaults-merge", "merge a partial policy over the section 8 defaults field by field (an absent field takes its default, not a zero value)", bugNoMerge},
-	{"no-on-exhaustion", "add the on_exhaustion field (discard | dead_letter, default discard), report it in the effective policy and apply it on exhaustion and to non-retryable errors", bugNoOnExhaustion},
-	{"no-duplicate-key-check", "reject a policy that repeats a key (RK-12) instead of keeping the last value", bugNoDupCheck},
-	{"unknown-fields-ignored", "reject unknown policy fields (RK-12), naming the field", bugUnknownFieldsIgnored},
-	{"no-post-jitter-cap", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", bugNoPostCap},
-	{"jitter-before-cap", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", bugJitterBeforeCap},
-	{"additive-jitter", "jitter multiplies the capped delay by 0.5 + r; do not add r times the delay", bugAdditiveJitter},
-	{"float-seconds", "compute delays in integer nanoseconds (or exact arithmetic), not float64 seconds", bugFloatSeconds},
-	{"float-milliseconds", "compute delays in integer nanoseconds (or exact arithmetic), not float64 milliseconds", bugFloatMillis},
-	{"millisecond-rounding", "keep the delay to the nanosecond; do not round it to whole milliseconds", bugRoundMillis},
-	{"precision-53-bits", "read max_attempts and attempt as 64-bit integers; a float64 (JSON.parse, json.loads into float) loses them above 2^53", bugFloat53},
-	{"math-pow-drift", "compute integral powers exactly in integers and saturate; math.Pow in float64 drifts by a few ns on large delays", bugPowDrift},
-	{"attempt-from-zero", "attempt is the 1-based number of the attempt that just failed: the delay after attempt 1 is initial_interval", bugAttemptFrom0},
-	{"unknown-strategy-as-exponential", "reject an unknown backoff_strategy instead of falling back to exponential", bugUnknownStrategyExp},
-	{"polynomial-unsupported", "implement the polynomial strategy, initial_interval × n^coefficient, instead of falling back to exponential", bugPolynomialUnsupported},
-	{"strategy-field-ignored", "read the strategy from backoff_strategy (RK-01); it is not exponential always", bugStrategyIgnored},
-	{"lenient-duration-empty", `reject durations without a component ("P", "PT", "P1DT", "")`, bugDurEmpty},
-	{"lenient-duration-weeks", `reject weeks ("P1W"): the OJS grammar has no W`, bugDurWeeks},
-	{"lenient-duration-case", "reject lower-case designators: the grammar is upper case only", bugDurLower},
-	{"lenient-duration-comma", `reject a comma as the decimal sign: only "." is allowed`, bugDurComma},
-	{"duration-no-upper-bound", "reject a duration that does not fit 2^63−1 nanoseconds instead of saturating", bugDurNoUpperBound},
-	{"date-components-as-zero", "parse date components (Y, M, D) with their lengths (RK-07) instead of ignoring them", bugDurDateZero},
-	{"zero-initial-interval-accepted", "reject initial_interval PT0S: it must be positive", bugZeroInterval},
-	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions`, bugRegexMatch},
-	{"prefix-without-dot", `"auth.*" matches types that start with "auth." (dot included), not "auth" or "authx"`, bugPrefixNoDot},
-	{"no-prefix-match", `support prefix patterns: "auth.*" matches every type starting with "auth."`, bugNoPrefix},
-	{"max-attempts-unchecked", "reject a max_attempts that is not a non-negative integer up to 2^63−1", bugNoCheckMaxAttempts},
-	{"coefficient-unchecked", "reject a backoff_coefficient that is below 1, not finite or not a number", bugNoCheckCoefficient},
-	{"max-interval-unchecked", "reject a max_interval below initial_interval", bugNoCheckMaxInterval},
-	{"jitter-unchecked", "reject a jitter that is not a JSON boolean", bugNoCheckJitter},
-	{"patterns-unchecked", `reject a non_retryable_errors list with an empty pattern, ".*" alone or a non-string entry`, bugNoCheckPatterns},
-	{"on-exhaustion-unchecked", `reject an on_exhaustion other than "discard" or "dead_letter"`, bugNoCheckOnExhaustion},
-	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt},
-	{"no-validation", "validate the policy before merging it: every field's type and range, unknown fields, duplicate keys (sections 8 and 11, RK-02, RK-08); the merge alone keeps bad values", bugNoValidation},
-	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted},
-	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth},
+	{"no-defaults-merge", "merge a partial policy over the section 8 defaults field by field (an absent field takes its default, not a zero value)", bugNoMerge, 0},
+	{"no-on-exhaustion", "add the on_exhaustion field (discard | dead_letter, default discard), report it in the effective policy and apply it on exhaustion and to non-retryable errors", bugNoOnExhaustion, 0},
+	{"no-duplicate-key-check", "reject a policy that repeats a key (RK-12) instead of keeping the last value", bugNoDupCheck, 0},
+	{"unknown-fields-ignored", "reject unknown policy fields (RK-12), naming the field", bugUnknownFieldsIgnored, 0},
+	{"no-post-jitter-cap", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", bugNoPostCap, 0},
+	{"jitter-before-cap", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", bugJitterBeforeCap, 0},
+	{"additive-jitter", "jitter multiplies the capped delay by 0.5 + r; do not add r times the delay", bugAdditiveJitter, 0},
+	{"float-seconds", "compute durations and delays in integer nanoseconds, not float64 seconds (whose power raises on overflow, as Python's does, and whose rounding loses nanoseconds)", bugFloatSeconds, 0},
+	{"float-milliseconds", "compute durations and delays in integer nanoseconds, not float64 milliseconds (JavaScript numbers)", bugFloatMillis, 0},
+	{"lenient-duration-regex", `match durations with [0-9] and the end of the text: \d accepts every Unicode digit and $ a final newline`, bugDurRegexLenient, 0},
+	{"millisecond-rounding", "keep the delay to the nanosecond; do not round it to whole milliseconds", bugRoundMillis, 0},
+	{"precision-53-bits", "read max_attempts and attempt as 64-bit integers; a float64 (JSON.parse, json.loads into float) loses them above 2^53", bugFloat53, 0},
+	{"math-pow-drift", "compute integral powers exactly in integers and saturate; math.Pow in float64 drifts by a few ns on large delays", bugPowDrift, 0},
+	{"attempt-from-zero", "attempt is the 1-based number of the attempt that just failed: the delay after attempt 1 is initial_interval", bugAttemptFrom0, 0},
+	{"unknown-strategy-as-exponential", "reject an unknown backoff_strategy instead of falling back to exponential", bugUnknownStrategyExp, 0},
+	{"polynomial-unsupported", "implement the polynomial strategy, initial_interval × n^coefficient, instead of falling back to exponential", bugPolynomialUnsupported, 0},
+	{"strategy-field-ignored", "read the strategy from backoff_strategy (RK-01); it is not exponential always", bugStrategyIgnored, 0},
+	{"lenient-duration-empty", `reject durations without a component ("P", "PT", "P1DT", "")`, bugDurEmpty, 0},
+	{"lenient-duration-weeks", `reject weeks ("P1W"): the OJS grammar has no W`, bugDurWeeks, 0},
+	{"lenient-duration-case", "reject lower-case designators: the grammar is upper case only", bugDurLower, 0},
+	{"lenient-duration-comma", `reject a comma as the decimal sign: only "." is allowed`, bugDurComma, 0},
+	{"duration-no-upper-bound", "reject a duration that does not fit 2^63−1 nanoseconds instead of saturating", bugDurNoUpperBound, 0},
+	{"date-components-as-zero", "parse date components (Y, M, D) with their lengths (RK-07) instead of ignoring them", bugDurDateZero, 0},
+	{"zero-initial-interval-accepted", "reject initial_interval PT0S: it must be positive", bugZeroInterval, 0},
+	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions`, bugRegexMatch, 0},
+	{"prefix-without-dot", `"auth.*" matches types that start with "auth." (dot included), not "auth" or "authx"`, bugPrefixNoDot, 0},
+	{"no-prefix-match", `support prefix patterns: "auth.*" matches every type starting with "auth."`, bugNoPrefix, 0},
+	{"max-attempts-unchecked", "reject a max_attempts that is not a non-negative integer up to 2^63−1", bugNoCheckMaxAttempts, 0},
+	{"coefficient-unchecked", "reject a backoff_coefficient that is below 1, not finite or not a number", bugNoCheckCoefficient, 0},
+	{"max-interval-unchecked", "reject a max_interval below initial_interval", bugNoCheckMaxInterval, 0},
+	{"jitter-unchecked", "reject a jitter that is not a JSON boolean", bugNoCheckJitter, 0},
+	{"patterns-unchecked", `reject a non_retryable_errors list with an empty pattern, ".*" alone or a non-string entry`, bugNoCheckPatterns, 0},
+	{"on-exhaustion-unchecked", `reject an on_exhaustion other than "discard" or "dead_letter"`, bugNoCheckOnExhaustion, 0},
+	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt, 0},
+	{"no-validation", "validate the policy before merging it: every field's type and range, unknown fields, duplicate keys (sections 8 and 11, RK-02, RK-08); the merge alone keeps bad values", bugNoValidation, 0},
+	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted, 0},
+	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth, 0},
 }
 
 // Drawn reports whether a is an answer whose delay the model cannot know:
@@ -107,36 +126,57 @@ type Finding struct {
 // package documentation. It returns the findings, most failures first,
 // and the ids of the failures no model reproduces, in case order.
 func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
-	type cand struct {
-		m       Model
-		repro   []int
-		contra  []string
-		checked bool
-	}
-	cands := make([]*cand, len(catalogue))
-	for i, m := range catalogue {
-		cands[i] = &cand{m: m}
-	}
-	var failed []int
-	for i, c := range cases {
-		if !c.Failed {
-			continue
+	done := map[int]bool{}
+	findings = pick(cases, catalogue, done)
+	// Failures that show two bugs at once: each model found so far,
+	// combined with every model of the catalogue.
+	var pairs []Model
+	seen := map[uint64]bool{}
+	for _, f := range findings {
+		for _, m := range catalogue {
+			c := Combine(f.Model, m)
+			if m.Name == f.Model.Name || seen[c.mask()] {
+				continue
+			}
+			seen[c.mask()] = true
+			pairs = append(pairs, c)
 		}
-		failed = append(failed, i)
-		for _, cd := range cands {
+	}
+	findings = append(findings, pick(cases, pairs, done)...)
+	for i, c := range cases {
+		if c.Failed && !done[i] {
+			unexplained = append(unexplained, c.ID)
+		}
+	}
+	sort.SliceStable(findings, func(i, j int) bool { return len(findings[i].Explains) > len(findings[j].Explains) })
+	return findings, unexplained
+}
+
+// pick applies rules 1 to 3 of the package documentation with the given
+// models to the failed cases not yet done, and marks those it explains.
+func pick(cases []Case, models []Model, done map[int]bool) []Finding {
+	type cand struct {
+		m      Model
+		repro  []int
+		contra []string
+	}
+	var live []*cand
+	for _, m := range models {
+		cd := &cand{m: m}
+		for i, c := range cases {
+			if !c.Failed || done[i] {
+				continue
+			}
 			if c.Drawn {
-				if cd.m.within(c.Request, c.Answer) {
+				if m.within(c.Request, c.Answer) {
 					cd.repro = append(cd.repro, i)
 				}
 				continue
 			}
-			if a, ok := cd.m.Answer(c.Request); ok && c.Same(a) {
+			if a, ok := m.Answer(c.Request); ok && c.Same(a) {
 				cd.repro = append(cd.repro, i)
 			}
 		}
-	}
-	var live []*cand
-	for _, cd := range cands {
 		if len(cd.repro) == 0 {
 			continue
 		}
@@ -144,7 +184,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 			if c.Failed || c.Drawn {
 				continue
 			}
-			if a, ok := cd.m.Answer(c.Request); ok && !Drawn(a) && !c.Judge(a) {
+			if a, ok := m.Answer(c.Request); ok && !Drawn(a) && !c.Judge(a) {
 				cd.contra = append(cd.contra, c.ID)
 			}
 		}
@@ -152,7 +192,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 			live = append(live, cd)
 		}
 	}
-	done := map[int]bool{}
+	var findings []Finding
 	for {
 		var best *cand
 		bestN := 0
@@ -172,7 +212,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 			}
 		}
 		if best == nil {
-			break
+			return findings
 		}
 		f := Finding{Model: best.m, Reproduces: len(best.repro), Contradicted: best.contra}
 		for _, cd := range live {
@@ -188,13 +228,6 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 		}
 		findings = append(findings, f)
 	}
-	for _, i := range failed {
-		if !done[i] {
-			unexplained = append(unexplained, cases[i].ID)
-		}
-	}
-	sort.SliceStable(findings, func(i, j int) bool { return len(findings[i].Explains) > len(findings[j].Explains) })
-	return findings, unexplained
 }
 
 // sameLeft reports whether a and b hold the same indexes not yet done.
@@ -228,9 +261,14 @@ func (m Model) within(req protocol.Request, got protocol.Response) bool {
 		return false
 	}
 	if got.Error != nil || got.DelayNS == nil {
-		// a rejection or an action without delay: no draw involved
+		// a rejection or an action without delay: the draw plays no part
+		zero := 0.0
+		req.Rand = &zero
 		a, ok := m.Answer(req)
-		return ok && !Drawn(a) && (a.Error != nil) == (got.Error != nil) && a.DelayNS == nil && a.Action == got.Action
+		if !ok || (a.Error != nil) != (got.Error != nil) {
+			return false
+		}
+		return a.Error != nil || a.DelayNS == nil && a.Action == got.Action
 	}
 	lo, hi := 0.0, math.Nextafter(1, 0)
 	req.Rand = &lo

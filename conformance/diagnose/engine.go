@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -65,6 +66,7 @@ const (
 	bugNoValidation
 	bugInvalidDefaulted
 	bugDurNoYearMonth
+	bugDurRegexLenient
 )
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
@@ -77,8 +79,21 @@ var noCheckField = map[string]bug{
 	"on_exhaustion":        bugNoCheckOnExhaustion,
 }
 
-// engine is the reference rules with at most one bug.
-type engine struct{ bug bug }
+// engine is the reference rules with a set of bugs (bit b set for bug b).
+type engine struct{ bugs uint64 }
+
+// has reports whether e has bug b.
+func (e engine) has(b bug) bool { return b != noBug && e.bugs&(1<<b) != 0 }
+
+// hasAny reports whether e has one of bs.
+func (e engine) hasAny(bs ...bug) bool {
+	for _, b := range bs {
+		if e.has(b) {
+			return true
+		}
+	}
+	return false
+}
 
 // spec is a policy as a buggy implementation holds it: any values, not
 // only valid ones.
@@ -116,6 +131,9 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 		if err != nil {
 			return reject(req.ID, protocol.ErrorPolicyInvalid, err.Error()), true
 		}
+		if f, ok := e.floatDuration(req.Value); ok {
+			ns = f
+		}
 		resp.NS = &ns
 		return resp, true
 	case protocol.OpMatch:
@@ -148,15 +166,18 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 			drawn = false // the implementation's own draw: accepted, delay unknown
 		}
 		n := req.Attempt
-		if n < 1 && e.bug != bugNoCheckAttempt {
+		if n < 1 && !e.has(bugNoCheckAttempt) {
 			return reject(req.ID, protocol.ErrorInvalidRequest, "attempt must be at least 1"), true
 		}
-		if e.bug == bugFloat53 {
+		if e.has(bugFloat53) {
 			n = int64(float64ToInt(float64(n)))
 		}
 		if req.Op == protocol.OpDelay {
 			if drawn {
 				d := e.delay(s, n, r)
+				if d < 0 {
+					return reject(req.ID, protocol.ErrorPolicyInvalid, "float overflow"), true
+				}
 				resp.DelayNS = &d
 			}
 			return resp, true
@@ -172,6 +193,9 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 		resp.Action = action
 		if action == "retry" && drawn {
 			d := e.delay(s, n, r)
+			if d < 0 {
+				return reject(req.ID, protocol.ErrorPolicyInvalid, "float overflow"), true
+			}
 			resp.DelayNS = &d
 		}
 		return resp, true
@@ -188,18 +212,35 @@ func float64ToInt(f float64) int64 {
 
 // ---- durations
 
+// asciiDigits replaces every Unicode decimal digit by the ASCII digit of
+// the same value, as a regular expression's \d and int() accept them.
+func asciiDigits(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r > 0x7f && unicode.IsDigit(r) {
+			zero := r
+			for unicode.IsDigit(zero-1) && r-zero < 60 {
+				zero--
+			}
+			r = '0' + (r-zero)%10
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 var weeksRE = regexp.MustCompile(`^P([0-9]+)W$`)
 
 // parseDuration parses an OJS duration with e's bug.
 func (e engine) parseDuration(s string) (int64, error) {
 	d, err := policy.ParseDuration(s)
-	if err == nil && e.bug == bugDurNoYearMonth {
+	if err == nil && e.has(bugDurNoYearMonth) {
 		if date, _, _ := strings.Cut(s[1:], "T"); strings.ContainsAny(date, "YM") {
 			return 0, errors.New("date components Y and M are not supported")
 		}
 	}
 	if err == nil {
-		if e.bug == bugDurDateZero {
+		if e.has(bugDurDateZero) {
 			if date, rest, hasT := strings.Cut(s[1:], "T"); date != "" {
 				if !hasT || rest == "" {
 					return 0, nil
@@ -210,28 +251,35 @@ func (e engine) parseDuration(s string) (int64, error) {
 		}
 		return int64(d), nil
 	}
+	// Each lenient bug rewrites the text into the strict grammar, in turn.
 	t := s
-	switch e.bug {
-	case bugDurLower:
-		t = strings.ToUpper(s)
-	case bugDurComma:
-		t = strings.ReplaceAll(s, ",", ".")
-	case bugDurWeeks:
-		if m := weeksRE.FindStringSubmatch(s); m != nil {
+	if e.has(bugDurRegexLenient) {
+		t = asciiDigits(strings.TrimSuffix(t, "\n"))
+	}
+	if e.has(bugDurLower) {
+		t = strings.ToUpper(t)
+	}
+	if e.has(bugDurComma) {
+		t = strings.ReplaceAll(t, ",", ".")
+	}
+	if e.has(bugDurWeeks) {
+		if m := weeksRE.FindStringSubmatch(t); m != nil {
 			w, perr := strconv.ParseInt(m[1], 10, 64)
 			if perr == nil && w <= math.MaxInt64/7 {
 				t = "P" + strconv.FormatInt(w*7, 10) + "D"
 			}
 		}
-	case bugDurEmpty:
+	}
+	if e.has(bugDurEmpty) {
 		switch {
-		case s == "" || s == "P" || s == "PT":
+		case t == "" || t == "P" || t == "PT":
 			return 0, nil
-		case strings.HasSuffix(s, "T"):
-			t = strings.TrimSuffix(s, "T")
+		case strings.HasSuffix(t, "T"):
+			t = strings.TrimSuffix(t, "T")
 		}
-	case bugDurNoUpperBound:
-		if ns, ok := bigDuration(s); ok {
+	}
+	if e.has(bugDurNoUpperBound) {
+		if ns, ok := bigDuration(t); ok {
 			return ns, nil
 		}
 	}
@@ -240,7 +288,7 @@ func (e engine) parseDuration(s string) (int64, error) {
 	}
 	d, err2 := policy.ParseDuration(t)
 	if err2 != nil {
-		if e.bug == bugDurWeeks || e.bug == bugDurLower || e.bug == bugDurComma {
+		if e.has(bugDurWeeks) || e.has(bugDurLower) || e.has(bugDurComma) {
 			if ns, ok := bigDuration(t); ok && ns == math.MaxInt64 {
 				return 0, err
 			}
@@ -283,24 +331,24 @@ func bigDuration(s string) (int64, bool) {
 // match reports whether typ matches patterns, with e's bug.
 func (e engine) match(patterns []string, typ string) (bool, error) {
 	m, err := errmatch.Compile(patterns)
-	if err != nil && e.bug != bugNoCheckPatterns {
+	if err != nil && !e.has(bugNoCheckPatterns) {
 		return false, err
 	}
-	if err == nil && e.bug != bugRegexMatch && e.bug != bugPrefixNoDot && e.bug != bugNoPrefix {
+	if err == nil && !e.has(bugRegexMatch) && !e.has(bugPrefixNoDot) && !e.has(bugNoPrefix) {
 		return m.Match(typ), nil
 	}
 	for _, p := range patterns {
-		switch e.bug {
-		case bugRegexMatch:
+		switch {
+		case e.has(bugRegexMatch):
 			re, rerr := regexp.Compile("^(?:" + p + ")$")
 			if rerr == nil && re.MatchString(typ) {
 				return true, nil
 			}
-		case bugPrefixNoDot:
+		case e.has(bugPrefixNoDot):
 			if pre, ok := strings.CutSuffix(p, ".*"); ok && strings.HasPrefix(typ, pre) || p == typ {
 				return true, nil
 			}
-		case bugNoPrefix:
+		case e.has(bugNoPrefix):
 			if p == typ {
 				return true, nil
 			}
@@ -322,22 +370,22 @@ func (e engine) excused(f *policy.FieldError, raw map[string]json.RawMessage) bo
 	if i := strings.IndexByte(name, '['); i > 0 {
 		name = name[:i]
 	}
-	if e.bug == bugNoValidation || e.bug == bugInvalidDefaulted {
+	if e.has(bugNoValidation) || e.has(bugInvalidDefaulted) {
 		return true
 	}
 	switch {
 	case f.Reason == "duplicate key":
-		return e.bug == bugNoDupCheck
+		return e.has(bugNoDupCheck)
 	case strings.HasPrefix(f.Reason, "unknown field"):
-		return e.bug == bugUnknownFieldsIgnored || e.bug == bugNoOnExhaustion && name == "on_exhaustion"
-	case name == "on_exhaustion" && e.bug == bugNoOnExhaustion:
+		return e.has(bugUnknownFieldsIgnored) || e.has(bugNoOnExhaustion) && name == "on_exhaustion"
+	case name == "on_exhaustion" && e.has(bugNoOnExhaustion):
 		return true
 	case name == "backoff_strategy":
 		var s string
 		if json.Unmarshal(raw[name], &s) != nil {
 			return false
 		}
-		return e.bug == bugUnknownStrategyExp || e.bug == bugStrategyIgnored
+		return e.has(bugUnknownStrategyExp) || e.has(bugStrategyIgnored)
 	case name == "initial_interval" || name == "max_interval":
 		var s string
 		if json.Unmarshal(raw[name], &s) != nil {
@@ -345,13 +393,13 @@ func (e engine) excused(f *policy.FieldError, raw map[string]json.RawMessage) bo
 		}
 		if _, err := (engine{}).parseDuration(s); err == nil {
 			// valid duration, bad value (zero, or max below initial)
-			return e.bug == bugZeroInterval && name == "initial_interval" || e.bug == bugNoCheckMaxInterval && name == "max_interval" ||
-				e.bug == bugDurEmpty && name == "initial_interval"
+			return e.has(bugZeroInterval) && name == "initial_interval" || e.has(bugNoCheckMaxInterval) && name == "max_interval" ||
+				e.has(bugDurEmpty) && name == "initial_interval"
 		}
 		_, err := e.parseDuration(s)
 		return err == nil
 	}
-	return noCheckField[name] == e.bug && e.bug != noBug
+	return e.has(noCheckField[name])
 }
 
 var policyKeys = []string{"max_attempts", "initial_interval", "backoff_coefficient", "max_interval",
@@ -371,7 +419,7 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 		if !errors.As(perr, &ve) {
 			return s, perr
 		}
-		if e.bug == bugInvalidDefaulted {
+		if e.has(bugInvalidDefaulted) {
 			if json.Unmarshal(data, &raw) != nil {
 				if json.Valid(data) {
 					return e.adjust(s, nil), nil // not an object: the default policy
@@ -391,8 +439,8 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 		} else if ve.Omitted > 0 {
 			return s, perr
 		}
-		if e.bug == bugNoValidation && json.Unmarshal(data, &raw) != nil && json.Valid(data) {
-			s.echo = echoEffective(s, data) // not an object: the defaults
+		if e.has(bugNoValidation) && json.Unmarshal(data, &raw) != nil && json.Valid(data) {
+			s.echo = e.echoEffective(s, data) // not an object: the defaults
 			return s, nil
 		}
 		if json.Unmarshal(data, &raw) != nil || raw == nil {
@@ -408,19 +456,19 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 		s = spec{maxAttempts: int64(ps.MaxAttempts), initial: int64(ps.InitialInterval), max: int64(ps.MaxInterval),
 			coef: ps.BackoffCoefficient, jitter: ps.Jitter, patterns: append([]string{}, ps.NonRetryableErrors...),
 			onExhaustion: ps.OnExhaustion.String(), strategy: ps.Strategy.String()}
-		if e.bug == noBug {
+		if e.bugs == 0 {
 			return s, nil
 		}
 		if err := json.Unmarshal(data, &raw); err != nil {
 			return s, nil
 		}
-		if e.bug != bugNoMerge && e.bug != bugStrategyIgnored && e.bug != bugPolynomialUnsupported &&
-			e.bug != bugNoOnExhaustion && e.bug != bugFloat53 && e.bug != bugDurDateZero {
+		if !e.has(bugNoMerge) && !e.has(bugStrategyIgnored) && !e.has(bugPolynomialUnsupported) &&
+			!e.has(bugNoOnExhaustion) && !e.has(bugFloat53) && !e.has(bugDurDateZero) {
 			return s, nil
 		}
 	}
 	// Lenient decoding: each known key read loosely, last one wins.
-	if e.bug == bugNoMerge {
+	if e.has(bugNoMerge) {
 		s = spec{patterns: []string{}, strategy: "exponential", onExhaustion: "discard"}
 	}
 	for _, k := range policyKeys {
@@ -437,7 +485,7 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 				} else if f, err := n.Float64(); err == nil {
 					s.maxAttempts = float64ToInt(f)
 				}
-				if e.bug == bugFloat53 {
+				if e.has(bugFloat53) {
 					f, _ := n.Float64()
 					s.maxAttempts = float64ToInt(f)
 				}
@@ -486,8 +534,8 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 		}
 	}
 	s = e.adjust(s, raw)
-	if e.bug == bugNoValidation {
-		s.echo = echoEffective(s, data)
+	if e.has(bugNoValidation) {
+		s.echo = e.echoEffective(s, data)
 	}
 	return s, nil
 }
@@ -499,7 +547,7 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 // The values pass through a float64 reading, as a dynamic language's JSON
 // parser leaves them: numbers become doubles (printed shortest, a non-finite
 // one as null); a policy that is not an object leaves the defaults.
-func echoEffective(s spec, data json.RawMessage) json.RawMessage {
+func (e engine) echoEffective(s spec, data json.RawMessage) json.RawMessage {
 	base := map[string]json.RawMessage{}
 	_ = json.Unmarshal(engine{}.effective(defaultSpec()), &base)
 	var raw map[string]any
@@ -508,7 +556,17 @@ func echoEffective(s spec, data json.RawMessage) json.RawMessage {
 	if dec.Decode(&raw) != nil {
 		raw = nil
 	}
+	if s.noExhField {
+		delete(base, "on_exhaustion")
+	}
 	for k, v := range raw {
+		known := false
+		for _, f := range policyKeys {
+			known = known || f == k
+		}
+		if !known && e.has(bugUnknownFieldsIgnored) || k == "on_exhaustion" && s.noExhField {
+			continue
+		}
 		b, err := json.Marshal(asDoubles(v))
 		if err != nil {
 			return nil
@@ -524,16 +582,16 @@ func echoEffective(s spec, data json.RawMessage) json.RawMessage {
 
 // adjust applies the bugs that change how a read policy is held.
 func (e engine) adjust(s spec, raw map[string]json.RawMessage) spec {
-	switch e.bug {
-	case bugNoOnExhaustion:
+	if e.has(bugNoOnExhaustion) {
 		s.onExhaustion, s.noExhField = "discard", true
-	case bugStrategyIgnored:
+	}
+	if e.has(bugStrategyIgnored) {
 		s.strategy = "exponential"
-	case bugPolynomialUnsupported:
-		if s.strategy == "polynomial" {
-			s.strategy = "exponential"
-		}
-	case bugUnknownStrategyExp:
+	}
+	if e.has(bugPolynomialUnsupported) && s.strategy == "polynomial" {
+		s.strategy = "exponential"
+	}
+	if e.has(bugUnknownStrategyExp) {
 		if _, err := backoff.ParseStrategy(s.strategy); err != nil {
 			s.strategy = "exponential"
 		}
@@ -548,7 +606,7 @@ func (e engine) effective(s spec) json.RawMessage {
 	}
 	var b []byte
 	b = append(b, `{"max_attempts":`...)
-	if e.bug == bugFloat53 {
+	if e.has(bugFloat53) {
 		// a double printed shortest, as JavaScript does: 2^63 -> 9223372036854776000
 		b = strconv.AppendFloat(b, float64(s.maxAttempts), 'g', -1, 64)
 	} else {
@@ -606,7 +664,7 @@ func (e engine) decide(s spec, n int64, typ, code string) (string, error) {
 		return exh, nil
 	}
 	last := max(s.maxAttempts, 1)
-	if e.bug == bugAttemptFrom0 && n < math.MaxInt64 {
+	if e.has(bugAttemptFrom0) && n < math.MaxInt64 {
 		n++
 	}
 	if n >= last {
@@ -617,14 +675,11 @@ func (e engine) decide(s spec, n int64, typ, code string) (string, error) {
 
 // delay computes the delay after attempt n with draw r.
 func (e engine) delay(s spec, n int64, r float64) int64 {
-	if e.bug == bugAttemptFrom0 && n < math.MaxInt64 {
+	if e.has(bugAttemptFrom0) && n < math.MaxInt64 {
 		n++
 	}
-	float := false
-	switch e.bug {
-	case bugFloatSeconds, bugFloatMillis, bugPowDrift:
-		float = true
-	case bugNoPostCap, bugJitterBeforeCap, bugAdditiveJitter:
+	float := e.hasAny(bugFloatSeconds, bugFloatMillis, bugPowDrift)
+	if !float && e.hasAny(bugNoPostCap, bugJitterBeforeCap, bugAdditiveJitter) {
 		if d, ok := e.jitterVariant(s, n, r); ok {
 			return d
 		}
@@ -637,7 +692,7 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 				Coefficient: s.coef, Max: time.Duration(s.max), Jitter: s.jitter})
 			if err == nil {
 				d := int64(bo.DelayAt(int(min(n, math.MaxInt)), r))
-				if e.bug == bugRoundMillis {
+				if e.has(bugRoundMillis) {
 					d = int64(math.Round(float64(d)/1e6) * 1e6)
 				}
 				return d
@@ -645,10 +700,10 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 		}
 	}
 	scale := 1.0
-	switch e.bug {
-	case bugFloatSeconds:
+	switch {
+	case e.has(bugFloatSeconds):
 		scale = 1e9
-	case bugFloatMillis:
+	case e.has(bugFloatMillis):
 		scale = 1e6
 	}
 	i, mx, fn := float64(s.initial)/scale, float64(s.max)/scale, float64(n)
@@ -666,23 +721,26 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 	if math.IsNaN(raw) {
 		raw = 0
 	}
+	if math.IsInf(raw, 0) && e.has(bugFloatSeconds) {
+		return -1 // a float power that overflows raises (Python's OverflowError)
+	}
 	d := math.Min(raw, mx)
 	if s.jitter {
 		m := 0.5 + r
-		switch e.bug {
-		case bugJitterBeforeCap:
+		switch {
+		case e.has(bugJitterBeforeCap):
 			d = raw * m
-		case bugAdditiveJitter:
+		case e.has(bugAdditiveJitter):
 			d = d + d*r
 		default:
 			d = d * m
 		}
-		if e.bug != bugNoPostCap {
+		if !e.has(bugNoPostCap) {
 			d = math.Min(d, mx)
 		}
 	}
 	d *= scale
-	if e.bug == bugFloatSeconds || e.bug == bugFloatMillis {
+	if e.has(bugFloatSeconds) || e.has(bugFloatMillis) {
 		// converted back to nanoseconds the usual way: rounded
 		d = math.Round(d)
 	}
@@ -704,7 +762,7 @@ func (e engine) jitterVariant(s spec, n int64, r float64) (int64, bool) {
 		return 0, false
 	}
 	mx := s.max
-	if e.bug == bugJitterBeforeCap {
+	if e.has(bugJitterBeforeCap) {
 		mx = math.MaxInt64
 	}
 	bo, err := backoff.New(backoff.Config{Strategy: st, Initial: time.Duration(s.initial),
@@ -718,10 +776,10 @@ func (e engine) jitterVariant(s spec, n int64, r float64) (int64, bool) {
 	}
 	base := float64(ib)
 	var d float64
-	switch e.bug {
-	case bugAdditiveJitter:
+	switch {
+	case e.has(bugAdditiveJitter):
 		d = math.Min(base+base*r, float64(s.max))
-	case bugJitterBeforeCap:
+	case e.has(bugJitterBeforeCap):
 		d = math.Min(base*(0.5+r), float64(s.max))
 	default:
 		d = base * (0.5 + r)
@@ -756,4 +814,44 @@ func asDoubles(v any) any {
 		return out
 	}
 	return v
+}
+
+// floatDuration is the duration of s as the float bugs compute it: in
+// float64 seconds (rounded half to even, as Python's round) or
+// milliseconds (rounded half up, as Math.round), from the text's
+// components. ok is false without such a bug or for text outside the
+// grammar.
+func (e engine) floatDuration(s string) (int64, bool) {
+	if !e.hasAny(bugFloatSeconds, bugFloatMillis) {
+		return 0, false
+	}
+	if e.has(bugDurRegexLenient) {
+		s = asciiDigits(strings.TrimSuffix(s, "\n"))
+	}
+	m := durRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false
+	}
+	unit := []float64{365 * 86400, 730 * 3600, 86400, 3600, 60, 1}
+	sec := 0.0
+	for i, u := range unit {
+		if m[i+1] == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(m[i+1], 64)
+		if err != nil {
+			return 0, false
+		}
+		sec += f * u
+	}
+	var ns float64
+	if e.has(bugFloatSeconds) {
+		ns = math.RoundToEven(sec * 1e9)
+	} else {
+		ns = math.Floor(sec*1e3*1e6 + 0.5)
+	}
+	if math.IsNaN(ns) || ns >= math.MaxInt64 {
+		return math.MaxInt64, true
+	}
+	return int64(ns), true
 }
