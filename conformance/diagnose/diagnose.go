@@ -53,12 +53,16 @@ var catalogue = []Model{
 	{"additive-jitter", "jitter multiplies the capped delay by 0.5 + r; do not add r times the delay", bugAdditiveJitter, 0},
 	{"float-seconds", "compute durations and delays in integer nanoseconds, not float64 seconds (whose power raises on overflow, as Python's does, and whose rounding loses nanoseconds)", bugFloatSeconds, 0},
 	{"float-milliseconds", "compute durations and delays in integer nanoseconds, not float64 milliseconds (JavaScript numbers)", bugFloatMillis, 0},
+	{"date-part-unsupported", "support the date part of a duration (P1D, P1Y, P1M): Y, M and D before T (RK-07), not only PT...", bugDurTimeOnly, 0},
+	{"zero-duration-rejected", "accept PT0S as a duration (RK-12): only initial_interval must be above zero", bugDurZeroRejected, 0},
 	{"lenient-duration-regex", `match durations with [0-9] and the end of the text: \d accepts every Unicode digit and $ a final newline`, bugDurRegexLenient, 0},
 	{"millisecond-rounding", "keep the delay to the nanosecond; do not round it to whole milliseconds", bugRoundMillis, 0},
 	{"precision-53-bits", "read max_attempts and attempt as 64-bit integers; a float64 (JSON.parse, json.loads into float) loses them above 2^53", bugFloat53, 0},
-	{"math-pow-drift", "compute integral powers exactly in integers and saturate; math.Pow in float64 drifts by a few ns on large delays", bugPowDrift, 0},
+	{"math-pow-drift", "compute integral powers exactly in integers and saturate; math.Pow in float64 nanoseconds drifts on large delays, and time.Duration(f) of a float from 2^63 up wraps to -2^63", bugPowDrift, 0},
 	{"attempt-from-zero", "attempt is the 1-based number of the attempt that just failed: the delay after attempt 1 is initial_interval", bugAttemptFrom0, 0},
 	{"unknown-strategy-as-exponential", "reject an unknown backoff_strategy instead of falling back to exponential", bugUnknownStrategyExp, 0},
+	{"none-strategy-unsupported", `implement the strategy "none" (a constant initial_interval) under that name instead of falling back to exponential`, bugNoneUnsupported, 0},
+	{"no-defaults-merge-fallbacks", "merge a partial policy over the section 8 defaults: a struct decoded from it leaves max_attempts 0, jitter false and no cap, and only the delay formula falls back to 1s and coefficient 2", bugNoMergeFallbacks, 0},
 	{"polynomial-unsupported", "implement the polynomial strategy, initial_interval × n^coefficient, instead of falling back to exponential", bugPolynomialUnsupported, 0},
 	{"strategy-field-ignored", "read the strategy from backoff_strategy (RK-01); it is not exponential always", bugStrategyIgnored, 0},
 	{"lenient-duration-empty", `reject durations without a component ("P", "PT", "P1DT", "")`, bugDurEmpty, 0},
@@ -142,7 +146,21 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 			pairs = append(pairs, c)
 		}
 	}
-	findings = append(findings, pick(cases, pairs, done)...)
+	found := pick(cases, pairs, done)
+	findings = append(findings, found...)
+	// and three: each combination found, with every model.
+	var triples []Model
+	for _, f := range found {
+		for _, m := range catalogue {
+			c := Combine(f.Model, m)
+			if c.mask() == f.Model.mask() || seen[c.mask()] {
+				continue
+			}
+			seen[c.mask()] = true
+			triples = append(triples, c)
+		}
+	}
+	findings = append(findings, pick(cases, triples, done)...)
 	for i, c := range cases {
 		if c.Failed && !done[i] {
 			unexplained = append(unexplained, c.ID)
@@ -206,8 +224,13 @@ func pick(cases []Case, models []Model, done map[int]bool) []Finding {
 			if n == 0 {
 				continue
 			}
-			if best == nil || n > bestN || n == bestN && (len(cd.contra) < len(best.contra) ||
-				len(cd.contra) == len(best.contra) && cd.m.Name < best.m.Name) {
+			// net: failures explained less passes contradicted
+			net, bestNet := n-len(cd.contra), 0
+			if best != nil {
+				bestNet = bestN - len(best.contra)
+			}
+			if best == nil || net > bestNet || net == bestNet && (n > bestN ||
+				n == bestN && cd.m.Name < best.m.Name) {
 				best, bestN = cd, n
 			}
 		}

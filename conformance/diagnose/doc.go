@@ -22,10 +22,12 @@
 //     every passing case: a pass the model would have failed contradicts
 //     it, and a model contradicted more often than it reproduces is
 //     dropped;
-//  3. models are taken greedily, the one reproducing the most failures not
-//     yet explained first (fewer contradictions, then the name, on a tie),
-//     and each failure is listed under the first model that reproduces
-//     it;
+//  3. models are taken greedily, the one with the most failures not yet
+//     explained less its contradictions first (then more failures, then
+//     the name), and each failure is listed under the first model that
+//     reproduces it; failures no single model reproduces are then tried
+//     with two and three models combined ([Combine]), each combination
+//     starting from a model already found;
 //  4. failures no model reproduces are returned apart, never forced into a
 //     group (the conformance report then falls back to the vectors' class
 //     flags for them).
@@ -37,7 +39,8 @@
 // # Non-goals
 //
 // Models reproduce deterministic answers only: a verdict that depends on
-// the implementation's own random draws, an adapter error or an executor
-// scenario is left to the caller. Combinations of two bugs in one answer
-// are not searched; such a failure stays unexplained.
+// an adapter error or an executor scenario is left to the caller (a
+// draw-dependent failure is reproduced when the model's range over all
+// draws holds the answer). Combinations of more than three bugs in one
+// answer are not searched; such a failure stays unexplained.
 package diagnose

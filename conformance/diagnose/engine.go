@@ -67,6 +67,10 @@ const (
 	bugInvalidDefaulted
 	bugDurNoYearMonth
 	bugDurRegexLenient
+	bugNoneUnsupported
+	bugNoMergeFallbacks
+	bugDurTimeOnly
+	bugDurZeroRejected
 )
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
@@ -110,6 +114,10 @@ type spec struct {
 	// writes it: the defaults overlaid with the policy's values verbatim
 	// (no validation, a JSON spread).
 	echo json.RawMessage
+	// absent names the fields a struct-decoding implementation
+	// (no-defaults-merge-fallbacks) leaves at their zero value in the
+	// effective policy while its delay formula falls back to a default.
+	absent map[string]bool
 }
 
 func defaultSpec() spec {
@@ -174,8 +182,8 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 		}
 		if req.Op == protocol.OpDelay {
 			if drawn {
-				d := e.delay(s, n, r)
-				if d < 0 {
+				d, ok := e.delay(s, n, r)
+				if !ok {
 					return reject(req.ID, protocol.ErrorPolicyInvalid, "float overflow"), true
 				}
 				resp.DelayNS = &d
@@ -192,8 +200,8 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 		}
 		resp.Action = action
 		if action == "retry" && drawn {
-			d := e.delay(s, n, r)
-			if d < 0 {
+			d, ok := e.delay(s, n, r)
+			if !ok {
 				return reject(req.ID, protocol.ErrorPolicyInvalid, "float overflow"), true
 			}
 			resp.DelayNS = &d
@@ -234,6 +242,14 @@ var weeksRE = regexp.MustCompile(`^P([0-9]+)W$`)
 // parseDuration parses an OJS duration with e's bug.
 func (e engine) parseDuration(s string) (int64, error) {
 	d, err := policy.ParseDuration(s)
+	if err == nil && e.has(bugDurTimeOnly) {
+		if date, _, _ := strings.Cut(s[1:], "T"); date != "" {
+			return 0, errors.New("only time components (PT...) are supported")
+		}
+	}
+	if err == nil && d == 0 && e.has(bugDurZeroRejected) {
+		return 0, errors.New("zero duration")
+	}
 	if err == nil && e.has(bugDurNoYearMonth) {
 		if date, _, _ := strings.Cut(s[1:], "T"); strings.ContainsAny(date, "YM") {
 			return 0, errors.New("date components Y and M are not supported")
@@ -463,6 +479,7 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 			return s, nil
 		}
 		if !e.has(bugNoMerge) && !e.has(bugStrategyIgnored) && !e.has(bugPolynomialUnsupported) &&
+			!e.hasAny(bugNoneUnsupported, bugNoMergeFallbacks) &&
 			!e.has(bugNoOnExhaustion) && !e.has(bugFloat53) && !e.has(bugDurDateZero) {
 			return s, nil
 		}
@@ -471,11 +488,19 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 	if e.has(bugNoMerge) {
 		s = spec{patterns: []string{}, strategy: "exponential", onExhaustion: "discard"}
 	}
+	if e.has(bugNoMergeFallbacks) {
+		// a struct decoded from the policy: zero values, and the delay
+		// formula's fallbacks (1s, coefficient 2, no cap)
+		s = spec{initial: int64(time.Second), coef: 2, max: math.MaxInt64, patterns: []string{},
+			strategy: "exponential", onExhaustion: "discard",
+			absent: map[string]bool{"initial_interval": true, "backoff_coefficient": true, "max_interval": true}}
+	}
 	for _, k := range policyKeys {
 		v, ok := raw[k]
 		if !ok || bad[k] {
 			continue
 		}
+		delete(s.absent, k)
 		switch k {
 		case "max_attempts":
 			var n json.Number
@@ -591,6 +616,9 @@ func (e engine) adjust(s spec, raw map[string]json.RawMessage) spec {
 	if e.has(bugPolynomialUnsupported) && s.strategy == "polynomial" {
 		s.strategy = "exponential"
 	}
+	if e.has(bugNoneUnsupported) && s.strategy == "none" {
+		s.strategy = "exponential"
+	}
 	if e.has(bugUnknownStrategyExp) {
 		if _, err := backoff.ParseStrategy(s.strategy); err != nil {
 			s.strategy = "exponential"
@@ -613,15 +641,25 @@ func (e engine) effective(s spec) json.RawMessage {
 		b = strconv.AppendInt(b, s.maxAttempts, 10)
 	}
 	b = append(b, `,"initial_interval":`...)
-	b = strconv.AppendQuote(b, formatNS(s.initial))
+	if s.absent["initial_interval"] {
+		b = append(b, `""`...)
+	} else {
+		b = strconv.AppendQuote(b, formatNS(s.initial))
+	}
 	b = append(b, `,"backoff_coefficient":`...)
-	if math.IsInf(s.coef, 0) || math.IsNaN(s.coef) {
+	if s.absent["backoff_coefficient"] {
+		b = append(b, '0')
+	} else if math.IsInf(s.coef, 0) || math.IsNaN(s.coef) {
 		b = append(b, "null"...)
 	} else {
 		b = strconv.AppendFloat(b, s.coef, 'g', -1, 64)
 	}
 	b = append(b, `,"max_interval":`...)
-	b = strconv.AppendQuote(b, formatNS(s.max))
+	if s.absent["max_interval"] {
+		b = append(b, `""`...)
+	} else {
+		b = strconv.AppendQuote(b, formatNS(s.max))
+	}
 	b = append(b, `,"jitter":`...)
 	b = strconv.AppendBool(b, s.jitter)
 	pats, _ := json.Marshal(s.patterns)
@@ -674,14 +712,14 @@ func (e engine) decide(s spec, n int64, typ, code string) (string, error) {
 }
 
 // delay computes the delay after attempt n with draw r.
-func (e engine) delay(s spec, n int64, r float64) int64 {
+func (e engine) delay(s spec, n int64, r float64) (int64, bool) {
 	if e.has(bugAttemptFrom0) && n < math.MaxInt64 {
 		n++
 	}
 	float := e.hasAny(bugFloatSeconds, bugFloatMillis, bugPowDrift)
 	if !float && e.hasAny(bugNoPostCap, bugJitterBeforeCap, bugAdditiveJitter) {
 		if d, ok := e.jitterVariant(s, n, r); ok {
-			return d
+			return d, true
 		}
 		float = true
 	}
@@ -695,7 +733,7 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 				if e.has(bugRoundMillis) {
 					d = int64(math.Round(float64(d)/1e6) * 1e6)
 				}
-				return d
+				return d, true
 			}
 		}
 	}
@@ -722,7 +760,20 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 		raw = 0
 	}
 	if math.IsInf(raw, 0) && e.has(bugFloatSeconds) {
-		return -1 // a float power that overflows raises (Python's OverflowError)
+		return 0, false // a float power that overflows raises (Python's OverflowError)
+	}
+	if e.has(bugPowDrift) {
+		// Go: time.Duration(f) of a float64 from 2^63 up wraps to -2^63
+		// (amd64), before and after the jitter.
+		base := goDuration(math.Min(raw, mx))
+		if !s.jitter {
+			return base, true
+		}
+		d := goDuration(float64(base) * (0.5 + r))
+		if !e.has(bugNoPostCap) && d > s.max {
+			d = s.max
+		}
+		return d, true
 	}
 	d := math.Min(raw, mx)
 	if s.jitter {
@@ -746,11 +797,20 @@ func (e engine) delay(s spec, n int64, r float64) int64 {
 	}
 	switch {
 	case math.IsNaN(d) || d <= 0:
-		return 0
+		return 0, true
 	case d >= math.MaxInt64:
-		return math.MaxInt64
+		return math.MaxInt64, true
 	}
-	return int64(d)
+	return int64(d), true
+}
+
+// goDuration converts as Go's time.Duration(f) does on amd64: a value
+// outside the int64 range becomes -2^63.
+func goDuration(f float64) int64 {
+	if math.IsNaN(f) || f >= 0x1p63 || f < -0x1p63 {
+		return math.MinInt64
+	}
+	return int64(f)
 }
 
 // jitterVariant computes the delay of the jitter bugs over the exact,
