@@ -402,11 +402,12 @@ func dupKeys(dec *json.Decoder) error {
 //  1. the bug models of package diagnose that reproduce the
 //     implementation's answer exactly name the broken rule;
 //  2. the shipped vectors of the same kind that such a model fails (its
-//     answer differs from the reference's) are the rule's vectors; the
-//     one whose input is closest to d's (same value, policy fields,
-//     attempt, rand, patterns) gives the requirement, section and flags,
-//     so that the new vector counts at that vector's level and carries
-//     its class flags;
+//     answer differs from the reference's) are the rule's vectors; of the
+//     reproducing models the most specific one (the fewest such vectors)
+//     is taken, and its vector whose input is closest to d's (same value,
+//     policy fields, attempt, rand, patterns) gives the requirement,
+//     section and flags, so that the new vector counts at that vector's
+//     level and carries its class flags;
 //  3. without a reproducing model or a matching vector, the requirement
 //     is read from the request and the reference's answer (requirement),
 //     with d's own flags.
@@ -427,34 +428,36 @@ func ruleOf(d *policytest.Disagreement) (req, section string, flags []string) {
 	if kind == protocol.OpParseDuration {
 		kind = "duration"
 	}
+	// The most specific reproducing model (the one the fewest shipped
+	// vectors catch) names the rule; its nearest vector gives the labels.
 	ref := conformance.Reference()
 	var best *conformance.Vector
-	bestScore := -1
-	for _, v := range suite.Vectors {
-		if v.Kind != kind || hasFlag(v.Flags, "implementation-defined") {
-			continue
-		}
-		vr, ok := requestOf(v)
-		if !ok {
-			continue
-		}
-		caught := false
-		for _, m := range models {
+	bestCaught := 0
+	for _, m := range models {
+		var near *conformance.Vector
+		nearScore, caught := -1, 0
+		for _, v := range suite.Vectors {
+			if v.Kind != kind || hasFlag(v.Flags, "implementation-defined") {
+				continue
+			}
+			vr, ok := requestOf(v)
+			if !ok {
+				continue
+			}
 			a, ok := m.Answer(vr)
 			if !ok || diagnose.Drawn(a) {
 				continue
 			}
-			w, err := ref.Do(context.Background(), vr)
-			if err == nil && !sameResponse(a, w) {
-				caught = true
-				break
+			if w, err := ref.Do(context.Background(), vr); err != nil || sameResponse(a, w) {
+				continue
+			}
+			caught++
+			if sc := closeness(d.Request, vr); sc > nearScore {
+				near, nearScore = v, sc
 			}
 		}
-		if !caught {
-			continue
-		}
-		if sc := closeness(d.Request, vr); sc > bestScore {
-			best, bestScore = v, sc
+		if near != nil && (best == nil || caught < bestCaught) {
+			best, bestCaught = near, caught
 		}
 	}
 	if best == nil {
