@@ -71,6 +71,9 @@ const (
 	bugNoMergeFallbacks
 	bugDurTimeOnly
 	bugDurZeroRejected
+	bugBarePrefixMatch
+	bugZeroAttemptsRejected
+	bugDurShorthand
 )
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
@@ -237,7 +240,10 @@ func asciiDigits(s string) string {
 	return b.String()
 }
 
-var weeksRE = regexp.MustCompile(`^P([0-9]+)W$`)
+var (
+	weeksRE     = regexp.MustCompile(`^P([0-9]+)W$`)
+	shorthandRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([smhdSMHD])$`)
+)
 
 // parseDuration parses an OJS duration with e's bug.
 func (e engine) parseDuration(s string) (int64, error) {
@@ -299,6 +305,17 @@ func (e engine) parseDuration(s string) (int64, error) {
 			return ns, nil
 		}
 	}
+	if e.has(bugDurShorthand) {
+		if m := shorthandRE.FindStringSubmatch(t); m != nil {
+			f, _ := strconv.ParseFloat(m[1], 64)
+			unit := map[string]float64{"s": 1, "m": 60, "h": 3600, "d": 86400}[strings.ToLower(m[2])]
+			ns := math.Round(f * unit * 1e9)
+			if ns >= math.MaxInt64 {
+				return math.MaxInt64, nil
+			}
+			return int64(ns), nil
+		}
+	}
 	if t == s {
 		return 0, err
 	}
@@ -350,7 +367,7 @@ func (e engine) match(patterns []string, typ string) (bool, error) {
 	if err != nil && !e.has(bugNoCheckPatterns) {
 		return false, err
 	}
-	if err == nil && !e.has(bugRegexMatch) && !e.has(bugPrefixNoDot) && !e.has(bugNoPrefix) {
+	if err == nil && !e.hasAny(bugRegexMatch, bugPrefixNoDot, bugNoPrefix, bugBarePrefixMatch) {
 		return m.Match(typ), nil
 	}
 	for _, p := range patterns {
@@ -366,6 +383,10 @@ func (e engine) match(patterns []string, typ string) (bool, error) {
 			}
 		case e.has(bugNoPrefix):
 			if p == typ {
+				return true, nil
+			}
+		case e.has(bugBarePrefixMatch):
+			if pre, ok := strings.CutSuffix(p, ".*"); ok && (typ == pre || strings.HasPrefix(typ, pre+".")) || p == typ {
 				return true, nil
 			}
 		default:
@@ -423,6 +444,15 @@ var policyKeys = []string{"max_attempts", "initial_interval", "backoff_coefficie
 
 // parsePolicy reads a policy as an implementation with e's bug does.
 func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
+	s, err := e.readPolicy(data)
+	if err == nil && e.has(bugZeroAttemptsRejected) && s.maxAttempts == 0 {
+		return s, errors.New("max_attempts must be >= 1")
+	}
+	return s, err
+}
+
+// readPolicy reads a policy as an implementation with e's bugs does.
+func (e engine) readPolicy(data json.RawMessage) (spec, error) {
 	s := defaultSpec()
 	if len(data) == 0 || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		return e.adjust(s, nil), nil
