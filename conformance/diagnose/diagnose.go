@@ -110,7 +110,8 @@ type Case struct {
 	// (Request has no rand): a model reproduces it when the delay lies
 	// within the model's range over every draw, with the same action.
 	Drawn bool
-	// Judge reports whether an answer to Request would pass.
+	// Judge reports whether an answer to Request would pass; a model
+	// explains a failure only with an answer that fails too.
 	Judge func(protocol.Response) bool
 	// Same reports whether an answer to Request equals Answer (within the
 	// implementation's resolution).
@@ -194,7 +195,10 @@ func pick(cases []Case, models []Model, done map[int]bool) []Finding {
 				}
 				continue
 			}
-			if a, ok := m.Answer(c.Request); ok && c.Same(a) {
+			// The model must give the same answer and fail the vector
+			// with it (a failure in a part the model does not decide,
+			// such as the wording of a message, is not its doing).
+			if a, ok := m.Answer(c.Request); ok && c.Same(a) && (c.Judge == nil || !c.Judge(a)) {
 				cd.repro = append(cd.repro, i)
 			}
 		}

@@ -17,7 +17,8 @@
 //
 //  1. a failure is reproduced by a model when the model's answer to the
 //     same request equals the implementation's answer (the caller's Same
-//     function decides equality, within the declared resolution);
+//     function decides equality, within the declared resolution) and
+//     fails the vector too;
 //  2. each model that reproduces at least one failure is held against
 //     every passing case: a pass the model would have failed contradicts
 //     it, and a model contradicted more often than it reproduces is
