@@ -74,6 +74,7 @@ const (
 	bugBarePrefixMatch
 	bugZeroAttemptsRejected
 	bugDurShorthand
+	bugMonth30Days
 )
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
@@ -144,6 +145,9 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 		}
 		if f, ok := e.floatDuration(req.Value); ok {
 			ns = f
+		}
+		if e.has(bugRoundMillis) {
+			ns = int64(math.Round(float64(ns)/1e6) * 1e6)
 		}
 		resp.NS = &ns
 		return resp, true
@@ -241,7 +245,8 @@ func asciiDigits(s string) string {
 }
 
 var (
-	weeksRE     = regexp.MustCompile(`^P([0-9]+)W$`)
+	weeksRE     = regexp.MustCompile(`^P((?:[0-9]+Y)?(?:[0-9]+M)?)([0-9]+)W(T.*)?$`)
+	monthRE     = regexp.MustCompile(`([0-9]+)M`)
 	shorthandRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([smhdSMHD])$`)
 )
 
@@ -259,6 +264,14 @@ func (e engine) parseDuration(s string) (int64, error) {
 	if err == nil && e.has(bugDurNoYearMonth) {
 		if date, _, _ := strings.Cut(s[1:], "T"); strings.ContainsAny(date, "YM") {
 			return 0, errors.New("date components Y and M are not supported")
+		}
+	}
+	if err == nil && e.has(bugMonth30Days) {
+		if date, _, _ := strings.Cut(s[1:], "T"); strings.Contains(date, "M") {
+			if m := monthRE.FindStringSubmatch(date); m != nil {
+				n, _ := strconv.ParseInt(m[1], 10, 64)
+				d -= time.Duration(n) * 10 * time.Hour // 730h − 720h per month
+			}
 		}
 	}
 	if err == nil {
@@ -286,9 +299,9 @@ func (e engine) parseDuration(s string) (int64, error) {
 	}
 	if e.has(bugDurWeeks) {
 		if m := weeksRE.FindStringSubmatch(t); m != nil {
-			w, perr := strconv.ParseInt(m[1], 10, 64)
+			w, perr := strconv.ParseInt(m[2], 10, 64)
 			if perr == nil && w <= math.MaxInt64/7 {
-				t = "P" + strconv.FormatInt(w*7, 10) + "D"
+				t = "P" + m[1] + strconv.FormatInt(w*7, 10) + "D" + m[3]
 			}
 		}
 	}
