@@ -104,6 +104,12 @@ func sameEffective(c comparison, a, b json.RawMessage) bool {
 		if json.Compact(&ca, va) == nil && json.Compact(&cb, vb) == nil && bytes.Equal(ca.Bytes(), cb.Bytes()) {
 			continue
 		}
+		if k == "initial_interval" || k == "max_interval" {
+			var sa, sb string
+			if json.Unmarshal(va, &sa) == nil && json.Unmarshal(vb, &sb) == nil && diagnose.SameDuration(sa, sb) {
+				continue
+			}
+		}
 		if c.field(k, va, vb) != "" {
 			return false
 		}

@@ -122,6 +122,9 @@ type spec struct {
 	// (no-defaults-merge-fallbacks) leaves at their zero value in the
 	// effective policy while its delay formula falls back to a default.
 	absent map[string]bool
+	// text holds the duration strings as given, which an implementation
+	// with a lenient grammar echoes in its effective policy.
+	text map[string]string
 }
 
 func defaultSpec() spec {
@@ -562,6 +565,10 @@ func (e engine) readPolicy(data json.RawMessage) (spec, error) {
 			var str string
 			if json.Unmarshal(v, &str) == nil {
 				if ns, err := e.parseDuration(str); err == nil {
+					if s.text == nil {
+						s.text = map[string]string{}
+					}
+					s.text[k] = str
 					if k == "initial_interval" {
 						s.initial = ns
 					} else {
@@ -683,8 +690,11 @@ func (e engine) effective(s spec) json.RawMessage {
 	} else {
 		b = strconv.AppendInt(b, s.maxAttempts, 10)
 	}
+	lenient := e.hasAny(bugDurEmpty, bugDurWeeks, bugDurLower, bugDurComma, bugDurNoUpperBound, bugDurRegexLenient, bugDurShorthand)
 	b = append(b, `,"initial_interval":`...)
-	if s.absent["initial_interval"] {
+	if t, ok := s.text["initial_interval"]; ok && lenient {
+		b = strconv.AppendQuote(b, t)
+	} else if s.absent["initial_interval"] {
 		b = append(b, `""`...)
 	} else {
 		b = strconv.AppendQuote(b, formatNS(s.initial))
@@ -698,7 +708,9 @@ func (e engine) effective(s spec) json.RawMessage {
 		b = strconv.AppendFloat(b, s.coef, 'g', -1, 64)
 	}
 	b = append(b, `,"max_interval":`...)
-	if s.absent["max_interval"] {
+	if t, ok := s.text["max_interval"]; ok && lenient {
+		b = strconv.AppendQuote(b, t)
+	} else if s.absent["max_interval"] {
 		b = append(b, `""`...)
 	} else {
 		b = strconv.AppendQuote(b, formatNS(s.max))
@@ -957,4 +969,22 @@ func (e engine) floatDuration(s string) (int64, bool) {
 		return math.MaxInt64, true
 	}
 	return int64(ns), true
+}
+
+// lenientAll has every bug of a lenient duration grammar.
+var lenientAll = engine{bugs: 1<<bugDurEmpty | 1<<bugDurWeeks | 1<<bugDurLower | 1<<bugDurComma |
+	1<<bugDurNoUpperBound | 1<<bugDurRegexLenient | 1<<bugDurShorthand}
+
+// SameDuration reports whether two duration strings of effective policies
+// stand for the same nanoseconds under the most lenient grammar the models
+// know ("P" and "PT0S", "pt1s" and "PT1S"), so that an implementation that
+// echoes the text it was given and one that writes it back canonically
+// are reproduced alike.
+func SameDuration(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, err1 := lenientAll.parseDuration(a)
+	y, err2 := lenientAll.parseDuration(b)
+	return err1 == nil && err2 == nil && x == y
 }
