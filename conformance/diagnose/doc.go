@@ -39,9 +39,11 @@
 //
 // # Non-goals
 //
-// Models reproduce deterministic answers only: a verdict that depends on
-// an adapter error or an executor scenario is left to the caller (a
-// draw-dependent failure is reproduced when the model's range over all
-// draws holds the answer). Combinations of more than three bugs in one
-// answer are not searched; such a failure stays unexplained.
+// Models reproduce answers, not crashes: an adapter error and an executor
+// scenario are left to the caller. An answer the implementation drew
+// itself (no rand) is reproduced when it lies in the model's range over
+// all draws. Combinations of more than three bugs in one answer are not
+// searched; such a failure stays unexplained. The catalogue is built from
+// what real implementations do; a bug it lacks shows as unexplained
+// failures, never under a wrong name.
 package diagnose
