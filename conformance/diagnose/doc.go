@@ -45,5 +45,5 @@
 // all draws. Combinations of more than three bugs in one answer are not
 // searched; such a failure stays unexplained. The catalogue is built from
 // what real implementations do; a bug it lacks shows as unexplained
-// failures, never under a wrong name.
+// failures rather than under a model that does not reproduce them.
 package diagnose
