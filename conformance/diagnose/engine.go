@@ -150,7 +150,7 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 			ns = f
 		}
 		if e.has(bugRoundMillis) {
-			ns = int64(math.Round(float64(ns)/1e6) * 1e6)
+			ns = roundMillis(ns)
 		}
 		resp.NS = &ns
 		return resp, true
@@ -786,7 +786,7 @@ func (e engine) delay(s spec, n int64, r float64) (int64, bool) {
 			if err == nil {
 				d := int64(bo.DelayAt(int(min(n, math.MaxInt)), r))
 				if e.has(bugRoundMillis) {
-					d = int64(math.Round(float64(d)/1e6) * 1e6)
+					d = roundMillis(d)
 				}
 				return d, true
 			}
@@ -987,4 +987,14 @@ func SameDuration(a, b string) bool {
 	x, err1 := lenientAll.parseDuration(a)
 	y, err2 := lenientAll.parseDuration(b)
 	return err1 == nil && err2 == nil && x == y
+}
+
+// roundMillis rounds ns to whole milliseconds, saturating at the largest
+// int64 (a float64 conversion of 2^63 is not an int64).
+func roundMillis(ns int64) int64 {
+	f := math.Round(float64(ns)/1e6) * 1e6
+	if f >= 0x1p63 {
+		return math.MaxInt64
+	}
+	return int64(f)
 }
