@@ -76,6 +76,7 @@ type Result struct {
 	Random bool `json:"random,omitempty"`
 
 	cause string // the symptom the runner derived, for [Report.Causes]
+	probe *probe // the request and answer, for the diagnosis; nil if none
 }
 
 func resultFor(v *Vector) Result {
@@ -166,13 +167,17 @@ type Report struct {
 	Repeat  int      `json:"repeat"`
 	Flipped []string `json:"flipped,omitempty"`
 
-	Totals       Counts        `json:"totals"`
-	Requirements []Summary     `json:"requirements"`
-	Results      []Result      `json:"results"`
-	NotRun       []Uncovered   `json:"not_run"`
-	NotSelected  int           `json:"not_selected"`
-	Warnings     []string      `json:"warnings,omitempty"`
-	Elapsed      time.Duration `json:"elapsed_ns"`
+	Totals       Counts      `json:"totals"`
+	Requirements []Summary   `json:"requirements"`
+	Results      []Result    `json:"results"`
+	NotRun       []Uncovered `json:"not_run"`
+	NotSelected  int         `json:"not_selected"`
+	// ScenariosLeftOut counts the executor scenarios not run because the
+	// implementation does not list the scenario op (a policy library):
+	// they count neither in the scores nor in coverage.
+	ScenariosLeftOut int           `json:"scenarios_left_out,omitempty"`
+	Warnings         []string      `json:"warnings,omitempty"`
+	Elapsed          time.Duration `json:"elapsed_ns"`
 
 	notes map[string]string // flag notes of the suite, for cause explanations
 }
