@@ -2,15 +2,23 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/profile"
 )
 
 // Issue 20, the CLI cases. Each test failed before its fix.
@@ -134,5 +142,141 @@ func TestWriteColumnsMatchesTabwriter(t *testing.T) {
 	writeColumns(&got, len(rows), func(i int, cells []string) []string { return append(cells, rows[i]...) })
 	if got.String() != want.String() {
 		t.Errorf("got\n%s\nwant\n%s", got.String(), want.String())
+	}
+}
+
+// K: every command lost its output on a full disk and exited 0.
+func TestFullDiskExitsNonZero(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full")
+	}
+	defer full.Close()
+	bin := retrykitBinary(t)
+	for _, args := range [][]string{
+		{"schedule"}, {"schedule", "--list-profiles"}, {"schedule", "--profile", "river"},
+		{"compare", "--profile", "ojs", "--profile", "river"}, {"fit", "--profile", "river"},
+		{"simulate", "--jobs", "10"}, {"conformance", "--profiles"}, {"conformance", "--format", "json"},
+		{"conformance", "export", t.TempDir()}, {"--help"}, {"help", "fuzz"},
+		{"fuzz", "--impl", bin + " adapter", "--cases", "20", "--seed", "1"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout = full
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		code := cmd.ProcessState.ExitCode()
+		if err == nil || code != 2 || !strings.Contains(errb.String(), "no space left on device") {
+			t.Errorf("%v >/dev/full: exit %d (%v), stderr %q", args, code, err, errb.String())
+		}
+	}
+	// A report file on a full disk (-o) is checked as well.
+	code, _, errOut := runCLI(t, "", "conformance", "--profiles", "-o", "/dev/full")
+	if code != 2 || !strings.Contains(errOut, "no space left on device") {
+		t.Errorf("-o /dev/full: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// L: conformance --profiles ignored --format and -o.
+func TestConformanceProfilesFormatAndOutput(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "conformance", "--profiles", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var rep profileReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--format json is not JSON: %v\n%s", err, out)
+	}
+	if rep.Passed == 0 || len(rep.Profiles) != len(profile.All()) || rep.Failed != 0 {
+		t.Errorf("json report: %+v", rep)
+	}
+	code, out, _ = runCLI(t, "", "conformance", "--profiles", "--format", "junit")
+	if code != 0 || xml.Unmarshal([]byte(out), new(struct{})) != nil || !strings.Contains(out, `<testsuite name="profiles"`) {
+		t.Errorf("junit: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "conformance", "--profiles", "--format", "markdown")
+	if code != 0 || !strings.Contains(out, "| profile | passed |") {
+		t.Errorf("markdown: exit %d\n%s", code, out)
+	}
+	file := filepath.Join(t.TempDir(), "profiles.txt")
+	code, out, _ = runCLI(t, "", "conformance", "--profiles", "-o", file)
+	data, err := os.ReadFile(file)
+	if code != 0 || out != "" || err != nil || !strings.Contains(string(data), "profile vectors against retrykit") {
+		t.Errorf("-o: exit %d, stdout %q, file %q (%v)", code, out, data, err)
+	}
+}
+
+// M: export wrote through a symbolic link in DIR, and into the current
+// directory for an empty DIR.
+func TestConformanceExportRefusesLinks(t *testing.T) {
+	dir, outside := t.TempDir(), filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(outside, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "delay.json")); err != nil {
+		t.Skip("no symbolic links here")
+	}
+	code, _, errOut := runCLI(t, "", "conformance", "export", dir)
+	if data, _ := os.ReadFile(outside); code != 2 || string(data) != "keep" || !strings.Contains(errOut, "symbolic link") {
+		t.Errorf("link at DIR/delay.json: exit %d, stderr %q, outside file now %q", code, errOut, data)
+	}
+	// A linked subdirectory would put the scenarios outside DIR.
+	dir2, elsewhere := t.TempDir(), t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(dir2, "scenarios")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, "", "conformance", "export", dir2)
+	if ents, _ := os.ReadDir(elsewhere); code != 2 || len(ents) != 0 {
+		t.Errorf("linked scenarios dir: exit %d, stderr %q, %d files written outside", code, errOut, len(ents))
+	}
+	code, _, errOut = runCLI(t, "", "conformance", "export", "")
+	if code != 2 || !strings.Contains(errOut, "DIR is empty") {
+		t.Errorf("export '': exit %d, stderr %q", code, errOut)
+	}
+	// A plain export still works, and replaces files already there.
+	dir3 := t.TempDir()
+	os.WriteFile(filepath.Join(dir3, "delay.json"), []byte("old"), 0o600)
+	if code, _, errOut = runCLI(t, "", "conformance", "export", dir3); code != 0 {
+		t.Fatalf("export: exit %d, stderr %q", code, errOut)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir3, "delay.json")); !bytes.Equal(data, mustRead(t, retrykit.Vectors, "delay.json")) {
+		t.Error("delay.json was not replaced by the embedded one")
+	}
+}
+
+func mustRead(t *testing.T, fsys fs.FS, name string) []byte {
+	t.Helper()
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Open from the last round: flags checked before the suite runs.
+func TestConformanceFlagsCheckedUpFront(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--write-skip-file", "/nonexistent/x"}, "--write-skip-file: "},
+		{[]string{"-o", "/nonexistent/x"}, "-o: "},
+		{[]string{"--unclaimed", "bogus"}, "--unclaimed: no vector carries the flag bogus"},
+		{[]string{"--strict"}, "--strict: needs --skip-file"},
+	} {
+		// --run of one vector: a suite that ran would still be quick, and
+		// its report would show on stdout.
+		code, out, errOut := runCLI(t, "", append([]string{"conformance", "--run", "delay-0001"}, tc.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stdout %.80q, stderr %q", tc.args, code, out, errOut)
+		}
+	}
+	// A writable path is left as it was found.
+	p := filepath.Join(t.TempDir(), "skips.txt")
+	if err := checkWritable(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("checkWritable left %s behind (%v)", p, err)
 	}
 }
