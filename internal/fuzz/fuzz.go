@@ -275,6 +275,12 @@ func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello,
 			}
 			if errs[i] != nil {
 				res.failure, res.failedReq = errs[i], &reqs[i]
+				// The answer at fault may be another request's (a second
+				// answer to it): name that one.
+				var ae *protocol.AdapterError
+				if errors.As(errs[i], &ae) && ae.Request != nil {
+					res.failedReq = ae.Request
+				}
 				t.Fatalf("fuzz: %s: the implementation failed: %v", op, errs[i])
 			}
 			if ds[i] != nil {
