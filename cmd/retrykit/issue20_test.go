@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -278,5 +279,54 @@ func TestConformanceFlagsCheckedUpFront(t *testing.T) {
 	}
 	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("checkWritable left %s behind (%v)", p, err)
+	}
+}
+
+// J: fuzz had no total budget, stayed silent, and named the wrong request
+// for a duplicated answer.
+func TestFuzzTimeBudgetAndDuplicateAnswers(t *testing.T) {
+	needShell(t)
+	if _, err := exec.LookPath("sed"); err != nil {
+		t.Skip("needs sed")
+	}
+	bin := retrykitBinary(t)
+	// A slow adapter: 20 ms per answer, one at a time. 10 000 cases would
+	// take over 3 minutes; --time 2s stops it and the report says so.
+	slowAdapter := "sh -c '" + bin + " adapter | while IFS= read -r l; do sleep 0.02; printf \"%s\\n\" \"$l\"; done'"
+	cmd := exec.Command(bin, "fuzz", "--impl", slowAdapter, "--seed", "1", "--time", "2s", "--parallel", "4")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("slow adapter: %v\nstdout %s\nstderr %s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "stopped by the --time budget") || !strings.Contains(out.String(), "(out of time)") {
+		t.Errorf("stdout does not report the budget:\n%s", out.String())
+	}
+	if !strings.Contains(errb.String(), "fuzz: parse_duration: done,") {
+		t.Errorf("no progress on stderr:\n%s", errb.String())
+	}
+	// An adapter that answers every request twice: the failure names the
+	// request whose answer came twice, and "sent" is that request.
+	dupAdapter := "sh -c '" + bin + " adapter | sed -u \"/\\\"protocol\\\"/!p\"'"
+	cmd = exec.Command(bin, "fuzz", "--impl", dupAdapter, "--seed", "1", "--ops", "validate", "--parallel", "1", "--time", "20s")
+	out.Reset()
+	errb.Reset()
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("duplicating adapter: exit %d (%v)\n%s\n%s", code, err, out.String(), errb.String())
+	}
+	m := regexp.MustCompile(`a second answer to request (\d+) `).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("the failure does not name the request answered twice:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), `sent:     {"id":`+m[1]+`,"op":"validate"`) {
+		t.Errorf("sent is not request %s:\n%s", m[1], out.String())
+	}
+	// Bad --time values are usage errors.
+	for _, v := range []string{"0s", "25h", "-1s"} {
+		if code, _, errOut := runCLI(t, "", "fuzz", "--impl", "x", "--time", v); code != 2 || !strings.Contains(errOut, "--time: must be in 1s..24h") {
+			t.Errorf("--time %s: exit %d, stderr %q", v, code, errOut)
+		}
 	}
 }
