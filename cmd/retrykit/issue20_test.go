@@ -330,3 +330,17 @@ func TestFuzzTimeBudgetAndDuplicateAnswers(t *testing.T) {
 		}
 	}
 }
+
+// Open from the last round: fit --horizon 1000 took 16-18 s (an O(k) cost
+// per candidate intercept). The result is unchanged; here the largest
+// horizon runs for an unbounded profile, whose fit is exact: temporal is
+// min(1s*2^(attempt-1), 100s).
+func TestFitLargestHorizon(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "fit", "--profile", "temporal", "--horizon", "1000")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "strategy exponential, initial_interval 1s, coefficient 2, max_interval 1m40s, max_attempts 1001") {
+		t.Errorf("fit:\n%.600s", out)
+	}
+}
