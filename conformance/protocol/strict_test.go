@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -60,4 +61,47 @@ func TestServeStrictRequests(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkDecodeRequest reads a typical decide request line, duplicate
+// field check and string decoding included.
+func BenchmarkDecodeRequest(b *testing.B) {
+	line := []byte(`{"id":6,"op":"decide","policy":{"max_attempts":3,"non_retryable_errors":["auth.*"]},"attempt":1,"error":{"type":"io.timeout","code":"RETRY"},"rand":0.5}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var r protocol.Request
+		if err := r.UnmarshalJSON(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// FuzzDuplicateKey: a request line with a top-level field given twice is
+// always rejected, whatever the other fields; one with distinct fields is
+// read as before.
+func FuzzDuplicateKey(f *testing.F) {
+	f.Add("id", "op", `{"a":[1,{"id":2}],"b":"x\"}"}`)
+	f.Add("ID", "Id", `"\u0069d"`)
+	f.Fuzz(func(t *testing.T, k1, k2, v string) {
+		var probe any
+		if json.Unmarshal([]byte(v), &probe) != nil {
+			return
+		}
+		q1, _ := json.Marshal(k1)
+		q2, _ := json.Marshal(k2)
+		line := `{"id":1,` + string(q1) + `:` + v + `,` + string(q2) + `:` + v + `,"op":"hello"}`
+		var r protocol.Request
+		err := r.UnmarshalJSON([]byte(line))
+		var keys map[string]json.RawMessage
+		if json.Unmarshal([]byte(line), &keys) != nil {
+			return
+		}
+		// Distinct under encoding/json's case folding: a strict decoder
+		// accepts (unless a value has the wrong type for a known field).
+		same := strings.EqualFold(k1, k2) || strings.EqualFold(k1, "id") || strings.EqualFold(k2, "id") ||
+			strings.EqualFold(k1, "op") || strings.EqualFold(k2, "op")
+		if same && err == nil {
+			t.Fatalf("%s: accepted a field given twice", line)
+		}
+	})
 }
