@@ -9,9 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -56,7 +59,9 @@ The run is bounded by --time (default 2m): each op gets an equal share of
 the time left when it starts and sends no request after it; shrinking fits
 in the time left. An op cut short says how many of its cases were sent, and
 the verdict says that the run stopped on its budget. Progress goes to
-standard error every 2 seconds (--quiet: none).
+standard error every 2 seconds (--quiet: none). An interrupt (Ctrl-C) or
+SIGTERM stops it the same way, with the report (exit status 130 unless
+something was found); a second one quits at once.
 
 Exit status: 0 no disagreement; 1 a disagreement, or the adapter failed
 (crash, timeout, malformed answer) on a request; 2 bad usage, or an adapter
@@ -154,6 +159,28 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if !*quiet {
 		cfg.Progress = stderr
 	}
+	// An interrupt (or SIGTERM) ends the run as the budget would: the
+	// report of what was covered is still written. A second one quits.
+	stop, sigs := make(chan struct{}), make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	runDone := make(chan struct{})
+	defer close(runDone)
+	go func() {
+		select {
+		case <-sigs:
+		case <-runDone:
+			return
+		}
+		fmt.Fprintln(stderr, "retrykit fuzz: interrupted: finishing the requests in flight, then the report (interrupt again to quit at once)")
+		close(stop)
+		select {
+		case <-sigs:
+			os.Exit(130)
+		case <-runDone:
+		}
+	}()
+	cfg.Stop = stop
 	res, err := fuzz.Run(ctx, p, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
@@ -204,6 +231,9 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if !res.OK() {
 		return 1
+	}
+	if res.Stopped {
+		return 130 // interrupted: the report covers part of the run
 	}
 	return 0
 }
@@ -276,12 +306,16 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, rep
 	if !res.OK() {
 		verdict = "FAIL"
 	}
-	if res.OutOfTime {
+	if res.OutOfTime || res.Stopped {
 		planned := 0
 		for _, o := range res.Ops {
 			planned += o.Planned
 		}
-		fmt.Fprintf(w, "\nstopped by the --time budget: %d of %d cases sent (ops marked \"out of time\" were cut short)\n", total, planned)
+		why := "the --time budget"
+		if res.Stopped {
+			why = "an interrupt"
+		}
+		fmt.Fprintf(w, "\nstopped by %s: %d of %d cases sent (ops marked \"out of time\" were cut short)\n", why, total, planned)
 	}
 	fmt.Fprintf(w, "\n%s  %d cases in %v (%.0f cases/s)\n", verdict, total, res.Elapsed.Round(time.Millisecond),
 		float64(total)/max(res.Elapsed.Seconds(), 1e-9))
@@ -315,9 +349,10 @@ func writeFuzzJSON(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 		Seed           uint64       `json:"seed"`
 		OK             bool         `json:"ok"`
 		OutOfTime      bool         `json:"out_of_time"`
+		Interrupted    bool         `json:"interrupted"`
 		ElapsedMS      float64      `json:"elapsed_ms"`
 		Ops            []fuzzJSONOp `json:"ops"`
-	}{res.Hello.Implementation, res.Hello.Version, res.Hello.Jitter, res.Seed, res.OK(), res.OutOfTime,
+	}{res.Hello.Implementation, res.Hello.Version, res.Hello.Jitter, res.Seed, res.OK(), res.OutOfTime, res.Stopped,
 		float64(res.Elapsed.Microseconds()) / 1000, nil}
 	for _, o := range res.Ops {
 		j := fuzzJSONOp{Op: o.Op, Planned: o.Planned, OutOfTime: o.OutOfTime, Cases: o.Cases, Skipped: o.Skipped, Unsupported: o.Unsupported, Status: "ok"}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -343,4 +344,48 @@ func TestFitLargestHorizon(t *testing.T) {
 	if !strings.Contains(out, "strategy exponential, initial_interval 1s, coefficient 2, max_interval 1m40s, max_attempts 1001") {
 		t.Errorf("fit:\n%.600s", out)
 	}
+}
+
+// J: a run stopped from outside ended with empty stdout; an interrupt now
+// ends it with the report of what was covered.
+func TestFuzzInterruptWritesReport(t *testing.T) {
+	needShell(t)
+	bin := retrykitBinary(t)
+	slowAdapter := "sh -c '" + bin + " adapter | while IFS= read -r l; do sleep 0.02; printf \"%s\\n\" \"$l\"; done'"
+	cmd := exec.Command(bin, "fuzz", "--impl", slowAdapter, "--seed", "1", "--parallel", "4")
+	var out bytes.Buffer
+	var errb lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the first progress line shows the run under way.
+	for i := 0; i < 200 && !strings.Contains(errb.String(), "cases sent"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(out.String(), "stopped by an interrupt") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer read while a process writes to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -77,3 +77,21 @@ func TestRunTimeBudget(t *testing.T) {
 		}
 	}
 }
+
+// Config.Stop (an interrupt) ends the run as the budget does, with a
+// report of what was sent.
+func TestRunStop(t *testing.T) {
+	stop := make(chan struct{})
+	time.AfterFunc(200*time.Millisecond, func() { close(stop) })
+	res, err := fuzz.Run(context.Background(), slow{20 * time.Millisecond}, fuzz.Config{Cases: 10000, Seed: 1, Parallel: 4, Stop: stop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for _, o := range res.Ops {
+		sent += o.Cases
+	}
+	if !res.Stopped || res.OutOfTime || !res.OK() || sent == 0 || sent >= 10000 || !res.Ops[len(res.Ops)-1].OutOfTime {
+		t.Errorf("Stopped %v, OutOfTime %v, OK %v, %d cases sent: %+v", res.Stopped, res.OutOfTime, res.OK(), sent, res.Ops)
+	}
+}

@@ -38,6 +38,10 @@ type Config struct {
 	// up to one such timeout late. Ops cut short report how many of their
 	// cases were sent (OpResult.OutOfTime).
 	Time time.Duration
+	// Stop, if not nil, ends the run early when it is closed (an
+	// interrupt): as if Time ran out at that moment. A shrink under way
+	// still finishes within its limit.
+	Stop <-chan struct{}
 	// Progress, if non-nil, gets a line every ProgressEvery (default 2s)
 	// while the run goes on, and one when an op ends.
 	Progress      io.Writer
@@ -54,6 +58,9 @@ type Result struct {
 	// OutOfTime reports that Config.Time ran out before every case was
 	// sent; the Ops say which were cut short.
 	OutOfTime bool
+	// Stopped reports that Config.Stop was closed before every case was
+	// sent; the ops cut short are marked OutOfTime.
+	Stopped bool
 }
 
 // OK reports whether no op found a disagreement or an adapter failure.
@@ -139,7 +146,12 @@ func Run(ctx context.Context, impl protocol.Implementation, cfg Config) (*Result
 		if i < cfg.Cases%len(use) {
 			n++
 		}
-		b := budget{end: end}
+		b := budget{end: end, stop: cfg.Stop}
+		if b.stopped() {
+			res.Ops = append(res.Ops, OpResult{Op: op, Planned: n, OutOfTime: true})
+			prog.opDone(res.Ops[len(res.Ops)-1])
+			continue
+		}
 		if !end.IsZero() {
 			left := time.Until(end)
 			if left <= 0 {
@@ -155,8 +167,10 @@ func Run(ctx context.Context, impl protocol.Implementation, cfg Config) (*Result
 		res.Ops = append(res.Ops, o)
 		prog.opDone(o)
 	}
+	stopped := budget{stop: cfg.Stop}.stopped()
 	for _, o := range res.Ops {
-		res.OutOfTime = res.OutOfTime || o.OutOfTime
+		res.OutOfTime = res.OutOfTime || o.OutOfTime && !stopped
+		res.Stopped = res.Stopped || o.OutOfTime && stopped
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -167,6 +181,23 @@ func Run(ctx context.Context, impl protocol.Implementation, cfg Config) (*Result
 // Zero times mean no limit.
 type budget struct {
 	search, end time.Time
+	stop        <-chan struct{}
+}
+
+// over reports whether no new request may be sent: the search deadline
+// passed or Stop was closed.
+func (b budget) over() bool {
+	return b.stopped() || !b.search.IsZero() && time.Now().After(b.search)
+}
+
+// stopped reports whether Stop was closed.
+func (b budget) stopped() bool {
+	select {
+	case <-b.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // shrink returns the time shrinking may take: limit, cut to the time left
@@ -325,7 +356,7 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 		shrink = time.Nanosecond // phase 1 does not shrink
 	}
 	start := time.Now()
-	s := search(ctx, impl, h, op, n, cfg.Parallel, cfg.Seed, shrink, b.search, prog)
+	s := search(ctx, impl, h, op, n, cfg.Parallel, cfg.Seed, shrink, b, prog)
 	out.Cases, out.Skipped, out.Unsupported = s.sent, s.skipped, s.unsupported
 	out.OutOfTime = s.outOfTime
 	switch {
@@ -343,7 +374,7 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 	if cfg.Parallel > 1 {
 		// The second search has the time left of the run, not of the op's
 		// share: finding the disagreement again is worth it.
-		if s2 := search(ctx, impl, h, op, 4*s.sent, 1, cfg.Seed, b.shrink(cfg.ShrinkTime), b.end, nil); s2.disagreement != nil {
+		if s2 := search(ctx, impl, h, op, 4*s.sent, 1, cfg.Seed, b.shrink(cfg.ShrinkTime), budget{search: b.end, stop: b.stop}, nil); s2.disagreement != nil {
 			d = s2.disagreement
 		}
 	}
@@ -367,11 +398,11 @@ type searchResult struct {
 // search runs one rapid check of up to n requests of op, batch requests per
 // check, shrinking for at most shrink.
 //
-// With a non-zero deadline, the first check that starts after it ends the
-// search (outOfTime): it fails at once, before drawing anything, so that
+// Once b is over (its search deadline passed, or Stop closed), the next
+// check ends the search (outOfTime): it fails at once, before drawing anything, so that
 // rapid stops and has nothing to shrink. prog, if not nil, counts the
 // requests sent.
-func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n, batch int, seed uint64, shrink time.Duration, deadline time.Time, prog *progress) searchResult {
+func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n, batch int, seed uint64, shrink time.Duration, b budget, prog *progress) searchResult {
 	var res searchResult
 	checks := (n + batch - 1) / batch
 	if checks == 0 {
@@ -383,7 +414,7 @@ func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello,
 		if res.failure != nil {
 			t.Fatal("fuzz: the implementation failed") // do not shrink a crash
 		}
-		if searching && !deadline.IsZero() && time.Now().After(deadline) {
+		if searching && b.over() {
 			res.outOfTime = true
 			t.Fatal("fuzz: out of time")
 		}
