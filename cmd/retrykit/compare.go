@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -121,7 +122,7 @@ func parseSubjects(args []string, stdin io.Reader) (a compareArgs, help bool, er
 			a.svg = v
 		default:
 			if strings.HasPrefix(arg, "-") && arg != "-" {
-				return a, false, fmt.Errorf("unknown flag %s", arg)
+				return a, false, fmt.Errorf("unknown flag %s%s", quoteName(name), flagSuggestion(name, []string{"profile", "limit", "svg"}))
 			}
 			if arg == "-" {
 				if stdinUsed {
@@ -162,7 +163,7 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		k = max(k, min(s.retries(a.limit)+1, a.limit))
 	}
 	if a.svg != "" {
-		c := chart.Delays{Title: "Retry delays compared", Note: "per attempt; line at the middle draw, band the jitter range"}
+		c := chart.Delays{Title: "Retry delays compared", Note: "per attempt; line: " + chart.Middle + ", band: jitter range (inclusive)"}
 		for _, s := range a.subjects {
 			c.Series = append(c.Series, s.series(max(min(s.retries(a.limit), k), 1)))
 		}
@@ -235,7 +236,7 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "subject\tattempts\tthen\ttime to exhaustion (middle draw)\trange (inclusive)")
+	fmt.Fprintln(tw, "subject\tattempts\tthen\ttime to exhaustion, "+chart.Middle+"\trange (inclusive)")
 	totals := make([]total, len(subs))
 	for i, s := range subs {
 		r := s.retries(limit)
@@ -244,7 +245,7 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 		attempts, then := strconv.Itoa(s.attempts), s.action
 		mid := totalText(t.mid)
 		if !t.exact && t.mid != math.MaxInt64 {
-			mid = fmt.Sprintf("between %s and %s (retries past %d bounded, not summed)", totalText(t.mid), totalText(t.midHi), t.summed)
+			mid = fmt.Sprintf("between %s and %s (retries past %d bounded, not summed)", human.Floor(t.mid), ceilTotal(t.midHi), t.summed)
 		}
 		if s.attempts == 0 {
 			attempts, then = "unbounded", "-"
@@ -255,8 +256,8 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	if bigAt > 0 {
-		fmt.Fprintf(w, "largest difference per attempt: %v at attempt %d (%s %v, %s %v)\n", bigD, bigAt,
-			subs[bigHi].name, subs[bigHi].nominal(bigAt), subs[bigLo].name, subs[bigLo].nominal(bigAt))
+		fmt.Fprintf(w, "largest difference per attempt: %s at attempt %d (%s %s, %s %s)\n", human.Round(bigD), bigAt,
+			subs[bigHi].name, human.Round(subs[bigHi].nominal(bigAt)), subs[bigLo].name, human.Round(subs[bigLo].nominal(bigAt)))
 	}
 	iLo, iHi := -1, -1
 	for i, t := range totals {
@@ -272,26 +273,39 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 		}
 	}
 	if iLo >= 0 && iLo != iHi {
-		fmt.Fprintf(w, "largest difference in time to exhaustion: %v (%s %v, %s %v)\n", totals[iHi].mid-totals[iLo].mid,
-			subs[iHi].name, totals[iHi].mid, subs[iLo].name, totals[iLo].mid)
+		fmt.Fprintf(w, "largest difference in time to exhaustion: %s (%s %s, %s %s)\n", human.Round(totals[iHi].mid-totals[iLo].mid),
+			subs[iHi].name, human.Round(totals[iHi].mid), subs[iLo].name, human.Round(totals[iLo].mid))
 	}
 }
 
-// totalText shows a cumulative time; a sum that saturated (beyond about
-// 292 years) says so instead of showing the largest Duration as a value.
+// totalText shows a cumulative time (internal/human, rounded to the
+// nearest); a sum that saturated (beyond about 292 years) says so instead
+// of showing the largest Duration as a value.
 func totalText(d time.Duration) string {
 	if d == math.MaxInt64 {
-		return "over " + d.String() + " (saturated)"
+		return "over " + human.Floor(d) + " (saturated)"
 	}
-	return d.String()
+	return human.Round(d)
 }
 
-// inclusiveTotal is inclusive for cumulative times, saturation shown.
-func inclusiveTotal(lo, hi time.Duration) string {
-	if lo == hi {
-		return totalText(lo)
+// ceilTotal is totalText rounded up, for an upper bound.
+func ceilTotal(d time.Duration) string {
+	if d == math.MaxInt64 {
+		return totalText(d)
 	}
-	return fmt.Sprintf("[%s, %s]", totalText(lo), totalText(hi))
+	return human.Ceil(d)
+}
+
+// inclusiveTotal is inclusive (human.Range) for cumulative times,
+// saturation shown.
+func inclusiveTotal(lo, hi time.Duration) string {
+	switch {
+	case lo == math.MaxInt64:
+		return totalText(lo)
+	case hi == math.MaxInt64:
+		return fmt.Sprintf("[%s, %s]", human.Floor(lo), totalText(hi))
+	}
+	return human.Range(lo, hi)
 }
 
 // writeColumns writes rows of cells in columns two spaces apart, left
