@@ -714,6 +714,9 @@ func (p *proc) finish(why *AdapterError) {
 	if _, ok := p.pending[p.culprit]; ok {
 		p.unblamed--
 	}
+	if p.blameAll {
+		p.unblamed = 0 // every waiting request gets the error; none is replayed
+	}
 	closing := p.closing
 	p.mu.Unlock()
 	if p.death.Kind != FailureCrash {
