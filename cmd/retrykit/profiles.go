@@ -32,6 +32,10 @@ type subject struct {
 	nominal func(n int) time.Duration
 	// at is the delay for the draw r.
 	at func(n int, r float64) time.Duration
+	// monotone says that the delays never decrease with n and that equal
+	// nominal delays mean equal bounds (an OJS policy); compare sums such
+	// a subject by runs.
+	monotone bool
 }
 
 func policySubject(name string, p *policy.Policy) subject {
@@ -43,6 +47,7 @@ func policySubject(name string, p *policy.Policy) subject {
 		bounds:   b.Bounds,
 		nominal:  b.Base,
 		at:       b.DelayAt,
+		monotone: true,
 	}
 }
 
