@@ -2,7 +2,6 @@ package profile
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -28,8 +27,18 @@ type Profile struct {
 // package initialisation, and never written again.
 type model struct {
 	name, system, version, source string
-	summary, formula, draw        string
-	exhaustion, terminal          string
+	// base is the plain name; release the version the model reproduces,
+	// as NAME@VERSION matches it ("1.48.0").
+	base, release string
+	// settings are the keys Parse accepts; build makes the model under a
+	// configuration and conf is this model's. classes are the error
+	// classes WithClass accepts (the first is the default).
+	settings               []setting
+	build                  func(conf) (*model, error)
+	conf                   conf
+	classes                []string
+	summary, formula, draw string
+	exhaustion, terminal   string
 
 	// maxAttempts is the total number of attempts (first run included)
 	// under the system's defaults; 0 means unbounded.
@@ -54,12 +63,9 @@ type model struct {
 // Lookup returns the profile with the given name (as [Names] lists them). An
 // unknown name gives an error matching [ErrUnknown] that lists the known
 // names.
-func Lookup(name string) (Profile, error) {
-	if m, ok := byName[name]; ok {
-		return Profile{m}, nil
-	}
-	return Profile{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, namesText)
-}
+//
+// Lookup is [Parse]: it also takes NAME@VERSION and NAME:key=value,...
+func Lookup(name string) (Profile, error) { return Parse(name) }
 
 // Names returns the names of all profiles, sorted. The caller owns the
 // slice.
@@ -81,7 +87,9 @@ func All() []Profile {
 }
 
 // Name is the profile's name: the system's lowercase name ("sidekiq",
-// "aws_go", "decorrelated_jitter").
+// "aws_go", "decorrelated_jitter"), with @VERSION for an older release and
+// :key=value,... for the settings given to [Parse], so that Parse(p.Name())
+// is p again.
 func (p Profile) Name() string { return p.get().name }
 
 // System is the system's own name and the part of it modelled ("AWS SDK
@@ -226,11 +234,17 @@ var (
 func sortedModels() []*model {
 	ms := []*model{
 		ojsModel(), fullJitterModel(), equalJitterModel(), decorrelatedJitterModel(),
-		riverModel(), asynqModel(), faktoryModel(), temporalModel(),
-		gaxModel(), awsModel(), awsGoModel(), grpcConnectModel(), grpcRetryModel(),
-		obanModel(),
+		configured(riverSettings, riverModel), configured(asynqSettings, asynqModel),
+		configured(faktorySettings, faktoryModel), configured(temporalSettings, temporalModel),
+		configured(gaxSettings, gaxModel), configured(awsSettings, awsModel),
+		configured(awsGoSettings, awsGoModel, ClassOrdinary, ClassThrottling),
+		configured(grpcConnectSettings, grpcConnectModel), configured(grpcRetrySettings, grpcRetryModel),
+		configured(obanSettings, obanModel), configured(sidekiqSettings, sidekiq6Model),
 	}
 	ms = append(ms, peerModels()...)
+	for _, m := range ms {
+		m.base = m.name
+	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 	return ms
 }

@@ -271,10 +271,18 @@ func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleRe
 }
 
 // splitList splits "a,b" flag values; used by compare for --profile a,b.
+// A piece with '=' but no ':' is a further setting of the configured
+// profile before it, so "bullmq:type=fixed,delay=3000,river" is two
+// profiles.
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "":
+		case len(out) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") && strings.Contains(out[len(out)-1], ":"):
+			out[len(out)-1] += "," + f
+		default:
 			out = append(out, f)
 		}
 	}

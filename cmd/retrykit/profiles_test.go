@@ -161,10 +161,11 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	// The policy: 1s, 2s, 4s, then discard; botocore r * 2^(attempt-1) s,
-	// the Go SDK r * 2^attempt s, both 3 attempts.
+	// the Go SDK (retry behavior 2.1) r * 0.05 * 2^(attempt-1) s, both 3
+	// attempts.
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{"1 1s [0s, 999.999999ms] [0s, 1.999999999s]", "2 2s [0s, 1.999999999s] [0s, 3.999999999s]",
-		"3 4s exhausted: discard exhausted: discard", "4 exhausted: discard", "largest difference per attempt: 1s at attempt 2"} {
+	for _, want := range []string{"1 1s [0s, 999.999999ms] [0s, 49.999999ms]", "2 2s [0s, 1.999999999s] [0s, 99.999999ms]",
+		"3 4s exhausted: discard exhausted: discard", "4 exhausted: discard", "largest difference per attempt: 1.95s at attempt 2"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("compare with a policy lacks %q:\n%s", want, out)
 		}
