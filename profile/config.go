@@ -216,7 +216,12 @@ func parseValue(s setting, text string) (value, string) {
 	return v, ""
 }
 
-func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func fmtNum(f float64) string {
+	if math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
 
 // defaults returns the configuration of every setting at its default.
 func defaults(ss []setting) conf {
@@ -288,12 +293,11 @@ func Parse(text string) (Profile, error) {
 		return Profile{}, fmt.Errorf("%w: %s has no settings (it models a fixed scheme)", ErrUnknownSetting, m.name)
 	}
 	c := conf{vals: cloneVals(m.conf.vals), class: m.conf.class, retryAfter: m.conf.retryAfter, hasRetryAfter: m.conf.hasRetryAfter}
+	if strings.Count(settings, ",") >= maxSettings {
+		return Profile{}, fmt.Errorf("%w: more than %d settings", ErrSyntax, maxSettings)
+	}
 	seen := make(map[string]bool)
-	n := 0
 	for pair := range strings.SplitSeq(settings, ",") {
-		if n++; n > maxSettings {
-			return Profile{}, fmt.Errorf("%w: more than %d settings", ErrSyntax, maxSettings)
-		}
 		k, v, ok := strings.Cut(pair, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || k == "" {
@@ -305,8 +309,11 @@ func Parse(text string) (Profile, error) {
 			for i, s := range m.settings {
 				keys[i] = s.key
 			}
-			return Profile{}, &SettingError{Profile: m.name, Key: cut(k), Value: cut(v), Err: ErrUnknownSetting,
-				Reason: strings.TrimPrefix(suggest(k, keys)+"; ", " ") + "settings: " + strings.Join(keys, ", ")}
+			reason := "settings: " + strings.Join(keys, ", ")
+			if sg := suggest(k, keys); sg != "" {
+				reason = strings.TrimPrefix(sg, "; ") + " " + reason
+			}
+			return Profile{}, &SettingError{Profile: m.name, Key: cut(k), Value: cut(v), Err: ErrUnknownSetting, Reason: reason}
 		}
 		if seen[s.key] {
 			return Profile{}, &SettingError{Profile: m.name, Key: cut(k), Value: cut(v), Err: ErrBadValue, Reason: "given twice"}
@@ -400,8 +407,11 @@ func suggest(s string, candidates []string) string {
 	return fmt.Sprintf("; did you mean %q?", best)
 }
 
-// editDistance is the Levenshtein distance of two short strings.
+// editDistance is the optimal-string-alignment distance of two short
+// strings: insertions, deletions, substitutions and swaps of neighbours
+// ("tpye" is one step from "type").
 func editDistance(a, b string) int {
+	pp := make([]int, len(b)+1) // row i-2
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -415,8 +425,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		pp, prev, cur = prev, cur, pp
 	}
 	return prev[len(b)]
 }

@@ -100,15 +100,19 @@ func inclusive(lo, hi time.Duration) string {
 // scheduleExtra holds the schedule command's profile and chart flags; it
 // is the hook schedule.go calls, so that the profile code stays here.
 type scheduleExtra struct {
-	profile string
-	list    bool
-	svg     string
+	profile    string
+	list       bool
+	svg        string
+	class      string
+	retryAfter string
 }
 
 // addScheduleFlags registers --profile, --list-profiles and --svg on fs.
 func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
 	x := &scheduleExtra{}
-	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles)")
+	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles);\nNAME, NAME@VERSION or NAME:key=value,... in the system's own setting names")
+	fs.StringVar(&x.class, "error-class", "", "with --profile: the class of error the delays are for, where the system tells them apart (aws_go: ordinary, throttling)")
+	fs.StringVar(&x.retryAfter, "retry-after", "", "with --profile: a retry-after hint the failures carried (aws_go: x-amz-retry-after), as a duration")
 	fs.BoolVar(&x.list, "list-profiles", false, "list the profiles, one line each")
 	fs.StringVar(&x.svg, "svg", "", "also write a chart of the delays (log scale, jitter band) to this SVG file")
 	return x
@@ -137,6 +141,10 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 		fmt.Fprintf(stderr, "retrykit schedule: --profile: %v\n", err)
 		return 2, true
 	}
+	if p, err = applyFailure(p, x.class, x.retryAfter); err != nil {
+		fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
+		return 2, true
+	}
 	rep := buildProfileSchedule(p, limit, r)
 	if x.svg != "" {
 		k := min(p.MaxAttempts()-1, limit)
@@ -160,6 +168,27 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 	}
 	writeProfileSchedule(stdout, p, rep)
 	return 0, true
+}
+
+// applyFailure gives p the error class and retry-after hint of the
+// --error-class and --retry-after flags ("" when not given).
+func applyFailure(p profile.Profile, class, retryAfter string) (profile.Profile, error) {
+	var err error
+	if class != "" {
+		if p, err = p.WithClass(class); err != nil {
+			return p, fmt.Errorf("--error-class: %w", err)
+		}
+	}
+	if retryAfter != "" {
+		d, perr := time.ParseDuration(retryAfter)
+		if perr != nil {
+			return p, fmt.Errorf("--retry-after: %q is not a duration (write it as 1500ms or 2s)", cutText(retryAfter))
+		}
+		if p, err = p.WithRetryAfter(d); err != nil {
+			return p, fmt.Errorf("--retry-after: %w", err)
+		}
+	}
+	return p, nil
 }
 
 // svgPolicy writes the chart of a policy's schedule when --svg was given.
@@ -188,6 +217,8 @@ type profileScheduleReport struct {
 		Draw        string `json:"draw,omitempty"`
 		MaxAttempts int    `json:"max_attempts"`
 		Terminal    string `json:"terminal"`
+		ErrorClass  string `json:"error_class,omitempty"`
+		RetryAfter  *int64 `json:"retry_after_ns,omitempty"`
 	} `json:"profile"`
 	Rand       *float64      `json:"rand,omitempty"`
 	Rows       []scheduleRow `json:"attempts"`
@@ -203,6 +234,11 @@ func buildProfileSchedule(p profile.Profile, limit int, r *float64) *profileSche
 	m := &rep.Profile
 	m.Name, m.System, m.Version, m.Source = p.Name(), p.System(), p.Version(), p.Source()
 	m.Formula, m.Draw, m.MaxAttempts, m.Terminal = p.Formula(), p.Draw(), p.MaxAttempts(), p.Terminal()
+	m.ErrorClass = p.Class()
+	if ra, ok := p.RetryAfter(); ok {
+		ns := int64(ra)
+		m.RetryAfter = &ns
+	}
 	var cum, cumLo, cumHi time.Duration
 	for n := 1; n <= limit; n++ {
 		rv := 0.5
@@ -235,6 +271,12 @@ func buildProfileSchedule(p profile.Profile, limit int, r *float64) *profileSche
 
 func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleReport) {
 	fmt.Fprintf(w, "profile: %s — %s (%s)\n", p.Name(), p.System(), p.Version())
+	if p.Class() != "" {
+		fmt.Fprintf(w, "error class: %s (classes: %s)\n", p.Class(), strings.Join(p.Classes(), ", "))
+	}
+	if ra, ok := p.RetryAfter(); ok {
+		fmt.Fprintf(w, "retry-after hint: %v\n", ra)
+	}
 	fmt.Fprintf(w, "source: %s\nformula: %s\n", p.Source(), p.Formula())
 	if p.Draw() != "" {
 		fmt.Fprintf(w, "draw: %s\n", p.Draw())
@@ -298,4 +340,12 @@ func policyName(file string) string {
 		return "policy (stdin)"
 	}
 	return file
+}
+
+// cutText shortens a user's text to 64 bytes for an error message.
+func cutText(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:64] + "…"
 }
