@@ -5,7 +5,7 @@ go 1.26.8
 replace github.com/retrykit/retrykit => ../
 
 require (
-	github.com/aws/smithy-go v1.28.8 // indirect
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
@@ -38,7 +38,7 @@ require (
 )
 
 require (
-	github.com/aws/aws-sdk-go-v2 v1.47.7
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/googleapis/gax-go/v2 v2.27.0
 	github.com/hibiken/asynq v0.26.0
 	github.com/retrykit/retrykit v0.0.0-00010101000000-000000000000
