@@ -7,9 +7,9 @@ import (
 	"fmt"
 
 	commonpb "go.temporal.io/api/common/v1"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"go.temporal.io/server/common/backoff"
 	"go.temporal.io/server/common/retrypolicy"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/retrykit/retrykit/profile"
 )
