@@ -26,8 +26,9 @@ type subject struct {
 	action string
 	// bounds is the inclusive delay range after attempt n.
 	bounds func(n int) (lo, hi time.Duration)
-	// nominal is the delay with the middle draw (r = 0.5): the base delay
-	// for an OJS policy, the median for a uniform jitter.
+	// nominal is the middle (r = 0.5) delay: the base delay for an OJS
+	// policy, the median for a uniform jitter; schedule, fit and the charts
+	// all use it.
 	nominal func(n int) time.Duration
 	// at is the delay for the draw r.
 	at func(n int, r float64) time.Duration
@@ -40,7 +41,7 @@ func policySubject(name string, p *policy.Policy) subject {
 		attempts: max(p.Spec().MaxAttempts, 1),
 		action:   p.Spec().OnExhaustion.String(),
 		bounds:   b.Bounds,
-		nominal:  b.Base,
+		nominal:  func(n int) time.Duration { return b.DelayAt(n, 0.5) },
 		at:       b.DelayAt,
 	}
 }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrykit/retrykit/profile"
 )
@@ -188,7 +191,7 @@ func TestFit(t *testing.T) {
 	// River's middle delay is exactly attempt^4 seconds: polynomial, 1s,
 	// coefficient 4 fits it with no difference.
 	for _, want := range []string{`"initial_interval":"PT1S","backoff_coefficient":4.0`, `"backoff_strategy":"polynomial"`, `"max_attempts":25`,
-		"largest relative difference: +0.0%"} {
+		"largest relative difference of the middle (r = 0.5) delays: +0.0%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -197,11 +200,74 @@ func TestFit(t *testing.T) {
 	if !slices.Equal(series, []string{"river", "fitted OJS policy"}) {
 		t.Errorf("series %q", series)
 	}
-	// Celery: full jitter over min(600, 2^(attempt-1)) s: the centres are
-	// 0.5s, 1s, 2s, an exponential from 500ms with coefficient 2.
+	// Celery: full jitter randrange(c + 1) over c = min(600, 2^(attempt-1))
+	// s: the middles (r = 0.5) are floor(0.5 * (c + 1)) = 1s, 1s, 2s. The
+	// text, the JSON and the chart show the same middles; three retries
+	// cannot pin Celery's 600 s cap, so max_interval is left unconstrained.
 	code, out, _ = runCLI(t, "", "fit", "--profile", "celery")
-	if code != 0 || !strings.Contains(out, `"initial_interval":"PT0.5S","backoff_coefficient":2.0`) || !strings.Contains(out, "off %") {
+	if code != 0 || !strings.Contains(out, "max_interval is unconstrained") || !strings.Contains(out, "off %") ||
+		!strings.Contains(out, "largest difference of the jitter ranges") {
 		t.Errorf("celery fit: exit %d\n%s", code, out)
+	}
+	svg = filepath.Join(t.TempDir(), "celery.svg")
+	code, out, _ = runCLI(t, "", "fit", "--profile", "celery", "--json", "--svg", svg)
+	var rep struct {
+		Middle    string `json:"middle"`
+		CapPinned bool   `json:"cap_pinned"`
+		Attempts  []struct {
+			Attempt   int   `json:"attempt"`
+			ProfMid   int64 `json:"profile_middle_ns"`
+			PolicyMid int64 `json:"policy_middle_ns"`
+			PolicyMin int64 `json:"policy_min_ns"`
+		} `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("fit --json: exit %d, %v\n%s", code, err, out)
+	}
+	if rep.Middle != "middle (r = 0.5)" || rep.CapPinned || len(rep.Attempts) != 3 {
+		t.Errorf("fit --json: %+v", rep)
+	}
+	wantMid := []time.Duration{time.Second, time.Second, 2 * time.Second}
+	chartMid := map[string]string{}
+	svgData, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`<title>([^<]*)</title>`).FindAllStringSubmatch(string(svgData), -1) {
+		x := m[1]
+		if name, rest, ok := strings.Cut(x, ", attempt "); ok {
+			if _, after, ok := strings.Cut(rest, ": "); ok {
+				chartMid[name+rest[:strings.Index(rest, ":")]] = strings.Fields(after)[0]
+			}
+		}
+	}
+	for i, a := range rep.Attempts {
+		if time.Duration(a.ProfMid) != wantMid[i] {
+			t.Errorf("attempt %d: profile middle %v, want %v", a.Attempt, time.Duration(a.ProfMid), wantMid[i])
+		}
+		for name, ns := range map[string]int64{"celery": a.ProfMid, "fitted OJS policy": a.PolicyMid} {
+			got, ok := chartMid[fmt.Sprint(name, a.Attempt)]
+			d, err := time.ParseDuration(got)
+			if !ok || err != nil {
+				t.Errorf("chart: no middle for %s attempt %d (%q)", name, a.Attempt, got)
+				continue
+			}
+			if d != time.Duration(ns) {
+				t.Errorf("chart: %s attempt %d middle %v, the JSON says %v", name, a.Attempt, d, time.Duration(ns))
+			}
+		}
+		// The policy's jitter range is [0.5, 1.5) of its middle, Celery's
+		// [0, 2c]: the fit reports the low ends apart.
+		if a.PolicyMin <= 0 {
+			t.Errorf("attempt %d: policy range starts at %v", a.Attempt, time.Duration(a.PolicyMin))
+		}
+	}
+	if code, out, errOut := runCLI(t, "", "fit", "--help"); code != 0 || strings.Count(out+errOut, "usage: retrykit fit") != 1 {
+		t.Errorf("fit --help: exit %d, usage %d times:\n%s\n%s", code, strings.Count(out+errOut, "usage: retrykit fit"), out, errOut)
+	}
+	code, out, _ = runCLI(t, "", "fit", "--profile", "bullmq:type=exponential,delay=3000,attempts=5")
+	if code != 0 || !strings.Contains(out, `"initial_interval":"PT3S","backoff_coefficient":2.0`) {
+		t.Errorf("configured bullmq fit: exit %d\n%s", code, out)
 	}
 	for _, args := range [][]string{{"fit"}, {"fit", "--profile", "x"}, {"fit", "--profile", "river", "extra"}, {"fit", "--profile", "gax", "--horizon", "0"}} {
 		if code, _, _ := runCLI(t, "", args...); code != 2 {
