@@ -90,6 +90,14 @@ func TestConfigured(t *testing.T) {
 		{"aws_go:service=dynamodb", 0.5, []time.Duration{12500 * time.Microsecond, 25 * ms, 50 * ms}, true},
 		// Active Job attempts 2, jitter 0: 1 + 2 = 3s.
 		{"activejob:attempts=2,jitter=0", 0.5, []time.Duration{3 * s}, true},
+		// Full jitter base 100ms, cap 1s, r = 0.5: half of min(1s, 100ms * 2^attempt).
+		{"full_jitter:base=100ms,cap=1s", 0.5, []time.Duration{100 * ms, 200 * ms, 400 * ms, 500 * ms}, false},
+		// resque-retry retry_limit 2: the table's 0 and 1m, then give up.
+		{"resque_retry:retry_limit=2", 0, []time.Duration{0, 60 * s}, true},
+		// zzz_jobs max_attempts 2, r = 0: min(15 * 2^1, 3600) = 30s.
+		{"zzz_jobs:max_attempts=2", 0, []time.Duration{30 * s}, true},
+		{"flare:MaxAttempts=2", 0, []time.Duration{15 * s}, true},
+		{"chasquimq:max_attempts=2", 0, []time.Duration{100 * ms}, true},
 		// grpc_connect BaseDelay 2s, no jitter: 2s, then 2s * 1.6.
 		{"grpc_connect:BaseDelay=2s,Jitter=0", 0.5, []time.Duration{2 * s, 3200 * ms, 5120 * ms}, false},
 	} {
@@ -202,6 +210,7 @@ func TestParseErrors(t *testing.T) {
 		{"celery:max_retries=many", profile.ErrBadValue, "or None"},
 		{"sidekiq:retry=maybe", profile.ErrBadValue, "true or false"},
 		{"ojs:max_attempts=3", profile.ErrUnknownSetting, "has no settings"},
+		{"full_jitter:base=2s,cap=1s", profile.ErrBadValue, "must not be less than base"},
 		{"aws_go@1.46", profile.ErrUnknownVersion, "1.48.0, 1.47.7"},
 		{"aws_go@", profile.ErrUnknownVersion, ""},
 		{strings.Repeat("a", 1<<20), profile.ErrSyntax, "longer than"},
@@ -258,6 +267,7 @@ var configuredSpecs = []string{
 	"gax:Multiplier=1,Initial=1ns,Max=1ns", "gax:Multiplier=1.01,Max=2562047h", "aws_go:MaxBackoff=2562047h",
 	"aws_go@1.47:MaxBackoff=2562047h", "grpc_retry:backoffMultiplier=1000000", "grpc_connect:Multiplier=1.01,MaxDelay=2562047h",
 	"activejob:jitter=1000", "aws:total_max_attempts=2147483647", "faktory:retry=-1",
+	"decorrelated_jitter:base=1ns,cap=2562047h", "equal_jitter:base=2562047h,cap=2562047h", "resque_retry:retry_limit=0",
 }
 
 // TestPropertyConfigured: configured profiles keep the invariants of

@@ -19,7 +19,8 @@ func peerModels() []*model {
 	return []*model{
 		configured(sidekiqSettings, sidekiqModel), configured(activeJobSettings, activeJobModel),
 		configured(celerySettings, celeryModel), configured(bullmqSettings, bullmqModel),
-		resqueRetryModel(), zzzJobsModel(), chasquiMQModel(), flareModel(),
+		configured(resqueRetrySettings, resqueRetryModel), configured(zzzJobsSettings, zzzJobsModel),
+		configured(chasquiMQSettings, chasquiMQModel), configured(flareSettings, flareModel),
 	}
 }
 
@@ -229,40 +230,50 @@ func bullmqModel(c conf) (*model, error) {
 // @backoff_strategy, in seconds.
 var resqueStrategy = [...]int64{0, 60, 600, 3600, 10800, 21600}
 
-func resqueRetryModel() *model {
+var resqueRetrySettings = []setting{
+	{key: "retry_limit", kind: kInt, def: "6", lo: 0, hi: math.MaxInt32, help: "@retry_limit: retries (ExponentialBackoff defaults it to the strategy's length, 6); past the table the last delay repeats"},
+}
+
+func resqueRetryModel(c conf) (*model, error) {
+	ma := c.int("retry_limit")
 	return &model{
 		name:         "resque_retry",
 		release:      "1.8.1",
 		system:       "resque-retry (Ruby), Resque::Plugins::ExponentialBackoff",
 		version:      "1.8.1 (f75421a98b91dcbe873dab4bfad4ead99e597009)",
 		source:       "https://github.com/lantins/resque-retry/blob/f75421a98b91dcbe873dab4bfad4ead99e597009/lib/resque/plugins/exponential_backoff.rb",
-		summary:      "table 0, 1m, 10m, 1h, 3h, 6h by retry, no jitter; 7 attempts (6 retries), then give up",
+		summary:      fmt.Sprintf("table 0, 1m, 10m, 1h, 3h, 6h by retry, no jitter; %d attempts (%d retries), then give up", ma+1, ma),
 		formula:      "i = retry_attempt = attempt - 1; delay_s = trunc((backoff_strategy[i] || backoff_strategy.last) * 1.0), backoff_strategy [0, 60, 600, 3600, 10800, 21600]",
 		draw:         "",
-		exhaustion:   "retry_limit 6 (the strategy's length): retried while retry_attempt < 6",
+		exhaustion:   fmt.Sprintf("retry_limit %d: retried while retry_attempt < %[1]d", ma),
 		terminal:     "give up: the failure stays in Resque's failed queue",
-		maxAttempts:  7,
+		maxAttempts:  int(ma + 1),
 		onExhaustion: policy.DeadLetter,
 		delay: func(n int, _ time.Duration, _ draws) time.Duration {
 			return satSeconds(resqueStrategy[min(n-1, len(resqueStrategy)-1)])
 		},
-	}
+	}, nil
 }
 
-func zzzJobsModel() *model {
+var zzzJobsSettings = []setting{
+	{key: "max_attempts", kind: kInt, def: "20", lo: 1, hi: math.MaxInt32, help: "Job max_attempts: total attempts"},
+}
+
+func zzzJobsModel(c conf) (*model, error) {
+	ma := c.int("max_attempts")
 	return &model{
 		name:    "zzz_jobs",
 		release: "0.3.1-beta.1",
 		system:  "zzz_jobs (Zig; published as pidgn_jobs), RetryStrategy .exponential",
 		version: "pidgn_jobs 0.3.1-beta.1 (c85a4c4e9c87045639babb1a519fd8f37cf0b841)",
 		source:  "https://github.com/seemsindie/pidgn_jobs/blob/c85a4c4e9c87045639babb1a519fd8f37cf0b841/src/retry.zig",
-		summary: "c = min(15*2^attempt, 3600) s plus [0, c/4 - 1] s; 20 attempts, then discarded",
+		summary: fmt.Sprintf("c = min(15*2^attempt, 3600) s plus [0, c/4 - 1] s; %d attempts, then discarded", ma),
 		formula: "n = attempt; capped = min(15 * 2**min(n, 30), 3600); J = max(capped / 4, 1) (integer division); delay_s = capped + jitter, jitter in [0, J - 1]",
 		draw: "jitter = (n*7 + now) mod J with now the Unix time in seconds; read as floor(r * J), " +
 			"treating now as uniform",
-		exhaustion:   "max_attempts 20 total: discarded when attempt >= 20",
+		exhaustion:   fmt.Sprintf("max_attempts %d total: discarded when attempt >= %[1]d", ma),
 		terminal:     "discarded (kept in the store in state discarded)",
-		maxAttempts:  20,
+		maxAttempts:  int(ma),
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
@@ -270,46 +281,56 @@ func zzzJobsModel() *model {
 			j := max(c/4, 1)
 			return satSeconds(c + randInt(d.next(), j))
 		},
-	}
+	}, nil
 }
 
-func chasquiMQModel() *model {
+var chasquiMQSettings = []setting{
+	{key: "max_attempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "RetryConfig max_attempts: total attempts"},
+}
+
+func chasquiMQModel(c conf) (*model, error) {
+	ma := c.int("max_attempts")
 	return &model{
 		name:    "chasquimq",
 		release: "0.1.0",
 		system:  "ChasquiMQ (Rust, Redis Streams), RetryConfig",
 		version: "0.1.0 (cd30b0889437005a26c482826ecf3435f0960cdf)",
 		source:  "https://github.com/jotarios/chasquimq/blob/cd30b0889437005a26c482826ecf3435f0960cdf/chasquimq/src/consumer/retry.rs",
-		summary: "min(100ms*2^(attempt-1), 30s) plus [0, 99] ms; 3 attempts, then the dead-letter stream",
+		summary: fmt.Sprintf("min(100ms*2^(attempt-1), 30s) plus [0, 99] ms; %d attempts, then the dead-letter stream", ma),
 		formula: "n = attempt; capped_ms = trunc(min(100 * 2.0**(n - 1), 30000)); delay_ms = capped_ms + jitter, jitter in [0, 99] (after the cap)",
 		draw:    "fastrand_jitter(100) = xorshift state % 100, read as floor(r * 100)",
-		exhaustion: "max_attempts 3 total: dead-lettered when the next attempt would be >= 3 " +
+		exhaustion: fmt.Sprintf("max_attempts %d total: dead-lettered when the next attempt would be >= %[1]d ", ma) +
 			"(attempts 1 and 2 are retried)",
 		terminal:     "dead-letter stream (DlqReason::RetriesExhausted)",
-		maxAttempts:  3,
+		maxAttempts:  int(ma),
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			ms := int64(min(100*math.Pow(2, float64(n-1)), 30000))
 			return time.Duration(ms+randInt(d.next(), 100)) * time.Millisecond
 		},
-	}
+	}, nil
 }
 
-func flareModel() *model {
+var flareSettings = []setting{
+	{key: "MaxAttempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "MaxAttempts: total attempts"},
+}
+
+func flareModel(c conf) (*model, error) {
+	ma := c.int("MaxAttempts")
 	return &model{
 		name:    "flare",
 		release: "docs",
 		system:  "Zeridion Flare (.NET), documented retry strategy",
 		version: "documentation (no public source)",
 		source:  "no public source: the Retry Strategies documentation (shared/seeds/003_30ca8832de0257f2.txt)",
-		summary: "15s*2^(attempt-1) plus [0, 3000] ms, no cap; 3 attempts, then DeadLetter (from the docs)",
+		summary: fmt.Sprintf("15s*2^(attempt-1) plus [0, 3000] ms, no cap; %d attempts, then DeadLetter (from the docs)", ma),
 		formula: "n = attempt; delay_ms = 15000 * 2**(n - 1) + jitter, jitter in [0, 3000] ms; no cap documented",
 		draw:    "random(0-3000ms) read as floor(r * 3001) whole milliseconds",
-		exhaustion: "MaxAttempts 3 total: dead-lettered when AttemptNumber >= MaxAttempts after a " +
+		exhaustion: fmt.Sprintf("MaxAttempts %d total: dead-lettered when AttemptNumber >= MaxAttempts after a ", ma) +
 			"failure",
 		terminal:     "DeadLetter state",
-		maxAttempts:  3,
+		maxAttempts:  int(ma),
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
@@ -317,5 +338,5 @@ func flareModel() *model {
 			j := time.Duration(randInt(d.next(), 3001)) * time.Millisecond
 			return time.Duration(sat.AddInt(int64(base), int64(j)))
 		},
-	}
+	}, nil
 }

@@ -233,7 +233,8 @@ var (
 
 func sortedModels() []*model {
 	ms := []*model{
-		ojsModel(), fullJitterModel(), equalJitterModel(), decorrelatedJitterModel(),
+		ojsModel(), configured(jitterSettings, fullJitterModel), configured(jitterSettings, equalJitterModel),
+		configured(jitterSettings, decorrelatedJitterModel),
 		configured(riverSettings, riverModel), configured(asynqSettings, asynqModel),
 		configured(faktorySettings, faktoryModel), configured(temporalSettings, temporalModel),
 		configured(gaxSettings, gaxModel), configured(awsSettings, awsModel),
