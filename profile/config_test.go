@@ -3,6 +3,7 @@ package profile_test
 import (
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -323,4 +324,30 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("bounds [%v, %v]", lo, hi)
 		}
 	})
+}
+
+// TestDocsListSettings: docs/profiles/README.md names every profile and
+// every one of its settings, so that the page stays the reference.
+func TestDocsListSettings(t *testing.T) {
+	data, err := os.ReadFile("../docs/profiles/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, p := range profile.All() {
+		if !strings.Contains(doc, "`"+p.Name()+"`") {
+			t.Errorf("docs/profiles/README.md does not name %s", p.Name())
+		}
+		for _, s := range p.Settings() {
+			if !strings.Contains(doc, "`"+s.Key+"`") {
+				t.Errorf("docs/profiles/README.md does not list %s's setting %s", p.Name(), s.Key)
+			}
+		}
+	}
+	for _, v := range profile.Versions() {
+		name, _, _ := strings.Cut(v, "@")
+		if p, err := profile.Parse(v); err != nil || !strings.Contains(doc, "`"+p.Name()+"`") {
+			t.Errorf("docs/profiles/README.md does not name %s (%s): %v", v, name, err)
+		}
+	}
 }
