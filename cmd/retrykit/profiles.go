@@ -114,7 +114,7 @@ func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
 	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles);\nNAME, NAME@VERSION or NAME:key=value,... in the system's own setting names")
 	fs.StringVar(&x.class, "error-class", "", "with --profile: the class of error the delays are for, where the system tells them apart (aws_go: ordinary, throttling)")
 	fs.StringVar(&x.retryAfter, "retry-after", "", "with --profile: a retry-after hint the failures carried (aws_go: x-amz-retry-after), as a duration")
-	fs.BoolVar(&x.list, "list-profiles", false, "list the profiles, one line each")
+	fs.BoolVar(&x.list, "list-profiles", false, "list the profiles, one line each, then the older releases (NAME@VERSION)")
 	fs.StringVar(&x.svg, "svg", "", "also write a chart of the delays (log scale, jitter band) to this SVG file")
 	return x
 }
@@ -126,6 +126,11 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, p := range profile.All() {
 			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())
+		}
+		for _, v := range profile.Versions() {
+			if p, err := profile.Parse(v); err == nil {
+				fmt.Fprintf(tw, "%s\t%s (release %s)\n", p.Name(), p.Summary(), p.Release())
+			}
 		}
 		tw.Flush()
 		return 0, true

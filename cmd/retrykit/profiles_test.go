@@ -68,8 +68,11 @@ func TestListProfiles(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != len(profile.Names()) {
-		t.Fatalf("%d lines for %d profiles:\n%s", len(lines), len(profile.Names()), out)
+	if len(lines) != len(profile.Names())+len(profile.Versions()) {
+		t.Fatalf("%d lines for %d profiles and %d older releases:\n%s", len(lines), len(profile.Names()), len(profile.Versions()), out)
+	}
+	if !strings.Contains(out, "aws_go@1.47 ") || !strings.Contains(out, "(release 1.47.7)") {
+		t.Errorf("the older releases are not listed:\n%s", out)
 	}
 	for i, n := range profile.Names() {
 		if f := strings.Fields(lines[i]); len(f) < 3 || f[0] != n {
@@ -281,6 +284,54 @@ func TestProfileCommandsHelp(t *testing.T) {
 		code, out, errOut := runCLI(t, "", args...)
 		if code != 0 || !strings.Contains(out+errOut, "usage: retrykit "+args[0]) {
 			t.Errorf("%q: exit %d, %q %q", args, code, out, errOut)
+		}
+	}
+}
+
+// TestScheduleConfigured: the issue's three schedules, from each system's
+// formula: the AWS SDK for Go (2.1) r * 0.05s at attempt 1; BullMQ
+// Math.round(2^(n-1) * 3000) ms for 5 attempts; Temporal min(2s * 3^(n-1),
+// 1m).
+func TestScheduleConfigured(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--profile", "aws_go"}, []string{"1 retry 25ms [0s, 49.999999ms]", "3 discard"}},
+		{[]string{"--profile", "aws_go", "--error-class", "throttling"}, []string{"1 retry 500ms [0s, 999.999999ms]"}},
+		{[]string{"--profile", "aws_go@1.47"}, []string{"1 retry 1s [0s, 1.999999999s]"}},
+		{[]string{"--profile", "aws_go", "--retry-after", "2s"}, []string{"1 retry 2s 2s"}},
+		{[]string{"--profile", "bullmq:type=exponential,delay=3000,attempts=5"},
+			[]string{"1 retry 3s 3s", "2 retry 6s 6s", "3 retry 12s 12s", "4 retry 24s 24s", "5 discard", "after attempt 5 fails: discard"}},
+		{[]string{"--profile", "temporal:initial_interval=2s,backoff_coefficient=3,maximum_interval=1m", "--limit", "5"},
+			[]string{"1 retry 2s 2s", "2 retry 6s 6s", "3 retry 18s 18s", "4 retry 54s 54s", "5 retry 1m0s 1m0s"}},
+	} {
+		code, out, errOut := runCLI(t, "", append([]string{"schedule"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", c.args, code, errOut)
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, w := range c.want {
+			if !strings.Contains(flat, w) {
+				t.Errorf("%q: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--profile", "bullmq:tpye=fixed"}, `did you mean "type"?`},
+		{[]string{"--profile", "sidkiq"}, `did you mean "sidekiq"?`},
+		{[]string{"--profile", "aws_go", "--error-class", "throttle"}, `did you mean "throttling"?`},
+		{[]string{"--profile", "river", "--error-class", "throttling"}, "treats every error alike"},
+		{[]string{"--profile", "river", "--retry-after", "1s"}, "reads no retry-after hint"},
+		{[]string{"--profile", "aws_go", "--retry-after", "soon"}, "not a duration"},
+		{[]string{"--profile", strings.Repeat("x", 1<<20)}, "longer than 4096"},
+	} {
+		code, _, errOut := runCLI(t, "", append([]string{"schedule"}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) || len(errOut) > 2000 {
+			t.Errorf("%.60q: exit %d, stderr %.300q, want %q", c.args, code, errOut, c.want)
 		}
 	}
 }
