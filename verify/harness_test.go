@@ -70,6 +70,9 @@ type kase struct {
 	Op      string   `json:"op"`
 	Attempt int      `json:"attempt,omitempty"`
 	Rand    *float64 `json:"rand,omitempty"`
+	// Retry is a configured job's retry option, for drivers that take one
+	// (Sidekiq: an integer, true or false); nil leaves the default.
+	Retry any `json:"retry,omitempty"`
 }
 
 func delayCase(attempt int, r float64) kase {

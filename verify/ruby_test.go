@@ -201,3 +201,35 @@ func TestSidekiq8Source(t *testing.T) {
 		t.Logf("%s: Sidekiq %s (%s) agrees at %d cases", spec, env.Version, env.File, len(cases))
 	}
 }
+
+// TestSidekiqConfigured runs configured Sidekiq profiles (the job's retry
+// option) through Sidekiq 6's own JobRetry#attempt_retry: where it stops
+// retrying, and whether it then moves the job to the Dead set.
+func TestSidekiqConfigured(t *testing.T) {
+	bin := ruby(t, "sidekiq", "ruby-sidekiq")
+	argv := []string{bin, "sidekiq_driver.rb"}
+	for _, c := range []struct {
+		spec string
+		opt  any
+	}{{"sidekiq6:retry=2", 2}, {"sidekiq6:retry=0", 0}, {"sidekiq6:retry=false", false}, {"sidekiq6:retry=5", 5}} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cases []kase
+		for n := 1; n <= p.MaxAttempts()+1; n++ {
+			cases = append(cases, kase{Op: "decision", Attempt: n, Retry: c.opt})
+		}
+		env := runDriver[rubyDecision](t, "ruby", argv, cases)
+		for i, k := range cases {
+			d := p.DecideAt(k.Attempt, 0)
+			got := env.Results[i]
+			if got.Retry != (d.Action == policy.Retry) {
+				t.Errorf("%s: after attempt %d Sidekiq %s retries=%v, the profile says %v", c.spec, k.Attempt, env.Version, got.Retry, d.Action)
+			}
+			if k.Attempt == p.MaxAttempts() && got.Dead != (d.Action == policy.DeadLetter) {
+				t.Errorf("%s: after the last attempt Sidekiq %s dead=%v, the profile says %v", c.spec, env.Version, got.Dead, d.Action)
+			}
+		}
+	}
+}
