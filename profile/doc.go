@@ -1,7 +1,8 @@
 // Package profile reproduces other systems' retry behaviour: named
 // profiles of job queues, cloud SDKs, RPC frameworks and the generic
 // jitter schemes, each computed exactly as that system's source computes
-// it under the system's own defaults.
+// it, under the system's own defaults or configured with its own settings,
+// for the release it names.
 //
 // # Model
 //

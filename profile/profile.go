@@ -13,8 +13,9 @@ import (
 // that is not a profile.
 var ErrUnknown = errors.New("profile: unknown profile")
 
-// Profile is one system's retry behaviour under that system's defaults:
-// its delay formula, jitter and exhaustion rule, reproduced exactly.
+// Profile is one system's retry behaviour, under that system's defaults or
+// a configuration given to [Parse]: its delay formula, jitter and
+// exhaustion rule, reproduced exactly.
 //
 // A Profile is a small immutable value, safe to copy and to share between
 // goroutines. The zero Profile has no name, a delay of 0 for every attempt
@@ -123,7 +124,8 @@ func (p Profile) Exhaustion() string { return p.get().exhaustion }
 func (p Profile) Terminal() string { return p.get().terminal }
 
 // MaxAttempts is the total number of attempts, the first run included,
-// that the system makes under its defaults; 0 means unbounded.
+// that the system makes (under its defaults, or as configured); 0 means
+// unbounded.
 func (p Profile) MaxAttempts() int { return p.get().maxAttempts }
 
 // OnExhaustion is the policy Action that stands for the terminal outcome:
