@@ -59,15 +59,16 @@ func (e *SettingError) Unwrap() error { return e.Err }
 type kind int
 
 const (
-	kDuration kind = iota // Go duration text: 2s, 1m30s, 250ms
-	kMillis               // whole milliseconds, a bare number (BullMQ delay)
-	kSeconds              // whole seconds, a bare number (Celery)
-	kInt                  // integer in [lo, hi]
-	kFloat                // finite number in [lo, hi]
-	kBool                 // true or false
-	kIntBool              // integer in [lo, hi], or true / false (ifTrue, ifFalse)
-	kIntNone              // integer in [lo, hi], or None (unlimited: -1)
-	kEnum                 // one of enum
+	kDuration  kind = iota // Go duration text: 2s, 1m30s, 250ms
+	kMillis                // whole milliseconds, a bare number (BullMQ delay)
+	kSeconds               // whole seconds, a bare number (Celery)
+	kInt                   // integer in [lo, hi]
+	kFloat                 // finite number in [lo, hi]
+	kBool                  // true or false
+	kIntBool               // integer in [lo, hi], or true / false (ifTrue, ifFalse)
+	kIntNone               // integer in [lo, hi], or None (unlimited: -1)
+	kFloatBool             // number in [lo, hi], or true (1) / false (0)
+	kEnum                  // one of enum
 )
 
 // setting is one configuration key of a profile, in the system's own name.
@@ -193,6 +194,21 @@ func parseValue(s setting, text string) (value, string) {
 				return v, why + ", true or false"
 			}
 			v.i = n
+		}
+	case kFloatBool:
+		switch text {
+		case "true", "True":
+			v.f = 1
+		case "false", "False":
+		default:
+			f, err := strconv.ParseFloat(text, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return v, "not a number, true or false"
+			}
+			if f < s.lo || f > s.hi {
+				return v, fmt.Sprintf("must be between %s and %s", fmtNum(s.lo), fmtNum(s.hi))
+			}
+			v.f = f
 		}
 	case kIntNone:
 		if text == "None" || text == "none" {

@@ -62,6 +62,9 @@ func TestConfigured(t *testing.T) {
 		{"temporal:maximum_attempts=3", 0, []time.Duration{s, 2 * s}, true},
 		// Celery retry_backoff=5, retry_backoff_max=300, no jitter: min(300, 5 * 2^retries).
 		{"celery:retry_backoff=5,retry_backoff_max=300,retry_jitter=false,max_retries=7", 0, []time.Duration{5 * s, 10 * s, 20 * s, 40 * s, 80 * s, 160 * s, 300 * s}, true},
+		// Celery 5.6 reads retry_backoff as a float: factor int(max(1.0, 0.5)) = 1, int(2.7) = 2.
+		{"celery:retry_backoff=0.5,retry_jitter=false,max_retries=2", 0, []time.Duration{s, 2 * s}, true},
+		{"celery:retry_backoff=2.7,retry_jitter=false,max_retries=2", 0, []time.Duration{2 * s, 4 * s}, true},
 		// Celery without backoff: default_retry_delay 180s each time.
 		{"celery:retry_backoff=false", 0, []time.Duration{180 * s, 180 * s, 180 * s}, true},
 		// Sidekiq retry 2: count^4 + 15 + rand(10 (count + 1)) s, r = 0: 15s, 16s.
@@ -209,6 +212,7 @@ func TestParseErrors(t *testing.T) {
 		{"temporal:initial_interval=10s,maximum_interval=1s", profile.ErrBadValue, "must not be less than initial_interval"},
 		{"temporal:backoff_coefficient=0.5", profile.ErrBadValue, "must be between 1"},
 		{"celery:max_retries=many", profile.ErrBadValue, "or None"},
+		{"celery:retry_backoff=fast", profile.ErrBadValue, "not a number, true or false"},
 		{"sidekiq:retry=maybe", profile.ErrBadValue, "true or false"},
 		{"ojs:max_attempts=3", profile.ErrUnknownSetting, "has no settings"},
 		{"full_jitter:base=2s,cap=1s", profile.ErrBadValue, "must not be less than base"},

@@ -122,7 +122,7 @@ func activeJobModel(c conf) (*model, error) {
 }
 
 var celerySettings = []setting{
-	{key: "retry_backoff", kind: kIntBool, def: "true", lo: 0, hi: 1 << 40, ifTrue: 1, ifFalse: 0, help: "exponential backoff factor in seconds (int(retry_backoff): True is 1); false: every retry waits default_retry_delay"},
+	{key: "retry_backoff", kind: kFloatBool, def: "true", lo: 0, hi: 1 << 40, help: "exponential backoff: factor int(max(1.0, retry_backoff)) seconds (True is 1); false or 0: every retry waits default_retry_delay"},
 	{key: "retry_backoff_max", kind: kSeconds, def: "600", lo: 0, hi: 1 << 40, help: "cap of the backoff, whole seconds"},
 	{key: "retry_jitter", kind: kBool, def: "true", help: "full jitter: random.randrange(countdown + 1)"},
 	{key: "max_retries", kind: kIntNone, def: "3", lo: 0, hi: math.MaxInt32 - 1, help: "retries after the first run; None is unlimited"},
@@ -130,7 +130,13 @@ var celerySettings = []setting{
 }
 
 func celeryModel(c conf) (*model, error) {
-	factor, bmax, jit, mr, drd := c.int("retry_backoff"), c.int("retry_backoff_max"), c.bool("retry_jitter"), c.int("max_retries"), c.int("default_retry_delay")
+	// celery/app/autoretry.py: retry_backoff = float(...); if retry_backoff:
+	// factor = int(max(1.0, retry_backoff)).
+	var factor int64
+	if rb := c.float("retry_backoff"); rb != 0 {
+		factor = int64(max(1.0, rb))
+	}
+	bmax, jit, mr, drd := c.int("retry_backoff_max"), c.bool("retry_jitter"), c.int("max_retries"), c.int("default_retry_delay")
 	ma, exh := int(mr+1), fmt.Sprintf("max_retries %d: Task.retry gives up when retries + 1 > %[1]d, so a task runs at most %d times", mr, mr+1)
 	if mr < 0 {
 		ma, exh = 0, "max_retries None: unlimited retries"
