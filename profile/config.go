@@ -305,15 +305,42 @@ func Parse(text string) (Profile, error) {
 	if !hasSettings {
 		return Profile{m}, nil
 	}
+	if strings.Count(settings, ",") >= maxSettings {
+		return Profile{}, fmt.Errorf("%w: more than %d settings", ErrSyntax, maxSettings)
+	}
+	return m.configure(strings.Split(settings, ","))
+}
+
+// With returns p with more settings, each "key=value" in the system's own
+// names (as after NAME: in [Parse]); a key given again replaces p's value.
+// With() is p. Errors are those of Parse.
+//
+//	p, _ := profile.Lookup("bullmq")
+//	p, err := p.With("type=exponential", "delay=3000", "attempts=5")
+func (p Profile) With(settings ...string) (Profile, error) {
+	if len(settings) == 0 {
+		return p, nil
+	}
+	if len(settings) > maxSettings {
+		return Profile{}, fmt.Errorf("%w: more than %d settings", ErrSyntax, maxSettings)
+	}
+	n := 0
+	for _, kv := range settings {
+		if n += len(kv); n > MaxSpec {
+			return Profile{}, fmt.Errorf("%w: settings of more than %d bytes", ErrSyntax, MaxSpec)
+		}
+	}
+	return p.get().configure(settings)
+}
+
+// configure applies key=value pairs to m's configuration.
+func (m *model) configure(pairs []string) (Profile, error) {
 	if len(m.settings) == 0 {
 		return Profile{}, fmt.Errorf("%w: %s has no settings (it models a fixed scheme)", ErrUnknownSetting, m.name)
 	}
 	c := conf{vals: cloneVals(m.conf.vals), class: m.conf.class, retryAfter: m.conf.retryAfter, hasRetryAfter: m.conf.hasRetryAfter}
-	if strings.Count(settings, ",") >= maxSettings {
-		return Profile{}, fmt.Errorf("%w: more than %d settings", ErrSyntax, maxSettings)
-	}
 	seen := make(map[string]bool)
-	for pair := range strings.SplitSeq(settings, ",") {
+	for _, pair := range pairs {
 		k, v, ok := strings.Cut(pair, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || k == "" {

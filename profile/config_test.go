@@ -355,3 +355,40 @@ func TestDocsListSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestWith: With is Parse's settings from Go, and overrides p's own.
+func TestWith(t *testing.T) {
+	b := mustParse(t, "bullmq")
+	p, err := b.With("type=exponential", "delay=3000", "attempts=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := mustParse(t, "bullmq:type=exponential,delay=3000,attempts=5")
+	if p.Name() != q.Name() || p.DelayAt(4, 0) != 24*time.Second || p.MaxAttempts() != 5 {
+		t.Errorf("With: %s %v %d", p.Name(), p.DelayAt(4, 0), p.MaxAttempts())
+	}
+	r, err := p.With("delay=1000")
+	if err != nil || r.Name() != "bullmq:type=exponential,delay=1000,attempts=5" || r.DelayAt(2, 0) != 2*time.Second {
+		t.Errorf("With override: %q %v %v", r.Name(), r.DelayAt(2, 0), err)
+	}
+	if same, err := p.With(); err != nil || same.Name() != p.Name() {
+		t.Errorf("With(): %q %v", same.Name(), err)
+	}
+	for _, c := range []struct {
+		p  profile.Profile
+		kv []string
+		is error
+	}{
+		{b, []string{"tpye=fixed"}, profile.ErrUnknownSetting},
+		{b, []string{"delay"}, profile.ErrSyntax},
+		{b, []string{"delay=1", "delay=2"}, profile.ErrBadValue},
+		{mustParse(t, "ojs"), []string{"max_attempts=3"}, profile.ErrUnknownSetting},
+		{profile.Profile{}, []string{"x=1"}, profile.ErrUnknownSetting},
+		{b, make([]string, 33), profile.ErrSyntax},
+		{b, []string{strings.Repeat("d", profile.MaxSpec+1)}, profile.ErrSyntax},
+	} {
+		if _, err := c.p.With(c.kv...); !errors.Is(err, c.is) {
+			t.Errorf("%s.With(%.30q) = %v, want %v", c.p.Name(), c.kv, err, c.is)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package profile_test
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/profile"
@@ -98,4 +99,22 @@ func ExampleProfile_WithClass() {
 	// Output:
 	// ordinary: [0s, 49.999999ms]
 	// throttling: [0s, 999.999999ms]
+}
+
+// With configures a profile from Go, in the system's own setting names.
+func ExampleProfile_With() {
+	p, _ := profile.Lookup("temporal")
+	p, err := p.With("initial_interval=2s", "backoff_coefficient=3", "maximum_interval=1m")
+	if err != nil {
+		panic(err)
+	}
+	var ds []time.Duration
+	for n := 1; n <= 5; n++ {
+		ds = append(ds, p.DelayAt(n, 0))
+	}
+	fmt.Println(ds)
+	fmt.Println(p.Name())
+	// Output:
+	// [2s 6s 18s 54s 1m0s]
+	// temporal:initial_interval=2s,backoff_coefficient=3,maximum_interval=1m
 }
