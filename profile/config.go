@@ -390,10 +390,8 @@ func (m *model) rebuild(c conf) (Profile, error) {
 		return Profile{}, err
 	}
 	nm.base, nm.release, nm.settings, nm.build, nm.conf, nm.classes = m.base, m.release, m.settings, m.build, c, m.classes
-	nm.name = m.base
-	if m.name != m.base { // an older release: keep its @VERSION
-		nm.name = m.name
-	}
+	// The plain name, or an older release's NAME@VERSION; then the settings.
+	nm.name, _, _ = strings.Cut(m.name, ":")
 	var parts []string
 	for _, s := range m.settings {
 		if v := c.vals[s.key]; v.user {
