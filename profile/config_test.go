@@ -371,6 +371,11 @@ func TestWith(t *testing.T) {
 	if err != nil || r.Name() != "bullmq:type=exponential,delay=1000,attempts=5" || r.DelayAt(2, 0) != 2*time.Second {
 		t.Errorf("With override: %q %v %v", r.Name(), r.DelayAt(2, 0), err)
 	}
+	// A configured profile keeps its settings through WithClass.
+	thr, err := mustParse(t, "aws_go:MaxAttempts=5").WithClass(profile.ClassThrottling)
+	if lo, hi := thr.Bounds(1); err != nil || thr.Name() != "aws_go:MaxAttempts=5" || thr.MaxAttempts() != 5 || lo != 0 || hi != 999999999 {
+		t.Errorf("WithClass on a configured profile: %q %d [%v, %v] %v", thr.Name(), thr.MaxAttempts(), lo, hi, err)
+	}
 	if same, err := p.With(); err != nil || same.Name() != p.Name() {
 		t.Errorf("With(): %q %v", same.Name(), err)
 	}
