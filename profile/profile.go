@@ -89,8 +89,9 @@ func All() []Profile {
 
 // Name is the profile's name: the system's lowercase name ("sidekiq",
 // "aws_go", "decorrelated_jitter"), with @VERSION for an older release and
-// :key=value,... for the settings given to [Parse], so that Parse(p.Name())
-// is p again.
+// :key=value,... for the settings given to [Parse] or [Profile.With], so
+// that Parse(p.Name()) is p again (the error class and retry-after hint of
+// [Profile.WithClass] and [Profile.WithRetryAfter] are not part of it).
 func (p Profile) Name() string { return p.get().name }
 
 // System is the system's own name and the part of it modelled ("AWS SDK
