@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	suggestpkg "github.com/retrykit/retrykit/internal/suggest"
 )
 
 // Errors of [Parse] (and [Lookup], which is Parse). Each error Parse returns
@@ -427,52 +429,16 @@ func echo(s string) string {
 	return fmt.Sprintf("%q… (%d bytes)", s[:maxEcho], len(s))
 }
 
-// suggest returns `; did you mean "x"?` for the candidate closest to s in
-// edit distance (case-insensitive, at most a third of its length away), or
-// "". Names longer than maxEcho bytes are not compared, so the cost is
-// bounded.
+// suggest returns `; did you mean "x"?` for the candidate closest to s
+// (internal/suggest: case and underscores folded, at most a third of its
+// length away), or "". Names longer than 64 bytes are not compared, so
+// the cost is bounded.
 func suggest(s string, candidates []string) string {
-	if len(s) == 0 || len(s) > maxEcho {
-		return ""
-	}
-	best, bestD := "", math.MaxInt
-	for _, c := range candidates {
-		d := editDistance(strings.ToLower(s), strings.ToLower(c))
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || bestD > max(1, len(best)/3) {
+	best, ok := suggestpkg.Closest(s, candidates)
+	if !ok {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// editDistance is the optimal-string-alignment distance of two short
-// strings: insertions, deletions, substitutions and swaps of neighbours
-// ("tpye" is one step from "type").
-func editDistance(a, b string) int {
-	pp := make([]int, len(b)+1) // row i-2
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], pp[j-2]+1)
-			}
-		}
-		pp, prev, cur = prev, cur, pp
-	}
-	return prev[len(b)]
 }
 
 // Setting describes one configuration key of a profile.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -297,7 +298,7 @@ type fitReport struct {
 }
 
 // middleName is what fit, schedule and the charts call the r = 0.5 draw.
-const middleName = "middle (r = 0.5)"
+const middleName = chart.Middle
 
 func pct(off, of time.Duration) float64 {
 	if of <= 0 {
@@ -348,9 +349,9 @@ func writeFit(w io.Writer, p profile.Profile, f fit, rep *fitReport) {
 		coef += " (unused)"
 	}
 	fmt.Fprintf(w, "  strategy %s, initial_interval %v, coefficient %s, max_interval %v, max_attempts %d, jitter %t, on_exhaustion %s\n",
-		s.Strategy, s.InitialInterval, coef, s.MaxInterval, s.MaxAttempts, s.Jitter, s.OnExhaustion)
+		s.Strategy, human.Exact(s.InitialInterval), coef, human.Exact(s.MaxInterval), s.MaxAttempts, s.Jitter, s.OnExhaustion)
 	if !f.capPinned {
-		fmt.Fprintf(w, "  max_interval is unconstrained: the profile's delays do not level off within the %d retries fitted, so the data cannot pin a cap;\n  %v binds nowhere here: set it to the system's own cap if it has one\n", k, s.MaxInterval)
+		fmt.Fprintf(w, "  max_interval is unconstrained: the profile's delays do not level off within the %d retries fitted, so the data cannot pin a cap;\n  %v binds nowhere here: set it to the system's own cap if it has one\n", k, human.Exact(s.MaxInterval))
 	}
 	if p.MaxAttempts() == 0 {
 		fmt.Fprintf(w, "  (the profile has no attempt limit; the fit covers %d retries and max_attempts is set to %d)\n", k, k+1)
@@ -362,11 +363,11 @@ func writeFit(w io.Writer, p profile.Profile, f fit, rep *fitReport) {
 	fmt.Fprintf(tw, "attempt\tprofile range\tprofile %s\tpolicy range\tpolicy %s\toff\toff %%\trange ends off (low, high)\t\n", middleName, middleName)
 	for _, r := range rep.Rows {
 		d := func(ns int64) time.Duration { return time.Duration(ns) }
-		fmt.Fprintf(tw, "%d\t%s\t%v\t%s\t%v\t%v\t%+.1f%%\t%v, %v\t\n", r.Attempt, inclusive(d(r.ProfileMinNS), d(r.ProfileMaxNS)), d(r.ProfileMidNS),
-			inclusive(d(r.PolicyMinNS), d(r.PolicyMaxNS)), d(r.PolicyMidNS), d(r.OffNS), r.OffPercent, d(r.LowOffNS), d(r.HighOffNS))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%+.1f%%\t%s, %s\t\n", r.Attempt, inclusive(d(r.ProfileMinNS), d(r.ProfileMaxNS)), human.Round(d(r.ProfileMidNS)),
+			inclusive(d(r.PolicyMinNS), d(r.PolicyMaxNS)), human.Round(d(r.PolicyMidNS)), human.Round(d(r.OffNS)), r.OffPercent, human.Round(d(r.LowOffNS)), human.Round(d(r.HighOffNS)))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nlargest relative difference of the %s delays: %+.1f%% at attempt %d\n", middleName, rep.Worst.MiddleOffPercent, rep.Worst.MiddleAttempt)
 	fmt.Fprintf(w, "largest difference of the jitter ranges: an end %.1f%% of the profile's middle away, at attempt %d\n", rep.Worst.RangeOffPercent, rep.Worst.RangeAttempt)
-	fmt.Fprintf(w, "time to exhaustion (%s delays): profile %v, policy %v (off %v)\n", middleName, time.Duration(rep.ProfileTotalNS), time.Duration(rep.PolicyTotalNS), time.Duration(rep.PolicyTotalNS-rep.ProfileTotalNS))
+	fmt.Fprintf(w, "time to exhaustion (%s delays): profile %s, policy %s (off %s)\n", middleName, human.Round(time.Duration(rep.ProfileTotalNS)), human.Round(time.Duration(rep.PolicyTotalNS)), human.Round(time.Duration(rep.PolicyTotalNS-rep.ProfileTotalNS)))
 }

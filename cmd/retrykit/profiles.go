@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -91,12 +92,7 @@ func writeChart(name string, c chart.Delays) error {
 
 // inclusive shows an inclusive range, or the one value when exact. (The
 // commands of this file use the library's inclusive bounds everywhere.)
-func inclusive(lo, hi time.Duration) string {
-	if lo == hi {
-		return lo.String()
-	}
-	return fmt.Sprintf("[%v, %v]", lo, hi)
-}
+func inclusive(lo, hi time.Duration) string { return human.Range(lo, hi) }
 
 // scheduleExtra holds the schedule command's profile and chart flags; it
 // is the hook schedule.go calls, so that the profile code stays here.
@@ -106,11 +102,12 @@ type scheduleExtra struct {
 	svg        string
 	class      string
 	retryAfter string
+	fs         *flag.FlagSet // to tell which flags were given
 }
 
 // addScheduleFlags registers --profile, --list-profiles and --svg on fs.
 func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
-	x := &scheduleExtra{}
+	x := &scheduleExtra{fs: fs}
 	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles);\nNAME, NAME@VERSION or NAME:key=value,... in the system's own setting names")
 	fs.StringVar(&x.class, "error-class", "", "with --profile: the class of error the delays are for, where the system tells them apart (aws_go: ordinary, throttling)")
 	fs.StringVar(&x.retryAfter, "retry-after", "", "with --profile: a retry-after hint the failures carried (aws_go: x-amz-retry-after), as a duration")
@@ -123,6 +120,41 @@ func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
 // command is about a policy and schedule.go goes on.
 func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdout, stderr io.Writer) (code int, done bool) {
 	if x.list {
+		// --list-profiles prints the list and nothing else: a flag that
+		// would be silently dropped (no chart written, no schedule printed)
+		// is refused instead. --json lists them as JSON.
+		var given []string
+		x.fs.Visit(func(f *flag.Flag) {
+			if f.Name != "list-profiles" && f.Name != "json" {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if nargs > 0 {
+			given = append(given, "a policy file")
+		}
+		if len(given) > 0 {
+			fmt.Fprintf(stderr, "retrykit schedule: --list-profiles only lists the profiles (with --json, as JSON); it takes no %s. Chart a profile with: retrykit schedule --profile NAME --svg FILE\n", strings.Join(given, ", "))
+			return 2, true
+		}
+		if asJSON {
+			type entry struct {
+				Name    string `json:"name"`
+				System  string `json:"system"`
+				Release string `json:"release"`
+				Summary string `json:"summary"`
+			}
+			list := []entry{}
+			for _, p := range profile.All() {
+				list = append(list, entry{p.Name(), p.System(), p.Release(), p.Summary()})
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(list); err != nil {
+				fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
+				return 1, true
+			}
+			return 0, true
+		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, p := range profile.All() {
 			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())
@@ -291,9 +323,9 @@ func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleRe
 	head := "delay"
 	switch {
 	case rep.Rand != nil:
-		head = fmt.Sprintf("delay (r=%g)", *rep.Rand)
+		head = fmt.Sprintf("delay (r = %g)", *rep.Rand)
 	case p.Jitter():
-		head = "delay (r=0.5)"
+		head = chart.Middle
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "attempt\tthen\t%s\trange (inclusive)\tcumulative\tcumulative range\n", head)
@@ -302,8 +334,8 @@ func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleRe
 			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t-\n", row.Attempt, row.Action)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\tretry\t%v\t%s\t%v\t%s\n", row.Attempt, time.Duration(row.DelayNS),
-			inclusive(time.Duration(row.MinNS), time.Duration(row.MaxNS)), time.Duration(row.CumulativeNS),
+		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt, human.Round(time.Duration(row.DelayNS)),
+			inclusive(time.Duration(row.MinNS), time.Duration(row.MaxNS)), human.Round(time.Duration(row.CumulativeNS)),
 			inclusive(time.Duration(row.CumulativeMinNS), time.Duration(row.CumulativeMaxNS)))
 	}
 	if rep.Truncated {

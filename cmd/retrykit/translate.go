@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -446,7 +447,7 @@ func writeTranslation(stdout, stderr io.Writer, t *translation, asJSON bool) int
 		if action != "retry" {
 			return action, "-"
 		}
-		return inclusive(time.Duration(lo), time.Duration(hi)), time.Duration(mid).String()
+		return inclusive(time.Duration(lo), time.Duration(hi)), human.Round(time.Duration(mid))
 	}
 	for _, r := range t.Rows {
 		fr, fm := cell(r.FromAction, r.FromMinNS, r.FromMidNS, r.FromMaxNS)
