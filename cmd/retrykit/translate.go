@@ -344,7 +344,9 @@ func score(a, b subject, k int) float64 {
 // system's own setting names, built from the policy's numbers.
 func candidates(pol *policy.Policy, system string) []string {
 	s := pol.Spec()
-	a := max(s.MaxAttempts, 1)
+	// Attempt limits saturate at what the systems store (int32 at most;
+	// River's smallint below), never wrap.
+	a := min(max(s.MaxAttempts, 1), math.MaxInt32-1)
 	I, M, c := s.InitialInterval, s.MaxInterval, s.BackoffCoefficient
 	ms := func(d time.Duration) string { return strconv.FormatInt(max(int64(d/time.Millisecond), 1), 10) }
 	secs := func(d time.Duration) string { return strconv.FormatInt(max(int64(math.Round(d.Seconds())), 1), 10) }

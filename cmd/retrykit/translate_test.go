@@ -69,6 +69,16 @@ func TestTranslateToSystem(t *testing.T) {
 			t.Errorf("%q: no per-attempt rows", c.args)
 		}
 	}
+	// max_attempts 2^63-1 saturates at each system's own limit.
+	huge := filepath.Join(dir, "huge.json")
+	os.WriteFile(huge, []byte(`{"max_attempts":9223372036854775807,"initial_interval":"PT1S","jitter":false}`), 0o600)
+	for sys, want := range map[string]string{"temporal": "maximum_attempts=2147483646", "sidekiq": "sidekiq", "river": "river", "asynq": "asynq"} {
+		code, out, errOut := runCLI(t, "", "translate", "--json", "--to", sys, huge)
+		var tr translation
+		if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || !strings.Contains(tr.Profile, want) {
+			t.Errorf("--to %s with max_attempts 2^63-1: exit %d, %q, want %q (%s)", sys, code, tr.Profile, want, errOut)
+		}
+	}
 	code, out, _ := runCLI(t, "", "translate", "--to", "bullmq", pol)
 	if code != 0 || !strings.Contains(out, "-33.3%") || !strings.Contains(out, "closest, not exact") {
 		t.Errorf("text: exit %d\n%s", code, out)
