@@ -61,6 +61,7 @@ func TestAsynqExhaustion(t *testing.T) {
 		Concurrency:              1,
 		RetryDelayFunc:           func(int, error, *asynq.Task) time.Duration { return 0 },
 		DelayedTaskCheckInterval: 50 * time.Millisecond,
+		TaskCheckInterval:        20 * time.Millisecond,
 		LogLevel:                 asynq.FatalLevel,
 	})
 	mux := asynq.NewServeMux()
