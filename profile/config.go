@@ -70,6 +70,7 @@ const (
 	kIntBool               // integer in [lo, hi], or true / false (ifTrue, ifFalse)
 	kIntNone               // integer in [lo, hi], or None (unlimited: -1)
 	kFloatBool             // number in [lo, hi], or true (1) / false (0)
+	kWait                  // Active Job's wait: polynomially_longer, or seconds in [lo, hi]
 	kEnum                  // one of enum
 )
 
@@ -212,8 +213,18 @@ func parseValue(s setting, text string) (value, string) {
 			}
 			v.f = f
 		}
+	case kWait:
+		if text == "polynomially_longer" || text == ":polynomially_longer" {
+			v.s = "polynomially_longer"
+			break
+		}
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < s.lo || f > s.hi {
+			return v, fmt.Sprintf("must be polynomially_longer or a number of seconds between %s and %s", fmtNum(s.lo), fmtNum(s.hi))
+		}
+		v.f = f
 	case kIntNone:
-		if text == "None" || text == "none" {
+		if text == "None" || text == "none" || text == "unlimited" || text == ":unlimited" {
 			v.i = -1
 			break
 		}

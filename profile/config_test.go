@@ -102,6 +102,9 @@ func TestConfigured(t *testing.T) {
 		{"zzz_jobs:max_attempts=2", 0, []time.Duration{30 * s}, true},
 		{"flare:MaxAttempts=2", 0, []time.Duration{15 * s}, true},
 		{"chasquimq:max_attempts=2", 0, []time.Duration{100 * ms}, true},
+		// Active Job wait: 3 (seconds), jitter 0.15, r = 0.5: 3 + 0.5 * 3 * 0.15 = 3.225s.
+		{"activejob:wait=3,attempts=3", 0.5, []time.Duration{3225 * ms, 3225 * ms}, true},
+		{"activejob:attempts=unlimited,jitter=0", 0, []time.Duration{3 * s, 18 * s, 83 * s}, false},
 		// grpc_connect BaseDelay 2s, no jitter: 2s, then 2s * 1.6.
 		{"grpc_connect:BaseDelay=2s,Jitter=0", 0.5, []time.Duration{2 * s, 3200 * ms, 5120 * ms}, false},
 	} {
@@ -213,6 +216,7 @@ func TestParseErrors(t *testing.T) {
 		{"temporal:backoff_coefficient=0.5", profile.ErrBadValue, "must be between 1"},
 		{"celery:max_retries=many", profile.ErrBadValue, "or None"},
 		{"celery:retry_backoff=fast", profile.ErrBadValue, "not a number, true or false"},
+		{"activejob:wait=exponentially_longer", profile.ErrBadValue, "polynomially_longer or a number"},
 		{"sidekiq:retry=maybe", profile.ErrBadValue, "true or false"},
 		{"ojs:max_attempts=3", profile.ErrUnknownSetting, "has no settings"},
 		{"full_jitter:base=2s,cap=1s", profile.ErrBadValue, "must not be less than base"},

@@ -89,33 +89,50 @@ func sidekiq6Model(c conf) (*model, error) {
 }
 
 var activeJobSettings = []setting{
-	{key: "attempts", kind: kInt, def: "5", lo: 1, hi: math.MaxInt32, help: "retry_on attempts: total executions"},
+	{key: "attempts", kind: kIntNone, def: "5", lo: 1, hi: math.MaxInt32, help: "retry_on attempts: total executions, or unlimited"},
 	{key: "jitter", kind: kFloat, def: "0.15", lo: 0, hi: 1000, help: "retry_on jitter (config.active_job.retry_jitter, 0.15)"},
+	{key: "wait", kind: kWait, def: "polynomially_longer", lo: 0, hi: 1e9, help: "retry_on wait: polynomially_longer, or a number of seconds"},
 }
 
 func activeJobModel(c conf) (*model, error) {
-	att, jit := c.int("attempts"), c.float("jitter")
+	att, jit, wait := c.int("attempts"), c.float("jitter"), c.v("wait")
+	poly := wait.s == "polynomially_longer"
+	ma, exh := int(att), fmt.Sprintf("attempts %d total: retried while executions < %[1]d", att)
+	if att < 0 {
+		ma, exh = 0, "attempts :unlimited: retried until it succeeds"
+	}
+	summary := fmt.Sprintf("e^4 + rand*e^4*%s + 2 seconds, e = attempt", fmtNum(jit))
+	formula := fmt.Sprintf("executions = attempt; delay = executions**4; delay_s = delay + Kernel.rand * delay * %s + 2 "+
+		"(float64, left to right; retry_jitter 0.15 from load_defaults >= 6.1); delay_ns = trunc(delay_s * 1e9)", fmtNum(jit))
+	system := "Rails Active Job, retry_on wait: :polynomially_longer"
+	if !poly {
+		summary = fmt.Sprintf("%s s + rand*%[1]s*%s seconds", fmtNum(wait.f), fmtNum(jit))
+		formula = fmt.Sprintf("delay = wait.to_f = %s; delay_s = delay + Kernel.rand * delay * %s; delay_ns = trunc(delay_s * 1e9)", fmtNum(wait.f), fmtNum(jit))
+		system = fmt.Sprintf("Rails Active Job, retry_on wait: %s", fmtNum(wait.f))
+	}
 	return &model{
-		release: "8.2.0",
-		name:    "activejob",
-		system:  "Rails Active Job, retry_on wait: :polynomially_longer",
-		version: "8.2.0.alpha (2a2db1e8d6d104ee0611efcae7eb023af65cff34)",
-		source:  "https://github.com/rails/rails/blob/2a2db1e8d6d104ee0611efcae7eb023af65cff34/activejob/lib/active_job/exceptions.rb",
-		summary: fmt.Sprintf("e^4 + rand*e^4*%s + 2 seconds, e = attempt; %d attempts, then the error is re-raised", fmtNum(jit), att),
-		formula: fmt.Sprintf("executions = attempt; delay = executions**4; delay_s = delay + Kernel.rand * delay * %s + 2 "+
-			"(float64, left to right; retry_jitter 0.15 from load_defaults >= 6.1); delay_ns = trunc(delay_s * 1e9)", fmtNum(jit)),
-		draw:         "Kernel.rand = r",
-		exhaustion:   fmt.Sprintf("attempts %d total: retried while executions < %[1]d", att),
+		release:      "8.2.0",
+		name:         "activejob",
+		system:       system,
+		version:      "8.2.0.alpha (2a2db1e8d6d104ee0611efcae7eb023af65cff34)",
+		source:       "https://github.com/rails/rails/blob/2a2db1e8d6d104ee0611efcae7eb023af65cff34/activejob/lib/active_job/exceptions.rb (retry_on, determine_delay)",
+		summary:      fmt.Sprintf("%s; %s, then the error is re-raised", summary, attemptsText(ma)),
+		formula:      formula,
+		draw:         map[bool]string{true: "Kernel.rand = r", false: ""}[jit > 0],
+		exhaustion:   exh,
 		terminal:     "the error is re-raised to the queue adapter (after_discard procs run)",
-		maxAttempts:  int(att),
+		maxAttempts:  ma,
 		onExhaustion: policy.Discard,
 		jitter:       jit > 0,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			e := float64(sat.PowInt(int64(n), 4))
 			r := d.next()
 			if jit == 0 {
 				r = 0 // ActiveJob draws nothing without jitter
 			}
+			if !poly {
+				return seconds(wait.f + r*wait.f*jit)
+			}
+			e := float64(sat.PowInt(int64(n), 4))
 			return seconds(e + r*e*jit + 2)
 		},
 	}, nil
