@@ -179,6 +179,12 @@ func (r *Report) summary() []string {
 			add("  run once; --repeat K runs them K times and reports any that flip")
 		}
 	}
+	if len(r.Figures) > 0 {
+		add("")
+		for _, f := range r.Figures {
+			add("figure: %s", f)
+		}
+	}
 	return out
 }
 
@@ -323,6 +329,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 		default:
 			ew.printf(" Run once; `--repeat K` runs them K times and reports any that flip.\n")
 		}
+	}
+	for _, f := range r.Figures {
+		ew.printf("\nFigure: %s\n", mdEscape(f))
 	}
 	ew.printf("\n**%s**\n\n", r.totalsLine())
 	ew.printf("| requirement | pass | fail | error | skip | not run |\n|---|---:|---:|---:|---:|---:|\n")

@@ -1,0 +1,72 @@
+package live
+
+// Check is one requirement the checker judges on a live server: a row of
+// the report.
+type Check struct {
+	ID          string
+	Requirement string // RET-nn, DLQ-nnn, or RK-nn for a reading of a contradiction
+	Section     string // of the retry spec (or the dead-letter spec for DLQ-nnn)
+	Description string
+	Flags       []string // "class:…" names the failure class; "should:…" a SHOULD-level feature
+}
+
+// The checks, in report order. Each scenario below adds verdicts to some
+// of them.
+var checks = []Check{
+	{"http-attempts", "RET-01", "2.2", "max_attempts is the exact number of deliveries; each FAIL answer carries the attempt that failed and max_attempts", []string{"class:attempt-count"}},
+	{"http-next-attempt-at", "RET-14", "10", "a retryable FAIL answer's next_attempt_at is the failure time plus the policy's delay (exponential, no jitter), on the server's clock", []string{"class:wrong-delay"}},
+	{"http-cap", "RET-04", "3.5", "a delay whose formula exceeds max_interval is capped at max_interval", []string{"class:wrong-delay"}},
+	{"http-jitter-range", "RET-05", "5.1", "jittered delays lie in [0.5, 1.5) times the base delay, and do vary", []string{"class:jitter"}},
+	{"http-jitter-cap", "RET-06", "5.3", "a jittered delay never exceeds max_interval (cap after jitter)", []string{"class:post-jitter-cap"}},
+	{"http-not-early", "RET-11", "9.1", "no retry is fetchable before its next_attempt_at (every retry of the run, by the server's started_at)", []string{"class:early-retry"}},
+	{"http-promoted", "RET-11", "9.1", "every retry is fetchable within the late bound after its next_attempt_at", []string{"class:late-retry"}},
+	{"http-discard", "RET-17", "2.2", "on_exhaustion discard: the last FAIL answers discarded and the job is not in the dead letter queue", []string{"class:exhaustion"}},
+	{"http-dead-letter", "DLQ-001", "3", "on_exhaustion dead_letter: the last FAIL answers discarded and the job is listed in the dead letter queue", []string{"class:exhaustion"}},
+	{"http-dead-letter-retry", "DLQ-003", "5", "a dead letter job retried by POST /dead-letter/:id/retry is fetchable again, with its attempt count reset", []string{"class:dead-letter-retry"}},
+	{"http-history", "RET-14", "10.1", "the job keeps its error history: one entry per failed attempt, in order, with attempt, type and message", []string{"class:error-history"}},
+	{"http-nonretryable-exact", "RET-07", "6.3", "an error type equal to a non_retryable_errors entry ends the job at its first failure", []string{"class:non-retryable"}},
+	{"http-nonretryable-prefix", "RET-18", "6.2", "\"auth.*\" matches \"auth.token_expired\": the job ends at its first failure", []string{"class:non-retryable"}},
+	{"http-prefix-boundary", "RET-18", "6.2", "\"auth.*\" matches neither \"authx\" nor \"auth\": those failures are retried", []string{"class:regex-matching"}},
+	{"http-exact-literal", "RET-18", "6.2", "an entry \"a.b\" matches only \"a.b\", not \"axb\" (no regular expressions)", []string{"class:regex-matching"}},
+	{"http-code-retry", "RET-08", "7.2", "handler code RETRY retries under the policy", []string{"class:handler-codes"}},
+	{"http-code-discard", "RET-08", "7.2", "handler code DISCARD discards at once, attempts left or not, without a dead letter", []string{"class:handler-codes"}},
+	{"http-code-fail", "RET-08", "7.2", "handler code FAIL discards at once, like DISCARD", []string{"class:handler-codes"}},
+	{"http-code-dead-letter", "RET-08", "7.2", "handler code DEAD_LETTER dead-letters at once, whatever on_exhaustion says", []string{"class:handler-codes"}},
+	{"http-visibility-timeout", "RET-12", "9.2", "a reservation that expires without ACK or FAIL counts as a failed attempt: the job comes back, not before the timeout, and exhausts after max_attempts expiries", []string{"class:visibility-timeout"}},
+	{"http-heartbeat", "RET-13", "9.3", "heartbeats extend the reservation: the job is not handed out again while they come, and ACK then succeeds", []string{"class:heartbeat"}},
+	{"http-default-policy", "RET-09", "8", "a job without a retry policy retries under the default: max_attempts 3, first delay in [0.5s, 1.5s)", []string{"class:default-policy"}},
+	{"http-nonretryable-dead-letter", "RK-115", "6.3", "a non-retryable error under on_exhaustion dead_letter: dead letter (retry spec) or discarded (binding's L1-RET-003), per --reading nonretryable-exhaustion", []string{"class:reading"}},
+	{"http-interval-ms", "RK-113", "2.1", "initial_interval_ms (the binding's examples): rejected (retry spec) or honoured (binding), never accepted and ignored, per --reading interval-ms", []string{"class:reading"}},
+	{"http-backoff-type", "RK-114", "3", "backoff_type constant (openapi): rejected (retry spec) or honoured (openapi), never accepted and ignored, per --reading backoff-type", []string{"class:reading"}},
+}
+
+// Checks returns the checks a run judges, in report order: a fresh copy.
+func Checks() []Check {
+	out := make([]Check, len(checks))
+	for i, c := range checks {
+		c.Flags = append([]string(nil), c.Flags...)
+		out[i] = c
+	}
+	return out
+}
+
+// notes explains the failure classes of the checks, for the report's
+// causes.
+var notes = map[string]string{
+	"class:attempt-count":      "Failure class: the attempt or max_attempts a FAIL answer or INFO reports is not the 1-based attempt that failed (off by one), or the job is delivered more or fewer times than max_attempts.",
+	"class:wrong-delay":        "Failure class: next_attempt_at is not the failure time plus the policy's delay.",
+	"class:jitter":             "Failure class: jittered delays leave [0.5, 1.5) times the base delay, or no jitter is applied.",
+	"class:post-jitter-cap":    "Failure class: no max_interval cap after jitter (retry spec 5.3).",
+	"class:early-retry":        "Failure class: a retry is handed out before its next_attempt_at.",
+	"class:late-retry":         "Failure class: a retry is not handed out within the late bound (--late-bound) after its next_attempt_at.",
+	"class:exhaustion":         "Failure class: exhaustion does not follow on_exhaustion (discarded, or discarded and in the dead letter queue).",
+	"class:dead-letter-retry":  "Failure class: a dead letter retry does not bring the job back with a fresh attempt count.",
+	"class:error-history":      "Failure class: the job's error history lacks entries, order, attempts or types.",
+	"class:non-retryable":      "Failure class: a non_retryable_errors match is retried.",
+	"class:regex-matching":     "Failure class: non_retryable_errors matched as regular expressions or loose prefixes (\"auth.*\" matching \"authx\").",
+	"class:handler-codes":      "Failure class: a handler code (RETRY, DISCARD, FAIL, DEAD_LETTER) in error.code is accepted but not obeyed.",
+	"class:visibility-timeout": "Failure class: an expired reservation is not counted as a failed attempt, or the job comes back before the timeout.",
+	"class:heartbeat":          "Failure class: a heartbeat does not extend the reservation.",
+	"class:default-policy":     "Failure class: a job without a policy does not get the default (3 attempts, PT1S, 2.0, PT5M, jitter).",
+	"class:reading":            "Failure class: the server follows neither reading of a point where the binding contradicts the retry spec, or not the one --reading asked for.",
+}

@@ -1,0 +1,687 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// ms is a millisecond, the unit of the scenarios' short intervals.
+const ms = time.Millisecond
+
+// scenario is one job lifecycle (or a few run together) that adds verdicts
+// to the checks it names.
+type scenario struct {
+	name string
+	ids  []string // the checks it judges
+	run  func(ctx context.Context, e *env)
+}
+
+// scenarios lists every scenario; Run plays them concurrently, each on
+// queues of its own.
+var scenarios = []scenario{
+	{"exhaust-discard", []string{"http-attempts", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}, scenExhaustDiscard},
+	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-retry"}, scenDeadLetter},
+	{"jitter", []string{"http-jitter-range", "http-jitter-cap"}, scenJitter},
+	{"non-retryable", []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-nonretryable-dead-letter"}, scenNonRetryable},
+	{"handler-codes", []string{"http-code-retry", "http-code-discard", "http-code-fail", "http-code-dead-letter"}, scenCodes},
+	{"visibility-timeout", []string{"http-visibility-timeout"}, scenVisibility},
+	{"heartbeat", []string{"http-heartbeat"}, scenHeartbeat},
+	{"default-policy", []string{"http-default-policy"}, scenDefault},
+	{"interval-ms", []string{"http-interval-ms"}, scenIntervalMs},
+	{"backoff-type", []string{"http-backoff-type"}, scenBackoffType},
+}
+
+// start pushes a job with policy r (nil for none) to a fresh queue and
+// fetches it: the first attempt, active.
+func (e *env) start(ctx context.Context, name string, r map[string]any) (queue, id string, err error) {
+	queue = e.queue(name)
+	if id, err = e.c.push(ctx, queue, "retrykit.live."+name, r); err != nil {
+		return "", "", err
+	}
+	if _, err = e.await(ctx, queue, id, time.Time{}, 0); err != nil {
+		return "", "", err
+	}
+	return queue, id, nil
+}
+
+// sendsType reports whether FAIL requests carry error.type (RK-111).
+func (e *env) sendsType() bool { return e.cfg.readings[ReadingErrorType] != "binding" }
+
+// failWith is the failure a scenario reports for an error type t.
+func (e *env) failWith(t string, n int) failure {
+	f := failure{Message: fmt.Sprintf("retrykit live check: attempt %d failed", n)}
+	if e.sendsType() {
+		f.Type = t
+	} else {
+		f.Code = "handler_error"
+	}
+	return f
+}
+
+// nackOK sends FAIL and requires a 200 answer.
+func (e *env) nackOK(ctx context.Context, id string, f failure) (*nackAnswer, *exchange, error) {
+	a, ex, err := e.c.nack(ctx, id, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a == nil {
+		return nil, nil, errFromStatus(ex)
+	}
+	return a, ex, nil
+}
+
+// scenExhaustDiscard fails a job until its four attempts are spent:
+// exponential 20ms·2^(n-1) capped at 50ms, no jitter, discard.
+func scenExhaustDiscard(ctx context.Context, e *env) {
+	ids := []string{"http-attempts", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}
+	pol := retry{max: 4, initial: 20 * ms, coef: 2, maxIv: 50 * ms}
+	q, id, err := e.start(ctx, "exhaust", pol.wire())
+	if err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	for n := 1; n <= pol.max; n++ {
+		a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", n))
+		if err != nil {
+			e.errored(err, ids...)
+			return
+		}
+		if !is(a.Attempt, n) || !is(a.MaxAttempts, pol.max) {
+			e.fail("http-attempts", "the FAIL of attempt %d of %d answered attempt %s, max_attempts %s", n, pol.max, intOr(a.Attempt), intOr(a.MaxAttempts))
+		}
+		if n == pol.max {
+			if a.State != "discarded" {
+				e.fail("http-attempts", "the FAIL of the last attempt (%d of %d) answered state %q, want discarded", n, pol.max, a.State)
+				e.fail("http-discard", "the FAIL of the last attempt answered state %q, want discarded", a.State)
+			}
+			break
+		}
+		if a.State != "retryable" {
+			e.fail("http-attempts", "the FAIL of attempt %d of %d answered state %q, want retryable", n, pol.max, a.State)
+			e.errored(errors.New("live: the job was not retried, so later attempts could not be checked"), "http-next-attempt-at", "http-cap", "http-discard", "http-history")
+			return
+		}
+		lo, hi := pol.bounds(n)
+		bad, next := e.judgeDelay(ex, a, lo, hi)
+		check := "http-next-attempt-at"
+		if n == 3 { // 20ms·4 = 80ms, capped at 50ms
+			check = "http-cap"
+		}
+		if bad != "" {
+			e.fail(check, "after attempt %d: %s", n, bad)
+		} else {
+			e.pass(check, "")
+		}
+		if next.IsZero() {
+			e.errored(errors.New("live: no next_attempt_at to wait for"), ids...)
+			return
+		}
+		if _, err := e.await(ctx, q, id, next, 0); err != nil {
+			e.errored(err, "http-discard", "http-history")
+			return
+		}
+	}
+	e.pass("http-attempts", "")
+	j, err := e.c.info(ctx, id)
+	if err != nil {
+		e.errored(err, "http-discard", "http-history")
+		return
+	}
+	if j.State != "discarded" {
+		e.fail("http-discard", "INFO after the last failure: state %q, want discarded", j.State)
+	}
+	if !is(j.Attempt, pol.max) {
+		e.fail("http-attempts", "INFO after %d failed attempts: attempt %s", pol.max, intOr(j.Attempt))
+	}
+	judgeHistory(e, j, pol.max, "external.timeout")
+	dl, err := e.c.deadLetterIDs(ctx, q)
+	switch {
+	case err != nil:
+		e.errored(err, "http-discard")
+	case dl[id]:
+		e.fail("http-discard", "a job under on_exhaustion discard is listed in the dead letter queue")
+	default:
+		e.pass("http-discard", "")
+	}
+}
+
+// judgeHistory checks a job's error history after n failures of type t.
+func judgeHistory(e *env, j *job, n int, t string) {
+	h := j.errorList()
+	if len(h) < n {
+		e.fail("http-history", "after %d failures the job has %d error history entries (errors or error_history)", n, len(h))
+		return
+	}
+	h = h[len(h)-n:]
+	for i, x := range h {
+		if !is(x.Attempt, i+1) {
+			e.fail("http-history", "error history entry %d of %d has attempt %s, want %d", i+1, n, intOr(x.Attempt), i+1)
+			return
+		}
+		if e.sendsType() && x.Type != t {
+			e.fail("http-history", "error history entry %d has type %q, want %q", i+1, trunc(x.Type, 64), t)
+			return
+		}
+		if x.Message == "" {
+			e.fail("http-history", "error history entry %d has no message", i+1)
+			return
+		}
+	}
+	e.pass("http-history", "")
+}
+
+// scenDeadLetter spends two attempts under dead_letter, then retries the
+// dead letter and fails it once more.
+func scenDeadLetter(ctx context.Context, e *env) {
+	ids := []string{"http-dead-letter", "http-dead-letter-retry"}
+	pol := retry{max: 2, initial: 20 * ms, coef: 2, maxIv: time.Second, dead: true}
+	q, id, err := e.start(ctx, "dead", pol.wire())
+	if err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+	if err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	if a.State != "retryable" || !is(a.Attempt, 1) {
+		e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
+		e.errored(errors.New("live: the job was not retried"), ids...)
+		return
+	}
+	_, next := e.judgeDelay(ex, a, 20*ms, 20*ms)
+	if _, err := e.await(ctx, q, id, next, 0); err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	a, _, err = e.nackOK(ctx, id, e.failWith("external.timeout", 2))
+	if err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	if a.State != "discarded" || !is(a.Attempt, 2) {
+		e.fail("http-dead-letter", "the FAIL of the last attempt answered state %q, attempt %s; want discarded, 2", a.State, intOr(a.Attempt))
+	}
+	dl, err := e.c.deadLetterIDs(ctx, q)
+	if err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	if !dl[id] {
+		e.fail("http-dead-letter", "the exhausted job is not listed by GET /ojs/v1/dead-letter?queue=%s", q)
+		e.notRun("http-dead-letter-retry", "the job never reached the dead letter queue")
+		return
+	}
+	e.pass("http-dead-letter", "")
+	if err := e.c.deadLetterRetry(ctx, id); err != nil {
+		e.errored(err, "http-dead-letter-retry")
+		return
+	}
+	if _, err := e.await(ctx, q, id, time.Time{}, 0); err != nil {
+		e.fail("http-dead-letter-retry", "after the dead letter retry: %v", err)
+		return
+	}
+	a, _, err = e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+	if err != nil {
+		e.errored(err, "http-dead-letter-retry")
+		return
+	}
+	if a.State != "retryable" || !is(a.Attempt, 1) {
+		e.fail("http-dead-letter-retry", "the first FAIL after the dead letter retry answered state %q, attempt %s; want retryable, 1 (the attempt count is reset)", a.State, intOr(a.Attempt))
+		return
+	}
+	e.pass("http-dead-letter-retry", "")
+}
+
+// jitterJobs is how many jobs each jitter check fails once. With a server
+// that does not cap after jitter, each sample of http-jitter-cap exceeds
+// max_interval with probability about 1/2, so 16 samples miss the bug
+// with probability about 2^-16.
+const jitterJobs = 16
+
+// scenJitter fails jitterJobs jobs once under two jittered policies.
+func scenJitter(ctx context.Context, e *env) {
+	type job struct {
+		check string
+		pol   retry
+	}
+	var jobs []job
+	for i := 0; i < jitterJobs; i++ {
+		jobs = append(jobs,
+			job{"http-jitter-range", retry{max: 2, initial: 40 * ms, coef: 2, maxIv: time.Second, jitter: true}},
+			job{"http-jitter-cap", retry{max: 2, initial: 60 * ms, coef: 2, maxIv: 60 * ms, jitter: true}})
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		varied = map[string]int{}
+	)
+	sem := make(chan struct{}, 8)
+	for _, jb := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			q, id, err := e.start(ctx, "jitter", jb.pol.wire())
+			if err != nil {
+				e.errored(err, jb.check)
+				return
+			}
+			a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+			if err != nil {
+				e.errored(err, jb.check)
+				return
+			}
+			if a.State != "retryable" {
+				e.fail(jb.check, "the FAIL of attempt 1 of 2 answered state %q, want retryable", a.State)
+				return
+			}
+			lo, hi := jb.pol.bounds(1)
+			bad, next := e.judgeDelay(ex, a, lo, hi)
+			if bad != "" {
+				e.fail(jb.check, "%s (jitter on, initial_interval %v, max_interval %v)", bad, jb.pol.initial, jb.pol.maxIv)
+				return
+			}
+			if dlo, dhi := e.delayRange(ex, next); dhi < jb.pol.initial || dlo > jb.pol.initial {
+				mu.Lock()
+				varied[jb.check]++
+				mu.Unlock()
+			}
+			if _, err := e.await(ctx, q, id, next, 0); err != nil {
+				e.errored(err, jb.check)
+				return
+			}
+			if err := e.c.ack(ctx, id); err != nil {
+				e.errored(err, jb.check)
+				return
+			}
+			e.pass(jb.check, "")
+		}()
+	}
+	wg.Wait()
+	if varied["http-jitter-range"] == 0 {
+		e.fail("http-jitter-range", "all %d jittered delays equal the base delay 40ms: no jitter is applied", jitterJobs)
+	}
+}
+
+// scenNonRetryable fails jobs once with types that do and do not match
+// their policy's non_retryable_errors.
+func scenNonRetryable(ctx context.Context, e *env) {
+	if !e.sendsType() {
+		for _, id := range []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-nonretryable-dead-letter"} {
+			e.notRun(id, "--reading nack-error-type=binding: FAIL requests carry no error.type, so no type can be matched (RK-111)")
+		}
+		return
+	}
+	cases := []struct {
+		check    string
+		patterns []string
+		typ      string
+		retried  bool
+		dead     bool
+	}{
+		{"http-nonretryable-exact", []string{"validation.payload_invalid"}, "validation.payload_invalid", false, false},
+		{"http-nonretryable-prefix", []string{"auth.*"}, "auth.token_expired", false, false},
+		{"http-prefix-boundary", []string{"auth.*"}, "authx", true, false},
+		{"http-prefix-boundary", []string{"auth.*"}, "auth", true, false},
+		{"http-exact-literal", []string{"a.b"}, "axb", true, false},
+		{"http-nonretryable-dead-letter", []string{"auth.*"}, "auth.revoked", false, true},
+	}
+	var wg sync.WaitGroup
+	for _, tc := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pol := retry{max: 5, initial: 20 * ms, coef: 2, maxIv: time.Second, nonRetry: tc.patterns, dead: tc.dead}
+			q, id, err := e.start(ctx, "nonretry", pol.wire())
+			if err != nil {
+				e.errored(err, tc.check)
+				return
+			}
+			a, _, err := e.nackOK(ctx, id, e.failWith(tc.typ, 1))
+			if err != nil {
+				if tc.check == "http-nonretryable-exact" || tc.check == "http-nonretryable-prefix" {
+					e.errored(fmt.Errorf("%w (a server that refuses error.type: --reading nack-error-type=binding)", err), tc.check)
+					return
+				}
+				e.errored(err, tc.check)
+				return
+			}
+			switch {
+			case tc.retried:
+				if a.State != "retryable" {
+					e.fail(tc.check, "non_retryable_errors %q, error type %q: state %q, want retryable (no match)", tc.patterns, tc.typ, a.State)
+					return
+				}
+				e.pass(tc.check, "")
+			case !tc.dead:
+				if a.State != "discarded" {
+					e.fail(tc.check, "non_retryable_errors %q, error type %q, attempt 1 of 5: state %q, want discarded", tc.patterns, tc.typ, a.State)
+					return
+				}
+				e.pass(tc.check, "")
+			default:
+				judgeNonRetryableDead(ctx, e, q, id, a)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// judgeNonRetryableDead judges a non-retryable failure under dead_letter
+// by the reading asked for (RK-115).
+func judgeNonRetryableDead(ctx context.Context, e *env, q, id string, a *nackAnswer) {
+	const check = "http-nonretryable-dead-letter"
+	if a.State != "discarded" {
+		e.fail(check, "non-retryable failure at attempt 1 of 5: state %q, want discarded (in the dead letter queue or not)", a.State)
+		return
+	}
+	dl, err := e.c.deadLetterIDs(ctx, q)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	want := e.cfg.readings[ReadingNonRetryable]
+	got := "binding"
+	if dl[id] {
+		got = "spec"
+	}
+	if want != "either" && want != got {
+		e.fail(check, "the server follows the %s reading (dead letter: %v); --reading %s=%s asked for the other", got, dl[id], ReadingNonRetryable, want)
+		return
+	}
+	e.pass(check, "follows the "+got+" reading")
+}
+
+// scenCodes fails jobs once with each handler code of the retry spec.
+func scenCodes(ctx context.Context, e *env) {
+	all := []string{"http-code-retry", "http-code-discard", "http-code-fail", "http-code-dead-letter"}
+	if !e.cfg.handlerCodes || !e.sendsType() {
+		for _, id := range all {
+			e.notRun(id, "handler codes not sent (--handler-codes=false or --reading nack-error-type=binding; RK-112)")
+		}
+		return
+	}
+	cases := []struct {
+		check, code, state string
+		dead               bool
+	}{
+		{"http-code-retry", "RETRY", "retryable", false},
+		{"http-code-discard", "DISCARD", "discarded", false},
+		{"http-code-fail", "FAIL", "discarded", false},
+		{"http-code-dead-letter", "DEAD_LETTER", "discarded", true},
+	}
+	var wg sync.WaitGroup
+	for _, tc := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// dead_letter for DISCARD and FAIL, discard for DEAD_LETTER: the
+			// code must win over on_exhaustion either way.
+			pol := retry{max: 5, initial: 20 * ms, coef: 2, maxIv: time.Second, dead: !tc.dead}
+			q, id, err := e.start(ctx, "code", pol.wire())
+			if err != nil {
+				e.errored(err, tc.check)
+				return
+			}
+			f := e.failWith("external.declined", 1)
+			f.Code = tc.code
+			a, ex, err := e.c.nack(ctx, id, f)
+			if err != nil {
+				e.errored(err, tc.check)
+				return
+			}
+			if a == nil {
+				if ex != nil && ex.status >= 400 && ex.status < 500 {
+					e.notRun(tc.check, fmt.Sprintf("the server rejects error.code %q with HTTP %d (the binding's code catalogue, RK-112)", tc.code, ex.status))
+					return
+				}
+				e.errored(errFromStatus(ex), tc.check)
+				return
+			}
+			if a.State != tc.state {
+				e.fail(tc.check, "code %s at attempt 1 of 5: state %q, want %s", tc.code, a.State, tc.state)
+				return
+			}
+			if tc.state == "discarded" {
+				dl, err := e.c.deadLetterIDs(ctx, q)
+				if err != nil {
+					e.errored(err, tc.check)
+					return
+				}
+				if dl[id] != tc.dead {
+					e.fail(tc.check, "code %s: listed in the dead letter queue: %v, want %v", tc.code, dl[id], tc.dead)
+					return
+				}
+			}
+			e.pass(tc.check, "")
+		}()
+	}
+	wg.Wait()
+}
+
+// visibility is the reservation of the visibility-timeout and heartbeat
+// scenarios.
+const visibility = 80 * ms
+
+// scenVisibility lets a two-attempt job's reservation expire twice.
+func scenVisibility(ctx context.Context, e *env) {
+	const check = "http-visibility-timeout"
+	pol := retry{max: 2, initial: 20 * ms, coef: 2, maxIv: time.Second}
+	q := e.queue("visibility")
+	id, err := e.c.push(ctx, q, "retrykit.live.visibility", pol.wire())
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	f, err := e.await(ctx, q, id, time.Time{}, visibility)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	// The reservation ends visibility after the fetch, on the server's
+	// clock; the job may come back at once or after a backoff delay
+	// (RK-118), never before.
+	reserved := f.at
+	if reserved.IsZero() {
+		reserved, _, _ = e.c.window(f.ex)
+	}
+	g, err := e.awaitOpt(ctx, q, id, reserved.Add(visibility), visibility, false)
+	if err != nil {
+		e.fail(check, "the job did not come back after its reservation expired: %v", err)
+		return
+	}
+	if g.job.Attempt != nil && f.job.Attempt != nil && *g.job.Attempt != *f.job.Attempt+1 {
+		e.fail(check, "the delivery after the expiry has attempt %d, the first had %d: the expiry did not count as an attempt", *g.job.Attempt, *f.job.Attempt)
+		return
+	}
+	// Let the second reservation expire too: with max_attempts 2 the job is
+	// then exhausted.
+	deadline := time.Now().Add(visibility + e.cfg.lateBound)
+	for {
+		j, err := e.c.info(ctx, id)
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		if j.State == "discarded" {
+			break
+		}
+		if j.State == "available" || j.State == "scheduled" || j.State == "retryable" {
+			if h, _ := e.c.fetch(ctx, q, visibility); h != nil {
+				e.fail(check, "after two expired reservations of a job with max_attempts 2 it was handed out a third time (attempt %s)", intOr(h.job.Attempt))
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			e.fail(check, "two reservations of a job with max_attempts 2 expired, yet %v later its state is %q, want discarded", e.cfg.lateBound, j.State)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			e.errored(ctx.Err(), check)
+			return
+		case <-time.After(5 * e.cfg.poll):
+		}
+	}
+	e.pass(check, "")
+}
+
+// scenHeartbeat keeps a job reserved by heartbeats for several reservation
+// periods while another worker polls its queue.
+func scenHeartbeat(ctx context.Context, e *env) {
+	const check = "http-heartbeat"
+	q := e.queue("heartbeat")
+	id, err := e.c.push(ctx, q, "retrykit.live.heartbeat", retry{max: 3, initial: 20 * ms, coef: 2, maxIv: time.Second}.wire())
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	if _, err := e.await(ctx, q, id, time.Time{}, visibility); err != nil {
+		e.errored(err, check)
+		return
+	}
+	end := time.Now().Add(4 * visibility)
+	lastBeat := time.Now()
+	for time.Now().Before(end) {
+		if time.Since(lastBeat) >= visibility/4 {
+			if err := e.c.heartbeat(ctx, id, visibility); err != nil {
+				e.errored(err, check)
+				return
+			}
+			lastBeat = time.Now()
+		}
+		f, err := e.c.fetch(ctx, q, visibility)
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		if f != nil {
+			e.fail(check, "the job was handed out again while its worker sent heartbeats every %v extending by %v", visibility/4, visibility)
+			return
+		}
+		time.Sleep(e.cfg.poll)
+	}
+	if err := e.c.ack(ctx, id); err != nil {
+		e.fail(check, "ACK after %v of heartbeats: %v", 4*visibility, err)
+		return
+	}
+	e.pass(check, "")
+}
+
+// scenDefault fails a job pushed without a policy once.
+func scenDefault(ctx context.Context, e *env) {
+	const check = "http-default-policy"
+	_, id, err := e.start(ctx, "default", nil)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	def := retry{max: 3, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}
+	if a.State != "retryable" || !is(a.Attempt, 1) || !is(a.MaxAttempts, 3) {
+		e.fail(check, "the first FAIL answered state %q, attempt %s, max_attempts %s; want retryable, 1, 3", a.State, intOr(a.Attempt), intOr(a.MaxAttempts))
+		return
+	}
+	lo, hi := def.bounds(1)
+	if bad, _ := e.judgeDelay(ex, a, lo, hi); bad != "" {
+		e.fail(check, "%s (the default policy)", bad)
+		return
+	}
+	e.pass(check, "")
+	// The job is left retryable; its queue is unique, so nobody fetches it.
+}
+
+// judgeReading runs one reading check: a policy that the retry spec's
+// reading rejects at PUSH and the other reading honours with the given
+// delay after attempt n.
+func judgeReading(ctx context.Context, e *env, check, reading, name string, pol map[string]any, n int, honoured, ignored time.Duration) {
+	q := e.queue(name)
+	id, status, err := e.c.pushStatus(ctx, q, "retrykit.live."+name, pol)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	want := e.cfg.readings[reading]
+	if id == "" {
+		if want == "binding" {
+			e.fail(check, "PUSH rejected the policy with HTTP %d; --reading %s=binding asked for it to be honoured", status, reading)
+			return
+		}
+		e.pass(check, fmt.Sprintf("follows the spec reading (PUSH rejected with HTTP %d)", status))
+		return
+	}
+	if _, err := e.await(ctx, q, id, time.Time{}, 0); err != nil {
+		e.errored(err, check)
+		return
+	}
+	for i := 1; i <= n; i++ {
+		a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", i))
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		if a.State != "retryable" {
+			e.fail(check, "the FAIL of attempt %d answered state %q, want retryable", i, a.State)
+			return
+		}
+		if i < n {
+			next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
+			if _, err := e.await(ctx, q, id, next, 0); err != nil {
+				e.errored(err, check)
+				return
+			}
+			continue
+		}
+		if bad, _ := e.judgeDelay(ex, a, honoured, honoured); bad != "" {
+			if ig, _ := e.judgeDelay(ex, a, ignored, ignored); ig == "" {
+				e.fail(check, "PUSH accepted the policy and the field was ignored: after attempt %d %s", i, bad)
+				return
+			}
+			e.fail(check, "PUSH accepted the policy, and after attempt %d %s", i, bad)
+			return
+		}
+		if want == "spec" {
+			e.fail(check, "the server honours the field; --reading %s=spec asked for the policy to be rejected", reading)
+			return
+		}
+		e.pass(check, "follows the binding reading (honoured)")
+	}
+}
+
+// scenIntervalMs pushes a policy with initial_interval_ms 30 instead of
+// initial_interval (RK-113).
+func scenIntervalMs(ctx context.Context, e *env) {
+	pol := retry{max: 3, coef: 2, maxIv: time.Second, extra: map[string]any{"initial_interval_ms": 30}, omit: []string{"initial_interval"}}.wire()
+	judgeReading(ctx, e, "http-interval-ms", ReadingIntervalMs, "interval-ms", pol, 1, 30*ms, time.Second)
+}
+
+// scenBackoffType pushes a policy with backoff_type constant (RK-114):
+// after attempt 2 the delay is 20ms when honoured, 40ms when ignored.
+func scenBackoffType(ctx context.Context, e *env) {
+	pol := retry{max: 3, initial: 20 * ms, coef: 2, maxIv: time.Second, extra: map[string]any{"backoff_type": "constant"}}.wire()
+	judgeReading(ctx, e, "http-backoff-type", ReadingBackoffType, "backoff-type", pol, 2, 20*ms, 40*ms)
+}
+
+// checkServer probes the server once before the scenarios: a transport
+// error or a health answer other than 200 ends the run with an error.
+func (c *client) checkServer(ctx context.Context) error {
+	ex, err := c.do(ctx, "HEALTH", http.MethodGet, "/health", nil)
+	if err != nil {
+		return err
+	}
+	if ex.status != http.StatusOK {
+		return unexpected("HEALTH", ex)
+	}
+	return nil
+}
