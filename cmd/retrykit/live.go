@@ -162,4 +162,3 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
