@@ -1,0 +1,120 @@
+package ojshttp
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/retrykit/retrykit/executor"
+)
+
+// MediaType is the OJS JSON content type of every response.
+const MediaType = "application/openjobspec+json"
+
+// AdminClockPath is the manual clock's advance endpoint (see [WithManualClock]).
+const AdminClockPath = "/x-retrykit/v1/clock/advance"
+
+// Limits on requests.
+const (
+	// DefaultMaxBodySize is the default bound of one request body, in
+	// bytes: the executor's largest args (executor.MaxArgsSize) plus room
+	// for the rest of the envelope.
+	DefaultMaxBodySize = 2 << 20
+	// DefaultMaxBatchBodySize is the default bound of a batch PUSH body.
+	DefaultMaxBatchBodySize = 8 << 20
+	// DefaultMaxBatch is the default largest number of jobs in one batch.
+	DefaultMaxBatch = 1000
+	// MaxFetchCount is the largest count one FETCH claims.
+	MaxFetchCount = 1000
+)
+
+// Server serves one executor over the OJS HTTP binding. Create it with New;
+// the zero value is not usable. It is safe for concurrent use.
+type Server struct {
+	exec *executor.Executor
+	cfg  config
+	mux  *http.ServeMux
+}
+
+type config struct {
+	clock     executor.Clock
+	manual    *executor.FakeClock
+	maxBody   int64
+	maxBatchB int64
+	maxBatch  int
+}
+
+// Option configures a Server in New. A nil Option is ignored.
+type Option func(*config)
+
+// WithManualClock declares that the executor runs on c (the caller builds
+// the executor with executor.WithClock(c)) and mounts the admin endpoint
+// [AdminClockPath] that advances it. Without it the server reads the real
+// clock and has no admin endpoint. A nil c is ignored.
+func WithManualClock(c *executor.FakeClock) Option {
+	return func(cfg *config) {
+		if c != nil {
+			cfg.manual, cfg.clock = c, c
+		}
+	}
+}
+
+// WithMaxBodySize bounds every request body to n bytes and a batch body to
+// 4n (defaults [DefaultMaxBodySize], [DefaultMaxBatchBodySize]). Values ≤ 0
+// are ignored.
+func WithMaxBodySize(n int64) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxBody, cfg.maxBatchB = n, 4*n
+		}
+	}
+}
+
+// WithMaxBatch bounds the number of jobs of one batch PUSH (default
+// [DefaultMaxBatch]). Values ≤ 0 are ignored.
+func WithMaxBatch(n int) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxBatch = n
+		}
+	}
+}
+
+// New returns a Server for exec.
+func New(exec *executor.Executor, opts ...Option) *Server {
+	cfg := config{clock: executor.RealClock{}, maxBody: DefaultMaxBodySize,
+		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// NewHTTPServer returns an http.Server for h on addr with timeouts against
+// slow or stalled clients: 5 s to read the headers, 30 s to read a request,
+// 30 s to write the answer, 2 minutes idle between keep-alive requests,
+// and 64 KiB of headers. Stop it with its Shutdown method, which lets
+// in-flight requests finish.
+func NewHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+func (s *Server) routes() {
+	// Filled in by the handlers' files.
+}
