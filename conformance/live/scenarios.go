@@ -62,6 +62,23 @@ func (e *env) failWith(t string, n int) failure {
 	return f
 }
 
+// retried returns "" when a is the answer of a retried attempt n of a
+// job under pol: state retryable, that attempt, and next_attempt_at
+// within the policy's bounds; else what differs.
+func (e *env) retried(ex *exchange, a *nackAnswer, n int, pol retry) string {
+	if a.State != "retryable" {
+		return fmt.Sprintf("state %q, want retryable", a.State)
+	}
+	if !is(a.Attempt, n) {
+		return fmt.Sprintf("retryable, but attempt %s, want %d", intOr(a.Attempt), n)
+	}
+	lo, hi := pol.bounds(n)
+	if bad, _ := e.judgeDelay(ex, a, lo, hi); bad != "" {
+		return "retryable, but " + bad
+	}
+	return ""
+}
+
 // nackOK sends FAIL and requires a 200 answer.
 func (e *env) nackOK(ctx context.Context, id string, f failure) (*nackAnswer, *exchange, error) {
 	a, ex, err := e.c.nack(ctx, id, f)
@@ -344,7 +361,7 @@ func scenNonRetryable(ctx context.Context, e *env) {
 				e.errored(err, tc.check)
 				return
 			}
-			a, _, err := e.nackOK(ctx, id, e.failWith(tc.typ, 1))
+			a, ex, err := e.nackOK(ctx, id, e.failWith(tc.typ, 1))
 			if err != nil {
 				if tc.check == "http-nonretryable-exact" || tc.check == "http-nonretryable-prefix" {
 					e.errored(fmt.Errorf("%w (a server that refuses error.type: --reading nack-error-type=binding)", err), tc.check)
@@ -355,14 +372,14 @@ func scenNonRetryable(ctx context.Context, e *env) {
 			}
 			switch {
 			case tc.retried:
-				if a.State != "retryable" {
-					e.fail(tc.check, "non_retryable_errors %q, error type %q: state %q, want retryable (no match)", tc.patterns, tc.typ, a.State)
+				if bad := e.retried(ex, a, 1, pol); bad != "" {
+					e.fail(tc.check, "non_retryable_errors %q, error type %q (no match): %s", tc.patterns, tc.typ, bad)
 					return
 				}
 				e.pass(tc.check, "")
 			case !tc.dead:
-				if a.State != "discarded" {
-					e.fail(tc.check, "non_retryable_errors %q, error type %q, attempt 1 of 5: state %q, want discarded", tc.patterns, tc.typ, a.State)
+				if a.State != "discarded" || !is(a.Attempt, 1) {
+					e.fail(tc.check, "non_retryable_errors %q, error type %q, attempt 1 of 5: state %q, attempt %s; want discarded, 1", tc.patterns, tc.typ, a.State, intOr(a.Attempt))
 					return
 				}
 				e.pass(tc.check, "")
@@ -448,6 +465,12 @@ func scenCodes(ctx context.Context, e *env) {
 			if a.State != tc.state {
 				e.fail(tc.check, "code %s at attempt 1 of 5: state %q, want %s", tc.code, a.State, tc.state)
 				return
+			}
+			if tc.state == "retryable" {
+				if bad := e.retried(ex, a, 1, pol); bad != "" {
+					e.fail(tc.check, "code %s at attempt 1 of 5: %s", tc.code, bad)
+					return
+				}
 			}
 			if tc.state == "discarded" {
 				dl, err := e.c.deadLetterIDs(ctx, q)
