@@ -43,7 +43,7 @@ func TestClockWindow(t *testing.T) {
 // 1ms.
 func TestJudgeDelay(t *testing.T) {
 	e := &env{c: &client{offSet: true}, verdicts: map[string]*verdict{}} // zero offset
-	x := ex(0, 2*time.Millisecond)                                        // server time of the FAIL: [0, 2ms]
+	x := ex(0, 2*time.Millisecond)                                       // server time of the FAIL: [0, 2ms]
 	for _, tc := range []struct {
 		next   time.Duration
 		lo, hi time.Duration
