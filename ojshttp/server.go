@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
 )
 
 // MediaType is the OJS JSON content type of every response.
@@ -25,14 +26,18 @@ const (
 	DefaultMaxBatch = 1000
 	// MaxFetchCount is the largest count one FETCH claims.
 	MaxFetchCount = 1000
+	// DefaultMaxJobs is the default bound of the jobs held (WithMaxJobs).
+	DefaultMaxJobs = 500_000
 )
 
 // Server serves one executor over the OJS HTTP binding. Create it with New;
 // the zero value is not usable. It is safe for concurrent use.
 type Server struct {
-	exec *executor.Executor
-	cfg  config
-	mux  *http.ServeMux
+	exec  *executor.Executor
+	cfg   config
+	mux   *http.ServeMux
+	store *store
+	start time.Time
 }
 
 type config struct {
@@ -41,6 +46,7 @@ type config struct {
 	maxBody   int64
 	maxBatchB int64
 	maxBatch  int
+	maxJobs   int
 }
 
 // Option configures a Server in New. A nil Option is ignored.
@@ -79,22 +85,40 @@ func WithMaxBatch(n int) Option {
 	}
 }
 
+// WithMaxJobs bounds the number of jobs the executor may hold, in every
+// state (default [DefaultMaxJobs]): a PUSH beyond it is refused with 429
+// queue_full, so a client cannot exhaust memory. Values ≤ 0 are ignored.
+func WithMaxJobs(n int) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxJobs = n
+		}
+	}
+}
+
 // New returns a Server for exec.
 func New(exec *executor.Executor, opts ...Option) *Server {
 	cfg := config{clock: executor.RealClock{}, maxBody: DefaultMaxBodySize,
-		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch}
+		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch, maxJobs: DefaultMaxJobs}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now()}
 	s.routes()
 	return s
 }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Request-Id", "req_"+newUUIDv7(time.Now().UnixMilli()))
+	header(w)
+	if v := r.Header.Get("OJS-Version"); v != "" && v != ojsVersion && v != "1" {
+		writeError(w, r, &apiError{status: http.StatusUnprocessableEntity, code: codeUnsupported,
+			message: "OJS-Version " + clip(v) + " is not supported; this server speaks " + ojsVersion})
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -115,6 +139,47 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	}
 }
 
-func (s *Server) routes() {
-	// Filled in by the handlers' files.
+// handler is a route's function: it answers with a status and a value, or
+// an apiError.
+type handler func(w http.ResponseWriter, r *http.Request) (int, any, *apiError)
+
+func (s *Server) handle(pattern string, h handler) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		status, v, err := h(w, r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, status, v)
+	})
 }
+
+func (s *Server) routes() {
+	s.handle("GET /ojs/manifest", s.manifest)
+	s.handle("GET /ojs/v1/health", s.health)
+	s.handle("POST /ojs/v1/jobs", s.push)
+	s.handle("POST /ojs/v1/jobs/batch", s.pushBatch)
+	s.handle("GET /ojs/v1/jobs/{id}", s.info)
+	s.handle("DELETE /ojs/v1/jobs/{id}", s.cancel)
+	s.handle("POST /ojs/v1/jobs/{id}/activate", s.activate)
+	s.handle("POST /ojs/v1/workers/fetch", s.fetch)
+	s.handle("POST /ojs/v1/workers/ack", s.ack)
+	s.handle("POST /ojs/v1/workers/nack", s.nack)
+	s.handle("POST /ojs/v1/workers/heartbeat", s.heartbeat)
+	s.handle("GET /ojs/v1/queues", s.queues)
+	s.handle("GET /ojs/v1/queues/{name}/stats", s.queueStats)
+	s.handle("POST /ojs/v1/queues/{name}/pause", s.pause)
+	s.handle("POST /ojs/v1/queues/{name}/resume", s.resume)
+	s.handle("GET /ojs/v1/dead-letter", s.deadLetters)
+	s.handle("POST /ojs/v1/dead-letter/{id}/retry", s.deadLetterRetry)
+	s.handle("DELETE /ojs/v1/dead-letter/{id}", s.deadLetterDelete)
+	if s.cfg.manual != nil {
+		s.handle("POST "+AdminClockPath, s.advanceClock)
+	}
+	s.handle("/", func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+		return 0, nil, errf(http.StatusNotFound, codeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
+	})
+}
+
+// faults returns the planted faults (internal/ojsfault); none normally.
+func (s *Server) faults() ojsfault.Set { return ojsfault.Of(s) }
