@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -401,6 +402,15 @@ func (c *client) heartbeat(ctx context.Context, id string, visibility time.Durat
 	}
 	if ex.status != http.StatusOK {
 		return unexpected("BEAT", ex)
+	}
+	var a struct {
+		Extended []string `json:"jobs_extended"`
+	}
+	if err := decode("BEAT", ex, &a); err != nil {
+		return err
+	}
+	if a.Extended != nil && !slices.Contains(a.Extended, id) {
+		return &serverError{Op: "BEAT", Status: ex.status, Reason: "the active job is not in jobs_extended: " + snippet(ex.body)}
 	}
 	return nil
 }

@@ -1,0 +1,86 @@
+package live_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/live"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/ojshttp"
+)
+
+// runServe runs the checker against retrykit's own OJS server, with the
+// given planted faults, over a real loopback connection.
+func runServe(t *testing.T, faults ojsfault.Set) *conformance.Report {
+	t.Helper()
+	srv := ojshttp.New(executor.New())
+	ojsfault.Plant(srv, faults)
+	defer ojsfault.Plant(srv, 0)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return rep
+}
+
+func bad(rep *conformance.Report) []string {
+	var ids []string
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusFail || r.Status == conformance.StatusError {
+			ids = append(ids, r.ID+": "+r.Reason)
+		}
+	}
+	return ids
+}
+
+// TestServePasses: retrykit serve passes every check, with nothing left
+// not run.
+func TestServePasses(t *testing.T) {
+	rep := runServe(t, 0)
+	if !rep.OK() || rep.Totals.NotRun != 0 || rep.Totals.Pass != len(live.Checks()) {
+		t.Fatalf("totals %+v; failed or errored: %q", rep.Totals, bad(rep))
+	}
+}
+
+// TestPlantedFaults: each planted bug of the server fails the checks that
+// target it.
+func TestPlantedFaults(t *testing.T) {
+	for _, tc := range []struct {
+		fault ojsfault.Set
+		want  []string
+	}{
+		{ojsfault.AttemptOffByOne, []string{"http-attempts"}},
+		{ojsfault.NoCapAfterJitter, []string{"http-jitter-cap"}},
+		{ojsfault.RegexMatch, []string{"http-prefix-boundary", "http-exact-literal"}},
+		{ojsfault.EarlyRetry, []string{"http-not-early"}},
+	} {
+		t.Run(tc.fault.String(), func(t *testing.T) {
+			rep := runServe(t, tc.fault)
+			failed := map[string]bool{}
+			for _, r := range rep.Results {
+				failed[r.ID] = r.Status == conformance.StatusFail
+			}
+			for _, id := range tc.want {
+				if !failed[id] {
+					t.Errorf("%s did not fail; failures: %q", id, bad(rep))
+				}
+			}
+			if rep.OK() {
+				t.Errorf("the report is OK")
+			}
+			if tc.fault != ojsfault.AttemptOffByOne { // the attempt shows in many answers
+				for _, r := range rep.Results {
+					if r.Status != conformance.StatusPass && !slices.Contains(tc.want, r.ID) {
+						t.Errorf("%s also %s: %s", r.ID, r.Status, r.Reason)
+					}
+				}
+			}
+		})
+	}
+}
