@@ -191,6 +191,10 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			return invalid(field, "unknown option")
 		}
 	}
+	if t := p.x.timeoutMS; t != nil && *t > 0 && p.spec.VisibilityTimeout == 0 {
+		// timeout_ms bounds an attempt through its reservation (RK-106).
+		p.spec.VisibilityTimeout = time.Duration(min(*t, maxVisibilityMS)) * time.Millisecond
+	}
 	if pol == nil {
 		pol = policy.Default()
 	}

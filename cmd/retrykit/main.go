@@ -8,6 +8,7 @@
 //	retrykit adapter
 //	retrykit simulate [flags]
 //	retrykit fuzz --impl CMD [flags]
+//	retrykit serve [--addr HOST:PORT] [--clock real|manual]
 //	retrykit help [command]
 //
 // With no arguments retrykit runs "retrykit schedule" (the OJS default
