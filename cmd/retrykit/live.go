@@ -28,15 +28,18 @@ dead letter retry. A full run takes a few seconds.
 A retry fetchable after its time is a figure (promotion latency p50, p99,
 max), not a failure, up to --late-bound; one fetchable before it fails.
 
-Where the HTTP binding contradicts the retry spec, --reading NAME=VALUE
-picks the reading (spec, binding or either; default either: the server
-passes with either, and the report says which it follows):
-  nack-error-type          FAIL carries error.type (spec) or only the nack
-                           schema's fields (binding: no type-based checks)
-  interval-ms              initial_interval_ms rejected (spec) or honoured
-  backoff-type             backoff_type rejected (spec) or honoured
-  nonretryable-exhaustion  non-retryable under dead_letter: dead letter
-                           (spec) or discarded (binding, L1-RET-003)
+Where the HTTP binding contradicts the retry spec (docs/decisions.md
+RK-100..RK-103, RK-111..RK-115), flags choose the dialect the checker speaks:
+  --error-type-field code    the error type in error.code, for servers that
+                             follow the nack schema (no error.type)
+  --interval-form ms         policies with initial_interval_ms and
+                             max_interval_ms integers (the binding's examples)
+  --strategy-field F         name the strategy in backoff_strategy or
+                             backoff_type (openapi); default: no such field
+  --nonretryable-discards    accept a plain discard of a non-retryable
+                             failure under dead_letter (L1-RET-003)
+The checks of the readings are at level RK, apart from the MUST score; the
+report's figures say which reading the server follows.
 
 Exit status: 0 when nothing failed or errored, 1 otherwise, 2 on bad usage
 or a server that cannot be reached.
@@ -80,11 +83,13 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		late      = fset.Duration("late-bound", live.DefaultLateBound, "how long after its next_attempt_at a retry may become fetchable")
 		poll      = fset.Duration("poll", live.DefaultPoll, "pause between fetches while a job is awaited, 100µs..1s")
 		codes     = fset.Bool("handler-codes", true, "send the retry spec's handler codes (RETRY, DISCARD, FAIL, DEAD_LETTER) in error.code")
+		typeField = fset.String("error-type-field", "type", "the FAIL error field that carries the error type: type or code (RK-111)")
+		interval  = fset.String("interval-form", "iso", "policy intervals as iso (initial_interval) or ms (initial_interval_ms); RK-113")
+		strategy  = fset.String("strategy-field", "", "name the strategy in backoff_strategy or backoff_type (default: none); RK-114")
+		nrDiscard = fset.Bool("nonretryable-discards", false, "accept a plain discard of a non-retryable failure under dead_letter (L1-RET-003); RK-115")
 		ids       listFlag
-		readings  listFlag
 	)
 	fset.Var(&ids, "run", "run only these check ids (comma-separated, repeatable)")
-	fset.Var(&readings, "reading", "NAME=spec|binding|either (comma-separated, repeatable)")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -104,13 +109,8 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		live.WithResetURL(*reset), live.WithStrict(*strict), live.WithTimeout(*timeout),
 		live.WithLateBound(*late), live.WithPollInterval(*poll), live.WithHandlerCodes(*codes), live.WithIDs(ids...),
 	}
-	for _, r := range readings {
-		name, value, ok := strings.Cut(r, "=")
-		if !ok {
-			return usageError(stderr, fmt.Sprintf("--reading %q: want NAME=spec|binding|either", r))
-		}
-		opts = append(opts, live.WithReading(name, value))
-	}
+	opts = append(opts, live.WithErrorTypeField(*typeField), live.WithIntervalForm(*interval),
+		live.WithStrategyField(*strategy), live.WithNonRetryableDiscards(*nrDiscard))
 	if *specOnly {
 		opts = append(opts, live.WithSpecOnly())
 	}

@@ -35,9 +35,9 @@ var checks = []Check{
 	{"http-visibility-timeout", "RET-12", "9.2", "a reservation that expires without ACK or FAIL counts as a failed attempt: the job comes back, not before the timeout, and exhausts after max_attempts expiries", []string{"class:visibility-timeout"}},
 	{"http-heartbeat", "RET-13", "9.3", "heartbeats extend the reservation: the job is not handed out again while they come, and ACK then succeeds", []string{"class:heartbeat"}},
 	{"http-default-policy", "RET-09", "8", "a job without a retry policy retries under the default: max_attempts 3, first delay in [0.5s, 1.5s)", []string{"class:default-policy"}},
-	{"http-nonretryable-dead-letter", "RK-115", "6.3", "a non-retryable error under on_exhaustion dead_letter: dead letter (retry spec) or discarded (binding's L1-RET-003), per --reading nonretryable-exhaustion", []string{"class:reading"}},
-	{"http-interval-ms", "RK-113", "2.1", "initial_interval_ms (the binding's examples): rejected (retry spec) or honoured (binding), never accepted and ignored, per --reading interval-ms", []string{"class:reading"}},
-	{"http-backoff-type", "RK-114", "3", "backoff_type constant (openapi): rejected (retry spec) or honoured (openapi), never accepted and ignored, per --reading backoff-type", []string{"class:reading"}},
+	{"http-nonretryable-dead-letter", "RK-115", "6.3", "a non-retryable error under on_exhaustion dead_letter is dead-lettered (retry spec); --nonretryable-discards also accepts a plain discard (the binding's L1-RET-003)", []string{"class:reading"}},
+	{"http-interval-ms", "RK-113", "2.1", "initial_interval_ms (the binding's examples) is rejected (retry spec) or honoured (binding), never accepted and ignored", []string{"class:reading"}},
+	{"http-backoff-type", "RK-114", "3", "backoff_type constant (openapi) is rejected (retry spec) or honoured (openapi), never accepted and ignored", []string{"class:reading"}},
 }
 
 // Checks returns the checks a run judges, in report order: a fresh copy.
@@ -68,5 +68,5 @@ var notes = map[string]string{
 	"class:visibility-timeout": "Failure class: an expired reservation is not counted as a failed attempt, or the job comes back before the timeout.",
 	"class:heartbeat":          "Failure class: a heartbeat does not extend the reservation.",
 	"class:default-policy":     "Failure class: a job without a policy does not get the default (3 attempts, PT1S, 2.0, PT5M, jitter).",
-	"class:reading":            "Failure class: the server follows neither reading of a point where the binding contradicts the retry spec, or not the one --reading asked for.",
+	"class:reading":            "Failure class: the server follows neither reading of a point where the binding contradicts the retry spec (or, for RK-115, the binding's without --nonretryable-discards).",
 }

@@ -28,9 +28,12 @@
 //     expired reservation as a failed attempt, heartbeats, dead letter
 //     retry and the default policy.
 //
-// Where the HTTP binding contradicts the retry spec (RK-111 … RK-115),
-// [WithReading] picks the reading; by default either passes and the report
-// says which the server follows.
+// Where the HTTP binding contradicts the retry spec (docs/decisions.md
+// RK-100 … RK-103 and RK-111 … RK-115), [WithErrorTypeField],
+// [WithIntervalForm] and [WithStrategyField] choose the dialect the checker
+// speaks, and [WithNonRetryableDiscards] accepts the binding's reading of
+// L1-RET-003; the checks of the readings are at level RK, apart from the
+// spec's MUST score, and the report says which reading a server follows.
 //
 // # Safety
 //

@@ -262,8 +262,24 @@ type retry struct {
 	omit     []string       // fields to leave out
 }
 
-// wire returns the policy's JSON object.
-func (r retry) wire() map[string]any {
+// wire returns the policy's JSON object in the dialect the run speaks
+// (WithIntervalForm, WithStrategyField).
+func (r retry) wire(e *env) map[string]any {
+	m := r.raw()
+	if e.cfg.intervalMs {
+		delete(m, "initial_interval")
+		delete(m, "max_interval")
+		m["initial_interval_ms"] = r.initial.Milliseconds()
+		m["max_interval_ms"] = r.maxIv.Milliseconds()
+	}
+	if e.cfg.strategyField != "" {
+		m[e.cfg.strategyField] = "exponential"
+	}
+	return m
+}
+
+// raw returns the policy's JSON object in the retry spec's form.
+func (r retry) raw() map[string]any {
 	m := map[string]any{
 		"max_attempts":        r.max,
 		"initial_interval":    policy.FormatDuration(r.initial),

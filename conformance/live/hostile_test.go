@@ -61,14 +61,15 @@ func TestBadOptions(t *testing.T) {
 		opts []live.Option
 		want string
 	}{
-		"scheme":       {"ftp://x", nil, "server URL"},
-		"no host":      {"http://", nil, "server URL"},
-		"reading name": {"http://127.0.0.1:1", []live.Option{live.WithReading("nope", "spec")}, `reading "nope"`},
-		"reading val":  {"http://127.0.0.1:1", []live.Option{live.WithReading(live.ReadingIntervalMs, "maybe")}, "want spec, binding or either"},
-		"late bound":   {"http://127.0.0.1:1", []live.Option{live.WithLateBound(0)}, "late bound"},
-		"poll":         {"http://127.0.0.1:1", []live.Option{live.WithPollInterval(time.Hour)}, "poll interval"},
-		"check id":     {"http://127.0.0.1:1", []live.Option{live.WithIDs("http-nope")}, `check "http-nope"`},
-		"reset url":    {"http://127.0.0.1:1", []live.Option{live.WithResetURL("::")}, "reset URL"},
+		"scheme":     {"ftp://x", nil, "server URL"},
+		"no host":    {"http://", nil, "server URL"},
+		"type field": {"http://127.0.0.1:1", []live.Option{live.WithErrorTypeField("kind")}, "error type field"},
+		"interval":   {"http://127.0.0.1:1", []live.Option{live.WithIntervalForm("seconds")}, "interval form"},
+		"strategy":   {"http://127.0.0.1:1", []live.Option{live.WithStrategyField("strategy")}, "strategy field"},
+		"late bound": {"http://127.0.0.1:1", []live.Option{live.WithLateBound(0)}, "late bound"},
+		"poll":       {"http://127.0.0.1:1", []live.Option{live.WithPollInterval(time.Hour)}, "poll interval"},
+		"check id":   {"http://127.0.0.1:1", []live.Option{live.WithIDs("http-nope")}, `check "http-nope"`},
+		"reset url":  {"http://127.0.0.1:1", []live.Option{live.WithResetURL("::")}, "reset URL"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := live.Run(context.Background(), tc.url, tc.opts...)

@@ -30,32 +30,10 @@ var (
 	ErrServer = errors.New("live: server error")
 )
 
-// The readings of the points where the HTTP binding contradicts the retry
-// spec (docs/decisions.md RK-111 … RK-115), for WithReading. Each takes
-// "spec", "binding" or "either" (the default: a server following either
-// reading passes, and the report says which it follows).
-const (
-	// ReadingErrorType: FAIL carries the error type in error.type
-	// (openapi's JobError, the retry spec; "spec", "either") or only the
-	// nack schema's fields ("binding"), which leaves every check that needs
-	// an error type or a handler code not run (RK-111).
-	ReadingErrorType = "nack-error-type"
-	// ReadingIntervalMs: initial_interval_ms integers are rejected
-	// ("spec") or honoured ("binding"); RK-113.
-	ReadingIntervalMs = "interval-ms"
-	// ReadingBackoffType: openapi's backoff_type is rejected ("spec") or
-	// honoured ("binding"); RK-114.
-	ReadingBackoffType = "backoff-type"
-	// ReadingNonRetryable: a non-retryable error under on_exhaustion
-	// dead_letter is dead-lettered ("spec") or discarded without a dead
-	// letter as the binding's L1-RET-003 has it ("binding"); RK-115.
-	ReadingNonRetryable = "nonretryable-exhaustion"
-)
-
-// Readings returns the names WithReading accepts.
-func Readings() []string {
-	return []string{ReadingErrorType, ReadingIntervalMs, ReadingBackoffType, ReadingNonRetryable}
-}
+// Where the HTTP binding contradicts the retry spec (docs/decisions.md
+// RK-100 … RK-103 for the server, RK-111 … RK-115 for the checker), the
+// options below choose the dialect the checker speaks; the checks of the
+// readings themselves are at level RK, so they never touch the MUST score.
 
 // Defaults and bounds of the options.
 const (
@@ -69,18 +47,21 @@ const (
 type Option func(*config)
 
 type config struct {
-	timeout      time.Duration
-	lateBound    time.Duration
-	poll         time.Duration
-	resetURL     string
-	readings     map[string]string
-	handlerCodes bool
-	ids          []string
-	skips        conformance.SkipList
-	strict       bool
-	specOnly     bool
-	hc           *http.Client
-	errs         []string
+	timeout       time.Duration
+	lateBound     time.Duration
+	poll          time.Duration
+	resetURL      string
+	typeField     string // "type" or "code"
+	intervalMs    bool
+	strategyField string // "", "backoff_strategy" or "backoff_type"
+	nrDiscards    bool
+	handlerCodes  bool
+	ids           []string
+	skips         conformance.SkipList
+	strict        bool
+	specOnly      bool
+	hc            *http.Client
+	errs          []string
 }
 
 // WithTimeout bounds every request to the server (default
@@ -101,21 +82,54 @@ func WithPollInterval(d time.Duration) Option { return func(c *config) { c.poll 
 // offer a reset; queues are unique to the run either way.
 func WithResetURL(u string) Option { return func(c *config) { c.resetURL = u } }
 
-// WithReading selects the reading of one contradiction (see Readings):
-// "spec", "binding" or "either".
-func WithReading(name, value string) Option {
+// WithErrorTypeField names the field of a FAIL request's error that
+// carries the error type: "type" (the default; openapi's JobError and the
+// retry spec) or "code" (for servers that follow the nack schema, which
+// has no type and reads error.code). With "code" the handler-code checks
+// are not run, since the code is taken by the type (RK-111).
+func WithErrorTypeField(f string) Option {
 	return func(c *config) {
-		if !slices.Contains(Readings(), name) {
-			c.errs = append(c.errs, fmt.Sprintf("reading %q: unknown (want one of %s)", name, strings.Join(Readings(), ", ")))
+		if f != "type" && f != "code" {
+			c.errs = append(c.errs, fmt.Sprintf("error type field: want type or code, got %q", trunc(f, 40)))
 			return
 		}
-		if value != "spec" && value != "binding" && value != "either" {
-			c.errs = append(c.errs, fmt.Sprintf("reading %s: value %q: want spec, binding or either", name, value))
-			return
-		}
-		c.readings[name] = value
+		c.typeField = f
 	}
 }
+
+// WithIntervalForm sets how the checker's policies give their intervals:
+// "iso" (the default: initial_interval, max_interval as ISO 8601
+// durations, the retry spec) or "ms" (initial_interval_ms, max_interval_ms
+// integers, the binding's examples); RK-113.
+func WithIntervalForm(f string) Option {
+	return func(c *config) {
+		if f != "iso" && f != "ms" {
+			c.errs = append(c.errs, fmt.Sprintf("interval form: want iso or ms, got %q", trunc(f, 40)))
+			return
+		}
+		c.intervalMs = f == "ms"
+	}
+}
+
+// WithStrategyField makes every policy the checker pushes name its
+// strategy (exponential) in the given field, "backoff_strategy"
+// (retrykit's extension) or "backoff_type" (openapi); by default the
+// policies name none and rely on the retry spec's default (RK-114).
+func WithStrategyField(f string) Option {
+	return func(c *config) {
+		if f != "" && f != "backoff_strategy" && f != "backoff_type" {
+			c.errs = append(c.errs, fmt.Sprintf("strategy field: want backoff_strategy or backoff_type, got %q", trunc(f, 40)))
+			return
+		}
+		c.strategyField = f
+	}
+}
+
+// WithNonRetryableDiscards accepts a plain discard (no dead letter) for a
+// non-retryable failure under on_exhaustion dead_letter, as the binding's
+// L1-RET-003 has it; by default the retry spec's dead letter is required
+// (RK-115).
+func WithNonRetryableDiscards(on bool) Option { return func(c *config) { c.nrDiscards = on } }
 
 // WithHandlerCodes sends the retry spec's handler codes (RETRY, DISCARD,
 // FAIL, DEAD_LETTER) in error.code (default true); false reports their
@@ -198,10 +212,7 @@ func (k Check) level() string {
 // (MaxAnswerSize), so a hostile server can neither hang nor exhaust the
 // checker.
 func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Report, error) {
-	cfg := &config{timeout: DefaultTimeout, lateBound: DefaultLateBound, poll: DefaultPoll, handlerCodes: true, readings: map[string]string{}}
-	for _, r := range Readings() {
-		cfg.readings[r] = "either"
-	}
+	cfg := &config{timeout: DefaultTimeout, lateBound: DefaultLateBound, poll: DefaultPoll, handlerCodes: true, typeField: "type"}
 	for _, o := range opts {
 		if o != nil {
 			o(cfg)

@@ -48,8 +48,9 @@ func (e *env) start(ctx context.Context, name string, r map[string]any) (queue, 
 	return queue, id, nil
 }
 
-// sendsType reports whether FAIL requests carry error.type (RK-111).
-func (e *env) sendsType() bool { return e.cfg.readings[ReadingErrorType] != "binding" }
+// sendsType reports whether FAIL requests carry error.type (RK-111); else
+// the type goes in error.code.
+func (e *env) sendsType() bool { return e.cfg.typeField != "code" }
 
 // failWith is the failure a scenario reports for an error type t.
 func (e *env) failWith(t string, n int) failure {
@@ -57,7 +58,7 @@ func (e *env) failWith(t string, n int) failure {
 	if e.sendsType() {
 		f.Type = t
 	} else {
-		f.Code = "handler_error"
+		f.Code = t
 	}
 	return f
 }
@@ -96,7 +97,7 @@ func (e *env) nackOK(ctx context.Context, id string, f failure) (*nackAnswer, *e
 func scenExhaustDiscard(ctx context.Context, e *env) {
 	ids := []string{"http-attempts", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}
 	pol := retry{max: 4, initial: 20 * ms, coef: 2, maxIv: 50 * ms}
-	q, id, err := e.start(ctx, "exhaust", pol.wire())
+	q, id, err := e.start(ctx, "exhaust", pol.wire(e))
 	if err != nil {
 		e.errored(err, ids...)
 		return
@@ -196,7 +197,7 @@ func judgeHistory(e *env, j *job, n int, t string) {
 func scenDeadLetter(ctx context.Context, e *env) {
 	ids := []string{"http-dead-letter", "http-dead-letter-retry"}
 	pol := retry{max: 2, initial: 20 * ms, coef: 2, maxIv: time.Second, dead: true}
-	q, id, err := e.start(ctx, "dead", pol.wire())
+	q, id, err := e.start(ctx, "dead", pol.wire(e))
 	if err != nil {
 		e.errored(err, ids...)
 		return
@@ -285,7 +286,7 @@ func scenJitter(ctx context.Context, e *env) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			q, id, err := e.start(ctx, "jitter", jb.pol.wire())
+			q, id, err := e.start(ctx, "jitter", jb.pol.wire(e))
 			if err != nil {
 				e.errored(err, jb.check)
 				return
@@ -330,12 +331,6 @@ func scenJitter(ctx context.Context, e *env) {
 // scenNonRetryable fails jobs once with types that do and do not match
 // their policy's non_retryable_errors.
 func scenNonRetryable(ctx context.Context, e *env) {
-	if !e.sendsType() {
-		for _, id := range []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-nonretryable-dead-letter"} {
-			e.notRun(id, "--reading nack-error-type=binding: FAIL requests carry no error.type, so no type can be matched (RK-111)")
-		}
-		return
-	}
 	cases := []struct {
 		check    string
 		patterns []string
@@ -356,7 +351,7 @@ func scenNonRetryable(ctx context.Context, e *env) {
 		go func() {
 			defer wg.Done()
 			pol := retry{max: 5, initial: 20 * ms, coef: 2, maxIv: time.Second, nonRetry: tc.patterns, dead: tc.dead}
-			q, id, err := e.start(ctx, "nonretry", pol.wire())
+			q, id, err := e.start(ctx, "nonretry", pol.wire(e))
 			if err != nil {
 				e.errored(err, tc.check)
 				return
@@ -364,7 +359,7 @@ func scenNonRetryable(ctx context.Context, e *env) {
 			a, ex, err := e.nackOK(ctx, id, e.failWith(tc.typ, 1))
 			if err != nil {
 				if tc.check == "http-nonretryable-exact" || tc.check == "http-nonretryable-prefix" {
-					e.errored(fmt.Errorf("%w (a server that refuses error.type: --reading nack-error-type=binding)", err), tc.check)
+					e.errored(fmt.Errorf("%w (for a server that refuses error.type: --error-type-field=code)", err), tc.check)
 					return
 				}
 				e.errored(err, tc.check)
@@ -404,16 +399,14 @@ func judgeNonRetryableDead(ctx context.Context, e *env, q, id string, a *nackAns
 		e.errored(err, check)
 		return
 	}
-	want := e.cfg.readings[ReadingNonRetryable]
-	got := "binding"
-	if dl[id] {
-		got = "spec"
+	switch {
+	case dl[id]:
+		e.pass(check, "follows the retry spec (dead letter)")
+	case e.cfg.nrDiscards:
+		e.pass(check, "follows the binding's L1-RET-003 (discarded, no dead letter; --nonretryable-discards)")
+	default:
+		e.fail(check, "discarded without a dead letter, as the binding's L1-RET-003 has it; the retry spec applies on_exhaustion (dead_letter). --nonretryable-discards accepts this reading")
 	}
-	if want != "either" && want != got {
-		e.fail(check, "the server follows the %s reading (dead letter: %v); --reading %s=%s asked for the other", got, dl[id], ReadingNonRetryable, want)
-		return
-	}
-	e.pass(check, "follows the "+got+" reading")
 }
 
 // scenCodes fails jobs once with each handler code of the retry spec.
@@ -421,7 +414,7 @@ func scenCodes(ctx context.Context, e *env) {
 	all := []string{"http-code-retry", "http-code-discard", "http-code-fail", "http-code-dead-letter"}
 	if !e.cfg.handlerCodes || !e.sendsType() {
 		for _, id := range all {
-			e.notRun(id, "handler codes not sent (--handler-codes=false or --reading nack-error-type=binding; RK-112)")
+			e.notRun(id, "handler codes not sent (--handler-codes=false, or --error-type-field=code; RK-112)")
 		}
 		return
 	}
@@ -442,7 +435,7 @@ func scenCodes(ctx context.Context, e *env) {
 			// dead_letter for DISCARD and FAIL, discard for DEAD_LETTER: the
 			// code must win over on_exhaustion either way.
 			pol := retry{max: 5, initial: 20 * ms, coef: 2, maxIv: time.Second, dead: !tc.dead}
-			q, id, err := e.start(ctx, "code", pol.wire())
+			q, id, err := e.start(ctx, "code", pol.wire(e))
 			if err != nil {
 				e.errored(err, tc.check)
 				return
@@ -498,7 +491,7 @@ func scenVisibility(ctx context.Context, e *env) {
 	const check = "http-visibility-timeout"
 	pol := retry{max: 2, initial: 20 * ms, coef: 2, maxIv: time.Second}
 	q := e.queue("visibility")
-	id, err := e.c.push(ctx, q, "retrykit.live.visibility", pol.wire())
+	id, err := e.c.push(ctx, q, "retrykit.live.visibility", pol.wire(e))
 	if err != nil {
 		e.errored(err, check)
 		return
@@ -587,7 +580,7 @@ func playHeartbeat(ctx context.Context, e *env) error {
 	const check = "http-heartbeat"
 	const visibility = beatVisibility
 	q := e.queue("heartbeat")
-	id, err := e.c.push(ctx, q, "retrykit.live.heartbeat", retry{max: 3, initial: 20 * ms, coef: 2, maxIv: time.Second}.wire())
+	id, err := e.c.push(ctx, q, "retrykit.live.heartbeat", retry{max: 3, initial: 20 * ms, coef: 2, maxIv: time.Second}.wire(e))
 	if err != nil {
 		return err
 	}
@@ -669,19 +662,14 @@ func scenDefault(ctx context.Context, e *env) {
 // judgeReading runs one reading check: a policy that the retry spec's
 // reading rejects at PUSH and the other reading honours with the given
 // delay after attempt n.
-func judgeReading(ctx context.Context, e *env, check, reading, name string, pol map[string]any, n int, honoured, ignored time.Duration) {
+func judgeReading(ctx context.Context, e *env, check, name string, pol map[string]any, n int, honoured, ignored time.Duration) {
 	q := e.queue(name)
 	id, status, err := e.c.pushStatus(ctx, q, "retrykit.live."+name, pol)
 	if err != nil {
 		e.errored(err, check)
 		return
 	}
-	want := e.cfg.readings[reading]
 	if id == "" {
-		if want == "binding" {
-			e.fail(check, "PUSH rejected the policy with HTTP %d; --reading %s=binding asked for it to be honoured", status, reading)
-			return
-		}
 		e.pass(check, fmt.Sprintf("follows the spec reading (PUSH rejected with HTTP %d)", status))
 		return
 	}
@@ -715,10 +703,6 @@ func judgeReading(ctx context.Context, e *env, check, reading, name string, pol 
 			e.fail(check, "PUSH accepted the policy, and after attempt %d %s", i, bad)
 			return
 		}
-		if want == "spec" {
-			e.fail(check, "the server honours the field; --reading %s=spec asked for the policy to be rejected", reading)
-			return
-		}
 		e.pass(check, "follows the binding reading (honoured)")
 	}
 }
@@ -726,15 +710,15 @@ func judgeReading(ctx context.Context, e *env, check, reading, name string, pol 
 // scenIntervalMs pushes a policy with initial_interval_ms 30 instead of
 // initial_interval (RK-113).
 func scenIntervalMs(ctx context.Context, e *env) {
-	pol := retry{max: 3, coef: 2, maxIv: time.Second, extra: map[string]any{"initial_interval_ms": 30}, omit: []string{"initial_interval"}}.wire()
-	judgeReading(ctx, e, "http-interval-ms", ReadingIntervalMs, "interval-ms", pol, 1, 30*ms, time.Second)
+	pol := retry{max: 3, coef: 2, maxIv: time.Second, extra: map[string]any{"initial_interval_ms": 30}, omit: []string{"initial_interval"}}.raw()
+	judgeReading(ctx, e, "http-interval-ms", "interval-ms", pol, 1, 30*ms, time.Second)
 }
 
 // scenBackoffType pushes a policy with backoff_type constant (RK-114):
 // after attempt 2 the delay is 20ms when honoured, 40ms when ignored.
 func scenBackoffType(ctx context.Context, e *env) {
-	pol := retry{max: 3, initial: 20 * ms, coef: 2, maxIv: time.Second, extra: map[string]any{"backoff_type": "constant"}}.wire()
-	judgeReading(ctx, e, "http-backoff-type", ReadingBackoffType, "backoff-type", pol, 2, 20*ms, 40*ms)
+	pol := retry{max: 3, initial: 20 * ms, coef: 2, maxIv: time.Second, extra: map[string]any{"backoff_type": "constant"}}.raw()
+	judgeReading(ctx, e, "http-backoff-type", "backoff-type", pol, 2, 20*ms, 40*ms)
 }
 
 // checkServer probes the server once before the scenarios: a transport
