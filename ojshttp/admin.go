@@ -39,6 +39,8 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 		"extensions": map[string]any{
 			"x-retrykit": map[string]any{
 				"manual_clock":    s.cfg.manual != nil,
+				"events":          eventsEndpoint(s.cfg.events != nil),
+				"reset_endpoint":  resetEndpoint(s.cfg.reset),
 				"clock_endpoint":  clockEndpoint(s.cfg.manual != nil),
 				"persistence":     "none: a restart loses every job",
 				"decisions":       "docs/decisions.md RK-100 to RK-109",
@@ -49,6 +51,20 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			},
 		},
 	}, nil
+}
+
+func eventsEndpoint(on bool) any {
+	if on {
+		return map[string]any{"transport": "http-polling", "endpoint": "/ojs/v1/events", "delivery": "at-most-once (bounded log)"}
+	}
+	return nil
+}
+
+func resetEndpoint(on bool) any {
+	if on {
+		return ResetPath
+	}
+	return nil
 }
 
 func clockEndpoint(on bool) any {
@@ -68,6 +84,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 		"jobs":           s.exec.Len(),
 	}, nil
 }
+
+// maxPausedUnknown is the number of queues beyond which a queue without
+// jobs cannot be paused (paused queues are kept, even when empty).
+const maxPausedUnknown = 10000
 
 // maxListedQueues bounds GET /ojs/v1/queues.
 const maxListedQueues = 1000
@@ -123,6 +143,11 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 	name, aerr := queueName(r)
 	if aerr != nil {
 		return 0, nil, aerr
+	}
+	if _, known := s.exec.Queue(name); !known && len(s.exec.Queues()) >= maxPausedUnknown {
+		// Pausing creates the queue: bound what a client can create without jobs.
+		return 0, nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+			message: "the server knows " + strconv.Itoa(maxPausedUnknown) + " queues or more: pause one that has jobs"}
 	}
 	s.exec.PauseQueue(name)
 	return http.StatusOK, map[string]any{"queue": name, "status": "paused", "paused_at": stamp(s.cfg.clock.Now())}, nil
@@ -198,11 +223,8 @@ func (s *Server) deadLetterJob(id string) (executor.Job, *apiError) {
 // history (ojs-dead-letter §6.1). The body, if any, must be a JSON object;
 // it is not read further.
 func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	if r.ContentLength != 0 {
-		var ignored map[string]json.RawMessage
-		if err := readBody(w, r, s.cfg.maxBody, &ignored); err != nil && r.ContentLength > 0 {
-			return 0, nil, err
-		}
+	if err := readOptionalBody(w, r, s.cfg.maxBody); err != nil {
+		return 0, nil, err
 	}
 	id := r.PathValue("id")
 	if _, aerr := s.deadLetterJob(id); aerr != nil {
@@ -214,6 +236,7 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 	}
 	v := s.view(j, s.store.get(id))
 	v["re_enqueued_at"] = stamp(j.EnqueuedAt)
+	s.emit("job.enqueued", j, j.EnqueuedAt, map[string]any{})
 	return http.StatusOK, map[string]any{"job": v}, nil
 }
 

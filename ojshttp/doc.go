@@ -33,11 +33,16 @@
 //	GET    /ojs/v1/dead-letter              list dead letters
 //	POST   /ojs/v1/dead-letter/{id}/retry   manual retry
 //	DELETE /ojs/v1/dead-letter/{id}         delete a dead letter
+//	GET    /ojs/v1/events                   event polling, with WithEvents (ojs-events §6.4)
 //	POST   /x-retrykit/v1/clock/advance     manual clock only, see below
+//	POST   /x-retrykit/v1/reset             with WithReset only: delete every job
 //
 // Every response carries Content-Type application/openjobspec+json,
 // OJS-Version and X-Request-Id; errors use the binding's envelope
 // {"error":{"code","message","retryable","details","request_id"}}.
+//
+// [Events] is a bounded event log: the executor's observer and the
+// server's own events (enqueue, fetch, ack, heartbeat), polled by cursor.
 //
 // # Clock
 //
@@ -53,7 +58,8 @@
 // Every body is read through http.MaxBytesReader ([WithMaxBodySize],
 // default [DefaultMaxBodySize]; a batch [DefaultMaxBatchBodySize]); job
 // fields follow the executor's RK-46 limits; a batch holds at most
-// [WithMaxBatch] jobs and a fetch claims at most [MaxFetchCount]. Use
+// [WithMaxBatch] jobs and a fetch claims at most [MaxFetchCount]; the executor holds at most [WithMaxJobs]
+// jobs (429 queue_full beyond). Use
 // [NewHTTPServer] for an http.Server with header, read, write and idle
 // timeouts against slow clients.
 //

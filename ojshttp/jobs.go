@@ -123,6 +123,12 @@ func (s *Server) enqueue(ps []*pushed) ([]map[string]any, *apiError) {
 	out := make([]map[string]any, len(jobs))
 	for i, j := range jobs {
 		out[i] = s.view(j, ps[i].x)
+		switch j.State {
+		case executor.Available:
+			s.emit("job.enqueued", j, j.EnqueuedAt, map[string]any{})
+		case executor.Scheduled:
+			s.emit("job.scheduled", j, j.CreatedAt, map[string]any{"scheduled_at": stamp(j.ScheduledAt)})
+		}
 	}
 	return out, nil
 }

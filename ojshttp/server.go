@@ -47,6 +47,8 @@ type config struct {
 	maxBatchB int64
 	maxBatch  int
 	maxJobs   int
+	events    *Events
+	reset     bool
 }
 
 // Option configures a Server in New. A nil Option is ignored.
@@ -92,6 +94,17 @@ func WithMaxJobs(n int) Option {
 	return func(cfg *config) {
 		if n > 0 {
 			cfg.maxJobs = n
+		}
+	}
+}
+
+// WithEvents serves ev at GET /ojs/v1/events and logs to it the events
+// the server sees; build the executor with executor.WithObserver(ev) so
+// that it logs the rest (see [Events]). A nil ev is ignored.
+func WithEvents(ev *Events) Option {
+	return func(cfg *config) {
+		if ev != nil {
+			cfg.events = ev
 		}
 	}
 }
@@ -173,12 +186,25 @@ func (s *Server) routes() {
 	s.handle("GET /ojs/v1/dead-letter", s.deadLetters)
 	s.handle("POST /ojs/v1/dead-letter/{id}/retry", s.deadLetterRetry)
 	s.handle("DELETE /ojs/v1/dead-letter/{id}", s.deadLetterDelete)
+	if s.cfg.events != nil {
+		s.handle("GET /ojs/v1/events", s.events)
+	}
 	if s.cfg.manual != nil {
 		s.handle("POST "+AdminClockPath, s.advanceClock)
+	}
+	if s.cfg.reset {
+		s.handle("POST "+ResetPath, s.resetAll)
 	}
 	s.handle("/", func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 		return 0, nil, errf(http.StatusNotFound, codeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
 	})
+}
+
+// emit logs a server-side event when an event log is configured.
+func (s *Server) emit(typ string, j executor.Job, at time.Time, data map[string]any) {
+	if s.cfg.events != nil {
+		s.cfg.events.add(typ, j, at, data)
+	}
 }
 
 // faults returns the planted faults (internal/ojsfault); none normally.

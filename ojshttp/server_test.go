@@ -414,3 +414,23 @@ func Example() {
 	// retryable 1 2026-01-02T03:04:07Z
 	// 2
 }
+
+// TestReset: WithReset's endpoint empties jobs, pauses and events; without
+// the option it does not exist.
+func TestReset(t *testing.T) {
+	s := newTestServer(t, ojshttp.WithReset())
+	id := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "r"}}))["id"].(string)
+	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "r"}})
+	s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"r"}})
+	s.must(200, "POST", "/ojs/v1/queues/r/pause", nil)
+	if m := s.must(200, "POST", ojshttp.ResetPath, nil); m["jobs_removed"] != 2.0 {
+		t.Fatalf("reset: %v", m)
+	}
+	s.must(404, "GET", "/ojs/v1/jobs/"+id, nil)
+	if st := s.must(200, "GET", "/ojs/v1/queues/r/stats", nil); st["status"] != "active" {
+		t.Fatalf("queue after reset: %v", st)
+	}
+	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "id": id})
+	plain := newTestServer(t)
+	plain.must(404, "POST", ojshttp.ResetPath, nil)
+}

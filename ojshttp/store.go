@@ -79,6 +79,13 @@ func (st *store) restore(id string, x, old *extra) {
 	}
 }
 
+func (st *store) clear() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.m = make(map[string]*extra)
+	st.sweepAt = minSweep
+}
+
 func (st *store) drop(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()

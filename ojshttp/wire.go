@@ -152,6 +152,26 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *api
 	return nil
 }
 
+// readOptionalBody reads a body that may be empty; when it is not, it must
+// be a JSON object (its fields are not used).
+func readOptionalBody(w http.ResponseWriter, r *http.Request, limit int64) *apiError {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return errf(http.StatusRequestEntityTooLarge, codeInvalidRequest, "request body larger than %d bytes", limit)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || m == nil {
+		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body must be empty or a JSON object")
+	}
+	return nil
+}
+
 // jsonErr shortens a JSON decoding error for a message.
 func jsonErr(err error) string {
 	var te *json.UnmarshalTypeError

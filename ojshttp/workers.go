@@ -69,6 +69,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		var x *extra
 		s.store.update(j.ID, func(e *extra) { e.started = started; x = e })
 		out[i] = s.view(j, x)
+		s.emit("job.started", j, started, map[string]any{"worker_id": req.WorkerID, "attempt": j.Attempt})
 	}
 	resp := map[string]any{"jobs": out}
 	if len(out) > 0 {
@@ -125,6 +126,15 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) (int, any, *apiErro
 	var x *extra
 	s.store.update(j.ID, func(e *extra) { e.result = req.Result; x = e })
 	v := s.view(j, x)
+	var took time.Duration
+	if !x.started.IsZero() {
+		took = max(j.FinishedAt.Sub(x.started), 0)
+	}
+	data := map[string]any{"attempt": j.Attempt, "duration_ms": took.Milliseconds()}
+	if req.Result != nil {
+		data["result"] = req.Result
+	}
+	s.emit("job.completed", j, j.FinishedAt, data)
 	return http.StatusOK, map[string]any{
 		"acknowledged": true, "id": j.ID, "job_id": j.ID, "state": j.State.String(),
 		"completed_at": stamp(j.FinishedAt), "job": v,
@@ -270,11 +280,14 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) (int, any, *a
 			continue
 		}
 		seen[id] = true
-		if _, aerr := s.onActive(id, func(d uint64) (executor.Job, error) { return s.exec.HeartbeatFor(id, d, vis) }); aerr != nil {
+		j, aerr := s.onActive(id, func(d uint64) (executor.Job, error) { return s.exec.HeartbeatFor(id, d, vis) })
+		if aerr != nil {
 			missed = append(missed, id)
-		} else {
-			extended = append(extended, id)
+			continue
 		}
+		extended = append(extended, id)
+		s.emit("job.heartbeat", j, s.cfg.clock.Now(), map[string]any{"worker_id": req.WorkerID,
+			"attempt": j.Attempt, "visible_until": stamp(j.ReservedUntil)})
 	}
 	resp := map[string]any{"state": "running", "jobs_extended": extended, "server_time": stamp(s.cfg.clock.Now())}
 	if len(missed) > 0 {

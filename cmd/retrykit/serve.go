@@ -41,9 +41,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	clock := fs.String("clock", "real", "clock: real, or manual (time moves only through POST "+ojshttp.AdminClockPath+")")
 	vis := fs.Duration("visibility-timeout", 30*time.Second, "reservation of a fetched job when the FETCH request sets none")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long in-flight requests may take to finish on SIGINT/SIGTERM")
+	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
 	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: retrykit serve [--addr HOST:PORT] [--clock real|manual]")
+		fmt.Fprintln(fs.Output(), "usage: retrykit serve [--addr HOST:PORT] [--clock real|manual] [--allow-reset]")
 		fmt.Fprintln(fs.Output(), "\nServes retrykit's reference executor over the OJS HTTP binding (/ojs/v1/...).")
 		fmt.Fprintln(fs.Output(), "State lives in memory: stopping the server loses every job. It prints the")
 		fmt.Fprintln(fs.Output(), "base URL on stdout once listening and shuts down gracefully on SIGINT/SIGTERM.")
@@ -74,8 +75,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
 		return 2
 	}
-	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis)}
-	var sopts []ojshttp.Option
+	events := ojshttp.NewEvents(0)
+	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events)}
+	sopts := []ojshttp.Option{ojshttp.WithEvents(events)}
 	switch *clock {
 	case "real":
 	case "manual":
@@ -85,6 +87,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "retrykit serve: --clock: must be real or manual, got %q\n", *clock)
 		return 2
+	}
+	if *allowReset {
+		sopts = append(sopts, ojshttp.WithReset())
 	}
 	srv := ojshttp.New(executor.New(eopts...), sopts...)
 	ojsfault.Plant(srv, faults)
