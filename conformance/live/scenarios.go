@@ -328,25 +328,28 @@ func scenJitter(ctx context.Context, e *env) {
 	}
 }
 
+// nonRetryableCases are the failures of scenNonRetryable: each job (5
+// attempts, on_exhaustion dead_letter when dead) fails once with typ.
+var nonRetryableCases = []struct {
+	check    string
+	patterns []string
+	typ      string
+	retried  bool
+	dead     bool
+}{
+	{"http-nonretryable-exact", []string{"validation.payload_invalid"}, "validation.payload_invalid", false, false},
+	{"http-nonretryable-prefix", []string{"auth.*"}, "auth.token_expired", false, false},
+	{"http-prefix-boundary", []string{"auth.*"}, "authx", true, false},
+	{"http-prefix-boundary", []string{"auth.*"}, "auth", true, false},
+	{"http-exact-literal", []string{"a.b"}, "axb", true, false},
+	{"http-nonretryable-dead-letter", []string{"auth.*"}, "auth.revoked", false, true},
+}
+
 // scenNonRetryable fails jobs once with types that do and do not match
 // their policy's non_retryable_errors.
 func scenNonRetryable(ctx context.Context, e *env) {
-	cases := []struct {
-		check    string
-		patterns []string
-		typ      string
-		retried  bool
-		dead     bool
-	}{
-		{"http-nonretryable-exact", []string{"validation.payload_invalid"}, "validation.payload_invalid", false, false},
-		{"http-nonretryable-prefix", []string{"auth.*"}, "auth.token_expired", false, false},
-		{"http-prefix-boundary", []string{"auth.*"}, "authx", true, false},
-		{"http-prefix-boundary", []string{"auth.*"}, "auth", true, false},
-		{"http-exact-literal", []string{"a.b"}, "axb", true, false},
-		{"http-nonretryable-dead-letter", []string{"auth.*"}, "auth.revoked", false, true},
-	}
 	var wg sync.WaitGroup
-	for _, tc := range cases {
+	for _, tc := range nonRetryableCases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -409,6 +412,20 @@ func judgeNonRetryableDead(ctx context.Context, e *env, q, id string, a *nackAns
 	}
 }
 
+// codeCases are the failures of scenCodes: a job of 5 attempts, under
+// on_exhaustion dead_letter unless the code is DEAD_LETTER (so that the
+// code must win either way), fails once with code; want state and dead
+// letter.
+var codeCases = []struct {
+	check, code, state string
+	dead               bool
+}{
+	{"http-code-retry", "RETRY", "retryable", false},
+	{"http-code-discard", "DISCARD", "discarded", false},
+	{"http-code-fail", "FAIL", "discarded", false},
+	{"http-code-dead-letter", "DEAD_LETTER", "discarded", true},
+}
+
 // scenCodes fails jobs once with each handler code of the retry spec.
 func scenCodes(ctx context.Context, e *env) {
 	all := []string{"http-code-retry", "http-code-discard", "http-code-fail", "http-code-dead-letter"}
@@ -418,17 +435,8 @@ func scenCodes(ctx context.Context, e *env) {
 		}
 		return
 	}
-	cases := []struct {
-		check, code, state string
-		dead               bool
-	}{
-		{"http-code-retry", "RETRY", "retryable", false},
-		{"http-code-discard", "DISCARD", "discarded", false},
-		{"http-code-fail", "FAIL", "discarded", false},
-		{"http-code-dead-letter", "DEAD_LETTER", "discarded", true},
-	}
 	var wg sync.WaitGroup
-	for _, tc := range cases {
+	for _, tc := range codeCases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
