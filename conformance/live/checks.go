@@ -1,7 +1,7 @@
 package live
 
 // Check is one requirement the checker judges on a live server: a row of
-// the report.
+// the report. It is plain data; [Checks] returns copies.
 type Check struct {
 	ID          string
 	Requirement string // RET-nn, DLQ-nnn, or RK-nn for a reading of a contradiction

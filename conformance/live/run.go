@@ -43,7 +43,8 @@ const (
 	MaxLateBound     = 10 * time.Minute
 )
 
-// Option configures Run.
+// Option configures Run; a nil Option is ignored, and an option given an
+// invalid value makes Run return ErrInvalidOption naming it.
 type Option func(*config)
 
 type config struct {
