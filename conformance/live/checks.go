@@ -18,7 +18,7 @@ var checks = []Check{
 	{"http-cap", "RET-04", "3.5", "a delay whose formula exceeds max_interval is capped at max_interval", []string{"class:wrong-delay"}},
 	{"http-jitter-range", "RET-05", "5.1", "jittered delays lie in [0.5, 1.5) times the base delay, and do vary", []string{"class:jitter"}},
 	{"http-jitter-cap", "RET-06", "5.3", "a jittered delay never exceeds max_interval (cap after jitter)", []string{"class:post-jitter-cap"}},
-	{"http-not-early", "RET-11", "9.1", "no retry is fetchable before its next_attempt_at (every retry of the run, by the server's started_at)", []string{"class:early-retry"}},
+	{"http-not-early", "RET-11", "9.1", "no retry is handed out before its next_attempt_at (every retry of the run, by the server's clock)", []string{"class:early-retry"}},
 	{"http-promoted", "RET-11", "9.1", "every retry is fetchable within the late bound after its next_attempt_at", []string{"class:late-retry"}},
 	{"http-discard", "RET-17", "2.2", "on_exhaustion discard: the last FAIL answers discarded and the job is not in the dead letter queue", []string{"class:exhaustion"}},
 	{"http-dead-letter", "DLQ-001", "3", "on_exhaustion dead_letter: the last FAIL answers discarded and the job is listed in the dead letter queue", []string{"class:exhaustion"}},

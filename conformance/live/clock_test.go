@@ -83,18 +83,24 @@ func TestLatencyFigure(t *testing.T) {
 	}
 }
 
-// TestEarlyDelivery: a delivery whose started_at is more than 1ms before
-// next_attempt_at is early; at or after it, a latency.
+// TestEarlyDelivery: a delivery is early when the FETCH was answered,
+// by the server's clock, more than 1ms before next_attempt_at; a
+// started_at stamped before the due time inside an exchange that may have
+// ended after it is not early.
 func TestEarlyDelivery(t *testing.T) {
-	e := &env{c: &client{}, cfg: &config{}}
+	e := &env{c: &client{offSet: true}, cfg: &config{}} // zero offset
 	due := t0.Add(time.Second)
-	e.judgeDelivery(&fetched{job: job{ID: "a"}, at: due.Add(-2 * time.Millisecond)}, due, true)
-	e.judgeDelivery(&fetched{job: job{ID: "b"}, at: due.Add(-time.Millisecond)}, due, true)
-	e.judgeDelivery(&fetched{job: job{ID: "c"}, at: due.Add(7 * time.Millisecond)}, due, true)
+	at := func(id string, sent, recv, started time.Duration) *fetched {
+		return &fetched{job: job{ID: id}, ex: &exchange{sent: due.Add(sent), recv: due.Add(recv)}, at: due.Add(started)}
+	}
+	e.judgeDelivery(at("a", -5*time.Millisecond, -3*time.Millisecond, -4*time.Millisecond), due, true) // answered 3ms early
+	e.judgeDelivery(at("b", -5*time.Millisecond, -1*time.Millisecond, -4*time.Millisecond), due, true) // at most 1ms early: within resolution
+	e.judgeDelivery(at("c", -5*time.Millisecond, 2*time.Millisecond, -4*time.Millisecond), due, true)  // stamped early, answered late
+	e.judgeDelivery(at("d", 6*time.Millisecond, 8*time.Millisecond, 7*time.Millisecond), due, true)    // 7ms late
 	if len(e.early) != 1 || !strings.Contains(e.early[0], "job a") {
 		t.Fatalf("early = %q, want job a only", e.early)
 	}
-	if e.promoted != 2 || len(e.lat) != 2 || e.lat[1] != 7*time.Millisecond {
+	if e.promoted != 3 || len(e.lat) != 3 || e.lat[2] != 7*time.Millisecond || e.lat[0] != 0 {
 		t.Fatalf("promoted %d, latencies %v", e.promoted, e.lat)
 	}
 }

@@ -26,7 +26,9 @@ type env struct {
 	mu       sync.Mutex
 	lat      []time.Duration // promotion latencies (due → fetched)
 	early    []string        // deliveries before the due time
-	late     []string        // retries not fetchable within the late bound
+	worst    time.Duration   // the earliest of them, before its due time
+	worstMsg string
+	late     []string // retries not fetchable within the late bound
 	promoted int
 	noClock  bool // no server timestamp seen: the local clock stands in
 	verdicts map[string]*verdict
@@ -160,30 +162,33 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 	}
 }
 
-// judgeDelivery records a delivery of a job due at due: early when the
-// server handed it out before due (by its own started_at, else by the
-// latest server time the exchange can have had), else its latency.
+// judgeDelivery records a delivery of a job due at due. It is early when
+// the server answered the FETCH before due (less the timestamp resolution)
+// by its own clock: the latest server time the exchange can have had is
+// before it. started_at alone does not decide, since a server may stamp it
+// when the request arrives, before the claim (RK-110); it places the
+// delivery within the exchange for the latency, which is never negative.
 func (e *env) judgeDelivery(f *fetched, due time.Time, record bool) {
 	if due.IsZero() {
 		return
 	}
+	lo, hi, ok := e.c.window(f.ex)
+	if !ok {
+		lo, hi = f.ex.sent, f.ex.recv
+	}
 	at := f.at
-	if at.IsZero() {
-		lo, hi, ok := e.c.window(f.ex)
-		if !ok {
-			e.mu.Lock()
-			e.noClock = true
-			e.mu.Unlock()
-		}
+	if at.IsZero() || at.Before(lo) || at.After(hi) {
 		at = lo.Add(hi.Sub(lo) / 2)
-		if hi.Before(due.Add(-resolution)) {
-			at = hi
-		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if at.Before(due.Add(-resolution)) {
-		e.early = append(e.early, fmt.Sprintf("job %s fetched at %s, %v before its next_attempt_at %s", f.job.ID, at.Format(time.RFC3339Nano), due.Sub(at), due.Format(time.RFC3339Nano)))
+	e.noClock = e.noClock || !ok
+	if hi.Before(due.Add(-resolution)) {
+		if by := due.Sub(hi); by > e.worst {
+			e.worst = by
+			e.worstMsg = fmt.Sprintf("job %s handed out by %s at the latest (server clock), %v before its next_attempt_at %s", f.job.ID, hi.Format(time.RFC3339Nano), by.Round(10*time.Microsecond), due.Format(time.RFC3339Nano))
+		}
+		e.early = append(e.early, fmt.Sprintf("job %s handed out by %s at the latest (server clock), %v before its next_attempt_at %s", f.job.ID, hi.Format(time.RFC3339Nano), due.Sub(hi).Round(10*time.Microsecond), due.Format(time.RFC3339Nano)))
 		return
 	}
 	e.promoted++

@@ -345,11 +345,11 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 // http-not-early and http-promoted.
 func (e *env) judgeTiming() {
 	e.mu.Lock()
-	early, late, promoted := e.early, e.late, e.promoted
+	early, late, promoted, worst := e.early, e.late, e.promoted, e.worstMsg
 	e.mu.Unlock()
 	switch {
 	case len(early) > 0:
-		e.fail("http-not-early", "%d of %d deliveries before their time; first: %s", len(early), len(early)+promoted, early[0])
+		e.fail("http-not-early", "%d of %d deliveries before their time; the earliest: %s", len(early), len(early)+promoted, worst)
 	case promoted > 0:
 		e.pass("http-not-early", "")
 	default:
