@@ -180,3 +180,21 @@ func (q *queue) info() QueueInfo {
 	}
 	return qi
 }
+
+// Release gives back the active job of delivery d without a failure (OJS
+// nack with requeue): the job becomes available at once, at the end of its
+// queue, and the attempt the fetch counted is not counted (attempt goes
+// back by one; no error entry is recorded). The checks are those of
+// [Executor.Ack]; the released delivery is stale from then on.
+func (e *Executor) Release(id string, d uint64) (Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, now, err := e.activeJob("release", id, Available, d)
+	if err != nil {
+		return Job{}, err
+	}
+	e.leases.remove(j)
+	j.attempt--
+	e.makeReady(j, now)
+	return j.snapshot(e.cfg.history), nil
+}

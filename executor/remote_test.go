@@ -103,3 +103,23 @@ func TestQueuesInfo(t *testing.T) {
 		t.Fatalf("Len after delete: %d %v", e.Len(), err)
 	}
 }
+
+func TestRelease(t *testing.T) {
+	e, _ := newFake()
+	mustEnqueue(t, e, executor.JobSpec{ID: "r", Type: "t"})
+	j, _ := e.Fetch()
+	rel, err := e.Release("r", j.Delivery)
+	if err != nil || rel.State != executor.Available || rel.Attempt != 0 || len(rel.Errors) != 0 {
+		t.Fatalf("Release: %+v %v", rel, err)
+	}
+	if _, err := e.Ack("r", j.Delivery); err == nil {
+		t.Fatal("the released delivery still acks")
+	}
+	j2, ok := e.Fetch()
+	if !ok || j2.Attempt != 1 || j2.Delivery == j.Delivery {
+		t.Fatalf("fetch after release: %+v", j2)
+	}
+	if _, err := e.Release("r", j.Delivery); !errors.Is(err, executor.ErrStaleDelivery) {
+		t.Fatalf("stale release: %v", err)
+	}
+}

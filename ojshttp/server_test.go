@@ -288,6 +288,16 @@ func TestErrors(t *testing.T) {
 	if resp.StatusCode != 400 {
 		t.Errorf("text/plain: %d", resp.StatusCode)
 	}
+	// nack with requeue gives the job back without counting the attempt.
+	rq := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "rq"}}))["id"].(string)
+	s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"rq"}})
+	if n := s.must(200, "POST", "/ojs/v1/workers/nack", map[string]any{"job_id": rq, "requeue": true,
+		"error": map[string]any{"code": "cancelled", "message": "shutting down"}}); n["state"] != "available" || n["attempt"] != 0.0 {
+		t.Fatalf("requeue: %v", n)
+	}
+	if j := job(s.must(200, "GET", "/ojs/v1/jobs/"+rq, nil)); j["errors"] != nil {
+		t.Fatalf("requeue recorded an error: %v", j)
+	}
 	// Cancel: 200 once, then 409 (terminal).
 	s.must(200, "DELETE", "/ojs/v1/jobs/"+avail, nil)
 	s.must(409, "DELETE", "/ojs/v1/jobs/"+avail, nil)

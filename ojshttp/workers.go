@@ -54,13 +54,9 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 			return 0, nil, invalid("count", "must be an integer from 1 to %d, got %s", MaxFetchCount, clip(string(req.Count)))
 		}
 	}
-	var vis time.Duration
-	if req.Visibility != nil {
-		ms, err := intField(req.Visibility)
-		if err != nil || ms < 1 || ms > maxVisibilityMS {
-			return 0, nil, invalid("visibility_timeout_ms", "must be an integer from 1 to %d, got %s", maxVisibilityMS, clip(string(req.Visibility)))
-		}
-		vis = time.Duration(ms) * time.Millisecond
+	vis, aerr := visibility(req.Visibility)
+	if aerr != nil {
+		return 0, nil, aerr
 	}
 	jobs := s.exec.FetchN(int(n), vis, req.Queues...)
 	out := make([]map[string]any, len(jobs))
@@ -76,6 +72,18 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		resp["job"] = out[0]
 	}
 	return http.StatusOK, resp, nil
+}
+
+// visibility reads an optional visibility_timeout_ms (0 when absent).
+func visibility(raw json.RawMessage) (time.Duration, *apiError) {
+	if raw == nil {
+		return 0, nil
+	}
+	ms, err := intField(raw)
+	if err != nil || ms < 1 || ms > maxVisibilityMS {
+		return 0, invalid("visibility_timeout_ms", "must be an integer from 1 to %d, got %s", maxVisibilityMS, clip(string(raw)))
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // onActive runs op on the job's latest delivery. HTTP workers name jobs by
@@ -171,9 +179,16 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return 0, nil, err
 	}
 	if req.Requeue {
-		return 0, nil, &apiError{status: http.StatusUnprocessableEntity, code: codeUnsupported,
-			message: "requeue: not supported by this server; a failure always counts as an attempt (ojs-retry)",
-			details: map[string]any{"field": "requeue"}}
+		// openapi NackRequest.requeue: give the job back without counting
+		// the attempt; no error is recorded and the policy is not asked.
+		j, aerr := s.onActive(req.JobID, func(d uint64) (executor.Job, error) { return s.exec.Release(req.JobID, d) })
+		if aerr != nil {
+			return 0, nil, aerr
+		}
+		v := s.view(j, s.store.get(j.ID))
+		s.emit("job.enqueued", j, j.EnqueuedAt, map[string]any{})
+		return http.StatusOK, map[string]any{"id": j.ID, "job_id": j.ID, "state": j.State.String(),
+			"attempt": v["attempt"], "max_attempts": v["max_attempts"], "job": v}, nil
 	}
 	if req.Error == nil {
 		return 0, nil, invalid("error", "is required: an object with code and message")
@@ -265,13 +280,9 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) (int, any, *a
 	if len(ids) > maxHeartbeatJobs {
 		return 0, nil, invalid("active_jobs", "at most %d jobs, got %d", maxHeartbeatJobs, len(ids))
 	}
-	var vis time.Duration
-	if req.Visibility != nil {
-		ms, err := intField(req.Visibility)
-		if err != nil || ms < 1 || ms > maxVisibilityMS {
-			return 0, nil, invalid("visibility_timeout_ms", "must be an integer from 1 to %d, got %s", maxVisibilityMS, clip(string(req.Visibility)))
-		}
-		vis = time.Duration(ms) * time.Millisecond
+	vis, aerr := visibility(req.Visibility)
+	if aerr != nil {
+		return 0, nil, aerr
 	}
 	extended, missed := []string{}, []string{}
 	seen := make(map[string]bool, len(ids))
