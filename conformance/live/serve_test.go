@@ -2,9 +2,11 @@ package live_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/live"
@@ -82,5 +84,31 @@ func TestPlantedFaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSlowServe: a correct server that answers every request 30ms late
+// still passes (the checker's windows widen with the round trip), and
+// the run stays bounded.
+func TestSlowServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	srv := ojshttp.New(executor.New())
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(30 * time.Millisecond)
+		srv.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	start := time.Now()
+	rep, err := live.Run(context.Background(), hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Errorf("failed or errored: %q", bad(rep))
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the run took %v", d)
 	}
 }
