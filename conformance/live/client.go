@@ -188,13 +188,14 @@ func (c *client) observe(ex *exchange, ts time.Time) {
 }
 
 // window returns the interval on the server's clock within which a request
-// sent and answered in ex was handled, or ok false before any timestamp
-// was seen.
+// sent and answered in ex was handled. Before any server timestamp was
+// seen it returns the local interval and ok false: the local clock stands
+// in for the server's.
 func (c *client) window(ex *exchange) (lo, hi time.Time, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.offSet {
-		return time.Time{}, time.Time{}, false
+		return ex.sent, ex.recv, false
 	}
 	return ex.sent.Add(c.offLo), ex.recv.Add(c.offHi), true
 }

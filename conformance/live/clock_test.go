@@ -17,8 +17,8 @@ func ex(sent, recv time.Duration) *exchange {
 // local interval shifted by that offset.
 func TestClockWindow(t *testing.T) {
 	c := &client{}
-	if _, _, ok := c.window(ex(0, 1)); ok {
-		t.Fatal("a window before any timestamp")
+	if lo, hi, ok := c.window(ex(0, 1)); ok || lo != t0 || hi != t0.Add(1) {
+		t.Fatalf("before any timestamp: [%v, %v] %v, want the local interval and false", lo, hi, ok)
 	}
 	// The server's clock runs 5s ahead; two exchanges of 2ms.
 	c.observe(ex(0, 2*time.Millisecond), t0.Add(5*time.Second+time.Millisecond))

@@ -173,9 +173,6 @@ func (e *env) judgeDelivery(f *fetched, due time.Time, record bool) {
 		return
 	}
 	lo, hi, ok := e.c.window(f.ex)
-	if !ok {
-		lo, hi = f.ex.sent, f.ex.recv
-	}
 	at := f.at
 	if at.IsZero() || at.Before(lo) || at.After(hi) {
 		at = lo.Add(hi.Sub(lo) / 2)

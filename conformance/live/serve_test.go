@@ -2,9 +2,11 @@ package live_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +112,118 @@ func TestSlowServe(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Minute {
 		t.Errorf("the run took %v", d)
+	}
+}
+
+// strip removes the named keys from every object of a JSON value.
+func strip(v any, keys ...string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range keys {
+			delete(x, k)
+		}
+		for k, y := range x {
+			x[k] = strip(y, keys...)
+		}
+	case []any:
+		for i, y := range x {
+			x[i] = strip(y, keys...)
+		}
+	}
+	return v
+}
+
+// TestServeWithoutTimestamps: a server whose answers carry no job
+// timestamps is judged on the local clock, with a warning, and a correct
+// one still passes.
+func TestServeWithoutTimestamps(t *testing.T) {
+	srv := ojshttp.New(executor.New())
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		var v any
+		body := rec.Body.Bytes()
+		if json.Unmarshal(body, &v) == nil {
+			body, _ = json.Marshal(strip(v, "created_at", "enqueued_at", "started_at", "server_time"))
+		}
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	}))
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Errorf("failed or errored: %q", bad(rep))
+	}
+	if len(rep.Warnings) == 0 || !strings.Contains(strings.Join(rep.Warnings, " "), "no timestamps") {
+		t.Errorf("warnings %q, want one about the missing timestamps", rep.Warnings)
+	}
+}
+
+// shift moves every RFC 3339 timestamp of a JSON value by d.
+func shift(v any, d time.Duration) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, y := range x {
+			x[k] = shift(y, d)
+		}
+	case []any:
+		for i, y := range x {
+			x[i] = shift(y, d)
+		}
+	case string:
+		if ts, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return ts.Add(d).Format(time.RFC3339Nano)
+		}
+	}
+	return v
+}
+
+// TestServeSkewedClock: a server whose clock is an hour ahead of the
+// checker's is judged on its own clock, and a correct one passes; one
+// whose retries are early by its own clock still fails.
+func TestServeSkewedClock(t *testing.T) {
+	for _, fault := range []ojsfault.Set{0, ojsfault.EarlyRetry} {
+		srv := ojshttp.New(executor.New())
+		ojsfault.Plant(srv, fault)
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, r)
+			var v any
+			body := rec.Body.Bytes()
+			if json.Unmarshal(body, &v) == nil {
+				body, _ = json.Marshal(shift(v, time.Hour))
+			}
+			for k, vs := range rec.Header() {
+				w.Header()[k] = vs
+			}
+			w.Header().Del("Content-Length")
+			w.WriteHeader(rec.Code)
+			w.Write(body)
+		}))
+		rep, err := live.Run(context.Background(), hs.URL)
+		hs.Close()
+		ojsfault.Plant(srv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fault == 0 && !rep.OK() {
+			t.Errorf("correct server, skewed clock: %q", bad(rep))
+		}
+		if fault != 0 {
+			failed := false
+			for _, r := range rep.Results {
+				failed = failed || r.ID == "http-not-early" && r.Status == conformance.StatusFail
+			}
+			if !failed {
+				t.Errorf("early-retry server, skewed clock: http-not-early did not fail: %q", bad(rep))
+			}
+		}
 	}
 }
