@@ -221,7 +221,10 @@ func (r *Report) writeText(w io.Writer) error {
 		ew.printf("%s\n", l)
 	}
 	for _, res := range r.filter(StatusFail) {
-		ew.printf("\nFAIL  %s  [%s §%s] %s%s\n  reason: %s\n  want:   %s\n  got:    %s\n", res.ID, res.Requirement, res.Section, res.Description, drawNote(res), res.Reason, res.Want, res.Got)
+		ew.printf("\nFAIL  %s  [%s §%s] %s%s\n  reason: %s\n", res.ID, res.Requirement, res.Section, res.Description, drawNote(res), res.Reason)
+		if len(res.Want) > 0 || len(res.Got) > 0 { // a live check's reason says both
+			ew.printf("  want:   %s\n  got:    %s\n", res.Want, res.Got)
+		}
 	}
 	for _, res := range r.Results {
 		if !res.Status.erroneous() {

@@ -24,6 +24,7 @@ var checks = []Check{
 	{"http-dead-letter", "DLQ-001", "3", "on_exhaustion dead_letter: the last FAIL answers discarded and the job is listed in the dead letter queue", []string{"class:exhaustion"}},
 	{"http-dead-letter-retry", "DLQ-003", "5", "a dead letter job retried by POST /dead-letter/:id/retry is fetchable again, with its attempt count reset", []string{"class:dead-letter-retry"}},
 	{"http-history", "RET-14", "10.1", "the job keeps its error history: one entry per failed attempt, in order, with attempt, type and message", []string{"class:error-history"}},
+	{"http-history-10", "RET-15", "10.1", "after 12 failed attempts the job keeps at least the 10 most recent error history entries (attempts 3..12)", []string{"class:error-history"}},
 	{"http-nonretryable-exact", "RET-07", "6.3", "an error type equal to a non_retryable_errors entry ends the job at its first failure", []string{"class:non-retryable"}},
 	{"http-nonretryable-prefix", "RET-18", "6.2", "\"auth.*\" matches \"auth.token_expired\": the job ends at its first failure", []string{"class:non-retryable"}},
 	{"http-prefix-boundary", "RET-18", "6.2", "\"auth.*\" matches neither \"authx\" nor \"auth\": those failures are retried", []string{"class:regex-matching"}},

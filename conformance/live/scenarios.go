@@ -26,6 +26,7 @@ var scenarios = []scenario{
 	{"exhaust-discard", []string{"http-attempts", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}, scenExhaustDiscard},
 	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-retry"}, scenDeadLetter},
 	{"jitter", []string{"http-jitter-range", "http-jitter-cap"}, scenJitter},
+	{"history-12", []string{"http-history-10"}, scenHistory12},
 	{"non-retryable", []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-nonretryable-dead-letter"}, scenNonRetryable},
 	{"handler-codes", []string{"http-code-retry", "http-code-discard", "http-code-fail", "http-code-dead-letter"}, scenCodes},
 	{"visibility-timeout", []string{"http-visibility-timeout"}, scenVisibility},
@@ -190,6 +191,55 @@ func judgeHistory(e *env, j *job, n int, t string) {
 		}
 	}
 	e.pass("http-history", "")
+}
+
+// scenHistory12 fails a job of 12 attempts 12 times, 2ms apart, and reads
+// its error history (RET-15: at least the 10 most recent entries).
+func scenHistory12(ctx context.Context, e *env) {
+	const check = "http-history-10"
+	pol := retry{max: 12, initial: 2 * ms, coef: 1, maxIv: 2 * ms}
+	q, id, err := e.start(ctx, "history", pol.wire(e))
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	for n := 1; n <= pol.max; n++ {
+		a, _, err := e.nackOK(ctx, id, e.failWith(fmt.Sprintf("external.step_%d", n), n))
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		if n == pol.max {
+			break
+		}
+		if a.State != "retryable" {
+			e.errored(fmt.Errorf("live: the FAIL of attempt %d of %d answered state %q, so the history could not be filled (see http-attempts)", n, pol.max, a.State), check)
+			return
+		}
+		next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
+		if _, err := e.await(ctx, q, id, next, 0); err != nil {
+			e.errored(err, check)
+			return
+		}
+	}
+	j, err := e.c.info(ctx, id)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	h := j.errorList()
+	if len(h) < 10 {
+		e.fail(check, "after 12 failures the job keeps %d error history entries, want at least 10", len(h))
+		return
+	}
+	for i, x := range h[len(h)-10:] {
+		att := i + 3
+		if !is(x.Attempt, att) || (e.sendsType() && x.Type != fmt.Sprintf("external.step_%d", att)) {
+			e.fail(check, "the %d-th most recent error history entry has attempt %s, type %q; want attempt %d, type external.step_%d", 10-i, intOr(x.Attempt), trunc(x.Type, 64), att, att)
+			return
+		}
+	}
+	e.pass(check, "")
 }
 
 // scenDeadLetter spends two attempts under dead_letter, then retries the
