@@ -12,8 +12,10 @@
 // random (--fail is the share of deliveries failed; a tenth of those with a
 // non-retryable type). The run then checks, for every job:
 //
-//  1. it was delivered to one worker at a time (never while another holds
-//     it: a duplicate), attempt n exactly once for each n;
+//  1. no duplicate: each attempt n delivered once, never to a second
+//     worker while the first still holds it, never after its terminal
+//     answer, and every ACK and FAIL accepted (a 409 means the delivery
+//     was not the job's active one);
 //  2. it reached exactly one terminal answer: an ACK, or a FAIL answered
 //     discarded (attempts spent, or non-retryable);
 //  3. INFO shows the matching state (completed or discarded) and attempt.
@@ -300,6 +302,12 @@ func (l *loader) work(ctx context.Context, w int) error {
 		for _, j := range a.Jobs {
 			deliveries++
 			l.deliver(w, j)
+			// The worker lets go before it answers: once the server has
+			// the answer, it may hand the job (retried) to another worker
+			// before this one hears back. A job handed out again while
+			// its answer is in flight is still caught by its attempt
+			// number, or by the terminal answer's conflict.
+			l.release(w, j.ID, "")
 			r := rng.Float64()
 			var terminal string
 			switch {
@@ -314,6 +322,10 @@ func (l *loader) work(ctx context.Context, w int) error {
 				status, err := l.call(ctx, http.MethodPost, "/workers/nack", map[string]any{
 					"job_id": j.ID, "error": map[string]any{"type": typ, "code": "handler_error", "message": "ojsload failure"},
 				}, &ans)
+				if status == http.StatusConflict || status == http.StatusNotFound {
+					l.note(j.ID, fmt.Sprintf("FAIL answered HTTP %d: the delivery was not the job's active one", status))
+					continue
+				}
 				if err != nil {
 					return fmt.Errorf("FAIL %s (HTTP %d): %w", j.ID, status, err)
 				}
@@ -321,12 +333,19 @@ func (l *loader) work(ctx context.Context, w int) error {
 					terminal = "discarded"
 				}
 			default:
-				if status, err := l.call(ctx, http.MethodPost, "/workers/ack", map[string]any{"job_id": j.ID}, nil); err != nil {
+				status, err := l.call(ctx, http.MethodPost, "/workers/ack", map[string]any{"job_id": j.ID}, nil)
+				if status == http.StatusConflict || status == http.StatusNotFound {
+					l.note(j.ID, fmt.Sprintf("ACK answered HTTP %d: the delivery was not the job's active one", status))
+					continue
+				}
+				if err != nil {
 					return fmt.Errorf("ACK %s (HTTP %d): %w", j.ID, status, err)
 				}
 				terminal = "completed"
 			}
-			l.release(w, j.ID, terminal)
+			if terminal != "" {
+				l.release(-1, j.ID, terminal)
+			}
 		}
 	}
 	return nil
@@ -340,23 +359,32 @@ func (l *loader) deliver(w int, j fetchedJob) {
 	if t == nil {
 		t = &track{holder: -1, attempts: map[int]bool{}}
 		l.jobs[j.ID] = t
-		t.duplicates = append(t.duplicates, "fetched, but never pushed by this run")
+		t.duplicates = append(t.duplicates, "duplicate: fetched, but never pushed by this run")
 	}
 	if t.holder >= 0 {
-		t.duplicates = append(t.duplicates, fmt.Sprintf("delivered to worker %d while worker %d held it", w, t.holder))
+		t.duplicates = append(t.duplicates, fmt.Sprintf("duplicate: delivered to worker %d while worker %d held it", w, t.holder))
 	}
 	if t.terminal > 0 {
-		t.duplicates = append(t.duplicates, "delivered again after its terminal answer")
+		t.duplicates = append(t.duplicates, "duplicate: delivered again after its terminal answer")
 	}
 	att := len(t.attempts) + 1
 	if j.Attempt != nil && l.checkAt {
 		att = *j.Attempt
 	}
 	if t.attempts[att] {
-		t.duplicates = append(t.duplicates, fmt.Sprintf("attempt %d delivered twice", att))
+		t.duplicates = append(t.duplicates, fmt.Sprintf("duplicate: attempt %d delivered twice", att))
 	}
 	t.attempts[att] = true
 	t.holder = w
+}
+
+// note records a problem of job id.
+func (l *loader) note(id, problem string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t := l.jobs[id]; t != nil && len(t.duplicates) < 10 {
+		t.duplicates = append(t.duplicates, problem)
+	}
 }
 
 // release records the end of worker w's delivery of id.
@@ -403,7 +431,7 @@ func (l *loader) verify(ctx context.Context, ids []string, workers int) []string
 				t := *l.jobs[id]
 				l.mu.Unlock()
 				for _, d := range t.duplicates {
-					add(id + ": duplicate: " + d)
+					add(id + ": " + d)
 				}
 				switch {
 				case t.terminal == 0:
