@@ -16,7 +16,7 @@ func ExampleChecks() {
 	// http-attempts          RET-01
 	// http-next-attempt-at   RET-14
 	// http-cap               RET-04
-	// http-jitter-range      RET-05
-	// http-jitter-cap        RET-06
-	// http-not-early         RET-11
+	// http-cap-before-jitter RET-04
+	// http-max-attempts-one  RET-01
+	// http-partial-policy    RET-10
 }

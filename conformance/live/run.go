@@ -198,6 +198,11 @@ func (k Check) level() string {
 	if strings.HasPrefix(k.Requirement, "RK-") {
 		return "RK"
 	}
+	for _, f := range k.Flags {
+		if strings.HasPrefix(f, "should:") {
+			return "SHOULD"
+		}
+	}
 	return "MUST"
 }
 

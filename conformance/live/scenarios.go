@@ -27,6 +27,9 @@ var scenarios = []scenario{
 	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-retry"}, scenDeadLetter},
 	{"jitter", []string{"http-jitter-range", "http-jitter-cap"}, scenJitter},
 	{"history-12", []string{"http-history-10"}, scenHistory12},
+	{"cap-before-jitter", []string{"http-cap-before-jitter"}, scenCapBeforeJitter},
+	{"max-attempts-one", []string{"http-max-attempts-one"}, scenMaxAttemptsOne},
+	{"partial-policy", []string{"http-partial-policy"}, scenPartial},
 	{"non-retryable", []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-nonretryable-dead-letter"}, scenNonRetryable},
 	{"handler-codes", []string{"http-code-retry", "http-code-discard", "http-code-fail", "http-code-dead-letter"}, scenCodes},
 	{"visibility-timeout", []string{"http-visibility-timeout"}, scenVisibility},
@@ -191,6 +194,141 @@ func judgeHistory(e *env, j *job, n int, t string) {
 		}
 	}
 	e.pass("http-history", "")
+}
+
+// scenCapBeforeJitter fails jitterJobs jobs twice under initial 20ms,
+// coefficient 4, max_interval 40ms, jitter on: after attempt 2 the raw
+// delay is 80ms, capped to 40ms, jittered to [20ms, 40ms]. A server that
+// caps only after jitter gives min(80ms·m, 40ms) = 40ms every time; with
+// the right order, all 16 delays within a millisecond of 40ms have a
+// chance of 20^-16.
+func scenCapBeforeJitter(ctx context.Context, e *env) {
+	const check = "http-cap-before-jitter"
+	pol := retry{max: 3, initial: 20 * ms, coef: 4, maxIv: 40 * ms, jitter: true}
+	var (
+		wg            sync.WaitGroup
+		mu            sync.Mutex
+		below, narrow int
+	)
+	sem := make(chan struct{}, 8)
+	for i := 0; i < jitterJobs; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			q, id, err := e.start(ctx, "capjitter", pol.wire(e))
+			if err != nil {
+				e.errored(err, check)
+				return
+			}
+			a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+			if err != nil {
+				e.errored(err, check)
+				return
+			}
+			if bad := e.retried(ex, a, 1, pol); bad != "" {
+				e.fail(check, "after attempt 1: %s", bad)
+				return
+			}
+			next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
+			if _, err := e.await(ctx, q, id, next, 0); err != nil {
+				e.errored(err, check)
+				return
+			}
+			a, ex, err = e.nackOK(ctx, id, e.failWith("external.timeout", 2))
+			if err != nil {
+				e.errored(err, check)
+				return
+			}
+			if a.State != "retryable" || !is(a.Attempt, 2) {
+				e.fail(check, "the FAIL of attempt 2 of 3 answered state %q, attempt %s; want retryable, 2", a.State, intOr(a.Attempt))
+				return
+			}
+			// Up to 1.5·max_interval is left to http-jitter-cap (the cap
+			// after jitter); this check looks only at the cap before it.
+			bad, next := e.judgeDelay(ex, a, pol.maxIv/2, pol.maxIv*3/2)
+			if bad != "" {
+				e.fail(check, "after attempt 2: %s", bad)
+				return
+			}
+			dlo, dhi := e.delayRange(ex, next)
+			mu.Lock()
+			if dhi < pol.maxIv-resolution {
+				below++
+			}
+			if dhi-dlo <= 2*ms {
+				narrow++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	switch {
+	case below > 0:
+		e.pass(check, "")
+	case narrow >= jitterJobs/2:
+		e.fail(check, "all %d delays after attempt 2 (raw 80ms, max_interval 40ms, jitter on) are max_interval: the cap comes only after jitter", jitterJobs)
+	default:
+		e.pass(check, fmt.Sprintf("the cap before jitter could not be seen: only %d of %d delays were timed within 2ms (slow round trips)", narrow, jitterJobs))
+	}
+}
+
+// scenMaxAttemptsOne fails a job of max_attempts 1 and one of 0 once.
+func scenMaxAttemptsOne(ctx context.Context, e *env) {
+	const check = "http-max-attempts-one"
+	for _, max := range []int{1, 0} {
+		pol := retry{max: max, initial: 20 * ms, coef: 2, maxIv: time.Second}
+		q := e.queue("max-one")
+		id, status, err := e.c.pushStatus(ctx, q, "retrykit.live.max-one", pol.wire(e))
+		switch {
+		case err != nil:
+			e.errored(err, check)
+			return
+		case id == "":
+			e.fail(check, "PUSH of a policy with max_attempts %d answered HTTP %d; the spec allows it", max, status)
+			return
+		}
+		if _, err := e.await(ctx, q, id, time.Time{}, 0); err != nil {
+			e.errored(err, check)
+			return
+		}
+		a, _, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		if a.State != "discarded" || !is(a.Attempt, 1) {
+			e.fail(check, "max_attempts %d: the first FAIL answered state %q, attempt %s; want discarded, 1", max, a.State, intOr(a.Attempt))
+			return
+		}
+	}
+	e.pass(check, "")
+}
+
+// scenPartial fails a job whose policy gives only max_attempts 2.
+func scenPartial(ctx context.Context, e *env) {
+	const check = "http-partial-policy"
+	_, id, err := e.start(ctx, "partial", map[string]any{"max_attempts": 2})
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	def := retry{max: 2, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}
+	if bad := e.retried(ex, a, 1, def); bad != "" {
+		e.fail(check, "{max_attempts: 2}, attempt 1: %s (the defaults: PT1S, jitter)", bad)
+		return
+	}
+	if !is(a.MaxAttempts, 2) {
+		e.fail(check, "{max_attempts: 2}: the FAIL answer has max_attempts %s", intOr(a.MaxAttempts))
+		return
+	}
+	e.pass(check, "") // the job is left retryable on its own queue
 }
 
 // scenHistory12 fails a job of 12 attempts 12 times, 2ms apart, and reads
@@ -404,8 +542,10 @@ var nonRetryableCases = []struct {
 }{
 	{"http-nonretryable-exact", []string{"validation.payload_invalid"}, "validation.payload_invalid", false, false},
 	{"http-nonretryable-prefix", []string{"auth.*"}, "auth.token_expired", false, false},
+	{"http-nonretryable-prefix", []string{"auth.*"}, "auth.token.revoked", false, false},
 	{"http-prefix-boundary", []string{"auth.*"}, "authx", true, false},
 	{"http-prefix-boundary", []string{"auth.*"}, "auth", true, false},
+	{"http-prefix-boundary", []string{"auth.*"}, "external.auth.failure", true, false},
 	{"http-exact-literal", []string{"a.b"}, "axb", true, false},
 	{"http-nonretryable-dead-letter", []string{"auth.*"}, "auth.revoked", false, true},
 }
@@ -624,7 +764,7 @@ func scenVisibility(ctx context.Context, e *env) {
 
 // beatVisibility is the reservation the heartbeat scenario extends, every
 // beatVisibility/8.
-const beatVisibility = 400 * ms
+const beatVisibility = time.Second
 
 // errStalled reports that the checker itself paused for longer than a
 // check can tolerate (an overloaded machine), so the check is retried.
