@@ -227,3 +227,29 @@ func TestServeSkewedClock(t *testing.T) {
 		}
 	}
 }
+
+// TestSelection: --spec-only keeps the MUST checks alone, WithIDs the
+// named ones, and WithHandlerCodes(false) reports the codes as not run.
+func TestSelection(t *testing.T) {
+	hs := httptest.NewServer(ojshttp.New(executor.New()))
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL, live.WithSpecOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		if r.Level != "MUST" {
+			t.Errorf("spec-only run has %s at level %s", r.ID, r.Level)
+		}
+	}
+	if !rep.SpecOnly || rep.NotSelected == 0 || !rep.OK() {
+		t.Errorf("spec-only: %+v, not selected %d, failures %q", rep.Totals, rep.NotSelected, bad(rep))
+	}
+	rep, err = live.Run(context.Background(), hs.URL, live.WithIDs("http-exact-literal", "http-code-fail"), live.WithHandlerCodes(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].ID != "http-exact-literal" || len(rep.NotRun) != 1 || rep.NotRun[0].ID != "http-code-fail" {
+		t.Errorf("results %+v, not run %+v", rep.Results, rep.NotRun)
+	}
+}
