@@ -57,7 +57,8 @@
 //     which a code can lead to but is not.
 //   - [Wrap] attaches a type and a code to a Go error as an [*Error];
 //     [Classify] (and its shorthand [Type]) reads them back from anywhere in
-//     an error tree.
+//     an error tree; [Find] returns the *Error itself. The walk is bounded
+//     ([MaxUnwrapDepth], [MaxUnwrapErrors]), so a cyclic tree cannot hang it.
 //
 // # Non-goals
 //

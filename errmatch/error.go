@@ -1,7 +1,5 @@
 package errmatch
 
-import "errors"
-
 // Error attaches an OJS error type and a handler response code to an
 // ordinary Go error, so that a job runtime can classify what a handler
 // returned (see [Classify]).
@@ -58,14 +56,74 @@ func Wrap(err error, errType string, code Code) error {
 	return &Error{Type: errType, Code: code, Err: err}
 }
 
+// MaxUnwrapDepth and MaxUnwrapErrors bound the walk of an error tree by
+// [Classify] and [Find]: errors more than MaxUnwrapDepth Unwrap steps below
+// the root are not looked at, and the walk stops after MaxUnwrapErrors
+// errors. An Unwrap method that returns its own receiver, or any cycle of
+// errors, thus costs at most MaxUnwrapErrors steps instead of a hang, and
+// a tree that grows exponentially (an Unwrap() []error that repeats its
+// children) is cut at the same count. Real error chains are a handful of
+// errors deep.
+const (
+	MaxUnwrapDepth  = 100
+	MaxUnwrapErrors = 1000
+)
+
+// Find returns the first [*Error] in err's tree, in the order [errors.As]
+// uses (the error itself, then depth first through Unwrap() error and
+// Unwrap() []error, honouring As(any) bool methods), or nil when there is
+// none, err is nil, or the *Error found is nil. Unlike errors.As the walk
+// is bounded ([MaxUnwrapDepth], [MaxUnwrapErrors]), so a cyclic tree
+// returns instead of looping forever.
+func Find(err error) *Error {
+	budget := MaxUnwrapErrors
+	return find(err, 0, &budget)
+}
+
+func find(err error, depth int, budget *int) *Error {
+	for err != nil && depth <= MaxUnwrapDepth && *budget > 0 {
+		*budget--
+		if e, ok := err.(*Error); ok {
+			return e
+		}
+		if x, ok := err.(interface{ As(any) bool }); ok {
+			var e *Error
+			if x.As(&e) {
+				return e
+			}
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+			depth++
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				if e := find(c, depth+1, budget); e != nil {
+					return e
+				}
+				if *budget <= 0 {
+					break
+				}
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
 // Classify finds the first [*Error] in err's tree (the one [errors.As] would
-// find) and returns its type and code, with ok true. An empty code is
-// reported as [CodeRetry]; any other code is returned as stored, unvalidated.
-// When err is nil or holds no *Error, Classify returns "", CodeRetry, false:
-// a plain error is an untyped failure that follows the normal retry policy.
+// find, see [Find]) and returns its type and code, with ok true. An empty
+// code is reported as [CodeRetry]; any other code is returned as stored,
+// unvalidated. When err is nil or holds no *Error, Classify returns "",
+// CodeRetry, false: a plain error is an untyped failure that follows the
+// normal retry policy. The walk is bounded by [MaxUnwrapDepth] and
+// [MaxUnwrapErrors], so an error whose Unwrap returns itself, or any cycle,
+// is classified in bounded time (as untyped if no *Error was reached).
 func Classify(err error) (errType string, code Code, ok bool) {
-	var e *Error
-	if err == nil || !errors.As(err, &e) || e == nil {
+	e := Find(err)
+	if e == nil {
 		return "", CodeRetry, false
 	}
 	code = e.Code

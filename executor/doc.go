@@ -1,155 +1,131 @@
-// Package executor is retrykit's reference in-memory job executor: the OJS
-// job lifecycle (ojs-core §6) with the OJS retry rules (ojs-retry §7–§10)
-// and dead-letter retention (ojs-dead-letter §5–§8) applied over a job's
-// whole life, deterministically and fast.
-//
-// It is what the scenario vectors in testdata/scenarios are checked against,
-// what queue authors can read to see the rules applied, and a broker
-// stand-in for tests.
+// Package executor is an in-memory job executor that applies the OJS job
+// lifecycle and retry rules over a job's whole life, deterministically: a
+// broker stand-in for tests, a small job runner, and the reference the
+// scenario vectors in testdata/scenarios are checked against.
 //
 // # Model
 //
-// An [Executor] holds jobs in memory. Each job is in exactly one of the
-// eight OJS states ([State]) and moves only along the transition table of
-// ojs-core §6.3; an operation that would need another transition returns a
-// [*TransitionError] naming both states (errors.Is [ErrInvalidTransition]).
-// Dead letter is a flag on discarded jobs ([Job.DeadLetter]), set by
-// on_exhaustion "dead_letter" or the handler code DEAD_LETTER, and cleared
-// by a manual [Executor.Retry].
+// An [Executor] holds jobs in named queues. A job is enqueued, fetched
+// (claimed for one attempt, under a reservation that expires), and then
+// acknowledged, failed or cancelled. A failure asks the job's retry policy
+// (package policy) what to do: retry after a backoff delay, discard, or
+// dead-letter. Each job is in one of eight states ([State]): scheduled,
+// pending, available, active, retryable, and the terminal completed,
+// cancelled and discarded; a dead letter is a discarded job with
+// [Job.DeadLetter] set. Operations return [Job] snapshots.
 //
-// Time comes from an injectable [Clock] ([RealClock] or [FakeClock]) and
-// jitter from an injectable backoff.Source ([WithRand]). Nothing runs in the
-// background: every operation first reads the clock once and applies, in
-// due-time order, everything that became due up to that instant:
+// Nothing runs in the background. Every operation reads the injected
+// [Clock] once and first applies what became due by then: scheduled jobs
+// and ended backoffs become available, expired reservations fail their
+// attempt, retention deletes old finished jobs. A [FakeClock] therefore
+// makes every test exact; [RealClock] is for production.
 //
-//  1. a scheduled job whose scheduled_at ≤ now becomes available, with
-//     enqueued_at = scheduled_at;
-//  2. a retryable job whose next_retry_at ≤ now becomes available, with
-//     enqueued_at = next_retry_at — never before (RET-11);
-//  3. an active job whose reservation deadline ≤ now has failed its attempt
-//     at the deadline (RET-12, see below);
-//  4. finished jobs beyond the retention limits are pruned.
+// # Entry points
 //
-// A reservation is therefore valid while now < deadline: an Ack, Fail or
-// Heartbeat at or after the deadline finds the job no longer active.
+// Driving the executor by hand (tests, a broker stand-in; see Example):
 //
-// # Deliveries
+//   - [New] with options ([WithClock], [WithRand], [WithRetention], ...);
+//   - [Executor.Enqueue] a [JobSpec]; [Executor.Fetch] the oldest
+//     available job of the first listed queue; answer with [Executor.Ack],
+//     [Executor.Fail] (a [Failure]) or [Executor.Heartbeat], giving the
+//     fetch's [Job.Delivery];
+//   - [Executor.Cancel], [Executor.Retry] (a discarded job),
+//     [Executor.Delete], [Executor.PauseQueue], [Executor.Get],
+//     [Executor.List] and [Executor.Count].
 //
-// Every Fetch is a new delivery of the job, numbered by the executor and
-// never handed out again, not even after a manual [Executor.Retry]
-// ([Job.Delivery]). Ack, Fail and Heartbeat take the delivery they answer
-// for; one naming an earlier delivery of a job that was fetched again (its
-// reservation expired and another consumer, or a retried run, holds it
-// now) returns an error wrapping [ErrStaleDelivery] and changes nothing —
-// the receipt-handle rule of queues such as SQS. The checks come in this
-// order: unknown id ([ErrNotFound]), stale delivery, job no longer active
-// (*TransitionError).
+// Worker mode (Go handlers on the real clock; see ExampleWorker and the
+// README's executor quick start):
 //
-// # Operations
+//   - [NewWorker] with [WithConcurrency] per queue ("default" is always
+//     served unless set to 0), [Worker.Handle] per job type, [Worker.Start];
+//   - [Worker.WaitIdle] waits until every job of the served queues has
+//     finished, retries included; [Worker.Stop] drains in-flight handlers.
 //
-// [Executor.Enqueue] (PUSH; validates the retry policy now, RET-16),
-// [Executor.Fetch] (claims the oldest available job of the first listed
-// unpaused queue that has one, or of [DefaultQueue] when none is listed:
-// attempt+1, a new delivery, reservation until now + visibility timeout),
-// [Executor.Ack], [Executor.Fail], [Executor.Heartbeat] (reservation := now
-// + visibility timeout, RET-13), [Executor.Cancel], [Executor.Activate],
-// [Executor.PauseQueue] / [Executor.ResumeQueue], [Executor.Retry] (manual
-// retry from discarded), [Executor.Delete] (a finished job), [Executor.Get],
-// [Executor.List] and [Executor.Count]; [Executor.Tick] and
-// [Executor.NextDue] drive a fake clock. Operations return [Job]
-// snapshots.
+// A handler returns nil (ack) or an error (fail; attach an OJS error type
+// and code with errmatch.Wrap). Panics are recovered and recorded.
 //
-// # Failures and decisions
+// # Rules
 //
-// Fail records an [ErrorEntry] (attempt, type, message, code — "RETRY" when
-// none was given —, time, details) and asks the job's policy.Policy what to
-// do (policy.Policy.Decide): DISCARD and FAIL discard, DEAD_LETTER
-// dead-letters, a non_retryable_errors match or attempt ≥ max(max_attempts,
-// 1) applies on_exhaustion, and otherwise the job is retryable until
-// next_retry_at = now + the backoff delay of that attempt. A job keeps its
-// most recent [WithErrorHistory] entries (default 20, at least 10, RET-15).
+// Fetch claims a job: attempt+1, a new delivery number that is never handed
+// out again, and a reservation until now + the visibility timeout. Ack,
+// Fail and Heartbeat name the delivery they answer for: one naming an
+// earlier delivery returns an error wrapping [ErrStaleDelivery] and changes
+// nothing (the receipt-handle rule of queues such as SQS). The checks come
+// in this order: unknown id ([ErrNotFound]), stale delivery, job no longer
+// active ([*TransitionError], errors.Is [ErrInvalidTransition]).
+//
+// Fail records an [ErrorEntry] and applies the policy
+// (policy.Policy.Decide): a handler code DISCARD or FAIL discards and
+// DEAD_LETTER dead-letters; a non_retryable_errors match or attempt ≥
+// max(max_attempts, 1) applies on_exhaustion; otherwise the job is
+// retryable until now + the backoff delay. A job keeps its most recent
+// [WithErrorHistory] entries (default 20).
+//
+// What became due is applied in due-time order, with these times:
+//
+//  1. a scheduled job becomes available at its scheduled_at;
+//  2. a retryable job becomes available at its next_retry_at, never before;
+//  3. an active job whose reservation deadline ≤ now failed its attempt at
+//     the deadline, so a reservation is valid while now < deadline;
+//  4. finished jobs beyond the retention limits are deleted (the
+//     [Observer] sees Pruned).
+//
+// # Limits
+//
+// Every input and every structure is bounded, so that hostile callers
+// cost bounded time and memory:
+//
+//   - job id, type and queue at most 255 bytes of valid UTF-8
+//     ([MaxIDLen], [MaxTypeLen], [MaxQueueLen]), args at most
+//     [MaxArgsSize] bytes of JSON, a failure's type at most
+//     [MaxFailureTypeLen] bytes and details at most [MaxDetailsSize];
+//     anything else is refused with [ErrInvalidJob] naming the field
+//     (RK-46). A failure's message is never refused: it is cut to
+//     [MaxMessageLen] bytes of valid UTF-8.
+//   - Finished jobs: 24 hours and 10000 per queue and state
+//     ([WithFinishedRetention]), and 100000 over all queues
+//     ([WithFinishedRetentionTotal], RK-86); dead letters: P180D and 10000
+//     ([WithRetention]).
+//   - A queue's record, and an interned job type, exist only while a job
+//     (or a parked worker goroutine) needs them; at most
+//     [MaxPausedQueues] queues are paused at once (RK-85).
 //
 // # Decisions where the specs leave room
 //
-//   - Visibility timeout. ojs-core §6.3 lists "active → available" on
-//     timeout, while ojs-retry §9.2 (RET-12) says a timeout is a failed
-//     attempt that follows the retry policy. The executor follows RET-12:
-//     the expired attempt (already counted when it was fetched) fails at the
-//     deadline with an entry of type [TimeoutErrorType] and code RETRY, and
-//     goes through the table's FAIL transitions: retryable until deadline +
-//     backoff delay, or discarded / dead-lettered when exhausted. The
-//     timeout is never matched against non_retryable_errors. The table's
-//     "active → available" pair is allowed by [Allowed] but never taken.
+// The lifecycle is ojs-core §6 (transition table §6.3), the retry rules
+// ojs-retry §7–§10, retention ojs-dead-letter §5–§8. Where they disagree
+// or are silent:
+//
+//   - Visibility timeout: ojs-core §6.3 lists "active → available", ojs-retry
+//     §9.2 (RET-12) a failed attempt under the retry policy. The executor
+//     follows RET-12: the attempt fails at the deadline with an entry of
+//     type [TimeoutErrorType], code RETRY, never matched against
+//     non_retryable_errors. The table's "active → available" row is
+//     accepted by the transition check but never taken.
 //   - Cancel of a terminal job is a no-op without error (ojs-core §7.6
-//     idempotence), not a *TransitionError.
-//   - Manual retry keeps the error history (ojs-dead-letter §6.1) although
-//     ojs-core §6.3 says "clear errors"; attempt is reset to 0 and the job
-//     leaves the dead letter set. Any discarded job can be retried, not only
-//     dead-lettered ones. An optional policy override replaces the policy.
-//   - Retention: a dead-lettered job is pruned once it has been
-//     dead-lettered for strictly longer than max age (default P180D), and
-//     the oldest go first while the executor holds more than max count
-//     (default 10000) over all queues ([WithRetention]). Completed,
-//     cancelled and plainly discarded jobs have their own limits, 24 hours
-//     and 10000 per queue and state by default ([WithFinishedRetention]), so
-//     an executor that runs forever holds a bounded number of jobs. Pruned
-//     jobs are deleted (Get returns [ErrNotFound]); the observer sees
-//     Pruned.
-//   - A reservation whose deadline would pass the last representable
-//     instant (2262) ends there and never expires: a lease never ends at
-//     its start.
-//   - Error history: every job keeps its most recent [WithErrorHistory]
-//     entries, dead-lettered or not, although ojs-dead-letter §4.1 asks
-//     for the full history of a dead letter: memory per job stays bounded.
-//   - A job may not be both pending and scheduled; Activate makes a pending
-//     job available at once.
-//   - Observer callbacks run synchronously under the executor's lock.
-//   - Caller data is bounded (RK-46): job id, type and queue at most 255
-//     bytes of valid UTF-8 ([MaxIDLen], [MaxTypeLen], [MaxQueueLen]), args
-//     at most [MaxArgsSize] bytes of valid JSON, a failure's type at most
-//     [MaxFailureTypeLen] bytes and its details at most [MaxDetailsSize]
-//     bytes of valid JSON. Anything else is refused with [ErrInvalidJob],
-//     naming the field and the limit, before the executor's lock is taken.
-//     A failure's message is never refused: it is cut to [MaxMessageLen]
-//     bytes. In worker mode an over-long or invalid error type from a
-//     handler is recorded as [HandlerErrorType].
-//
-// # Worker mode
-//
-// [NewWorker] runs Go [Handler] functions, registered by job type, on the
-// real clock with per-queue concurrency ([WithConcurrency]; an invalid value
-// makes [Worker.Start] fail with [ErrInvalidWorkerConfig]); see [Worker] for how handler
-// errors are classified (errmatch.Classify), how panics are recorded and how
-// Stop drains in-flight jobs. Handlers answer with their delivery, so a
-// late result never reaches a later run; an idle goroutine is woken only
-// by a job it can take (one per job); a cancelled job's handler sees its
-// context cancelled at once; heartbeats stop when the run ends — however it
-// ends — and when Stop's deadline passes, so the job of a handler that
-// ignores its context is retried after its reservation expires.
+//     idempotence).
+//   - A manual retry keeps the error history (ojs-dead-letter §6.1) although
+//     ojs-core §6.3 says "clear errors"; attempt is reset to 0. Any
+//     discarded job can be retried, with an optional policy override.
+//   - Error history is bounded for dead letters too, although
+//     ojs-dead-letter §4.1 asks for the full history.
+//   - A reservation whose deadline would pass the year 2262 ends there and
+//     never expires.
+//   - A job may not be both pending and scheduled.
+//   - Observer callbacks run synchronously under the executor's lock; a
+//     panic in one is recovered.
 //
 // # Performance
 //
-// Jobs are compact records (times as int64 nanoseconds; interned type and
-// queue; shared *policy.Policy — the default policy and identical policy
-// texts are parsed once), about 300 bytes per idle job. Each queue has a
-// FIFO of available jobs and a list of its jobs per state, so List and
-// Count visit only what they select. Scheduled jobs and backoffs wait in
-// one timer heap; reservations of active jobs in a second one, with an
-// index of the active jobs by id. So Fetch costs O(1) plus O(log n) per job
-// that became due, and Fetch, Ack, Fail and Heartbeat touch only the
-// in-flight jobs: their cost does not grow with the number of scheduled,
-// retryable or finished jobs. Error histories are shared with snapshots
-// without copying. docs/benchmarks.md ("Executor under load") has the
-// numbers.
-//
-// # Clocks
-//
-// [RealClock] is the wall-clock time of program start plus the time
-// elapsed on the monotonic clock, so stepping the system clock moves no
-// reservation and no backoff. [FakeClock] moves only when told to.
+// Jobs are compact records (about 300 bytes when idle) sharing interned
+// types and parsed policies. Each queue keeps its jobs in one list per
+// state (the available list is its FIFO), timers and reservations wait in
+// two heaps, so Fetch, Ack, Fail and Heartbeat cost O(1) plus O(log n) per
+// job that became due, whatever the number of scheduled or finished jobs.
+// docs/benchmarks.md ("Executor under load") has the numbers.
 //
 // # Non-goals
 //
 // Persistence, priorities, unique jobs, workflows, per-queue retention
-// settings and automatic dead-letter replay are out of scope.
+// settings and automatic dead-letter replay.
 package executor

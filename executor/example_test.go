@@ -138,3 +138,46 @@ func ExampleWithFinishedRetention() {
 	// true 2
 	// <nil> 1
 }
+
+// WaitIdle returns once every job of the worker's queues has finished,
+// retries included: here a job that fails once and is retried after its
+// backoff (50 ms, no jitter).
+func ExampleWorker_WaitIdle() {
+	e := executor.New()
+	w := executor.NewWorker(e)
+	w.Handle("sync", func(ctx context.Context, j executor.Job) error {
+		if j.Attempt == 1 {
+			return errors.New("remote busy")
+		}
+		return nil
+	})
+	w.Start()
+	e.Enqueue(executor.JobSpec{ID: "s", Type: "sync", Retry: []byte(`{"initial_interval": "PT0.05S", "jitter": false}`)})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fmt.Println(w.WaitIdle(ctx))
+	j, _ := e.Get("s")
+	fmt.Println(j.State, "after", j.Attempt, "attempts:", j.Errors[0].Message)
+	fmt.Println(w.Stop(ctx))
+	// Output:
+	// <nil>
+	// completed after 2 attempts: remote busy
+	// <nil>
+}
+
+// A paused queue keeps its jobs until it is resumed; Fetch skips it.
+func ExampleExecutor_PauseQueue() {
+	e := executor.New(executor.WithClock(executor.NewFakeClock(start)))
+	e.Enqueue(executor.JobSpec{ID: "a", Type: "t", Queue: "emails"})
+	fmt.Println(e.PauseQueue("emails"))
+	_, ok := e.Fetch("emails")
+	fmt.Println("fetched while paused:", ok)
+	e.ResumeQueue("emails")
+	j, ok := e.Fetch("emails")
+	fmt.Println("fetched after resume:", j.ID, ok)
+	// Output:
+	// <nil>
+	// fetched while paused: false
+	// fetched after resume: a true
+}

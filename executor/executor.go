@@ -35,9 +35,12 @@ type Executor struct {
 	cfg config
 	now func() int64
 
-	jobs     map[string]*job
-	queues   map[string]*queue
-	types    map[string]string // interned job types
+	jobs   map[string]*job
+	queues map[string]*queue
+	types  map[string]*typeRef // interned job types, with their job counts
+	// paused holds the names of the paused queues (at most
+	// MaxPausedQueues), queue record or not.
+	paused   map[string]struct{}
 	policies map[string]*policy.Policy
 	defPol   *policy.Policy
 	// timers holds scheduled and retryable jobs by due time; leases holds
@@ -60,6 +63,13 @@ type Executor struct {
 	pruned     int64
 	deleted    int64
 	parks      int64 // worker goroutines parked so far (test seam)
+
+	// peaks are the largest sizes of the maps since they were last
+	// rebuilt (see shrink).
+	peaks struct{ jobs, queues, types int }
+
+	// waiters are the WaitIdle calls in progress (see idle.go).
+	waiters []*idleWaiter
 
 	// keepers are the workers' timekeepers waiting for the next due time
 	// (see wake.go).
@@ -84,7 +94,8 @@ func New(opts ...Option) *Executor {
 		cfg:      cfg,
 		jobs:     make(map[string]*job),
 		queues:   make(map[string]*queue),
-		types:    make(map[string]string),
+		types:    make(map[string]*typeRef),
+		paused:   make(map[string]struct{}),
 		policies: make(map[string]*policy.Policy),
 		active:   make(map[string]*job),
 		defPol:   policy.Default(),
@@ -119,18 +130,70 @@ func (e *Executor) queue(name string) *queue {
 	}
 	q := e.queues[name]
 	if q == nil {
-		q = &queue{name: name}
+		_, paused := e.paused[name]
+		q = &queue{name: name, paused: paused}
 		e.queues[name] = q
+		e.peaks.queues = max(e.peaks.queues, len(e.queues))
 	}
 	return q
 }
 
-func (e *Executor) intern(typ string) string {
-	if s, ok := e.types[typ]; ok {
-		return s
+// release deletes q's record once it holds nothing (no job, no parked
+// goroutine). Its pause flag lives on in e.paused.
+func (e *Executor) release(q *queue) {
+	if !q.held() && e.queues[q.name] == q {
+		delete(e.queues, q.name)
+		e.queues = shrink(e.queues, &e.peaks.queues)
 	}
-	e.types[typ] = typ
-	return typ
+}
+
+// intern returns the executor's copy of typ and counts one more job of
+// it; unintern undoes that when the job goes, and forgets a type with no
+// job left.
+func (e *Executor) intern(typ string) string {
+	t := e.types[typ]
+	if t == nil {
+		t = &typeRef{name: typ}
+		e.types[typ] = t
+		e.peaks.types = max(e.peaks.types, len(e.types))
+	}
+	t.jobs++
+	return t.name
+}
+
+func (e *Executor) unintern(typ string) {
+	if t := e.types[typ]; t != nil {
+		if t.jobs--; t.jobs <= 0 {
+			delete(e.types, typ)
+			e.types = shrink(e.types, &e.peaks.types)
+		}
+	}
+}
+
+// shrinkMin is the smallest peak size at which shrink rebuilds a map.
+const shrinkMin = 1024
+
+// shrink returns m, or a copy of it when it holds under an eighth of its
+// peak size (and the peak was at least shrinkMin): a Go map keeps the
+// memory of its largest size, so without this the maps of jobs, queues and
+// types would keep a burst's memory for ever. The copy costs O(len(m)),
+// paid for by the 7/8 of the peak's deletions since the last rebuild.
+func shrink[K comparable, V any](m map[K]V, peak *int) map[K]V {
+	if *peak < shrinkMin || len(m) >= *peak/8 {
+		return m
+	}
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	*peak = len(c)
+	return c
+}
+
+// typeRef is an interned job type and the number of jobs of that type.
+type typeRef struct {
+	name string
+	jobs int
 }
 
 // resolvePolicy parses raw (with a cache, so identical texts share one
@@ -190,16 +253,18 @@ func (e *Executor) move(j *job, to State) {
 	case to == Active:
 		e.active[j.id] = j
 	}
+	if len(e.waiters) > 0 && open(from) && !open(to) && !j.q.busy() {
+		e.wakeIdle()
+	}
 	if e.onTransition != nil {
 		e.onTransition(j.id, from, to)
 	}
 }
 
 func (e *Executor) makeReady(j *job, at int64) {
-	e.move(j, Available)
+	e.move(j, Available) // the tail of the queue's ready FIFO
 	j.enqueued = at
 	j.started = never
-	j.q.ready.push(j)
 	e.wakeOne(j.q)
 }
 
@@ -377,6 +442,7 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 		started: never, finished: never, vis: int64(vis), hidx: -1,
 	}
 	e.jobs[id] = j
+	e.peaks.jobs = max(e.peaks.jobs, len(e.jobs))
 	e.enqueued++
 	switch {
 	case spec.Pending:
@@ -413,7 +479,7 @@ func (e *Executor) Fetch(queues ...string) (j Job, ok bool) {
 		if q == nil || q.paused {
 			continue
 		}
-		if jb := q.ready.pop(); jb != nil {
+		if jb := q.next(); jb != nil {
 			e.claim(jb, now)
 			return jb.snapshot(e.cfg.history), true
 		}
@@ -628,35 +694,77 @@ func (e *Executor) Retry(id string, override *policy.Policy) (Job, error) {
 	return j.snapshot(e.cfg.history), nil
 }
 
-// PauseQueue stops Fetch from claiming jobs of the queue. Jobs still become
-// available on time, and reservations still expire. Pausing a paused queue
-// does nothing, and so does pausing a name no job can have (over
-// [MaxQueueLen] bytes or not valid UTF-8): nothing is stored for it.
-func (e *Executor) PauseQueue(name string) {
-	if checkName(name, MaxQueueLen, "") != "" {
-		return
+// MaxPausedQueues is the largest number of queues paused at once (RK-85).
+// A paused queue's flag is kept whether or not the queue holds jobs, so the
+// bound keeps a caller pausing ever new names from growing memory without
+// end: PauseQueue beyond it returns an error wrapping
+// [ErrTooManyPausedQueues] and pauses nothing.
+const MaxPausedQueues = 10000
+
+// ErrTooManyPausedQueues is wrapped by the error PauseQueue returns when
+// MaxPausedQueues queues are paused already.
+var ErrTooManyPausedQueues = errors.New("executor: too many paused queues")
+
+// ErrInvalidQueue is wrapped by the error PauseQueue and ResumeQueue return
+// for a name no queue can have: over [MaxQueueLen] bytes or not valid
+// UTF-8.
+var ErrInvalidQueue = errors.New("executor: invalid queue name")
+
+// PauseQueue stops Fetch from claiming jobs of the queue ("" is
+// DefaultQueue), which need not hold jobs yet. Jobs still become available
+// on time, and reservations still expire. Pausing a paused queue does
+// nothing. A name over [MaxQueueLen] bytes or not valid UTF-8 returns an
+// error wrapping [ErrInvalidQueue]; a new pause beyond [MaxPausedQueues]
+// paused queues one wrapping [ErrTooManyPausedQueues]. Either way nothing
+// is stored.
+func (e *Executor) PauseQueue(name string) error {
+	if name == "" {
+		name = DefaultQueue
+	}
+	if reason := checkName(name, MaxQueueLen, "executor.MaxQueueLen"); reason != "" {
+		return fmt.Errorf("%w: pause %q: %s", ErrInvalidQueue, clip(name), reason)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advance(e.now())
-	e.queue(name).paused = true
+	if _, ok := e.paused[name]; ok {
+		return nil
+	}
+	if len(e.paused) >= MaxPausedQueues {
+		return fmt.Errorf("executor: pause %q: %w: %d queues are paused (MaxPausedQueues); resume one first",
+			clip(name), ErrTooManyPausedQueues, len(e.paused))
+	}
+	e.paused[name] = struct{}{}
+	if q := e.queues[name]; q != nil {
+		q.paused = true
+	}
+	return nil
 }
 
-// ResumeQueue undoes PauseQueue; like it, it ignores a name no job can have.
-func (e *Executor) ResumeQueue(name string) {
-	if checkName(name, MaxQueueLen, "") != "" {
-		return
+// ResumeQueue undoes PauseQueue. Resuming a queue that is not paused does
+// nothing; a name no queue can have returns an error wrapping
+// [ErrInvalidQueue].
+func (e *Executor) ResumeQueue(name string) error {
+	if name == "" {
+		name = DefaultQueue
+	}
+	if reason := checkName(name, MaxQueueLen, "executor.MaxQueueLen"); reason != "" {
+		return fmt.Errorf("%w: resume %q: %s", ErrInvalidQueue, clip(name), reason)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advance(e.now())
-	q := e.queue(name)
-	if q.paused {
+	if _, ok := e.paused[name]; !ok {
+		return nil
+	}
+	delete(e.paused, name)
+	if q := e.queues[name]; q != nil && q.paused {
 		q.paused = false
-		for i := q.ready.n; i > 0 && len(q.idle) > 0; i-- {
+		for i := q.kinds[Available].n; i > 0 && len(q.idle) > 0; i-- {
 			e.wakeOne(q)
 		}
 	}
+	return nil
 }
 
 // Tick applies everything due at the clock's current time (timers,

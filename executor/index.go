@@ -190,6 +190,9 @@ func (e *Executor) retire(j *job) {
 	for k.n > e.cfg.finMaxCount {
 		e.remove(k.head)
 	}
+	for e.fin.n > e.cfg.finMaxTotal {
+		e.remove(e.fin.head)
+	}
 }
 
 // unretire takes a finished job out of its retention list (manual retry).
@@ -226,7 +229,9 @@ func (e *Executor) drop(j *job) {
 	e.unretire(j)
 	j.q.kinds[kindOf(j)].unlink(j, byKind)
 	delete(e.jobs, j.id)
-	j.errs, j.args = nil, nil
+	e.jobs = shrink(e.jobs, &e.peaks.jobs)
+	e.unintern(j.typ)
+	e.release(j.q)
 }
 
 // Delete removes a finished job (completed, cancelled or discarded,

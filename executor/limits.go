@@ -123,9 +123,12 @@ func checkFailure(f *Failure) (field, reason string) {
 }
 
 // boundMessage returns m as at most MaxMessageLen bytes of valid UTF-8:
-// each run of invalid bytes becomes one U+FFFD, and a longer text is cut at a rune boundary
-// and ends in "…". It reads at most MaxMessageLen bytes of m, and a cut
-// message is a fresh string, so the caller's larger one is not retained.
+// each run of invalid bytes becomes one U+FFFD, and a longer text is cut at
+// a rune boundary and ends in "…". It reads at most MaxMessageLen bytes of
+// m, and a cut message is a fresh string, so the caller's larger one is not
+// retained. Replacing invalid bytes may shorten the text (a run of them
+// becomes 3 bytes) or lengthen it (a lone invalid byte becomes 3 bytes), so
+// the cut is made on the repaired text, wherever its length ends up.
 func boundMessage(m string) string {
 	if len(m) <= MaxMessageLen && utf8.ValidString(m) {
 		return m
@@ -133,7 +136,11 @@ func boundMessage(m string) string {
 	cut := len(m) > MaxMessageLen
 	s := m
 	if cut {
-		s = m[:MaxMessageLen]
+		n := MaxMessageLen
+		for n > 0 && n > MaxMessageLen-utf8.UTFMax && !utf8.RuneStart(m[n]) {
+			n-- // do not split a valid rune that straddles the limit
+		}
+		s = m[:n]
 	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
@@ -143,6 +150,9 @@ func boundMessage(m string) string {
 	}
 	const ell = "…"
 	n := MaxMessageLen - len(ell)
+	if len(s) <= n {
+		return s + ell
+	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}

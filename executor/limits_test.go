@@ -218,14 +218,22 @@ func TestHugeIDLookups(t *testing.T) {
 	}
 }
 
-// TestPauseQueueIgnoresImpossibleNames checks that pausing a name no job
-// can have stores nothing and does not affect real queues.
-func TestPauseQueueIgnoresImpossibleNames(t *testing.T) {
+// TestPauseQueueRefusesImpossibleNames checks that pausing a name no job
+// can have stores nothing, returns a short ErrInvalidQueue, and does not
+// affect real queues.
+func TestPauseQueueRefusesImpossibleNames(t *testing.T) {
 	e, _ := newFake()
-	if got := heapDelta(func() { e.PauseQueue(hugeID); e.ResumeQueue(hugeID) }); got > 1024 {
+	for name, op := range map[string]func(string) error{"pause": e.PauseQueue, "resume": e.ResumeQueue} {
+		for _, q := range []string{hugeID, "\xff"} {
+			err := op(q)
+			if !errors.Is(err, executor.ErrInvalidQueue) || len(err.Error()) > 200 {
+				t.Errorf("%s(%.20q): got %.100v, want a short ErrInvalidQueue", name, q, err)
+			}
+		}
+	}
+	if got := heapDelta(func() { e.PauseQueue(hugeID); e.ResumeQueue(hugeID) }); got > 2048 { //nolint:errcheck
 		t.Errorf("PauseQueue/ResumeQueue of a 10 MB name allocated %d bytes per call", got)
 	}
-	e.PauseQueue("\xff")
 	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t"})
 	if _, ok := e.Fetch(); !ok {
 		t.Error("default queue not fetchable after pausing impossible names")

@@ -5,7 +5,11 @@ import "time"
 // Observer receives the executor's lifecycle events. The executor calls it
 // synchronously while holding its lock, in the order the events happen, so
 // an Observer must be fast and must not call back into the Executor (that
-// deadlocks). The Job values are snapshots and may be kept.
+// deadlocks). The Job values are snapshots and may be kept. A panic in a
+// callback is recovered and dropped: the operation that raised the event
+// completes as if the callback had returned, so an Observer bug can neither
+// leave the executor half-updated nor end a [Worker] goroutine (and with it
+// the process).
 //
 // Embed NopObserver to implement only some of the methods.
 type Observer interface {
@@ -55,3 +59,21 @@ func (NopObserver) Cancelled(Job) {}
 func (NopObserver) Pruned(Job) {}
 
 var _ Observer = NopObserver{}
+
+// guarded runs an Observer's callbacks with their panics recovered (see
+// Observer); WithObserver installs it.
+type guarded struct{ o Observer }
+
+func swallow() { recover() } //nolint:errcheck // a callback's panic is dropped by design
+
+func (g guarded) Retrying(j Job, attempt int, delay time.Duration) {
+	defer swallow()
+	g.o.Retrying(j, attempt, delay)
+}
+
+func (g guarded) Discarded(j Job)    { defer swallow(); g.o.Discarded(j) }
+func (g guarded) DeadLettered(j Job) { defer swallow(); g.o.DeadLettered(j) }
+func (g guarded) Completed(j Job)    { defer swallow(); g.o.Completed(j) }
+func (g guarded) TimedOut(j Job)     { defer swallow(); g.o.TimedOut(j) }
+func (g guarded) Cancelled(j Job)    { defer swallow(); g.o.Cancelled(j) }
+func (g guarded) Pruned(j Job)       { defer swallow(); g.o.Pruned(j) }

@@ -24,6 +24,9 @@ const (
 	// finished jobs: a day, and 10000 per queue and state.
 	defaultFinishedMaxAge   = 24 * time.Hour
 	defaultFinishedMaxCount = 10000
+	// defaultFinishedMaxTotal bounds them over all queues together (RK-86),
+	// so that many queues cannot multiply the per-queue limit.
+	defaultFinishedMaxTotal = 100000
 	// maxErrorHistory is the largest error history WithErrorHistory
 	// accepts (2^20 entries per job).
 	maxErrorHistory = 1 << 20
@@ -40,6 +43,7 @@ type config struct {
 	maxCount    int
 	finMaxAge   time.Duration // other finished jobs
 	finMaxCount int
+	finMaxTotal int
 	observer    Observer
 	visibility  time.Duration
 }
@@ -53,6 +57,7 @@ func defaultConfig() config {
 		maxCount:    defaultRetentionMaxCount,
 		finMaxAge:   defaultFinishedMaxAge,
 		finMaxCount: defaultFinishedMaxCount,
+		finMaxTotal: defaultFinishedMaxTotal,
 		visibility:  defaultVisibilityTimeout,
 	}
 }
@@ -115,7 +120,8 @@ func WithRetention(maxAge time.Duration, maxCount int) Option {
 // (counted per queue and per state). A value ≤ 0 keeps that limit's default
 // (24 hours, 10000): retention is never unbounded, so an executor that runs
 // forever holds a bounded number of finished jobs. [Executor.Delete]
-// removes one sooner.
+// removes one sooner. Over all queues together at most
+// [WithFinishedRetentionTotal] such jobs are kept.
 func WithFinishedRetention(maxAge time.Duration, maxCount int) Option {
 	return func(cfg *config) {
 		if maxAge > 0 {
@@ -128,9 +134,16 @@ func WithFinishedRetention(maxAge time.Duration, maxCount int) Option {
 }
 
 // WithObserver sets the observer that receives lifecycle events (default
-// none).
+// none; nil means none). Panics in its callbacks are recovered (see
+// [Observer]).
 func WithObserver(o Observer) Option {
-	return func(cfg *config) { cfg.observer = o }
+	return func(cfg *config) {
+		if o == nil {
+			cfg.observer = nil
+			return
+		}
+		cfg.observer = guarded{o}
+	}
 }
 
 // WithDefaultVisibilityTimeout sets the reservation period for jobs enqueued
@@ -139,6 +152,20 @@ func WithDefaultVisibilityTimeout(d time.Duration) Option {
 	return func(cfg *config) {
 		if d > 0 {
 			cfg.visibility = d
+		}
+	}
+}
+
+// WithFinishedRetentionTotal bounds the finished jobs that are not dead
+// letters over all queues together (default 100000, RK-86): while the
+// executor holds more, the one that finished first is deleted, whatever
+// its queue. The per-queue limit of [WithFinishedRetention] alone would let
+// many queues (a queue per tenant, say) multiply it; this one does not. A
+// value ≤ 0 keeps the default.
+func WithFinishedRetentionTotal(n int) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.finMaxTotal = n
 		}
 	}
 }

@@ -1,59 +1,36 @@
 package executor
 
-// queue is one named queue: its ready FIFO, pause flag, the lists of its
-// jobs by kind (the state index behind List and Count) and, in worker mode,
-// the goroutines parked until one of its jobs becomes available.
+// queue is one named queue: its pause flag (a copy of its entry in
+// Executor.paused), the lists of its jobs by kind (the state index behind
+// List and Count; the Available list is the ready FIFO, oldest first) and,
+// in worker mode, the goroutines parked until one of its jobs becomes
+// available. A queue record exists only while it holds a job or a parked
+// goroutine (see Executor.release), so a million short-lived queue names
+// leave nothing behind.
 type queue struct {
 	name   string
 	paused bool
-	ready  fifo
 	kinds  [numKinds]jobList
 	idle   []chan struct{} // parked worker goroutines, see Executor.park
 }
 
-// fifo is a growable ring buffer of jobs in the order they became available.
-// Cancelled jobs are left in it and skipped when popped (their state is no
-// longer Available), so removal is O(1).
-type fifo struct {
-	buf  []*job
-	head int
-	n    int
+// held reports whether q holds a job or a parked goroutine.
+func (q *queue) held() bool {
+	if len(q.idle) > 0 {
+		return true
+	}
+	for k := range q.kinds {
+		if q.kinds[k].n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
-func (f *fifo) push(j *job) {
-	if f.n == len(f.buf) {
-		size := 2 * len(f.buf)
-		if size < 8 {
-			size = 8
-		}
-		nb := make([]*job, size)
-		k := copy(nb, f.buf[f.head:])
-		copy(nb[k:], f.buf[:f.head])
-		f.buf, f.head = nb, 0
-	}
-	f.buf[(f.head+f.n)%len(f.buf)] = j
-	f.n++
-}
-
-// pop returns the oldest job still available, or nil.
-func (f *fifo) pop() *job {
-	for f.n > 0 {
-		j := f.buf[f.head]
-		f.buf[f.head] = nil
-		f.head++
-		if f.head == len(f.buf) {
-			f.head = 0
-		}
-		f.n--
-		if j.state == Available {
-			return j
-		}
-	}
-	if len(f.buf) > 64 { // drained: give back a large buffer
-		f.buf, f.head = nil, 0
-	}
-	return nil
-}
+// next returns the oldest available job of q, or nil. Cancelled, claimed
+// and otherwise moved jobs leave the Available list when they change state,
+// so next never skips anything.
+func (q *queue) next() *job { return q.kinds[Available].head }
 
 // timerHeap is a binary min-heap of jobs ordered by (due, seq): the
 // executor keeps one for scheduled and retryable jobs (scheduled_at,

@@ -80,7 +80,7 @@ func (e *Executor) FetchN(n int, vis time.Duration, queues ...string) []Job {
 			continue
 		}
 		for len(out) < n {
-			j := q.ready.pop()
+			j := q.next()
 			if j == nil {
 				break
 			}
@@ -133,9 +133,8 @@ type QueueInfo struct {
 	DeadLetter int
 }
 
-// Queues returns every queue the executor knows (a queue exists once a
-// job was enqueued to it or it was paused), sorted by name. It costs
-// O(queues).
+// Queues returns every queue the executor knows: those holding a job and
+// the paused ones, sorted by name. It costs O(queues).
 func (e *Executor) Queues() []QueueInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -144,12 +143,17 @@ func (e *Executor) Queues() []QueueInfo {
 	for _, q := range e.queues {
 		out = append(out, q.info())
 	}
+	for name := range e.paused {
+		if e.queues[name] == nil { // paused, holding no job
+			out = append(out, QueueInfo{Name: name, Paused: true, Counts: map[State]int{}})
+		}
+	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
 }
 
-// Queue returns the description of one queue; ok is false when the
-// executor does not know it.
+// Queue returns the description of one queue; ok is false when it holds
+// no job and is not paused.
 func (e *Executor) Queue(name string) (info QueueInfo, ok bool) {
 	if name == "" {
 		name = DefaultQueue
@@ -159,6 +163,9 @@ func (e *Executor) Queue(name string) (info QueueInfo, ok bool) {
 	e.advance(e.now())
 	q := e.queues[name]
 	if q == nil {
+		if _, paused := e.paused[name]; paused {
+			return QueueInfo{Name: name, Paused: true, Counts: map[State]int{}}, true
+		}
 		return QueueInfo{}, false
 	}
 	return q.info(), true

@@ -24,7 +24,7 @@ func (e *Executor) fetchOrPark(name string, wake chan struct{}) (Job, bool) {
 	e.advance(now)
 	q := e.queue(name)
 	if !q.paused {
-		if j := q.ready.pop(); j != nil {
+		if j := q.next(); j != nil {
 			e.claim(j, now)
 			return j.snapshot(e.cfg.history), true
 		}
@@ -40,7 +40,11 @@ func (e *Executor) fetchOrPark(name string, wake chan struct{}) (Job, bool) {
 func (e *Executor) unpark(name string, wake chan struct{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q := e.queue(name)
+	q := e.queues[name]
+	if q == nil {
+		return // woken, and the queue's record went with its last job
+	}
+	defer e.release(q)
 	for i, c := range q.idle {
 		if c == wake {
 			q.idle = append(q.idle[:i], q.idle[i+1:]...)

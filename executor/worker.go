@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +24,10 @@ import (
 type Handler func(ctx context.Context, j Job) error
 
 // Worker runs Go handlers for an Executor's jobs on the real clock: worker
-// mode. Each queue given to WithConcurrency (default: "default" with 1) gets
-// that many goroutines, each fetching from its queue, running the handler
+// mode. It serves [DefaultQueue] with one goroutine, and every queue given
+// to [WithConcurrency] with that many: WithConcurrency("emails", 2) adds
+// "emails" and keeps "default"; WithConcurrency(DefaultQueue, 0) is how not
+// to serve "default". Each goroutine fetches from its queue, runs the handler
 // registered for the job's type and reporting the outcome with the job's
 // delivery ([Job.Delivery]):
 //
@@ -86,11 +89,14 @@ const keeperLimit = time.Second
 // given to NewWorker was invalid.
 var ErrInvalidWorkerConfig = errors.New("executor: invalid worker configuration")
 
-// WithConcurrency runs n goroutines fetching from queue ("" is DefaultQueue).
-// n must be between 1 and 65536 and queue at most MaxQueueLen bytes of
-// valid UTF-8: anything else makes Start return an error wrapping
-// ErrInvalidWorkerConfig (and start nothing). Given twice for
-// one queue, the later n counts.
+// WithConcurrency runs n goroutines fetching from queue ("" is
+// DefaultQueue). DefaultQueue is served with one goroutine unless this
+// option names it: WithConcurrency(DefaultQueue, 0) stops serving it, and
+// n = 0 for any queue means not serving that queue. n must be between 0 and
+// 65536 and queue at most MaxQueueLen bytes of valid UTF-8: anything else,
+// or a configuration that serves no queue at all, makes Start return an
+// error wrapping ErrInvalidWorkerConfig (and start nothing). Given twice
+// for one queue, the later n counts.
 func WithConcurrency(queue string, n int) WorkerOption {
 	return func(w *Worker) {
 		if queue == "" {
@@ -103,9 +109,9 @@ func WithConcurrency(queue string, n int) WorkerOption {
 			}
 			return
 		}
-		if n < 1 || n > maxConcurrency {
+		if n < 0 || n > maxConcurrency {
 			if w.err == nil {
-				w.err = fmt.Errorf("%w: WithConcurrency(%q, %d): n must be between 1 and %d",
+				w.err = fmt.Errorf("%w: WithConcurrency(%q, %d): n must be between 0 (do not serve the queue) and %d",
 					ErrInvalidWorkerConfig, queue, n, maxConcurrency)
 			}
 			return
@@ -132,10 +138,36 @@ func NewWorker(e *Executor, opts ...WorkerOption) *Worker {
 			o(w)
 		}
 	}
-	if len(w.conc) == 0 && w.err == nil {
+	if _, named := w.conc[DefaultQueue]; !named {
 		w.conc[DefaultQueue] = 1
 	}
+	if w.err == nil && len(w.Queues()) == 0 {
+		w.err = fmt.Errorf("%w: every queue has concurrency 0: the worker would serve nothing", ErrInvalidWorkerConfig)
+	}
 	return w
+}
+
+// Queues returns the names of the queues the worker serves (concurrency
+// above 0), sorted.
+func (w *Worker) Queues() []string {
+	queues := make([]string, 0, len(w.conc))
+	for q, n := range w.conc {
+		if n > 0 {
+			queues = append(queues, q)
+		}
+	}
+	sort.Strings(queues)
+	return queues
+}
+
+// WaitIdle waits until no job of the worker's queues ([Worker.Queues]) is
+// left to run; see [Executor.WaitIdle] for what counts (in short: every
+// job there is completed, cancelled, discarded or pending; scheduled jobs
+// and retries waiting for their time are waited for). It returns nil then,
+// or ctx.Err() if ctx ends first. It starts and stops nothing: call it
+// after Start and before Stop.
+func (w *Worker) WaitIdle(ctx context.Context) error {
+	return w.e.WaitIdle(ctx, w.Queues()...)
 }
 
 // Handle registers h for jobs of type typ, replacing any earlier handler.
@@ -165,12 +197,7 @@ func (w *Worker) Start() error {
 	w.stopping = make(chan struct{})
 	w.done = make(chan struct{})
 	w.hard, w.cancelHard = context.WithCancel(context.Background())
-	queues := make([]string, 0, len(w.conc))
-	for q := range w.conc {
-		queues = append(queues, q)
-	}
-	sort.Strings(queues)
-	for _, q := range queues {
+	for _, q := range w.Queues() {
 		for i := 0; i < w.conc[q]; i++ {
 			w.live++
 			go w.loop(q)
@@ -341,6 +368,25 @@ func (w *Worker) run(j Job) {
 		f = call(ctx, h, j)
 	}
 	b.stop()
+	w.report(j, f)
+}
+
+// report acks j's delivery (f nil) or fails it with f. Nothing on this path
+// may end the goroutine, and with it the process: a panic in it is
+// recovered, and the attempt is failed once more with type
+// [PanicErrorType] and the panic as message; should that panic too, the
+// job is left to its reservation, which expires and fails the attempt by
+// timeout.
+func (w *Worker) report(j Job, f *Failure) {
+	defer func() {
+		if v := recover(); v != nil {
+			defer swallow()
+			w.e.Fail(j.ID, j.Delivery, Failure{ //nolint:errcheck // best effort, see above
+				Type:    PanicErrorType,
+				Message: fmt.Sprint("executor: panic while recording the outcome: ", v),
+			})
+		}
+	}()
 	if f == nil {
 		w.e.Ack(j.ID, j.Delivery) //nolint:errcheck // a lost or stale delivery is not the worker's error
 		return
@@ -373,5 +419,28 @@ func call(ctx context.Context, h Handler, j Job) (f *Failure) {
 	if !ok || typ == "" {
 		typ = HandlerErrorType
 	}
-	return &Failure{Type: typ, Message: err.Error(), Code: code}
+	return &Failure{Type: typ, Message: failureMessage(err), Code: code}
+}
+
+// failureMessage is err.Error() without the "<type>: " that an
+// errmatch.Error adds in front of its cause's message: the type is recorded
+// in its own field, so
+//
+//	errmatch.Wrap(errors.New("payload missing field x"), "validation.payload_invalid", "")
+//
+// is recorded with the message "payload missing field x", and
+// fmt.Errorf("charge: %w", thatError) with "charge: payload missing field
+// x". An *Error without a cause has only its type as message, so its
+// message is kept as is.
+func failureMessage(err error) string {
+	full := err.Error()
+	e := errmatch.Find(err)
+	if e == nil || e.Type == "" || e.Err == nil {
+		return full
+	}
+	prefix := e.Type + ": "
+	if i := strings.LastIndex(full, prefix+e.Err.Error()); i >= 0 {
+		return full[:i] + full[i+len(prefix):]
+	}
+	return full
 }

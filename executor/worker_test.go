@@ -261,12 +261,19 @@ func TestWorkerHandlerCodes(t *testing.T) {
 func TestWorkerInvalidConcurrency(t *testing.T) {
 	e := executor.New()
 	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t"})
+	// n = 0 means "do not serve the queue" (see TestWorkerServesDefaultQueue);
+	// with no other queue the worker would serve nothing, which Start
+	// refuses too.
 	for _, n := range []int{0, -1, 1<<16 + 1} {
 		var ran atomic.Int32
 		w := executor.NewWorker(e, executor.WithConcurrency("default", n))
 		w.Handle("t", func(ctx context.Context, j executor.Job) error { ran.Add(1); return nil })
 		err := w.Start()
-		if !errors.Is(err, executor.ErrInvalidWorkerConfig) || !strings.Contains(err.Error(), fmt.Sprintf(`WithConcurrency("default", %d)`, n)) {
+		want := fmt.Sprintf(`WithConcurrency("default", %d)`, n)
+		if n == 0 {
+			want = "serve nothing"
+		}
+		if !errors.Is(err, executor.ErrInvalidWorkerConfig) || !strings.Contains(err.Error(), want) {
 			t.Errorf("n=%d: Start: %v", n, err)
 		}
 		if err2 := w.Start(); !errors.Is(err2, executor.ErrInvalidWorkerConfig) {
@@ -284,7 +291,7 @@ func TestWorkerInvalidConcurrency(t *testing.T) {
 		t.Errorf("job is %s, want it untouched", j.State)
 	}
 	// Invalid for one queue, even next to a valid one, still fails.
-	w := executor.NewWorker(e, executor.WithConcurrency("a", 2), executor.WithConcurrency("b", 0))
+	w := executor.NewWorker(e, executor.WithConcurrency("a", 2), executor.WithConcurrency("b", -1))
 	if err := w.Start(); !errors.Is(err, executor.ErrInvalidWorkerConfig) || !strings.Contains(err.Error(), `"b"`) {
 		t.Errorf("mixed: %v", err)
 	}

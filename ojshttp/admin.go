@@ -2,6 +2,7 @@ package ojshttp
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -85,10 +86,6 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 	}, nil
 }
 
-// maxPausedUnknown is the number of queues beyond which a queue without
-// jobs cannot be paused (paused queues are kept, even when empty).
-const maxPausedUnknown = 10000
-
 // maxListedQueues bounds GET /ojs/v1/queues.
 const maxListedQueues = 1000
 
@@ -123,16 +120,17 @@ func queueName(r *http.Request) (string, *apiError) {
 	return name, nil
 }
 
-// queueStats is GET /ojs/v1/queues/{name}/stats.
+// queueStats is GET /ojs/v1/queues/{name}/stats, for any valid name.
 func (s *Server) queueStats(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 	name, aerr := queueName(r)
 	if aerr != nil {
 		return 0, nil, aerr
 	}
+	// A queue that holds no job and is not paused has no record: its
+	// statistics are zeros.
 	q, ok := s.exec.Queue(name)
 	if !ok {
-		return 0, nil, &apiError{status: http.StatusNotFound, code: codeNotFound, message: "queue " + strconv.Quote(name) + " not found",
-			details: map[string]any{"resource_type": "queue", "resource_id": name}}
+		q = executor.QueueInfo{Name: name}
 	}
 	v := queueView(q)
 	v["queue"] = name
@@ -144,12 +142,12 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 	if aerr != nil {
 		return 0, nil, aerr
 	}
-	if _, known := s.exec.Queue(name); !known && len(s.exec.Queues()) >= maxPausedUnknown {
-		// Pausing creates the queue: bound what a client can create without jobs.
-		return 0, nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
-			message: "the server knows " + strconv.Itoa(maxPausedUnknown) + " queues or more: pause one that has jobs"}
+	if err := s.exec.PauseQueue(name); err != nil {
+		if errors.Is(err, executor.ErrTooManyPausedQueues) {
+			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true, message: err.Error()}
+		}
+		return 0, nil, invalid("name", "%v", err)
 	}
-	s.exec.PauseQueue(name)
 	return http.StatusOK, map[string]any{"queue": name, "status": "paused", "paused_at": stamp(s.cfg.clock.Now())}, nil
 }
 
@@ -158,7 +156,9 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 	if aerr != nil {
 		return 0, nil, aerr
 	}
-	s.exec.ResumeQueue(name)
+	if err := s.exec.ResumeQueue(name); err != nil {
+		return 0, nil, invalid("name", "%v", err)
+	}
 	return http.StatusOK, map[string]any{"queue": name, "status": "active", "resumed_at": stamp(s.cfg.clock.Now())}, nil
 }
 

@@ -58,10 +58,11 @@
 // Every body is read through http.MaxBytesReader ([WithMaxBodySize],
 // default [DefaultMaxBodySize]; a batch [DefaultMaxBatchBodySize]); job
 // fields follow the executor's RK-46 limits; a batch holds at most
-// [WithMaxBatch] jobs and a fetch claims at most [MaxFetchCount]; the executor holds at most [WithMaxJobs]
-// jobs (429 queue_full beyond). Use
+// [WithMaxBatch] jobs and a fetch claims at most [MaxFetchCount]; the server holds at most [WithMaxJobs]
+// jobs and [WithMaxBytes] of their data (429 queue_full beyond). Use
 // [NewHTTPServer] for an http.Server with header, read, write and idle
-// timeouts against slow clients.
+// timeouts against slow clients, and [LimitListener] to bound the
+// connections held open at once.
 //
 // # Planted faults (tests only)
 //

@@ -175,3 +175,45 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLimitListener: with a limit of 2, a third connection is not
+// accepted until one of the first two closes.
+func TestLimitListener(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := ojshttp.LimitListener(raw, 2)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 3)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	for i := 0; i < 3; i++ {
+		c, err := net.Dial("tcp", raw.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	first := <-accepted
+	<-accepted
+	select {
+	case <-accepted:
+		t.Fatal("a third connection was accepted while two were open")
+	case <-time.After(200 * time.Millisecond):
+	}
+	first.Close()
+	select {
+	case c := <-accepted:
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the third connection was not accepted after one closed")
+	}
+}

@@ -72,6 +72,17 @@ func (s *Server) enqueue(ps []*pushed) ([]map[string]any, *apiError) {
 		return nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
 			message: "the server holds its maximum of " + strconv.Itoa(s.cfg.maxJobs) + " jobs"}
 	}
+	var need int64
+	for _, p := range ps {
+		need += p.x.size
+	}
+	if s.store.weight()+need > s.cfg.maxBytes {
+		s.store.sweep(s.exec, true) // drop what retention has pruned, then look again
+		if s.store.weight()+need > s.cfg.maxBytes {
+			return nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+				message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data"}
+		}
+	}
 	for _, p := range ps {
 		q := p.spec.Queue
 		if q == "" {

@@ -32,6 +32,10 @@ const (
 	maxPriority = 100
 )
 
+// entryOverhead is what a job costs beyond its caller data, counted
+// against WithMaxBytes: the executor's record and the server's entry.
+const entryOverhead = 512
+
 // pushed is one decoded PUSH: the executor's spec and the server's extra.
 type pushed struct {
 	spec executor.JobSpec
@@ -116,6 +120,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	if err := s.decodeOptions(p, opts); err != nil {
 		return nil, err
 	}
+	p.x.size = int64(len(p.spec.Args)+len(p.x.meta)+size) + entryOverhead
 	return p, nil
 }
 

@@ -28,6 +28,9 @@ const (
 	MaxFetchCount = 1000
 	// DefaultMaxJobs is the default bound of the jobs held (WithMaxJobs).
 	DefaultMaxJobs = 500_000
+	// DefaultMaxBytes is the default bound of the job data held
+	// (WithMaxBytes): 1 GiB.
+	DefaultMaxBytes = 1 << 30
 )
 
 // Server serves one executor over the OJS HTTP binding. Create it with New;
@@ -47,6 +50,7 @@ type config struct {
 	maxBatchB int64
 	maxBatch  int
 	maxJobs   int
+	maxBytes  int64
 	events    *Events
 	reset     bool
 }
@@ -109,10 +113,22 @@ func WithEvents(ev *Events) Option {
 	}
 }
 
+// WithMaxBytes bounds the caller data the server holds for its jobs —
+// args, meta, extension fields, results, plus a fixed overhead per job
+// (default [DefaultMaxBytes]): a PUSH beyond it is refused with 429
+// queue_full. Values ≤ 0 are ignored.
+func WithMaxBytes(n int64) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxBytes = n
+		}
+	}
+}
+
 // New returns a Server for exec.
 func New(exec *executor.Executor, opts ...Option) *Server {
 	cfg := config{clock: executor.RealClock{}, maxBody: DefaultMaxBodySize,
-		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch, maxJobs: DefaultMaxJobs}
+		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch, maxJobs: DefaultMaxJobs, maxBytes: DefaultMaxBytes}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)

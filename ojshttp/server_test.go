@@ -444,3 +444,64 @@ func TestReset(t *testing.T) {
 	plain := newTestServer(t)
 	plain.must(404, "POST", ojshttp.ResetPath, nil)
 }
+
+// TestMaxBytes: job data beyond the byte budget is refused with 429, and
+// deleting jobs gives the budget back.
+func TestMaxBytes(t *testing.T) {
+	s := newTestServer(t, ojshttp.WithMaxBytes(20_000))
+	big := strings.Repeat("x", 4000)
+	var ids []string
+	for {
+		st, m := s.do("POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{big},
+			"options": map[string]any{"queue": "m", "retry": map[string]any{"max_attempts": 1, "on_exhaustion": "dead_letter"}}})
+		if st == 429 {
+			if m["error"].(map[string]any)["code"] != "queue_full" {
+				t.Fatalf("429 without queue_full: %v", m)
+			}
+			break
+		}
+		if st != 201 || len(ids) > 10 {
+			t.Fatalf("push %d: %d %v", len(ids), st, m)
+		}
+		ids = append(ids, job(m)["id"].(string))
+	}
+	if len(ids) != 4 {
+		t.Fatalf("%d jobs of 4 KB fit in 20 KB", len(ids))
+	}
+	s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"m"}})
+	s.must(200, "POST", "/ojs/v1/workers/nack", map[string]any{"job_id": ids[0], "error": map[string]any{"message": "x"}})
+	s.must(200, "DELETE", "/ojs/v1/dead-letter/"+ids[0], nil)
+	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{big}})
+}
+
+// TestScheduledAndPending: delay_until in the future schedules the job
+// until then; pending waits for ACTIVATE.
+func TestScheduledAndPending(t *testing.T) {
+	s := newTestServer(t)
+	at := start.Add(90 * time.Second).Format(time.RFC3339)
+	sch := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "s", "delay_until": at}}))
+	if sch["state"] != "scheduled" || sch["scheduled_at"] != at {
+		t.Fatalf("scheduled: %v", sch)
+	}
+	s.advance(89 * time.Second)
+	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"s"}}); len(f["jobs"].([]any)) != 0 {
+		t.Fatalf("fetched before delay_until: %v", f)
+	}
+	s.advance(time.Second)
+	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"s"}}); len(f["jobs"].([]any)) != 1 {
+		t.Fatalf("not fetched at delay_until: %v", f)
+	}
+	pen := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "s", "pending": true}}))
+	id := pen["id"].(string)
+	if pen["state"] != "pending" {
+		t.Fatalf("pending: %v", pen)
+	}
+	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"s"}}); len(f["jobs"].([]any)) != 0 {
+		t.Fatalf("fetched a pending job: %v", f)
+	}
+	if a := job(s.must(200, "POST", "/ojs/v1/jobs/"+id+"/activate", nil)); a["state"] != "available" || a["previous_state"] != "pending" {
+		t.Fatalf("activate: %v", a)
+	}
+	s.must(409, "POST", "/ojs/v1/jobs/"+id+"/activate", nil)
+	s.must(400, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"pending": true, "delay_until": at}})
+}

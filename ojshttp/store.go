@@ -29,6 +29,9 @@ type extra struct {
 	// born is when the entry was stored: a sweep leaves young entries
 	// alone, since their job may still be on its way into the executor.
 	born time.Time
+	// size is what the job's caller data weighs: args, meta, unknown
+	// fields, result (counted against WithMaxBytes).
+	size int64
 }
 
 // store maps job ids to their extra, bounded by the executor's own
@@ -37,8 +40,10 @@ type extra struct {
 type store struct {
 	mu       sync.Mutex
 	m        map[string]*extra
+	bytes    int64 // sum of the entries' size
 	sweepAt  int
 	sweeping atomic.Bool
+	forced   time.Time // the last forced sweep, under mu
 }
 
 // minSweep is the size below which the store is never swept.
@@ -61,7 +66,22 @@ func (st *store) put(id string, x *extra) (old *extra) {
 	defer st.mu.Unlock()
 	old = st.m[id]
 	st.m[id] = x
+	st.bytes += x.size - sizeOf(old)
 	return old
+}
+
+func sizeOf(x *extra) int64 {
+	if x == nil {
+		return 0
+	}
+	return x.size
+}
+
+// weight returns the bytes held.
+func (st *store) weight() int64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.bytes
 }
 
 // restore undoes put(id, x) when the job was not created: the entry goes
@@ -72,6 +92,7 @@ func (st *store) restore(id string, x, old *extra) {
 	if st.m[id] != x {
 		return
 	}
+	st.bytes += sizeOf(old) - x.size
 	if old == nil {
 		delete(st.m, id)
 	} else {
@@ -83,12 +104,14 @@ func (st *store) clear() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.m = make(map[string]*extra)
+	st.bytes = 0
 	st.sweepAt = minSweep
 }
 
 func (st *store) drop(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.bytes -= sizeOf(st.m[id])
 	delete(st.m, id)
 }
 
@@ -104,17 +127,28 @@ func (st *store) update(id string, fn func(x *extra)) {
 		c := *x
 		x = &c
 	}
+	old := sizeOf(st.m[id])
+	base := x.size - int64(len(x.result)) // args and the rest, counted at put
 	fn(x)
+	x.size = base + int64(len(x.result))
 	st.m[id] = x
+	st.bytes += x.size - old
 }
 
 // maybeSweep removes the entries of jobs exec no longer holds (pruned by
 // retention or deleted) once the store has grown past its threshold. One
 // sweep runs at a time; it checks each id with exec.Get, so its cost is
 // amortised over the puts that grew the store.
-func (st *store) maybeSweep(exec *executor.Executor) {
+func (st *store) maybeSweep(exec *executor.Executor) { st.sweep(exec, false) }
+
+// sweep is maybeSweep; force sweeps whatever the size.
+func (st *store) sweep(exec *executor.Executor, force bool) {
 	st.mu.Lock()
 	due := len(st.m) >= st.sweepAt
+	if force && !due && time.Since(st.forced) >= time.Second { // at most one forced sweep a second
+		due = true
+		st.forced = time.Now()
+	}
 	st.mu.Unlock()
 	if !due || !st.sweeping.CompareAndSwap(false, true) {
 		return
@@ -138,7 +172,8 @@ func (st *store) maybeSweep(exec *executor.Executor) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, id := range gone {
-		if st.m[id] == ids[id] {
+		if x := st.m[id]; x == ids[id] {
+			st.bytes -= x.size
 			delete(st.m, id)
 		}
 	}

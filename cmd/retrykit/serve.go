@@ -41,6 +41,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	clock := fs.String("clock", "real", "clock: real, or manual (time moves only through POST "+ojshttp.AdminClockPath+")")
 	vis := fs.Duration("visibility-timeout", 30*time.Second, "reservation of a fetched job when the FETCH request sets none")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long in-flight requests may take to finish on SIGINT/SIGTERM")
+	keep := fs.Int("keep-finished", 10000, "finished jobs kept per queue and state (completed, cancelled, discarded), the oldest pruned first, each for at most 24h; over all queues at least 100000 of them and 10000 dead letters")
+	maxConns := fs.Int("max-conns", 1024, "connections served at once; more wait to be accepted")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
 	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
 	fs.Usage = func() {
@@ -71,12 +73,22 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --plant: %v\n", err)
 		return 2
 	}
+	if *keep < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --keep-finished: must be at least 1, got %d\n", *keep)
+		return 2
+	}
+	if *maxConns < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --max-conns: must be at least 1, got %d\n", *maxConns)
+		return 2
+	}
 	if *vis <= 0 {
 		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
 		return 2
 	}
 	events := ojshttp.NewEvents(0)
-	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events)}
+	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events),
+		executor.WithFinishedRetention(24*time.Hour, *keep), executor.WithFinishedRetentionTotal(max(*keep, 100000)),
+		executor.WithRetention(0, max(*keep, 10000))}
 	sopts := []ojshttp.Option{ojshttp.WithEvents(events)}
 	switch *clock {
 	case "real":
@@ -98,6 +110,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
 		return 1
 	}
+	ln = ojshttp.LimitListener(ln, *maxConns)
 	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintln(stdout, base)

@@ -94,6 +94,8 @@ func TestServeBadFlags(t *testing.T) {
 		{"serve", "--plant", "nope"},
 		{"serve", "--visibility-timeout", "0s"},
 		{"serve", "extra"},
+		{"serve", "--max-conns", "0"},
+		{"serve", "--keep-finished", "-1"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || errb.Len() == 0 {

@@ -237,7 +237,7 @@ var transitions = map[[2]string]string{
 //  2. unless the mismatch is the step's error, the job of the mismatch (or
 //     the one fetched or named) changed state at that step: an expired
 //     reservation RK-30, a dead letter DLQ-001, else the row of the
-//     transition table (CORE-T01…T17) ([transitionRequirement]);
+//     transition table (CORE-T01…T17), see transitionRequirement;
 //  3. the step is rejected by the reference: validation RET-16, duplicate
 //     id CORE-P01, unknown id CORE-I01, stale delivery RK-38, invalid
 //     transition or another invalid request CORE-T00;
