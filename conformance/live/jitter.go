@@ -30,14 +30,8 @@ func scenCapBeforeJitter(ctx context.Context, e *env) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			q, id, err := e.start(ctx, "capjitter", pol.wire(e))
-			if err != nil {
-				e.errored(err, check)
-				return
-			}
-			a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
-			if err != nil {
-				e.errored(err, check)
+			q, id, a, ex, ok := e.startFailed(ctx, "capjitter", pol.wire(e), "external.timeout", check)
+			if !ok {
 				return
 			}
 			if bad := e.retried(ex, a, 1, pol); bad != "" {
@@ -49,7 +43,7 @@ func scenCapBeforeJitter(ctx context.Context, e *env) {
 				e.errored(err, check)
 				return
 			}
-			a, ex, err = e.nackOK(ctx, id, e.failWith("external.timeout", 2))
+			a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 2))
 			if err != nil {
 				e.errored(err, check)
 				return
@@ -118,14 +112,8 @@ func scenJitter(ctx context.Context, e *env) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			q, id, err := e.start(ctx, "jitter", jb.pol.wire(e))
-			if err != nil {
-				e.errored(err, jb.check)
-				return
-			}
-			a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
-			if err != nil {
-				e.errored(err, jb.check)
+			q, id, a, ex, ok := e.startFailed(ctx, "jitter", jb.pol.wire(e), "external.timeout", jb.check)
+			if !ok {
 				return
 			}
 			if a.State != "retryable" {

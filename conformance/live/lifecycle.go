@@ -145,14 +145,8 @@ func scenMaxAttemptsOne(ctx context.Context, e *env) {
 // scenPartial fails a job whose policy gives only max_attempts 2.
 func scenPartial(ctx context.Context, e *env) {
 	const check = "http-partial-policy"
-	_, id, err := e.start(ctx, "partial", map[string]any{"max_attempts": 2})
-	if err != nil {
-		e.errored(err, check)
-		return
-	}
-	a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
-	if err != nil {
-		e.errored(err, check)
+	_, _, a, ex, ok := e.startFailed(ctx, "partial", map[string]any{"max_attempts": 2}, "external.timeout", check)
+	if !ok {
 		return
 	}
 	def := retry{max: 2, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}
@@ -221,14 +215,8 @@ func scenHistory12(ctx context.Context, e *env) {
 func scenDeadLetter(ctx context.Context, e *env) {
 	ids := []string{"http-dead-letter", "http-dead-letter-retry"}
 	pol := retry{max: 2, initial: 20 * ms, coef: 2, maxIv: time.Second, dead: true}
-	q, id, err := e.start(ctx, "dead", pol.wire(e))
-	if err != nil {
-		e.errored(err, ids...)
-		return
-	}
-	a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
-	if err != nil {
-		e.errored(err, ids...)
+	q, id, a, ex, ok := e.startFailed(ctx, "dead", pol.wire(e), "external.timeout", ids...)
+	if !ok {
 		return
 	}
 	if a.State != "retryable" || !is(a.Attempt, 1) {
@@ -241,7 +229,7 @@ func scenDeadLetter(ctx context.Context, e *env) {
 		e.errored(err, ids...)
 		return
 	}
-	a, _, err = e.nackOK(ctx, id, e.failWith("external.timeout", 2))
+	a, _, err := e.nackOK(ctx, id, e.failWith("external.timeout", 2))
 	if err != nil {
 		e.errored(err, ids...)
 		return
@@ -283,14 +271,8 @@ func scenDeadLetter(ctx context.Context, e *env) {
 // scenDefault fails a job pushed without a policy once.
 func scenDefault(ctx context.Context, e *env) {
 	const check = "http-default-policy"
-	_, id, err := e.start(ctx, "default", nil)
-	if err != nil {
-		e.errored(err, check)
-		return
-	}
-	a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
-	if err != nil {
-		e.errored(err, check)
+	_, _, a, ex, ok := e.startFailed(ctx, "default", nil, "external.timeout", check)
+	if !ok {
 		return
 	}
 	def := retry{max: 3, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}

@@ -50,6 +50,21 @@ func (e *env) start(ctx context.Context, name string, r map[string]any) (queue, 
 	return queue, id, nil
 }
 
+// startFailed is start followed by a FAIL of the first attempt with error
+// type t, answered 200. On any error it records the error against ids and
+// returns ok false.
+func (e *env) startFailed(ctx context.Context, name string, r map[string]any, t string, ids ...string) (queue, id string, a *nackAnswer, ex *exchange, ok bool) {
+	queue, id, err := e.start(ctx, name, r)
+	if err == nil {
+		a, ex, err = e.nackOK(ctx, id, e.failWith(t, 1))
+	}
+	if err != nil {
+		e.errored(err, ids...)
+		return "", "", nil, nil, false
+	}
+	return queue, id, a, ex, true
+}
+
 // sendsType reports whether FAIL requests carry error.type (RK-111); else
 // the type goes in error.code.
 func (e *env) sendsType() bool { return e.cfg.typeField != "code" }
