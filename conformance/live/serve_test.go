@@ -115,6 +115,25 @@ func TestSlowServe(t *testing.T) {
 	}
 }
 
+// rewriting serves h with every JSON answer passed through edit.
+func rewriting(h http.Handler, edit func(any) any) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var v any
+		body := rec.Body.Bytes()
+		if json.Unmarshal(body, &v) == nil {
+			body, _ = json.Marshal(edit(v))
+		}
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	})
+}
+
 // strip removes the named keys from every object of a JSON value.
 func strip(v any, keys ...string) any {
 	switch x := v.(type) {
@@ -137,21 +156,8 @@ func strip(v any, keys ...string) any {
 // timestamps is judged on the local clock, with a warning, and a correct
 // one still passes.
 func TestServeWithoutTimestamps(t *testing.T) {
-	srv := ojshttp.New(executor.New())
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, r)
-		var v any
-		body := rec.Body.Bytes()
-		if json.Unmarshal(body, &v) == nil {
-			body, _ = json.Marshal(strip(v, "created_at", "enqueued_at", "started_at", "server_time"))
-		}
-		for k, vs := range rec.Header() {
-			w.Header()[k] = vs
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.Code)
-		w.Write(body)
+	hs := httptest.NewServer(rewriting(ojshttp.New(executor.New()), func(v any) any {
+		return strip(v, "created_at", "enqueued_at", "started_at", "server_time")
 	}))
 	defer hs.Close()
 	rep, err := live.Run(context.Background(), hs.URL)
@@ -192,21 +198,7 @@ func TestServeSkewedClock(t *testing.T) {
 	for _, fault := range []ojsfault.Set{0, ojsfault.EarlyRetry} {
 		srv := ojshttp.New(executor.New())
 		ojsfault.Plant(srv, fault)
-		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, r)
-			var v any
-			body := rec.Body.Bytes()
-			if json.Unmarshal(body, &v) == nil {
-				body, _ = json.Marshal(shift(v, time.Hour))
-			}
-			for k, vs := range rec.Header() {
-				w.Header()[k] = vs
-			}
-			w.Header().Del("Content-Length")
-			w.WriteHeader(rec.Code)
-			w.Write(body)
-		}))
+		hs := httptest.NewServer(rewriting(srv, func(v any) any { return shift(v, time.Hour) }))
 		rep, err := live.Run(context.Background(), hs.URL)
 		hs.Close()
 		ojsfault.Plant(srv, 0)
