@@ -224,6 +224,12 @@ func (r *Report) summary() []string {
 			add("  run once; --repeat K runs them K times and reports any that flip")
 		}
 	}
+	if len(r.Figures) > 0 {
+		add("")
+		for _, f := range r.Figures {
+			add("figure: %s", f)
+		}
+	}
 	return out
 }
 
@@ -261,7 +267,10 @@ func (r *Report) writeText(w io.Writer) error {
 		ew.printf("%s\n", l)
 	}
 	for _, res := range r.filter(StatusFail) {
-		ew.printf("\nFAIL  %s  [%s §%s] %s%s\n  reason: %s\n  want:   %s\n  got:    %s\n", res.ID, res.Requirement, res.Section, res.Description, drawNote(res), res.Reason, res.Want, res.Got)
+		ew.printf("\nFAIL  %s  [%s §%s] %s%s\n  reason: %s\n", res.ID, res.Requirement, res.Section, res.Description, drawNote(res), res.Reason)
+		if len(res.Want) > 0 || len(res.Got) > 0 { // a live check's reason says both
+			ew.printf("  want:   %s\n  got:    %s\n", res.Want, res.Got)
+		}
 	}
 	for _, res := range r.Results {
 		if !res.Status.erroneous() {
@@ -369,6 +378,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 		default:
 			ew.printf(" Run once; `--repeat K` runs them K times and reports any that flip.\n")
 		}
+	}
+	for _, f := range r.Figures {
+		ew.printf("\nFigure: %s\n", mdEscape(f))
 	}
 	ew.printf("\n**%s**\n\n", r.totalsLine())
 	ew.printf("| requirement | pass | fail | error | skip | not run |\n|---|---:|---:|---:|---:|---:|\n")

@@ -62,6 +62,9 @@ Numeric flags and what they cost:
   --repeat K           1..100: each extra run resends every draw-dependent
                        vector and the statistical check once
 
+"--server URL" checks a running OJS server over the HTTP binding instead
+(retrykit conformance --server URL -h lists its flags).
+
 "export DIR" writes the embedded vector files (JSON, schema, README) to DIR,
 and the scenario files to DIR/scenarios, for runners in other languages.
 
@@ -93,6 +96,9 @@ const (
 func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "export" {
 		return runExport(args[1:], stdout, stderr)
+	}
+	if serverRequested(args) { // live.go: --server URL checks a live OJS server
+		return runLive(args, stdout, stderr)
 	}
 	fset := flag.NewFlagSet("conformance", flag.ContinueOnError)
 	fset.SetOutput(stderr)
