@@ -39,13 +39,17 @@ const tableSize = 64
 // Worked example, the OJS default (Exponential, PT1S, 2.0, PT5M), with r
 // the jitter draw:
 //
-//	n    raw      base   r=0     r=0.5   r→1
-//	1    1s       1s     500ms   1s      1.5s
-//	2    2s       2s     1s      2s      3s
-//	3    4s       4s     2s      4s      6s
+//	n    raw      base   r=0     r=0.5   r→1 (largest draw)
+//	1    1s       1s     500ms   1s      1.499999999s
+//	2    2s       2s     1s      2s      2.999999999s
+//	3    4s       4s     2s      4s      5.999999999s
 //	9    256s     256s   128s    256s    300s (capped after jitter)
 //	10   512s     300s   150s    300s    300s
 //	50   2^49 s   300s   150s    300s    300s
+//
+// r→1 is the largest draw below 1 (1 − 2⁻⁵³): the multiplier stays under
+// 1.5, so the top of the range is 1 ns under 1.5 times the base, and r=0
+// and r→1 are the inclusive bounds [Backoff.Bounds] returns.
 //
 // At New the base delays of the first attempts are precomputed into a
 // small table (at most 64 entries, ending at the first attempt whose base

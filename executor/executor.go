@@ -384,24 +384,37 @@ func (e *Executor) lookup(op, id string) (*job, error) {
 // linear in their size. Other errors wrap ErrDuplicateID or ErrInvalidJob;
 // their messages name the field and the limit.
 func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
-	if err := checkSpec(&spec); err != nil {
+	if err := prepare(&spec); err != nil {
 		return Job{}, err
-	}
-	if spec.Pending && !spec.ScheduledAt.IsZero() {
-		return Job{}, fmt.Errorf("%w: enqueue %q: pending and scheduled_at cannot be combined", ErrInvalidJob, clip(spec.ID))
-	}
-	if spec.VisibilityTimeout < 0 {
-		return Job{}, fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, clip(spec.ID), spec.VisibilityTimeout)
-	}
-	if !spec.ScheduledAt.IsZero() && !representable(spec.ScheduledAt) {
-		return Job{}, fmt.Errorf("%w: enqueue %q: scheduled_at %s is outside the representable range %s to %s",
-			ErrInvalidJob, clip(spec.ID), spec.ScheduledAt.UTC().Format(time.RFC3339Nano),
-			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.now()
 	e.advance(now)
+	return e.insert(spec, now)
+}
+
+// prepare applies the checks of Enqueue that need no lock.
+func prepare(spec *JobSpec) error {
+	if err := checkSpec(spec); err != nil {
+		return err
+	}
+	if spec.Pending && !spec.ScheduledAt.IsZero() {
+		return fmt.Errorf("%w: enqueue %q: pending and scheduled_at cannot be combined", ErrInvalidJob, clip(spec.ID))
+	}
+	if spec.VisibilityTimeout < 0 {
+		return fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, clip(spec.ID), spec.VisibilityTimeout)
+	}
+	if !spec.ScheduledAt.IsZero() && !representable(spec.ScheduledAt) {
+		return fmt.Errorf("%w: enqueue %q: scheduled_at %s is outside the representable range %s to %s",
+			ErrInvalidJob, clip(spec.ID), spec.ScheduledAt.UTC().Format(time.RFC3339Nano),
+			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// insert creates the job of a prepared spec at now; e.mu is held.
+func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	pol, err := e.resolvePolicy(spec.Retry, spec.Policy)
 	if err != nil {
 		return Job{}, fmt.Errorf("executor: enqueue %q: %w", clip(spec.ID), err)

@@ -29,8 +29,10 @@
 //     job that keeps failing.
 //   - [ParseDuration] and [FormatDuration] convert OJS ISO 8601 durations.
 //
-// Errors: [ErrInvalidPolicy] with [*ValidationError] and [*FieldError],
-// [ErrInvalidDuration] with [*DurationError], [ErrInvalidFailure] with
+// Errors: [ErrInvalidPolicy] with [*ValidationError] and [*FieldError]
+// (an unknown key also matches [ErrUnknownField] and carries the nearest
+// known field in [FieldError.Suggestion]: "jiter" gives `did you mean
+// "jitter"?`), [ErrInvalidDuration] with [*DurationError], [ErrInvalidFailure] with
 // [*FailureError]. Input from untrusted sources is bounded (RK-20): a
 // document larger than [MaxDocumentSize] matches [ErrDocumentTooLarge], a
 // duration longer than [MaxDurationLen] [ErrDurationTooLong], and one

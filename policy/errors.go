@@ -15,6 +15,12 @@ const ErrorType = "validation.retry_policy_invalid"
 // *FieldError per problem.
 var ErrInvalidPolicy = errors.New("policy: invalid retry policy")
 
+// ErrUnknownField is the cause (FieldError.Err) of every unknown-key
+// problem of Parse, so errors.Is(err, ErrUnknownField) tells a typo from a
+// bad value; the FieldError's Suggestion holds the known field it is
+// closest to, if any.
+var ErrUnknownField = errors.New("policy: unknown field")
+
 // ErrInvalidFailure is the errors.Is target for a Failure that Decide cannot
 // judge: an attempt below 1 or an unknown handler code. The concrete error is
 // a *FailureError.
@@ -41,8 +47,14 @@ type FieldError struct {
 	// Reason says what is wrong and shows the value, e.g.
 	// "must be a non-negative integer, got -1".
 	Reason string
-	// Err is the underlying cause, or nil.
+	// Err is the underlying cause, or nil. For an unknown key it is
+	// ErrUnknownField.
 	Err error
+	// Suggestion is, for an unknown key, the known field it is closest to
+	// (case, '_' and '-' ignored, a few typed letters off: "jiter" gives
+	// "jitter"), also shown in Reason as `did you mean "jitter"?`; "" when
+	// none is close or the problem is not an unknown key.
+	Suggestion string
 }
 
 // Error returns "policy: FIELD: REASON", e.g.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/internal/suggest"
 )
 
 // Parse decodes and validates an OJS RetryPolicy JSON object, merges it over
@@ -169,7 +170,8 @@ func (d *decoder) document() (s Spec, ok bool) {
 					unknown = make(map[string]struct{})
 				}
 				unknown[key] = struct{}{}
-				d.c.add(0, field, vt.value(), unknownReason(key), nil)
+				sug, _ := suggest.Closest(key, fieldNames[:])
+				d.c.errs = append(d.c.errs, &FieldError{Field: field, Value: vt.value(), Reason: unknownReason(sug), Err: ErrUnknownField, Suggestion: sug})
 			}
 		case d.given&bit != 0:
 			d.c.add(bit, key, vt.value(), "duplicate key", nil)
@@ -263,13 +265,14 @@ func fieldBitOfString(key string) fieldBit {
 
 var fieldNames = [...]string{fMaxAttempts, fInitial, fCoefficient, fMaxInterval, fJitter, fNonRetryable, fOnExhaustion, fStrategy}
 
-func unknownReason(key string) string {
-	for _, f := range fieldNames {
-		if strings.EqualFold(f, key) || strings.EqualFold(strings.ReplaceAll(f, "_", ""), strings.ReplaceAll(key, "-", "")) {
-			return "unknown field (did you mean " + strconv.Quote(f) + "?)"
-		}
+// unknownReason is the reason of an unknown key, with the known field
+// suggest.Closest found for it ("" for none). Only the suggestion, a known
+// name, is echoed: the key itself is the FieldError's Field, clipped there.
+func unknownReason(suggestion string) string {
+	if suggestion == "" {
+		return "unknown field"
 	}
-	return "unknown field"
+	return "unknown field (did you mean " + strconv.Quote(suggestion) + "?)"
 }
 
 // describe renders a token the way it appeared in the JSON, for messages.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -102,7 +103,7 @@ func parseSubjects(args []string, stdin io.Reader) (a compareArgs, help bool, er
 			a.svg = v
 		default:
 			if strings.HasPrefix(arg, "-") && arg != "-" {
-				return a, false, fmt.Errorf("unknown flag %s", arg)
+				return a, false, fmt.Errorf("unknown flag %s%s", quoteName(name), flagSuggestion(name, []string{"profile", "limit", "svg"}))
 			}
 			if arg == "-" {
 				if stdinUsed {
@@ -143,7 +144,7 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		k = max(k, min(s.retries(a.limit)+1, a.limit))
 	}
 	if a.svg != "" {
-		c := chart.Delays{Title: "Retry delays compared", Note: "per attempt; line at the middle draw, band the jitter range"}
+		c := chart.Delays{Title: "Retry delays compared", Note: "per attempt; line: " + chart.Middle + ", band: jitter range (inclusive)"}
 		for _, s := range a.subjects {
 			c.Series = append(c.Series, s.series(max(min(s.retries(a.limit), k), 1)))
 		}
@@ -204,7 +205,7 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "subject\tattempts\tthen\ttime to exhaustion (middle draw)\trange (inclusive)")
+	fmt.Fprintln(tw, "subject\tattempts\tthen\ttime to exhaustion, "+chart.Middle+"\trange (inclusive)")
 	type total struct {
 		mid, lo, hi time.Duration
 		bounded     bool
@@ -220,18 +221,18 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 		t.bounded = s.attempts > 0
 		totals[i] = t
 		attempts, then := strconv.Itoa(s.attempts), s.action
-		mid := t.mid.String()
+		mid := human.Round(t.mid)
 		if !t.bounded {
 			attempts, then = "unbounded", "-"
-			mid = fmt.Sprintf("%v after %d retries", t.mid, r)
+			mid = fmt.Sprintf("%s after %d retries", human.Round(t.mid), r)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.name, attempts, then, mid, inclusive(t.lo, t.hi))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	if bigAt > 0 {
-		fmt.Fprintf(w, "largest difference per attempt: %v at attempt %d (%s %v, %s %v)\n", bigD, bigAt,
-			subs[bigHi].name, subs[bigHi].nominal(bigAt), subs[bigLo].name, subs[bigLo].nominal(bigAt))
+		fmt.Fprintf(w, "largest difference per attempt: %s at attempt %d (%s %s, %s %s)\n", human.Round(bigD), bigAt,
+			subs[bigHi].name, human.Round(subs[bigHi].nominal(bigAt)), subs[bigLo].name, human.Round(subs[bigLo].nominal(bigAt)))
 	}
 	iLo, iHi := -1, -1
 	for i, t := range totals {
@@ -246,7 +247,7 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 		}
 	}
 	if iLo >= 0 && iLo != iHi {
-		fmt.Fprintf(w, "largest difference in time to exhaustion: %v (%s %v, %s %v)\n", totals[iHi].mid-totals[iLo].mid,
-			subs[iHi].name, totals[iHi].mid, subs[iLo].name, totals[iLo].mid)
+		fmt.Fprintf(w, "largest difference in time to exhaustion: %s (%s %s, %s %s)\n", human.Round(totals[iHi].mid-totals[iLo].mid),
+			subs[iHi].name, human.Round(totals[iHi].mid), subs[iLo].name, human.Round(totals[iLo].mid))
 	}
 }

@@ -126,6 +126,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.Var(&flags, "flag", "run only vectors carrying one of these flags (comma-separated, repeatable)")
 	fset.Var(&unc, "unclaimed", "flags the implementation does not claim; their vectors are reported as not run")
 	if err := fset.Parse(args); err != nil {
+		flagHint(fset, err)
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -225,7 +226,7 @@ func writeFit(w io.Writer, p profile.Profile, pol *policy.Policy, k int) {
 		coef += " (unused)"
 	}
 	fmt.Fprintf(w, "  strategy %s, initial_interval %v, coefficient %s, max_interval %v, max_attempts %d, jitter %t, on_exhaustion %s\n",
-		s.Strategy, s.InitialInterval, coef, s.MaxInterval, s.MaxAttempts, s.Jitter, s.OnExhaustion)
+		s.Strategy, human.Exact(s.InitialInterval), coef, human.Exact(s.MaxInterval), s.MaxAttempts, s.Jitter, s.OnExhaustion)
 	if p.MaxAttempts() == 0 {
 		fmt.Fprintf(w, "  (the profile has no attempt limit; the fit covers %d retries and max_attempts is set to %d)\n", k, k+1)
 	}
@@ -249,9 +250,9 @@ func writeFit(w io.Writer, p profile.Profile, pol *policy.Policy, k int) {
 		if math.Abs(rel) > math.Abs(worst) || worstAt == 0 {
 			worst, worstAt = rel, n
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%v\t%s\t%v\t%v\t%+.1f%%\t\n", n, inclusive(lo, hi), mid, inclusive(plo, phi), pm, pm-mid, rel)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%+.1f%%\t\n", n, inclusive(lo, hi), human.Round(mid), inclusive(plo, phi), human.Round(pm), human.Round(pm-mid), rel)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nlargest relative difference: %+.1f%% at attempt %d\n", worst, worstAt)
-	fmt.Fprintf(w, "time to exhaustion (middle delays): profile %v, policy %v (off %v)\n", cumP, cumO, cumO-cumP)
+	fmt.Fprintf(w, "time to exhaustion (middle delays): profile %s, policy %s (off %s)\n", human.Round(cumP), human.Round(cumO), human.Round(cumO-cumP))
 }

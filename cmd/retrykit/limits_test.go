@@ -140,7 +140,7 @@ func TestSimulateHugeOutageHugeAttempts(t *testing.T) {
 	}
 	// 100h at up to 5 minutes per retry: about 1 200 attempts per job.
 	code, out, errOut := runCLI(t, "", "simulate", "--jobs", "3", "--outage", "100h", "--bucket", "1h", "--jitter", "off", "--policy", pol)
-	if code != 0 || !strings.Contains(out, "completed 3, discarded 0, last job done at 100h") {
+	if code != 0 || !strings.Contains(out, "completed 3, discarded 0, last job done at 4d4h4m") { // 100h4m: days in text (issue 19 item 13)
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -8,6 +8,7 @@
 //	retrykit adapter
 //	retrykit simulate [flags]
 //	retrykit fuzz --impl CMD [flags]
+//	retrykit serve [--addr HOST:PORT] [--clock real|manual]
 //	retrykit help [command]
 //
 // With no arguments retrykit runs "retrykit schedule" (the OJS default
@@ -23,6 +24,11 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/retrykit/retrykit/internal/suggest"
 )
 
 // command is one subcommand: it gets its arguments (without the subcommand
@@ -52,7 +58,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if c, ok := commands[args[1]]; ok {
 				return c.run([]string{"--help"}, stdin, stdout, stderr)
 			}
-			fmt.Fprintf(stderr, "retrykit help: unknown command %q\n", args[1])
+			fmt.Fprintf(stderr, "retrykit help: unknown command %s%s\n", quoteName(args[1]), commandHint(args[1]))
 			usage(stderr)
 			return 2
 		}
@@ -61,7 +67,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "retrykit: unknown command %q\n", name)
+		fmt.Fprintf(stderr, "retrykit: unknown command %s%s\n", quoteName(name), commandHint(name))
 		usage(stderr)
 		return 2
 	}
@@ -104,6 +110,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			flagHint(fs, err)
 			return nil, err
 		}
 		rest := fs.Args()
@@ -116,4 +123,56 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// maxNameShown is the longest command or flag name echoed whole in a
+// message; a longer one is cut, so a huge argument makes no huge message.
+const maxNameShown = 64
+
+// quoteName quotes a name the user typed for a message, cut to
+// maxNameShown bytes (at a UTF-8 boundary) with its full length noted.
+func quoteName(s string) string {
+	if len(s) <= maxNameShown {
+		return strconv.Quote(s)
+	}
+	n := maxNameShown
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(s[:n]) + fmt.Sprintf("…(%d bytes)", len(s))
+}
+
+// commandHint is ` (did you mean "schedule"?)` for the command nearest to
+// a mistyped one, or "".
+func commandHint(name string) string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return suggest.Hint(name, names)
+}
+
+// flagHint prints, after the flag package's own error for an undefined
+// flag, the nearest defined flag: "did you mean --json?".
+func flagHint(fs *flag.FlagSet, err error) {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if h := flagSuggestion(name, names); h != "" {
+		fmt.Fprintf(fs.Output(), "retrykit %s: unknown flag %s%s\n", fs.Name(), quoteName("-"+name), h)
+	}
+}
+
+// flagSuggestion is " (did you mean --json?)" for the flag of names nearest
+// to the typed flag (its dashes and any "=value" ignored), or "".
+func flagSuggestion(typed string, names []string) string {
+	typed, _, _ = strings.Cut(strings.TrimLeft(typed, "-"), "=")
+	if s, ok := suggest.Closest(typed, names); ok {
+		return " (did you mean --" + s + "?)"
+	}
+	return ""
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"
@@ -90,12 +91,7 @@ func writeChart(name string, c chart.Delays) error {
 
 // inclusive shows an inclusive range, or the one value when exact. (The
 // commands of this file use the library's inclusive bounds everywhere.)
-func inclusive(lo, hi time.Duration) string {
-	if lo == hi {
-		return lo.String()
-	}
-	return fmt.Sprintf("[%v, %v]", lo, hi)
-}
+func inclusive(lo, hi time.Duration) string { return human.Range(lo, hi) }
 
 // scheduleExtra holds the schedule command's profile and chart flags; it
 // is the hook schedule.go calls, so that the profile code stays here.
@@ -103,11 +99,12 @@ type scheduleExtra struct {
 	profile string
 	list    bool
 	svg     string
+	fs      *flag.FlagSet // to tell which flags were given
 }
 
 // addScheduleFlags registers --profile, --list-profiles and --svg on fs.
 func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
-	x := &scheduleExtra{}
+	x := &scheduleExtra{fs: fs}
 	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles)")
 	fs.BoolVar(&x.list, "list-profiles", false, "list the profiles, one line each")
 	fs.StringVar(&x.svg, "svg", "", "also write a chart of the delays (log scale, jitter band) to this SVG file")
@@ -118,6 +115,40 @@ func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
 // command is about a policy and schedule.go goes on.
 func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdout, stderr io.Writer) (code int, done bool) {
 	if x.list {
+		// --list-profiles prints the list and nothing else: a flag that
+		// would be silently dropped (no chart written, no schedule printed)
+		// is refused instead. --json lists them as JSON.
+		var given []string
+		x.fs.Visit(func(f *flag.Flag) {
+			if f.Name != "list-profiles" && f.Name != "json" {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if nargs > 0 {
+			given = append(given, "a policy file")
+		}
+		if len(given) > 0 {
+			fmt.Fprintf(stderr, "retrykit schedule: --list-profiles only lists the profiles (with --json, as JSON); it takes no %s. Chart a profile with: retrykit schedule --profile NAME --svg FILE\n", strings.Join(given, ", "))
+			return 2, true
+		}
+		if asJSON {
+			type entry struct {
+				Name    string `json:"name"`
+				System  string `json:"system"`
+				Summary string `json:"summary"`
+			}
+			list := []entry{}
+			for _, p := range profile.All() {
+				list = append(list, entry{p.Name(), p.System(), p.Summary()})
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(list); err != nil {
+				fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
+				return 1, true
+			}
+			return 0, true
+		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, p := range profile.All() {
 			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())
@@ -243,9 +274,9 @@ func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleRe
 	head := "delay"
 	switch {
 	case rep.Rand != nil:
-		head = fmt.Sprintf("delay (r=%g)", *rep.Rand)
+		head = fmt.Sprintf("delay (r = %g)", *rep.Rand)
 	case p.Jitter():
-		head = "delay (r=0.5)"
+		head = chart.Middle
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "attempt\tthen\t%s\trange (inclusive)\tcumulative\tcumulative range\n", head)
@@ -254,8 +285,8 @@ func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleRe
 			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t-\n", row.Attempt, row.Action)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\tretry\t%v\t%s\t%v\t%s\n", row.Attempt, time.Duration(row.DelayNS),
-			inclusive(time.Duration(row.MinNS), time.Duration(row.MaxNS)), time.Duration(row.CumulativeNS),
+		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt, human.Round(time.Duration(row.DelayNS)),
+			inclusive(time.Duration(row.MinNS), time.Duration(row.MaxNS)), human.Round(time.Duration(row.CumulativeNS)),
 			inclusive(time.Duration(row.CumulativeMinNS), time.Duration(row.CumulativeMaxNS)))
 	}
 	if rep.Truncated {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/internal/bounded"
+	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -68,15 +70,19 @@ const scheduleUsage = `usage: retrykit schedule [--json] [--limit N] [--rand R] 
 
 Prints the retry schedule of an OJS retry policy (a file, "-" for stdin, or
 the OJS default policy when none is given) or of another system's profile
-(--profile NAME; --list-profiles lists them): for each attempt that fails,
+(--profile NAME; --list-profiles lists them, with --json as JSON, and
+takes no other flag): for each attempt that fails,
 what follows, the delay, the range jitter can put it in, and the
 cumulative wait. Flags may come before or after the file.
 
-Every range is inclusive, [lo, hi], with both ends reachable, in the text
-and in the JSON fields min_ns/max_ns and cumulative_min_ns/
-cumulative_max_ns: it is backoff.Backoff.Bounds. The spec's jitter
-multiplier [0.5, 1.5) is half-open, so hi is 1ns under 1.5 times the base
-delay ([500ms, 1.499999999s] for a 1s base).
+Every range is inclusive, [lo, hi], with both ends reachable, in the JSON
+fields min_ns/max_ns and cumulative_min_ns/cumulative_max_ns: it is
+backoff.Backoff.Bounds. The spec's jitter multiplier [0.5, 1.5) is
+half-open, so hi is 1ns under 1.5 times the base delay ([500ms,
+1.499999999s] for a 1s base). The text writes durations for reading:
+exact under a minute, with days ("3d8h32m") and rounded beyond, lo down
+and hi up (to the second under a day, to the minute from a day on), so the
+printed range always contains the exact one; JSON keeps nanoseconds.
 
 Numbers: --limit is 1 to 10000 rows (they are held in memory; the outcome
 after the last attempt is always printed, for any max_attempts up to
@@ -109,7 +115,7 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "write the schedule as JSON")
 	limit := fs.Int("limit", 50, fmt.Sprintf("print at most this many attempts, 1 to %d (the exhaustion outcome is always printed)", maxScheduleLimit))
-	randFlag := fs.String("rand", "", "fixed jitter draw r in [0,1): show exact jittered delays instead of the nominal delay")
+	randFlag := fs.String("rand", "", "fixed jitter draw r in [0,1): show exact jittered delays instead of the "+chart.Middle)
 	extra := addScheduleFlags(fs) // profiles.go: --profile, --list-profiles, --svg
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), scheduleUsage)
@@ -251,9 +257,9 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 	delayHead := "delay"
 	switch {
 	case rep.Rand != nil:
-		delayHead = fmt.Sprintf("delay (r=%g)", *rep.Rand)
+		delayHead = fmt.Sprintf("delay (r = %g)", *rep.Rand)
 	case s.Jitter:
-		delayHead = "delay (nominal)"
+		delayHead = chart.Middle
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -269,8 +275,12 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 			jr = rangeText(row.MinNS, row.MaxNS)
 			cr = rangeText(row.CumulativeMinNS, row.CumulativeMaxNS)
 		}
+		delay := human.Round(time.Duration(row.DelayNS))
+		if rep.Rand != nil { // --rand asks for the exact jittered delay
+			delay = human.Exact(time.Duration(row.DelayNS))
+		}
 		fmt.Fprintf(tw, "%d\tretry\t%s\t%s\t%s\t%s\n", row.Attempt,
-			time.Duration(row.DelayNS), jr, time.Duration(row.CumulativeNS), cr)
+			delay, jr, human.Round(time.Duration(row.CumulativeNS)), cr)
 	}
 	if rep.Truncated {
 		fmt.Fprintf(tw, "…\t\t\t\t\t\n")
@@ -282,11 +292,8 @@ func writeScheduleText(w io.Writer, p *policy.Policy, rep *scheduleReport) {
 	fmt.Fprintf(w, "\nafter attempt %d fails: %s\n", rep.Exhaustion.AfterAttempt, rep.Exhaustion.Action)
 }
 
-// rangeText shows an inclusive range of whole nanoseconds, [lo, hi], the
-// convention of backoff.Backoff.Bounds and of the JSON output.
-func rangeText(lo, hi int64) string {
-	if lo == hi {
-		return time.Duration(lo).String()
-	}
-	return fmt.Sprintf("[%s, %s]", time.Duration(lo), time.Duration(hi))
-}
+// rangeText shows an inclusive range of whole nanoseconds for people:
+// [lo, hi] with lo rounded down and hi up beyond a minute (human.Range), so
+// the printed range contains the exact one of backoff.Backoff.Bounds and of
+// the JSON output.
+func rangeText(lo, hi int64) string { return human.Range(time.Duration(lo), time.Duration(hi)) }

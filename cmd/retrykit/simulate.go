@@ -15,6 +15,7 @@ import (
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/internal/human"
 
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
@@ -337,12 +338,12 @@ func peak(b []int) (max, at int) {
 
 func writeSimText(w io.Writer, p *policy.Policy, n int, outage, bucket time.Duration, runs []*simRun) {
 	s := p.Spec()
-	fmt.Fprintf(w, "%d jobs, outage %v, bucket %v, policy: max_attempts %d, initial %v, coefficient %g, max %v, strategy %s\n",
-		n, outage, bucket, s.MaxAttempts, s.InitialInterval, s.BackoffCoefficient, s.MaxInterval, s.Strategy)
+	fmt.Fprintf(w, "%d jobs, outage %s, bucket %s, policy: max_attempts %d, initial %s, coefficient %g, max %s, strategy %s\n",
+		n, human.Exact(outage), human.Exact(bucket), s.MaxAttempts, human.Exact(s.InitialInterval), s.BackoffCoefficient, human.Exact(s.MaxInterval), s.Strategy)
 	for _, r := range runs {
 		pk, at := peak(r.buckets)
-		fmt.Fprintf(w, "%-22s retries %d, peak %d in bucket %d (t=%v), completed %d, discarded %d, last job done at %v\n",
-			r.label+":", r.retries, pk, at, time.Duration(at)*bucket, r.completed, r.discarded, r.lastDone.Round(time.Millisecond))
+		fmt.Fprintf(w, "%-22s retries %d, peak %d in bucket %d (t=%s), completed %d, discarded %d, last job done at %s\n",
+			r.label+":", r.retries, pk, at, human.Exact(time.Duration(at)*bucket), r.completed, r.discarded, human.Round(r.lastDone.Round(time.Millisecond)))
 	}
 	nb, top := 0, 0
 	for _, r := range runs {
@@ -351,7 +352,7 @@ func writeSimText(w io.Writer, p *policy.Policy, n int, outage, bucket time.Dura
 		top = max(top, p)
 	}
 	const width = 40
-	fmt.Fprintf(w, "\nretry arrivals per %v (empty buckets omitted)\n", bucket)
+	fmt.Fprintf(w, "\nretry arrivals per %s (empty buckets omitted)\n", human.Exact(bucket))
 	fmt.Fprintf(w, "%10s", "t")
 	for _, r := range runs {
 		fmt.Fprintf(w, " │ %-*s", width+8, r.label)
@@ -373,7 +374,7 @@ func writeSimText(w io.Writer, p *policy.Policy, n int, outage, bucket time.Dura
 			continue
 		}
 		gap = false
-		fmt.Fprintf(w, "%10v", time.Duration(b)*bucket)
+		fmt.Fprintf(w, "%10s", human.Exact(time.Duration(b)*bucket))
 		for _, r := range runs {
 			v := 0
 			if b < len(r.buckets) {

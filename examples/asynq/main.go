@@ -55,8 +55,20 @@ func main() {
 	}
 }
 
+// errNoRedis is run's error when REDIS_ADDR is not set.
+var errNoRedis = errors.New("REDIS_ADDR is not set: this example needs a Redis server (host:port). " +
+	"From the repository root: .ci/services.sh start && . .ci/services.env && " +
+	"(cd examples/asynq && REDIS_ADDR=$RETRYKIT_TEST_REDIS_ADDR go run .)")
+
 func run() error {
-	redisOpt := asynq.RedisClientOpt{Addr: os.Getenv("REDIS_ADDR")}
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		return errNoRedis
+	}
+	redisOpt := asynq.RedisClientOpt{Addr: addr}
+	if err := ping(redisOpt); err != nil {
+		return fmt.Errorf("cannot reach the Redis server at REDIS_ADDR=%s (is it running?): %w", addr, err)
+	}
 	mux := asynq.NewServeMux()
 	mux.HandleFunc("charge", handleCharge)
 	cfg := asynq.Config{
@@ -120,5 +132,19 @@ func waitFinal(inspector *asynq.Inspector, id string) (*asynq.TaskInfo, error) {
 			return nil, fmt.Errorf("task %s still %s after 30s", id, ti.State)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ping checks that the Redis server answers, within five seconds.
+func ping(opt asynq.RedisClientOpt) error {
+	insp := asynq.NewInspector(opt)
+	defer insp.Close()
+	done := make(chan error, 1)
+	go func() { _, err := insp.Queues(); done <- err }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		return errors.New("no answer within 5s")
 	}
 }

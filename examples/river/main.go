@@ -66,13 +66,27 @@ func main() {
 	}
 }
 
+// errNoDatabase is run's error when DATABASE_URL is not set.
+var errNoDatabase = errors.New("DATABASE_URL is not set: this example needs a PostgreSQL database URL " +
+	"(postgres://user@host:port/db). From the repository root: " +
+	".ci/services.sh start && . .ci/services.env && (cd examples/river && DATABASE_URL=$RETRYKIT_TEST_DATABASE_URL go run .)")
+
 func run() error {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return errNoDatabase
+	}
+	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
-		return err
+		return fmt.Errorf("DATABASE_URL: not a usable PostgreSQL URL: %w", err)
 	}
 	defer pool.Close()
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		return fmt.Errorf("cannot reach the PostgreSQL server of DATABASE_URL (is it running?): %w", err)
+	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: quiet})
 	if err != nil {

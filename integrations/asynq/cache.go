@@ -7,9 +7,15 @@ import (
 	"github.com/retrykit/retrykit/policy"
 )
 
-// cacheLimit bounds the number of distinct per-task policies kept parsed;
-// past it, further ones are parsed on every use.
-const cacheLimit = 256
+// The cache is bounded twice (docs/decisions.md RK-150): at most cacheLimit
+// entries, and only headers of at most cacheKeyLimit bytes are kept (a
+// longer one is parsed on every use), so that the cache never holds more
+// than cacheLimit × cacheKeyLimit = 1 MiB of header text, whatever the
+// tasks carry. The limits match the executor's own policy cache.
+const (
+	cacheLimit    = 256
+	cacheKeyLimit = 4 << 10
+)
 
 // policyCache maps the JSON text of a per-task policy to the parsed policy.
 // The zero value is an empty cache, safe for concurrent use.
@@ -31,7 +37,7 @@ func (c *policyCache) get(raw string) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.n.Load() < cacheLimit {
+	if len(raw) <= cacheKeyLimit && c.n.Load() < cacheLimit {
 		if _, loaded := c.m.LoadOrStore(raw, p); !loaded {
 			c.n.Add(1)
 		}

@@ -276,10 +276,25 @@ func (e *EndError) Is(target error) bool { return target == asynq.SkipRetry }
 
 // MaxRetry returns the asynq.MaxRetry option for p's max_attempts: asynq
 // counts retries after the first attempt, so it is max_attempts-1, and
-// max_attempts 0 behaves as 1 (no retry). A nil p is the OJS default
-// (3 attempts, MaxRetry 2).
+// max_attempts 0 behaves as 1 (no retry). asynq keeps the count as a 32-bit
+// integer, so a policy allowing more than 2^31 attempts saturates at
+// [MaxRetryLimit] retries, effectively unlimited, and never wraps
+// (docs/decisions.md RK-150). A nil p is the OJS default (3 attempts,
+// MaxRetry 2).
 func MaxRetry(p *policy.Policy) asynq.Option {
-	return asynq.MaxRetry(max(p.Spec().MaxAttempts, 1) - 1)
+	return asynq.MaxRetry(retryCount(p.Spec().MaxAttempts))
+}
+
+// MaxRetryLimit is the largest retry count asynq can store: its task
+// message keeps MaxRetry as an int32, and a larger int wraps when the task
+// is enqueued (2^31+1 becomes -2^31: the task is archived after its first
+// failure).
+const MaxRetryLimit = math.MaxInt32
+
+// retryCount maps OJS max_attempts to asynq's MaxRetry: max_attempts-1, 0
+// counting as 1, saturated at MaxRetryLimit.
+func retryCount(maxAttempts int) int {
+	return min(max(maxAttempts, 1)-1, MaxRetryLimit)
 }
 
 // NewTask returns an asynq task that carries pol as its own retry policy:

@@ -292,3 +292,56 @@ func TestTypePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheIsBounded: the cache keeps at most cacheLimit entries, none
+// longer than cacheKeyLimit bytes, so its text never passes 1 MiB however
+// large or many the headers are (300 headers of 8 MiB kept 2 GB before).
+func TestCacheIsBounded(t *testing.T) {
+	var c policyCache
+	big := strings.Repeat(" ", 1<<20)
+	for i := range cacheLimit + 50 {
+		raw := `{"max_attempts":` + strconv.Itoa(i+1) + `}`
+		if i%2 == 0 {
+			raw = `{"max_attempts":` + strconv.Itoa(i+1) + big + `}`
+		}
+		p, err := c.get(raw)
+		if err != nil || p.Spec().MaxAttempts != i+1 {
+			t.Fatalf("entry %d: %v, %v", i, p, err)
+		}
+	}
+	n, total := 0, 0
+	c.m.Range(func(k, _ any) bool {
+		n++
+		total += len(k.(string))
+		if len(k.(string)) > cacheKeyLimit {
+			t.Errorf("cached a %d-byte key, over the %d-byte limit", len(k.(string)), cacheKeyLimit)
+		}
+		return true
+	})
+	if n > cacheLimit || total > cacheLimit*cacheKeyLimit {
+		t.Errorf("cache holds %d entries, %d bytes of keys; limits %d entries, %d bytes", n, total, cacheLimit, cacheLimit*cacheKeyLimit)
+	}
+	if n == 0 {
+		t.Error("cache kept nothing: the small headers should be cached")
+	}
+}
+
+// TestRetryCountSaturates: MaxRetry never wraps for any max_attempts an OJS
+// policy allows (up to 2^63-1): it fits asynq's int32, grows with
+// max_attempts, and allows every attempt the policy allows up to 2^31.
+func TestRetryCountSaturates(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.IntRange(0, math.MaxInt).Draw(t, "a")
+		b := rapid.IntRange(a, math.MaxInt).Draw(t, "b")
+		ra, rb := retryCount(a), retryCount(b)
+		if ra < 0 || rb > math.MaxInt32 || int(int32(rb)) != rb {
+			t.Fatalf("retryCount(%d) = %d: outside asynq's int32 range", b, rb)
+		}
+		if ra > rb {
+			t.Fatalf("retryCount(%d) = %d > retryCount(%d) = %d", a, ra, b, rb)
+		}
+		if attempts := int64(rb) + 1; attempts < min(int64(max(b, 1)), 1<<31) {
+			t.Fatalf("max_attempts %d allows only %d attempts", b, attempts)
+		}
+	})
+}

@@ -42,7 +42,11 @@
 // returns one fixed policy sets the default of its kind (its worker); a
 // field of the args sets it per job. [Metadata] puts a policy directly into
 // river.InsertOpts.Metadata. A job without one uses the plugin's default
-// policy. Policies read back from metadata are parsed once and cached.
+// policy. Policies read back from metadata are parsed once and cached: at
+// most 256 policies, and only texts of at most 4 KiB (a longer one is parsed
+// on every use), so a cache never holds more than 1 MiB of text (RK-150).
+// Writing a policy into a job's metadata keeps the user's other members byte
+// for byte (order, escapes and duplicates included).
 //
 // # Adoption
 //

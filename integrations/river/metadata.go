@@ -51,20 +51,67 @@ func Metadata(p *policy.Policy) []byte {
 }
 
 // withPolicy returns metadata md with p set under MetadataKey; md must be a
-// JSON object (or empty).
+// JSON object (or empty, or null). The rest of md is kept byte for byte: its members,
+// their order, spelling, escapes and duplicates are the user's, and only
+// members named MetadataKey (however the name is escaped) are replaced by
+// one, p's canonical JSON, placed last.
 func withPolicy(md []byte, p *policy.Policy) ([]byte, error) {
 	pj, err := p.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]json.RawMessage{}
-	if len(bytes.TrimSpace(md)) > 0 {
-		if err := json.Unmarshal(md, &m); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrMetadata, err)
-		}
+	member := append([]byte(`"`+MetadataKey+`":`), pj...)
+	if len(bytes.TrimSpace(md)) == 0 {
+		return append(append([]byte{'{'}, member...), '}'), nil
 	}
-	m[MetadataKey] = pj
-	return json.Marshal(m)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(md, &m); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMetadata, err)
+	}
+	if m == nil { // the JSON null: no metadata yet
+		return append(append([]byte{'{'}, member...), '}'), nil
+	}
+	out := make([]byte, 0, len(md)+len(member)+2)
+	out = append(out, '{')
+	err = eachMember(md, func(key string, text []byte) {
+		if key != MetadataKey {
+			out = append(append(out, text...), ',')
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMetadata, err)
+	}
+	out = append(append(out, member...), '}')
+	return out, nil
+}
+
+// eachMember calls f with the decoded name and the exact text ("name":
+// value) of every member of the JSON object md, in order, duplicates
+// included. md must be a valid JSON object.
+func eachMember(md []byte, f func(key string, text []byte)) error {
+	dec := json.NewDecoder(bytes.NewReader(md))
+	if _, err := dec.Token(); err != nil { // {
+		return err
+	}
+	pos := int(dec.InputOffset())
+	for dec.More() {
+		start := pos
+		for start < len(md) && (md[start] == ',' || md[start] == ' ' || md[start] == '\t' || md[start] == '\n' || md[start] == '\r') {
+			start++
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		pos = int(dec.InputOffset())
+		f(key, md[start:pos])
+	}
+	return nil
 }
 
 // metadataPolicy returns the raw policy under MetadataKey in md. ok is
@@ -101,9 +148,15 @@ func hasPolicyKey(md []byte) bool {
 	return bytes.Contains(md, quotedKey) || bytes.IndexByte(md, '\\') >= 0
 }
 
-// cacheLimit bounds the number of entries of a policyCache; past it,
-// misses are parsed on every use.
-const cacheLimit = 256
+// A policyCache is bounded twice (docs/decisions.md RK-150): at most
+// cacheLimit entries, and only keys of at most cacheKeyLimit bytes are kept
+// (a longer text is parsed on every use), so that one cache never holds more
+// than cacheLimit × cacheKeyLimit = 1 MiB of key text, whatever the jobs
+// carry. The limits match the executor's own policy cache.
+const (
+	cacheLimit    = 256
+	cacheKeyLimit = 4 << 10
+)
 
 // policyCache maps a text (a policy's JSON, or a job's whole metadata) to
 // the parsed policy. The zero value is an empty cache, safe for concurrent
@@ -121,8 +174,11 @@ func (c *policyCache) load(key []byte) (*policy.Policy, bool) {
 	return p, ok
 }
 
-// store caches p for key while the cache has room.
+// store caches p for key while the cache has room and key is short enough.
 func (c *policyCache) store(key []byte, p *policy.Policy) {
+	if len(key) > cacheKeyLimit {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {

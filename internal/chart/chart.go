@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/human"
 )
 
 // palette is a colour-blind-friendly set (Okabe-Ito), cycled per series.
@@ -16,8 +18,14 @@ var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 // Color returns the colour of the i-th series.
 func Color(i int) string { return palette[((i%len(palette))+len(palette))%len(palette)] }
 
+// Middle is the one name of a delay chart's line, in the legend, the
+// tooltips and the retrykit command's text: the delay with the middle
+// jitter draw r = 0.5 (an OJS policy's base delay, a uniform jitter's
+// median).
+const Middle = "middle (r = 0.5)"
+
 // Point is one attempt of a delay series: the band [Lo, Hi] (equal when
-// the delay is exact) and the line value Mid.
+// the delay is exact) and the line value Mid, the [Middle].
 type Point struct {
 	Attempt     int
 	Lo, Mid, Hi time.Duration
@@ -129,8 +137,8 @@ func (c Delays) WriteSVG(w io.Writer) error {
 			}
 			fmt.Fprintf(bw, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", line.String(), col)
 			for _, p := range s.Points {
-				fmt.Fprintf(bw, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s, attempt %d: %s [%s, %s]</title></circle>`+"\n",
-					x(p.Attempt), y(p.Mid), col, esc(s.Name), p.Attempt, p.Mid, p.Lo, p.Hi)
+				fmt.Fprintf(bw, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s, attempt %d: %s %s, range [%s, %s]</title></circle>`+"\n",
+					x(p.Attempt), y(p.Mid), col, esc(s.Name), p.Attempt, Middle, human.Round(p.Mid), human.Floor(p.Lo), human.Ceil(p.Hi))
 			}
 		}
 		fmt.Fprintln(bw, "</g>")
@@ -183,7 +191,7 @@ func legend(w io.Writer, x, y float64, names []string, band bool) {
 	}
 	if band {
 		yy := y + 10 + float64(len(names))*22 + 10
-		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" class="note">line: nominal delay</text>`+"\n", x, yy)
+		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" class="note">line: %s</text>`+"\n", x, yy, Middle)
 		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" class="note">band: jitter range</text>`+"\n", x, yy+16)
 	}
 	fmt.Fprintln(w, "</g>")

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/human"
 )
 
 const day = 24 * time.Hour
@@ -139,7 +141,7 @@ func FormatDuration(d time.Duration) string {
 			return strconv.FormatInt(int64(d/u.u), 10) + u.name
 		}
 	}
-	return d.String()
+	return human.Exact(d)
 }
 
 // formatCount writes a count tick: 0, 500, 1500, 2k, 15k, 1.5M.

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/ojshttp"
+)
+
+func init() {
+	commands["serve"] = command{
+		summary: "run retrykit's reference OJS server (HTTP binding, in memory)",
+		run:     runServe,
+	}
+}
+
+// serveStop, if set, replaces the SIGINT/SIGTERM wait (test seam): serve
+// shuts down when the channel is closed. serveReady, if set, gets the
+// listening address.
+var (
+	serveStop  <-chan struct{}
+	serveReady chan<- string
+)
+
+// runServe runs `retrykit serve`.
+func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default; port 0 picks a free port)")
+	clock := fs.String("clock", "real", "clock: real, or manual (time moves only through POST "+ojshttp.AdminClockPath+")")
+	vis := fs.Duration("visibility-timeout", 30*time.Second, "reservation of a fetched job when the FETCH request sets none")
+	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long in-flight requests may take to finish on SIGINT/SIGTERM")
+	keep := fs.Int("keep-finished", 10000, "finished jobs kept per queue and state (completed, cancelled, discarded), the oldest pruned first, each for at most 24h; over all queues at least 100000 of them and 10000 dead letters")
+	maxConns := fs.Int("max-conns", 1024, "connections served at once; more wait to be accepted")
+	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
+	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: retrykit serve [--addr HOST:PORT] [--clock real|manual] [--allow-reset]")
+		fmt.Fprintln(fs.Output(), "\nServes retrykit's reference executor over the OJS HTTP binding (/ojs/v1/...).")
+		fmt.Fprintln(fs.Output(), "State lives in memory: stopping the server loses every job. It prints the")
+		fmt.Fprintln(fs.Output(), "base URL on stdout once listening and shuts down gracefully on SIGINT/SIGTERM.")
+		fmt.Fprintln(fs.Output(), "\nflags:")
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name != "plant" {
+				fmt.Fprintf(fs.Output(), "  --%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
+			}
+		})
+	}
+	pos, err := parseFlags(fs, args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "retrykit serve: unexpected argument %q\n", pos[0])
+		return 2
+	}
+	faults, err := ojsfault.Parse(*plant)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit serve: --plant: %v\n", err)
+		return 2
+	}
+	if *keep < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --keep-finished: must be at least 1, got %d\n", *keep)
+		return 2
+	}
+	if *maxConns < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --max-conns: must be at least 1, got %d\n", *maxConns)
+		return 2
+	}
+	if *vis <= 0 {
+		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
+		return 2
+	}
+	events := ojshttp.NewEvents(0)
+	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events),
+		executor.WithFinishedRetention(24*time.Hour, *keep), executor.WithFinishedRetentionTotal(max(*keep, 100000)),
+		executor.WithRetention(0, max(*keep, 10000))}
+	sopts := []ojshttp.Option{ojshttp.WithEvents(events)}
+	switch *clock {
+	case "real":
+	case "manual":
+		c := executor.NewFakeClock(time.Now())
+		eopts = append(eopts, executor.WithClock(c))
+		sopts = append(sopts, ojshttp.WithManualClock(c))
+	default:
+		fmt.Fprintf(stderr, "retrykit serve: --clock: must be real or manual, got %q\n", *clock)
+		return 2
+	}
+	if *allowReset {
+		sopts = append(sopts, ojshttp.WithReset())
+	}
+	srv := ojshttp.New(executor.New(eopts...), sopts...)
+	ojsfault.Plant(srv, faults)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
+		return 1
+	}
+	ln = ojshttp.LimitListener(ln, *maxConns)
+	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintln(stdout, base)
+	if faults != 0 {
+		fmt.Fprintf(stderr, "retrykit serve: PLANTED FAULTS (test only): %s\n", faults)
+	}
+	if *clock == "manual" {
+		fmt.Fprintf(stderr, "retrykit serve: manual clock: POST %s%s {\"advance_ms\": N}\n", base, ojshttp.AdminClockPath)
+	}
+	if serveReady != nil {
+		serveReady <- ln.Addr().String()
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	stop := serveStop
+	if stop == nil {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sig)
+		ch := make(chan struct{})
+		go func() { <-sig; close(ch) }()
+		stop = ch
+	}
+	select {
+	case err := <-done:
+		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
+		return 1
+	case <-stop:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		fmt.Fprintf(stderr, "retrykit serve: shutdown: %v\n", err)
+		return 1
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startServe runs `retrykit serve args...` in-process on a free port and
+// returns its base URL and a function that stops it and returns the exit
+// status and stderr.
+func startServe(t *testing.T, args ...string) (string, func() (int, string)) {
+	t.Helper()
+	stop := make(chan struct{})
+	ready := make(chan string, 1)
+	serveStop, serveReady = stop, ready
+	t.Cleanup(func() { serveStop, serveReady = nil, nil })
+	var stdout, stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), &stdout, &stderr)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case c := <-code:
+		t.Fatalf("serve exited with %d: %s", c, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	once := false
+	return "http://" + addr, func() (int, string) {
+		if !once {
+			close(stop)
+			once = true
+		}
+		return <-code, stderr.String()
+	}
+}
+
+func TestServeHealthAndManualClock(t *testing.T) {
+	base, stop := startServe(t, "--clock", "manual")
+	resp, err := http.Get(base + "/ojs/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	json.NewDecoder(resp.Body).Decode(&h)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || h["status"] != "ok" {
+		t.Fatalf("health: %d %v", resp.StatusCode, h)
+	}
+	resp, err = http.Post(base+"/x-retrykit/v1/clock/advance", "application/json", strings.NewReader(`{"advance_ms":1500}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"advanced_ms":1500`)) {
+		t.Fatalf("advance: %d %s", resp.StatusCode, b)
+	}
+	if code, errs := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+func TestServeRealClockHasNoAdminEndpoint(t *testing.T) {
+	base, stop := startServe(t)
+	defer stop()
+	resp, err := http.Post(base+"/x-retrykit/v1/clock/advance", "application/json", strings.NewReader(`{"advance_ms":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+func TestServePlantAnnounced(t *testing.T) {
+	_, stop := startServe(t, "--plant", "regex-match")
+	if _, errs := stop(); !strings.Contains(errs, "PLANTED FAULTS (test only): regex-match") {
+		t.Fatalf("stderr: %s", errs)
+	}
+}
+
+func TestServeBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--clock", "sundial"},
+		{"serve", "--plant", "nope"},
+		{"serve", "--visibility-timeout", "0s"},
+		{"serve", "extra"},
+		{"serve", "--max-conns", "0"},
+		{"serve", "--keep-finished", "-1"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || errb.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "--help"}, strings.NewReader(""), &out, &errb); code != 0 || strings.Contains(out.String(), "plant") {
+		t.Errorf("help: %d %q", code, out.String())
+	}
+}

@@ -1,0 +1,169 @@
+package asynqretry_test
+
+import (
+	"context"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/retrykit/retrykit/errmatch"
+	asynqretry "github.com/retrykit/retrykit/integrations/asynq"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// readmeExample is the example's README, checked with this module's.
+const readmeExample = "../../examples/asynq/README.md"
+
+// readmeMain is the repository's README: its go blocks that use this
+// package are checked too.
+const readmeMain = "../../README.md"
+
+// readmeSnippetInstall is the README's "The lines you add".
+func readmeSnippetInstall(cfg asynq.Config, redisOpt asynq.RedisClientOpt, mux asynq.Handler, policyJSON string) error {
+	rk, err := asynqretry.Parse([]byte(policyJSON)) // or asynqretry.New(p) with a *policy.Policy
+	if err != nil {
+		return err
+	}
+	rk.Install(&cfg) // RetryDelayFunc = rk.RetryDelay
+	srv := asynq.NewServer(redisOpt, cfg)
+	return srv.Start(rk.Handler(mux)) // or mux.Use(rk.Handler)
+}
+
+// readmeSnippetClassify is the README's handler error.
+func readmeSnippetClassify() error {
+	return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.CodeDeadLetter)
+}
+
+// readmeSnippetEnqueue is the README's enqueue.
+func readmeSnippetEnqueue(client *asynq.Client, payload []byte, own *policy.Policy) error {
+	task := asynqretry.NewTask("charge", payload, own) // carries own in a header, sets MaxRetry
+	_, err := client.Enqueue(task)
+	return err
+}
+
+// The snippets do what the README says (the server and enqueue ones run
+// against Redis in TestReadmeSnippetsServer).
+func TestReadmeSnippetsRun(t *testing.T) {
+	if err := readmeSnippetInstall(asynq.Config{}, asynq.RedisClientOpt{}, asynq.NewServeMux(), `{"max_attempts":-1}`); err == nil {
+		t.Error("an invalid policy was accepted")
+	}
+	if typ, code, ok := errmatch.Classify(readmeSnippetClassify()); !ok || typ != "payment.declined" || code != errmatch.CodeDeadLetter {
+		t.Errorf("Classify: %q %q %v", typ, code, ok)
+	}
+}
+
+// TestReadmeSnippetsServer runs the install and enqueue snippets against
+// Redis: the task is stored with the policy's MaxRetry and worked.
+func TestReadmeSnippetsServer(t *testing.T) {
+	e := newEnv(t, 7)
+	done := make(chan struct{}, 1)
+	mux := asynq.NewServeMux()
+	mux.HandleFunc("charge", func(context.Context, *asynq.Task) error { done <- struct{}{}; return nil })
+	cfg := asynq.Config{Queues: map[string]int{"default": 1}, LogLevel: asynq.FatalLevel, TaskCheckInterval: 20 * time.Millisecond}
+	if err := readmeSnippetInstall(cfg, e.opt, mux, `{"max_attempts":5}`); err != nil {
+		t.Fatal(err)
+	}
+	client := asynq.NewClient(e.opt)
+	defer client.Close()
+	if err := readmeSnippetEnqueue(client, nil, mustPolicy(`{"max_attempts":4}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the enqueued task did not run")
+	}
+}
+
+// readmeBlocks returns the ```go blocks of the markdown file at path, import
+// lines and the blank lines after them dropped.
+func readmeBlocks(t *testing.T, path string) []string {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	rest := string(text)
+	for {
+		_, after, ok := strings.Cut(rest, "```go\n")
+		if !ok {
+			return blocks
+		}
+		block, tail, ok := strings.Cut(after, "```")
+		if !ok {
+			t.Fatalf("%s: unclosed go block", path)
+		}
+		rest = tail
+		var lines []string
+		for _, l := range strings.Split(strings.TrimRight(block, "\n"), "\n") {
+			if len(lines) == 0 && (strings.HasPrefix(l, "import ") || l == "") {
+				continue
+			}
+			lines = append(lines, l)
+		}
+		blocks = append(blocks, strings.Join(lines, "\n"))
+	}
+}
+
+// compiledBodies returns the bodies of this file's readme* functions,
+// unindented by one tab: the README snippets as compiled code.
+func compiledBodies(t *testing.T) map[string]bool {
+	t.Helper()
+	src, err := os.ReadFile("readme_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "readme_test.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string]bool{}
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || !strings.HasPrefix(fn.Name.Name, "readmeSnippet") {
+			continue
+		}
+		body := string(src[int(fn.Body.Lbrace) : int(fn.Body.Rbrace)-1]) // Pos is offset+1
+		var lines []string
+		for _, l := range strings.Split(strings.Trim(body, "\n"), "\n") {
+			lines = append(lines, strings.TrimPrefix(l, "\t"))
+		}
+		bodies[strings.Join(lines, "\n")] = true
+	}
+	return bodies
+}
+
+// TestReadmeSnippets: every go block of the module's README and of its
+// example's README is, line for line, the body of a readmeSnippet function
+// of this file, so each snippet compiles (and the tests below run it).
+func TestReadmeSnippets(t *testing.T) {
+	bodies := compiledBodies(t)
+	for _, path := range []string{"README.md", readmeExample, readmeMain} {
+		blocks := readmeBlocks(t, path)
+		if path == readmeMain {
+			var ours []string
+			for _, b := range blocks {
+				if strings.Contains(b, "asynqretry.") {
+					ours = append(ours, b)
+				}
+			}
+			blocks = ours
+		}
+		if len(blocks) == 0 {
+			t.Errorf("%s has no go block", path)
+		}
+		for _, b := range blocks {
+			if !bodies[b] {
+				t.Errorf("%s: this go block is not compiled by a readmeSnippet function of readme_test.go:\n%s", path, b)
+			}
+		}
+	}
+}

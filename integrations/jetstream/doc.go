@@ -1,0 +1,64 @@
+// Package jetstreamretry drives the redeliveries of NATS JetStream
+// consumers (github.com/nats-io/nats.go/jetstream) with an OJS retry
+// policy.
+//
+// # Model
+//
+// JetStream redelivers a message that is nakked, or not answered within the
+// consumer's AckWait, up to MaxDeliver deliveries. Its own BackOff list
+// applies to ack timeouts only and cannot jitter, and it has no dead-letter
+// state. A [Plugin] turns each handler result into the OJS decision and
+// settles the message with it:
+//
+//	handler result / decision        what the plugin does
+//	success                          Ack
+//	retry after delay d              NakWithDelay(d), d with the policy's jitter
+//	discard                          Term
+//	dead_letter                      publish a copy to the dead-letter subject, then Term
+//	no answer within AckWait         JetStream redelivers: a failed attempt
+//
+// The attempt is the delivery count of the message's metadata, so an ack
+// timeout (a handler that ran too long without [WithHeartbeat], or a worker
+// that died) counts as a failed attempt, as an OJS visibility timeout does.
+// Its redelivery comes after AckWait, not after the policy's delay:
+// JetStream decides that one. [MaxDeliver] is max_attempts+1, so that an
+// attempt lost to a timeout is followed by one more delivery, on which the
+// plugin applies on_exhaustion without running the handler
+// ([ErrExhausted]). Handler errors carry their OJS type and code through
+// errmatch.Wrap; non_retryable_errors match by exact type or ".*" prefix.
+//
+// # Per-message policies
+//
+// A message carries its own policy in the [HeaderPolicy] header (OJS JSON);
+// others use the plugin's default. Parsed policies are cached, at most 256
+// and none over 4 KiB. A consumer's MaxDeliver bounds every message, so set
+// it from the largest max_attempts the consumer serves.
+//
+// # Dead letters
+//
+// JetStream has no dead-letter state. With [WithDeadLetter] the plugin
+// publishes a copy of the message to a subject (a stream must capture it),
+// with the original's headers and [DeadLetterHeaders]: stream, sequence,
+// subject, the final attempt, the reason, the final error and its type,
+// and the history of failed attempts this process saw. The original is
+// terminated only after the copy is stored; if storing fails it is nakked
+// and tried again. Without a dead-letter subject, dead_letter terminates
+// the message and the outcome's error says so ([ErrNoDeadLetter]).
+//
+// # Redelivery of settled messages
+//
+// Acks and terms are not confirmed by JetStream: one lost with a server
+// node is followed by a redelivery. The plugin remembers the last 65 536
+// messages it settled and settles such a redelivery again without running
+// the handler ([Outcome].Resettled); the memory is per process.
+//
+// # Adoption
+//
+//	rk, err := jetstreamretry.Parse(policyJSON, jetstreamretry.WithDeadLetter(js, "dlq.orders"))
+//	if err != nil { ... }
+//	cons, err := stream.CreateOrUpdateConsumer(ctx, rk.ConsumerConfig(jetstream.ConsumerConfig{Durable: "workers"}))
+//	if err != nil { ... }
+//	cc, err := cons.Consume(rk.Handler(ctx, handle))
+//
+// docs/decisions.md RK-151 records the mapping.
+package jetstreamretry

@@ -1,0 +1,24 @@
+package ojsfault_test
+
+import (
+	"fmt"
+
+	"github.com/retrykit/retrykit/internal/ojsfault"
+)
+
+func Example() {
+	set, err := ojsfault.Parse("early-retry,attempt-off-by-one")
+	fmt.Println(set, err)
+	server := new(int) // any pointer identifies a server
+	ojsfault.Plant(server, set)
+	fmt.Println(ojsfault.Of(server).Has(ojsfault.EarlyRetry), ojsfault.Of(server).Has(ojsfault.RegexMatch))
+	ojsfault.Plant(server, 0)
+	fmt.Println(ojsfault.Of(server))
+	_, err = ojsfault.Parse("slow")
+	fmt.Println(err)
+	// Output:
+	// attempt-off-by-one,early-retry <nil>
+	// true false
+	//
+	// ojsfault: unknown fault "slow" (known: attempt-off-by-one, early-retry, no-cap-after-jitter, regex-match)
+}

@@ -1,0 +1,133 @@
+// Package ojsfault holds the planted bugs that a deliberately faulty
+// ojshttp server can be made to have, so that a checker of live OJS servers
+// (retrykit conformance --server) can prove it catches them. It is test
+// machinery: nothing in it is reachable from the public API.
+//
+// A fault set is attached to one server value with [Plant] and read back by
+// the server with [Of] on every operation it affects; a server without a
+// planted set behaves correctly. From the command line the hidden,
+// test-only flag `retrykit serve --plant NAME[,NAME...]` does the same.
+//
+// The faults (see each constant for exactly what goes wrong):
+//
+//	attempt-off-by-one   the attempt reported on the wire is 0-based
+//	no-cap-after-jitter  jittered delays may exceed max_interval
+//	regex-match          non_retryable_errors matched as anchored regexps
+//	early-retry          a retry becomes fetchable at half its delay
+package ojsfault
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Set is a set of planted faults; the zero value plants none.
+type Set uint8
+
+// The faults.
+const (
+	// AttemptOffByOne reports every job's attempt one lower than it is (the
+	// number of earlier attempts instead of the 1-based number of the
+	// current or last one), in the nack answer and every job view. The
+	// retry decisions themselves are right.
+	AttemptOffByOne Set = 1 << iota
+	// NoCapAfterJitter drops the final cap of the cap-jitter-cap order for
+	// jittered policies: the server runs the job under its policy with
+	// max_interval raised by half, so a jittered delay can exceed the
+	// max_interval the client gave (by up to half of it).
+	NoCapAfterJitter
+	// RegexMatch matches non_retryable_errors as anchored regular
+	// expressions ^(?:pattern)$ in addition to the OJS rules, so "auth.*"
+	// also matches "authx" and "auth": such a failure is treated as
+	// non-retryable (on_exhaustion applies at once).
+	RegexMatch
+	// EarlyRetry runs the job under its policy with every interval halved
+	// while reporting the delay of the real policy in next_attempt_at: the
+	// job becomes fetchable again halfway to the time the server announced.
+	EarlyRetry
+)
+
+// all lists the faults in flag order with their names.
+var all = []struct {
+	s    Set
+	name string
+}{
+	{AttemptOffByOne, "attempt-off-by-one"},
+	{NoCapAfterJitter, "no-cap-after-jitter"},
+	{RegexMatch, "regex-match"},
+	{EarlyRetry, "early-retry"},
+}
+
+// ErrUnknown is wrapped by Parse's error for a name that is not a fault.
+var ErrUnknown = errors.New("ojsfault: unknown fault")
+
+// Parse reads a comma-separated list of fault names ("" is the empty set).
+func Parse(s string) (Set, error) {
+	var set Set
+	if strings.TrimSpace(s) == "" {
+		return 0, nil
+	}
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, f := range all {
+			if f.name == name {
+				set |= f.s
+				found = true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+		}
+	}
+	return set, nil
+}
+
+// Names returns the names of all faults, sorted.
+func Names() []string {
+	out := make([]string, 0, len(all))
+	for _, f := range all {
+		out = append(out, f.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String returns the comma-separated names of the faults in s.
+func (s Set) String() string {
+	var names []string
+	for _, f := range all {
+		if s&f.s != 0 {
+			names = append(names, f.name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// Has reports whether every fault of f is in s.
+func (s Set) Has(f Set) bool { return s&f == f && f != 0 }
+
+// planted maps a server value to its faults.
+var planted sync.Map
+
+// Plant attaches the faults s to server (a pointer the server uses as its
+// identity, such as *ojshttp.Server). Planting the empty set removes the
+// entry. It should be called before the server handles requests.
+func Plant(server any, s Set) {
+	if s == 0 {
+		planted.Delete(server)
+		return
+	}
+	planted.Store(server, s)
+}
+
+// Of returns the faults planted in server, the empty set when none.
+func Of(server any) Set {
+	if v, ok := planted.Load(server); ok {
+		return v.(Set)
+	}
+	return 0
+}

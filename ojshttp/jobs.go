@@ -1,0 +1,191 @@
+package ojshttp
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/retrykit/retrykit/executor"
+)
+
+// push is PUSH: POST /ojs/v1/jobs.
+func (s *Server) push(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	var raw map[string]json.RawMessage
+	if err := readBody(w, r, s.cfg.maxBody, &raw); err != nil {
+		return 0, nil, err
+	}
+	p, aerr := s.decodeJob(raw)
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	jobs, aerr := s.enqueue([]*pushed{p})
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	return http.StatusCreated, map[string]any{"job": jobs[0]}, nil
+}
+
+// pushBatch is batch PUSH: POST /ojs/v1/jobs/batch, atomic.
+func (s *Server) pushBatch(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	var body struct {
+		Jobs []map[string]json.RawMessage `json:"jobs"`
+	}
+	if err := readBody(w, r, s.cfg.maxBatchB, &body); err != nil {
+		return 0, nil, err
+	}
+	if len(body.Jobs) == 0 {
+		return 0, nil, invalid("jobs", "must be a non-empty array of jobs")
+	}
+	if len(body.Jobs) > s.cfg.maxBatch {
+		return 0, nil, invalid("jobs", "at most %d jobs per batch, got %d", s.cfg.maxBatch, len(body.Jobs))
+	}
+	ps := make([]*pushed, len(body.Jobs))
+	for i, raw := range body.Jobs {
+		if raw == nil {
+			return 0, nil, invalid("jobs["+strconv.Itoa(i)+"]", "must be a JSON object")
+		}
+		p, err := s.decodeJob(raw)
+		if err != nil {
+			err.message = "jobs[" + strconv.Itoa(i) + "]: " + err.message
+			if err.details == nil {
+				err.details = map[string]any{}
+			}
+			err.details["index"] = i
+			return 0, nil, err
+		}
+		ps[i] = p
+	}
+	jobs, aerr := s.enqueue(ps)
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	return http.StatusCreated, map[string]any{"jobs": jobs, "count": len(jobs)}, nil
+}
+
+// enqueue hands decoded jobs to the executor (one Enqueue, or an atomic
+// EnqueueBatch) and returns their views. Ids are assigned here (UUIDv7);
+// the extras are stored before the jobs exist, so no fetch can see a job
+// without them, and taken back if the executor refuses.
+func (s *Server) enqueue(ps []*pushed) ([]map[string]any, *apiError) {
+	if s.exec.Len()+len(ps) > s.cfg.maxJobs {
+		return nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+			message: "the server holds its maximum of " + strconv.Itoa(s.cfg.maxJobs) + " jobs"}
+	}
+	var need int64
+	for _, p := range ps {
+		need += p.x.size
+	}
+	if s.store.weight()+need > s.cfg.maxBytes {
+		s.store.sweep(s.exec, true) // drop what retention has pruned, then look again
+		if s.store.weight()+need > s.cfg.maxBytes {
+			return nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+				message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data"}
+		}
+	}
+	for _, p := range ps {
+		q := p.spec.Queue
+		if q == "" {
+			q = executor.DefaultQueue
+		}
+		if info, ok := s.exec.Queue(q); ok && info.Paused {
+			return nil, &apiError{status: http.StatusUnprocessableEntity, code: "queue_paused", retryable: true,
+				message: "queue " + strconv.Quote(q) + " is paused: jobs cannot be enqueued or fetched",
+				details: map[string]any{"queue": q}}
+		}
+	}
+	now := s.cfg.clock.Now().UnixMilli()
+	olds := make([]*extra, len(ps))
+	for i, p := range ps {
+		if p.spec.ID == "" {
+			p.spec.ID = newUUIDv7(now)
+		}
+		olds[i] = s.store.put(p.spec.ID, p.x)
+	}
+	var jobs []executor.Job
+	var err error
+	if len(ps) == 1 {
+		var j executor.Job
+		if j, err = s.exec.Enqueue(ps[0].spec); err == nil {
+			jobs = []executor.Job{j}
+		}
+	} else {
+		specs := make([]executor.JobSpec, len(ps))
+		for i, p := range ps {
+			specs[i] = p.spec
+		}
+		jobs, err = s.exec.EnqueueBatch(specs)
+	}
+	if err != nil {
+		for i := len(ps) - 1; i >= 0; i-- {
+			s.store.restore(ps[i].spec.ID, ps[i].x, olds[i])
+		}
+		id := ps[0].spec.ID
+		if errors.Is(err, executor.ErrDuplicateID) && len(ps) > 1 {
+			id = "" // the message names the index
+		}
+		aerr := errorFor(err, id)
+		if aerr.code == codeDuplicate && id == "" {
+			aerr.message = err.Error()
+		}
+		return nil, aerr
+	}
+	s.store.maybeSweep(s.exec)
+	out := make([]map[string]any, len(jobs))
+	for i, j := range jobs {
+		out[i] = s.view(j, ps[i].x)
+		switch j.State {
+		case executor.Available:
+			s.emit("job.enqueued", j, j.EnqueuedAt, map[string]any{})
+		case executor.Scheduled:
+			s.emit("job.scheduled", j, j.CreatedAt, map[string]any{"scheduled_at": stamp(j.ScheduledAt)})
+		}
+	}
+	return out, nil
+}
+
+// info is INFO: GET /ojs/v1/jobs/{id}.
+func (s *Server) info(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	id := r.PathValue("id")
+	j, err := s.exec.Get(id)
+	if err != nil {
+		return 0, nil, errorFor(err, id)
+	}
+	return http.StatusOK, map[string]any{"job": s.view(j, s.store.get(id))}, nil
+}
+
+// cancel is CANCEL: DELETE /ojs/v1/jobs/{id}. A job already in a terminal
+// state is a 409 conflict, as the binding asks (the executor's Cancel is
+// idempotent and would return it unchanged).
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	id := r.PathValue("id")
+	before, err := s.exec.Get(id)
+	if err != nil {
+		return 0, nil, errorFor(err, id)
+	}
+	if before.State.Terminal() {
+		return 0, nil, conflict(id, before.State, "cannot cancel a job in terminal state "+before.State.String())
+	}
+	j, err := s.exec.Cancel(id)
+	if err != nil {
+		return 0, nil, errorFor(err, id)
+	}
+	if j.State != executor.Cancelled { // finished meanwhile
+		return 0, nil, conflict(id, j.State, "cannot cancel a job in terminal state "+j.State.String())
+	}
+	v := s.view(j, s.store.get(id))
+	v["previous_state"] = before.State.String()
+	return http.StatusOK, map[string]any{"job": v}, nil
+}
+
+// activate is ACTIVATE: POST /ojs/v1/jobs/{id}/activate.
+func (s *Server) activate(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	id := r.PathValue("id")
+	j, err := s.exec.Activate(id)
+	if err != nil {
+		return 0, nil, errorFor(err, id)
+	}
+	v := s.view(j, s.store.get(id))
+	v["previous_state"] = executor.Pending.String()
+	return http.StatusOK, map[string]any{"job": v}, nil
+}

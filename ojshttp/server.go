@@ -1,0 +1,227 @@
+package ojshttp
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+)
+
+// MediaType is the OJS JSON content type of every response.
+const MediaType = "application/openjobspec+json"
+
+// AdminClockPath is the manual clock's advance endpoint (see [WithManualClock]).
+const AdminClockPath = "/x-retrykit/v1/clock/advance"
+
+// Limits on requests.
+const (
+	// DefaultMaxBodySize is the default bound of one request body, in
+	// bytes: the executor's largest args (executor.MaxArgsSize) plus room
+	// for the rest of the envelope.
+	DefaultMaxBodySize = 2 << 20
+	// DefaultMaxBatchBodySize is the default bound of a batch PUSH body.
+	DefaultMaxBatchBodySize = 8 << 20
+	// DefaultMaxBatch is the default largest number of jobs in one batch.
+	DefaultMaxBatch = 1000
+	// MaxFetchCount is the largest count one FETCH claims.
+	MaxFetchCount = 1000
+	// DefaultMaxJobs is the default bound of the jobs held (WithMaxJobs).
+	DefaultMaxJobs = 500_000
+	// DefaultMaxBytes is the default bound of the job data held
+	// (WithMaxBytes): 1 GiB.
+	DefaultMaxBytes = 1 << 30
+)
+
+// Server serves one executor over the OJS HTTP binding. Create it with New;
+// the zero value is not usable. It is safe for concurrent use.
+type Server struct {
+	exec  *executor.Executor
+	cfg   config
+	mux   *http.ServeMux
+	store *store
+	start time.Time
+}
+
+type config struct {
+	clock     executor.Clock
+	manual    *executor.FakeClock
+	maxBody   int64
+	maxBatchB int64
+	maxBatch  int
+	maxJobs   int
+	maxBytes  int64
+	events    *Events
+	reset     bool
+}
+
+// Option configures a Server in New. A nil Option is ignored.
+type Option func(*config)
+
+// WithManualClock declares that the executor runs on c (the caller builds
+// the executor with executor.WithClock(c)) and mounts the admin endpoint
+// [AdminClockPath] that advances it. Without it the server reads the real
+// clock and has no admin endpoint. A nil c is ignored.
+func WithManualClock(c *executor.FakeClock) Option {
+	return func(cfg *config) {
+		if c != nil {
+			cfg.manual, cfg.clock = c, c
+		}
+	}
+}
+
+// WithMaxBodySize bounds every request body to n bytes and a batch body to
+// 4n (defaults [DefaultMaxBodySize], [DefaultMaxBatchBodySize]). Values ≤ 0
+// are ignored.
+func WithMaxBodySize(n int64) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxBody, cfg.maxBatchB = n, 4*n
+		}
+	}
+}
+
+// WithMaxBatch bounds the number of jobs of one batch PUSH (default
+// [DefaultMaxBatch]). Values ≤ 0 are ignored.
+func WithMaxBatch(n int) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxBatch = n
+		}
+	}
+}
+
+// WithMaxJobs bounds the number of jobs the executor may hold, in every
+// state (default [DefaultMaxJobs]): a PUSH beyond it is refused with 429
+// queue_full, so a client cannot exhaust memory. Values ≤ 0 are ignored.
+func WithMaxJobs(n int) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxJobs = n
+		}
+	}
+}
+
+// WithEvents serves ev at GET /ojs/v1/events and logs to it the events
+// the server sees; build the executor with executor.WithObserver(ev) so
+// that it logs the rest (see [Events]). A nil ev is ignored.
+func WithEvents(ev *Events) Option {
+	return func(cfg *config) {
+		if ev != nil {
+			cfg.events = ev
+		}
+	}
+}
+
+// WithMaxBytes bounds the caller data the server holds for its jobs —
+// args, meta, extension fields, results, plus a fixed overhead per job
+// (default [DefaultMaxBytes]): a PUSH beyond it is refused with 429
+// queue_full. Values ≤ 0 are ignored.
+func WithMaxBytes(n int64) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxBytes = n
+		}
+	}
+}
+
+// New returns a Server for exec.
+func New(exec *executor.Executor, opts ...Option) *Server {
+	cfg := config{clock: executor.RealClock{}, maxBody: DefaultMaxBodySize,
+		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch, maxJobs: DefaultMaxJobs, maxBytes: DefaultMaxBytes}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now()}
+	s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Request-Id", "req_"+newUUIDv7(time.Now().UnixMilli()))
+	header(w)
+	if v := r.Header.Get("OJS-Version"); v != "" && v != ojsVersion && v != "1" {
+		writeError(w, r, &apiError{status: http.StatusUnprocessableEntity, code: codeUnsupported,
+			message: "OJS-Version " + clip(v) + " is not supported; this server speaks " + ojsVersion})
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// NewHTTPServer returns an http.Server for h on addr with timeouts against
+// slow or stalled clients: 5 s to read the headers, 30 s to read a request,
+// 30 s to write the answer, 2 minutes idle between keep-alive requests,
+// and 64 KiB of headers. Stop it with its Shutdown method, which lets
+// in-flight requests finish.
+func NewHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// handler is a route's function: it answers with a status and a value, or
+// an apiError.
+type handler func(w http.ResponseWriter, r *http.Request) (int, any, *apiError)
+
+func (s *Server) handle(pattern string, h handler) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		status, v, err := h(w, r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, status, v)
+	})
+}
+
+func (s *Server) routes() {
+	s.handle("GET /ojs/manifest", s.manifest)
+	s.handle("GET /ojs/v1/health", s.health)
+	s.handle("POST /ojs/v1/jobs", s.push)
+	s.handle("POST /ojs/v1/jobs/batch", s.pushBatch)
+	s.handle("GET /ojs/v1/jobs/{id}", s.info)
+	s.handle("DELETE /ojs/v1/jobs/{id}", s.cancel)
+	s.handle("POST /ojs/v1/jobs/{id}/activate", s.activate)
+	s.handle("POST /ojs/v1/workers/fetch", s.fetch)
+	s.handle("POST /ojs/v1/workers/ack", s.ack)
+	s.handle("POST /ojs/v1/workers/nack", s.nack)
+	s.handle("POST /ojs/v1/workers/heartbeat", s.heartbeat)
+	s.handle("GET /ojs/v1/queues", s.queues)
+	s.handle("GET /ojs/v1/queues/{name}/stats", s.queueStats)
+	s.handle("POST /ojs/v1/queues/{name}/pause", s.pause)
+	s.handle("POST /ojs/v1/queues/{name}/resume", s.resume)
+	s.handle("GET /ojs/v1/dead-letter", s.deadLetters)
+	s.handle("POST /ojs/v1/dead-letter/{id}/retry", s.deadLetterRetry)
+	s.handle("DELETE /ojs/v1/dead-letter/{id}", s.deadLetterDelete)
+	if s.cfg.events != nil {
+		s.handle("GET /ojs/v1/events", s.events)
+	}
+	if s.cfg.manual != nil {
+		s.handle("POST "+AdminClockPath, s.advanceClock)
+	}
+	if s.cfg.reset {
+		s.handle("POST "+ResetPath, s.resetAll)
+	}
+	s.handle("/", func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+		return 0, nil, errf(http.StatusNotFound, codeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
+	})
+}
+
+// emit logs a server-side event when an event log is configured.
+func (s *Server) emit(typ string, j executor.Job, at time.Time, data map[string]any) {
+	if s.cfg.events != nil {
+		s.cfg.events.add(typ, j, at, data)
+	}
+}
+
+// faults returns the planted faults (internal/ojsfault); none normally.
+func (s *Server) faults() ojsfault.Set { return ojsfault.Of(s) }

@@ -1,0 +1,181 @@
+package ojshttp
+
+import (
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// extra is what the server keeps of a job beside the executor: the
+// envelope fields the executor does not read, and the facts the wire shows
+// that the executor's snapshot no longer holds. Read and written under
+// store.mu; the slices and raw messages are never modified once stored.
+type extra struct {
+	meta      json.RawMessage
+	priority  int
+	tags      []string
+	timeoutMS *int64
+	unknown   map[string]json.RawMessage // top-level fields the server does not know, echoed
+	result    json.RawMessage
+	started   time.Time // the last fetch (the executor clears it when the attempt ends)
+	// shown is the policy the client gave, when planted faults run the job
+	// under another one (nil: the executor's policy is the client's).
+	shown *policy.Policy
+	// born is when the entry was stored: a sweep leaves young entries
+	// alone, since their job may still be on its way into the executor.
+	born time.Time
+	// size is what the job's caller data weighs: args, meta, unknown
+	// fields, result (counted against WithMaxBytes).
+	size int64
+}
+
+// store maps job ids to their extra, bounded by the executor's own
+// retention: entries of jobs the executor no longer holds are swept once
+// the map has doubled since the last sweep.
+type store struct {
+	mu       sync.Mutex
+	m        map[string]*extra
+	bytes    int64 // sum of the entries' size
+	sweepAt  int
+	sweeping atomic.Bool
+	forced   time.Time // the last forced sweep, under mu
+}
+
+// minSweep is the size below which the store is never swept.
+const minSweep = 4096
+
+// sweepGrace is how old an entry must be before a sweep may remove it.
+const sweepGrace = 10 * time.Second
+
+func newStore() *store { return &store{m: make(map[string]*extra), sweepAt: minSweep} }
+
+func (st *store) get(id string) *extra {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.m[id]
+}
+
+// put stores x for id and returns the entry it replaced (nil if none).
+func (st *store) put(id string, x *extra) (old *extra) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	old = st.m[id]
+	st.m[id] = x
+	st.bytes += x.size - sizeOf(old)
+	return old
+}
+
+func sizeOf(x *extra) int64 {
+	if x == nil {
+		return 0
+	}
+	return x.size
+}
+
+// weight returns the bytes held.
+func (st *store) weight() int64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.bytes
+}
+
+// restore undoes put(id, x) when the job was not created: the entry goes
+// back to old, unless someone replaced x since.
+func (st *store) restore(id string, x, old *extra) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.m[id] != x {
+		return
+	}
+	st.bytes += sizeOf(old) - x.size
+	if old == nil {
+		delete(st.m, id)
+	} else {
+		st.m[id] = old
+	}
+}
+
+func (st *store) clear() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.m = make(map[string]*extra)
+	st.bytes = 0
+	st.sweepAt = minSweep
+}
+
+func (st *store) drop(id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.bytes -= sizeOf(st.m[id])
+	delete(st.m, id)
+}
+
+// update runs fn on a copy of id's entry and stores the copy, so that
+// views rendered from the old entry are not disturbed.
+func (st *store) update(id string, fn func(x *extra)) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	x := st.m[id]
+	if x == nil {
+		x = &extra{}
+	} else {
+		c := *x
+		x = &c
+	}
+	old := sizeOf(st.m[id])
+	base := x.size - int64(len(x.result)) // args and the rest, counted at put
+	fn(x)
+	x.size = base + int64(len(x.result))
+	st.m[id] = x
+	st.bytes += x.size - old
+}
+
+// maybeSweep removes the entries of jobs exec no longer holds (pruned by
+// retention or deleted) once the store has grown past its threshold. One
+// sweep runs at a time; it checks each id with exec.Get, so its cost is
+// amortised over the puts that grew the store.
+func (st *store) maybeSweep(exec *executor.Executor) { st.sweep(exec, false) }
+
+// sweep is maybeSweep; force sweeps whatever the size.
+func (st *store) sweep(exec *executor.Executor, force bool) {
+	st.mu.Lock()
+	due := len(st.m) >= st.sweepAt
+	if force && !due && time.Since(st.forced) >= time.Second { // at most one forced sweep a second
+		due = true
+		st.forced = time.Now()
+	}
+	st.mu.Unlock()
+	if !due || !st.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	defer st.sweeping.Store(false)
+	st.mu.Lock()
+	ids := make(map[string]*extra, len(st.m))
+	for id, x := range st.m {
+		ids[id] = x
+	}
+	st.mu.Unlock()
+	var gone []string
+	for id, x := range ids {
+		if time.Since(x.born) < sweepGrace {
+			continue
+		}
+		if _, err := exec.Get(id); errors.Is(err, executor.ErrNotFound) {
+			gone = append(gone, id)
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range gone {
+		if x := st.m[id]; x == ids[id] {
+			st.bytes -= x.size
+			delete(st.m, id)
+		}
+	}
+	st.sweepAt = max(2*len(st.m), minSweep)
+}

@@ -1,0 +1,219 @@
+package ojshttp
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// Binding error codes (openapi.yaml OJSError, plus the suite's
+// invalid_payload for a body that is not a JSON object).
+const (
+	codeInvalidRequest = "invalid_request"
+	codeInvalidPayload = "invalid_payload"
+	codeValidation     = "validation_error"
+	codeNotFound       = "not_found"
+	codeConflict       = "conflict"
+	codeDuplicate      = "duplicate"
+	codeUnsupported    = "unsupported"
+	codeInternal       = "internal_error"
+	codeQueueFull      = "queue_full"
+)
+
+// docsURL is where an error's docs_url points.
+const docsURL = "https://github.com/openjobspec/spec/blob/main/spec/ojs-http-binding.md"
+
+// apiError is an error answered in the binding's envelope.
+type apiError struct {
+	status    int
+	code      string
+	message   string
+	retryable bool
+	details   map[string]any
+	hint      string
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.message }
+
+func errf(status int, code, format string, a ...any) *apiError {
+	return &apiError{status: status, code: code, message: fmt.Sprintf(format, a...)}
+}
+
+// invalid is a 400 invalid_request naming the field.
+func invalid(field, format string, a ...any) *apiError {
+	e := errf(http.StatusBadRequest, codeInvalidRequest, field+": "+format, a...)
+	e.details = map[string]any{"field": field}
+	return e
+}
+
+// header writes the headers every answer carries.
+func header(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", MediaType)
+	h.Set("OJS-Version", ojsVersion)
+}
+
+// ojsVersion is the spec version the server speaks.
+const ojsVersion = "1.0"
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil { // only our own values are written: cannot happen
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal_error","type":"internal_error","message":"ojshttp: cannot encode the answer","retryable":true}}`)
+	}
+	header(w)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// writeError writes e in the binding's envelope.
+func writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	body := map[string]any{
+		"code":       e.code,
+		"type":       e.code,
+		"message":    e.message,
+		"retryable":  e.retryable,
+		"request_id": w.Header().Get("X-Request-Id"),
+		"docs_url":   docsURL,
+	}
+	if e.details != nil {
+		body["details"] = e.details
+	}
+	if e.hint != "" {
+		body["hint"] = e.hint
+	} else {
+		body["hint"] = defaultHint(e.code)
+	}
+	writeJSON(w, e.status, map[string]any{"error": body})
+}
+
+func defaultHint(code string) string {
+	switch code {
+	case codeNotFound:
+		return "check the id; finished jobs are kept only for the retention period, and a restart loses every job"
+	case codeConflict:
+		return "the job is not in a state that allows this operation; read it with GET /ojs/v1/jobs/{id}"
+	case codeDuplicate:
+		return "job ids must be unique; omit id to let the server assign one"
+	case codeValidation:
+		return "see ojs-retry.md for the retry policy fields and their ranges"
+	case codeQueueFull:
+		return "the server holds as many jobs as it is configured for; retry later"
+	}
+	return "see the OJS HTTP binding for the request format"
+}
+
+// readBody reads the request body as one JSON object into dst, through
+// http.MaxBytesReader with limit bytes. A body that is empty, not JSON, not
+// an object, followed by more data or too large gives an apiError.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *apiError {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != MediaType && mt != "application/json") {
+			return errf(http.StatusBadRequest, codeInvalidRequest,
+				"unsupported Content-Type %q: use %s or application/json", clip(ct), MediaType)
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			e := errf(http.StatusRequestEntityTooLarge, codeInvalidRequest,
+				"request body larger than %d bytes", limit)
+			return e
+		}
+		return errf(http.StatusBadRequest, codeInvalidPayload, "reading the request body: %v", err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(dst); err != nil {
+		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body is not valid JSON: %v", jsonErr(err))
+	}
+	if dec.More() {
+		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// readOptionalBody reads a body that may be empty; when it is not, it must
+// be a JSON object (its fields are not used).
+func readOptionalBody(w http.ResponseWriter, r *http.Request, limit int64) *apiError {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return errf(http.StatusRequestEntityTooLarge, codeInvalidRequest, "request body larger than %d bytes", limit)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || m == nil {
+		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body must be empty or a JSON object")
+	}
+	return nil
+}
+
+// jsonErr shortens a JSON decoding error for a message.
+func jsonErr(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+	}
+	return clip(err.Error())
+}
+
+// clip shortens caller text echoed in a message.
+func clip(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// uuidV7Pattern is the lowercase hyphenated UUIDv7 form (RFC 9562).
+var uuidV7Pattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// newUUIDv7 returns a UUIDv7 for the Unix millisecond ms: 48 bits of time,
+// the version, 12 + 62 random bits and the variant.
+func newUUIDv7(ms int64) string {
+	var b [16]byte
+	rand.Read(b[6:]) // never fails (crypto/rand)
+	binary.BigEndian.PutUint64(b[:8], uint64(ms)<<16|uint64(binary.BigEndian.Uint16(b[6:8])))
+	b[6] = 0x70 | b[6]&0x0f
+	b[8] = 0x80 | b[8]&0x3f
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
+
+// stamp formats a time for the wire: RFC 3339 in UTC with nanoseconds
+// (trailing zeros dropped), so a client can check delays exactly.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

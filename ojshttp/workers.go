@@ -1,0 +1,308 @@
+package ojshttp
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// Limits on worker requests.
+const (
+	maxFetchQueues   = 100
+	maxHeartbeatJobs = 1000
+	maxResultSize    = executor.MaxArgsSize
+	maxWorkerIDLen   = 255
+)
+
+// fetch is FETCH: POST /ojs/v1/workers/fetch.
+func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	var req struct {
+		Queues     []string        `json:"queues"`
+		Count      json.RawMessage `json:"count"`
+		WorkerID   string          `json:"worker_id"`
+		Visibility json.RawMessage `json:"visibility_timeout_ms"`
+	}
+	if err := readBody(w, r, s.cfg.maxBody, &req); err != nil {
+		return 0, nil, err
+	}
+	if len(req.Queues) == 0 {
+		return 0, nil, invalid("queues", "must be a non-empty array of queue names")
+	}
+	if len(req.Queues) > maxFetchQueues {
+		return 0, nil, invalid("queues", "at most %d queues, got %d", maxFetchQueues, len(req.Queues))
+	}
+	for i, q := range req.Queues {
+		if len(q) > executor.MaxQueueLen || !queuePattern.MatchString(q) {
+			return 0, nil, invalid("queues["+strconv.Itoa(i)+"]", "must match %s, got %q", queuePattern, clip(q))
+		}
+	}
+	if len(req.WorkerID) > maxWorkerIDLen {
+		return 0, nil, invalid("worker_id", "at most %d bytes, got %d", maxWorkerIDLen, len(req.WorkerID))
+	}
+	n := int64(1)
+	if req.Count != nil {
+		var err error
+		if n, err = intField(req.Count); err != nil || n < 1 || n > MaxFetchCount {
+			return 0, nil, invalid("count", "must be an integer from 1 to %d, got %s", MaxFetchCount, clip(string(req.Count)))
+		}
+	}
+	vis, aerr := visibility(req.Visibility)
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	jobs := s.exec.FetchN(int(n), vis, req.Queues...)
+	out := make([]map[string]any, len(jobs))
+	for i, j := range jobs {
+		started := j.StartedAt
+		var x *extra
+		s.store.update(j.ID, func(e *extra) { e.started = started; x = e })
+		out[i] = s.view(j, x)
+		s.emit("job.started", j, started, map[string]any{"worker_id": req.WorkerID, "attempt": j.Attempt})
+	}
+	resp := map[string]any{"jobs": out}
+	if len(out) > 0 {
+		resp["job"] = out[0]
+	}
+	return http.StatusOK, resp, nil
+}
+
+// visibility reads an optional visibility_timeout_ms (0 when absent).
+func visibility(raw json.RawMessage) (time.Duration, *apiError) {
+	if raw == nil {
+		return 0, nil
+	}
+	ms, err := intField(raw)
+	if err != nil || ms < 1 || ms > maxVisibilityMS {
+		return 0, invalid("visibility_timeout_ms", "must be an integer from 1 to %d, got %s", maxVisibilityMS, clip(string(raw)))
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// onActive runs op on the job's latest delivery. HTTP workers name jobs by
+// id only, so the delivery is read first; if the job was fetched again in
+// between (a stale delivery), it is read again, a few times.
+func (s *Server) onActive(id string, op func(d uint64) (executor.Job, error)) (executor.Job, *apiError) {
+	if id == "" {
+		return executor.Job{}, invalid("job_id", "is required")
+	}
+	for try := 0; ; try++ {
+		cur, err := s.exec.Get(id)
+		if err != nil {
+			return executor.Job{}, errorFor(err, id)
+		}
+		if cur.State != executor.Active {
+			return executor.Job{}, conflict(id, cur.State, "the job is not active (state "+cur.State.String()+")")
+		}
+		j, err := op(cur.Delivery)
+		if errors.Is(err, executor.ErrStaleDelivery) && try < 3 {
+			continue
+		}
+		if err != nil {
+			return executor.Job{}, errorFor(err, id)
+		}
+		return j, nil
+	}
+}
+
+// ack is ACK: POST /ojs/v1/workers/ack.
+func (s *Server) ack(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	var req struct {
+		JobID  string          `json:"job_id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := readBody(w, r, s.cfg.maxBody, &req); err != nil {
+		return 0, nil, err
+	}
+	if len(req.Result) > maxResultSize {
+		return 0, nil, invalid("result", "at most %d bytes, got %d", maxResultSize, len(req.Result))
+	}
+	if string(req.Result) == "null" {
+		req.Result = nil
+	}
+	j, aerr := s.onActive(req.JobID, func(d uint64) (executor.Job, error) { return s.exec.Ack(req.JobID, d) })
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	var x *extra
+	s.store.update(j.ID, func(e *extra) { e.result = req.Result; x = e })
+	v := s.view(j, x)
+	var took time.Duration
+	if !x.started.IsZero() {
+		took = max(j.FinishedAt.Sub(x.started), 0)
+	}
+	data := map[string]any{"attempt": j.Attempt, "duration_ms": took.Milliseconds()}
+	if req.Result != nil {
+		data["result"] = req.Result
+	}
+	s.emit("job.completed", j, j.FinishedAt, data)
+	return http.StatusOK, map[string]any{
+		"acknowledged": true, "id": j.ID, "job_id": j.ID, "state": j.State.String(),
+		"completed_at": stamp(j.FinishedAt), "job": v,
+	}, nil
+}
+
+// nackError is the error object of a FAIL request: the binding's fields
+// plus openapi JobError's type (RK-100).
+type nackError struct {
+	Code      string          `json:"code"`
+	Type      string          `json:"type"`
+	Message   string          `json:"message"`
+	Retryable *bool           `json:"retryable"`
+	Details   json.RawMessage `json:"details"`
+}
+
+// nack is FAIL: POST /ojs/v1/workers/nack. The failure handed to the
+// executor (RK-100, RK-103):
+//
+//  1. type: error.type when given, else error.code (so a binding-only
+//     worker's code can still be listed in non_retryable_errors);
+//  2. code: error.code when it is one of the OJS handler codes RETRY,
+//     DISCARD, DEAD_LETTER, FAIL;
+//  3. otherwise error.retryable false makes the failure non-retryable:
+//     the policy's on_exhaustion applies at once (DEAD_LETTER when it is
+//     dead_letter, else DISCARD).
+func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	var req struct {
+		JobID   string     `json:"job_id"`
+		Error   *nackError `json:"error"`
+		Requeue bool       `json:"requeue"`
+	}
+	if err := readBody(w, r, s.cfg.maxBody, &req); err != nil {
+		return 0, nil, err
+	}
+	if req.Requeue {
+		// openapi NackRequest.requeue: give the job back without counting
+		// the attempt; no error is recorded and the policy is not asked.
+		j, aerr := s.onActive(req.JobID, func(d uint64) (executor.Job, error) { return s.exec.Release(req.JobID, d) })
+		if aerr != nil {
+			return 0, nil, aerr
+		}
+		v := s.view(j, s.store.get(j.ID))
+		s.emit("job.enqueued", j, j.EnqueuedAt, map[string]any{})
+		return http.StatusOK, map[string]any{"id": j.ID, "job_id": j.ID, "state": j.State.String(),
+			"attempt": v["attempt"], "max_attempts": v["max_attempts"], "job": v}, nil
+	}
+	if req.Error == nil {
+		return 0, nil, invalid("error", "is required: an object with code and message")
+	}
+	e := req.Error
+	f := executor.Failure{Type: e.Type, Message: e.Message, Details: e.Details}
+	if string(f.Details) == "null" {
+		f.Details = nil
+	}
+	if f.Type == "" {
+		f.Type = e.Code
+	}
+	if c, err := errmatch.ParseCode(e.Code); err == nil && e.Code != "" {
+		f.Code = c
+	}
+	j, aerr := s.onActive(req.JobID, func(d uint64) (executor.Job, error) {
+		ff := f
+		if ff.Code == "" && s.nonRetryable(req.JobID, e, ff.Type) {
+			ff.Code = errmatch.CodeDiscard
+			if cur, err := s.exec.Get(req.JobID); err == nil && cur.Policy.Spec().OnExhaustion == policy.DeadLetter {
+				ff.Code = errmatch.CodeDeadLetter
+			}
+		}
+		return s.exec.Fail(req.JobID, d, ff)
+	})
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	x := s.store.get(j.ID)
+	v := s.view(j, x)
+	resp := map[string]any{
+		"id": j.ID, "job_id": j.ID, "state": j.State.String(),
+		"attempt": v["attempt"], "max_attempts": v["max_attempts"], "job": v,
+	}
+	for _, k := range []string{"next_attempt_at", "retry_delay_ms", "discarded_at", "completed_at", "dead_letter"} {
+		if val, ok := v[k]; ok {
+			resp[k] = val
+		}
+	}
+	return http.StatusOK, resp, nil
+}
+
+// nonRetryable reports whether a failure without a handler code ends the
+// job at once: error.retryable false, or (planted fault RegexMatch) a
+// non_retryable_errors pattern matching typ as an anchored regexp.
+func (s *Server) nonRetryable(id string, e *nackError, typ string) bool {
+	if e.Retryable != nil && !*e.Retryable {
+		return true
+	}
+	if !s.faults().Has(ojsfault.RegexMatch) || typ == "" {
+		return false
+	}
+	j, err := s.exec.Get(id)
+	if err != nil {
+		return false
+	}
+	pol := j.Policy
+	if x := s.store.get(id); x != nil && x.shown != nil {
+		pol = x.shown
+	}
+	for _, p := range pol.Spec().NonRetryableErrors {
+		if re, err := regexp.Compile("^(?:" + p + ")$"); err == nil && re.MatchString(typ) {
+			return true
+		}
+	}
+	return false
+}
+
+// heartbeat is BEAT: POST /ojs/v1/workers/heartbeat. Each listed job that
+// is active is extended (by visibility_timeout_ms when given, else by its
+// own visibility timeout); the others are listed in jobs_not_extended.
+func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	var req struct {
+		WorkerID   string          `json:"worker_id"`
+		ActiveJobs []string        `json:"active_jobs"`
+		JobID      string          `json:"job_id"`
+		Visibility json.RawMessage `json:"visibility_timeout_ms"`
+	}
+	if err := readBody(w, r, s.cfg.maxBody, &req); err != nil {
+		return 0, nil, err
+	}
+	if len(req.WorkerID) > maxWorkerIDLen {
+		return 0, nil, invalid("worker_id", "at most %d bytes, got %d", maxWorkerIDLen, len(req.WorkerID))
+	}
+	ids := req.ActiveJobs
+	if req.JobID != "" {
+		ids = append(ids, req.JobID)
+	}
+	if len(ids) > maxHeartbeatJobs {
+		return 0, nil, invalid("active_jobs", "at most %d jobs, got %d", maxHeartbeatJobs, len(ids))
+	}
+	vis, aerr := visibility(req.Visibility)
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	extended, missed := []string{}, []string{}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		j, aerr := s.onActive(id, func(d uint64) (executor.Job, error) { return s.exec.HeartbeatFor(id, d, vis) })
+		if aerr != nil {
+			missed = append(missed, id)
+			continue
+		}
+		extended = append(extended, id)
+		s.emit("job.heartbeat", j, s.cfg.clock.Now(), map[string]any{"worker_id": req.WorkerID,
+			"attempt": j.Attempt, "visible_until": stamp(j.ReservedUntil)})
+	}
+	resp := map[string]any{"state": "running", "jobs_extended": extended, "server_time": stamp(s.cfg.clock.Now())}
+	if len(missed) > 0 {
+		resp["jobs_not_extended"] = missed
+	}
+	return http.StatusOK, resp, nil
+}
