@@ -58,11 +58,15 @@ func TestPlantedFaults(t *testing.T) {
 	for _, tc := range []struct {
 		fault ojsfault.Set
 		want  []string
+		may   []string // may fail too
 	}{
-		{ojsfault.AttemptOffByOne, []string{"http-attempts"}},
-		{ojsfault.NoCapAfterJitter, []string{"http-jitter-cap"}},
-		{ojsfault.RegexMatch, []string{"http-prefix-boundary", "http-exact-literal"}},
-		{ojsfault.EarlyRetry, []string{"http-not-early"}},
+		{ojsfault.AttemptOffByOne, []string{"http-attempts"}, nil},
+		// The planted server raises max_interval by half, so the cap before
+		// jitter moves too: http-cap-before-jitter sees it about one run
+		// in twenty (16 samples, each below the true cap with p = 1/6).
+		{ojsfault.NoCapAfterJitter, []string{"http-jitter-cap"}, []string{"http-cap-before-jitter"}},
+		{ojsfault.RegexMatch, []string{"http-prefix-boundary", "http-exact-literal"}, nil},
+		{ojsfault.EarlyRetry, []string{"http-not-early"}, nil},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			rep := runServe(t, tc.fault)
@@ -80,7 +84,7 @@ func TestPlantedFaults(t *testing.T) {
 			}
 			if tc.fault != ojsfault.AttemptOffByOne { // the attempt shows in many answers
 				for _, r := range rep.Results {
-					if r.Status != conformance.StatusPass && !slices.Contains(tc.want, r.ID) {
+					if r.Status != conformance.StatusPass && !slices.Contains(tc.want, r.ID) && !slices.Contains(tc.may, r.ID) {
 						t.Errorf("%s also %s: %s", r.ID, r.Status, r.Reason)
 					}
 				}
