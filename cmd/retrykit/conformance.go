@@ -222,29 +222,14 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		opts = append(opts, conformance.WithSpecOnly())
 	}
 	if *skipFile != "" {
-		f, err := os.Open(*skipFile)
+		skips, err := readSkipFile(*skipFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "retrykit conformance: --skip-file: %v\n", err)
-			return 2
-		}
-		skips, err := conformance.ParseSkipList(f)
-		f.Close()
-		if err != nil {
-			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
-			return 2
+			return usageError(stderr, err.Error())
 		}
 		opts = append(opts, conformance.WithSkips(skips))
 	}
-
-	// The files written at the end are checked now, so that a bad path
-	// fails before the suite runs rather than after.
-	for _, f := range []struct{ flag, path string }{{"-o", *output}, {"--write-skip-file", *writeSkip}} {
-		if f.path == "" {
-			continue
-		}
-		if err := checkWritable(f.path); err != nil {
-			return usageError(stderr, fmt.Sprintf("%s: %v", f.flag, err))
-		}
+	if msg := checkOutputs(*output, *writeSkip); msg != "" {
+		return usageError(stderr, msg)
 	}
 
 	var target protocol.Implementation = conformance.Reference()
@@ -296,14 +281,53 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		p.Close()
 	}
 
-	if err := writeOut(func(w io.Writer) error { return rep.Write(w, *format) }); err != nil {
-		fmt.Fprintf(stderr, "retrykit conformance: writing report: %v\n", err)
-		return 2
+	return writeReport(rep, *format, *output, *writeSkip, stdout, stderr)
+}
+
+// readSkipFile reads the known-failure list named by --skip-file.
+func readSkipFile(path string) (conformance.SkipList, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--skip-file: %w", err)
 	}
-	if *writeSkip != "" {
-		if err := writeFile(*writeSkip, func(w io.Writer) error { return conformance.WriteSkipList(w, rep) }); err != nil {
-			fmt.Fprintf(stderr, "retrykit conformance: --write-skip-file: %v\n", err)
-			return 2
+	defer f.Close()
+	return conformance.ParseSkipList(f)
+}
+
+// checkOutputs returns a message naming the flag when the file of -o
+// (output) or --write-skip-file (writeSkip) cannot be written, or "". The
+// files written at the end are checked before the run, so that a bad path
+// fails at once rather than after the run, with the report lost.
+func checkOutputs(output, writeSkip string) string {
+	for _, f := range []struct{ flag, path string }{{"-o", output}, {"--write-skip-file", writeSkip}} {
+		if f.path == "" {
+			continue
+		}
+		if err := checkWritable(f.path); err != nil {
+			return fmt.Sprintf("%s: %v", f.flag, err)
+		}
+	}
+	return ""
+}
+
+// writeReport writes rep in format to output (stdout when output is "")
+// and, when writeSkip is set, its failures as a skip file there. It
+// returns the exit status: 2 when a file cannot be written, 1 when rep
+// has failures or errors, else 0.
+func writeReport(rep *conformance.Report, format, output, writeSkip string, stdout, stderr io.Writer) int {
+	write := func(w io.Writer) error { return rep.Write(w, format) }
+	var err error
+	if output == "" {
+		err = write(stdout)
+	} else {
+		err = writeFile(output, write)
+	}
+	if err != nil {
+		return usageError(stderr, fmt.Sprintf("writing report: %v", err))
+	}
+	if writeSkip != "" {
+		if err := writeFile(writeSkip, func(w io.Writer) error { return conformance.WriteSkipList(w, rep) }); err != nil {
+			return usageError(stderr, fmt.Sprintf("--write-skip-file: %v", err))
 		}
 	}
 	if !rep.OK() {

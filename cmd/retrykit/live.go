@@ -114,17 +114,18 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	if *specOnly {
 		opts = append(opts, live.WithSpecOnly())
 	}
+	if *strict && *skipFile == "" {
+		return usageError(stderr, "--strict: needs --skip-file (it runs the skip-listed checks anyway and fails on those that pass)")
+	}
 	if *skipFile != "" {
-		f, err := os.Open(*skipFile)
-		if err != nil {
-			return usageError(stderr, fmt.Sprintf("--skip-file: %v", err))
-		}
-		skips, err := conformance.ParseSkipList(f)
-		f.Close()
+		skips, err := readSkipFile(*skipFile)
 		if err != nil {
 			return usageError(stderr, err.Error())
 		}
 		opts = append(opts, live.WithSkips(skips))
+	}
+	if msg := checkOutputs(*output, *writeSkip); msg != "" {
+		return usageError(stderr, msg)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -133,32 +134,5 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, err.Error())
 	}
 	rep.Command = commandLine(args)
-	out := stdout
-	if *output != "" {
-		f, err := os.Create(*output)
-		if err != nil {
-			return usageError(stderr, err.Error())
-		}
-		defer f.Close()
-		out = f
-	}
-	if err := rep.Write(out, *format); err != nil {
-		return usageError(stderr, fmt.Sprintf("writing report: %v", err))
-	}
-	if *writeSkip != "" {
-		f, err := os.Create(*writeSkip)
-		if err == nil {
-			err = conformance.WriteSkipList(f, rep)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			return usageError(stderr, fmt.Sprintf("--write-skip-file: %v", err))
-		}
-	}
-	if !rep.OK() {
-		return 1
-	}
-	return 0
+	return writeReport(rep, *format, *output, *writeSkip, stdout, stderr)
 }

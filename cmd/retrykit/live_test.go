@@ -33,6 +33,12 @@ func TestLiveUsage(t *testing.T) {
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--late-bound", "0s"}, "late bound"},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--run", "http-nope"}, `check "http-nope"`},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "extra"}, `unexpected argument "extra"`},
+		// Checked before the run, as without --server: a bad output path
+		// would otherwise lose the report of a whole run.
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "-o", "/nonexistent/x"}, "-o: "},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--write-skip-file", "/nonexistent/x"}, "--write-skip-file: "},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--strict"}, "--strict: needs --skip-file"},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--skip-file", "/nonexistent/x"}, "--skip-file: open /nonexistent/x"},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--timeout", "200ms"}, "HEALTH"},
 	} {
 		code, _, stderr := runArgs(tc.args...)
