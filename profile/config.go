@@ -47,6 +47,8 @@ type SettingError struct {
 	Err     error  // ErrUnknownSetting or ErrBadValue
 }
 
+// Error returns "profile: NAME: unknown setting "KEY" (REASON)" or
+// "profile: NAME: KEY=VALUE: REASON".
 func (e *SettingError) Error() string {
 	if errors.Is(e.Err, ErrUnknownSetting) {
 		return fmt.Sprintf("profile: %s: unknown setting %q (%s)", e.Profile, e.Key, e.Reason)
