@@ -78,6 +78,11 @@ func WithHeartbeat(interval time.Duration) Option {
 	return func(p *Plugin) { p.heartbeat = max(interval, 0) }
 }
 
+// PanicErrorType is the OJS error type of a handler that panicked (see
+// [Plugin.Process]): the policy decides, so non_retryable_errors may list
+// it.
+const PanicErrorType = "runtime.panic"
+
 // New returns a Plugin whose default policy is def; a nil def means
 // policy.Default().
 func New(def *policy.Policy, opts ...Option) *Plugin {
@@ -222,7 +227,7 @@ var ErrNoDeadLetter = errors.New("jetstreamretry: dead_letter without a dead-let
 // dead-lettered, with the problem joined to the error; a policy header that
 // cannot be read gives way to the default policy, its error joined. A
 // handler that panics is recovered and counts as a failure of type
-// "runtime.panic". The returned error is that of settling msg (an ack, nak,
+// [PanicErrorType]. The returned error is that of settling msg (an ack, nak,
 // term or publish that failed), never the handler's, which is in the
 // Outcome.
 func (p *Plugin) Process(ctx context.Context, msg jetstream.Msg, h HandlerFunc) (Outcome, error) {
@@ -333,7 +338,7 @@ func (p *Plugin) run(ctx context.Context, msg jetstream.Msg, h HandlerFunc) (err
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = errmatch.Wrap(fmt.Errorf("handler panic: %v", r), "runtime.panic", "")
+			err = errmatch.Wrap(fmt.Errorf("jetstreamretry: handler panic: %v", r), PanicErrorType, "")
 		}
 		cancel()
 		wg.Wait()

@@ -114,7 +114,7 @@ func TestProcessEdges(t *testing.T) {
 	}
 	p := msgAt(2, 1)
 	out, _ = rk.Process(context.Background(), p, func(context.Context, jetstream.Msg) error { panic("oops") })
-	if out.ErrorType != "runtime.panic" || !strings.Contains(out.Err.Error(), "oops") {
+	if out.ErrorType != "runtime.panic" || !strings.Contains(out.Err.Error(), "jetstreamretry: handler panic: oops") {
 		t.Errorf("panic: %+v", out)
 	}
 	// A message header policy wins, an invalid one gives way to the default.
