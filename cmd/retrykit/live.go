@@ -91,6 +91,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	)
 	fset.Var(&ids, "run", "run only these check ids (comma-separated, repeatable)")
 	if err := fset.Parse(args); err != nil {
+		flagHint(fset, err)
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

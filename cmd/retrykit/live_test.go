@@ -38,6 +38,7 @@ func TestLiveUsage(t *testing.T) {
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "-o", "/nonexistent/x"}, "-o: "},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--write-skip-file", "/nonexistent/x"}, "--write-skip-file: "},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--strict"}, "--strict: needs --skip-file"},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--late-bund", "1s"}, "did you mean --late-bound?"},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--skip-file", "/nonexistent/x"}, "--skip-file: open /nonexistent/x"},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--timeout", "200ms"}, "HEALTH"},
 	} {
