@@ -22,10 +22,18 @@ import (
 //	dur-0079
 type SkipList map[string]string
 
-// ParseSkipList reads a skip file.
+// MaxSkipLine bounds a skip-file entry, in bytes: its id and reason
+// written as "id  # reason" (the form [WriteSkipList] writes) must fit, so
+// that every accepted file reads back the same. A raw line may run 64
+// bytes longer (blanks).
+const MaxSkipLine = 64 << 10
+
+// ParseSkipList reads a skip file. An entry longer than [MaxSkipLine] bytes
+// is an error.
 func ParseSkipList(r io.Reader) (SkipList, error) {
 	s := SkipList{}
 	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4<<10), MaxSkipLine+64)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -39,12 +47,18 @@ func ParseSkipList(r io.Reader) (SkipList, error) {
 		}
 		rest = strings.TrimSpace(rest)
 		rest = strings.TrimSpace(strings.TrimPrefix(rest, "#"))
+		if len(id)+len("  # ")+len(rest) > MaxSkipLine {
+			return nil, fmt.Errorf("conformance: skip file line %d: entry longer than %d bytes", line, MaxSkipLine)
+		}
 		if _, dup := s[id]; dup {
 			return nil, fmt.Errorf("conformance: skip file line %d: %s listed twice", line, id)
 		}
 		s[id] = rest
 	}
 	if err := sc.Err(); err != nil {
+		if err == bufio.ErrTooLong {
+			return nil, fmt.Errorf("conformance: skip file line %d: longer than %d bytes", line+1, MaxSkipLine)
+		}
 		return nil, fmt.Errorf("conformance: skip file: %w", err)
 	}
 	return s, nil
