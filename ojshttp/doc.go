@@ -64,6 +64,14 @@
 // timeouts against slow clients, and [LimitListener] to bound the
 // connections held open at once.
 //
+// # Unique jobs
+//
+// options.unique follows spec/ojs-unique-jobs.md (keys, args_keys,
+// meta_keys, period, states, on_conflict): the key is the SHA-256 of the
+// canonical JSON of the chosen dimensions, and unique PUSHes are
+// serialised, so uniqueness is strong within the server (RK-152). Other
+// unknown options are kept and echoed (RK-153).
+//
 // # Planted faults (tests only)
 //
 // The unexported seam internal/ojsfault lets retrykit's own tests and the
@@ -76,6 +84,6 @@
 // # Non-goals
 //
 // Persistence (state lives in memory: a restart loses every job),
-// authentication, cron, workflows, unique jobs, schemas and the other OJS
+// authentication, cron, workflows, schemas and the other OJS
 // extensions. The manifest claims none of them.
 package ojshttp

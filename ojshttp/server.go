@@ -2,6 +2,7 @@ package ojshttp
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
@@ -41,6 +42,9 @@ type Server struct {
 	mux   *http.ServeMux
 	store *store
 	start time.Time
+	// uniqueMu serialises the PUSHes of unique jobs, so that a
+	// uniqueness check and the insert it allows are atomic (RK-152).
+	uniqueMu sync.Mutex
 }
 
 type config struct {
