@@ -253,6 +253,12 @@ func (s *Server) deadLetterDelete(w http.ResponseWriter, r *http.Request) (int, 
 	return http.StatusOK, map[string]any{"deleted": true, "job_id": id}, nil
 }
 
+// clockHorizon is as far as the manual clock moves: an advance past it is
+// refused with 422 validation_error, so that the executor's times (int64
+// nanoseconds, which end in April 2262) keep room for delays and never
+// saturate silently.
+var clockHorizon = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // maxAdvance bounds one clock advance: 100 years.
 const maxAdvance = 100 * 365 * 24 * time.Hour
 
@@ -270,6 +276,14 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) (int, any,
 	ms, err := intField(req.AdvanceMS)
 	if err != nil || ms < 0 || ms > int64(maxAdvance/time.Millisecond) {
 		return 0, nil, invalid("advance_ms", "must be an integer from 0 to %d, got %s", int64(maxAdvance/time.Millisecond), clip(string(req.AdvanceMS)))
+	}
+	s.clockMu.Lock()
+	defer s.clockMu.Unlock()
+	if cur := s.cfg.manual.Now(); cur.Add(time.Duration(ms) * time.Millisecond).After(clockHorizon) {
+		return 0, nil, &apiError{status: http.StatusUnprocessableEntity, code: codeValidation,
+			message: "advance_ms: " + strconv.FormatInt(ms, 10) + " ms would move the clock from " + stamp(cur) +
+				" past " + stamp(clockHorizon) + ", the manual clock's horizon (job times are int64 nanoseconds)",
+			details: map[string]any{"field": "advance_ms", "now": stamp(cur), "horizon": stamp(clockHorizon)}}
 	}
 	now := s.cfg.manual.Advance(time.Duration(ms) * time.Millisecond)
 	s.exec.Tick()

@@ -217,3 +217,30 @@ func TestLimitListener(t *testing.T) {
 		t.Fatal("the third connection was not accepted after one closed")
 	}
 }
+
+// TestClockHorizon: the manual clock refuses to move past 2200-01-01
+// (the executor's int64-nanosecond times end in 2262) instead of
+// saturating silently, and a refused advance leaves the clock alone.
+func TestClockHorizon(t *testing.T) {
+	s := newTestServer(t)
+	const year = 365 * 24 * time.Hour
+	s.advance(100 * year)
+	before := s.clock.Now()
+	_, m := s.do("POST", ojshttp.AdminClockPath, map[string]any{"advance_ms": (100 * year).Milliseconds()})
+	e, _ := m["error"].(map[string]any)
+	if e == nil || e["code"] != "validation_error" || !strings.Contains(e["message"].(string), "2200-01-01") {
+		t.Fatalf("advance past the horizon: %v", m)
+	}
+	if !s.clock.Now().Equal(before) {
+		t.Fatalf("refused advance moved the clock to %v", s.clock.Now())
+	}
+	// Jobs still run with real delays just below the horizon.
+	s.advance(50 * year)
+	id := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{},
+		"options": map[string]any{"retry": map[string]any{"initial_interval": "PT1S", "jitter": false}}}))["id"].(string)
+	s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"default"}})
+	n := s.must(200, "POST", "/ojs/v1/workers/nack", map[string]any{"job_id": id, "error": map[string]any{"message": "x"}})
+	if got := ts(t, n["next_attempt_at"]).Sub(s.clock.Now()); got != time.Second {
+		t.Fatalf("delay near the horizon %v, want 1s", got)
+	}
+}

@@ -45,6 +45,8 @@ type Server struct {
 	// uniqueMu serialises the PUSHes of unique jobs, so that a
 	// uniqueness check and the insert it allows are atomic (RK-152).
 	uniqueMu sync.Mutex
+	// clockMu serialises manual clock advances against clockHorizon.
+	clockMu sync.Mutex
 }
 
 type config struct {
@@ -64,7 +66,8 @@ type Option func(*config)
 
 // WithManualClock declares that the executor runs on c (the caller builds
 // the executor with executor.WithClock(c)) and mounts the admin endpoint
-// [AdminClockPath] that advances it. Without it the server reads the real
+// [AdminClockPath] that advances it, by 0 to 100 years per request and
+// never past 2200-01-01T00:00:00Z (422 validation_error beyond). Without it the server reads the real
 // clock and has no admin endpoint. A nil c is ignored.
 func WithManualClock(c *executor.FakeClock) Option {
 	return func(cfg *config) {
