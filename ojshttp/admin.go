@@ -144,7 +144,7 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 	}
 	if err := s.exec.PauseQueue(name); err != nil {
 		if errors.Is(err, executor.ErrTooManyPausedQueues) {
-			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true, message: err.Error()}
+			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true, message: err.Error()}
 		}
 		return 0, nil, invalid("name", "%v", err)
 	}
@@ -211,7 +211,7 @@ func (s *Server) deadLetterJob(id string) (executor.Job, *apiError) {
 		return j, errorFor(err, id)
 	}
 	if !j.DeadLetter {
-		return j, &apiError{status: http.StatusNotFound, code: codeNotFound,
+		return j, &apiError{status: http.StatusNotFound, code: CodeNotFound,
 			message: "job " + strconv.Quote(clip(id)) + " is not in the dead letter set (state " + j.State.String() + ")",
 			details: map[string]any{"resource_type": "dead_letter_job", "resource_id": id, "current_state": j.State.String()}}
 	}
@@ -280,7 +280,7 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) (int, any,
 	s.clockMu.Lock()
 	defer s.clockMu.Unlock()
 	if cur := s.cfg.manual.Now(); cur.Add(time.Duration(ms) * time.Millisecond).After(clockHorizon) {
-		return 0, nil, &apiError{status: http.StatusUnprocessableEntity, code: codeValidation,
+		return 0, nil, &apiError{status: http.StatusUnprocessableEntity, code: CodeValidation,
 			message: "advance_ms: " + strconv.FormatInt(ms, 10) + " ms would move the clock from " + stamp(cur) +
 				" past " + stamp(clockHorizon) + ", the manual clock's horizon (job times are int64 nanoseconds)",
 			details: map[string]any{"field": "advance_ms", "now": stamp(cur), "horizon": stamp(clockHorizon)}}

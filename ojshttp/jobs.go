@@ -123,7 +123,7 @@ func (s *Server) enqueue(all []*pushed) (out []map[string]any, dedup []int, aerr
 // or that targets a paused queue.
 func (s *Server) admit(ps []*pushed) *apiError {
 	if s.exec.Len()+len(ps) > s.cfg.maxJobs {
-		return &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+		return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
 			message: "the server holds its maximum of " + strconv.Itoa(s.cfg.maxJobs) + " jobs"}
 	}
 	var need int64
@@ -133,7 +133,7 @@ func (s *Server) admit(ps []*pushed) *apiError {
 	if s.store.weight()+need > s.cfg.maxBytes {
 		s.store.sweep(s.exec, true) // drop what retention has pruned, then look again
 		if s.store.weight()+need > s.cfg.maxBytes {
-			return &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+			return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
 				message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data"}
 		}
 	}
@@ -143,7 +143,7 @@ func (s *Server) admit(ps []*pushed) *apiError {
 			q = executor.DefaultQueue
 		}
 		if info, ok := s.exec.Queue(q); ok && info.Paused {
-			return &apiError{status: http.StatusUnprocessableEntity, code: "queue_paused", retryable: true,
+			return &apiError{status: http.StatusUnprocessableEntity, code: CodeQueuePaused, retryable: true,
 				message: "queue " + strconv.Quote(q) + " is paused: jobs cannot be enqueued or fetched",
 				details: map[string]any{"queue": q}}
 		}
@@ -187,7 +187,7 @@ func (s *Server) create(ps []*pushed) ([]map[string]any, *apiError) {
 			id = "" // the message names the index
 		}
 		aerr := errorFor(err, id)
-		if aerr.code == codeDuplicate && id == "" {
+		if aerr.code == CodeDuplicate && id == "" {
 			aerr.message = err.Error()
 		}
 		return nil, aerr

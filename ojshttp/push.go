@@ -195,7 +195,7 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			}
 			p.x.unique = u
 		case "expires_at", "rate_limit", "depends_on", "workflow":
-			return &apiError{status: http.StatusUnprocessableEntity, code: codeUnsupported,
+			return &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 				message: field + ": not supported by this server (the manifest does not claim it)",
 				details: map[string]any{"field": field}}
 		default:
@@ -305,7 +305,7 @@ func retryErr(field, msg string) *apiError {
 	if field != "" {
 		msg = field + ": " + msg
 	}
-	return &apiError{status: http.StatusUnprocessableEntity, code: codeValidation,
+	return &apiError{status: http.StatusUnprocessableEntity, code: CodeValidation,
 		message: "options.retry: " + msg, details: map[string]any{"field": "options.retry"}}
 }
 
@@ -348,26 +348,26 @@ func errorFor(err error, id string) *apiError {
 	case errors.As(err, &te):
 		return conflict(id, te.From, "cannot "+te.Op+" a job in state "+te.From.String())
 	case errors.Is(err, executor.ErrStaleDelivery):
-		return &apiError{status: http.StatusConflict, code: codeConflict,
+		return &apiError{status: http.StatusConflict, code: CodeConflict,
 			message: "the job was fetched again meanwhile: " + err.Error(), details: map[string]any{"job_id": id}}
 	case errors.Is(err, executor.ErrDuplicateID):
-		return &apiError{status: http.StatusConflict, code: codeDuplicate,
+		return &apiError{status: http.StatusConflict, code: CodeDuplicate,
 			message: "a job with id " + strconv.Quote(clip(id)) + " already exists", details: map[string]any{"job_id": id}}
 	case errors.Is(err, policy.ErrInvalidPolicy):
 		return retryErr("", err.Error())
 	case errors.Is(err, executor.ErrInvalidJob):
-		return errf(http.StatusBadRequest, codeInvalidRequest, "%s", err.Error())
+		return errf(http.StatusBadRequest, CodeInvalidRequest, "%s", err.Error())
 	}
-	return &apiError{status: http.StatusInternalServerError, code: codeInternal, message: err.Error(), retryable: true}
+	return &apiError{status: http.StatusInternalServerError, code: CodeInternal, message: err.Error(), retryable: true}
 }
 
 func notFound(id string) *apiError {
-	return &apiError{status: http.StatusNotFound, code: codeNotFound,
+	return &apiError{status: http.StatusNotFound, code: CodeNotFound,
 		message: "job " + strconv.Quote(clip(id)) + " not found",
 		details: map[string]any{"resource_type": "job", "resource_id": id}}
 }
 
 func conflict(id string, st executor.State, msg string) *apiError {
-	return &apiError{status: http.StatusConflict, code: codeConflict, message: msg,
+	return &apiError{status: http.StatusConflict, code: CodeConflict, message: msg,
 		details: map[string]any{"job_id": id, "current_state": st.String()}}
 }

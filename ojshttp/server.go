@@ -36,6 +36,34 @@ const (
 
 // Server serves one executor over the OJS HTTP binding. Create it with New;
 // the zero value is not usable. It is safe for concurrent use.
+//
+// Routes (Go 1.22 method patterns on an http.ServeMux):
+//
+//	GET    /ojs/manifest                    conformance manifest (only what is implemented)
+//	GET    /ojs/v1/health                   health
+//	POST   /ojs/v1/jobs                     PUSH
+//	POST   /ojs/v1/jobs/batch               PUSH batch (atomic)
+//	GET    /ojs/v1/jobs/{id}                INFO
+//	DELETE /ojs/v1/jobs/{id}                CANCEL
+//	POST   /ojs/v1/jobs/{id}/activate       ACTIVATE
+//	POST   /ojs/v1/workers/fetch            FETCH
+//	POST   /ojs/v1/workers/ack              ACK
+//	POST   /ojs/v1/workers/nack             FAIL
+//	POST   /ojs/v1/workers/heartbeat        BEAT
+//	GET    /ojs/v1/queues                   list queues
+//	GET    /ojs/v1/queues/{name}/stats      queue statistics
+//	POST   /ojs/v1/queues/{name}/pause      pause
+//	POST   /ojs/v1/queues/{name}/resume     resume
+//	GET    /ojs/v1/dead-letter              list dead letters
+//	POST   /ojs/v1/dead-letter/{id}/retry   manual retry
+//	DELETE /ojs/v1/dead-letter/{id}         delete a dead letter
+//	GET    /ojs/v1/events                   event polling, with WithEvents (ojs-events §6.4)
+//	POST   /x-retrykit/v1/clock/advance     with WithManualClock only
+//	POST   /x-retrykit/v1/reset             with WithReset only: delete every job
+//
+// Every response carries Content-Type application/openjobspec+json,
+// OJS-Version and X-Request-Id; errors use the binding's envelope
+// {"error":{"code","message","retryable","details","request_id"}}.
 type Server struct {
 	exec  *executor.Executor
 	cfg   config
@@ -67,8 +95,11 @@ type Option func(*config)
 // WithManualClock declares that the executor runs on c (the caller builds
 // the executor with executor.WithClock(c)) and mounts the admin endpoint
 // [AdminClockPath] that advances it, by 0 to 100 years per request and
-// never past 2200-01-01T00:00:00Z (422 validation_error beyond). Without it the server reads the real
-// clock and has no admin endpoint. A nil c is ignored.
+// never past 2200-01-01T00:00:00Z (422 validation_error beyond): POST
+// {"advance_ms": N} answers {"now": RFC 3339, "advanced_ms": N} and fires
+// every timer now due (retries, schedules, visibility timeouts). Without it
+// the server reads the real clock and has no admin endpoint. A nil c is
+// ignored.
 func WithManualClock(c *executor.FakeClock) Option {
 	return func(cfg *config) {
 		if c != nil {
@@ -151,7 +182,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", "req_"+newUUIDv7(time.Now().UnixMilli()))
 	header(w)
 	if v := r.Header.Get("OJS-Version"); v != "" && v != ojsVersion && v != "1" {
-		writeError(w, r, &apiError{status: http.StatusUnprocessableEntity, code: codeUnsupported,
+		writeError(w, r, &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 			message: "OJS-Version " + clip(v) + " is not supported; this server speaks " + ojsVersion})
 		return
 	}
@@ -219,7 +250,7 @@ func (s *Server) routes() {
 		s.handle("POST "+ResetPath, s.resetAll)
 	}
 	s.handle("/", func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-		return 0, nil, errf(http.StatusNotFound, codeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
+		return 0, nil, errf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
 	})
 }
 

@@ -285,7 +285,7 @@ func (s *Server) resolveUnique(ps []*pushed) ([]*executor.Job, *apiError) {
 
 // dupErr is the 409 duplicate of a unique conflict (§5.1).
 func dupErr(i, n int, what, state, key string) *apiError {
-	e := &apiError{status: http.StatusConflict, code: codeDuplicate,
+	e := &apiError{status: http.StatusConflict, code: CodeDuplicate,
 		message: "a job matching the uniqueness key already exists: " + what,
 		details: map[string]any{"uniqueness_key": key},
 		hint:    "options.unique matched an existing job; on_conflict ignore or replace, a period or narrower states allow the PUSH"}
