@@ -57,6 +57,9 @@ const (
 //	GET    /ojs/v1/dead-letter              list dead letters
 //	POST   /ojs/v1/dead-letter/{id}/retry   manual retry
 //	DELETE /ojs/v1/dead-letter/{id}         delete a dead letter
+//	GET    /ojs/v1/admin/workers            workers seen in FETCH and heartbeat requests
+//	POST   /ojs/v1/admin/workers/{id}/quiet      tell a worker to quiet (next heartbeat answer)
+//	POST   /ojs/v1/admin/workers/{id}/terminate  tell a worker to terminate
 //	GET    /ojs/v1/events                   event polling, with WithEvents (ojs-events §6.4)
 //	POST   /x-retrykit/v1/clock/advance     with WithManualClock only
 //	POST   /x-retrykit/v1/reset             with WithReset only: delete every job
@@ -73,6 +76,7 @@ type Server struct {
 	// uniqueMu serialises the PUSHes of unique jobs, so that a
 	// uniqueness check and the insert it allows are atomic (RK-152).
 	uniqueMu sync.Mutex
+	workers  *workers
 	// clockMu serialises manual clock advances against clockHorizon.
 	clockMu sync.Mutex
 }
@@ -172,7 +176,7 @@ func New(exec *executor.Executor, opts ...Option) *Server {
 			o(&cfg)
 		}
 	}
-	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now()}
+	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now(), workers: newWorkers()}
 	s.routes()
 	return s
 }
@@ -240,6 +244,9 @@ func (s *Server) routes() {
 	s.handle("GET /ojs/v1/dead-letter", s.deadLetters)
 	s.handle("POST /ojs/v1/dead-letter/{id}/retry", s.deadLetterRetry)
 	s.handle("DELETE /ojs/v1/dead-letter/{id}", s.deadLetterDelete)
+	s.handle("GET /ojs/v1/admin/workers", s.listWorkers)
+	s.handle("POST /ojs/v1/admin/workers/{id}/quiet", s.directWorker(workerQuiet))
+	s.handle("POST /ojs/v1/admin/workers/{id}/terminate", s.directWorker(workerTerminate))
 	if s.cfg.events != nil {
 		s.handle("GET /ojs/v1/events", s.events)
 	}
