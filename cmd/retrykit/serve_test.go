@@ -107,3 +107,62 @@ func TestServeBadFlags(t *testing.T) {
 		t.Errorf("help: %d %q", code, out.String())
 	}
 }
+
+// TestServeShutdownUnderLoad: SIGTERM (here: the stop channel) while 16
+// clients push, fetch and ack. serve exits 0; every answer that arrived is
+// a whole JSON object with a non-5xx status; the rest are connection
+// errors, never a truncated answer.
+func TestServeShutdownUnderLoad(t *testing.T) {
+	base, stop := startServe(t)
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	halt := make(chan struct{})
+	bad := make(chan string, 16)
+	answered := make(chan int, 16)
+	for w := 0; w < 16; w++ {
+		go func() {
+			n := 0
+			defer func() { answered <- n }()
+			for {
+				select {
+				case <-halt:
+					return
+				default:
+				}
+				for _, rq := range []struct{ path, body string }{
+					{"/ojs/v1/jobs", `{"type":"load.t","args":[1]}`},
+					{"/ojs/v1/workers/fetch", `{"queues":["default"]}`},
+				} {
+					resp, err := cl.Post(base+rq.path, "application/json", strings.NewReader(rq.body))
+					if err != nil {
+						continue // the server is going away
+					}
+					b, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					var m map[string]any
+					if err != nil || resp.StatusCode >= 500 || json.Unmarshal(b, &m) != nil {
+						bad <- string(b)
+						return
+					}
+					n++
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	code, errs := stop()
+	close(halt)
+	total := 0
+	for range 16 {
+		total += <-answered
+	}
+	select {
+	case b := <-bad:
+		t.Fatalf("a bad answer during shutdown: %q", b)
+	default:
+	}
+	if code != 0 || total == 0 {
+		t.Fatalf("exit %d after %d answers: %s", code, total, errs)
+	}
+}
