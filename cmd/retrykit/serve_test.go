@@ -96,6 +96,8 @@ func TestServeBadFlags(t *testing.T) {
 		{"serve", "extra"},
 		{"serve", "--max-conns", "0"},
 		{"serve", "--keep-finished", "-1"},
+		{"serve", "--max-jobs", "0"},
+		{"serve", "--max-bytes", "-5"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || errb.Len() == 0 {
@@ -164,5 +166,25 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 	}
 	if code != 0 || total == 0 {
 		t.Fatalf("exit %d after %d answers: %s", code, total, errs)
+	}
+}
+
+// TestServeMaxJobs: --max-jobs bounds the jobs held; the next PUSH is a
+// 429 queue_full.
+func TestServeMaxJobs(t *testing.T) {
+	base, stop := startServe(t, "--max-jobs", "2")
+	for i, want := range []int{201, 201, 429} {
+		resp, err := http.Post(base+"/ojs/v1/jobs", "application/json", strings.NewReader(`{"type":"t","args":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == 429 && !bytes.Contains(b, []byte(`"queue_full"`))) {
+			t.Fatalf("push %d: %d %s, want %d", i, resp.StatusCode, b, want)
+		}
+	}
+	if code, errs := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
 	}
 }
