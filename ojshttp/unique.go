@@ -268,6 +268,11 @@ func (s *Server) resolveUnique(ps []*pushed) ([]*executor.Job, *apiError) {
 			if old.State.Terminal() {
 				continue // nothing to cancel: the new job is simply created
 			}
+			if p.spec.ID != "" {
+				if _, err := s.exec.Get(p.spec.ID); err == nil { // the insert would fail: keep the old job
+					return nil, errorFor(executor.ErrDuplicateID, p.spec.ID)
+				}
+			}
 			if u.onConflict == conflictReplaceExceptSchedule && old.State == executor.Scheduled {
 				p.spec.ScheduledAt = old.ScheduledAt
 			}
