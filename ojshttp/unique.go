@@ -163,7 +163,7 @@ func uniqueKey(u *uniquePolicy, typ, queue string, args, meta json.RawMessage) (
 	if u.args {
 		var all []any
 		if err := json.Unmarshal(args, &all); err != nil {
-			return "", invalid("args", "must be a JSON array")
+			return "", invalid("args", "cannot be canonicalised for options.unique (numbers must fit an IEEE 754 double, RFC 8785): %s", jsonErr(err))
 		}
 		if u.argsKeys == nil {
 			dims["args"] = all
@@ -189,7 +189,7 @@ func uniqueKey(u *uniquePolicy, typ, queue string, args, meta json.RawMessage) (
 		var m map[string]any
 		if len(meta) > 0 {
 			if err := json.Unmarshal(meta, &m); err != nil {
-				return "", invalid("meta", "must be a JSON object")
+				return "", invalid("meta", "cannot be canonicalised for options.unique (numbers must fit an IEEE 754 double, RFC 8785): %s", jsonErr(err))
 			}
 		}
 		sel := map[string]any{}
