@@ -26,6 +26,7 @@ var routes = []struct{ method, path string }{
 	{"POST", "/ojs/v1/workers/heartbeat"},
 	{"POST", ojshttp.AdminClockPath},
 	{"POST", "/ojs/v1/dead-letter/x/retry"},
+	{"POST", "/ojs/v1/admin/workers/w/quiet"},
 }
 
 // FuzzRequest sends arbitrary bodies to every route of one server: each
@@ -41,6 +42,8 @@ func FuzzRequest(f *testing.F) {
 		`{"worker_id":"w","active_jobs":["a","a","b"],"visibility_timeout_ms":1}`,
 		`{"advance_ms":1000}`,
 		`{"type":"a","args":[],"options":{"retry":{"max_interval":"P1Y","initial_interval":"PT0S"}}}`,
+		`{"type":"u","args":[{"k":1}],"options":{"unique":{"keys":["args","queue"],"args_keys":["k"],"period":"PT1S","on_conflict":"replace"}}}`,
+		`{"worker_id":"w","state":"running","active_jobs":3,"active_job_ids":["a"]}`,
 		`{"options":null}`, `[]`, `null`, `{"type":1}`, `{"args":"x"}`, "{\"type\":\"\xff\"}",
 	} {
 		for i := range routes {
