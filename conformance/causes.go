@@ -48,10 +48,19 @@ func levelOf(requirement string, flags []string) string {
 // or a symptom the runner derives from the answers ("accepts-invalid": a
 // rejection was expected and a result came back; "adapter-crash"; ...).
 // Every failed or errored result is listed under exactly one cause.
+//
+// A cause named "bug:…" is a bug model of package
+// [github.com/retrykit/retrykit/conformance/diagnose] that reproduces each
+// of its results' answers exactly (Reproduced is set); its explanation is
+// the fix, and Contradicted lists the passing vectors the model would have
+// failed. The other causes group what no model reproduces.
 type Cause struct {
-	Class       string   `json:"class"`       // "class:overflow", "accepts-invalid", ...
-	Explanation string   `json:"explanation"` // one line
-	IDs         []string `json:"ids"`         // the results it explains, in result order
+	Class        string   `json:"class"`                  // "bug:no-post-jitter-cap", "class:overflow", "accepts-invalid", ...
+	Explanation  string   `json:"explanation"`            // one line; for a bug model, the fix
+	IDs          []string `json:"ids"`                    // the results it explains, in result order
+	Reproduced   bool     `json:"reproduced"`             // a bug model reproduced every answer in IDs
+	Contradicted []string `json:"contradicted,omitempty"` // bug model: passing vectors it would have failed
+	Equivalent   []string `json:"equivalent,omitempty"`   // bug model: other models this run cannot tell apart from it
 }
 
 // symptoms explains the causes the runner derives from answers.
@@ -68,6 +77,7 @@ var symptoms = map[string]string{
 	"wrong-scenario":      "an observation of an executor scenario differs from the expectation",
 	"jitter-distribution": "the implementation's own jitter multiplier is not Uniform[0.5, 1.5)",
 	"stale-skip-entry":    "listed in the skip file but passes now (strict mode)",
+	"unknown-skip-entry":  "the skip file names a vector the suite does not have (strict mode): a typo or a renamed id",
 	"malformed-answer":    "an answer lacks the fields its op requires (PROTOCOL.md sections 3 and 4)",
 	"scenario-rejected":   "the adapter rejected a scenario request instead of playing it",
 	"hello-failed":        "the adapter's hello failed, so nothing could be judged",
@@ -97,10 +107,12 @@ func explain(class string, notes map[string]string) string {
 	return n
 }
 
-// findCauses groups the failed and errored results by root cause. Each
-// such result may be explained by its class flags and by its symptom.
-// Causes are taken by these rules, in order, until every result is
-// explained:
+// findCauses groups the failed and errored results by root cause. First
+// the bug models of package diagnose that reproduce failures exactly, most
+// failures first (diagnose.Diagnose); then, for the results no model
+// reproduces, each may be explained by its class flags and by its
+// symptom, and causes are taken by these rules, in order, until every
+// result is explained:
 //
 //  1. among the class flags and the specific symptoms (every symptom but
 //     the generic "wrong-…" ones), the one explaining the most results not
@@ -111,11 +123,20 @@ func explain(class string, notes map[string]string) string {
 // vectors it breaks, and a failure class of the vectors is named before
 // the kinds of wrong answers it produced.
 func findCauses(results []Result, notes map[string]string) []Cause {
+	var out []Cause
+	explained := map[string]bool{}
+	for _, f := range diagnoseResults(results) {
+		out = append(out, Cause{Class: "bug:" + f.Model.Name, Explanation: f.Model.Fix, IDs: f.Explains,
+			Reproduced: true, Contradicted: f.Contradicted, Equivalent: f.Equivalent})
+		for _, id := range f.Explains {
+			explained[id] = true
+		}
+	}
 	cands := map[string][]int{}
 	left := 0
 	for i := range results {
 		res := &results[i]
-		if res.Status == StatusPass || res.Status == StatusSkip {
+		if res.Status == StatusPass || res.Status == StatusSkip || explained[res.ID] {
 			continue
 		}
 		left++
@@ -132,7 +153,6 @@ func findCauses(results []Result, notes map[string]string) []Cause {
 	}
 	sort.Strings(keys)
 	done := make([]bool, len(results))
-	var out []Cause
 	for left > 0 {
 		best, bestN := "", 0
 		for _, k := range keys {

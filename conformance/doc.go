@@ -10,7 +10,10 @@
 // [Runner], configured with [Option] values, sends every vector and judges
 // the answers within the resolution the implementation declares; the
 // [Report] opens with scores per level (MUST, SHOULD, retrykit decisions),
-// groups failures by [Cause], and keeps coverage apart from the verdicts.
+// groups failures by [Cause] (first the bug models of package
+// [github.com/retrykit/retrykit/conformance/diagnose] that reproduce them
+// exactly, then the vectors' failure classes), and keeps coverage apart
+// from the verdicts.
 //
 //	suite, err := conformance.Load(retrykit.Vectors, retrykit.Scenarios)
 //	rep := conformance.NewRunner(suite).Run(ctx, conformance.Reference())

@@ -115,6 +115,9 @@ func groupMembers(t *testing.T, pgid int) []string {
 		if len(f) < 3 {
 			continue
 		}
+		if f[0] == "Z" {
+			continue // exited; only its parent (here often init, which may reap late) has yet to collect it
+		}
 		if g, _ := strconv.Atoi(f[2]); g == pgid {
 			out = append(out, e.Name()+" "+s[:i+1]+" state "+f[0]+" ppid "+f[1])
 		}

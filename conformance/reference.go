@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -75,6 +76,13 @@ func referenceDo(req protocol.Request) protocol.Response {
 		}
 		resp.Effective = eff
 	case protocol.OpMatch:
+		// As validate rejects such an entry of non_retryable_errors
+		// (policy.Parse, RK-19), so does match.
+		for i, p := range req.Patterns {
+			if !utf8.ValidString(p) {
+				return reject(protocol.ErrorPatternInvalid, fmt.Errorf("conformance: patterns[%d]: must be valid UTF-8, got %+q", i, clipPattern(p)))
+			}
+		}
 		m, err := errmatch.Compile(req.Patterns)
 		if err != nil {
 			return reject(protocol.ErrorPatternInvalid, err)
@@ -142,6 +150,9 @@ func referenceDo(req protocol.Request) protocol.Response {
 // config and the steps are ignored (PROTOCOL.md section 3.7).
 func playScenario(req protocol.Request) (json.RawMessage, error) {
 	sc := scenario.Scenario{ID: "request"}
+	if err := checkScenarioRequest(req.Config, req.Steps); err != nil {
+		return nil, err
+	}
 	if len(req.Config) > 0 {
 		if err := json.Unmarshal(req.Config, &sc.Config); err != nil {
 			return nil, fmt.Errorf("scenario: config: %w", err)
@@ -199,4 +210,12 @@ func profileDelay(req protocol.Request, resp protocol.Response) protocol.Respons
 	}
 	resp.DelayNS = &d
 	return resp
+}
+
+// clipPattern cuts a pattern for a message at 64 bytes.
+func clipPattern(p string) string {
+	if len(p) > 64 {
+		return p[:64] + "…"
+	}
+	return p
 }

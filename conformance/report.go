@@ -76,6 +76,7 @@ type Result struct {
 	Random bool `json:"random,omitempty"`
 
 	cause string // the symptom the runner derived, for [Report.Causes]
+	probe *probe // the request and answer, for the diagnosis; nil if none
 }
 
 func resultFor(v *Vector) Result {
@@ -166,13 +167,21 @@ type Report struct {
 	Repeat  int      `json:"repeat"`
 	Flipped []string `json:"flipped,omitempty"`
 
-	Totals       Counts        `json:"totals"`
-	Requirements []Summary     `json:"requirements"`
-	Results      []Result      `json:"results"`
-	NotRun       []Uncovered   `json:"not_run"`
-	NotSelected  int           `json:"not_selected"`
-	Warnings     []string      `json:"warnings,omitempty"`
-	Elapsed      time.Duration `json:"elapsed_ns"`
+	Totals       Counts      `json:"totals"`
+	Requirements []Summary   `json:"requirements"`
+	Results      []Result    `json:"results"`
+	NotRun       []Uncovered `json:"not_run"`
+	NotSelected  int         `json:"not_selected"`
+	// ScenariosLeftOut counts the executor scenarios not run because the
+	// implementation does not list the scenario op (a policy library):
+	// they count neither in the scores nor in coverage.
+	ScenariosLeftOut int      `json:"scenarios_left_out,omitempty"`
+	Warnings         []string `json:"warnings,omitempty"`
+	// Figures are measurements a run reports beside its verdicts (the live
+	// server checker's promotion latency), one line each; every format
+	// shows them after the scores and causes.
+	Figures []string      `json:"figures,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 
 	notes map[string]string // flag notes of the suite, for cause explanations
 }
@@ -191,6 +200,16 @@ func (r *Report) filter(s Status) []Result {
 		}
 	}
 	return out
+}
+
+// Tally computes Totals, Scores, Causes and Requirements from Results and
+// NotRun, for a report built outside a [Runner] (the live-server checker,
+// package conformance/live). notes explains the "class:…" flags of the
+// results, by flag, as a vector file's notes do ("Failure class: …"); a
+// class without a note is listed as unexplained.
+func (r *Report) Tally(notes map[string]string) {
+	r.notes = notes
+	r.finish()
 }
 
 // finish computes totals, scores, causes and the per-requirement summary.

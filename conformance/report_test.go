@@ -70,12 +70,17 @@ func TestReportGroupsOneRootCause(t *testing.T) {
 	if rep.Totals.Error != 0 || rep.Totals.Fail < 100 {
 		t.Fatalf("the variant should fail the ~135 rejection vectors, and nothing else: %+v", rep.Totals)
 	}
-	if len(rep.Causes) != 1 {
-		t.Fatalf("%d causes, want one: %+v", len(rep.Causes), rep.Causes)
-	}
+	// The leading cause is the bug model "invalid-fields-defaulted", reproducing
+	// all but a few answers (the variant keeps the last of two duplicate
+	// keys and checks max_interval against the default only sometimes).
 	c := rep.Causes[0]
-	if c.Class != "accepts-invalid" || len(c.IDs) != rep.Totals.Fail || !strings.Contains(c.Explanation, "rejection was expected") {
-		t.Errorf("cause %s ×%d (%s), want accepts-invalid × every failure (%d)", c.Class, len(c.IDs), c.Explanation, rep.Totals.Fail)
+	if c.Class != "bug:invalid-fields-defaulted" || !c.Reproduced || len(c.IDs) < rep.Totals.Fail-5 || len(c.Contradicted) != 0 {
+		t.Errorf("cause %s ×%d (%s), want bug:invalid-fields-defaulted × nearly every failure (%d)", c.Class, len(c.IDs), c.Explanation, rep.Totals.Fail)
+	}
+	for _, c := range rep.Causes[1:] {
+		if c.Reproduced {
+			t.Errorf("second bug model %s", c.Class)
+		}
 	}
 	// Each failure really is an expected rejection answered with a result.
 	for _, res := range rep.Results {
@@ -88,25 +93,25 @@ func TestReportGroupsOneRootCause(t *testing.T) {
 	before(t, "markdown", md, []string{
 		"| spec requirements (MUST) |", "| SHOULD-level and optional features |", "| retrykit decisions (RK-nn) |",
 		"Spec-only run (MUST level only): `" + rep.Command + " --spec-only`",
-		"#### Failures by cause (", "1 cause)",
-		"| " + itoa(rep.Totals.Fail) + " | `accepts-invalid` |",
+		"#### Failures by cause (",
+		"| " + itoa(len(c.IDs)) + " | `bug:invalid-fields-defaulted` |",
 	}, "| vector | requirement | result | reason |")
-	if n := strings.Count(md, "accepts-invalid"); n != 1 {
+	if n := strings.Count(md, "bug:invalid-fields-defaulted"); n != 1 {
 		t.Errorf("markdown names the cause %d times, want once", n)
 	}
 
 	text := write(t, rep, "text")
 	before(t, "text", text, []string{"scores", "spec-only run (MUST level only): " + rep.Command + " --spec-only",
-		"failures by cause: " + itoa(rep.Totals.Fail) + " failed or errored, 1 cause", "accepts-invalid: a rejection was expected"}, "\nFAIL  ")
+		"failures by cause: " + itoa(rep.Totals.Fail) + " failed or errored", "bug:invalid-fields-defaulted"}, "\nFAIL  ")
 
 	junit := write(t, rep, "junit")
 	before(t, "junit", junit, []string{`<testsuite name="summary"`, `name="score.MUST"`, `name="spec_only_command"`,
-		`name="cause.1" value="` + itoa(rep.Totals.Fail) + ` accepts-invalid:`}, "<testcase")
+		`name="cause.1" value="` + itoa(len(c.IDs)) + ` bug:invalid-fields-defaulted`}, "<testcase")
 
 	js := write(t, rep, "json")
 	before(t, "json", js, []string{`"scores"`, `"spec_only_command"`, `"causes"`}, `"results"`)
 	var back conformance.Report
-	if err := json.Unmarshal([]byte(js), &back); err != nil || len(back.Causes) != 1 || len(back.Causes[0].IDs) != rep.Totals.Fail {
+	if err := json.Unmarshal([]byte(js), &back); err != nil || len(back.Causes) != len(rep.Causes) || len(back.Causes[0].IDs) != len(c.IDs) || !back.Causes[0].Reproduced {
 		t.Errorf("json causes do not round-trip: %v %+v", err, back.Causes)
 	}
 }
@@ -279,6 +284,25 @@ func TestOpaqueJitterVerdictsAndRepeat(t *testing.T) {
 	for _, r := range ref.Results {
 		if r.Random && r.ID != conformance.JitterCheckID && suite.Vector(r.ID).Request().Rand != nil {
 			t.Errorf("%s has an injected rand but is marked draw-dependent", r.ID)
+		}
+	}
+}
+
+// The spec-only hint drops the output file of the command it repeats, and
+// the text report opens with the verdict.
+func TestSpecOnlyHintDropsOutputFile(t *testing.T) {
+	for _, cmd := range []string{
+		"retrykit conformance --impl 'python3 a.py' -o out.txt --format json",
+		"retrykit conformance --impl 'python3 a.py' --o=out.txt --format json",
+	} {
+		rep := &conformance.Report{Command: cmd}
+		var b strings.Builder
+		if err := rep.Write(&b, "text"); err != nil {
+			t.Fatal(err)
+		}
+		want := "spec-only run (MUST level only): retrykit conformance --impl 'python3 a.py' --format json --spec-only"
+		if !strings.Contains(b.String(), want) || !strings.HasPrefix(b.String(), "PASS") {
+			t.Errorf("%s:\n%s", cmd, b.String())
 		}
 	}
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -209,9 +210,20 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 			rep.NotSelected++
 		}
 	}
+	var unknown []string
 	for id := range r.cfg.skips {
 		if r.suite.Vector(id) == nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("skip list names unknown vector %q", id))
+			unknown = append(unknown, id)
+		}
+	}
+	sort.Strings(unknown)
+	for _, id := range unknown {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("skip list names unknown vector %q", id))
+		if r.cfg.strict {
+			// A typo'd id would otherwise hide nothing and say nothing.
+			rep.Results = append(rep.Results, Result{ID: id, Requirement: "skip-file", Kind: "skip-file", Status: StatusFail,
+				Level: levelMust, Reason: "skip file names a vector the suite does not have (strict mode): fix or remove the line",
+				cause: "unknown-skip-entry"})
 		}
 	}
 	sort.Strings(rep.Warnings)
@@ -238,6 +250,13 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 	results := make([]*Result, len(sel))
 	var jobs []int
 	for i, v := range sel {
+		if v.Kind == kindScenario && !h.Supports(protocol.OpScenario) {
+			// A policy library without an executor: scenarios are not its
+			// job, so they leave the scores, coverage and JUnit (one line
+			// of the report says so).
+			rep.ScenariosLeftOut++
+			continue
+		}
 		if reason := coverageGap(v, h); reason != "" {
 			rep.NotRun = append(rep.NotRun, uncovered(v, reason))
 			continue
@@ -334,6 +353,14 @@ func (r *Runner) repeatRandom(ctx context.Context, impl protocol.Implementation,
 		again, unsup := r.runOne(ctx, impl, h, sel[i], int64(len(sel)+k+1))
 		mu.Lock()
 		defer mu.Unlock()
+		if _, onList := r.cfg.skips[sel[i].ID]; onList && !unsup {
+			// Skip-listed: a run that still fails keeps the vector skipped;
+			// it is stale only if it passed in every run.
+			if res := results[i]; res.cause == "stale-skip-entry" && again.Status == StatusSkip {
+				results[i] = &again
+			}
+			return
+		}
 		if res := results[i]; !unsup && again.Status != res.Status && !contains(rep.Flipped, res.ID) {
 			f := flipped(*res, again, k/len(idx)+2, r.cfg.repeat)
 			results[i] = &f
@@ -404,6 +431,11 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	res.Random = req.Rand == nil && (cmp.bounds != nil || hasBounds(v.Kind, &v.want))
 	got, err := impl.Do(ctx, req)
 	res.Want = v.wantJSON
+	if cmp.bounds != nil {
+		// Opaque jitter: the answer is judged against the jitter bounds,
+		// so the expectation shown is those bounds.
+		res.Want = boundsJSON(v.Kind, cmp.bounds)
+	}
 	skipped, onList := r.cfg.skips[v.ID]
 	if err != nil {
 		res.Status, res.Reason, res.Stderr = StatusError, err.Error(), stderrOf(err)
@@ -416,7 +448,11 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 	if got.Unsupported {
 		return res, true
 	}
-	res.Got = reportedAnswer(got.AppendJSON(nil))
+	ans := got.AppendJSON(nil)
+	res.Got = reportedAnswer(ans)
+	if len(ans) <= maxDiagnosedAnswer {
+		res.probe = &probe{v: v, req: req, got: got, cmp: cmp}
+	}
 	if err := got.Check(req.Op); err != nil {
 		res.Status, res.Reason, res.cause = StatusError, "malformed answer: "+err.Error(), "malformed-answer"
 	} else if v.sc != nil {
@@ -427,10 +463,18 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 		res.Status = StatusPass
 	}
 	if onList {
-		if res.Status == StatusPass {
+		switch {
+		case res.Status == StatusPass && res.Random && drawDependentEntry(skipped) && r.cfg.repeat == 1:
+			// One passing draw proves nothing for a vector listed as
+			// draw-dependent; --repeat K runs it K times.
+			res.Status, res.Reason = StatusSkip, skipReason(skipped)+" (passed in this run; a draw-dependent entry is stale only when it passes every run of --repeat K)"
+		case res.Status == StatusPass:
 			res.Status, res.Reason = StatusFail, stalePrefix+" (strict mode): remove it from the skip file"
+			if r.cfg.repeat > 1 && res.Random {
+				res.Reason = fmt.Sprintf("%s in every one of %d runs (strict mode): remove it from the skip file", stalePrefix, r.cfg.repeat)
+			}
 			res.cause = "stale-skip-entry"
-		} else {
+		default:
 			res.Status, res.Reason = StatusSkip, skipReason(skipped)+" (still fails: "+res.Reason+")"
 		}
 	}
@@ -500,4 +544,13 @@ func stderrOf(err error) string {
 		return ae.Stderr
 	}
 	return ""
+}
+
+// boundsJSON is the expectation shown for a delay judged against jitter
+// bounds (opaque jitter).
+func boundsJSON(kind string, b *[2]int64) json.RawMessage {
+	if kind == kindDecide {
+		return json.RawMessage(fmt.Sprintf(`{"action":"retry","min_ns":%d,"max_ns":%d}`, b[0], b[1]))
+	}
+	return json.RawMessage(fmt.Sprintf(`{"min_ns":%d,"max_ns":%d}`, b[0], b[1]))
 }

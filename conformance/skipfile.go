@@ -18,6 +18,7 @@ import (
 //
 //	# known failures of my-queue 2.4.0
 //	delay-0083   # RET-06: no cap after jitter
+//	delay-0092   # [draw-dependent] fail RET-06: outside the jitter bounds
 //	dur-0079
 type SkipList map[string]string
 
@@ -49,10 +50,22 @@ func ParseSkipList(r io.Reader) (SkipList, error) {
 	return s, nil
 }
 
+// drawDependentMark starts the reason of a skip-file entry whose verdict
+// depends on the implementation's own random draws.
+const drawDependentMark = "[draw-dependent]"
+
+// drawDependentEntry reports whether a skip-file reason marks its vector
+// as draw-dependent.
+func drawDependentEntry(reason string) bool { return strings.HasPrefix(reason, drawDependentMark) }
+
 // WriteSkipList writes the vectors of rep that failed or errored as a skip
 // file, one per line with the class, requirement and reason as a comment, so
 // that a CI run can start from the current state and, in strict mode, notice
-// every fix. Vectors already skipped in rep (still failing) are kept.
+// every fix. Vectors already skipped in rep (still failing) are kept. A
+// vector whose verdict depends on the implementation's own draws is marked
+// "[draw-dependent]": in strict mode, such an entry that passes is stale
+// only when it passed in every run of [WithRepeat] (K > 1); with one run it
+// stays skipped, since another draw may fail it again.
 func WriteSkipList(w io.Writer, rep *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("# retrykit conformance known failures: %s %s, suite %s\n", rep.Implementation.Implementation, rep.Implementation.Version, rep.SuiteVersion)
@@ -65,11 +78,18 @@ func WriteSkipList(w io.Writer, rep *Report) error {
 		if res.Status == StatusFail && strings.HasPrefix(res.Reason, stalePrefix) {
 			continue
 		}
+		if res.Kind == "skip-file" {
+			continue // an unknown id of the skip file read, not a vector
+		}
 		reason := strings.ReplaceAll(res.Reason, "\n", " ")
 		if len(reason) > 160 {
 			reason = reason[:160] + "…"
 		}
-		lines = append(lines, fmt.Sprintf("%s  # %s %s: %s", res.ID, res.Status, res.Requirement, reason))
+		mark := ""
+		if res.Random {
+			mark = drawDependentMark + " "
+		}
+		lines = append(lines, fmt.Sprintf("%s  # %s%s %s: %s", res.ID, mark, res.Status, res.Requirement, reason))
 	}
 	sort.Strings(lines)
 	for _, l := range lines {

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +58,27 @@ func (r *Report) title() string {
 	return fmt.Sprintf("%s %s — OJS retry conformance suite %s (spec %s)", name, h.Version, r.SuiteVersion, r.SpecVersion)
 }
 
+// verdictLine is the first line of the text report: the verdict and the
+// three scores, "PASS  MUST 412/412  SHOULD 118/118  RK 286/286".
+func (r *Report) verdictLine() string {
+	verdict := "PASS"
+	if !r.OK() {
+		verdict = "FAIL"
+	}
+	var b strings.Builder
+	b.WriteString(verdict)
+	for _, s := range r.Scores {
+		fmt.Fprintf(&b, "  %s %d/%d", s.Name, s.Pass, s.Pass+s.Fail+s.Error)
+		if s.Skip > 0 {
+			fmt.Fprintf(&b, " (%d skipped)", s.Skip)
+		}
+	}
+	if r.Implementation.Implementation != "" {
+		fmt.Fprintf(&b, "  — %s %s", r.Implementation.Implementation, r.Implementation.Version)
+	}
+	return b.String()
+}
+
 func (r *Report) totalsLine() string {
 	t := r.Totals
 	run := t.Pass + t.Fail + t.Error + t.Skip
@@ -67,6 +89,10 @@ func (r *Report) totalsLine() string {
 	return fmt.Sprintf("pass %d  fail %d  error %d  skip %d  |  not run %d (coverage %.1f%% of selected)", t.Pass, t.Fail, t.Error, t.Skip, t.NotRun, cov)
 }
 
+// outputFlagRE matches an output-file flag of a command line, which the
+// spec-only hint leaves out (the hint prints to the terminal).
+var outputFlagRE = regexp.MustCompile(`\s--?o(?:=\S+|\s+(?:'[^']*'|"[^"]*"|\S+))`)
+
 // specOnlyCommand returns the command that gives the spec-only run (MUST
 // level only), or "" when this report is that run.
 func (r *Report) specOnlyCommand() string {
@@ -74,7 +100,7 @@ func (r *Report) specOnlyCommand() string {
 	case r.SpecOnly:
 		return ""
 	case r.Command != "":
-		return r.Command + " --spec-only"
+		return outputFlagRE.ReplaceAllString(r.Command, "") + " --spec-only"
 	case r.Implementation.Implementation == "retrykit":
 		return "retrykit conformance --spec-only"
 	}
@@ -151,6 +177,9 @@ func (r *Report) summary() []string {
 	for _, s := range r.Scores {
 		add("  %-6s %-36s %6d %6d %6d %6d %8d", s.Name, levelLabel(s.Name), s.Pass, s.Fail, s.Error, s.Skip, s.NotRun)
 	}
+	if r.ScenariosLeftOut > 0 {
+		add("%d executor scenarios left out of the scores and coverage: the implementation does not list the scenario op (a policy library)", r.ScenariosLeftOut)
+	}
 	if cmd := r.specOnlyCommand(); cmd != "" {
 		add("spec-only run (MUST level only): %s", cmd)
 	} else {
@@ -161,8 +190,24 @@ func (r *Report) summary() []string {
 		add("")
 		add("failures by cause: %d failed or errored, %d %s", bad, len(r.Causes), plural(len(r.Causes), "cause", "causes"))
 		byID := r.byID()
+		fallback := false
 		for _, c := range r.Causes {
-			add("  %4d  %s: %s", len(c.IDs), c.Class, c.Explanation)
+			if !c.Reproduced && !fallback {
+				fallback = true
+				if len(r.Causes) > 0 && r.Causes[0].Reproduced {
+					add("  not reproduced by any bug model (grouped by the vectors' class flags and symptoms):")
+				}
+			}
+			if c.Reproduced {
+				add("  %4d  %s: explains %d %s, contradicted by %d %s", len(c.IDs), c.Class, len(c.IDs),
+					plural(len(c.IDs), "failure", "failures"), len(c.Contradicted), plural(len(c.Contradicted), "pass", "passes"))
+				add("        fix: %s", c.Explanation)
+				if len(c.Equivalent) > 0 {
+					add("        equally explained by: %s", strings.Join(c.Equivalent, ", "))
+				}
+			} else {
+				add("  %4d  %s: %s", len(c.IDs), c.Class, c.Explanation)
+			}
 			add("        requirements %s; e.g. %s", r.causeRequirements(c, byID), examples(c.IDs, maxExamples))
 		}
 	}
@@ -177,6 +222,12 @@ func (r *Report) summary() []string {
 			add("  run %d times each: none flipped", r.Repeat)
 		default:
 			add("  run once; --repeat K runs them K times and reports any that flip")
+		}
+	}
+	if len(r.Figures) > 0 {
+		add("")
+		for _, f := range r.Figures {
+			add("figure: %s", f)
 		}
 	}
 	return out
@@ -202,6 +253,7 @@ func (r *Report) byID() map[string]*Result {
 // coverage gaps, the per-requirement summary and the totals.
 func (r *Report) writeText(w io.Writer) error {
 	ew := &errWriter{w: w}
+	ew.printf("%s\n", r.verdictLine())
 	ew.printf("%s\n", r.title())
 	h := r.Implementation
 	if h.Protocol != 0 {
@@ -215,7 +267,10 @@ func (r *Report) writeText(w io.Writer) error {
 		ew.printf("%s\n", l)
 	}
 	for _, res := range r.filter(StatusFail) {
-		ew.printf("\nFAIL  %s  [%s §%s] %s%s\n  reason: %s\n  want:   %s\n  got:    %s\n", res.ID, res.Requirement, res.Section, res.Description, drawNote(res), res.Reason, res.Want, res.Got)
+		ew.printf("\nFAIL  %s  [%s §%s] %s%s\n  reason: %s\n", res.ID, res.Requirement, res.Section, res.Description, drawNote(res), res.Reason)
+		if len(res.Want) > 0 || len(res.Got) > 0 { // a live check's reason says both
+			ew.printf("  want:   %s\n  got:    %s\n", res.Want, res.Got)
+		}
 	}
 	for _, res := range r.Results {
 		if !res.Status.erroneous() {
@@ -323,6 +378,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 		default:
 			ew.printf(" Run once; `--repeat K` runs them K times and reports any that flip.\n")
 		}
+	}
+	for _, f := range r.Figures {
+		ew.printf("\nFigure: %s\n", mdEscape(f))
 	}
 	ew.printf("\n**%s**\n\n", r.totalsLine())
 	ew.printf("| requirement | pass | fail | error | skip | not run |\n|---|---:|---:|---:|---:|---:|\n")
@@ -446,7 +504,7 @@ func (r *Report) writeJUnit(w io.Writer) error {
 	}
 	for _, res := range r.Results {
 		s := suite(res.Kind)
-		c := junitCase{Name: res.ID + " [" + res.Requirement + "] " + res.Description, Classname: "conformance." + res.Kind}
+		c := junitCase{Name: res.ID, Classname: "conformance." + res.Kind}
 		s.Tests++
 		switch res.Status {
 		case StatusFail:
@@ -468,7 +526,7 @@ func (r *Report) writeJUnit(w io.Writer) error {
 		s := suite("not-run")
 		s.Tests++
 		s.Skipped++
-		s.Cases = append(s.Cases, junitCase{Name: u.ID + " [" + u.Requirement + "]", Classname: "conformance.not-run",
+		s.Cases = append(s.Cases, junitCase{Name: u.ID, Classname: "conformance.not-run",
 			Skipped: &junitMessage{Message: "not run: " + u.Reason}})
 	}
 	for _, s := range out.Suites {

@@ -130,3 +130,17 @@ func Example() {
 	// "external.gateway"   code RETRY non-retryable: false
 	// ""                   code RETRY non-retryable: false
 }
+
+// Find returns the *Error itself, wherever it is in the tree; its cause
+// holds the message without the type in front.
+func ExampleFind() {
+	err := fmt.Errorf("charge invoice 7: %w",
+		errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.CodeDeadLetter))
+	if e := errmatch.Find(err); e != nil {
+		fmt.Println(e.Type, e.Code, e.Err)
+	}
+	fmt.Println(errmatch.Find(errors.New("plain")) == nil)
+	// Output:
+	// payment.declined DEAD_LETTER card declined
+	// true
+}

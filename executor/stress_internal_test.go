@@ -16,7 +16,8 @@ import (
 )
 
 // TestStress drives one executor from many goroutines at once — enqueue
-// (available, scheduled, pending), fetch, ack, fail, heartbeat, abandon
+// (one or a batch; available, scheduled, pending), fetch (one or N), ack,
+// fail, release, heartbeat (with or without a new timeout), abandon
 // (reservation timeout), cancel, pause and resume, delete, manual retry,
 // WaitIdle — on a fake clock that another goroutine keeps moving, and then
 // checks that nothing was lost or duplicated:
@@ -89,6 +90,18 @@ func TestStress(t *testing.T) {
 		}
 		return ids[r.IntN(len(ids))]
 	}
+	// gone holds the jobs an Ack or Fail found deleted: legitimate only if
+	// the job was deleted or pruned meanwhile (checked at the end).
+	gone := map[string]bool{}
+	late := func(id string, err error) bool {
+		if errors.Is(err, ErrNotFound) {
+			mu.Lock()
+			gone[id] = true
+			mu.Unlock()
+			return true
+		}
+		return lateOK(err)
+	}
 	fast := []byte(`{"max_attempts":3,"initial_interval":"PT0.002S","jitter":true}`)
 
 	ctx, stop := context.WithTimeout(context.Background(), d)
@@ -112,58 +125,82 @@ func TestStress(t *testing.T) {
 			time.Sleep(time.Millisecond)
 			return
 		}
-		id := "j" + strconv.FormatInt(seq.Add(1), 10)
-		spec := JobSpec{ID: id, Type: "t", Queue: queues[r.IntN(len(queues))], Retry: fast,
-			VisibilityTimeout: time.Duration(1+r.IntN(20)) * time.Millisecond}
-		switch r.IntN(10) {
-		case 0:
-			spec.Pending = true
-		case 1:
-			spec.ScheduledAt = clock.Now().Add(time.Duration(r.IntN(10)) * time.Millisecond)
+		specs := make([]JobSpec, 1+r.IntN(2)) // one: Enqueue; two: EnqueueBatch
+		for i := range specs {
+			spec := JobSpec{ID: "j" + strconv.FormatInt(seq.Add(1), 10), Type: "t", Queue: queues[r.IntN(len(queues))],
+				Retry: fast, VisibilityTimeout: time.Duration(1+r.IntN(20)) * time.Millisecond}
+			switch r.IntN(10) {
+			case 0:
+				spec.Pending = true
+			case 1:
+				spec.ScheduledAt = clock.Now().Add(time.Duration(r.IntN(10)) * time.Millisecond)
+			}
+			specs[i] = spec
 		}
-		if _, err := e.Enqueue(spec); err != nil {
-			fail("enqueue %s: %v", id, err)
+		var err error
+		if len(specs) == 1 {
+			_, err = e.Enqueue(specs[0])
+		} else {
+			_, err = e.EnqueueBatch(specs)
+		}
+		if err != nil {
+			fail("enqueue %s: %v", specs[0].ID, err)
 			return
 		}
 		mu.Lock()
-		ids = append(ids, id)
+		for _, sp := range specs {
+			ids = append(ids, sp.ID)
+		}
 		mu.Unlock()
-		if spec.Pending && r.IntN(2) == 0 {
-			e.Activate(id) //nolint:errcheck // may have been cancelled meanwhile
+		for _, sp := range specs {
+			if sp.Pending && r.IntN(2) == 0 {
+				e.Activate(sp.ID) //nolint:errcheck // may have been cancelled meanwhile
+			}
 		}
 	})
 	spawn(6, 2, func(r *rand.Rand) { // consumers
 		q := []string{queues[r.IntN(len(queues))], queues[r.IntN(len(queues))]}
-		j, ok := e.Fetch(q...)
-		if !ok {
-			return
+		var got []Job
+		if r.IntN(4) == 0 {
+			got = e.FetchN(1+r.IntN(3), time.Duration(r.IntN(3))*time.Millisecond, q...)
+		} else if j, ok := e.Fetch(q...); ok {
+			got = []Job{j}
 		}
-		mu.Lock()
-		if prev, dup := deliveries[j.Delivery]; dup {
-			failures = append(failures, fmt.Sprintf("delivery %d handed out twice (%s, %s)", j.Delivery, prev, j.ID))
-		}
-		deliveries[j.Delivery] = j.ID
-		mu.Unlock()
-		if j.State != Active {
-			fail("fetched %s in state %s", j.ID, j.State)
-		}
-		if r.IntN(3) == 0 {
-			e.Heartbeat(j.ID, j.Delivery) //nolint:errcheck // may have expired
-		}
-		switch r.IntN(8) {
-		case 0: // abandon: the reservation expires
-		case 1, 2, 3:
-			code := []string{"", "", "DISCARD", "DEAD_LETTER"}[r.IntN(4)]
-			if _, err := e.Fail(j.ID, j.Delivery, Failure{Type: "x.y", Message: "no", Code: errmatch.Code(code)}); err != nil && !lateOK(err) {
-				fail("fail %s: %v", j.ID, err)
+		for _, j := range got {
+			mu.Lock()
+			if prev, dup := deliveries[j.Delivery]; dup {
+				failures = append(failures, fmt.Sprintf("delivery %d handed out twice (%s, %s)", j.Delivery, prev, j.ID))
 			}
-		default:
-			if _, err := e.Ack(j.ID, j.Delivery); err == nil {
-				mu.Lock()
-				acks[j.ID]++
-				mu.Unlock()
-			} else if !lateOK(err) {
-				fail("ack %s: %v", j.ID, err)
+			deliveries[j.Delivery] = j.ID
+			mu.Unlock()
+			if j.State != Active {
+				fail("fetched %s in state %s", j.ID, j.State)
+			}
+			switch r.IntN(6) {
+			case 0:
+				e.Heartbeat(j.ID, j.Delivery) //nolint:errcheck // may have expired
+			case 1:
+				e.HeartbeatFor(j.ID, j.Delivery, time.Duration(1+r.IntN(5))*time.Millisecond) //nolint:errcheck
+			}
+			switch r.IntN(9) {
+			case 0: // abandon: the reservation expires
+			case 1:
+				if _, err := e.Release(j.ID, j.Delivery); err != nil && !late(j.ID, err) {
+					fail("release %s: %v", j.ID, err)
+				}
+			case 2, 3, 4:
+				code := []string{"", "", "DISCARD", "DEAD_LETTER"}[r.IntN(4)]
+				if _, err := e.Fail(j.ID, j.Delivery, Failure{Type: "x.y", Message: "no", Code: errmatch.Code(code)}); err != nil && !late(j.ID, err) {
+					fail("fail %s: %v", j.ID, err)
+				}
+			default:
+				if _, err := e.Ack(j.ID, j.Delivery); err == nil {
+					mu.Lock()
+					acks[j.ID]++
+					mu.Unlock()
+				} else if !late(j.ID, err) {
+					fail("ack %s: %v", j.ID, err)
+				}
 			}
 		}
 	})
@@ -261,6 +298,11 @@ drain:
 	if got := obs.completed.Load(); got != acked {
 		t.Errorf("%d Completed events, %d accepted Acks", got, acked)
 	}
+	for id := range gone {
+		if !deleted[id] && !obs.pruned[id] {
+			t.Errorf("%s: an Ack or Fail found it gone, but it was neither deleted nor pruned", id)
+		}
+	}
 	kept := 0
 	for _, id := range ids {
 		j, err := e.Get(id)
@@ -286,7 +328,8 @@ drain:
 
 // lateOK reports whether an Ack or Fail error is the expected answer to a
 // late or raced result: the reservation expired, the job was cancelled or
-// fetched again.
+// fetched again. (A job deleted or pruned meanwhile gives ErrNotFound,
+// checked separately.)
 func lateOK(err error) bool {
 	var te *TransitionError
 	return errors.As(err, &te) || errors.Is(err, ErrStaleDelivery)

@@ -1,6 +1,7 @@
 package profile_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/retrykit/retrykit/backoff"
@@ -33,6 +34,27 @@ func BenchmarkDelay(b *testing.B) {
 				sink += int64(p.Delay(1+i%20, src))
 			}
 			_ = sink
+		})
+	}
+}
+
+// BenchmarkParse measures Parse: a plain name (a map lookup), a configured
+// profile (parsing the settings and building the model), and the largest
+// text Parse reads, refused.
+func BenchmarkParse(b *testing.B) {
+	long := strings.Repeat("x", profile.MaxSpec)
+	for _, c := range []struct{ name, spec string }{
+		{"plain", "sidekiq"},
+		{"version", "aws_go@1.47"},
+		{"configured", "bullmq:type=exponential,delay=3000,attempts=5"},
+		{"temporal", "temporal:initial_interval=2s,backoff_coefficient=3,maximum_interval=1m"},
+		{"unknown_4KiB", long},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = profile.Parse(c.spec)
+			}
 		})
 	}
 }

@@ -1,7 +1,8 @@
 // Package profile reproduces other systems' retry behaviour: named
 // profiles of job queues, cloud SDKs, RPC frameworks and the generic
 // jitter schemes, each computed exactly as that system's source computes
-// it under the system's own defaults.
+// it, under the system's own defaults or configured with its own settings,
+// for the release it names.
 //
 // # Model
 //
@@ -46,7 +47,17 @@
 //
 // # Entry points
 //
-// [Lookup] finds a profile by name, [Names] and [All] list them. A
+// [Parse] (or [Lookup], the same) finds a profile by name, an older
+// release as NAME@VERSION ([Versions] lists them: aws_go@1.47.7 keeps the
+// AWS SDK for Go's legacy backoff), and a configured one as
+// NAME:key=value,... in the system's own setting names
+// ("bullmq:type=exponential,delay=3000,attempts=5",
+// "temporal:initial_interval=2s,backoff_coefficient=3");
+// [Profile.Settings] lists the keys with their defaults. Where a delay
+// depends on the class of error (aws_go: throttling errors back off from
+// 1s, others from 50ms) or on a retry-after hint, [Profile.WithClass] and
+// [Profile.WithRetryAfter] give the profile for such failures. [Names] and
+// [All] list the plain profiles. A
 // [Profile] gives [Profile.Delay] (drawing from a Source), the pure
 // [Profile.DelayAt], [Profile.Bounds], [Profile.Schedule], and
 // [Profile.Decide] / [Profile.DecideAt], which answer like
@@ -59,9 +70,10 @@
 //
 // # Non-goals
 //
-// Profiles model each system's defaults only, not its configuration
-// knobs; to tune one, fit an OJS policy to it (retrykit fit) and change
-// that. Server push-back (gRPC retry pushback, AWS retry-after headers,
-// River snoozes), retry quotas and deadlines are out of scope. The package
+// Settings cover what changes a system's timing or exhaustion, not custom
+// backoff functions (asynq's RetryDelayFunc, Sidekiq's sidekiq_retry_in,
+// BullMQ custom strategies). Server push-back other than aws_go's
+// x-amz-retry-after (gRPC retry pushback, River snoozes), retry quotas
+// and deadlines are out of scope. The package
 // keeps no global mutable state and draws only from the Source it is given.
 package profile

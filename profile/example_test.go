@@ -3,6 +3,7 @@ package profile_test
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/profile"
@@ -62,4 +63,58 @@ func ExampleProfile_Run() {
 	// 1 retry 1s
 	// 2 retry 2s
 	// 3 exhausted 0s
+}
+
+// A configured profile takes the system's own settings: BullMQ's
+// {type: 'exponential', delay: 3000} with 5 attempts.
+func ExampleParse() {
+	p, err := profile.Parse("bullmq:type=exponential,delay=3000,attempts=5")
+	if err != nil {
+		panic(err)
+	}
+	for n := 1; n <= p.MaxAttempts(); n++ {
+		d := p.DecideAt(n, 0)
+		fmt.Println(n, d.Action, d.Delay)
+	}
+	_, err = profile.Parse("bullmq:tpye=fixed")
+	fmt.Println(err)
+	// Output:
+	// 1 retry 3s
+	// 2 retry 6s
+	// 3 retry 12s
+	// 4 retry 24s
+	// 5 discard 0s
+	// profile: bullmq: unknown setting "tpye" (did you mean "type"? settings: type, delay, attempts, jitter)
+}
+
+// The AWS SDK for Go backs off from 1s after a throttling error, from 50ms
+// after any other.
+func ExampleProfile_WithClass() {
+	p, _ := profile.Lookup("aws_go")
+	t, _ := p.WithClass(profile.ClassThrottling)
+	for _, q := range []profile.Profile{p, t} {
+		lo, hi := q.Bounds(1)
+		fmt.Printf("%s: [%v, %v]\n", q.Class(), lo, hi)
+	}
+	// Output:
+	// ordinary: [0s, 49.999999ms]
+	// throttling: [0s, 999.999999ms]
+}
+
+// With configures a profile from Go, in the system's own setting names.
+func ExampleProfile_With() {
+	p, _ := profile.Lookup("temporal")
+	p, err := p.With("initial_interval=2s", "backoff_coefficient=3", "maximum_interval=1m")
+	if err != nil {
+		panic(err)
+	}
+	var ds []time.Duration
+	for n := 1; n <= 5; n++ {
+		ds = append(ds, p.DelayAt(n, 0))
+	}
+	fmt.Println(ds)
+	fmt.Println(p.Name())
+	// Output:
+	// [2s 6s 18s 54s 1m0s]
+	// temporal:initial_interval=2s,backoff_coefficient=3,maximum_interval=1m
 }

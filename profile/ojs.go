@@ -13,6 +13,7 @@ func ojsModel() *model {
 	b := policy.Default().Backoff()
 	return &model{
 		name:         "ojs",
+		release:      "1.0",
 		system:       "Open Job Spec default retry policy",
 		version:      "OJS retry spec 1.0 (ojs-retry.md §8 defaults)",
 		source:       "https://github.com/openjobspec/spec/blob/main/spec/ojs-retry.md (defaults and backoff formula); retrykit's policy.Default",

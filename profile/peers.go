@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -16,159 +17,286 @@ import (
 // peerModels returns their profiles.
 func peerModels() []*model {
 	return []*model{
-		sidekiqModel(), sidekiq6Model(), activeJobModel(), celeryModel(), bullmqModel(),
-		resqueRetryModel(), zzzJobsModel(), chasquiMQModel(), flareModel(),
+		configured(sidekiqSettings, sidekiqModel), configured(activeJobSettings, activeJobModel),
+		configured(celerySettings, celeryModel), configured(bullmqSettings, bullmqModel),
+		configured(resqueRetrySettings, resqueRetryModel), configured(zzzJobsSettings, zzzJobsModel),
+		configured(chasquiMQSettings, chasquiMQModel), configured(flareSettings, flareModel),
 	}
 }
 
-func sidekiqModel() *model {
+var sidekiqSettings = []setting{
+	{key: "retry", kind: kIntBool, def: "true", lo: 0, hi: math.MaxInt32 - 1, ifTrue: 25, ifFalse: -1, help: "sidekiq_options retry: retries (true is 25); 0: straight to the Dead set; false: no retry, not kept"},
+}
+
+// sidekiqExhaustion is Sidekiq's attempt limit and terminal outcome for the
+// job's retry option (-1 for false).
+func sidekiqExhaustion(rt int64) (int, string, string, policy.Action) {
+	if rt < 0 {
+		return 1, "retry false: no retry, and the job is not sent to the Dead set", "discarded (retry: false)", policy.Discard
+	}
+	return int(rt + 1), fmt.Sprintf("max_retries %d: retried while count < %[1]d, so after attempt %d the retries are exhausted", rt, rt+1),
+		"moved to the Dead set (morgue) after the sidekiq_retries_exhausted block", policy.DeadLetter
+}
+
+func sidekiqModel(c conf) (*model, error) {
+	rt := c.int("retry")
+	ma, exh, term, act := sidekiqExhaustion(rt)
 	return &model{
-		name:    "sidekiq",
-		system:  "Sidekiq (Ruby), JobRetry",
-		version: "8.1.7 (1bb4aa06e5aa178a114a5e855f9f3d5c24f6c61b)",
-		source:  "https://github.com/sidekiq/sidekiq/blob/1bb4aa06e5aa178a114a5e855f9f3d5c24f6c61b/lib/sidekiq/job_retry.rb",
-		summary: "n^4 + 15 + rand(10*(n+1)) seconds, n = attempt-1; 26 attempts (25 retries), then the Dead set",
-		formula: "count = retry_count = attempt - 1; delay_s = count**4 + 15 + rand(10 * (count + 1))",
-		draw:    "rand(10 * (count + 1)) = floor(r * 10 * (count + 1))",
-		exhaustion: "max_retries 25: retried while count < 25, so after attempt 26 the retries are " +
-			"exhausted",
-		terminal:     "moved to the Dead set (morgue) after the sidekiq_retries_exhausted block",
-		maxAttempts:  26,
-		onExhaustion: policy.DeadLetter,
+		release:      "8.1.7",
+		name:         "sidekiq",
+		system:       "Sidekiq (Ruby), JobRetry",
+		version:      "8.1.7 (1bb4aa06e5aa178a114a5e855f9f3d5c24f6c61b)",
+		source:       "https://github.com/sidekiq/sidekiq/blob/1bb4aa06e5aa178a114a5e855f9f3d5c24f6c61b/lib/sidekiq/job_retry.rb",
+		summary:      fmt.Sprintf("n^4 + 15 + rand(10*(n+1)) seconds, n = attempt-1; %d attempts, then %s", ma, term),
+		formula:      "count = retry_count = attempt - 1; delay_s = count**4 + 15 + rand(10 * (count + 1))",
+		draw:         "rand(10 * (count + 1)) = floor(r * 10 * (count + 1))",
+		exhaustion:   exh,
+		terminal:     term,
+		maxAttempts:  ma,
+		onExhaustion: act,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			c := int64(n - 1)
 			s := sat.AddInt(sat.PowInt(c, 4), 15)
 			return satSeconds(sat.AddInt(s, randInt(d.next(), sat.MulInt(10, sat.AddInt(c, 1)))))
 		},
-	}
+	}, nil
 }
 
-func sidekiq6Model() *model {
+func sidekiq6Model(c conf) (*model, error) {
+	rt := c.int("retry")
+	ma, exh, term, act := sidekiqExhaustion(rt)
 	return &model{
-		name:    "sidekiq6",
-		system:  "Sidekiq 6 (Ruby), JobRetry (Debian's ruby-sidekiq)",
-		version: "6.4.1 (00ae6a74234a9b626a593ae6c5620416349f8eaf)",
-		source:  "https://github.com/sidekiq/sidekiq/blob/00ae6a74234a9b626a593ae6c5620416349f8eaf/lib/sidekiq/job_retry.rb",
-		summary: "n^4 + 15 + rand(10)*(n+1) seconds, n = attempt-1; 26 attempts (25 retries), then the Dead set",
-		formula: "count = retry_count = attempt - 1; delay_s = count**4 + 15 + rand(10) * (count + 1)",
-		draw:    "rand(10) = floor(r * 10)",
-		exhaustion: "max_retries 25: retried while count < 25, so after attempt 26 the retries are " +
-			"exhausted",
-		terminal:     "moved to the Dead set (morgue) after the sidekiq_retries_exhausted block",
-		maxAttempts:  26,
-		onExhaustion: policy.DeadLetter,
+		release:      "6.4.1",
+		name:         "sidekiq6",
+		system:       "Sidekiq 6 (Ruby), JobRetry (Debian's ruby-sidekiq)",
+		version:      "6.4.1 (00ae6a74234a9b626a593ae6c5620416349f8eaf)",
+		source:       "https://github.com/sidekiq/sidekiq/blob/00ae6a74234a9b626a593ae6c5620416349f8eaf/lib/sidekiq/job_retry.rb",
+		summary:      fmt.Sprintf("n^4 + 15 + rand(10)*(n+1) seconds, n = attempt-1; %d attempts, then %s", ma, term),
+		formula:      "count = retry_count = attempt - 1; delay_s = count**4 + 15 + rand(10) * (count + 1)",
+		draw:         "rand(10) = floor(r * 10)",
+		exhaustion:   exh,
+		terminal:     term,
+		maxAttempts:  ma,
+		onExhaustion: act,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			c := int64(n - 1)
 			s := sat.AddInt(sat.PowInt(c, 4), 15)
 			return satSeconds(sat.AddInt(s, sat.MulInt(randInt(d.next(), 10), sat.AddInt(c, 1))))
 		},
-	}
+	}, nil
 }
 
-func activeJobModel() *model {
+var activeJobSettings = []setting{
+	{key: "attempts", kind: kIntNone, def: "5", lo: 1, hi: math.MaxInt32, help: "retry_on attempts: total executions, or unlimited"},
+	{key: "jitter", kind: kFloat, def: "0.15", lo: 0, hi: 1000, help: "retry_on jitter (config.active_job.retry_jitter, 0.15)"},
+	{key: "wait", kind: kWait, def: "polynomially_longer", lo: 0, hi: 1e9, help: "retry_on wait: polynomially_longer, or a number of seconds"},
+}
+
+func activeJobModel(c conf) (*model, error) {
+	att, jit, wait := c.int("attempts"), c.float("jitter"), c.v("wait")
+	poly := wait.s == "polynomially_longer"
+	ma, exh := int(att), fmt.Sprintf("attempts %d total: retried while executions < %[1]d", att)
+	if att < 0 {
+		ma, exh = 0, "attempts :unlimited: retried until it succeeds"
+	}
+	summary := fmt.Sprintf("e^4 + rand*e^4*%s + 2 seconds, e = attempt", fmtNum(jit))
+	formula := fmt.Sprintf("executions = attempt; delay = executions**4; delay_s = delay + Kernel.rand * delay * %s + 2 "+
+		"(float64, left to right; retry_jitter 0.15 from load_defaults >= 6.1); delay_ns = trunc(delay_s * 1e9)", fmtNum(jit))
+	system := "Rails Active Job, retry_on wait: :polynomially_longer"
+	if !poly {
+		summary = fmt.Sprintf("%s s + rand*%[1]s*%s seconds", fmtNum(wait.f), fmtNum(jit))
+		formula = fmt.Sprintf("delay = wait.to_f = %s; delay_s = delay + Kernel.rand * delay * %s; delay_ns = trunc(delay_s * 1e9)", fmtNum(wait.f), fmtNum(jit))
+		system = fmt.Sprintf("Rails Active Job, retry_on wait: %s", fmtNum(wait.f))
+	}
 	return &model{
-		name:    "activejob",
-		system:  "Rails Active Job, retry_on wait: :polynomially_longer",
-		version: "8.2.0.alpha (2a2db1e8d6d104ee0611efcae7eb023af65cff34)",
-		source:  "https://github.com/rails/rails/blob/2a2db1e8d6d104ee0611efcae7eb023af65cff34/activejob/lib/active_job/exceptions.rb",
-		summary: "e^4 + rand*e^4*0.15 + 2 seconds, e = attempt; 5 attempts, then the error is re-raised",
-		formula: "executions = attempt; delay = executions**4; delay_s = delay + Kernel.rand * delay * 0.15 + 2 " +
-			"(float64, left to right; retry_jitter 0.15 from load_defaults >= 6.1); delay_ns = trunc(delay_s * 1e9)",
-		draw:         "Kernel.rand = r",
-		exhaustion:   "attempts 5 total: retried while executions < 5",
+		release:      "8.2.0",
+		name:         "activejob",
+		system:       system,
+		version:      "8.2.0.alpha (2a2db1e8d6d104ee0611efcae7eb023af65cff34)",
+		source:       "https://github.com/rails/rails/blob/2a2db1e8d6d104ee0611efcae7eb023af65cff34/activejob/lib/active_job/exceptions.rb (retry_on, determine_delay)",
+		summary:      fmt.Sprintf("%s; %s, then the error is re-raised", summary, attemptsText(ma)),
+		formula:      formula,
+		draw:         map[bool]string{true: "Kernel.rand = r", false: ""}[jit > 0],
+		exhaustion:   exh,
 		terminal:     "the error is re-raised to the queue adapter (after_discard procs run)",
-		maxAttempts:  5,
+		maxAttempts:  ma,
 		onExhaustion: policy.Discard,
-		jitter:       true,
+		jitter:       jit > 0,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			r := d.next()
+			if jit == 0 {
+				r = 0 // ActiveJob draws nothing without jitter
+			}
+			if !poly {
+				return seconds(wait.f + r*wait.f*jit)
+			}
 			e := float64(sat.PowInt(int64(n), 4))
-			return seconds(e + d.next()*e*0.15 + 2)
+			return seconds(e + r*e*jit + 2)
 		},
-	}
+	}, nil
 }
 
-func celeryModel() *model {
+var celerySettings = []setting{
+	{key: "retry_backoff", kind: kFloatBool, def: "true", lo: 0, hi: 1 << 40, help: "exponential backoff: factor int(max(1.0, retry_backoff)) seconds (True is 1); false or 0: every retry waits default_retry_delay"},
+	{key: "retry_backoff_max", kind: kSeconds, def: "600", lo: 0, hi: 1 << 40, help: "cap of the backoff, whole seconds"},
+	{key: "retry_jitter", kind: kBool, def: "true", help: "full jitter: random.randrange(countdown + 1)"},
+	{key: "max_retries", kind: kIntNone, def: "3", lo: 0, hi: math.MaxInt32 - 1, help: "retries after the first run; None is unlimited"},
+	{key: "default_retry_delay", kind: kSeconds, def: "180", lo: 0, hi: 1 << 40, help: "the countdown when retry_backoff is off, whole seconds"},
+}
+
+func celeryModel(c conf) (*model, error) {
+	// celery/app/autoretry.py: retry_backoff = float(...); if retry_backoff:
+	// factor = int(max(1.0, retry_backoff)).
+	var factor int64
+	if rb := c.float("retry_backoff"); rb != 0 {
+		factor = int64(max(1.0, rb))
+	}
+	bmax, jit, mr, drd := c.int("retry_backoff_max"), c.bool("retry_jitter"), c.int("max_retries"), c.int("default_retry_delay")
+	ma, exh := int(mr+1), fmt.Sprintf("max_retries %d: Task.retry gives up when retries + 1 > %[1]d, so a task runs at most %d times", mr, mr+1)
+	if mr < 0 {
+		ma, exh = 0, "max_retries None: unlimited retries"
+	}
+	formula := fmt.Sprintf("no backoff: countdown = default_retry_delay = %d s", drd)
+	summary := fmt.Sprintf("%d s flat", drd)
+	if factor > 0 {
+		formula = fmt.Sprintf("retries = attempt - 1; countdown = min(%d, %d * 2**retries)", bmax, factor)
+		summary = fmt.Sprintf("min(%d, %d*2^(attempt-1)) s", bmax, factor)
+		if jit {
+			formula += "; countdown = random.randrange(countdown + 1)"
+			summary = "randrange(" + summary + " + 1) (full jitter)"
+		}
+		formula += "; delay_s = max(0, countdown)"
+	}
 	return &model{
-		name:    "celery",
-		system:  "Celery (Python), autoretry_for with retry_backoff=True",
-		version: "5.6.2 (5dc781f0bd5f36186bfcc74e0a4f9f654452c69b)",
-		source:  "https://github.com/celery/celery/blob/5dc781f0bd5f36186bfcc74e0a4f9f654452c69b/celery/utils/time.py (get_exponential_backoff_interval)",
-		summary: "randrange(min(600, 2^(attempt-1)) + 1) seconds (full jitter); 4 attempts (3 retries), then FAILURE",
-		formula: "retries = attempt - 1; countdown = min(600, 1 * 2**retries); countdown = random.randrange(countdown + 1); delay_s = max(0, countdown)",
-		draw:    "random.randrange(c + 1) = floor(r * (c + 1))",
-		exhaustion: "max_retries 3: Task.retry gives up when retries + 1 > 3, so a task runs at most " +
-			"4 times",
+		release:      "5.6.2",
+		name:         "celery",
+		system:       "Celery (Python), autoretry_for with retry_backoff=True",
+		version:      "5.6.2 (5dc781f0bd5f36186bfcc74e0a4f9f654452c69b)",
+		source:       "https://github.com/celery/celery/blob/5dc781f0bd5f36186bfcc74e0a4f9f654452c69b/celery/utils/time.py (get_exponential_backoff_interval)",
+		summary:      summary + "; " + attemptsText(ma) + ", then FAILURE",
+		formula:      formula,
+		draw:         "random.randrange(c + 1) = floor(r * (c + 1))",
+		exhaustion:   exh,
 		terminal:     "the original exception is re-raised; the task ends in state FAILURE",
-		maxAttempts:  4,
+		maxAttempts:  ma,
 		onExhaustion: policy.Discard,
-		jitter:       true,
+		jitter:       factor > 0 && jit,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			c := int64(600)
-			if n-1 < 10 { // 2^9 = 512 < 600 <= 2^10
-				c = int64(1) << uint(n-1)
+			if factor == 0 {
+				return satSeconds(drd)
+			}
+			c := bmax
+			if n-1 < 62 {
+				c = min(bmax, sat.MulInt(factor, int64(1)<<uint(n-1)))
+			}
+			if !jit {
+				return satSeconds(c)
 			}
 			return satSeconds(randInt(d.next(), c+1))
 		},
-	}
+	}, nil
 }
 
-func bullmqModel() *model {
+var bullmqSettings = []setting{
+	{key: "type", kind: kEnum, def: "exponential", enum: []string{"fixed", "exponential"}, help: "backoff.type"},
+	{key: "delay", kind: kMillis, def: "1000", lo: 0, hi: 1 << 50, help: "backoff.delay, whole milliseconds"},
+	{key: "attempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "job option attempts: total attempts (BullMQ's own default is 1; the profile's 3 is its documented example)"},
+	{key: "jitter", kind: kFloat, def: "0", lo: 0, hi: 1, help: "backoff.jitter: the delay is drawn from [(1 - jitter) * d, d)"},
+}
+
+// bullmqRef is BullMQ's backoff strategies in the published 6.7.0 package.
+const bullmqRef = "https://github.com/taskforcesh/bullmq/blob/352d3c72bf2bc5ec851630a4cdcba7d44c313ed0/src/classes/backoffs.ts"
+
+func bullmqModel(c conf) (*model, error) {
+	typ, ms, att, jit := c.str("type"), float64(c.int("delay")), c.int("attempts"), c.float("jitter")
+	formula := fmt.Sprintf("attemptsMade + 1 = attempt; d = Math.round(2**(attempt - 1) * %s) ms", fmtNum(ms))
+	summary := fmt.Sprintf("2^(attempt-1) * %s ms, no cap", fmtNum(ms))
+	if typ == "fixed" {
+		formula, summary = fmt.Sprintf("d = delay = %s ms", fmtNum(ms)), fmt.Sprintf("%s ms flat", fmtNum(ms))
+	}
+	if jit > 0 {
+		formula += fmt.Sprintf("; delay_ms = Math.floor(Math.random() * d * %s + d * (1 - %[1]s))", fmtNum(jit))
+		summary += fmt.Sprintf(", jitter %s", fmtNum(jit))
+	} else {
+		formula += "; delay_ms = d"
+	}
 	return &model{
 		name:         "bullmq",
-		system:       "BullMQ (Node.js), backoff type exponential",
+		release:      "6.7.0",
+		system:       "BullMQ (Node.js), backoff type " + typ,
 		version:      "6.7.0 (source 352d3c72bf2bc5ec851630a4cdcba7d44c313ed0)",
-		source:       "https://github.com/taskforcesh/bullmq/blob/352d3c72bf2bc5ec851630a4cdcba7d44c313ed0/src/classes/backoffs.ts",
-		summary:      "2^(attempt-1) * 1000 ms, no jitter, no cap; 3 attempts, then failed",
-		formula:      "attemptsMade + 1 = attempt; delay_ms = Math.round(2**(attempt - 1) * 1000) (delay 1000, jitter 0; attempts 3 as in BullMQ's documented example)",
-		draw:         "",
-		exhaustion:   "attempts 3 total: retried while attemptsMade + 1 < 3",
+		source:       bullmqRef + " (builtinStrategies); src/classes/job.ts (shouldRetryJob)",
+		summary:      fmt.Sprintf("%s; %d attempts, then failed", summary, att),
+		formula:      formula,
+		draw:         map[bool]string{true: "Math.random() = r", false: ""}[jit > 0],
+		exhaustion:   fmt.Sprintf("attempts %d total: retried while attemptsMade + 1 < %[1]d", att),
 		terminal:     "moved to the failed set",
-		maxAttempts:  3,
+		maxAttempts:  int(att),
 		onExhaustion: policy.Discard,
-		delay: func(n int, _ time.Duration, _ draws) time.Duration {
-			return shifted(time.Second, n-1, maxDuration)
+		jitter:       jit > 0,
+		delay: func(n int, _ time.Duration, dr draws) time.Duration {
+			d := ms
+			if typ == "exponential" {
+				d = math.Round(math.Pow(2, float64(n-1)) * ms)
+			}
+			if jit > 0 {
+				d = math.Floor(dr.next()*d*jit + d*(1-jit))
+			}
+			return nanos(d * float64(time.Millisecond))
 		},
-	}
+	}, nil
 }
 
 // resqueStrategy is resque-retry's default ExponentialBackoff
 // @backoff_strategy, in seconds.
 var resqueStrategy = [...]int64{0, 60, 600, 3600, 10800, 21600}
 
-func resqueRetryModel() *model {
+var resqueRetrySettings = []setting{
+	{key: "retry_limit", kind: kInt, def: "6", lo: 0, hi: math.MaxInt32, help: "@retry_limit: retries (ExponentialBackoff defaults it to the strategy's length, 6); past the table the last delay repeats"},
+}
+
+func resqueRetryModel(c conf) (*model, error) {
+	ma := c.int("retry_limit")
 	return &model{
 		name:         "resque_retry",
+		release:      "1.8.1",
 		system:       "resque-retry (Ruby), Resque::Plugins::ExponentialBackoff",
 		version:      "1.8.1 (f75421a98b91dcbe873dab4bfad4ead99e597009)",
 		source:       "https://github.com/lantins/resque-retry/blob/f75421a98b91dcbe873dab4bfad4ead99e597009/lib/resque/plugins/exponential_backoff.rb",
-		summary:      "table 0, 1m, 10m, 1h, 3h, 6h by retry, no jitter; 7 attempts (6 retries), then give up",
+		summary:      fmt.Sprintf("table 0, 1m, 10m, 1h, 3h, 6h by retry, no jitter; %d attempts (%d retries), then give up", ma+1, ma),
 		formula:      "i = retry_attempt = attempt - 1; delay_s = trunc((backoff_strategy[i] || backoff_strategy.last) * 1.0), backoff_strategy [0, 60, 600, 3600, 10800, 21600]",
 		draw:         "",
-		exhaustion:   "retry_limit 6 (the strategy's length): retried while retry_attempt < 6",
+		exhaustion:   fmt.Sprintf("retry_limit %d: retried while retry_attempt < %[1]d", ma),
 		terminal:     "give up: the failure stays in Resque's failed queue",
-		maxAttempts:  7,
+		maxAttempts:  int(ma + 1),
 		onExhaustion: policy.DeadLetter,
 		delay: func(n int, _ time.Duration, _ draws) time.Duration {
 			return satSeconds(resqueStrategy[min(n-1, len(resqueStrategy)-1)])
 		},
-	}
+	}, nil
 }
 
-func zzzJobsModel() *model {
+var zzzJobsSettings = []setting{
+	{key: "max_attempts", kind: kInt, def: "20", lo: 1, hi: math.MaxInt32, help: "Job max_attempts: total attempts"},
+}
+
+func zzzJobsModel(c conf) (*model, error) {
+	ma := c.int("max_attempts")
 	return &model{
 		name:    "zzz_jobs",
+		release: "0.3.1-beta.1",
 		system:  "zzz_jobs (Zig; published as pidgn_jobs), RetryStrategy .exponential",
 		version: "pidgn_jobs 0.3.1-beta.1 (c85a4c4e9c87045639babb1a519fd8f37cf0b841)",
 		source:  "https://github.com/seemsindie/pidgn_jobs/blob/c85a4c4e9c87045639babb1a519fd8f37cf0b841/src/retry.zig",
-		summary: "c = min(15*2^attempt, 3600) s plus [0, c/4 - 1] s; 20 attempts, then discarded",
+		summary: fmt.Sprintf("c = min(15*2^attempt, 3600) s plus [0, c/4 - 1] s; %d attempts, then discarded", ma),
 		formula: "n = attempt; capped = min(15 * 2**min(n, 30), 3600); J = max(capped / 4, 1) (integer division); delay_s = capped + jitter, jitter in [0, J - 1]",
 		draw: "jitter = (n*7 + now) mod J with now the Unix time in seconds; read as floor(r * J), " +
 			"treating now as uniform",
-		exhaustion:   "max_attempts 20 total: discarded when attempt >= 20",
+		exhaustion:   fmt.Sprintf("max_attempts %d total: discarded when attempt >= %[1]d", ma),
 		terminal:     "discarded (kept in the store in state discarded)",
-		maxAttempts:  20,
+		maxAttempts:  int(ma),
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
@@ -176,44 +304,56 @@ func zzzJobsModel() *model {
 			j := max(c/4, 1)
 			return satSeconds(c + randInt(d.next(), j))
 		},
-	}
+	}, nil
 }
 
-func chasquiMQModel() *model {
+var chasquiMQSettings = []setting{
+	{key: "max_attempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "RetryConfig max_attempts: total attempts"},
+}
+
+func chasquiMQModel(c conf) (*model, error) {
+	ma := c.int("max_attempts")
 	return &model{
 		name:    "chasquimq",
+		release: "0.1.0",
 		system:  "ChasquiMQ (Rust, Redis Streams), RetryConfig",
 		version: "0.1.0 (cd30b0889437005a26c482826ecf3435f0960cdf)",
 		source:  "https://github.com/jotarios/chasquimq/blob/cd30b0889437005a26c482826ecf3435f0960cdf/chasquimq/src/consumer/retry.rs",
-		summary: "min(100ms*2^(attempt-1), 30s) plus [0, 99] ms; 3 attempts, then the dead-letter stream",
+		summary: fmt.Sprintf("min(100ms*2^(attempt-1), 30s) plus [0, 99] ms; %d attempts, then the dead-letter stream", ma),
 		formula: "n = attempt; capped_ms = trunc(min(100 * 2.0**(n - 1), 30000)); delay_ms = capped_ms + jitter, jitter in [0, 99] (after the cap)",
 		draw:    "fastrand_jitter(100) = xorshift state % 100, read as floor(r * 100)",
-		exhaustion: "max_attempts 3 total: dead-lettered when the next attempt would be >= 3 " +
+		exhaustion: fmt.Sprintf("max_attempts %d total: dead-lettered when the next attempt would be >= %[1]d ", ma) +
 			"(attempts 1 and 2 are retried)",
 		terminal:     "dead-letter stream (DlqReason::RetriesExhausted)",
-		maxAttempts:  3,
+		maxAttempts:  int(ma),
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			ms := int64(min(100*math.Pow(2, float64(n-1)), 30000))
 			return time.Duration(ms+randInt(d.next(), 100)) * time.Millisecond
 		},
-	}
+	}, nil
 }
 
-func flareModel() *model {
+var flareSettings = []setting{
+	{key: "MaxAttempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "MaxAttempts: total attempts"},
+}
+
+func flareModel(c conf) (*model, error) {
+	ma := c.int("MaxAttempts")
 	return &model{
 		name:    "flare",
+		release: "docs",
 		system:  "Zeridion Flare (.NET), documented retry strategy",
 		version: "documentation (no public source)",
 		source:  "no public source: the Retry Strategies documentation (shared/seeds/003_30ca8832de0257f2.txt)",
-		summary: "15s*2^(attempt-1) plus [0, 3000] ms, no cap; 3 attempts, then DeadLetter (from the docs)",
+		summary: fmt.Sprintf("15s*2^(attempt-1) plus [0, 3000] ms, no cap; %d attempts, then DeadLetter (from the docs)", ma),
 		formula: "n = attempt; delay_ms = 15000 * 2**(n - 1) + jitter, jitter in [0, 3000] ms; no cap documented",
 		draw:    "random(0-3000ms) read as floor(r * 3001) whole milliseconds",
-		exhaustion: "MaxAttempts 3 total: dead-lettered when AttemptNumber >= MaxAttempts after a " +
+		exhaustion: fmt.Sprintf("MaxAttempts %d total: dead-lettered when AttemptNumber >= MaxAttempts after a ", ma) +
 			"failure",
 		terminal:     "DeadLetter state",
-		maxAttempts:  3,
+		maxAttempts:  int(ma),
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
@@ -221,5 +361,5 @@ func flareModel() *model {
 			j := time.Duration(randInt(d.next(), 3001)) * time.Millisecond
 			return time.Duration(sat.AddInt(int64(base), int64(j)))
 		},
-	}
+	}, nil
 }

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -14,8 +13,9 @@ import (
 // that is not a profile.
 var ErrUnknown = errors.New("profile: unknown profile")
 
-// Profile is one system's retry behaviour under that system's defaults:
-// its delay formula, jitter and exhaustion rule, reproduced exactly.
+// Profile is one system's retry behaviour, under that system's defaults or
+// a configuration given to [Parse]: its delay formula, jitter and
+// exhaustion rule, reproduced exactly.
 //
 // A Profile is a small immutable value, safe to copy and to share between
 // goroutines. The zero Profile has no name, a delay of 0 for every attempt
@@ -28,8 +28,18 @@ type Profile struct {
 // package initialisation, and never written again.
 type model struct {
 	name, system, version, source string
-	summary, formula, draw        string
-	exhaustion, terminal          string
+	// base is the plain name; release the version the model reproduces,
+	// as NAME@VERSION matches it ("1.48.0").
+	base, release string
+	// settings are the keys Parse accepts; build makes the model under a
+	// configuration and conf is this model's. classes are the error
+	// classes WithClass accepts (the first is the default).
+	settings               []setting
+	build                  func(conf) (*model, error)
+	conf                   conf
+	classes                []string
+	summary, formula, draw string
+	exhaustion, terminal   string
 
 	// maxAttempts is the total number of attempts (first run included)
 	// under the system's defaults; 0 means unbounded.
@@ -54,12 +64,9 @@ type model struct {
 // Lookup returns the profile with the given name (as [Names] lists them). An
 // unknown name gives an error matching [ErrUnknown] that lists the known
 // names.
-func Lookup(name string) (Profile, error) {
-	if m, ok := byName[name]; ok {
-		return Profile{m}, nil
-	}
-	return Profile{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, namesText)
-}
+//
+// Lookup is [Parse]: it also takes NAME@VERSION and NAME:key=value,...
+func Lookup(name string) (Profile, error) { return Parse(name) }
 
 // Names returns the names of all profiles, sorted. The caller owns the
 // slice.
@@ -81,7 +88,10 @@ func All() []Profile {
 }
 
 // Name is the profile's name: the system's lowercase name ("sidekiq",
-// "aws_go", "decorrelated_jitter").
+// "aws_go", "decorrelated_jitter"), with @VERSION for an older release and
+// :key=value,... for the settings given to [Parse] or [Profile.With], so
+// that Parse(p.Name()) is p again (the error class and retry-after hint of
+// [Profile.WithClass] and [Profile.WithRetryAfter] are not part of it).
 func (p Profile) Name() string { return p.get().name }
 
 // System is the system's own name and the part of it modelled ("AWS SDK
@@ -115,7 +125,8 @@ func (p Profile) Exhaustion() string { return p.get().exhaustion }
 func (p Profile) Terminal() string { return p.get().terminal }
 
 // MaxAttempts is the total number of attempts, the first run included,
-// that the system makes under its defaults; 0 means unbounded.
+// that the system makes (under its defaults, or as configured); 0 means
+// unbounded.
 func (p Profile) MaxAttempts() int { return p.get().maxAttempts }
 
 // OnExhaustion is the policy Action that stands for the terminal outcome:
@@ -225,12 +236,19 @@ var (
 
 func sortedModels() []*model {
 	ms := []*model{
-		ojsModel(), fullJitterModel(), equalJitterModel(), decorrelatedJitterModel(),
-		riverModel(), asynqModel(), faktoryModel(), temporalModel(),
-		gaxModel(), awsModel(), awsGoModel(), grpcConnectModel(), grpcRetryModel(),
-		obanModel(),
+		ojsModel(), configured(jitterSettings, fullJitterModel), configured(jitterSettings, equalJitterModel),
+		configured(jitterSettings, decorrelatedJitterModel),
+		configured(riverSettings, riverModel), configured(asynqSettings, asynqModel),
+		configured(faktorySettings, faktoryModel), configured(temporalSettings, temporalModel),
+		configured(gaxSettings, gaxModel), configured(awsSettings, awsModel),
+		configured(awsGoSettings, awsGoModel, ClassOrdinary, ClassThrottling),
+		configured(grpcConnectSettings, grpcConnectModel), configured(grpcRetrySettings, grpcRetryModel),
+		configured(obanSettings, obanModel), configured(sidekiqSettings, sidekiq6Model),
 	}
 	ms = append(ms, peerModels()...)
+	for _, m := range ms {
+		m.base = m.name
+	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 	return ms
 }

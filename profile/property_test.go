@@ -162,7 +162,7 @@ func TestLookup(t *testing.T) {
 	if !errors.Is(err, profile.ErrUnknown) {
 		t.Fatalf("Lookup(Sidekiq) error = %v, want ErrUnknown", err)
 	}
-	if want := `profile: unknown profile "Sidekiq" (known: activejob, `; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
+	if want := `profile: unknown profile "Sidekiq"; did you mean "sidekiq"? (known: activejob, `; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 		t.Errorf("error text %q", err)
 	}
 }
@@ -186,7 +186,7 @@ func TestZeroProfile(t *testing.T) {
 // cap.
 func TestHugeAttempts(t *testing.T) {
 	want := map[string]time.Duration{
-		"ojs": 150 * time.Second, "temporal": 100 * time.Second, "aws_go": 20 * time.Second,
+		"ojs": 150 * time.Second, "temporal": 100 * time.Second, "aws_go": 0,
 		"grpc_connect": 96 * time.Second, "grpc_retry": 800 * time.Millisecond, "celery": 0,
 		"resque_retry": 6 * time.Hour, "zzz_jobs": time.Hour, "chasquimq": 30 * time.Second,
 		"full_jitter": 0, "equal_jitter": 150 * time.Second, "decorrelated_jitter": time.Second,

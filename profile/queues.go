@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -14,19 +15,24 @@ import (
 // riverMaxSeconds is River's cap, time.Duration(1<<63 - 1).Seconds().
 var riverMaxSeconds = time.Duration(math.MaxInt64).Seconds()
 
-func riverModel() *model {
+var riverSettings = []setting{
+	{key: "MaxAttempts", kind: kInt, def: "25", lo: 1, hi: math.MaxInt16, help: "total attempts (InsertOpts.MaxAttempts, Config.MaxAttempts); River stores a smallint"},
+}
+
+func riverModel(c conf) (*model, error) {
 	return &model{
 		name:    "river",
+		release: "0.51.1",
 		system:  "River (Go, PostgreSQL), DefaultClientRetryPolicy",
 		version: "river@fdf6cdf12567a5b70c003f5ff850273f09e7efcf (2026-08-07)",
 		source:  "https://github.com/riverqueue/river/blob/fdf6cdf12567a5b70c003f5ff850273f09e7efcf/internal/retrypolicy/default.go",
-		summary: "attempt^4 seconds ±10% (uniform); 25 attempts, then discarded",
+		summary: fmt.Sprintf("attempt^4 seconds ±10%% (uniform); %d attempts, then discarded", c.int("MaxAttempts")),
 		formula: "errors = attempt (len(job.Errors)+1, no snoozes); s = min(errors^4, maxDurationSeconds); " +
 			"s += s * (r*0.2 - 0.1); delay = time.Duration(min(s, maxDurationSeconds) * 1e9)",
 		draw:         "rand.Float64() = r",
-		exhaustion:   "MaxAttempts 25 total attempts: after attempt 25 fails the job is discarded, not retried",
+		exhaustion:   fmt.Sprintf("MaxAttempts %d total attempts: after attempt %[1]d fails the job is discarded, not retried", c.int("MaxAttempts")),
 		terminal:     "discarded",
-		maxAttempts:  25,
+		maxAttempts:  int(c.int("MaxAttempts")),
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
@@ -37,7 +43,7 @@ func riverModel() *model {
 			s += s * (d.next()*0.2 - 0.1)
 			return seconds(min(s, riverMaxSeconds))
 		},
-	}
+	}, nil
 }
 
 // sidekiqFormula is the delay Sidekiq's original formula gives, which asynq
@@ -49,87 +55,142 @@ func sidekiqFormula(count int64, r float64) time.Duration {
 	return satSeconds(s)
 }
 
-func asynqModel() *model {
+var asynqSettings = []setting{
+	{key: "MaxRetry", kind: kInt, def: "25", lo: 0, hi: math.MaxInt32, help: "retries after the first run (asynq.MaxRetry option); asynq stores an int32"},
+}
+
+func asynqModel(c conf) (*model, error) {
+	mr := c.int("MaxRetry")
 	return &model{
 		name:    "asynq",
+		release: "0.26.0",
 		system:  "asynq (Go, Redis), DefaultRetryDelayFunc",
 		version: "asynq@785bb7208cb0766877fcc20ac1dbebe857a43c9b (2026-05-14)",
 		source:  "https://github.com/hibiken/asynq/blob/785bb7208cb0766877fcc20ac1dbebe857a43c9b/server.go (DefaultRetryDelayFunc); processor.go (retry, exhaustion)",
-		summary: "n^4 + 15 + rand(30)*(n+1) seconds, n = attempt-1; 26 attempts (25 retries), then archived",
+		summary: fmt.Sprintf("n^4 + 15 + rand(30)*(n+1) seconds, n = attempt-1; %d attempts (%d retries), then archived", mr+1, mr),
 		formula: "n = msg.Retried = attempt - 1; s = int(math.Pow(n, 4)) + 15 + rand.IntN(30) * (n + 1); delay = s seconds",
 		draw:    "rand.IntN(30) = floor(r * 30)",
-		exhaustion: "MaxRetry 25: a task is retried while msg.Retried < 25, so after attempt 26 " +
-			"(Retried = 25) it is archived",
+		exhaustion: fmt.Sprintf("MaxRetry %d: a task is retried while msg.Retried < %[1]d, so after attempt %d "+
+			"(Retried = %[1]d) it is archived", mr, mr+1),
 		terminal:     "archived",
-		maxAttempts:  26,
+		maxAttempts:  int(mr + 1),
 		onExhaustion: policy.DeadLetter,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			return sidekiqFormula(int64(n-1), d.next())
 		},
-	}
+	}, nil
 }
 
-func faktoryModel() *model {
+var faktorySettings = []setting{
+	{key: "retry", kind: kInt, def: "25", lo: -1, hi: math.MaxInt32, help: "retries (job retry field); 0: straight to the morgue, -1: no retry and no morgue"},
+}
+
+func faktoryModel(c conf) (*model, error) {
+	rt := c.int("retry")
+	exh, term, act := fmt.Sprintf("retry %d: retried while RetryCount < %[1]d, so after attempt %d (RetryCount = %[1]d) the job goes to the morgue", rt, rt+1),
+		"moved to the morgue (Dead set)", policy.DeadLetter
+	if rt < 0 {
+		exh, term, act = "retry -1: no retry, and the failed job is not kept", "discarded (retry -1 skips the morgue)", policy.Discard
+	}
 	return &model{
-		name:    "faktory",
-		system:  "Faktory server (Go), manager.nextRetry",
-		version: "faktory@cf9073fe168a8efdbd459c13921f93826e9be19a (2026-06-30)",
-		source:  "https://github.com/contribsys/faktory/blob/cf9073fe168a8efdbd459c13921f93826e9be19a/manager/retry.go",
-		summary: "n^4 + 15 + rand(30)*(n+1) seconds, n = attempt-1; 26 attempts (retry 25), then the morgue",
-		formula: "count = job.Failure.RetryCount = attempt - 1; secs = count^4 + 15 + rand.Intn(30) * (count + 1); delay = secs seconds",
-		draw:    "rand.Intn(30) = floor(r * 30)",
-		exhaustion: "retry 25 (client.RetryPolicyDefault): retried while RetryCount < 25, so after attempt 26 " +
-			"(RetryCount = 25) the job goes to the morgue",
-		terminal:     "moved to the morgue (Dead set)",
-		maxAttempts:  26,
-		onExhaustion: policy.DeadLetter,
+		name:         "faktory",
+		release:      "1.9.3",
+		system:       "Faktory server (Go), manager.nextRetry",
+		version:      "faktory@cf9073fe168a8efdbd459c13921f93826e9be19a (2026-06-30)",
+		source:       "https://github.com/contribsys/faktory/blob/cf9073fe168a8efdbd459c13921f93826e9be19a/manager/retry.go",
+		summary:      fmt.Sprintf("n^4 + 15 + rand(30)*(n+1) seconds, n = attempt-1; %d attempts (retry %d), then %s", max(rt, 0)+1, rt, term),
+		formula:      "count = job.Failure.RetryCount = attempt - 1; secs = count^4 + 15 + rand.Intn(30) * (count + 1); delay = secs seconds",
+		draw:         "rand.Intn(30) = floor(r * 30)",
+		exhaustion:   exh,
+		terminal:     term,
+		maxAttempts:  int(max(rt, 0) + 1),
+		onExhaustion: act,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
 			return sidekiqFormula(int64(n-1), d.next())
 		},
-	}
+	}, nil
 }
 
-func obanModel() *model {
+var obanSettings = []setting{
+	{key: "max_attempts", kind: kInt, def: "20", lo: 1, hi: math.MaxInt32, help: "total attempts (use Oban.Worker, max_attempts: N); above 20 the backoff's attempt is scaled to round(attempt / max_attempts * 20)"},
+}
+
+func obanModel(c conf) (*model, error) {
+	ma := c.int("max_attempts")
 	return &model{
 		name:    "oban",
+		release: "2.23.0",
 		system:  "Oban (Elixir, PostgreSQL), Oban.Worker.backoff/1",
 		version: "oban 2.23.0 (oban-bg/oban@2939e3134d0812195fbfcfe9a8e8d4bbd30bb23b, 2026-08-18)",
 		source:  "https://github.com/oban-bg/oban/blob/2939e3134d0812195fbfcfe9a8e8d4bbd30bb23b/lib/oban/worker.ex (backoff/1); lib/oban/backoff.ex (exponential, jitter); lib/oban/queues/executor.ex (exhaustion)",
-		summary: "t = 15 + 2^attempt s, plus up to 10% (trunc(r*0.1*t)); 20 attempts, then discarded",
+		summary: fmt.Sprintf("t = 15 + 2^attempt s, plus up to 10%% (trunc(r*0.1*t)); %d attempts, then discarded", ma),
 		formula: "t = 15 + 2^min(attempt, 100) (Backoff.exponential, mult 1, min_pad 15, max_pow 100; attempt unclamped since max_attempts 20 <= 20); " +
 			"delay = t + trunc(r * 0.1 * t) seconds (Backoff.jitter, mode :inc, mult 0.1)",
 		draw:         ":rand.uniform() = r",
-		exhaustion:   "max_attempts 20 total attempts: after attempt 20 fails the job is discarded",
+		exhaustion:   fmt.Sprintf("max_attempts %d total attempts: after attempt %[1]d fails the job is discarded", ma),
 		terminal:     "discarded",
-		maxAttempts:  20,
+		maxAttempts:  int(ma),
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			t := sat.AddInt(15, sat.PowInt(2, int64(min(n, 100))))
+			a := int64(n)
+			if ma > 20 { // Worker.backoff: round(attempt / max_attempts * 20)
+				a = int64(math.Round(float64(n) / float64(ma) * 20))
+			}
+			t := sat.AddInt(15, sat.PowInt(2, min(a, 100)))
 			diff := nanos(d.next() * 0.1 * float64(t)) // seconds, truncated
 			return satSeconds(sat.AddInt(t, int64(diff)))
 		},
-	}
+	}, nil
 }
 
-func temporalModel() *model {
+var temporalSettings = []setting{
+	{key: "initial_interval", kind: kDuration, def: "1s", lo: 1, hi: math.MaxInt64, help: "RetryPolicy.InitialInterval, the first delay"},
+	{key: "backoff_coefficient", kind: kFloat, def: "2", lo: 1, hi: 1e6, help: "RetryPolicy.BackoffCoefficient, at least 1"},
+	{key: "maximum_interval", kind: kDuration, def: "0s", lo: 0, hi: math.MaxInt64, help: "RetryPolicy.MaximumInterval, the cap; 0 means 100 x initial_interval"},
+	{key: "maximum_attempts", kind: kInt, def: "0", lo: 0, hi: math.MaxInt32, help: "RetryPolicy.MaximumAttempts, total attempts; 0 means unlimited"},
+}
+
+func temporalModel(c conf) (*model, error) {
+	ini, coef, mx, ma := c.dur("initial_interval"), c.float("backoff_coefficient"), c.dur("maximum_interval"), c.int("maximum_attempts")
+	if mx == 0 {
+		mx = time.Duration(sat.MulInt(int64(ini), 100))
+	}
+	if mx < ini {
+		return nil, badValue("temporal", "maximum_interval", c, "must not be less than initial_interval (Temporal rejects the RetryPolicy)")
+	}
+	exh, term := "MaximumAttempts 0 = unlimited: retries go on until a timeout (schedule-to-close, "+
+		"workflow run) or a non-retryable error", "none by attempts (with MaximumAttempts set: RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED, the activity fails)"
+	if ma > 0 {
+		exh, term = fmt.Sprintf("MaximumAttempts %d total attempts: after attempt %[1]d fails no retry is scheduled", ma), "RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED: the activity fails"
+	}
 	return &model{
-		name:    "temporal",
-		system:  "Temporal server, default activity retry policy",
-		version: "temporal@6805caea59e35d0611ed96be69641b8d86bff11c (2026-08-21)",
-		source:  "https://github.com/temporalio/temporal/blob/6805caea59e35d0611ed96be69641b8d86bff11c/common/backoff/retry.go (ExponentialBackoffAlgorithm); service/history/workflow/retry.go (nextBackoffInterval); common/retrypolicy/retry_policy.go (defaults)",
-		summary: "min(1s*2^(attempt-1), 100s), no jitter; unlimited attempts",
-		formula: "interval = trunc(float64(1s) * math.Pow(2.0, attempt-1)) (>= MaxInt64 saturates); delay = min(interval, MaximumInterval = 100 * 1s)",
-		draw:    "",
-		exhaustion: "MaximumAttempts 0 = unlimited: retries go on until a timeout (schedule-to-close, " +
-			"workflow run) or a non-retryable error",
-		terminal:     "none by attempts (with MaximumAttempts set: RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED, the activity fails)",
+		name:         "temporal",
+		release:      "1.32.2",
+		system:       "Temporal server, default activity retry policy",
+		version:      "temporal@6805caea59e35d0611ed96be69641b8d86bff11c (2026-08-21)",
+		source:       "https://github.com/temporalio/temporal/blob/6805caea59e35d0611ed96be69641b8d86bff11c/common/backoff/retry.go (ExponentialBackoffAlgorithm); service/history/workflow/retry.go (nextBackoffInterval); common/retrypolicy/retry_policy.go (defaults)",
+		summary:      fmt.Sprintf("min(%v*%s^(attempt-1), %v), no jitter; %s", ini, fmtNum(coef), mx, attemptsText(int(ma))),
+		formula:      fmt.Sprintf("interval = trunc(float64(InitialInterval %v) * math.Pow(BackoffCoefficient %s, attempt-1)) (>= MaxInt64 saturates); delay = min(interval, MaximumInterval = %v)", ini, fmtNum(coef), mx),
+		draw:         "",
+		exhaustion:   exh,
+		terminal:     term,
+		maxAttempts:  int(ma),
 		onExhaustion: policy.Discard,
 		delay: func(n int, _ time.Duration, _ draws) time.Duration {
-			d := nanos(float64(time.Second) * math.Pow(2, float64(n-1)))
-			return min(d, 100*time.Second)
+			d := nanos(float64(ini) * math.Pow(coef, float64(n-1)))
+			return min(d, mx)
 		},
+	}, nil
+}
+
+// attemptsText says how many attempts a profile makes: "N attempts" or
+// "unlimited attempts" for 0.
+func attemptsText(n int) string {
+	if n == 0 {
+		return "unlimited attempts"
 	}
+	return fmt.Sprintf("%d attempts", n)
 }

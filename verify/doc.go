@@ -11,7 +11,8 @@
 //     DefaultClientRetryPolicy, asynq's DefaultRetryDelayFunc, gax-go's
 //     Backoff.Pause, the AWS SDK for Go v2's standard retryer and the Temporal
 //     server's CalculateExponentialRetryInterval (go.temporal.io/server, whose
-//     v1.32.1 sets this module's go directive to 1.26.8).
+//     v1.32.1 sets this module's go directive to 1.26.8); the SDK's retry
+//     middleware for exhaustion and the x-amz-retry-after header.
 //   - BullMQ's Backoffs and Job#shouldRetryJob from its npm package, driven by
 //     node (verify/node).
 //   - Celery's backoff and autoretry from Debian's python3-celery, and
@@ -26,6 +27,19 @@
 // vector exactly. Where it seeds its own generator (the Go libraries), the
 // tests sample it many times and check every sample lies within the vector's
 // inclusive bounds and that the samples reach close to both ends.
+//
+// Configured profiles (profile.Parse("bullmq:type=fixed,delay=1500")) run
+// through the same code with the same settings: BullMQ, Celery, Temporal,
+// gax-go and the AWS SDK for Go.
+//
+// The drift watch checks each system's newest published release beside the
+// pinned one: for a Go library, a probe program built in a temporary module
+// of its own at the module proxy's @latest (one go.mod cannot hold two
+// versions); npm's latest bullmq; Debian's candidate version. A mismatch
+// names the system, both versions, the attempt and the two delays.
+// RETRYKIT_DRIFT_<PROFILE>=VERSION points it at a given release
+// (RETRYKIT_DRIFT_AWS_GO=v1.47.7 fails on purpose; TestDriftCatchesAWS147
+// expects that failure on every run).
 //
 // The drivers speak one JSON request and one JSON answer over stdin and
 // stdout. verify/install.sh installs what they need (Debian packages, npm ci);

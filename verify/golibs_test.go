@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	gax "github.com/googleapis/gax-go/v2"
 	"github.com/hibiken/asynq"
 	"github.com/riverqueue/river"
@@ -215,24 +214,22 @@ func TestGaxReal(t *testing.T) {
 	}.check(t)
 }
 
-// TestAWSGoReal samples the AWS SDK for Go v2's standard retryer: RetryDelay
-// with the attempt number its retry middleware passes (attemptNum, 1 after
-// the first failure) in the default mode (AWS_NEW_RETRIES_2026 unset).
-func TestAWSGoReal(t *testing.T) {
-	t.Setenv("AWS_NEW_RETRIES_2026", "")
-	t.Logf("real implementation: github.com/aws/aws-sdk-go-v2 %s", moduleVersion(t, "github.com/aws/aws-sdk-go-v2"))
-	std := retry.NewStandard()
-	err := errors.New("retrykit verify")
-	sampledSystem{
-		profile: "aws_go",
-		upTo:    12,
-		sample: func(n int) (time.Duration, time.Duration) {
-			d, derr := std.RetryDelay(n, err)
-			if derr != nil {
-				panic(derr)
+// TestGaxConfigured samples a configured gax Backoff against the configured
+// profile.
+func TestGaxConfigured(t *testing.T) {
+	p, err := profile.Parse("gax:Initial=100ms,Max=1s,Multiplier=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 8; n++ {
+		lo, hi := p.Bounds(n)
+		checkSampled(t, p.Name(), n, lo, hi, func(n int) (time.Duration, time.Duration) {
+			bo := gax.Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Multiplier: 3}
+			var d time.Duration
+			for range n {
+				d = bo.Pause()
 			}
 			return d, d
-		},
-		retry: func(n int) bool { return n < std.MaxAttempts() },
-	}.check(t)
+		})
+	}
 }

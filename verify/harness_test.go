@@ -70,6 +70,9 @@ type kase struct {
 	Op      string   `json:"op"`
 	Attempt int      `json:"attempt,omitempty"`
 	Rand    *float64 `json:"rand,omitempty"`
+	// Retry is a configured job's retry option, for drivers that take one
+	// (Sidekiq: an integer, true or false); nil leaves the default.
+	Retry any `json:"retry,omitempty"`
 }
 
 func delayCase(attempt int, r float64) kase {
@@ -80,7 +83,18 @@ func delayCase(attempt int, r float64) kase {
 // stdin and decodes its one JSON answer from stdout.
 func runDriver[R any](t *testing.T, dir string, argv []string, cases []kase) envelope[R] {
 	t.Helper()
-	req, err := json.Marshal(map[string]any{"cases": cases})
+	return runDriverWith[R](t, dir, argv, cases, nil, nil)
+}
+
+// runDriverWith is [runDriver] with more request fields (a configured
+// profile's options) and more environment variables.
+func runDriverWith[R any](t *testing.T, dir string, argv []string, cases []kase, extra map[string]any, environ []string) envelope[R] {
+	t.Helper()
+	body := map[string]any{"cases": cases}
+	for k, v := range extra {
+		body[k] = v
+	}
+	req, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +102,7 @@ func runDriver[R any](t *testing.T, dir string, argv []string, cases []kase) env
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), environ...)
 	cmd.Stdin = bytes.NewReader(req)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -2,7 +2,8 @@
 # Installs the real implementations the verify module runs retrykit's profile
 # vectors through: Debian's python3-celery, python3-botocore, ruby-sidekiq and
 # ruby-activejob, node and npm (Debian's nodejs, unless a node is already
-# installed), and the bullmq npm package pinned by verify/node/package-lock.json.
+# installed), redis-server (for asynq's own server), and the bullmq npm
+# package pinned by verify/node/package-lock.json.
 # The Go libraries come from the module proxy with `go test`.
 #
 # Idempotent: Debian packages already installed are not reinstalled, and
@@ -18,6 +19,8 @@ for pkg in python3-celery python3-botocore ruby-sidekiq ruby-activejob; do
   fi
 done
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
+# asynq's own server archives a task on a real Redis (TestAsynqExhaustion).
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if [ "${#missing[@]}" -gt 0 ]; then

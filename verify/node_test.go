@@ -2,9 +2,15 @@ package verify_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/profile"
 )
 
 // node finds node and the bullmq package npm ci installed in verify/node.
@@ -63,4 +69,106 @@ func TestBullMQReal(t *testing.T) {
 		}
 		return out
 	})
+}
+
+// bullmqConfigured are configured BullMQ profiles and the job options
+// they stand for.
+var bullmqConfigured = []struct {
+	spec string
+	opts map[string]any
+}{
+	{"bullmq:type=exponential,delay=3000,attempts=5", map[string]any{"attempts": 5, "backoff": map[string]any{"type": "exponential", "delay": 3000}}},
+	{"bullmq:type=fixed,delay=1500,attempts=4", map[string]any{"attempts": 4, "backoff": map[string]any{"type": "fixed", "delay": 1500}}},
+	{"bullmq:type=exponential,delay=777,attempts=9,jitter=0.5", map[string]any{"attempts": 9, "backoff": map[string]any{"type": "exponential", "delay": 777, "jitter": 0.5}}},
+	{"bullmq:type=fixed,delay=10,jitter=1", map[string]any{"attempts": 3, "backoff": map[string]any{"type": "fixed", "delay": 10, "jitter": 1}}},
+}
+
+// checkBullMQConfigured runs every configured case through BullMQ's own
+// Backoffs.calculate and Job#shouldRetryJob (bullmq loaded from dir, or the
+// pinned one when dir is ""), at every attempt and draw of the grid.
+func checkBullMQConfigured(t *testing.T, bin, dir string) {
+	var env []string
+	if dir != "" {
+		env = []string{"BULLMQ_DIR=" + dir}
+	}
+	for _, c := range bullmqConfigured {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cases []kase
+		for n := 1; n <= 12; n++ {
+			for _, r := range drawGrid {
+				cases = append(cases, delayCase(n, r))
+			}
+			cases = append(cases, kase{Op: "decision", Attempt: n})
+		}
+		type answer struct {
+			DelayMS json.Number `json:"delay_ms"`
+			Retry   *bool       `json:"retry"`
+		}
+		ans := runDriverWith[answer](t, "node", []string{bin, "bullmq_driver.js"}, cases, map[string]any{"opts": c.opts}, env)
+		for i, k := range cases {
+			a := ans.Results[i]
+			if k.Op == "decision" {
+				if want := k.Attempt < p.MaxAttempts(); a.Retry == nil || *a.Retry != want {
+					t.Errorf("%s: after attempt %d BullMQ %s retries=%v, the profile says %v", c.spec, k.Attempt, ans.Version, a.Retry, want)
+				}
+				continue
+			}
+			if got, want := millis(t, a.DelayMS), int64(p.DelayAt(k.Attempt, *k.Rand)); got != want {
+				t.Errorf("%s: attempt %d, r=%v: BullMQ %s %v, the profile %v", c.spec, k.Attempt, *k.Rand, ans.Version, time.Duration(got), time.Duration(want))
+			}
+		}
+	}
+}
+
+// TestBullMQConfigured: configured BullMQ profiles through the real code.
+func TestBullMQConfigured(t *testing.T) {
+	checkBullMQConfigured(t, node(t), "")
+}
+
+// TestBullMQDrift checks npm's latest bullmq, beside the pinned one: when
+// it differs from the pinned release it is installed into a temporary
+// directory and run through the default and configured checks.
+func TestBullMQDrift(t *testing.T) {
+	bin := node(t)
+	var pkg struct{ Version string }
+	data, err := os.ReadFile("node/node_modules/bullmq/package.json")
+	if err == nil {
+		err = json.Unmarshal(data, &pkg)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, latest := probe("npm", "view", "bullmq@latest", "version")
+	if !ok {
+		unreachable(t, "npm's registry", fmt.Errorf("npm view bullmq@latest version: %s", latest))
+	}
+	latest = strings.TrimSpace(latest)
+	if latest == pkg.Version && os.Getenv("RETRYKIT_DRIFT_ALL") != "1" {
+		t.Logf("bullmq: pinned %s, newest %s: the pinned checks cover it", pkg.Version, latest)
+		return
+	}
+	dir := t.TempDir()
+	if ok, out := probe("npm", "install", "--prefix", dir, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "bullmq@"+latest); !ok {
+		unreachable(t, "bullmq@"+latest+" from npm", fmt.Errorf("%s", out))
+	}
+	pkgDir := filepath.Join(dir, "node_modules", "bullmq")
+	p, err := profile.Lookup("bullmq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []kase
+	for n := 1; n <= 30; n++ {
+		cases = append(cases, delayCase(n, 0.5))
+	}
+	ans := runDriverWith[bullmqDelay](t, "node", []string{bin, "bullmq_driver.js"}, cases, nil, []string{"BULLMQ_DIR=" + pkgDir})
+	for i, k := range cases {
+		if got, want := millis(t, ans.Results[i].DelayMS), int64(p.DelayAt(k.Attempt, 0.5)); got != want {
+			t.Errorf("bullmq: npm latest %s (pinned %s): attempt %d: BullMQ %v, the profile %v", ans.Version, pkg.Version, k.Attempt, time.Duration(got), time.Duration(want))
+		}
+	}
+	checkBullMQConfigured(t, bin, pkgDir)
+	t.Logf("bullmq: pinned %s, newest %s checked", pkg.Version, ans.Version)
 }

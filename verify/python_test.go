@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"os/exec"
 	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/profile"
 )
 
 // python finds a python3 that can import module (from the Debian package
@@ -139,4 +142,42 @@ func TestBotocoreReal(t *testing.T) {
 		}
 		return out
 	})
+}
+
+// TestCeleryConfigured runs configured Celery profiles through Celery's own
+// autoretry (the task declared with the profile's options, run eagerly) and
+// get_exponential_backoff_interval with the keyword arguments autoretry
+// passed, the draw injected.
+func TestCeleryConfigured(t *testing.T) {
+	bin := python(t, "celery", "python3-celery")
+	argv := []string{bin, "celery_driver.py"}
+	for _, c := range []struct {
+		spec string
+		opts map[string]any
+	}{
+		{"celery:retry_backoff=5,retry_backoff_max=300,max_retries=7", map[string]any{"retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 7}},
+		{"celery:retry_backoff=2,retry_jitter=false,max_retries=12", map[string]any{"retry_backoff": 2, "retry_jitter": false, "max_retries": 12}},
+		{"celery:retry_backoff=true,retry_backoff_max=10,max_retries=0", map[string]any{"retry_backoff": true, "retry_backoff_max": 10, "max_retries": 0}},
+	} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cases []kase
+		for n := 1; n <= 14; n++ {
+			for _, r := range drawGrid {
+				cases = append(cases, delayCase(n, r))
+			}
+		}
+		env := runDriverWith[celeryDelay](t, "python", argv, cases, map[string]any{"opts": c.opts}, nil)
+		for i, k := range cases {
+			if got, want := seconds(t, env.Results[i].DelayS), int64(p.DelayAt(k.Attempt, *k.Rand)); got != want {
+				t.Errorf("%s: attempt %d, r=%v: Celery %s %v, the profile %v", c.spec, k.Attempt, *k.Rand, env.Version, time.Duration(got), time.Duration(want))
+			}
+		}
+		runs := runDriverWith[celeryRuns](t, "python", argv, []kase{{Op: "runs"}}, map[string]any{"opts": c.opts}, nil)
+		if got := runs.Results[0].Runs; got != p.MaxAttempts() {
+			t.Errorf("%s: Celery ran the task %d times, the profile allows %d attempts", c.spec, got, p.MaxAttempts())
+		}
+	}
 }

@@ -4,9 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"fmt"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/server/common/backoff"
 	"go.temporal.io/server/common/retrypolicy"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/retrykit/retrykit/profile"
 )
@@ -72,4 +75,43 @@ func TestTemporalReal(t *testing.T) {
 			t.Errorf("profile.MaxAttempts() = %d, the server's default MaximumAttempts is %d", p.MaxAttempts(), policy.GetMaximumAttempts())
 		}
 	})
+}
+
+// TestTemporalConfigured runs configured RetryPolicies through the server's
+// own code: retrypolicy.Validate accepts or rejects each as profile.Parse
+// does, EnsureDefaults fills what is left out (maximum interval 100 x
+// initial), and CalculateExponentialRetryInterval gives every delay.
+func TestTemporalConfigured(t *testing.T) {
+	for _, c := range []struct {
+		ini, max time.Duration
+		coef     float64
+		attempts int32
+	}{
+		{2 * time.Second, time.Minute, 3, 0},
+		{500 * time.Millisecond, 0, 1.5, 7},
+		{time.Second, 10 * time.Second, 1, 3},
+		{10 * time.Second, time.Second, 2, 0}, // maximum below initial: both reject it
+	} {
+		spec := fmt.Sprintf("temporal:initial_interval=%v,backoff_coefficient=%v,maximum_interval=%v,maximum_attempts=%d", c.ini, c.coef, c.max, c.attempts)
+		pol := &commonpb.RetryPolicy{InitialInterval: durationpb.New(c.ini), BackoffCoefficient: c.coef, MaximumInterval: durationpb.New(c.max), MaximumAttempts: c.attempts}
+		verr := retrypolicy.Validate(pol)
+		p, perr := profile.Parse(spec)
+		if (verr == nil) != (perr == nil) {
+			t.Errorf("%s: the server's Validate says %v, profile.Parse says %v", spec, verr, perr)
+			continue
+		}
+		if verr != nil {
+			continue
+		}
+		retrypolicy.EnsureDefaults(pol, retrypolicy.DefaultDefaultRetrySettings)
+		for n := 1; n <= 40; n++ {
+			want := backoff.CalculateExponentialRetryInterval(pol, int32(n))
+			if got := p.DelayAt(n, 0.5); got != want {
+				t.Errorf("%s: attempt %d: profile %v, the server %v", spec, n, got, want)
+			}
+		}
+		if int32(p.MaxAttempts()) != pol.GetMaximumAttempts() {
+			t.Errorf("%s: MaxAttempts %d, the server's %d", spec, p.MaxAttempts(), pol.GetMaximumAttempts())
+		}
+	}
 }

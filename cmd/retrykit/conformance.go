@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -60,6 +62,9 @@ Numeric flags and what they cost:
   --repeat K           1..100: each extra run resends every draw-dependent
                        vector and the statistical check once
 
+"--server URL" checks a running OJS server over the HTTP binding instead
+(retrykit conformance --server URL -h lists its flags).
+
 "export DIR" writes the embedded vector files (JSON, schema, README) to DIR,
 and the scenario files to DIR/scenarios, for runners in other languages.
 
@@ -91,6 +96,9 @@ const (
 func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "export" {
 		return runExport(args[1:], stdout, stderr)
+	}
+	if serverRequested(args) { // live.go: --server URL checks a live OJS server
+		return runLive(args, stdout, stderr)
 	}
 	fset := flag.NewFlagSet("conformance", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -151,6 +159,9 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	case *repeat < 1 || *repeat > maxRepeat:
 		return usageError(stderr, fmt.Sprintf("--repeat: must be in 1..%d, got %d", maxRepeat, *repeat))
 	}
+	if *strict && *skipFile == "" {
+		return usageError(stderr, "--strict: needs --skip-file (it runs the skip-listed vectors anyway and fails on those that pass)")
+	}
 	if !validFormat(*format) {
 		fmt.Fprintf(stderr, "retrykit conformance: unknown --format %q (want %s)\n", *format, strings.Join(conformance.Formats(), ", "))
 		return 2
@@ -198,6 +209,10 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit conformance: %s\n", msg)
 		return 2
 	}
+	if msg := unknownUnclaimed(suite, unc); msg != "" {
+		fmt.Fprintf(stderr, "retrykit conformance: %s\n", msg)
+		return 2
+	}
 	opts := []conformance.Option{
 		conformance.WithIDs(ids...), conformance.WithRequirements(reqs...), conformance.WithFlags(flags...),
 		conformance.WithoutFlags(unc...), conformance.WithStrict(*strict), conformance.WithParallelism(*parallel),
@@ -219,6 +234,17 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 		opts = append(opts, conformance.WithSkips(skips))
+	}
+
+	// The files written at the end are checked now, so that a bad path
+	// fails before the suite runs rather than after.
+	for _, f := range []struct{ flag, path string }{{"-o", *output}, {"--write-skip-file", *writeSkip}} {
+		if f.path == "" {
+			continue
+		}
+		if err := checkWritable(f.path); err != nil {
+			return usageError(stderr, fmt.Sprintf("%s: %v", f.flag, err))
+		}
 	}
 
 	var target protocol.Implementation = conformance.Reference()
@@ -243,8 +269,24 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		target = p
 	}
 
+	// writeOut writes a report to -o, or to stdout without it.
+	writeOut := func(write func(io.Writer) error) error {
+		if *output == "" {
+			return write(stdout)
+		}
+		return writeFile(*output, write)
+	}
 	if *profiles || *profDir != "" { // profileconf.go
-		return runProfileVectors(context.Background(), target, *profDir, stdout, stderr)
+		var buf bytes.Buffer
+		code := runProfileVectors(context.Background(), target, *profDir, *format, &buf, stderr)
+		if code == 2 {
+			return code
+		}
+		if err := writeOut(func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+			fmt.Fprintf(stderr, "retrykit conformance: writing report: %v\n", err)
+			return 2
+		}
+		return code
 	}
 	rep := conformance.NewRunner(suite, opts...).Run(context.Background(), target)
 	rep.Command = commandLine(args)
@@ -254,29 +296,12 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		p.Close()
 	}
 
-	out := stdout
-	if *output != "" {
-		f, err := os.Create(*output)
-		if err != nil {
-			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		out = f
-	}
-	if err := rep.Write(out, *format); err != nil {
+	if err := writeOut(func(w io.Writer) error { return rep.Write(w, *format) }); err != nil {
 		fmt.Fprintf(stderr, "retrykit conformance: writing report: %v\n", err)
 		return 2
 	}
 	if *writeSkip != "" {
-		f, err := os.Create(*writeSkip)
-		if err == nil {
-			err = conformance.WriteSkipList(f, rep)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
+		if err := writeFile(*writeSkip, func(w io.Writer) error { return conformance.WriteSkipList(w, rep) }); err != nil {
 			fmt.Fprintf(stderr, "retrykit conformance: --write-skip-file: %v\n", err)
 			return 2
 		}
@@ -285,6 +310,48 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// errSymlink is the error of export for a symbolic link where it would
+// write: writing through it would change a file outside DIR.
+var errSymlink = errors.New("is a symbolic link; export does not write through links")
+
+// exportDir makes the directory path for export. Inside DIR (top false) an
+// existing symbolic link is refused, so that nothing is written outside
+// DIR; DIR itself is the user's choice and may be a link.
+func exportDir(path string, top bool) error {
+	if fi, err := os.Lstat(path); err == nil && !top && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s %w", path, errSymlink)
+	}
+	return os.MkdirAll(path, 0o755)
+}
+
+// exportFile writes data at path without following a link there: a
+// symbolic link at path is refused, and the data goes to a new temporary
+// file in the same directory (created exclusively) that is then renamed
+// over path, so that a link made in between is replaced, not followed.
+func exportFile(path string, data []byte) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s %w", path, errSymlink)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".export-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // helpRequested reports whether args ask for help (-h, -help, --help)
@@ -383,6 +450,71 @@ func unknownSelection(suite *conformance.Suite, ids, reqs, flags []string) strin
 	return "no vector matches " + strings.Join(bad, ", ")
 }
 
+// unknownUnclaimed returns a message naming the --unclaimed flags that no
+// vector carries, or "": a misspelt flag would otherwise unclaim nothing.
+func unknownUnclaimed(suite *conformance.Suite, unc []string) string {
+	known := map[string]bool{"statistical": true}
+	for _, v := range suite.Vectors {
+		for _, f := range v.Flags {
+			known[f] = true
+		}
+	}
+	var bad []string
+	for _, f := range unc {
+		if !known[f] {
+			bad = append(bad, f)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "--unclaimed: no vector carries the flag " + strings.Join(bad, ", ")
+}
+
+// checkWritable reports whether a file can be written at path, without
+// changing it: an existing file is opened for writing and closed, and a
+// missing one is created and removed again.
+func checkWritable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory", path)
+	case err == nil:
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(path)
+}
+
+// writeFile creates (or truncates) the file at path and writes it with
+// write through a buffer; the error of the write, the flush or the close,
+// whichever comes first, is returned.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	err = write(bw)
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 func validFormat(f string) bool {
 	for _, x := range conformance.Formats() {
 		if f == x {
@@ -463,6 +595,10 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	dir := args[0]
+	if strings.TrimSpace(dir) == "" {
+		fmt.Fprintln(stderr, "retrykit conformance export: DIR is empty (give a directory; \".\" for the current one)")
+		return 2
+	}
 	n := 0
 	copyTree := func(src fs.FS, to string) error {
 		return fs.WalkDir(src, ".", func(path string, d fs.DirEntry, err error) error {
@@ -471,14 +607,14 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 			}
 			target := filepath.Join(to, filepath.FromSlash(path))
 			if d.IsDir() {
-				return os.MkdirAll(target, 0o755)
+				return exportDir(target, path == "." && to == dir)
 			}
 			data, err := fs.ReadFile(src, path)
 			if err != nil {
 				return err
 			}
 			n++
-			return os.WriteFile(target, data, 0o644)
+			return exportFile(target, data)
 		})
 	}
 	err := copyTree(retrykit.Vectors, dir)

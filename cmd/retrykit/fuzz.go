@@ -9,9 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -30,6 +33,10 @@ func init() {
 const (
 	fuzzMaxCases    = 100_000_000
 	fuzzMaxParallel = 1024
+	// fuzzDefaultTime is the default --time: an unattended run ends in
+	// about two minutes whatever the adapter's speed (plus at most one
+	// --timeout for requests in flight).
+	fuzzDefaultTime = 2 * time.Minute
 )
 
 const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
@@ -47,6 +54,14 @@ writes it as a vector file that "retrykit conformance --impl CMD --vectors
 DIR" runs as is, and a scenario disagreement as a scenario file in
 DIR/scenarios (expected observations from the reference executor) that
 "retrykit conformance --impl CMD --scenarios-dir DIR/scenarios" runs as is.
+
+The run is bounded by --time (default 2m): each op gets an equal share of
+the time left when it starts and sends no request after it; shrinking fits
+in the time left. An op cut short says how many of its cases were sent, and
+the verdict says that the run stopped on its budget. Progress goes to
+standard error every 2 seconds (--quiet: none). An interrupt (Ctrl-C) or
+SIGTERM stops it the same way, with the report (exit status 130 unless
+something was found); a second one quits at once.
 
 Exit status: 0 no disagreement; 1 a disagreement, or the adapter failed
 (crash, timeout, malformed answer) on a request; 2 bad usage, or an adapter
@@ -72,6 +87,8 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		out      = fset.String("out", "", "write each disagreement as a vector file DIR/fuzz-KIND.json (scenarios: DIR/scenarios/fuzz-scenario.json)")
 		parallel = fset.Int("parallel", 64, fmt.Sprintf("requests in flight at once, pipelined over the adapter (1..%d)", fuzzMaxParallel))
 		timeout  = fset.Duration("timeout", 5*time.Second, "per-request timeout (1ms..1h)")
+		budget   = fset.Duration("time", fuzzDefaultTime, "total time budget (1s..24h): each op gets an equal share of the time left; the report then says how many cases were sent")
+		quiet    = fset.Bool("quiet", false, "no progress lines on standard error")
 		format   = fset.String("format", "text", "report format: text or json")
 		ops      listFlag
 	)
@@ -98,6 +115,8 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageErr(fmt.Sprintf("--parallel: must be in 1..%d, got %d", fuzzMaxParallel, *parallel))
 	case *timeout < time.Millisecond || *timeout > time.Hour:
 		return usageErr(fmt.Sprintf("--timeout: must be in 1ms..1h, got %v", *timeout))
+	case *budget < time.Second || *budget > 24*time.Hour:
+		return usageErr(fmt.Sprintf("--time: must be in 1s..24h, got %v", *budget))
 	case *format != "text" && *format != "json":
 		return usageErr(fmt.Sprintf("--format: want text or json, got %q", *format))
 	}
@@ -137,7 +156,33 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *seedStr == "" && *format == "text" {
 		fmt.Fprintf(stdout, "seed %d (random; --seed %d repeats this run)\n", seed, seed)
 	}
-	res, err := fuzz.Run(ctx, p, fuzz.Config{Cases: *cases, Seed: seed, Ops: ops, Parallel: *parallel})
+	cfg := fuzz.Config{Cases: *cases, Seed: seed, Ops: ops, Parallel: *parallel, Time: *budget}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+	// An interrupt (or SIGTERM) ends the run as the budget would: the
+	// report of what was covered is still written. A second one quits.
+	stop, sigs := make(chan struct{}), make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	runDone := make(chan struct{})
+	defer close(runDone)
+	go func() {
+		select {
+		case <-sigs:
+		case <-runDone:
+			return
+		}
+		fmt.Fprintln(stderr, "retrykit fuzz: interrupted: finishing the requests in flight, then the report (interrupt again to quit at once)")
+		close(stop)
+		select {
+		case <-sigs:
+			os.Exit(130)
+		case <-runDone:
+		}
+	}()
+	cfg.Stop = stop
+	res, err := fuzz.Run(ctx, p, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
 		return 2
@@ -188,6 +233,9 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if !res.OK() {
 		return 1
 	}
+	if res.Stopped {
+		return 130 // interrupted: the report covers part of the run
+	}
 	return 0
 }
 
@@ -220,6 +268,9 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, rep
 		}
 		if o.Unsupported > 0 {
 			skipped += fmt.Sprintf(", %d answered unsupported", o.Unsupported)
+		}
+		if o.OutOfTime {
+			skipped += fmt.Sprintf(" of %d (out of time)", o.Planned)
 		}
 		fmt.Fprintf(w, "  %-15s %7d cases%s  %s\n", o.Op, o.Cases, skipped, status)
 	}
@@ -256,12 +307,25 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, rep
 	if !res.OK() {
 		verdict = "FAIL"
 	}
+	if res.OutOfTime || res.Stopped {
+		planned := 0
+		for _, o := range res.Ops {
+			planned += o.Planned
+		}
+		why := "the --time budget"
+		if res.Stopped {
+			why = "an interrupt"
+		}
+		fmt.Fprintf(w, "\nstopped by %s: %d of %d cases sent (ops marked \"out of time\" were cut short)\n", why, total, planned)
+	}
 	fmt.Fprintf(w, "\n%s  %d cases in %v (%.0f cases/s)\n", verdict, total, res.Elapsed.Round(time.Millisecond),
 		float64(total)/max(res.Elapsed.Seconds(), 1e-9))
 }
 
 type fuzzJSONOp struct {
 	Op           string          `json:"op"`
+	Planned      int             `json:"planned"`
+	OutOfTime    bool            `json:"out_of_time"`
 	Cases        int             `json:"cases"`
 	Skipped      int             `json:"skipped"`
 	Unsupported  int             `json:"unsupported"`
@@ -285,12 +349,14 @@ func writeFuzzJSON(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 		Jitter         string       `json:"jitter"`
 		Seed           uint64       `json:"seed"`
 		OK             bool         `json:"ok"`
+		OutOfTime      bool         `json:"out_of_time"`
+		Interrupted    bool         `json:"interrupted"`
 		ElapsedMS      float64      `json:"elapsed_ms"`
 		Ops            []fuzzJSONOp `json:"ops"`
-	}{res.Hello.Implementation, res.Hello.Version, res.Hello.Jitter, res.Seed, res.OK(),
+	}{res.Hello.Implementation, res.Hello.Version, res.Hello.Jitter, res.Seed, res.OK(), res.OutOfTime, res.Stopped,
 		float64(res.Elapsed.Microseconds()) / 1000, nil}
 	for _, o := range res.Ops {
-		j := fuzzJSONOp{Op: o.Op, Cases: o.Cases, Skipped: o.Skipped, Unsupported: o.Unsupported, Status: "ok"}
+		j := fuzzJSONOp{Op: o.Op, Planned: o.Planned, OutOfTime: o.OutOfTime, Cases: o.Cases, Skipped: o.Skipped, Unsupported: o.Unsupported, Status: "ok"}
 		switch {
 		case o.Disagreement != nil:
 			d := o.Disagreement

@@ -42,12 +42,54 @@ type command struct {
 var commands = map[string]command{}
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// The last chance to hear of lost output (a file system that reports
+	// a failed write only when the file is closed).
+	if err := os.Stdout.Close(); err != nil && code != 2 {
+		fmt.Fprintf(os.Stderr, "retrykit: standard output: %v\n", err)
+		code = 2
+	}
+	os.Exit(code)
 }
 
-// run dispatches to a subcommand. With no arguments it runs "schedule" on the
-// default policy, the project's main job, after a note on stderr.
+// run runs a command with its standard output checked: the first failed
+// write (a full disk, a closed pipe) is reported on stderr and the command
+// exits 2, whatever it would have returned, because its output is lost.
+// Writes after a failed one are dropped.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := dispatch(args, stdin, out, stderr)
+	if out.err != nil {
+		fmt.Fprintf(stderr, "retrykit: writing standard output: %v (the output is incomplete)\n", out.err)
+		return 2
+	}
+	return code
+}
+
+// checkedWriter passes writes on to w until one fails, and keeps that
+// error.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// dispatch runs a subcommand. With no arguments it runs "schedule" on the
+// default policy, the project's main job, after a note on stderr.
+func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, `retrykit: no command given: running "retrykit schedule" (the default policy's schedule); "retrykit --help" lists the commands`)
 		args = []string{"schedule"}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"io/fs"
@@ -49,10 +51,11 @@ type profileTally struct {
 
 // runProfileVectors sends the profile vectors of dir (the embedded suite
 // when dir is "") to impl as delay requests with a profile (PROTOCOL.md
-// 3.4.1) and prints a report: per profile counts, then every failure.
+// 3.4.1) and writes a report in format (text, json, junit or markdown): per
+// profile counts, then every failure.
 // Vectors of profiles the adapter does not list, and schedule and decision
 // vectors (which need no adapter), are counted as not run.
-func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir string, stdout, stderr io.Writer) int {
+func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir, format string, stdout, stderr io.Writer) int {
 	fsys := retrykit.Profiles
 	if dir != "" {
 		if msg := checkDir("--profiles-dir", dir); msg != "" {
@@ -79,7 +82,7 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir st
 	}
 	sort.Strings(names)
 	res := max(h.ResolutionNS, 1)
-	var failures []string
+	var failures []profileFailure
 	tallies := map[string]*profileTally{}
 	var order []string
 	var id int64
@@ -119,7 +122,7 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir st
 		for _, v := range pv.Vectors {
 			fail := func(f string, a ...any) {
 				t.failed++
-				failures = append(failures, fmt.Sprintf("%s (%s, attempt %d): %s", v.ID, pv.Profile, v.Attempt, fmt.Sprintf(f, a...)))
+				failures = append(failures, profileFailure{ID: v.ID, Profile: pv.Profile, Attempt: v.Attempt, Message: fmt.Sprintf(f, a...)})
 			}
 			if !listed[pv.Profile] {
 				t.notRun++
@@ -185,26 +188,174 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir st
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "profile vectors against %s %s (%d profiles listed)\n\n", h.Implementation, h.Version, len(h.Profiles))
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "profile\tpassed\tfailed\tnot run\t")
-	var sum profileTally
+	rep := profileReport{Implementation: h.Implementation, Version: h.Version, Listed: len(h.Profiles), Failures: failures}
 	for _, n := range order {
 		t := tallies[n]
-		note := ""
-		if !listed[n] {
-			note = "not listed in hello"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", n, t.passed, t.failed, t.notRun, note)
-		sum.passed, sum.failed, sum.notRun = sum.passed+t.passed, sum.failed+t.failed, sum.notRun+t.notRun
+		rep.Profiles = append(rep.Profiles, profileCount{Profile: n, Listed: listed[n], Passed: t.passed, Failed: t.failed, NotRun: t.notRun})
+		rep.Passed, rep.Failed, rep.NotRun = rep.Passed+t.passed, rep.Failed+t.failed, rep.NotRun+t.notRun
 	}
-	tw.Flush()
-	fmt.Fprintf(stdout, "\ntotal: %d passed, %d failed, %d not run (schedule and decision vectors need no adapter)\n", sum.passed, sum.failed, sum.notRun)
+	if err := rep.write(stdout, format); err != nil {
+		fmt.Fprintf(stderr, "retrykit conformance: writing report: %v\n", err)
+		return 2
+	}
 	if len(failures) > 0 {
-		fmt.Fprintf(stdout, "\nfailures:\n  %s\n", strings.Join(failures, "\n  "))
 		return 1
 	}
 	return 0
+}
+
+// profileReport is the outcome of a profile vector run; its JSON form is
+// the --format json report.
+type profileReport struct {
+	Implementation string           `json:"implementation"`
+	Version        string           `json:"version"`
+	Listed         int              `json:"profiles_listed"`
+	Passed         int              `json:"passed"`
+	Failed         int              `json:"failed"`
+	NotRun         int              `json:"not_run"`
+	Profiles       []profileCount   `json:"profiles"`
+	Failures       []profileFailure `json:"failures"`
+}
+
+// profileCount is one profile's line of a profileReport.
+type profileCount struct {
+	Profile string `json:"profile"`
+	Listed  bool   `json:"listed"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	NotRun  int    `json:"not_run"`
+}
+
+// profileFailure is one failed profile vector.
+type profileFailure struct {
+	ID      string `json:"id"`
+	Profile string `json:"profile"`
+	Attempt int64  `json:"attempt"`
+	Message string `json:"message"`
+}
+
+func (f profileFailure) String() string {
+	return fmt.Sprintf("%s (%s, attempt %d): %s", f.ID, f.Profile, f.Attempt, f.Message)
+}
+
+// write writes r in format: text, json, junit or markdown (the formats of
+// the suite's report, conformance.Formats), and returns the first write
+// error.
+func (r profileReport) write(w io.Writer, format string) error {
+	bw := bufio.NewWriter(w)
+	switch format {
+	case "json":
+		if r.Profiles == nil {
+			r.Profiles = []profileCount{}
+		}
+		if r.Failures == nil {
+			r.Failures = []profileFailure{}
+		}
+		enc := json.NewEncoder(bw)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	case "junit":
+		r.writeJUnit(bw)
+	case "markdown":
+		fmt.Fprintf(bw, "## Profile vectors against %s %s\n\n%d profiles listed in hello. Total: %d passed, %d failed, %d not run.\n\n",
+			mdEscape(r.Implementation), mdEscape(r.Version), r.Listed, r.Passed, r.Failed, r.NotRun)
+		fmt.Fprintln(bw, "| profile | passed | failed | not run | note |\n|---|---:|---:|---:|---|")
+		for _, p := range r.Profiles {
+			fmt.Fprintf(bw, "| %s | %d | %d | %d | %s |\n", mdEscape(p.Profile), p.Passed, p.Failed, p.NotRun, listedNote(p.Listed))
+		}
+		if len(r.Failures) > 0 {
+			fmt.Fprint(bw, "\n### Failures\n\n")
+			for _, f := range r.Failures {
+				fmt.Fprintf(bw, "- %s\n", mdEscape(f.String()))
+			}
+		}
+	default:
+		fmt.Fprintf(bw, "profile vectors against %s %s (%d profiles listed)\n\n", r.Implementation, r.Version, r.Listed)
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "profile\tpassed\tfailed\tnot run\t")
+		for _, p := range r.Profiles {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", p.Profile, p.Passed, p.Failed, p.NotRun, listedNote(p.Listed))
+		}
+		tw.Flush()
+		fmt.Fprintf(bw, "\ntotal: %d passed, %d failed, %d not run (schedule and decision vectors need no adapter)\n", r.Passed, r.Failed, r.NotRun)
+		if len(r.Failures) > 0 {
+			fmt.Fprintf(bw, "\nfailures:\n")
+			for _, f := range r.Failures {
+				fmt.Fprintf(bw, "  %s\n", f)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// writeJUnit writes one test suite, "profiles", with a test case per
+// profile: failed with every failure of the profile, skipped when the
+// implementation does not list it.
+func (r profileReport) writeJUnit(w io.Writer) {
+	type failure struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type skipped struct {
+		Message string `xml:"message,attr"`
+	}
+	type testcase struct {
+		Name      string   `xml:"name,attr"`
+		Classname string   `xml:"classname,attr"`
+		Failure   *failure `xml:"failure,omitempty"`
+		Skipped   *skipped `xml:"skipped,omitempty"`
+	}
+	type testsuite struct {
+		XMLName  xml.Name   `xml:"testsuite"`
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Skipped  int        `xml:"skipped,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	type testsuites struct {
+		XMLName xml.Name    `xml:"testsuites"`
+		Name    string      `xml:"name,attr"`
+		Suites  []testsuite `xml:"testsuite"`
+	}
+	ts := testsuite{Name: "profiles", Tests: len(r.Profiles)}
+	for _, p := range r.Profiles {
+		c := testcase{Name: p.Profile, Classname: "profiles"}
+		switch {
+		case !p.Listed:
+			c.Skipped = &skipped{Message: "not listed in hello"}
+			ts.Skipped++
+		case p.Failed > 0:
+			var lines []string
+			for _, f := range r.Failures {
+				if f.Profile == p.Profile {
+					lines = append(lines, f.String())
+				}
+			}
+			c.Failure = &failure{Message: fmt.Sprintf("%d of %d vectors failed", p.Failed, p.Passed+p.Failed), Text: strings.Join(lines, "\n")}
+			ts.Failures++
+		}
+		ts.Cases = append(ts.Cases, c)
+	}
+	fmt.Fprint(w, xml.Header)
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	_ = enc.Encode(testsuites{Name: "profile vectors against " + r.Implementation + " " + r.Version, Suites: []testsuite{ts}})
+	fmt.Fprintln(w)
+}
+
+func listedNote(listed bool) string {
+	if listed {
+		return ""
+	}
+	return "not listed in hello"
+}
+
+// mdEscape keeps text from breaking a Markdown table or list.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
 }
 
 // singleDraw returns the one draw a delay vector uses: rand, or rands when

@@ -59,7 +59,7 @@ func TestProfileVectorsRunner(t *testing.T) {
 		{"unlisted", noProfiles{conformance.Reference()}, 0, []string{"asynq 0 0 5 not listed in hello"}},
 	} {
 		var out, errb bytes.Buffer
-		code := runProfileVectors(context.Background(), tc.impl, dir, &out, &errb)
+		code := runProfileVectors(context.Background(), tc.impl, dir, "text", &out, &errb)
 		if code != tc.code {
 			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, code, tc.code, out.String(), errb.String())
 		}

@@ -27,11 +27,16 @@ type subject struct {
 	action string
 	// bounds is the inclusive delay range after attempt n.
 	bounds func(n int) (lo, hi time.Duration)
-	// nominal is the delay with the middle draw (r = 0.5): the base delay
-	// for an OJS policy, the median for a uniform jitter.
+	// nominal is the middle (r = 0.5) delay: the base delay for an OJS
+	// policy, the median for a uniform jitter; schedule, fit and the charts
+	// all use it.
 	nominal func(n int) time.Duration
 	// at is the delay for the draw r.
 	at func(n int, r float64) time.Duration
+	// monotone says that the delays never decrease with n and that equal
+	// nominal delays mean equal bounds (an OJS policy); compare sums such
+	// a subject by runs.
+	monotone bool
 }
 
 func policySubject(name string, p *policy.Policy) subject {
@@ -41,8 +46,9 @@ func policySubject(name string, p *policy.Policy) subject {
 		attempts: max(p.Spec().MaxAttempts, 1),
 		action:   p.Spec().OnExhaustion.String(),
 		bounds:   b.Bounds,
-		nominal:  b.Base,
+		nominal:  func(n int) time.Duration { return b.DelayAt(n, 0.5) },
 		at:       b.DelayAt,
+		monotone: true,
 	}
 }
 
@@ -96,17 +102,21 @@ func inclusive(lo, hi time.Duration) string { return human.Range(lo, hi) }
 // scheduleExtra holds the schedule command's profile and chart flags; it
 // is the hook schedule.go calls, so that the profile code stays here.
 type scheduleExtra struct {
-	profile string
-	list    bool
-	svg     string
-	fs      *flag.FlagSet // to tell which flags were given
+	profile    string
+	list       bool
+	svg        string
+	class      string
+	retryAfter string
+	fs         *flag.FlagSet // to tell which flags were given
 }
 
 // addScheduleFlags registers --profile, --list-profiles and --svg on fs.
 func addScheduleFlags(fs *flag.FlagSet) *scheduleExtra {
 	x := &scheduleExtra{fs: fs}
-	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles)")
-	fs.BoolVar(&x.list, "list-profiles", false, "list the profiles, one line each")
+	fs.StringVar(&x.profile, "profile", "", "print the schedule of another system's profile instead of a policy (see --list-profiles);\nNAME, NAME@VERSION or NAME:key=value,... in the system's own setting names")
+	fs.StringVar(&x.class, "error-class", "", "with --profile: the class of error the delays are for, where the system tells them apart (aws_go: ordinary, throttling)")
+	fs.StringVar(&x.retryAfter, "retry-after", "", "with --profile: a retry-after hint the failures carried (aws_go: x-amz-retry-after), as a duration")
+	fs.BoolVar(&x.list, "list-profiles", false, "list the profiles, one line each, then the older releases (NAME@VERSION)")
 	fs.StringVar(&x.svg, "svg", "", "also write a chart of the delays (log scale, jitter band) to this SVG file")
 	return x
 }
@@ -135,11 +145,12 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 			type entry struct {
 				Name    string `json:"name"`
 				System  string `json:"system"`
+				Release string `json:"release"`
 				Summary string `json:"summary"`
 			}
 			list := []entry{}
 			for _, p := range profile.All() {
-				list = append(list, entry{p.Name(), p.System(), p.Summary()})
+				list = append(list, entry{p.Name(), p.System(), p.Release(), p.Summary()})
 			}
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
@@ -152,6 +163,11 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, p := range profile.All() {
 			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())
+		}
+		for _, v := range profile.Versions() {
+			if p, err := profile.Parse(v); err == nil {
+				fmt.Fprintf(tw, "%s\t%s (release %s)\n", p.Name(), p.Summary(), p.Release())
+			}
 		}
 		tw.Flush()
 		return 0, true
@@ -166,6 +182,10 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 	p, err := profile.Lookup(x.profile)
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit schedule: --profile: %v\n", err)
+		return 2, true
+	}
+	if p, err = applyFailure(p, x.class, x.retryAfter); err != nil {
+		fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
 		return 2, true
 	}
 	rep := buildProfileSchedule(p, limit, r)
@@ -191,6 +211,27 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 	}
 	writeProfileSchedule(stdout, p, rep)
 	return 0, true
+}
+
+// applyFailure gives p the error class and retry-after hint of the
+// --error-class and --retry-after flags ("" when not given).
+func applyFailure(p profile.Profile, class, retryAfter string) (profile.Profile, error) {
+	var err error
+	if class != "" {
+		if p, err = p.WithClass(class); err != nil {
+			return p, fmt.Errorf("--error-class: %w", err)
+		}
+	}
+	if retryAfter != "" {
+		d, perr := time.ParseDuration(retryAfter)
+		if perr != nil {
+			return p, fmt.Errorf("--retry-after: %q is not a duration (write it as 1500ms or 2s)", cutText(retryAfter))
+		}
+		if p, err = p.WithRetryAfter(d); err != nil {
+			return p, fmt.Errorf("--retry-after: %w", err)
+		}
+	}
+	return p, nil
 }
 
 // svgPolicy writes the chart of a policy's schedule when --svg was given.
@@ -219,6 +260,8 @@ type profileScheduleReport struct {
 		Draw        string `json:"draw,omitempty"`
 		MaxAttempts int    `json:"max_attempts"`
 		Terminal    string `json:"terminal"`
+		ErrorClass  string `json:"error_class,omitempty"`
+		RetryAfter  *int64 `json:"retry_after_ns,omitempty"`
 	} `json:"profile"`
 	Rand       *float64      `json:"rand,omitempty"`
 	Rows       []scheduleRow `json:"attempts"`
@@ -234,6 +277,11 @@ func buildProfileSchedule(p profile.Profile, limit int, r *float64) *profileSche
 	m := &rep.Profile
 	m.Name, m.System, m.Version, m.Source = p.Name(), p.System(), p.Version(), p.Source()
 	m.Formula, m.Draw, m.MaxAttempts, m.Terminal = p.Formula(), p.Draw(), p.MaxAttempts(), p.Terminal()
+	m.ErrorClass = p.Class()
+	if ra, ok := p.RetryAfter(); ok {
+		ns := int64(ra)
+		m.RetryAfter = &ns
+	}
 	var cum, cumLo, cumHi time.Duration
 	for n := 1; n <= limit; n++ {
 		rv := 0.5
@@ -266,6 +314,12 @@ func buildProfileSchedule(p profile.Profile, limit int, r *float64) *profileSche
 
 func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleReport) {
 	fmt.Fprintf(w, "profile: %s — %s (%s)\n", p.Name(), p.System(), p.Version())
+	if p.Class() != "" {
+		fmt.Fprintf(w, "error class: %s (classes: %s)\n", p.Class(), strings.Join(p.Classes(), ", "))
+	}
+	if ra, ok := p.RetryAfter(); ok {
+		fmt.Fprintf(w, "retry-after hint: %v\n", ra)
+	}
 	fmt.Fprintf(w, "source: %s\nformula: %s\n", p.Source(), p.Formula())
 	if p.Draw() != "" {
 		fmt.Fprintf(w, "draw: %s\n", p.Draw())
@@ -302,10 +356,18 @@ func writeProfileSchedule(w io.Writer, p profile.Profile, rep *profileScheduleRe
 }
 
 // splitList splits "a,b" flag values; used by compare for --profile a,b.
+// A piece with '=' but no ':' is a further setting of the configured
+// profile before it, so "bullmq:type=fixed,delay=3000,river" is two
+// profiles.
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "":
+		case len(out) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") && strings.Contains(out[len(out)-1], ":"):
+			out[len(out)-1] += "," + f
+		default:
 			out = append(out, f)
 		}
 	}
@@ -321,4 +383,12 @@ func policyName(file string) string {
 		return "policy (stdin)"
 	}
 	return file
+}
+
+// cutText shortens a user's text to 64 bytes for an error message.
+func cutText(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:64] + "…"
 }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrykit/retrykit/profile"
 )
@@ -65,8 +68,11 @@ func TestListProfiles(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != len(profile.Names()) {
-		t.Fatalf("%d lines for %d profiles:\n%s", len(lines), len(profile.Names()), out)
+	if len(lines) != len(profile.Names())+len(profile.Versions()) {
+		t.Fatalf("%d lines for %d profiles and %d older releases:\n%s", len(lines), len(profile.Names()), len(profile.Versions()), out)
+	}
+	if !strings.Contains(out, "aws_go@1.47 ") || !strings.Contains(out, "(release 1.47.7)") {
+		t.Errorf("the older releases are not listed:\n%s", out)
 	}
 	for i, n := range profile.Names() {
 		if f := strings.Fields(lines[i]); len(f) < 3 || f[0] != n {
@@ -161,10 +167,11 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	// The policy: 1s, 2s, 4s, then discard; botocore r * 2^(attempt-1) s,
-	// the Go SDK r * 2^attempt s, both 3 attempts.
+	// the Go SDK (retry behavior 2.1) r * 0.05 * 2^(attempt-1) s, both 3
+	// attempts.
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{"1 1s [0s, 999.999999ms] [0s, 1.999999999s]", "2 2s [0s, 1.999999999s] [0s, 3.999999999s]",
-		"3 4s exhausted: discard exhausted: discard", "4 exhausted: discard", "largest difference per attempt: 1s at attempt 2"} {
+	for _, want := range []string{"1 1s [0s, 999.999999ms] [0s, 49.999999ms]", "2 2s [0s, 1.999999999s] [0s, 99.999999ms]",
+		"3 4s exhausted: discard exhausted: discard", "4 exhausted: discard", "largest difference per attempt: 1.95s at attempt 2"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("compare with a policy lacks %q:\n%s", want, out)
 		}
@@ -187,7 +194,7 @@ func TestFit(t *testing.T) {
 	// River's middle delay is exactly attempt^4 seconds: polynomial, 1s,
 	// coefficient 4 fits it with no difference.
 	for _, want := range []string{`"initial_interval":"PT1S","backoff_coefficient":4.0`, `"backoff_strategy":"polynomial"`, `"max_attempts":25`,
-		"largest relative difference: +0.0%"} {
+		"largest relative difference of the middle (r = 0.5) delays: +0.0%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -196,11 +203,70 @@ func TestFit(t *testing.T) {
 	if !slices.Equal(series, []string{"river", "fitted OJS policy"}) {
 		t.Errorf("series %q", series)
 	}
-	// Celery: full jitter over min(600, 2^(attempt-1)) s: the centres are
-	// 0.5s, 1s, 2s, an exponential from 500ms with coefficient 2.
+	// Celery: full jitter randrange(c + 1) over c = min(600, 2^(attempt-1))
+	// s: the middles (r = 0.5) are floor(0.5 * (c + 1)) = 1s, 1s, 2s. The
+	// text, the JSON and the chart show the same middles; three retries
+	// cannot pin Celery's 600 s cap, so max_interval is left unconstrained.
 	code, out, _ = runCLI(t, "", "fit", "--profile", "celery")
-	if code != 0 || !strings.Contains(out, `"initial_interval":"PT0.5S","backoff_coefficient":2.0`) || !strings.Contains(out, "off %") {
+	if code != 0 || !strings.Contains(out, "max_interval is unconstrained") || !strings.Contains(out, "off %") ||
+		!strings.Contains(out, "largest difference of the jitter ranges") {
 		t.Errorf("celery fit: exit %d\n%s", code, out)
+	}
+	svg = filepath.Join(t.TempDir(), "celery.svg")
+	code, out, _ = runCLI(t, "", "fit", "--profile", "celery", "--json", "--svg", svg)
+	var rep struct {
+		Middle    string `json:"middle"`
+		CapPinned bool   `json:"cap_pinned"`
+		Attempts  []struct {
+			Attempt   int   `json:"attempt"`
+			ProfMid   int64 `json:"profile_middle_ns"`
+			PolicyMid int64 `json:"policy_middle_ns"`
+			PolicyMin int64 `json:"policy_min_ns"`
+		} `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("fit --json: exit %d, %v\n%s", code, err, out)
+	}
+	if rep.Middle != "middle (r = 0.5)" || rep.CapPinned || len(rep.Attempts) != 3 {
+		t.Errorf("fit --json: %+v", rep)
+	}
+	wantMid := []time.Duration{time.Second, time.Second, 2 * time.Second}
+	chartMid := map[string]string{}
+	svgData, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each point's title: "NAME, attempt N: middle (r = 0.5) D, range [...]".
+	for _, m := range regexp.MustCompile(`<title>([^<]*), attempt (\d+): middle \(r = 0\.5\) ([^,]+), range[^<]*</title>`).FindAllStringSubmatch(string(svgData), -1) {
+		chartMid[m[1]+m[2]] = m[3]
+	}
+	for i, a := range rep.Attempts {
+		if time.Duration(a.ProfMid) != wantMid[i] {
+			t.Errorf("attempt %d: profile middle %v, want %v", a.Attempt, time.Duration(a.ProfMid), wantMid[i])
+		}
+		for name, ns := range map[string]int64{"celery": a.ProfMid, "fitted OJS policy": a.PolicyMid} {
+			got, ok := chartMid[fmt.Sprint(name, a.Attempt)]
+			d, err := time.ParseDuration(got)
+			if !ok || err != nil {
+				t.Errorf("chart: no middle for %s attempt %d (%q)", name, a.Attempt, got)
+				continue
+			}
+			if d != time.Duration(ns) {
+				t.Errorf("chart: %s attempt %d middle %v, the JSON says %v", name, a.Attempt, d, time.Duration(ns))
+			}
+		}
+		// The policy's jitter range is [0.5, 1.5) of its middle, Celery's
+		// [0, 2c]: the fit reports the low ends apart.
+		if a.PolicyMin <= 0 {
+			t.Errorf("attempt %d: policy range starts at %v", a.Attempt, time.Duration(a.PolicyMin))
+		}
+	}
+	if code, out, errOut := runCLI(t, "", "fit", "--help"); code != 0 || strings.Count(out+errOut, "usage: retrykit fit") != 1 {
+		t.Errorf("fit --help: exit %d, usage %d times:\n%s\n%s", code, strings.Count(out+errOut, "usage: retrykit fit"), out, errOut)
+	}
+	code, out, _ = runCLI(t, "", "fit", "--profile", "bullmq:type=exponential,delay=3000,attempts=5")
+	if code != 0 || !strings.Contains(out, `"initial_interval":"PT3S","backoff_coefficient":2.0`) {
+		t.Errorf("configured bullmq fit: exit %d\n%s", code, out)
 	}
 	for _, args := range [][]string{{"fit"}, {"fit", "--profile", "x"}, {"fit", "--profile", "river", "extra"}, {"fit", "--profile", "gax", "--horizon", "0"}} {
 		if code, _, _ := runCLI(t, "", args...); code != 2 {
@@ -214,6 +280,54 @@ func TestProfileCommandsHelp(t *testing.T) {
 		code, out, errOut := runCLI(t, "", args...)
 		if code != 0 || !strings.Contains(out+errOut, "usage: retrykit "+args[0]) {
 			t.Errorf("%q: exit %d, %q %q", args, code, out, errOut)
+		}
+	}
+}
+
+// TestScheduleConfigured: the issue's three schedules, from each system's
+// formula: the AWS SDK for Go (2.1) r * 0.05s at attempt 1; BullMQ
+// Math.round(2^(n-1) * 3000) ms for 5 attempts; Temporal min(2s * 3^(n-1),
+// 1m).
+func TestScheduleConfigured(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--profile", "aws_go"}, []string{"1 retry 25ms [0s, 49.999999ms]", "3 discard"}},
+		{[]string{"--profile", "aws_go", "--error-class", "throttling"}, []string{"1 retry 500ms [0s, 999.999999ms]"}},
+		{[]string{"--profile", "aws_go@1.47"}, []string{"1 retry 1s [0s, 1.999999999s]"}},
+		{[]string{"--profile", "aws_go", "--retry-after", "2s"}, []string{"1 retry 2s 2s"}},
+		{[]string{"--profile", "bullmq:type=exponential,delay=3000,attempts=5"},
+			[]string{"1 retry 3s 3s", "2 retry 6s 6s", "3 retry 12s 12s", "4 retry 24s 24s", "5 discard", "after attempt 5 fails: discard"}},
+		{[]string{"--profile", "temporal:initial_interval=2s,backoff_coefficient=3,maximum_interval=1m", "--limit", "5"},
+			[]string{"1 retry 2s 2s", "2 retry 6s 6s", "3 retry 18s 18s", "4 retry 54s 54s", "5 retry 1m 1m"}},
+	} {
+		code, out, errOut := runCLI(t, "", append([]string{"schedule"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", c.args, code, errOut)
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, w := range c.want {
+			if !strings.Contains(flat, w) {
+				t.Errorf("%q: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--profile", "bullmq:tpye=fixed"}, `did you mean "type"?`},
+		{[]string{"--profile", "sidkiq"}, `did you mean "sidekiq"?`},
+		{[]string{"--profile", "aws_go", "--error-class", "throttle"}, `did you mean "throttling"?`},
+		{[]string{"--profile", "river", "--error-class", "throttling"}, "treats every error alike"},
+		{[]string{"--profile", "river", "--retry-after", "1s"}, "reads no retry-after hint"},
+		{[]string{"--profile", "aws_go", "--retry-after", "soon"}, "not a duration"},
+		{[]string{"--profile", strings.Repeat("x", 1<<20)}, "longer than 4096"},
+	} {
+		code, _, errOut := runCLI(t, "", append([]string{"schedule"}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) || len(errOut) > 2000 {
+			t.Errorf("%.60q: exit %d, stderr %.300q, want %q", c.args, code, errOut, c.want)
 		}
 	}
 }

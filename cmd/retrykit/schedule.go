@@ -95,6 +95,9 @@ flags:
 // than policy.MaxDocumentSize without reading it all.
 func readPolicyFile(name string, stdin io.Reader) ([]byte, error) {
 	r := stdin
+	if name == "-" && stdin == nil {
+		return nil, errors.New("-: standard input is not available here")
+	}
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {

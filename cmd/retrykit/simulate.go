@@ -28,7 +28,7 @@ func init() {
 	}
 }
 
-const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--policy FILE|JSON|default]
+const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--policy FILE|-|JSON|default]
                          [--jitter both|on|off|policy] [--seed S] [--bucket 1s] [--svg FILE]
 
 N jobs are enqueued at t=0 and run at once. Every attempt that starts before
@@ -39,8 +39,8 @@ clock and infinitely many workers. The histogram counts retry arrivals
 with jitter off and on, side by side; on/off force one; policy keeps the
 policy's own setting.
 
-The policy is a file, inline OJS JSON, or "default" for the OJS default
-policy. Without --policy it is ` + simDefaultPolicy + `: the OJS
+The policy is a file, "-" for standard input, inline OJS JSON, or
+"default" for the OJS default policy. Without --policy it is ` + simDefaultPolicy + `: the OJS
 defaults (PT1S, x2, cap PT5M) with enough attempts to ride out outages of
 up to about an hour, so that the herd's return after the outage shows. With
 the OJS default's 3 attempts every job gives up within seconds of a long
@@ -88,7 +88,7 @@ type simRun struct {
 	lastDone  time.Duration // when the last job finished
 }
 
-func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), simulateUsage); fs.PrintDefaults() }
@@ -131,7 +131,7 @@ func runSimulate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		var data []byte
 		if strings.HasPrefix(t, "{") {
 			data = []byte(*polFile)
-		} else if data, err = readPolicyFile(*polFile, nil); err != nil {
+		} else if data, err = readPolicyFile(*polFile, stdin); err != nil {
 			return bad("--policy: %v", err)
 		}
 		if p, err = policy.Parse(data); err != nil {

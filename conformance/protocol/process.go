@@ -35,6 +35,11 @@ type AdapterError struct {
 	Detail string // what happened, for humans
 	Stderr string // the tail of the adapter's standard error at that time
 	Err    error  // underlying cause, may be nil
+	// Request, when set, is the request (with its wire id) whose answer
+	// was at fault, where that is another request than the one the error
+	// is returned for: an answer that came a second time for a request
+	// already answered.
+	Request *Request
 }
 
 // Error implements error. It does not include Stderr.
@@ -157,7 +162,7 @@ func (e *Process) Do(ctx context.Context, req Request) (Response, error) {
 		if serial {
 			e.serialMu.Lock()
 		}
-		a, died := p.roundTrip(ctx, req.ID, append(line, '\n'), e.cfg.timeout, false)
+		a, died := p.roundTrip(ctx, req.ID, &req, append(line, '\n'), e.cfg.timeout, false)
 		if serial {
 			if !died {
 				e.serialLeft.Add(-1)
@@ -215,6 +220,16 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 	}
 	if p := e.cur; p != nil {
 		<-p.done // the caller saw it die
+		p.mu.Lock()
+		unseen := p.blameAll && !p.reported
+		p.reported = true
+		p.mu.Unlock()
+		if unseen {
+			// A second answer to a request already answered, with no
+			// request waiting to be told: the next caller is, once, and
+			// the adapter is restarted after that as usual.
+			return nil, p.deathError("")
+		}
 		switch {
 		case p.answered.Load() > 0:
 			e.noProgress = 0
@@ -224,7 +239,7 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 			// costs nothing: the replay that follows will blame one.
 		}
 		if e.noProgress > e.cfg.restarts {
-			e.gaveUp = &AdapterError{Kind: FailureDead, Detail: "not restarted again after: " + p.death.Detail, Stderr: e.Stderr()}
+			e.gaveUp = &AdapterError{Kind: FailureDead, Detail: "not restarted again after: " + p.death.Detail, Stderr: e.Stderr(), Request: p.death.Request}
 			return nil, e.gaveUp
 		}
 		// Requests still waiting for their one-at-a-time replay keep
@@ -248,7 +263,7 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 	// Handshake.
 	id := e.nextID.Add(1)
 	line := fmt.Appendf(nil, "{\"id\":%d,\"op\":\"hello\"}\n", id)
-	a, died := p.roundTrip(ctx, id, line, e.cfg.timeout, true)
+	a, died := p.roundTrip(ctx, id, &Request{ID: id, Op: OpHello}, line, e.cfg.timeout, true)
 	if died {
 		return nil, p.deathError("during hello")
 	}
@@ -298,6 +313,16 @@ type proc struct {
 	unblamed int   // requests unanswered at death, the culprit excluded
 	death    *AdapterError
 	closing  bool
+	// recent holds the last recentAnswered answered requests by wire id,
+	// in a ring (recentIDs).
+	recent    map[int64]*Request
+	recentIDs [recentAnswered]int64
+	recentAt  int
+	// blameAll is set when the death's cause is an earlier request's
+	// second answer: every request still waiting gets the error (none of
+	// them is resent), and reported records that one did.
+	blameAll bool
+	reported bool
 }
 
 // Bounded waits of a dying adapter.
@@ -321,7 +346,12 @@ type call struct {
 	seq     uint64
 	wantRaw bool
 	ch      chan answer
+	req     *Request // the request, for naming it if its answer comes twice
 }
+
+// recentAnswered is how many answered requests a process remembers, so
+// that a second answer to one of them names it.
+const recentAnswered = 64
 
 type answer struct {
 	resp Response
@@ -418,8 +448,8 @@ func (p *proc) isDead() bool {
 
 // roundTrip sends line as request id and waits. died is true when the process
 // died and this request is not the one blamed: the caller should resend it.
-func (p *proc) roundTrip(ctx context.Context, id int64, line []byte, timeout time.Duration, wantRaw bool) (answer, bool) {
-	c := &call{wantRaw: wantRaw, ch: make(chan answer, 1)}
+func (p *proc) roundTrip(ctx context.Context, id int64, req *Request, line []byte, timeout time.Duration, wantRaw bool) (answer, bool) {
+	c := &call{wantRaw: wantRaw, ch: make(chan answer, 1), req: req}
 	p.mu.Lock()
 	if p.death != nil {
 		p.mu.Unlock()
@@ -443,7 +473,13 @@ func (p *proc) roundTrip(ctx context.Context, id int64, line []byte, timeout tim
 			return a, false
 		default:
 		}
-		if p.culprit == id {
+		p.mu.Lock()
+		blamed := p.culprit == id || p.blameAll
+		if p.blameAll {
+			p.reported = true
+		}
+		p.mu.Unlock()
+		if blamed {
 			return answer{err: p.deathError("")}, false
 		}
 		return answer{}, true
@@ -510,6 +546,15 @@ func (p *proc) deliver(id int64, line []byte, a answer) bool {
 	p.mu.Lock()
 	c, ok := p.pending[id]
 	delete(p.pending, id)
+	if ok && c.req != nil {
+		if p.recent == nil {
+			p.recent = make(map[int64]*Request, recentAnswered)
+		}
+		delete(p.recent, p.recentIDs[p.recentAt])
+		p.recentIDs[p.recentAt] = id
+		p.recent[id] = c.req
+		p.recentAt = (p.recentAt + 1) % recentAnswered
+	}
 	p.mu.Unlock()
 	if !ok {
 		return false
@@ -637,6 +682,16 @@ func (p *proc) handleLine(line []byte) *AdapterError {
 		return &AdapterError{Kind: FailureProtocol, Detail: "not a JSON answer: " + quoteLine(line), Err: err}
 	}
 	if !p.deliver(resp.ID, line, answer{resp: resp}) {
+		p.mu.Lock()
+		req := p.recent[resp.ID]
+		if req != nil {
+			p.blameAll = true
+		}
+		p.mu.Unlock()
+		if req != nil {
+			return &AdapterError{Kind: FailureProtocol, Request: req,
+				Detail: fmt.Sprintf("a second answer to request %d %s: %s", resp.ID, quoteLine(req.AppendJSON(nil)), quoteLine(line))}
+		}
 		return &AdapterError{Kind: FailureProtocol, Detail: "answer with an unknown or missing id: " + quoteLine(line)}
 	}
 	return nil
@@ -658,6 +713,9 @@ func (p *proc) finish(why *AdapterError) {
 	p.unblamed = len(p.pending)
 	if _, ok := p.pending[p.culprit]; ok {
 		p.unblamed--
+	}
+	if p.blameAll {
+		p.unblamed = 0 // every waiting request gets the error; none is replayed
 	}
 	closing := p.closing
 	p.mu.Unlock()

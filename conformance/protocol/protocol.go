@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -226,23 +227,34 @@ func (r *Request) AppendJSON(b []byte) []byte {
 // MarshalJSON implements json.Marshaler with [Request.AppendJSON].
 func (r Request) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
 
+// MaxID is the largest request id (PROTOCOL.md section 2: 1 ≤ id < 2^53,
+// so that a JSON number read as float64 keeps it exactly).
+const MaxID = 1<<53 - 1
+
 // UnmarshalJSON decodes a protocol request line. Unknown fields are ignored
 // (PROTOCOL.md section 2); "policy" is kept verbatim, and "policy": null is
-// kept as the JSON text null, distinct from an absent policy.
+// kept as the JSON text null, distinct from an absent policy. It rejects a
+// line without an id, an id outside 1..[MaxID], and a line that gives a
+// field twice at the top level (encoding/json would keep the last one, and
+// match keys without regard to case: "id" and "ID" are the same field).
+// The strings of value, patterns, error_type and error.type keep what was
+// sent: bytes that are not valid UTF-8 and \u escapes of lone surrogates
+// are not turned into U+FFFD, so that the implementation rejects them as a
+// policy's strings are rejected.
 func (r *Request) UnmarshalJSON(data []byte) error {
 	var w struct {
-		ID        *int64          `json:"id"`
-		Op        string          `json:"op"`
-		Value     string          `json:"value"`
-		Policy    json.RawMessage `json:"policy"`
-		Profile   string          `json:"profile"`
-		Attempt   int64           `json:"attempt"`
-		Rand      *float64        `json:"rand"`
-		Patterns  []string        `json:"patterns"`
-		ErrorType string          `json:"error_type"`
+		ID        *int64            `json:"id"`
+		Op        string            `json:"op"`
+		Value     json.RawMessage   `json:"value"`
+		Policy    json.RawMessage   `json:"policy"`
+		Profile   string            `json:"profile"`
+		Attempt   int64             `json:"attempt"`
+		Rand      *float64          `json:"rand"`
+		Patterns  []json.RawMessage `json:"patterns"`
+		ErrorType json.RawMessage   `json:"error_type"`
 		Error     *struct {
-			Type string  `json:"type"`
-			Code *string `json:"code"`
+			Type json.RawMessage `json:"type"`
+			Code *string         `json:"code"`
 		} `json:"error"`
 		Config json.RawMessage `json:"config"`
 		Steps  json.RawMessage `json:"steps"`
@@ -250,18 +262,103 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("protocol: request: %w", plainJSONError(err))
 	}
+	if k, ok := duplicateKey(data); ok {
+		return fmt.Errorf("protocol: request: field %s: given more than once", clip([]byte(k)))
+	}
 	if w.ID == nil {
 		return errors.New("protocol: request: no id")
 	}
-	*r = Request{ID: *w.ID, Op: w.Op, Value: w.Value, Policy: w.Policy, Profile: w.Profile, Attempt: w.Attempt,
-		Rand: w.Rand, Patterns: w.Patterns, ErrorType: w.ErrorType, Config: w.Config, Steps: w.Steps}
+	if *w.ID < 1 || *w.ID > MaxID {
+		return fmt.Errorf("protocol: request: id: must be in 1..2^53-1, got %d", *w.ID)
+	}
+	*r = Request{ID: *w.ID, Op: w.Op, Policy: w.Policy, Profile: w.Profile, Attempt: w.Attempt,
+		Rand: w.Rand, Config: w.Config, Steps: w.Steps}
+	var err error
+	if r.Value, err = decodeString("value", w.Value); err != nil {
+		return fmt.Errorf("protocol: request: %w", err)
+	}
+	if r.ErrorType, err = decodeString("error_type", w.ErrorType); err != nil {
+		return fmt.Errorf("protocol: request: %w", err)
+	}
+	if w.Patterns != nil {
+		r.Patterns = make([]string, len(w.Patterns))
+		for i, raw := range w.Patterns {
+			if r.Patterns[i], err = decodeString(fmt.Sprintf("patterns[%d]", i), raw); err != nil {
+				return fmt.Errorf("protocol: request: %w", err)
+			}
+		}
+	}
 	if w.Error != nil {
-		r.Error = &FailureInput{Type: w.Error.Type}
+		r.Error = &FailureInput{}
+		if r.Error.Type, err = decodeString("error.type", w.Error.Type); err != nil {
+			return fmt.Errorf("protocol: request: %w", err)
+		}
 		if w.Error.Code != nil {
 			r.Error.Code = *w.Error.Code
 		}
 	}
 	return nil
+}
+
+// duplicateKey returns a top-level key of the JSON object data that occurs
+// more than once, compared as encoding/json matches field names (without
+// regard to case). data must be valid JSON (the caller has decoded it). It
+// is one pass over data; keys are kept in a map only past a few.
+func duplicateKey(data []byte) (string, bool) {
+	var few [16]string
+	n := 0
+	var many map[string]bool
+	depth, expectKey := 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '{', '[':
+			depth++
+			expectKey = depth == 1 && c == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		case '"':
+			start := i
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+			if !expectKey {
+				continue
+			}
+			expectKey = false
+			k, err := decodeString("key", data[start:i+1])
+			if err != nil {
+				return "", false
+			}
+			fk := strings.ToLower(strings.ToUpper(k)) // "ſ" and "s", "K" (Kelvin) and "k" fold together
+			if many != nil {
+				if many[fk] {
+					return k, true
+				}
+				many[fk] = true
+				continue
+			}
+			for _, x := range few[:n] {
+				if x == fk {
+					return k, true
+				}
+			}
+			if n < len(few) {
+				few[n] = fk
+				n++
+				continue
+			}
+			many = make(map[string]bool, 2*len(few))
+			for _, x := range few {
+				many[x] = true
+			}
+			many[fk] = true
+		}
+	}
+	return "", false
 }
 
 // Response is one protocol answer. Exactly one group is set: the result of

@@ -16,7 +16,8 @@ import (
 //
 // A line that is not a JSON request is answered with an
 // "validation.invalid_request" error carrying the line's id, or id 0 when
-// even that is unreadable. An error from impl.Do is answered the same way.
+// even that is unreadable: missing, out of the range 1..[MaxID], or given
+// twice. An error from impl.Do is answered the same way.
 // Request lines of any length are accepted (PROTOCOL.md section 1 lets an
 // adapter accept lines above 1 MiB; the runner never sends them), so a
 // caller that reads untrusted input should bound r itself.
@@ -63,11 +64,7 @@ func Serve(ctx context.Context, impl Implementation, r io.Reader, w io.Writer) e
 func serveLine(ctx context.Context, impl Implementation, line, out []byte) []byte {
 	var req Request
 	if err := req.UnmarshalJSON(line); err != nil {
-		var idOnly struct {
-			ID int64 `json:"id"`
-		}
-		_ = json.Unmarshal(line, &idOnly)
-		resp := Response{ID: idOnly.ID, Error: &ErrorResult{Type: ErrorInvalidRequest, Message: err.Error()}}
+		resp := Response{ID: recoverID(line), Error: &ErrorResult{Type: ErrorInvalidRequest, Message: err.Error()}}
 		return resp.AppendJSON(out)
 	}
 	if req.Op == OpHello {
@@ -92,4 +89,22 @@ func serveLine(ctx context.Context, impl Implementation, line, out []byte) []byt
 	}
 	resp.ID = req.ID
 	return resp.AppendJSON(out)
+}
+
+// recoverID returns the id of a request line that could not be read
+// otherwise, for the error answer: the id when the line is a JSON object
+// with exactly one id field holding an integer in 1..MaxID, else 0 (the
+// id that no request uses, PROTOCOL.md 3.9). An id given twice or out of
+// range is not guessed at.
+func recoverID(line []byte) int64 {
+	var idOnly struct {
+		ID *int64 `json:"id"`
+	}
+	if json.Unmarshal(line, &idOnly) != nil || idOnly.ID == nil || *idOnly.ID < 1 || *idOnly.ID > MaxID {
+		return 0
+	}
+	if _, dup := duplicateKey(line); dup {
+		return 0
+	}
+	return *idOnly.ID
 }

@@ -24,6 +24,9 @@ func FuzzServe(f *testing.F) {
 		`{"id":8,"op":"decide","policy":null,"attempt":9223372036854775807,"error":{"code":null}}` + "\r\n",
 		`{"id":9,"op":"scenario"}` + "\n" + `not json` + "\n\n" + `{"op":"hello"}`,
 		`{"id":10,"op":"validate","policy":{"a":1,"a":2}}`,
+		`{"id":14,"ID":15,"op":"hello"}` + "\n" + `{"id":0,"op":"hello"}` + "\n" + `{"id":-3,"op":"delay","attempt":"x"}`,
+		"{\"id\":16,\"op\":\"match\",\"patterns\":[\"a\xff\",\"b\\ud800\",\"\\ud83d\\ude00\"],\"error_type\":\"a\\u00e9\\\"\"}",
+		`{"id":17,"op":"scenario","config":{"rand":1,"error_history":-1},"steps":[{"at_ms":0,"op":"ack","id":"a","delivery":0}]}`,
 		`{"id":12,"op":"delay","profile":"decorrelated_jitter","attempt":9223372036854775807,"rand":0.3}` + "\n" + `{"id":13,"op":"delay","profile":"x","policy":{}}`,
 		`{"id":11,"op":"scenario","config":{"rand":0.25,"error_history":9000000000000000000,"visibility_timeout_ms":5,"retention":{"max_age_ms":10,"max_count":1}},` +
 			`"steps":[{"at_ms":0,"op":"enqueue","job":{"id":"a","type":"t","retry":{"max_attempts":2,"on_exhaustion":"dead_letter"}}},` +

@@ -1,12 +1,15 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // MaxLineBytes is the longest protocol line, its terminating newline
@@ -205,3 +208,89 @@ func goKind(t reflect.Type) string {
 
 // clip returns b quoted, cut after 200 bytes.
 func clip(b []byte) string { return quoteLine(b) }
+
+// decodeString decodes a JSON string literal as encoding/json does, with
+// one difference: nothing becomes U+FFFD. Bytes that are not valid UTF-8
+// are kept as they are, and a \u escape of a lone surrogate becomes the
+// three bytes a UTF-8 encoder would write for it (not valid UTF-8 either),
+// so that the implementation sees, and can reject, what was sent; the
+// policy decoder treats policy strings the same way (RK-19). JSON null
+// decodes to "". raw must be a syntactically valid JSON value (the caller
+// has it from encoding/json); anything but a string or null is a type
+// error naming field.
+func decodeString(field string, raw []byte) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] != '"' || len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return "", fmt.Errorf("field %s: got a JSON %s, want a string", field, jsonKind(raw[0]))
+	}
+	s := raw[1 : len(raw)-1]
+	if bytes.IndexByte(s, '\\') < 0 {
+		return string(s), nil
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(s[i+1:])
+			if !ok {
+				return "", fmt.Errorf("field %s: bad \\u escape", field)
+			}
+			i += 4
+			if utf16.IsSurrogate(r) && r < 0xDC00 {
+				if lo, ok := hex4(s[min(i+3, len(s)):]); ok && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' && lo >= 0xDC00 && lo <= 0xDFFF {
+					out = utf8.AppendRune(out, utf16.DecodeRune(r, lo))
+					i += 6
+					continue
+				}
+			}
+			if utf16.IsSurrogate(r) {
+				// Lone surrogate: its three bytes, as WTF-8 writes them.
+				out = append(out, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+				continue
+			}
+			out = utf8.AppendRune(out, r)
+		default: // '"', '\\', '/'
+			out = append(out, s[i])
+		}
+	}
+	return string(out), nil
+}
+
+// hex4 reads four hex digits at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

@@ -15,6 +15,12 @@
 // duration of each check (seed, check count, no fail files, shrink time)
 // and restores them, under a lock. Runs in one process are serialised.
 //
+// [Config.Time] bounds a run: each op gets an equal share of the time left
+// when it starts and sends no new request after it (a check that would
+// start later fails at once, before drawing, so rapid stops with nothing to
+// shrink), shrinking fits in the time left, and [OpResult.OutOfTime] marks
+// the ops cut short. [Config.Progress] receives a line every few seconds.
+//
 // # Entry points
 //
 // [Run] fuzzes an implementation and returns a [Result] per op: the cases

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +31,21 @@ type Config struct {
 	// requests grows like B².
 	Parallel   int
 	ShrinkTime time.Duration // limit on shrinking one disagreement (default 30s)
+	// Time, if non-zero, bounds the whole run: each op gets an equal share
+	// of the time left when it starts, no request is sent after its
+	// share, and shrinking fits in the time left. Requests in flight when
+	// it runs out still get their per-request timeout, so a run can end
+	// up to one such timeout late. Ops cut short report how many of their
+	// cases were sent (OpResult.OutOfTime).
+	Time time.Duration
+	// Stop, if not nil, ends the run early when it is closed (an
+	// interrupt): as if Time ran out at that moment. A shrink under way
+	// still finishes within its limit.
+	Stop <-chan struct{}
+	// Progress, if non-nil, gets a line every ProgressEvery (default 2s)
+	// while the run goes on, and one when an op ends.
+	Progress      io.Writer
+	ProgressEvery time.Duration
 }
 
 // Result is the outcome of a run: plain data, safe to read from several
@@ -38,6 +55,12 @@ type Result struct {
 	Seed    uint64
 	Ops     []OpResult
 	Elapsed time.Duration
+	// OutOfTime reports that Config.Time ran out before every case was
+	// sent; the Ops say which were cut short.
+	OutOfTime bool
+	// Stopped reports that Config.Stop was closed before every case was
+	// sent; the ops cut short are marked OutOfTime.
+	Stopped bool
 }
 
 // OK reports whether no op found a disagreement or an adapter failure.
@@ -54,8 +77,13 @@ func (r *Result) OK() bool {
 // case sent and nothing found.
 type OpResult struct {
 	Op      string
-	Cases   int // requests sent and judged
-	Skipped int // requests not sent: they carry a flag the implementation does not claim
+	Planned int // requests this op was to send (its share of Config.Cases)
+	// OutOfTime reports that the op stopped at its share of Config.Time
+	// with fewer than Planned requests sent (none, when the time was gone
+	// before it started).
+	OutOfTime bool
+	Cases     int // requests sent and judged
+	Skipped   int // requests not sent: they carry a flag the implementation does not claim
 	// Unsupported counts the requests (among Cases) answered "unsupported":
 	// not covered, neither agreement nor disagreement.
 	Unsupported int
@@ -107,15 +135,168 @@ func Run(ctx context.Context, impl protocol.Implementation, cfg Config) (*Result
 		return nil, fmt.Errorf("%w: the implementation lists none of the ops %v (it lists %v)", ErrHello, ops, h.Ops)
 	}
 	res := &Result{Hello: h, Seed: cfg.Seed}
+	var end time.Time // the run's deadline, zero without Config.Time
+	if cfg.Time > 0 {
+		end = start.Add(cfg.Time)
+	}
+	prog := newProgress(cfg, start, end)
+	defer prog.stop()
 	for i, op := range use {
 		n := cfg.Cases / len(use)
 		if i < cfg.Cases%len(use) {
 			n++
 		}
-		res.Ops = append(res.Ops, runOp(ctx, impl, h, op, n, cfg))
+		b := budget{end: end, stop: cfg.Stop}
+		if b.stopped() {
+			res.Ops = append(res.Ops, OpResult{Op: op, Planned: n, OutOfTime: true})
+			prog.opDone(res.Ops[len(res.Ops)-1])
+			continue
+		}
+		if !end.IsZero() {
+			left := time.Until(end)
+			if left <= 0 {
+				res.Ops = append(res.Ops, OpResult{Op: op, Planned: n, OutOfTime: true})
+				prog.opDone(res.Ops[len(res.Ops)-1])
+				continue
+			}
+			b.search = time.Now().Add(left / time.Duration(len(use)-i))
+		}
+		prog.opStart(op, n)
+		o := runOp(ctx, impl, h, op, n, cfg, b, prog)
+		o.Planned = n
+		res.Ops = append(res.Ops, o)
+		prog.opDone(o)
+	}
+	stopped := budget{stop: cfg.Stop}.stopped()
+	for _, o := range res.Ops {
+		res.OutOfTime = res.OutOfTime || o.OutOfTime && !stopped
+		res.Stopped = res.Stopped || o.OutOfTime && stopped
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// budget is the time an op may use: search is when it stops sending new
+// requests (its share), end the run's deadline, which bounds shrinking.
+// Zero times mean no limit.
+type budget struct {
+	search, end time.Time
+	stop        <-chan struct{}
+}
+
+// over reports whether no new request may be sent: the search deadline
+// passed or Stop was closed.
+func (b budget) over() bool {
+	return b.stopped() || !b.search.IsZero() && time.Now().After(b.search)
+}
+
+// stopped reports whether Stop was closed.
+func (b budget) stopped() bool {
+	select {
+	case <-b.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// shrink returns the time shrinking may take: limit, cut to the time left
+// before the run's deadline (at least a millisecond, so that rapid still
+// reports the unshrunk case).
+func (b budget) shrink(limit time.Duration) time.Duration {
+	if b.end.IsZero() {
+		return limit
+	}
+	return max(min(limit, time.Until(b.end)), time.Millisecond)
+}
+
+// progress writes progress lines to Config.Progress; its methods do
+// nothing when that is nil.
+type progress struct {
+	w           io.Writer
+	start, end  time.Time
+	mu          sync.Mutex
+	op          string
+	planned     int
+	sent        atomic.Int64
+	done        chan struct{}
+	stopOnce    sync.Once
+	tickerEnded chan struct{}
+}
+
+func newProgress(cfg Config, start, end time.Time) *progress {
+	p := &progress{w: cfg.Progress, start: start, end: end, done: make(chan struct{}), tickerEnded: make(chan struct{})}
+	if p.w == nil {
+		close(p.tickerEnded)
+		return p
+	}
+	every := cfg.ProgressEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	go func() {
+		defer close(p.tickerEnded)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				op, planned := p.op, p.planned
+				p.mu.Unlock()
+				if op != "" {
+					p.line(fmt.Sprintf("%s: %d of %d cases sent", op, p.sent.Load(), planned))
+				}
+			}
+		}
+	}()
+	return p
+}
+
+// line writes one progress line with the time used and, with a budget,
+// the time left.
+func (p *progress) line(msg string) {
+	if p.w == nil {
+		return
+	}
+	el := time.Since(p.start).Round(time.Second)
+	left := ""
+	if !p.end.IsZero() {
+		left = fmt.Sprintf(", %v left", max(time.Until(p.end), 0).Round(time.Second))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "fuzz: %s (%v elapsed%s)\n", msg, el, left)
+}
+
+func (p *progress) opStart(op string, planned int) {
+	p.mu.Lock()
+	p.op, p.planned = op, planned
+	p.mu.Unlock()
+	p.sent.Store(0)
+}
+
+func (p *progress) opDone(o OpResult) {
+	status := "ok"
+	switch {
+	case o.Disagreement != nil:
+		status = "disagreement"
+	case o.Failure != nil:
+		status = "adapter failure"
+	case o.OutOfTime:
+		status = "out of time"
+	}
+	p.mu.Lock()
+	p.op = ""
+	p.mu.Unlock()
+	p.line(fmt.Sprintf("%s: done, %d of %d cases sent, %s", o.Op, o.Cases, o.Planned, status))
+}
+
+func (p *progress) stop() {
+	p.stopOnce.Do(func() { close(p.done) })
+	<-p.tickerEnded
 }
 
 func known(op string) bool {
@@ -168,15 +349,16 @@ func withRapidFlags(set map[string]string, fn func()) {
 // requests the first one needed, finds a disagreement again and shrinks it
 // cheaply. If that second search finds nothing, the first one's request is
 // reported, simplified but not shrunk by rapid.
-func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n int, cfg Config) OpResult {
+func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n int, cfg Config, b budget, prog *progress) OpResult {
 	out := OpResult{Op: op}
-	shrink := cfg.ShrinkTime
+	shrink := b.shrink(cfg.ShrinkTime)
 	if cfg.Parallel > 1 {
 		shrink = time.Nanosecond // phase 1 does not shrink
 	}
 	start := time.Now()
-	s := search(ctx, impl, h, op, n, cfg.Parallel, cfg.Seed, shrink)
+	s := search(ctx, impl, h, op, n, cfg.Parallel, cfg.Seed, shrink, b, prog)
 	out.Cases, out.Skipped, out.Unsupported = s.sent, s.skipped, s.unsupported
+	out.OutOfTime = s.outOfTime
 	switch {
 	case s.failure != nil:
 		out.Failure, out.FailedRequest = s.failure, s.failedReq
@@ -190,7 +372,9 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 	d := s.disagreement
 	start = s.firstFail
 	if cfg.Parallel > 1 {
-		if s2 := search(ctx, impl, h, op, 4*s.sent, 1, cfg.Seed, cfg.ShrinkTime); s2.disagreement != nil {
+		// The second search has the time left of the run, not of the op's
+		// share: finding the disagreement again is worth it.
+		if s2 := search(ctx, impl, h, op, 4*s.sent, 1, cfg.Seed, b.shrink(cfg.ShrinkTime), budget{search: b.end, stop: b.stop}, nil); s2.disagreement != nil {
 			d = s2.disagreement
 		}
 	}
@@ -208,11 +392,17 @@ type searchResult struct {
 	failure       error // the implementation failed; not shrunk
 	failedReq     *protocol.Request
 	rapidError    string // rapid failed for another reason
+	outOfTime     bool   // the search stopped at its deadline
 }
 
 // search runs one rapid check of up to n requests of op, batch requests per
 // check, shrinking for at most shrink.
-func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n, batch int, seed uint64, shrink time.Duration) searchResult {
+//
+// Once b is over (its search deadline passed, or Stop closed), the next
+// check ends the search (outOfTime): it fails at once, before drawing anything, so that
+// rapid stops and has nothing to shrink. prog, if not nil, counts the
+// requests sent.
+func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello, op string, n, batch int, seed uint64, shrink time.Duration, b budget, prog *progress) searchResult {
 	var res searchResult
 	checks := (n + batch - 1) / batch
 	if checks == 0 {
@@ -223,6 +413,10 @@ func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello,
 	prop := func(t *rapid.T) {
 		if res.failure != nil {
 			t.Fatal("fuzz: the implementation failed") // do not shrink a crash
+		}
+		if searching && b.over() {
+			res.outOfTime = true
+			t.Fatal("fuzz: out of time")
 		}
 		reqs := make([]protocol.Request, batch)
 		send := make([]bool, batch)
@@ -243,6 +437,9 @@ func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello,
 						continue
 					}
 					res.sent++
+					if prog != nil {
+						prog.sent.Add(1)
+					}
 				}
 			}
 		}
@@ -275,6 +472,12 @@ func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello,
 			}
 			if errs[i] != nil {
 				res.failure, res.failedReq = errs[i], &reqs[i]
+				// The answer at fault may be another request's (a second
+				// answer to it): name that one.
+				var ae *protocol.AdapterError
+				if errors.As(errs[i], &ae) && ae.Request != nil {
+					res.failedReq = ae.Request
+				}
 				t.Fatalf("fuzz: %s: the implementation failed: %v", op, errs[i])
 			}
 			if ds[i] != nil {
@@ -296,7 +499,7 @@ func search(ctx context.Context, impl protocol.Implementation, h protocol.Hello,
 		"rapid.v":          "false",
 		"rapid.log":        "false",
 	}, func() { rapid.Check(tb, prop) })
-	if tb.failed && res.disagreement == nil && res.failure == nil {
+	if tb.failed && res.disagreement == nil && res.failure == nil && !res.outOfTime {
 		res.rapidError = tb.firstError
 	}
 	return res

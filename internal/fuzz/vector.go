@@ -2,18 +2,21 @@ package fuzz
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/diagnose"
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/policytest"
@@ -55,10 +58,12 @@ var sections = map[string]string{
 
 // WriteVector writes d as a conformance vector to dir/fuzz-KIND.json, in
 // the format of testdata/vectors (vector.schema.json): the input is d's
-// request, the expected outcome the reference's answer (inclusive jitter
-// bounds when opaque is true and the policy has jitter, since no rand was
-// sent), and the requirement, section and flags are derived from the
-// request. An existing file of that name gets the vector appended with the
+// request (a policy with duplicate keys, or one that is not a single JSON
+// value, as policy_raw text), the expected outcome the reference's answer
+// (inclusive jitter bounds when opaque is true and the policy has jitter,
+// since no rand was sent), and the requirement, section and flags those of
+// the rule actually broken (see ruleOf): so the vector counts at the level
+// (MUST, SHOULD, RK) the shipped suite gives that rule. An existing file of that name gets the vector appended with the
 // next id (from dur-9001, val-9001, ...). It returns the file path and the
 // vector id. dir is checked by loading it with [conformance.Load]; when it
 // does not load (for example, it already holds another file of the kind),
@@ -121,9 +126,8 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 	if err != nil {
 		return "", "", err
 	}
-	req := requirement(d)
-	flags := append([]string(nil), d.Flags...)
-	if strings.HasPrefix(req, "RK-") {
+	req, section, flags := ruleOf(d)
+	if strings.HasPrefix(req, "RK-") && !hasFlag(flags, "retrykit:decision") {
 		flags = append(flags, "retrykit:decision")
 	}
 	if opaque {
@@ -137,7 +141,7 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 	}
 	desc := fmt.Sprintf("found by retrykit fuzz (seed %d) against %s: %s; expected answer from the retrykit reference",
 		seed, "an implementation", oneLine(d.Reason))
-	file.Vectors = append(file.Vectors, vector{ID: id, Requirement: req, Section: sections[req],
+	file.Vectors = append(file.Vectors, vector{ID: id, Requirement: req, Section: section,
 		Description: desc, Flags: flags, Input: input, Expected: expected})
 
 	var buf bytes.Buffer
@@ -191,7 +195,13 @@ func vectorData(d *policytest.Disagreement, opaque bool) (json.RawMessage, json.
 		in["patterns"] = append([]string{}, r.Patterns...)
 		in["error_type"] = r.ErrorType
 	case protocol.OpValidate, protocol.OpDelay, protocol.OpDecide:
-		if r.Policy != nil {
+		switch {
+		case r.Policy == nil:
+		case rawPolicy(r.Policy):
+			// Duplicate keys or text that is not one JSON value: a vector
+			// file keeps it verbatim as a string (README: policy_raw).
+			in["policy_raw"] = string(r.Policy)
+		default:
 			in["policy"] = json.RawMessage(r.Policy)
 		}
 		if r.Op == protocol.OpValidate {
@@ -331,4 +341,225 @@ func hasFlag(flags []string, f string) bool {
 		}
 	}
 	return false
+}
+
+// rawPolicy reports whether a policy must be written as policy_raw: it is
+// not one valid JSON value, or an object in it repeats a key (a vector file
+// with duplicate keys inside "policy" reads differently in every parser).
+func rawPolicy(p json.RawMessage) bool {
+	if !json.Valid(p) {
+		return true
+	}
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.UseNumber()
+	return dupKeys(dec) != nil
+}
+
+// errDup reports a repeated key.
+var errDup = errors.New("duplicate key")
+
+// dupKeys reads one JSON value from dec and returns errDup if an object in
+// it repeats a key.
+func dupKeys(dec *json.Decoder) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := k.(string)
+			if seen[key] {
+				return errDup
+			}
+			seen[key] = true
+			if err := dupKeys(dec); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('['):
+		for dec.More() {
+			if err := dupKeys(dec); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
+}
+
+// ruleOf returns the requirement, section and flags of the rule d breaks.
+// It applies these rules, in order:
+//
+//  1. the bug models of package diagnose that reproduce the
+//     implementation's answer exactly name the broken rule;
+//  2. the shipped vectors of the same kind that such a model fails (its
+//     answer differs from the reference's) are the rule's vectors; of the
+//     reproducing models the most specific one (the fewest such vectors)
+//     is taken, and its vector whose input is closest to d's (same value,
+//     policy fields, attempt, rand, patterns) gives the requirement,
+//     section and flags, so that the new vector counts at that vector's
+//     level and carries its class flags;
+//  3. without a reproducing model or a matching vector, the requirement
+//     is read from the request and the reference's answer (requirement),
+//     with d's own flags.
+func ruleOf(d *policytest.Disagreement) (req, section string, flags []string) {
+	req = requirement(d)
+	section, flags = sections[req], append([]string(nil), d.Flags...)
+	suite, err := conformance.Load(retrykit.Vectors, nil)
+	if err != nil {
+		return req, section, flags
+	}
+	var models []diagnose.Model
+	for _, m := range diagnose.Models() {
+		if a, ok := m.Answer(d.Request); ok && !diagnose.Drawn(a) && sameResponse(a, d.Got) {
+			models = append(models, m)
+		}
+	}
+	kind := d.Request.Op
+	if kind == protocol.OpParseDuration {
+		kind = "duration"
+	}
+	// The most specific reproducing model (the one the fewest shipped
+	// vectors catch) names the rule; its nearest vector gives the labels.
+	ref := conformance.Reference()
+	var best *conformance.Vector
+	bestCaught := 0
+	for _, m := range models {
+		var near *conformance.Vector
+		nearScore, caught := -1, 0
+		for _, v := range suite.Vectors {
+			if v.Kind != kind || hasFlag(v.Flags, "implementation-defined") {
+				continue
+			}
+			vr, ok := requestOf(v)
+			if !ok {
+				continue
+			}
+			a, ok := m.Answer(vr)
+			if !ok || diagnose.Drawn(a) {
+				continue
+			}
+			if w, err := ref.Do(context.Background(), vr); err != nil || sameResponse(a, w) {
+				continue
+			}
+			caught++
+			if sc := closeness(d.Request, vr); sc > nearScore {
+				near, nearScore = v, sc
+			}
+		}
+		if near != nil && (best == nil || caught < bestCaught) {
+			best, bestCaught = near, caught
+		}
+	}
+	if best == nil {
+		return req, section, flags
+	}
+	flags = append([]string(nil), best.Flags...)
+	for _, f := range d.Flags {
+		if !hasFlag(flags, f) && (strings.HasPrefix(f, "should:") || strings.HasPrefix(f, "extension:")) {
+			flags = append(flags, f)
+		}
+	}
+	return best.Requirement, best.Section, flags
+}
+
+// requestOf decodes the request a vector sends from its input.
+func requestOf(v *conformance.Vector) (protocol.Request, bool) {
+	var in struct {
+		Value     string          `json:"value"`
+		Policy    json.RawMessage `json:"policy"`
+		PolicyRaw *string         `json:"policy_raw"`
+		Attempt   int64           `json:"attempt"`
+		Rand      *float64        `json:"rand"`
+		Patterns  []string        `json:"patterns"`
+		ErrorType string          `json:"error_type"`
+		Error     *struct {
+			Type string `json:"type"`
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(v.Input, &in) != nil {
+		return protocol.Request{}, false
+	}
+	r := protocol.Request{Op: v.Kind, Value: in.Value, Policy: in.Policy, Attempt: in.Attempt, Rand: in.Rand,
+		Patterns: in.Patterns, ErrorType: in.ErrorType}
+	if v.Kind == "duration" {
+		r.Op = protocol.OpParseDuration
+	}
+	if in.PolicyRaw != nil {
+		r.Policy = json.RawMessage(*in.PolicyRaw)
+	}
+	if in.Error != nil {
+		r.Error = &protocol.FailureInput{Type: in.Error.Type, Code: in.Error.Code}
+	}
+	return r, true
+}
+
+// closeness scores how alike two requests are: equal values, policy
+// fields, attempts, draws and patterns each add.
+func closeness(a, b protocol.Request) int {
+	n := 0
+	if a.Value == b.Value && a.Value != "" {
+		n += 10
+	}
+	if bytes.Equal(a.Policy, b.Policy) {
+		n += 5
+	}
+	var pa, pb map[string]json.RawMessage
+	if json.Unmarshal(a.Policy, &pa) == nil && json.Unmarshal(b.Policy, &pb) == nil {
+		for k, v := range pa {
+			if w, ok := pb[k]; ok {
+				n++
+				if bytes.Equal(v, w) {
+					n++
+				}
+			}
+		}
+	}
+	if a.Attempt == b.Attempt {
+		n++
+	}
+	if (a.Rand == nil) == (b.Rand == nil) {
+		n++
+	}
+	if a.ErrorType == b.ErrorType && a.ErrorType != "" {
+		n += 3
+	}
+	if strings.Join(a.Patterns, "\x00") == strings.Join(b.Patterns, "\x00") && a.Patterns != nil {
+		n += 3
+	}
+	return n
+}
+
+// sameResponse reports whether two answers agree: both rejections, or the
+// same result (an effective policy compared as JSON values).
+func sameResponse(a, b protocol.Response) bool {
+	if (a.Error != nil) != (b.Error != nil) {
+		return false
+	}
+	if a.Error != nil {
+		return true
+	}
+	eq := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	if !eq(a.NS, b.NS) || !eq(a.DelayNS, b.DelayNS) || a.Action != b.Action || (a.Match == nil) != (b.Match == nil) ||
+		a.Match != nil && *a.Match != *b.Match {
+		return false
+	}
+	if a.Effective == nil || b.Effective == nil {
+		return a.Effective == nil && b.Effective == nil
+	}
+	var x, y map[string]any
+	if json.Unmarshal(a.Effective, &x) != nil || json.Unmarshal(b.Effective, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -7,7 +7,12 @@
 //
 // The job options are the profile's: {attempts: 3, backoff: {type:
 // 'exponential', delay: 1000}} (BullMQ's documented example; jitter left at
-// its default).
+// its default), unless the request carries "opts" (a configured profile's
+// job options, e.g. {"attempts": 5, "backoff": {"type": "fixed", "delay":
+// 3000, "jitter": 0.5}}).
+//
+// BULLMQ_DIR, when set, is the bullmq package directory to load (the drift
+// watch installs the newest release there); else the one npm ci installed.
 //
 // "delay" calls Backoffs.calculate with attemptsMade + 1 = N, as
 // Job#shouldRetryJob does after attempt N failed. Math.random is replaced by a
@@ -21,11 +26,11 @@
 const path = require('path');
 const fs = require('fs');
 
-const pkgDir = path.dirname(require.resolve('bullmq/package.json'));
+const pkgDir = process.env.BULLMQ_DIR || path.dirname(require.resolve('bullmq/package.json'));
 const { Backoffs } = require(path.join(pkgDir, 'dist/cjs/classes/backoffs.js'));
 const { Job } = require(path.join(pkgDir, 'dist/cjs/classes/job.js'));
 
-const JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 1000 } };
+let JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 1000 } };
 
 function withRandom(r, fn) {
   const saved = Math.random;
@@ -70,6 +75,9 @@ async function decision(attempt) {
 
 async function main() {
   const request = JSON.parse(fs.readFileSync(0, 'utf8'));
+  if (request.opts) {
+    JOB_OPTS = request.opts;
+  }
   const results = [];
   for (const c of request.cases) {
     if (c.op === 'delay') {

@@ -11,6 +11,10 @@ autoretry_for and retry_backoff=True (recorded from a real eager run), and
 with retries = attempt - 1. random.randrange is replaced by a function that
 returns floor(R * n) for randrange(n) and records n, so the draw is injected.
 
+A request may carry "opts": the task options of a configured profile
+(retry_backoff, retry_backoff_max, retry_jitter, max_retries), passed to
+@app.task in place of the default retry_backoff=True.
+
 "runs" runs a task that always raises through Celery's own eager apply loop
 (autoretry + Task.retry + max_retries) and reports how many times the task
 body ran before Celery gave up, and the final state.
@@ -47,6 +51,7 @@ def delay(attempt, r):
 _app = None
 _runs = [0]
 _seen = []
+_opts = {"retry_backoff": True}
 
 
 def _task():
@@ -55,7 +60,7 @@ def _task():
         _app = Celery("retrykit_verify", broker="memory://", backend="cache+memory://")
         _app.conf.task_always_eager = True
 
-        @_app.task(bind=True, autoretry_for=(ValueError,), retry_backoff=True)
+        @_app.task(bind=True, autoretry_for=(ValueError,), **_opts)
         def always_fails(self):
             _runs[0] += 1
             raise ValueError("retrykit verify: always fails")
@@ -110,7 +115,10 @@ def runs():
 
 
 def main():
+    global _opts
     request = json.load(sys.stdin)
+    if request.get("opts"):
+        _opts = dict(request["opts"])
     results = []
     for case in request["cases"]:
         op = case["op"]

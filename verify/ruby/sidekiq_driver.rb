@@ -10,7 +10,10 @@
 # failure. Kernel#rand is replaced on that JobRetry object by a method that
 # returns floor(R * n) for rand(n) and records n, so the draw is injected.
 #
-# "decision" runs JobRetry#attempt_retry on a job hash whose previous
+# A "decision" case may carry "retry" (the job's sidekiq_options retry: an
+# integer, true or false) for a configured profile.
+#
+# "decision" runs JobRetry#attempt_retry (JobRetry#global when retry is false) on a job hash whose previous
 # retry_count makes this failure attempt N, against a fake Redis connection
 # that records commands: a ZADD to "retry" means Sidekiq scheduled a retry, a
 # ZADD to "dead" means it gave up and moved the job to the Dead set.
@@ -68,14 +71,24 @@ def delay(attempt, r)
   {"delay_s" => seconds, "rand" => calls}
 end
 
-def decision(attempt)
+def decision(attempt, retry_opt = true)
   retrier = Sidekiq::JobRetry.new
   injected(retrier, 0.0)
-  msg = {"class" => "RetrykitVerifyJob", "jid" => "retrykit-verify", "args" => [], "retry" => true, "queue" => "default"}
+  msg = {"class" => "RetrykitVerifyJob", "jid" => "retrykit-verify", "args" => [], "retry" => retry_opt, "queue" => "default"}
   msg["retry_count"] = attempt - 2 if attempt > 1
   conn = RecordingRedis.new
   with_redis(conn) do
-    retrier.send(:attempt_retry, nil, msg, "default", RuntimeError.new("retrykit verify"))
+    if retry_opt == false
+      # JobRetry#global, the server middleware, reads retry: false and
+      # gives up without attempt_retry (death handlers only).
+      begin
+        retrier.global(Sidekiq.dump_json(msg), "default") { raise RuntimeError, "retrykit verify" }
+      rescue Sidekiq::JobRetry::Handled
+        nil
+      end
+    else
+      retrier.send(:attempt_retry, nil, msg, "default", RuntimeError.new("retrykit verify"))
+    end
   end
   sets = conn.commands.select { |c| c[0] == "zadd" }.map { |c| c[1] }
   {"retry" => sets.include?("retry"), "dead" => sets.include?("dead"), "retry_count" => msg["retry_count"]}
@@ -85,7 +98,7 @@ request = JSON.parse($stdin.read)
 results = request.fetch("cases").map do |c|
   case c.fetch("op")
   when "delay" then delay(Integer(c.fetch("attempt")), Float(c.fetch("rand")))
-  when "decision" then decision(Integer(c.fetch("attempt")))
+  when "decision" then decision(Integer(c.fetch("attempt")), c.fetch("retry", true))
   else abort "sidekiq_driver: unknown op #{c["op"].inspect}"
   end
 end

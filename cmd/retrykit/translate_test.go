@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTranslateToOJS(t *testing.T) {
+	for _, c := range []struct {
+		spec, policy string
+		exact        bool
+	}{
+		// Temporal: min(2s * 3^(n-1), 1m), 6 attempts = OJS exponential, no jitter.
+		{"temporal:initial_interval=2s,backoff_coefficient=3,maximum_interval=1m,maximum_attempts=6",
+			`"max_attempts":6,"initial_interval":"PT2S","backoff_coefficient":3.0,"max_interval":"PT1M","jitter":false`, true},
+		// BullMQ exponential: 3s * 2^(n-1), 5 attempts; the largest delay used is 24s.
+		{"bullmq:type=exponential,delay=3000,attempts=5",
+			`"max_attempts":5,"initial_interval":"PT3S","backoff_coefficient":2.0,"max_interval":"PT24S","jitter":false`, true},
+		// BullMQ fixed: 1.5s each time.
+		{"bullmq:type=fixed,delay=1500,attempts=4", `"initial_interval":"PT1.5S"`, true},
+		// BullMQ's jitter is not OJS's, River's formula not an OJS one.
+		{"bullmq:jitter=0.5", "", false},
+		{"river", "", false},
+	} {
+		code, out, errOut := runCLI(t, "", "translate", "--profile", c.spec, "--json")
+		var tr translation
+		if code != 0 || json.Unmarshal([]byte(out), &tr) != nil {
+			t.Fatalf("%s: exit %d: %s %s", c.spec, code, out, errOut)
+		}
+		var compact bytes.Buffer
+		json.Compact(&compact, tr.Policy)
+		if tr.Exact != c.exact || !strings.Contains(compact.String(), c.policy) {
+			t.Errorf("%s: exact %t, policy %s; want exact %t and %s", c.spec, tr.Exact, tr.Policy, c.exact, c.policy)
+		}
+	}
+}
+
+func TestTranslateToSystem(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "p.json")
+	os.WriteFile(pol, []byte(`{"max_attempts":5,"initial_interval":"PT2S","backoff_coefficient":3,"max_interval":"PT1M","jitter":false}`), 0o600)
+	for _, c := range []struct {
+		args  []string
+		conf  string
+		exact bool
+	}{
+		{[]string{"--to", "temporal", pol}, "temporal:initial_interval=2s,backoff_coefficient=3,maximum_interval=1m0s,maximum_attempts=5", true},
+		// BullMQ doubles; a coefficient of 3 has no BullMQ setting.
+		{[]string{"--to", "bullmq", pol}, "bullmq:type=exponential,delay=2000,attempts=5", false},
+		// The default policy: 1s * 2^(n-1) * [0.5, 1.5): BullMQ's jitter 2/3
+		// of 1.5s draws from [0.5s, 1.5s).
+		{[]string{"--to", "bullmq"}, "bullmq:type=exponential,delay=1500,attempts=3,jitter=0.6666666666666666", false},
+		{[]string{"--to", "river"}, "river:MaxAttempts=3", false},
+		{[]string{"--to", "sidekiq"}, "sidekiq:retry=2", false},
+	} {
+		code, out, errOut := runCLI(t, "", append([]string{"translate", "--json"}, c.args...)...)
+		var tr translation
+		if code != 0 || json.Unmarshal([]byte(out), &tr) != nil {
+			t.Fatalf("%q: exit %d: %s %s", c.args, code, out, errOut)
+		}
+		if tr.Profile != c.conf || tr.Exact != c.exact {
+			t.Errorf("%q: %s (exact %t), want %s (exact %t)", c.args, tr.Profile, tr.Exact, c.conf, c.exact)
+		}
+		if len(tr.Rows) == 0 {
+			t.Errorf("%q: no per-attempt rows", c.args)
+		}
+	}
+	// max_attempts 2^63-1 saturates at each system's own limit.
+	huge := filepath.Join(dir, "huge.json")
+	os.WriteFile(huge, []byte(`{"max_attempts":9223372036854775807,"initial_interval":"PT1S","jitter":false}`), 0o600)
+	for sys, want := range map[string]string{"temporal": "maximum_attempts=2147483646", "sidekiq": "sidekiq", "river": "river", "asynq": "asynq"} {
+		code, out, errOut := runCLI(t, "", "translate", "--json", "--to", sys, huge)
+		var tr translation
+		if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || !strings.Contains(tr.Profile, want) {
+			t.Errorf("--to %s with max_attempts 2^63-1: exit %d, %q, want %q (%s)", sys, code, tr.Profile, want, errOut)
+		}
+	}
+	code, out, _ := runCLI(t, "", "translate", "--to", "bullmq", pol)
+	if code != 0 || !strings.Contains(out, "-33.3%") || !strings.Contains(out, "closest, not exact") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+}
+
+func TestTranslateErrors(t *testing.T) {
+	for _, args := range [][]string{{"translate"}, {"translate", "--profile", "river", "--to", "bullmq"},
+		{"translate", "--profile", "sidkiq"}, {"translate", "--to", "nope"}, {"translate", "--profile", "river", "x.json"},
+		{"translate", "--to", "river", "a", "b"}, {"translate", "--to", "river", "/nonexistent/p.json"}} {
+		code, _, errOut := runCLI(t, "", args...)
+		if code != 2 || !strings.HasPrefix(errOut, "retrykit translate: ") {
+			t.Errorf("%q: exit %d, %q", args, code, errOut)
+		}
+	}
+	code, out, errOut := runCLI(t, "", "translate", "--help")
+	if code != 0 || strings.Count(out+errOut, "usage: retrykit translate") != 1 {
+		t.Errorf("--help: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -1,0 +1,314 @@
+package diagnose
+
+import (
+	"math"
+	"sort"
+
+	"github.com/retrykit/retrykit/conformance/protocol"
+)
+
+// Model is one named bug: a variant of the reference implementation with
+// one rule broken. The zero Model is not useful; take models from
+// [Models]. A Model is immutable and safe for concurrent use.
+type Model struct {
+	Name string // "no-post-jitter-cap", ...
+	Fix  string // one line: what to change in the implementation
+	bug  bug
+	// also holds the further bugs of a combination of models (bit b for
+	// bug b), see [Combine]; zero for a model of the catalogue.
+	also uint64
+}
+
+// mask returns the engine's bug set for m.
+func (m Model) mask() uint64 {
+	if m.bug == noBug {
+		return m.also
+	}
+	return 1<<m.bug | m.also
+}
+
+// Combine returns the model with the bugs of both a and b: one
+// implementation can have several bugs, and one answer can show two of them
+// at once. Its name is "a+b" and its fix both fixes.
+func Combine(a, b Model) Model {
+	return Model{Name: a.Name + "+" + b.Name, Fix: a.Fix + "; and " + b.Fix, bug: a.bug, also: a.also | b.mask()}
+}
+
+// Answer returns the model's answer to req. ok is false when the model
+// does not say what it would answer: a profile request, a scenario. A
+// delay or retry the model accepts but whose value depends on the
+// implementation's own draw (no rand, jitter on) has no DelayNS: see
+// [Drawn].
+func (m Model) Answer(req protocol.Request) (resp protocol.Response, ok bool) {
+	return engine{m.mask()}.do(req)
+}
+
+var catalogue = []Model{
+	{"no-defaults-merge", "merge a partial policy over the section 8 defaults field by field (an absent field takes its default, not a zero value)", bugNoMerge, 0},
+	{"no-on-exhaustion", "add the on_exhaustion field (discard | dead_letter, default discard), report it in the effective policy and apply it on exhaustion and to non-retryable errors", bugNoOnExhaustion, 0},
+	{"no-duplicate-key-check", "reject a policy that repeats a key (RK-12) instead of keeping the last value", bugNoDupCheck, 0},
+	{"unknown-fields-ignored", "reject unknown policy fields (RK-12), naming the field", bugUnknownFieldsIgnored, 0},
+	{"no-post-jitter-cap", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", bugNoPostCap, 0},
+	{"jitter-before-cap", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", bugJitterBeforeCap, 0},
+	{"additive-jitter", "jitter multiplies the capped delay by 0.5 + r; do not add r times the delay", bugAdditiveJitter, 0},
+	{"float-seconds", "compute durations and delays in integer nanoseconds, not float64 seconds (whose power raises on overflow, as Python's does, and whose rounding loses nanoseconds)", bugFloatSeconds, 0},
+	{"float-milliseconds", "compute durations and delays in integer nanoseconds, not float64 milliseconds (JavaScript numbers)", bugFloatMillis, 0},
+	{"date-part-unsupported", "support the date part of a duration (P1D, P1Y, P1M): Y, M and D before T (RK-07), not only PT...", bugDurTimeOnly, 0},
+	{"zero-duration-rejected", "accept PT0S as a duration (RK-12): only initial_interval must be above zero", bugDurZeroRejected, 0},
+	{"duration-shorthand", `reject shorthand durations ("30s", "5m", "2h", "1d"): only ISO 8601 is OJS`, bugDurShorthand, 0},
+	{"lenient-duration-regex", `match durations with [0-9] and the end of the text: \d accepts every Unicode digit and $ a final newline`, bugDurRegexLenient, 0},
+	{"millisecond-rounding", "keep durations and delays to the nanosecond; do not round them to whole milliseconds", bugRoundMillis, 0},
+	{"month-as-30-days", "a month (M before T) is 730 hours, a twelfth of a 365-day year (RK-07), not 30 days", bugMonth30Days, 0},
+	{"precision-53-bits", "read max_attempts and attempt as 64-bit integers; a float64 (JSON.parse, json.loads into float) loses them above 2^53", bugFloat53, 0},
+	{"math-pow-drift", "compute integral powers exactly in integers and saturate; math.Pow in float64 nanoseconds drifts on large delays, and time.Duration(f) of a float from 2^63 up wraps to -2^63", bugPowDrift, 0},
+	{"attempt-from-zero", "attempt is the 1-based number of the attempt that just failed: the delay after attempt 1 is initial_interval", bugAttemptFrom0, 0},
+	{"unknown-strategy-as-exponential", "reject an unknown backoff_strategy instead of falling back to exponential", bugUnknownStrategyExp, 0},
+	{"none-strategy-unsupported", `implement the strategy "none" (a constant initial_interval) under that name instead of falling back to exponential`, bugNoneUnsupported, 0},
+	{"no-defaults-merge-fallbacks", "merge a partial policy over the section 8 defaults: a struct decoded from it leaves max_attempts 0, jitter false and no cap, and only the delay formula falls back to 1s and coefficient 2", bugNoMergeFallbacks, 0},
+	{"polynomial-unsupported", "implement the polynomial strategy, initial_interval × n^coefficient, instead of falling back to exponential", bugPolynomialUnsupported, 0},
+	{"strategy-field-ignored", "read the strategy from backoff_strategy (RK-01); it is not exponential always", bugStrategyIgnored, 0},
+	{"lenient-duration-empty", `reject durations without a component ("P", "PT", "P1DT", "")`, bugDurEmpty, 0},
+	{"lenient-duration-weeks", `reject weeks ("P1W"): the OJS grammar has no W`, bugDurWeeks, 0},
+	{"lenient-duration-case", "reject lower-case designators: the grammar is upper case only", bugDurLower, 0},
+	{"lenient-duration-comma", `reject a comma as the decimal sign: only "." is allowed`, bugDurComma, 0},
+	{"duration-no-upper-bound", "reject a duration that does not fit 2^63−1 nanoseconds instead of saturating", bugDurNoUpperBound, 0},
+	{"date-components-as-zero", "parse date components (Y, M, D) with their lengths (RK-07) instead of ignoring them", bugDurDateZero, 0},
+	{"zero-initial-interval-accepted", "reject initial_interval PT0S: it must be positive", bugZeroInterval, 0},
+	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions`, bugRegexMatch, 0},
+	{"prefix-without-dot", `"auth.*" matches types that start with "auth." (dot included), not "auth" or "authx"`, bugPrefixNoDot, 0},
+	{"prefix-matches-bare-type", `"auth.*" matches types that start with "auth." only; "auth" itself is not a match (section 6.2 table)`, bugBarePrefixMatch, 0},
+	{"max-attempts-zero-rejected", "accept max_attempts 0: it behaves as 1, the job runs once and is not retried (RK-04)", bugZeroAttemptsRejected, 0},
+	{"no-prefix-match", `support prefix patterns: "auth.*" matches every type starting with "auth."`, bugNoPrefix, 0},
+	{"max-attempts-unchecked", "reject a max_attempts that is not a non-negative integer up to 2^63−1", bugNoCheckMaxAttempts, 0},
+	{"coefficient-unchecked", "reject a backoff_coefficient that is below 1, not finite or not a number", bugNoCheckCoefficient, 0},
+	{"max-interval-unchecked", "reject a max_interval below initial_interval", bugNoCheckMaxInterval, 0},
+	{"jitter-unchecked", "reject a jitter that is not a JSON boolean", bugNoCheckJitter, 0},
+	{"patterns-unchecked", `reject a non_retryable_errors list with an empty pattern, ".*" alone or a non-string entry`, bugNoCheckPatterns, 0},
+	{"on-exhaustion-unchecked", `reject an on_exhaustion other than "discard" or "dead_letter"`, bugNoCheckOnExhaustion, 0},
+	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt, 0},
+	{"no-validation", "validate the policy before merging it: every field's type and range, unknown fields, duplicate keys (sections 8 and 11, RK-02, RK-08); the merge alone keeps bad values", bugNoValidation, 0},
+	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted, 0},
+	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth, 0},
+}
+
+// Drawn reports whether a is an answer whose delay the model cannot know:
+// accepted, but drawn by the implementation itself.
+func Drawn(a protocol.Response) bool {
+	return a.Error == nil && a.DelayNS == nil && a.NS == nil && a.Effective == nil && a.Match == nil &&
+		(a.Action == "" || a.Action == "retry")
+}
+
+// Models returns the catalogue of bug models, a fresh slice on every call.
+func Models() []Model { return append([]Model(nil), catalogue...) }
+
+// Case is one judged answer of a run.
+type Case struct {
+	ID      string
+	Request protocol.Request
+	Answer  protocol.Response // the implementation's answer
+	Failed  bool              // false: the answer passed
+	// Drawn marks an answer whose delay the implementation drew itself
+	// (Request has no rand): a model reproduces it when the delay lies
+	// within the model's range over every draw, with the same action.
+	Drawn bool
+	// Judge reports whether an answer to Request would pass; a model
+	// explains a failure only with an answer that fails too.
+	Judge func(protocol.Response) bool
+	// Same reports whether an answer to Request equals Answer (within the
+	// implementation's resolution).
+	Same func(protocol.Response) bool
+}
+
+// Finding is one model that explains failures of a run.
+type Finding struct {
+	Model        Model
+	Explains     []string // failures listed under this model, in case order
+	Reproduces   int      // failures the model reproduces, counting those listed under an earlier model
+	Contradicted []string // passing cases the model would have failed
+	// Equivalent names the other models that reproduce exactly the same
+	// failures with as few contradictions: the suite cannot tell them
+	// apart from Model in this run.
+	Equivalent []string
+}
+
+// Diagnose attributes the failed cases to models by the rules in the
+// package documentation. It returns the findings, most failures first,
+// and the ids of the failures no model reproduces, in case order.
+func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
+	done := map[int]bool{}
+	findings = pick(cases, catalogue, done)
+	// Failures that show two bugs at once: each model found so far,
+	// combined with every model of the catalogue.
+	var pairs []Model
+	seen := map[uint64]bool{}
+	for _, f := range findings {
+		for _, m := range catalogue {
+			c := Combine(f.Model, m)
+			if m.Name == f.Model.Name || seen[c.mask()] {
+				continue
+			}
+			seen[c.mask()] = true
+			pairs = append(pairs, c)
+		}
+	}
+	found := pick(cases, pairs, done)
+	findings = append(findings, found...)
+	// and three: each combination found, with every model.
+	var triples []Model
+	for _, f := range found {
+		for _, m := range catalogue {
+			c := Combine(f.Model, m)
+			if c.mask() == f.Model.mask() || seen[c.mask()] {
+				continue
+			}
+			seen[c.mask()] = true
+			triples = append(triples, c)
+		}
+	}
+	findings = append(findings, pick(cases, triples, done)...)
+	for i, c := range cases {
+		if c.Failed && !done[i] {
+			unexplained = append(unexplained, c.ID)
+		}
+	}
+	sort.SliceStable(findings, func(i, j int) bool { return len(findings[i].Explains) > len(findings[j].Explains) })
+	return findings, unexplained
+}
+
+// pick applies rules 1 to 3 of the package documentation with the given
+// models to the failed cases not yet done, and marks those it explains.
+func pick(cases []Case, models []Model, done map[int]bool) []Finding {
+	type cand struct {
+		m      Model
+		repro  []int
+		contra []string
+	}
+	var live []*cand
+	for _, m := range models {
+		cd := &cand{m: m}
+		for i, c := range cases {
+			if !c.Failed || done[i] {
+				continue
+			}
+			if c.Drawn {
+				if m.within(c.Request, c.Answer) {
+					cd.repro = append(cd.repro, i)
+				}
+				continue
+			}
+			// The model must give the same answer and fail the vector
+			// with it (a failure in a part the model does not decide,
+			// such as the wording of a message, is not its doing).
+			if a, ok := m.Answer(c.Request); ok && c.Same(a) && (c.Judge == nil || !c.Judge(a)) {
+				cd.repro = append(cd.repro, i)
+			}
+		}
+		if len(cd.repro) == 0 {
+			continue
+		}
+		for _, c := range cases {
+			if c.Failed || c.Drawn {
+				continue
+			}
+			if a, ok := m.Answer(c.Request); ok && !Drawn(a) && !c.Judge(a) {
+				cd.contra = append(cd.contra, c.ID)
+			}
+		}
+		if len(cd.contra) <= len(cd.repro) {
+			live = append(live, cd)
+		}
+	}
+	var findings []Finding
+	for {
+		var best *cand
+		bestN := 0
+		for _, cd := range live {
+			n := 0
+			for _, i := range cd.repro {
+				if !done[i] {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			// net: failures explained less passes contradicted
+			net, bestNet := n-len(cd.contra), 0
+			if best != nil {
+				bestNet = bestN - len(best.contra)
+			}
+			if best == nil || net > bestNet || net == bestNet && (n > bestN ||
+				n == bestN && cd.m.Name < best.m.Name) {
+				best, bestN = cd, n
+			}
+		}
+		if best == nil {
+			return findings
+		}
+		f := Finding{Model: best.m, Reproduces: len(best.repro), Contradicted: best.contra}
+		for _, cd := range live {
+			if cd != best && len(cd.contra) == len(best.contra) && sameLeft(cd.repro, best.repro, done) {
+				f.Equivalent = append(f.Equivalent, cd.m.Name)
+			}
+		}
+		for _, i := range best.repro {
+			if !done[i] {
+				done[i] = true
+				f.Explains = append(f.Explains, cases[i].ID)
+			}
+		}
+		findings = append(findings, f)
+	}
+}
+
+// sameLeft reports whether a and b hold the same indexes not yet done.
+func sameLeft(a, b []int, done map[int]bool) bool {
+	left := func(xs []int) []int {
+		var out []int
+		for _, x := range xs {
+			if !done[x] {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	la, lb := left(a), left(b)
+	if len(la) != len(lb) {
+		return false
+	}
+	for i := range la {
+		if la[i] != lb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// within reports whether got, an answer with a delay the implementation
+// drew itself, is one the model can give: the same action and a delay
+// between the model's delays for the smallest and the largest draw.
+func (m Model) within(req protocol.Request, got protocol.Response) bool {
+	if req.Rand != nil {
+		return false
+	}
+	if got.Error != nil || got.DelayNS == nil {
+		// a rejection or an action without delay: the draw plays no part
+		zero := 0.0
+		req.Rand = &zero
+		a, ok := m.Answer(req)
+		if !ok || (a.Error != nil) != (got.Error != nil) {
+			return false
+		}
+		return a.Error != nil || a.DelayNS == nil && a.Action == got.Action
+	}
+	lo, hi := 0.0, math.Nextafter(1, 0)
+	req.Rand = &lo
+	a, ok1 := m.Answer(req)
+	req.Rand = &hi
+	b, ok2 := m.Answer(req)
+	if !ok1 || !ok2 || a.DelayNS == nil || b.DelayNS == nil || a.Action != got.Action || b.Action != got.Action {
+		return false
+	}
+	l, h := min(*a.DelayNS, *b.DelayNS), max(*a.DelayNS, *b.DelayNS)
+	return l <= *got.DelayNS && *got.DelayNS <= h
+}

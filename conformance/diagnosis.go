@@ -1,0 +1,118 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/retrykit/retrykit/conformance/diagnose"
+	"github.com/retrykit/retrykit/conformance/protocol"
+)
+
+// maxDiagnosedAnswer is the longest answer the diagnosis reads: every model
+// compares itself to it, and no answer a model gives is longer.
+const maxDiagnosedAnswer = 4 << 10
+
+// probe is what runOne keeps of a judged answer for the diagnosis: the
+// request as sent, the answer and the comparison it was judged with.
+type probe struct {
+	v   *Vector
+	req protocol.Request
+	got protocol.Response
+	cmp comparison
+}
+
+// diagnoseResults attributes the failures among results to bug models
+// (package diagnose). Verdicts of vectors take part (not scenarios, not
+// errors); a draw-dependent one is reproduced by a model whose range over
+// all draws holds the answer.
+func diagnoseResults(results []Result) []diagnose.Finding {
+	var cases []diagnose.Case
+	for i := range results {
+		res := &results[i]
+		p := res.probe
+		if p == nil || p.v.sc != nil || (res.Status != StatusPass && res.Status != StatusFail) || res.ID == JitterCheckID {
+			continue
+		}
+		if res.cause == "stale-skip-entry" {
+			continue
+		}
+		cases = append(cases, diagnose.Case{
+			ID: res.ID, Request: p.req, Answer: p.got, Failed: res.Status == StatusFail, Drawn: res.Random,
+			Judge: func(a protocol.Response) bool { return a.Check(p.req.Op) == nil && p.cmp.compare(p.v, a) == "" },
+			Same:  func(a protocol.Response) bool { return sameAnswer(p.cmp, p.v.Kind, a, p.got) },
+		})
+	}
+	f, _ := diagnose.Diagnose(cases)
+	return f
+}
+
+// sameAnswer reports whether the implementation's answer got equals the
+// model's answer a, within the declared resolution. Two rejections are
+// the same whatever their types.
+func sameAnswer(c comparison, kind string, a, got protocol.Response) bool {
+	c.bounds = nil
+	var o outcome
+	switch {
+	case a.Error != nil:
+		return got.Error != nil
+	case diagnose.Drawn(a):
+		// accepted with a delay of the implementation's own draw
+		return got.Error == nil && (kind != kindDecide || got.Action == "retry")
+	case kind == kindDuration:
+		o.NS = a.NS
+	case kind == kindValidate:
+		if got.Error == nil && sameEffective(c, a.Effective, got.Effective) {
+			return true
+		}
+		o.Effective = a.Effective
+	case kind == kindMatch:
+		o.Match = a.Match
+	case kind == kindDecide:
+		o.Action, o.DelayNS = a.Action, a.DelayNS
+	default:
+		o.DelayNS = a.DelayNS
+	}
+	if o.NS == nil && o.Effective == nil && o.Match == nil && o.Action == "" && o.DelayNS == nil {
+		return false
+	}
+	return c.compareOne(kind, &o, got) == ""
+}
+
+// sameEffective reports whether two effective policies have the same keys
+// and, for each, the same JSON text or the same value (durations and
+// numbers compared as the runner compares them). Unlike the comparison
+// with a vector, a value neither can parse ("P") is equal to itself.
+func sameEffective(c comparison, a, b json.RawMessage) bool {
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil || ma == nil || mb == nil {
+		return false
+	}
+	if !c.hello.Claims("extension:backoff_strategy") {
+		// the runner accepts it missing then (PROTOCOL.md section 5)
+		delete(ma, "backoff_strategy")
+		delete(mb, "backoff_strategy")
+	}
+	if len(ma) != len(mb) {
+		return false
+	}
+	for k, va := range ma {
+		vb, ok := mb[k]
+		if !ok {
+			return false
+		}
+		var ca, cb bytes.Buffer
+		if json.Compact(&ca, va) == nil && json.Compact(&cb, vb) == nil && bytes.Equal(ca.Bytes(), cb.Bytes()) {
+			continue
+		}
+		if k == "initial_interval" || k == "max_interval" {
+			var sa, sb string
+			if json.Unmarshal(va, &sa) == nil && json.Unmarshal(vb, &sb) == nil && diagnose.SameDuration(sa, sb) {
+				continue
+			}
+		}
+		if c.field(k, va, vb) != "" {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,78 @@
+package live
+
+// Check is one requirement the checker judges on a live server: a row of
+// the report. It is plain data; [Checks] returns copies.
+type Check struct {
+	ID          string
+	Requirement string // RET-nn, DLQ-nnn, or RK-nn for a reading of a contradiction
+	Section     string // of the retry spec (or the dead-letter spec for DLQ-nnn)
+	Description string
+	Flags       []string // "class:…" names the failure class; "should:…" a SHOULD-level feature
+}
+
+// The checks, in report order. Each scenario below adds verdicts to some
+// of them.
+var checks = []Check{
+	{"http-attempts", "RET-01", "2.2", "max_attempts is the exact number of deliveries; each FAIL answer carries the attempt that failed and max_attempts", []string{"class:attempt-count"}},
+	{"http-next-attempt-at", "RET-14", "10", "a retryable FAIL answer's next_attempt_at is the failure time plus the policy's delay (exponential, no jitter), on the server's clock", []string{"class:wrong-delay"}},
+	{"http-cap", "RET-04", "3.5", "a delay whose formula exceeds max_interval is capped at max_interval", []string{"class:wrong-delay"}},
+	{"http-cap-before-jitter", "RET-04", "5.3", "with jitter, the formula's delay is capped before the multiplier too: a raw delay of twice max_interval gives delays in [max/2, max], not always max", []string{"class:pre-jitter-cap"}},
+	{"http-max-attempts-one", "RET-01", "2.2", "max_attempts 1 (and 0, which the spec also makes terminal) ends the job at its first failure", []string{"class:attempt-count"}},
+	{"http-partial-policy", "RET-10", "8.1", "a partial policy ({max_attempts: 2}) is merged with the defaults: first delay in [0.5s, 1.5s), attempt 2 ends the job", []string{"class:default-merge"}},
+	{"http-jitter-range", "RET-05", "5.1", "jittered delays lie in [0.5, 1.5) times the base delay, and do vary", []string{"class:jitter"}},
+	{"http-jitter-cap", "RET-06", "5.3", "a jittered delay never exceeds max_interval (cap after jitter)", []string{"class:post-jitter-cap"}},
+	{"http-not-early", "RET-11", "9.1", "no retry is handed out before its next_attempt_at (every retry of the run, by the server's clock)", []string{"class:early-retry"}},
+	{"http-promoted", "RET-11", "9.1", "every retry is fetchable within the late bound after its next_attempt_at", []string{"class:late-retry"}},
+	{"http-discard", "RET-17", "2.2", "on_exhaustion discard: the last FAIL answers discarded and the job is not in the dead letter queue", []string{"class:exhaustion"}},
+	{"http-dead-letter", "DLQ-001", "3", "on_exhaustion dead_letter: the last FAIL answers discarded and the job is listed in the dead letter queue", []string{"class:exhaustion"}},
+	{"http-dead-letter-retry", "DLQ-003", "5", "a dead letter job retried by POST /dead-letter/:id/retry is fetchable again, with its attempt count reset", []string{"class:dead-letter-retry"}},
+	{"http-history", "RET-14", "10.1", "the job keeps its error history: one entry per failed attempt, in order, with attempt, type and message", []string{"class:error-history"}},
+	{"http-history-10", "RET-15", "10.1", "after 12 failed attempts the job keeps at least the 10 most recent error history entries (attempts 3..12)", []string{"class:error-history"}},
+	{"http-nonretryable-exact", "RET-07", "6.3", "an error type equal to a non_retryable_errors entry ends the job at its first failure", []string{"class:non-retryable"}},
+	{"http-nonretryable-prefix", "RET-18", "6.2", "\"auth.*\" matches \"auth.token_expired\" and \"auth.token.revoked\": the job ends at its first failure (prefix matching is a SHOULD)", []string{"class:non-retryable", "should:prefix-match"}},
+	{"http-prefix-boundary", "RET-18", "6.2", "\"auth.*\" matches neither \"authx\", \"auth\" nor \"external.auth.failure\": those failures are retried", []string{"class:regex-matching", "should:prefix-match"}},
+	{"http-exact-literal", "RET-18", "6.2", "an entry \"a.b\" matches only \"a.b\", not \"axb\" (no regular expressions)", []string{"class:regex-matching"}},
+	{"http-code-retry", "RET-08", "7.2", "handler code RETRY retries under the policy", []string{"class:handler-codes"}},
+	{"http-code-discard", "RET-08", "7.2", "handler code DISCARD discards at once, attempts left or not, without a dead letter", []string{"class:handler-codes"}},
+	{"http-code-fail", "RET-08", "7.2", "handler code FAIL discards at once, like DISCARD", []string{"class:handler-codes"}},
+	{"http-code-dead-letter", "RET-08", "7.2", "handler code DEAD_LETTER dead-letters at once, whatever on_exhaustion says", []string{"class:handler-codes"}},
+	{"http-visibility-timeout", "RET-12", "9.2", "a reservation that expires without ACK or FAIL counts as a failed attempt: the job comes back, not before the timeout, and exhausts after max_attempts expiries", []string{"class:visibility-timeout"}},
+	{"http-heartbeat", "RET-13", "9.3", "heartbeats extend the reservation: the job is not handed out again while they come, and ACK then succeeds", []string{"class:heartbeat"}},
+	{"http-default-policy", "RET-09", "8", "a job without a retry policy retries under the default: max_attempts 3, first delay in [0.5s, 1.5s)", []string{"class:default-policy"}},
+	{"http-nonretryable-dead-letter", "RK-115", "6.3", "a non-retryable error under on_exhaustion dead_letter is dead-lettered (retry spec); --nonretryable-discards also accepts a plain discard (the binding's L1-RET-003)", []string{"class:reading"}},
+	{"http-interval-ms", "RK-113", "2.1", "initial_interval_ms (the binding's examples) is rejected (retry spec) or honoured (binding), never accepted and ignored", []string{"class:reading"}},
+	{"http-backoff-type", "RK-114", "3", "backoff_type constant (openapi) is rejected (retry spec) or honoured (openapi), never accepted and ignored", []string{"class:reading"}},
+}
+
+// Checks returns the checks a run judges, in report order: a fresh copy.
+func Checks() []Check {
+	out := make([]Check, len(checks))
+	for i, c := range checks {
+		c.Flags = append([]string(nil), c.Flags...)
+		out[i] = c
+	}
+	return out
+}
+
+// notes explains the failure classes of the checks, for the report's
+// causes.
+var notes = map[string]string{
+	"class:attempt-count":      "Failure class: the attempt or max_attempts a FAIL answer or INFO reports is not the 1-based attempt that failed (off by one), or the job is delivered more or fewer times than max_attempts.",
+	"class:wrong-delay":        "Failure class: next_attempt_at is not the failure time plus the policy's delay.",
+	"class:jitter":             "Failure class: jittered delays leave [0.5, 1.5) times the base delay, or no jitter is applied.",
+	"class:post-jitter-cap":    "Failure class: no max_interval cap after jitter (retry spec 5.3).",
+	"class:pre-jitter-cap":     "Failure class: the formula's delay is not capped before jitter (cap only after it), so long delays are always max_interval.",
+	"class:default-merge":      "Failure class: a partial policy is not merged with the defaults (retry spec 8.1).",
+	"class:early-retry":        "Failure class: a retry is handed out before its next_attempt_at.",
+	"class:late-retry":         "Failure class: a retry is not handed out within the late bound (--late-bound) after its next_attempt_at.",
+	"class:exhaustion":         "Failure class: exhaustion does not follow on_exhaustion (discarded, or discarded and in the dead letter queue).",
+	"class:dead-letter-retry":  "Failure class: a dead letter retry does not bring the job back with a fresh attempt count.",
+	"class:error-history":      "Failure class: the job's error history lacks entries, order, attempts or types.",
+	"class:non-retryable":      "Failure class: a non_retryable_errors match is retried.",
+	"class:regex-matching":     "Failure class: non_retryable_errors matched as regular expressions or loose prefixes (\"auth.*\" matching \"authx\").",
+	"class:handler-codes":      "Failure class: a handler code (RETRY, DISCARD, FAIL, DEAD_LETTER) in error.code is accepted but not obeyed.",
+	"class:visibility-timeout": "Failure class: an expired reservation is not counted as a failed attempt, or the job comes back before the timeout.",
+	"class:heartbeat":          "Failure class: a heartbeat does not extend the reservation.",
+	"class:default-policy":     "Failure class: a job without a policy does not get the default (3 attempts, PT1S, 2.0, PT5M, jitter).",
+	"class:reading":            "Failure class: the server follows neither reading of a point where the binding contradicts the retry spec (or, for RK-115, the binding's without --nonretryable-discards).",
+}

@@ -1,0 +1,49 @@
+// Package live checks the retry behaviour of a running OJS server over the
+// OJS HTTP binding, in exact terms, and reports in the format of the
+// library suite (package conformance).
+//
+// # Model
+//
+// In OJS the server retries: a worker reports a failure with FAIL
+// (POST /ojs/v1/workers/nack) and the server answers with the new state,
+// the attempt and next_attempt_at, and hands the job out again when that
+// time comes. [Run] plays short scenarios (intervals of tens of
+// milliseconds, each job on a queue unique to the run) as a worker would:
+// PUSH jobs with chosen policies, FETCH them, FAIL them with error types
+// and handler codes, let reservations expire, send heartbeats, retry dead
+// letters; and judges what comes back ([Checks] lists the checks):
+//
+//   - the FAIL answer's state, attempt and max_attempts, exactly;
+//   - next_attempt_at against the exact delay bounds of the policy
+//     (package backoff), on the server's own clock: the offset between
+//     the server's clock and the local one is narrowed from the server's
+//     timestamps (enqueued_at, started_at) and the local send and receive
+//     times, so a check is as tight as the round trip plus the binding's
+//     millisecond resolution (docs/decisions.md RK-110);
+//   - that no retry is handed out before next_attempt_at (by its
+//     started_at), and that each is within the late bound after it; the
+//     lateness itself is a figure (p50, p99, max), never a failure;
+//   - exhaustion by on_exhaustion, non_retryable_errors (exact and ".*",
+//     "authx" against "auth.*"), handler codes, the error history, an
+//     expired reservation as a failed attempt, heartbeats, dead letter
+//     retry and the default policy.
+//
+// Where the HTTP binding contradicts the retry spec (docs/decisions.md
+// RK-100 … RK-103 and RK-111 … RK-115), [WithErrorTypeField],
+// [WithIntervalForm] and [WithStrategyField] choose the dialect the checker
+// speaks, and [WithNonRetryableDiscards] accepts the binding's reading of
+// L1-RET-003; the checks of the readings are at level RK, apart from the
+// spec's MUST score, and the report says which reading a server follows.
+//
+// # Safety
+//
+// Every request has a timeout, every answer is read up to [MaxAnswerSize],
+// redirects are not followed and the run ends when its scenarios do: a
+// hostile or broken server yields errors in the report, never a hang or
+// unbounded memory.
+//
+// # Non-goals
+//
+// Load and throughput (internal/cmd/ojsload, bench/ojs-servers.sh), the parts of OJS outside the retry
+// lifecycle (cron, workflows, schemas), and servers that only speak gRPC.
+package live

@@ -1,0 +1,329 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// resolution is the tolerance for a server timestamp: the binding's
+// timestamps carry milliseconds (RK-110).
+const resolution = time.Millisecond
+
+// env is what the scenarios of one run share.
+type env struct {
+	c      *client
+	cfg    *config
+	prefix string
+	seq    atomic.Int64
+
+	mu       sync.Mutex
+	lat      []time.Duration // promotion latencies (due → fetched)
+	early    []string        // deliveries before the due time
+	worst    time.Duration   // the earliest of them, before its due time
+	worstMsg string
+	late     []string // retries not fetchable within the late bound
+	promoted int
+	noClock  bool // no server timestamp seen: the local clock stands in
+	verdicts map[string]*verdict
+}
+
+// verdict is the running verdict of one check; several scenarios may add
+// to it, and the worst status wins (error, fail, pass; not run only alone).
+type verdict struct {
+	status conformance.Status
+	reason string
+	notRun string
+	notes  []string
+}
+
+// rank orders statuses for merging verdicts.
+func rank(s conformance.Status) int {
+	switch s {
+	case conformance.StatusError:
+		return 3
+	case conformance.StatusFail:
+		return 2
+	case conformance.StatusPass:
+		return 1
+	}
+	return 0
+}
+
+func (e *env) get(id string) *verdict {
+	v := e.verdicts[id]
+	if v == nil {
+		v = &verdict{}
+		e.verdicts[id] = v
+	}
+	return v
+}
+
+func (e *env) set(id string, s conformance.Status, reason string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v := e.get(id)
+	if rank(s) > rank(v.status) {
+		v.status, v.reason = s, reason
+	}
+}
+
+// pass records a pass of check id, with an optional note kept for the
+// report (the reading a server follows).
+func (e *env) pass(id string, note string) {
+	e.set(id, conformance.StatusPass, "")
+	if note != "" {
+		e.mu.Lock()
+		v := e.get(id)
+		if len(v.notes) < 3 {
+			v.notes = append(v.notes, note)
+		}
+		e.mu.Unlock()
+	}
+}
+
+func (e *env) fail(id, format string, a ...any) {
+	e.set(id, conformance.StatusFail, fmt.Sprintf(format, a...))
+}
+
+// errored records err against every check in ids.
+func (e *env) errored(err error, ids ...string) {
+	for _, id := range ids {
+		e.set(id, conformance.StatusError, err.Error())
+	}
+}
+
+// notRun records that check id could not be run against this server.
+func (e *env) notRun(id, reason string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v := e.get(id); v.notRun == "" {
+		v.notRun = reason
+	}
+}
+
+// queue returns a queue name no earlier run of the checker has used.
+func (e *env) queue(name string) string {
+	return fmt.Sprintf("%s-%s-%d", e.prefix, name, e.seq.Add(1))
+}
+
+// await polls queue until job id can be fetched and returns it. due is the
+// next_attempt_at the server announced (zero for a new job): a delivery
+// before it is recorded as early, one after it as a promotion latency, and
+// none within the late bound after it is an error of the caller's check.
+func (e *env) await(ctx context.Context, queue, id string, due time.Time, vis time.Duration) (*fetched, error) {
+	return e.awaitOpt(ctx, queue, id, due, vis, true)
+}
+
+// awaitOpt is await; record false judges an early delivery but keeps the
+// delivery out of the promotion latency (a job back from an expired
+// reservation, whose return may include a backoff delay).
+func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis time.Duration, record bool) (*fetched, error) {
+	deadline := time.Now().Add(e.cfg.lateBound)
+	if !due.IsZero() {
+		e.c.mu.Lock()
+		off := e.c.offLo
+		e.c.mu.Unlock()
+		deadline = due.Add(-off).Add(e.cfg.lateBound)
+	}
+	for {
+		f, err := e.c.fetch(ctx, queue, vis)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			if f.job.ID != id {
+				return nil, fmt.Errorf("live: FETCH of queue %s returned job %q, want %q (the only job pushed there)", queue, trunc(f.job.ID, 64), id)
+			}
+			e.judgeDelivery(f, due, record)
+			return f, nil
+		}
+		if time.Now().After(deadline) {
+			if due.IsZero() {
+				return nil, fmt.Errorf("live: job %s not fetchable within %v of its push", id, e.cfg.lateBound)
+			}
+			msg := fmt.Sprintf("job %s not fetchable within %v after its next_attempt_at %s", id, e.cfg.lateBound, due.Format(time.RFC3339Nano))
+			e.mu.Lock()
+			e.late = append(e.late, msg)
+			e.mu.Unlock()
+			return nil, fmt.Errorf("live: %s", msg)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(e.cfg.poll):
+		}
+	}
+}
+
+// judgeDelivery records a delivery of a job due at due. It is early when
+// the server answered the FETCH before due (less the timestamp resolution)
+// by its own clock: the latest server time the exchange can have had is
+// before it. started_at alone does not decide, since a server may stamp it
+// when the request arrives, before the claim (RK-110); it places the
+// delivery within the exchange for the latency, which is never negative.
+func (e *env) judgeDelivery(f *fetched, due time.Time, record bool) {
+	if due.IsZero() {
+		return
+	}
+	lo, hi, ok := e.c.window(f.ex)
+	at := f.at
+	if at.IsZero() || at.Before(lo) || at.After(hi) {
+		at = lo.Add(hi.Sub(lo) / 2)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.noClock = e.noClock || !ok
+	if hi.Before(due.Add(-resolution)) {
+		if by := due.Sub(hi); by > e.worst {
+			e.worst = by
+			e.worstMsg = fmt.Sprintf("job %s handed out by %s at the latest (server clock), %v before its next_attempt_at %s", f.job.ID, hi.Format(time.RFC3339Nano), by.Round(10*time.Microsecond), due.Format(time.RFC3339Nano))
+		}
+		e.early = append(e.early, fmt.Sprintf("job %s handed out by %s at the latest (server clock), %v before its next_attempt_at %s", f.job.ID, hi.Format(time.RFC3339Nano), due.Sub(hi).Round(10*time.Microsecond), due.Format(time.RFC3339Nano)))
+		return
+	}
+	e.promoted++
+	if record {
+		e.lat = append(e.lat, max(at.Sub(due), 0))
+	}
+}
+
+// delayRange returns the smallest and largest delay consistent with a FAIL
+// answered in ex whose next_attempt_at is next, on the server's clock.
+func (e *env) delayRange(ex *exchange, next time.Time) (lo, hi time.Duration) {
+	wlo, whi, ok := e.c.window(ex)
+	if !ok {
+		e.mu.Lock()
+		e.noClock = true
+		e.mu.Unlock()
+	}
+	return next.Sub(whi), next.Sub(wlo)
+}
+
+// judgeDelay checks a retry's next_attempt_at against the exact bounds
+// [want lo, want hi] of the policy's delay, within the timestamp
+// resolution; it returns "" or what is wrong.
+func (e *env) judgeDelay(ex *exchange, a *nackAnswer, wlo, whi time.Duration) (string, time.Time) {
+	next, err := parseTime("next_attempt_at", a.NextAttemptAt)
+	if err != nil {
+		return err.Error(), time.Time{}
+	}
+	if next.IsZero() {
+		return "the answer has no next_attempt_at", time.Time{}
+	}
+	lo, hi := e.delayRange(ex, next)
+	if hi < wlo-resolution || lo > whi+resolution {
+		return fmt.Sprintf("next_attempt_at is %v..%v after the failure, want %s", lo.Round(10*time.Microsecond), hi.Round(10*time.Microsecond), span(wlo, whi)), next
+	}
+	return "", next
+}
+
+// span formats a delay range.
+func span(lo, hi time.Duration) string {
+	if lo == hi {
+		return lo.String()
+	}
+	return fmt.Sprintf("[%v, %v]", lo, hi)
+}
+
+// latency returns the promotion figure of the run.
+func (e *env) latency() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.lat) == 0 {
+		return "promotion latency (next_attempt_at → fetchable): no retry was promoted"
+	}
+	l := append([]time.Duration(nil), e.lat...)
+	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	q := func(p float64) time.Duration { return l[min(len(l)-1, int(p*float64(len(l))))] }
+	s := fmt.Sprintf("promotion latency (next_attempt_at → fetchable, polled every %v): %d retries, p50 %v, p99 %v, max %v; late bound %v",
+		e.cfg.poll, len(l), q(0.5).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), l[len(l)-1].Round(10*time.Microsecond), e.cfg.lateBound)
+	if e.noClock {
+		s += " (the server gave no timestamps: the local clock stood in)"
+	}
+	return s
+}
+
+// retry is a retry policy a scenario pushes, written in the retry spec's
+// form (ISO 8601 durations).
+type retry struct {
+	max      int
+	initial  time.Duration
+	coef     float64
+	maxIv    time.Duration
+	jitter   bool
+	nonRetry []string
+	dead     bool
+	extra    map[string]any // fields of a reading under test
+	omit     []string       // fields to leave out
+}
+
+// wire returns the policy's JSON object in the dialect the run speaks
+// (WithIntervalForm, WithStrategyField).
+func (r retry) wire(e *env) map[string]any {
+	m := r.raw()
+	if e.cfg.intervalMs {
+		delete(m, "initial_interval")
+		delete(m, "max_interval")
+		m["initial_interval_ms"] = r.initial.Milliseconds()
+		m["max_interval_ms"] = r.maxIv.Milliseconds()
+	}
+	if e.cfg.strategyField != "" {
+		m[e.cfg.strategyField] = "exponential"
+	}
+	return m
+}
+
+// raw returns the policy's JSON object in the retry spec's form.
+func (r retry) raw() map[string]any {
+	m := map[string]any{
+		"max_attempts":        r.max,
+		"initial_interval":    policy.FormatDuration(r.initial),
+		"backoff_coefficient": r.coef,
+		"max_interval":        policy.FormatDuration(r.maxIv),
+		"jitter":              r.jitter,
+		"on_exhaustion":       "discard",
+	}
+	if r.dead {
+		m["on_exhaustion"] = "dead_letter"
+	}
+	if len(r.nonRetry) > 0 {
+		m["non_retryable_errors"] = r.nonRetry
+	}
+	for k, v := range r.extra {
+		m[k] = v
+	}
+	for _, k := range r.omit {
+		delete(m, k)
+	}
+	return m
+}
+
+// bounds returns the exact delay range after attempt n under r, from
+// retrykit's backoff package.
+func (r retry) bounds(n int) (time.Duration, time.Duration) {
+	p, err := policy.New(policy.Spec{
+		MaxAttempts: r.max, InitialInterval: r.initial, BackoffCoefficient: r.coef,
+		MaxInterval: r.maxIv, Jitter: r.jitter, OnExhaustion: policy.Discard,
+	})
+	if err != nil {
+		panic("live: a built-in scenario policy is invalid: " + err.Error()) // a bug of this package
+	}
+	return p.Backoff().Bounds(n)
+}
+
+// intOr formats an optional integer field of an answer.
+func intOr(p *int) string {
+	if p == nil {
+		return "absent"
+	}
+	return fmt.Sprint(*p)
+}
+
+func is(p *int, n int) bool { return p != nil && *p == n }

@@ -1,0 +1,290 @@
+// Scenarios of a job failing through its attempts: exhaustion, the
+// dead letter queue, the error history, the default and partial policies.
+
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// scenExhaustDiscard fails a job until its four attempts are spent:
+// exponential 20ms·2^(n-1) capped at 50ms, no jitter, discard.
+func scenExhaustDiscard(ctx context.Context, e *env) {
+	ids := []string{"http-attempts", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}
+	pol := retry{max: 4, initial: 20 * ms, coef: 2, maxIv: 50 * ms}
+	q, id, err := e.start(ctx, "exhaust", pol.wire(e))
+	if err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	for n := 1; n <= pol.max; n++ {
+		a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", n))
+		if err != nil {
+			e.errored(err, ids...)
+			return
+		}
+		if !is(a.Attempt, n) || !is(a.MaxAttempts, pol.max) {
+			e.fail("http-attempts", "the FAIL of attempt %d of %d answered attempt %s, max_attempts %s", n, pol.max, intOr(a.Attempt), intOr(a.MaxAttempts))
+		}
+		if n == pol.max {
+			if a.State != "discarded" {
+				e.fail("http-attempts", "the FAIL of the last attempt (%d of %d) answered state %q, want discarded", n, pol.max, a.State)
+				e.fail("http-discard", "the FAIL of the last attempt answered state %q, want discarded", a.State)
+			}
+			break
+		}
+		if a.State != "retryable" {
+			e.fail("http-attempts", "the FAIL of attempt %d of %d answered state %q, want retryable", n, pol.max, a.State)
+			e.errored(errors.New("live: the job was not retried, so later attempts could not be checked"), "http-next-attempt-at", "http-cap", "http-discard", "http-history")
+			return
+		}
+		lo, hi := pol.bounds(n)
+		bad, next := e.judgeDelay(ex, a, lo, hi)
+		check := "http-next-attempt-at"
+		if n == 3 { // 20ms·4 = 80ms, capped at 50ms
+			check = "http-cap"
+		}
+		if bad != "" {
+			e.fail(check, "after attempt %d: %s", n, bad)
+		} else {
+			e.pass(check, "")
+		}
+		if next.IsZero() {
+			e.errored(errors.New("live: no next_attempt_at to wait for"), ids...)
+			return
+		}
+		if _, err := e.await(ctx, q, id, next, 0); err != nil {
+			e.errored(err, "http-discard", "http-history")
+			return
+		}
+	}
+	e.pass("http-attempts", "")
+	j, err := e.c.info(ctx, id)
+	if err != nil {
+		e.errored(err, "http-discard", "http-history")
+		return
+	}
+	if j.State != "discarded" {
+		e.fail("http-discard", "INFO after the last failure: state %q, want discarded", j.State)
+	}
+	if !is(j.Attempt, pol.max) {
+		e.fail("http-attempts", "INFO after %d failed attempts: attempt %s", pol.max, intOr(j.Attempt))
+	}
+	judgeHistory(e, j, pol.max, "external.timeout")
+	dl, err := e.c.deadLetterIDs(ctx, q)
+	switch {
+	case err != nil:
+		e.errored(err, "http-discard")
+	case dl[id]:
+		e.fail("http-discard", "a job under on_exhaustion discard is listed in the dead letter queue")
+	default:
+		e.pass("http-discard", "")
+	}
+}
+
+// judgeHistory checks a job's error history after n failures of type t.
+func judgeHistory(e *env, j *job, n int, t string) {
+	h := j.errorList()
+	if len(h) < n {
+		e.fail("http-history", "after %d failures the job has %d error history entries (errors or error_history)", n, len(h))
+		return
+	}
+	h = h[len(h)-n:]
+	for i, x := range h {
+		if !is(x.Attempt, i+1) {
+			e.fail("http-history", "error history entry %d of %d has attempt %s, want %d", i+1, n, intOr(x.Attempt), i+1)
+			return
+		}
+		if e.sendsType() && x.Type != t {
+			e.fail("http-history", "error history entry %d has type %q, want %q", i+1, trunc(x.Type, 64), t)
+			return
+		}
+		if x.Message == "" {
+			e.fail("http-history", "error history entry %d has no message", i+1)
+			return
+		}
+	}
+	e.pass("http-history", "")
+}
+
+// scenMaxAttemptsOne fails a job of max_attempts 1 and one of 0 once.
+func scenMaxAttemptsOne(ctx context.Context, e *env) {
+	const check = "http-max-attempts-one"
+	for _, max := range []int{1, 0} {
+		pol := retry{max: max, initial: 20 * ms, coef: 2, maxIv: time.Second}
+		q := e.queue("max-one")
+		id, status, err := e.c.pushStatus(ctx, q, "retrykit.live.max-one", pol.wire(e))
+		switch {
+		case err != nil:
+			e.errored(err, check)
+			return
+		case id == "":
+			e.fail(check, "PUSH of a policy with max_attempts %d answered HTTP %d; the spec allows it", max, status)
+			return
+		}
+		if _, err := e.await(ctx, q, id, time.Time{}, 0); err != nil {
+			e.errored(err, check)
+			return
+		}
+		a, _, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		if a.State != "discarded" || !is(a.Attempt, 1) {
+			e.fail(check, "max_attempts %d: the first FAIL answered state %q, attempt %s; want discarded, 1", max, a.State, intOr(a.Attempt))
+			return
+		}
+	}
+	e.pass(check, "")
+}
+
+// scenPartial fails a job whose policy gives only max_attempts 2.
+func scenPartial(ctx context.Context, e *env) {
+	const check = "http-partial-policy"
+	_, _, a, ex, ok := e.startFailed(ctx, "partial", map[string]any{"max_attempts": 2}, "external.timeout", check)
+	if !ok {
+		return
+	}
+	def := retry{max: 2, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}
+	if bad := e.retried(ex, a, 1, def); bad != "" {
+		e.fail(check, "{max_attempts: 2}, attempt 1: %s (the defaults: PT1S, jitter)", bad)
+		return
+	}
+	if !is(a.MaxAttempts, 2) {
+		e.fail(check, "{max_attempts: 2}: the FAIL answer has max_attempts %s", intOr(a.MaxAttempts))
+		return
+	}
+	e.pass(check, "") // the job is left retryable on its own queue
+}
+
+// scenHistory12 fails a job of 12 attempts 12 times, 2ms apart, and reads
+// its error history (RET-15: at least the 10 most recent entries).
+func scenHistory12(ctx context.Context, e *env) {
+	const check = "http-history-10"
+	pol := retry{max: 12, initial: 2 * ms, coef: 1, maxIv: 2 * ms}
+	q, id, err := e.start(ctx, "history", pol.wire(e))
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	for n := 1; n <= pol.max; n++ {
+		a, _, err := e.nackOK(ctx, id, e.failWith(fmt.Sprintf("external.step_%d", n), n))
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		if n == pol.max {
+			break
+		}
+		if a.State != "retryable" {
+			e.errored(fmt.Errorf("live: the FAIL of attempt %d of %d answered state %q, so the history could not be filled (see http-attempts)", n, pol.max, a.State), check)
+			return
+		}
+		next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
+		if _, err := e.await(ctx, q, id, next, 0); err != nil {
+			e.errored(err, check)
+			return
+		}
+	}
+	j, err := e.c.info(ctx, id)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	h := j.errorList()
+	if len(h) < 10 {
+		e.fail(check, "after 12 failures the job keeps %d error history entries, want at least 10", len(h))
+		return
+	}
+	for i, x := range h[len(h)-10:] {
+		att := i + 3
+		if !is(x.Attempt, att) || (e.sendsType() && x.Type != fmt.Sprintf("external.step_%d", att)) {
+			e.fail(check, "the %d-th most recent error history entry has attempt %s, type %q; want attempt %d, type external.step_%d", 10-i, intOr(x.Attempt), trunc(x.Type, 64), att, att)
+			return
+		}
+	}
+	e.pass(check, "")
+}
+
+// scenDeadLetter spends two attempts under dead_letter, then retries the
+// dead letter and fails it once more.
+func scenDeadLetter(ctx context.Context, e *env) {
+	ids := []string{"http-dead-letter", "http-dead-letter-retry"}
+	pol := retry{max: 2, initial: 20 * ms, coef: 2, maxIv: time.Second, dead: true}
+	q, id, a, ex, ok := e.startFailed(ctx, "dead", pol.wire(e), "external.timeout", ids...)
+	if !ok {
+		return
+	}
+	if a.State != "retryable" || !is(a.Attempt, 1) {
+		e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
+		e.errored(errors.New("live: the job was not retried"), ids...)
+		return
+	}
+	_, next := e.judgeDelay(ex, a, 20*ms, 20*ms)
+	if _, err := e.await(ctx, q, id, next, 0); err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	a, _, err := e.nackOK(ctx, id, e.failWith("external.timeout", 2))
+	if err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	if a.State != "discarded" || !is(a.Attempt, 2) {
+		e.fail("http-dead-letter", "the FAIL of the last attempt answered state %q, attempt %s; want discarded, 2", a.State, intOr(a.Attempt))
+	}
+	dl, err := e.c.deadLetterIDs(ctx, q)
+	if err != nil {
+		e.errored(err, ids...)
+		return
+	}
+	if !dl[id] {
+		e.fail("http-dead-letter", "the exhausted job is not listed by GET /ojs/v1/dead-letter?queue=%s", q)
+		e.notRun("http-dead-letter-retry", "the job never reached the dead letter queue")
+		return
+	}
+	e.pass("http-dead-letter", "")
+	if err := e.c.deadLetterRetry(ctx, id); err != nil {
+		e.errored(err, "http-dead-letter-retry")
+		return
+	}
+	if _, err := e.await(ctx, q, id, time.Time{}, 0); err != nil {
+		e.fail("http-dead-letter-retry", "after the dead letter retry: %v", err)
+		return
+	}
+	a, _, err = e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+	if err != nil {
+		e.errored(err, "http-dead-letter-retry")
+		return
+	}
+	if a.State != "retryable" || !is(a.Attempt, 1) {
+		e.fail("http-dead-letter-retry", "the first FAIL after the dead letter retry answered state %q, attempt %s; want retryable, 1 (the attempt count is reset)", a.State, intOr(a.Attempt))
+		return
+	}
+	e.pass("http-dead-letter-retry", "")
+}
+
+// scenDefault fails a job pushed without a policy once.
+func scenDefault(ctx context.Context, e *env) {
+	const check = "http-default-policy"
+	_, _, a, ex, ok := e.startFailed(ctx, "default", nil, "external.timeout", check)
+	if !ok {
+		return
+	}
+	def := retry{max: 3, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}
+	if a.State != "retryable" || !is(a.Attempt, 1) || !is(a.MaxAttempts, 3) {
+		e.fail(check, "the first FAIL answered state %q, attempt %s, max_attempts %s; want retryable, 1, 3", a.State, intOr(a.Attempt), intOr(a.MaxAttempts))
+		return
+	}
+	lo, hi := def.bounds(1)
+	if bad, _ := e.judgeDelay(ex, a, lo, hi); bad != "" {
+		e.fail(check, "%s (the default policy)", bad)
+		return
+	}
+	e.pass(check, "")
+	// The job is left retryable; its queue is unique, so nobody fetches it.
+}

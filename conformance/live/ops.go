@@ -1,0 +1,303 @@
+// The binding's operations the checks use, and the parts of their answers
+// they read.
+
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+)
+
+// job is the part of a job object (binding §9, §10) the checks read.
+type job struct {
+	ID          string          `json:"id"`
+	State       string          `json:"state"`
+	Queue       string          `json:"queue"`
+	Attempt     *int            `json:"attempt"`
+	MaxAttempts *int            `json:"max_attempts"`
+	CreatedAt   string          `json:"created_at"`
+	EnqueuedAt  string          `json:"enqueued_at"`
+	StartedAt   string          `json:"started_at"`
+	Errors      []jobError      `json:"errors"`
+	History     []jobError      `json:"error_history"`
+	Error       json.RawMessage `json:"error"`
+}
+
+// errorList returns the job's error history, under either name (RK-116).
+func (j *job) errorList() []jobError {
+	if len(j.Errors) > 0 {
+		return j.Errors
+	}
+	return j.History
+}
+
+type jobError struct {
+	Attempt   *int   `json:"attempt"`
+	Type      string `json:"type"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Timestamp string `json:"timestamp"`
+}
+
+// nackAnswer is the FAIL answer (binding §10.3).
+type nackAnswer struct {
+	JobID         string `json:"job_id"`
+	State         string `json:"state"`
+	Attempt       *int   `json:"attempt"`
+	MaxAttempts   *int   `json:"max_attempts"`
+	NextAttemptAt string `json:"next_attempt_at"`
+	DiscardedAt   string `json:"discarded_at"`
+	Job           *job   `json:"job"`
+}
+
+// push enqueues one job and returns its id.
+func (c *client) push(ctx context.Context, queue, typ string, retry map[string]any) (string, error) {
+	opts := map[string]any{"queue": queue}
+	if retry != nil {
+		opts["retry"] = retry
+	}
+	ex, err := c.do(ctx, "PUSH", http.MethodPost, "/jobs", map[string]any{"type": typ, "args": []any{queue}, "options": opts})
+	if err != nil {
+		return "", err
+	}
+	if ex.status != http.StatusCreated && ex.status != http.StatusOK {
+		return "", unexpected("PUSH", ex)
+	}
+	var a struct {
+		Job *job `json:"job"`
+	}
+	if err := decode("PUSH", ex, &a); err != nil {
+		return "", err
+	}
+	if a.Job == nil || a.Job.ID == "" {
+		return "", &serverError{Op: "PUSH", Status: ex.status, Reason: "answer has no job.id: " + snippet(ex.body)}
+	}
+	for _, ts := range []string{a.Job.EnqueuedAt, a.Job.CreatedAt} {
+		if t, err := parseTime("job.enqueued_at", ts); err == nil && !t.IsZero() {
+			c.observe(ex, t)
+			break
+		}
+	}
+	return a.Job.ID, nil
+}
+
+// pushStatus enqueues a job and returns only the status and error code, for
+// the checks of readings a server may reject.
+func (c *client) pushStatus(ctx context.Context, queue, typ string, retry map[string]any) (id string, status int, err error) {
+	ex, err := c.do(ctx, "PUSH", http.MethodPost, "/jobs", map[string]any{"type": typ, "args": []any{}, "options": map[string]any{"queue": queue, "retry": retry}})
+	if err != nil {
+		return "", 0, err
+	}
+	if ex.status >= 400 && ex.status < 500 {
+		return "", ex.status, nil
+	}
+	if ex.status != http.StatusCreated && ex.status != http.StatusOK {
+		return "", ex.status, unexpected("PUSH", ex)
+	}
+	var a struct {
+		Job *job `json:"job"`
+	}
+	if err := decode("PUSH", ex, &a); err != nil {
+		return "", ex.status, err
+	}
+	if a.Job == nil || a.Job.ID == "" {
+		return "", ex.status, &serverError{Op: "PUSH", Status: ex.status, Reason: "answer has no job.id"}
+	}
+	return a.Job.ID, ex.status, nil
+}
+
+// fetched is one FETCH that returned a job, with the server's time of it.
+type fetched struct {
+	job job
+	ex  *exchange
+	at  time.Time // the job's started_at, zero when absent
+}
+
+// fetch claims at most one job of queue; nil when none is available.
+func (c *client) fetch(ctx context.Context, queue string, visibility time.Duration) (*fetched, error) {
+	body := map[string]any{"queues": []string{queue}, "count": 1, "worker_id": "retrykit-live"}
+	if visibility > 0 {
+		body["visibility_timeout_ms"] = visibility.Milliseconds()
+	}
+	ex, err := c.do(ctx, "FETCH", http.MethodPost, "/workers/fetch", body)
+	if err != nil {
+		return nil, err
+	}
+	if ex.status != http.StatusOK {
+		return nil, unexpected("FETCH", ex)
+	}
+	var a struct {
+		Jobs []job `json:"jobs"`
+	}
+	if err := decode("FETCH", ex, &a); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(a.Jobs) == 0:
+		return nil, nil
+	case len(a.Jobs) > 1:
+		return nil, &serverError{Op: "FETCH", Status: ex.status, Reason: fmt.Sprintf("count 1 asked, %d jobs returned", len(a.Jobs))}
+	}
+	f := &fetched{job: a.Jobs[0], ex: ex}
+	if f.at, err = parseTime("jobs[0].started_at", f.job.StartedAt); err != nil {
+		return nil, &serverError{Op: "FETCH", Status: ex.status, Reason: err.Error()}
+	}
+	c.observe(ex, f.at)
+	return f, nil
+}
+
+// failure is the error a check reports with FAIL.
+type failure struct {
+	Type    string // "" leaves error.type out
+	Code    string // "" leaves error.code out
+	Message string
+}
+
+// nack reports a failure. status is the HTTP status; the answer is decoded
+// only for 200.
+func (c *client) nack(ctx context.Context, id string, f failure) (*nackAnswer, *exchange, error) {
+	e := map[string]any{"message": f.Message}
+	if f.Type != "" {
+		e["type"] = f.Type
+	}
+	if f.Code != "" {
+		e["code"] = f.Code
+	}
+	ex, err := c.do(ctx, "FAIL", http.MethodPost, "/workers/nack", map[string]any{"job_id": id, "error": e})
+	if err != nil {
+		return nil, nil, err
+	}
+	if ex.status != http.StatusOK {
+		return nil, ex, nil
+	}
+	var a nackAnswer
+	if err := decode("FAIL", ex, &a); err != nil {
+		return nil, ex, err
+	}
+	return &a, ex, nil
+}
+
+// ack completes a job.
+func (c *client) ack(ctx context.Context, id string) error {
+	ex, err := c.do(ctx, "ACK", http.MethodPost, "/workers/ack", map[string]any{"job_id": id})
+	if err != nil {
+		return err
+	}
+	if ex.status != http.StatusOK {
+		return unexpected("ACK", ex)
+	}
+	return nil
+}
+
+// heartbeat extends the reservation of one active job.
+func (c *client) heartbeat(ctx context.Context, id string, visibility time.Duration) error {
+	ex, err := c.do(ctx, "BEAT", http.MethodPost, "/workers/heartbeat", map[string]any{
+		"worker_id": "retrykit-live", "active_jobs": []string{id}, "visibility_timeout_ms": visibility.Milliseconds(),
+	})
+	if err != nil {
+		return err
+	}
+	if ex.status != http.StatusOK {
+		return unexpected("BEAT", ex)
+	}
+	var a struct {
+		Extended []string `json:"jobs_extended"`
+	}
+	if err := decode("BEAT", ex, &a); err != nil {
+		return err
+	}
+	if a.Extended != nil && !slices.Contains(a.Extended, id) {
+		return &serverError{Op: "BEAT", Status: ex.status, Reason: "the active job is not in jobs_extended: " + snippet(ex.body)}
+	}
+	return nil
+}
+
+// info reads a job.
+func (c *client) info(ctx context.Context, id string) (*job, error) {
+	ex, err := c.do(ctx, "INFO", http.MethodGet, "/jobs/"+url.PathEscape(id), nil)
+	if err != nil {
+		return nil, err
+	}
+	if ex.status != http.StatusOK {
+		return nil, unexpected("INFO", ex)
+	}
+	var a struct {
+		Job *job `json:"job"`
+	}
+	if err := decode("INFO", ex, &a); err != nil {
+		return nil, err
+	}
+	if a.Job == nil {
+		return nil, &serverError{Op: "INFO", Status: ex.status, Reason: "answer has no job"}
+	}
+	return a.Job, nil
+}
+
+// deadLetterIDs lists the ids of the dead-letter jobs of queue (binding
+// §12.1), at most 100.
+func (c *client) deadLetterIDs(ctx context.Context, queue string) (map[string]bool, error) {
+	ex, err := c.do(ctx, "DEAD-LETTER LIST", http.MethodGet, "/dead-letter?limit=100&queue="+url.QueryEscape(queue), nil)
+	if err != nil {
+		return nil, err
+	}
+	if ex.status != http.StatusOK {
+		return nil, unexpected("DEAD-LETTER LIST", ex)
+	}
+	var a struct {
+		Jobs []job `json:"jobs"`
+	}
+	if err := decode("DEAD-LETTER LIST", ex, &a); err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, j := range a.Jobs {
+		ids[j.ID] = true
+	}
+	return ids, nil
+}
+
+// deadLetterRetry re-enqueues a dead-letter job (binding §12.2).
+func (c *client) deadLetterRetry(ctx context.Context, id string) error {
+	ex, err := c.do(ctx, "DEAD-LETTER RETRY", http.MethodPost, "/dead-letter/"+url.PathEscape(id)+"/retry", nil)
+	if err != nil {
+		return err
+	}
+	if ex.status != http.StatusOK {
+		return unexpected("DEAD-LETTER RETRY", ex)
+	}
+	return nil
+}
+
+// manifest reads GET /ojs/manifest for the report's title; errors leave
+// the name empty.
+func (c *client) manifest(ctx context.Context) (name, version string) {
+	ex, err := c.do(ctx, "MANIFEST", http.MethodGet, "", nil, c.root+"/ojs/manifest")
+	if err != nil || ex.status != http.StatusOK {
+		return "", ""
+	}
+	var m struct {
+		Implementation struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"implementation"`
+	}
+	if json.Unmarshal(ex.body, &m) != nil {
+		return "", ""
+	}
+	return trunc(m.Implementation.Name, 64), trunc(m.Implementation.Version, 32)
+}
+
+// errFromStatus is the error a check reports for a FAIL answered with a
+// status other than 200.
+func errFromStatus(ex *exchange) error {
+	if ex == nil {
+		return errors.New("live: no answer")
+	}
+	return unexpected("FAIL", ex)
+}

@@ -1,0 +1,123 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// ms is a millisecond, the unit of the scenarios' short intervals.
+const ms = time.Millisecond
+
+// scenario is one job lifecycle (or a few run together) that adds verdicts
+// to the checks it names.
+type scenario struct {
+	name string
+	ids  []string // the checks it judges
+	run  func(ctx context.Context, e *env)
+}
+
+// scenarios lists every scenario; Run plays them concurrently, each on
+// queues of its own.
+var scenarios = []scenario{
+	{"exhaust-discard", []string{"http-attempts", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}, scenExhaustDiscard},
+	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-retry"}, scenDeadLetter},
+	{"jitter", []string{"http-jitter-range", "http-jitter-cap"}, scenJitter},
+	{"history-12", []string{"http-history-10"}, scenHistory12},
+	{"cap-before-jitter", []string{"http-cap-before-jitter"}, scenCapBeforeJitter},
+	{"max-attempts-one", []string{"http-max-attempts-one"}, scenMaxAttemptsOne},
+	{"partial-policy", []string{"http-partial-policy"}, scenPartial},
+	{"non-retryable", []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-nonretryable-dead-letter"}, scenNonRetryable},
+	{"handler-codes", []string{"http-code-retry", "http-code-discard", "http-code-fail", "http-code-dead-letter"}, scenCodes},
+	{"visibility-timeout", []string{"http-visibility-timeout"}, scenVisibility},
+	{"heartbeat", []string{"http-heartbeat"}, scenHeartbeat},
+	{"default-policy", []string{"http-default-policy"}, scenDefault},
+	{"interval-ms", []string{"http-interval-ms"}, scenIntervalMs},
+	{"backoff-type", []string{"http-backoff-type"}, scenBackoffType},
+}
+
+// start pushes a job with policy r (nil for none) to a fresh queue and
+// fetches it: the first attempt, active.
+func (e *env) start(ctx context.Context, name string, r map[string]any) (queue, id string, err error) {
+	queue = e.queue(name)
+	if id, err = e.c.push(ctx, queue, "retrykit.live."+name, r); err != nil {
+		return "", "", err
+	}
+	if _, err = e.await(ctx, queue, id, time.Time{}, 0); err != nil {
+		return "", "", err
+	}
+	return queue, id, nil
+}
+
+// startFailed is start followed by a FAIL of the first attempt with error
+// type t, answered 200. On any error it records the error against ids and
+// returns ok false.
+func (e *env) startFailed(ctx context.Context, name string, r map[string]any, t string, ids ...string) (queue, id string, a *nackAnswer, ex *exchange, ok bool) {
+	queue, id, err := e.start(ctx, name, r)
+	if err == nil {
+		a, ex, err = e.nackOK(ctx, id, e.failWith(t, 1))
+	}
+	if err != nil {
+		e.errored(err, ids...)
+		return "", "", nil, nil, false
+	}
+	return queue, id, a, ex, true
+}
+
+// sendsType reports whether FAIL requests carry error.type (RK-111); else
+// the type goes in error.code.
+func (e *env) sendsType() bool { return e.cfg.typeField != "code" }
+
+// failWith is the failure a scenario reports for an error type t.
+func (e *env) failWith(t string, n int) failure {
+	f := failure{Message: fmt.Sprintf("retrykit live check: attempt %d failed", n)}
+	if e.sendsType() {
+		f.Type = t
+	} else {
+		f.Code = t
+	}
+	return f
+}
+
+// retried returns "" when a is the answer of a retried attempt n of a
+// job under pol: state retryable, that attempt, and next_attempt_at
+// within the policy's bounds; else what differs.
+func (e *env) retried(ex *exchange, a *nackAnswer, n int, pol retry) string {
+	if a.State != "retryable" {
+		return fmt.Sprintf("state %q, want retryable", a.State)
+	}
+	if !is(a.Attempt, n) {
+		return fmt.Sprintf("retryable, but attempt %s, want %d", intOr(a.Attempt), n)
+	}
+	lo, hi := pol.bounds(n)
+	if bad, _ := e.judgeDelay(ex, a, lo, hi); bad != "" {
+		return "retryable, but " + bad
+	}
+	return ""
+}
+
+// nackOK sends FAIL and requires a 200 answer.
+func (e *env) nackOK(ctx context.Context, id string, f failure) (*nackAnswer, *exchange, error) {
+	a, ex, err := e.c.nack(ctx, id, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a == nil {
+		return nil, nil, errFromStatus(ex)
+	}
+	return a, ex, nil
+}
+
+// checkServer probes the server once before the scenarios: a transport
+// error or a health answer other than 200 ends the run with an error.
+func (c *client) checkServer(ctx context.Context) error {
+	ex, err := c.do(ctx, "HEALTH", http.MethodGet, "/health", nil)
+	if err != nil {
+		return err
+	}
+	if ex.status != http.StatusOK {
+		return unexpected("HEALTH", ex)
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package live_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/live"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/ojshttp"
+)
+
+// runServe runs the checker against retrykit's own OJS server, with the
+// given planted faults, over a real loopback connection.
+func runServe(t *testing.T, faults ojsfault.Set) *conformance.Report {
+	t.Helper()
+	srv := ojshttp.New(executor.New())
+	ojsfault.Plant(srv, faults)
+	defer ojsfault.Plant(srv, 0)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return rep
+}
+
+func bad(rep *conformance.Report) []string {
+	var ids []string
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusFail || r.Status == conformance.StatusError {
+			ids = append(ids, r.ID+": "+r.Reason)
+		}
+	}
+	return ids
+}
+
+// TestServePasses: retrykit serve passes every check, with nothing left
+// not run.
+func TestServePasses(t *testing.T) {
+	rep := runServe(t, 0)
+	if !rep.OK() || rep.Totals.NotRun != 0 || rep.Totals.Pass != len(live.Checks()) {
+		t.Fatalf("totals %+v; failed or errored: %q", rep.Totals, bad(rep))
+	}
+}
+
+// TestPlantedFaults: each planted bug of the server fails the checks that
+// target it.
+func TestPlantedFaults(t *testing.T) {
+	for _, tc := range []struct {
+		fault ojsfault.Set
+		want  []string
+		may   []string // may fail too
+	}{
+		{ojsfault.AttemptOffByOne, []string{"http-attempts"}, nil},
+		// The planted server raises max_interval by half, so the cap before
+		// jitter moves too: http-cap-before-jitter sees it about one run
+		// in twenty (16 samples, each below the true cap with p = 1/6).
+		{ojsfault.NoCapAfterJitter, []string{"http-jitter-cap"}, []string{"http-cap-before-jitter"}},
+		{ojsfault.RegexMatch, []string{"http-prefix-boundary", "http-exact-literal"}, nil},
+		{ojsfault.EarlyRetry, []string{"http-not-early"}, nil},
+	} {
+		t.Run(tc.fault.String(), func(t *testing.T) {
+			rep := runServe(t, tc.fault)
+			failed := map[string]bool{}
+			for _, r := range rep.Results {
+				failed[r.ID] = r.Status == conformance.StatusFail
+			}
+			for _, id := range tc.want {
+				if !failed[id] {
+					t.Errorf("%s did not fail; failures: %q", id, bad(rep))
+				}
+			}
+			if rep.OK() {
+				t.Errorf("the report is OK")
+			}
+			if tc.fault != ojsfault.AttemptOffByOne { // the attempt shows in many answers
+				for _, r := range rep.Results {
+					if r.Status != conformance.StatusPass && !slices.Contains(tc.want, r.ID) && !slices.Contains(tc.may, r.ID) {
+						t.Errorf("%s also %s: %s", r.ID, r.Status, r.Reason)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSlowServe: a correct server that answers every request 30ms late
+// still passes (the checker's windows widen with the round trip), and
+// the run stays bounded.
+func TestSlowServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	srv := ojshttp.New(executor.New())
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(30 * time.Millisecond)
+		srv.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	start := time.Now()
+	rep, err := live.Run(context.Background(), hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Errorf("failed or errored: %q", bad(rep))
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the run took %v", d)
+	}
+}
+
+// rewriting serves h with every JSON answer passed through edit.
+func rewriting(h http.Handler, edit func(any) any) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var v any
+		body := rec.Body.Bytes()
+		if json.Unmarshal(body, &v) == nil {
+			body, _ = json.Marshal(edit(v))
+		}
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	})
+}
+
+// strip removes the named keys from every object of a JSON value.
+func strip(v any, keys ...string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range keys {
+			delete(x, k)
+		}
+		for k, y := range x {
+			x[k] = strip(y, keys...)
+		}
+	case []any:
+		for i, y := range x {
+			x[i] = strip(y, keys...)
+		}
+	}
+	return v
+}
+
+// TestServeWithoutTimestamps: a server whose answers carry no job
+// timestamps is judged on the local clock, with a warning, and a correct
+// one still passes.
+func TestServeWithoutTimestamps(t *testing.T) {
+	hs := httptest.NewServer(rewriting(ojshttp.New(executor.New()), func(v any) any {
+		return strip(v, "created_at", "enqueued_at", "started_at", "server_time")
+	}))
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Errorf("failed or errored: %q", bad(rep))
+	}
+	if len(rep.Warnings) == 0 || !strings.Contains(strings.Join(rep.Warnings, " "), "no timestamps") {
+		t.Errorf("warnings %q, want one about the missing timestamps", rep.Warnings)
+	}
+}
+
+// shift moves every RFC 3339 timestamp of a JSON value by d.
+func shift(v any, d time.Duration) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, y := range x {
+			x[k] = shift(y, d)
+		}
+	case []any:
+		for i, y := range x {
+			x[i] = shift(y, d)
+		}
+	case string:
+		if ts, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return ts.Add(d).Format(time.RFC3339Nano)
+		}
+	}
+	return v
+}
+
+// TestServeSkewedClock: a server whose clock is an hour ahead of the
+// checker's is judged on its own clock, and a correct one passes; one
+// whose retries are early by its own clock still fails.
+func TestServeSkewedClock(t *testing.T) {
+	for _, fault := range []ojsfault.Set{0, ojsfault.EarlyRetry} {
+		srv := ojshttp.New(executor.New())
+		ojsfault.Plant(srv, fault)
+		hs := httptest.NewServer(rewriting(srv, func(v any) any { return shift(v, time.Hour) }))
+		rep, err := live.Run(context.Background(), hs.URL)
+		hs.Close()
+		ojsfault.Plant(srv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fault == 0 && !rep.OK() {
+			t.Errorf("correct server, skewed clock: %q", bad(rep))
+		}
+		if fault != 0 {
+			failed := false
+			for _, r := range rep.Results {
+				failed = failed || r.ID == "http-not-early" && r.Status == conformance.StatusFail
+			}
+			if !failed {
+				t.Errorf("early-retry server, skewed clock: http-not-early did not fail: %q", bad(rep))
+			}
+		}
+	}
+}
+
+// TestSelection: --spec-only keeps the MUST checks alone, WithIDs the
+// named ones, and WithHandlerCodes(false) reports the codes as not run.
+func TestSelection(t *testing.T) {
+	hs := httptest.NewServer(ojshttp.New(executor.New()))
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL, live.WithSpecOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		if r.Level != "MUST" {
+			t.Errorf("spec-only run has %s at level %s", r.ID, r.Level)
+		}
+	}
+	if !rep.SpecOnly || rep.NotSelected == 0 || !rep.OK() {
+		t.Errorf("spec-only: %+v, not selected %d, failures %q", rep.Totals, rep.NotSelected, bad(rep))
+	}
+	rep, err = live.Run(context.Background(), hs.URL, live.WithIDs("http-exact-literal", "http-code-fail"), live.WithHandlerCodes(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].ID != "http-exact-literal" || len(rep.NotRun) != 1 || rep.NotRun[0].ID != "http-code-fail" {
+		t.Errorf("results %+v, not run %+v", rep.Results, rep.NotRun)
+	}
+}

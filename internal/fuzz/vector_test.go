@@ -1,0 +1,114 @@
+package fuzz_test
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/internal/fuzz"
+	"github.com/retrykit/retrykit/policytest"
+)
+
+// writtenVector writes the disagreement of got on req and returns the
+// vector as written.
+func writtenVector(t *testing.T, req protocol.Request, got protocol.Response) map[string]any {
+	t.Helper()
+	h, _ := conformance.Reference().Hello(t.Context())
+	d := policytest.Judge(h, req, got)
+	if d == nil {
+		t.Fatalf("no disagreement for %+v", got)
+	}
+	dir := t.TempDir()
+	path, id, err := fuzz.WriteVector(dir, d, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Vectors []map[string]any `json:"vectors"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range f.Vectors {
+		if v["id"] == id {
+			return v
+		}
+	}
+	t.Fatalf("%s not in %s", id, data)
+	return nil
+}
+
+func flagsOf(v map[string]any) []string {
+	var out []string
+	for _, f := range v["flags"].([]any) {
+		out = append(out, f.(string))
+	}
+	return out
+}
+
+func ns(n int64) *int64 { return &n }
+
+// A written vector carries the requirement, level and class flags of the
+// rule the implementation broke, as the shipped suite files that rule.
+func TestWriteVectorNamesTheBrokenRule(t *testing.T) {
+	half := 0.5
+	for _, tc := range []struct {
+		name      string
+		req       protocol.Request
+		got       protocol.Response
+		wantReq   string
+		wantFlag  string // a flag the vector must carry ("" for none)
+		forbidden string // a flag it must not carry
+	}{
+		{"P accepted as zero", protocol.Request{Op: protocol.OpParseDuration, Value: "P"},
+			protocol.Response{NS: ns(0)}, "RET-19", "class:lenient-duration", "retrykit:decision"},
+		{"delay rounded to ms", protocol.Request{Op: protocol.OpDelay, Policy: json.RawMessage(`{"initial_interval":"PT1.0004S","jitter":false}`), Attempt: 1},
+			protocol.Response{DelayNS: ns(1_000_000_000)}, "", "", ""},
+		{"strategy ignored", protocol.Request{Op: protocol.OpDelay, Policy: json.RawMessage(`{"backoff_strategy":"linear","jitter":false}`), Attempt: 3, Rand: &half},
+			protocol.Response{DelayNS: ns(4_000_000_000)}, "", "class:strategy-field", ""},
+		{"regex match", protocol.Request{Op: protocol.OpMatch, Patterns: []string{"auth.*"}, ErrorType: "authx"},
+			protocol.Response{Match: ptrTrue()}, "", "class:regex-match", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := writtenVector(t, tc.req, tc.got)
+			req := v["requirement"].(string)
+			if tc.wantReq != "" && req != tc.wantReq {
+				t.Errorf("requirement %s, want %s", req, tc.wantReq)
+			}
+			if req == "RET-05" {
+				t.Errorf("filed under RET-05 (jitter), though the policy has no jitter: %v", v)
+			}
+			fl := flagsOf(v)
+			if tc.wantFlag != "" && !slices.Contains(fl, tc.wantFlag) {
+				t.Errorf("flags %v lack %s", fl, tc.wantFlag)
+			}
+			if tc.forbidden != "" && slices.Contains(fl, tc.forbidden) {
+				t.Errorf("flags %v carry %s", fl, tc.forbidden)
+			}
+		})
+	}
+}
+
+// A policy with duplicate keys is written as policy_raw text, never as a
+// "policy" object with duplicate keys.
+func TestWriteVectorPolicyRaw(t *testing.T) {
+	req := protocol.Request{Op: protocol.OpValidate, Policy: json.RawMessage(`{"max_attempts":3,"max_attempts":5}`)}
+	eff := json.RawMessage(`{"max_attempts":5,"initial_interval":"PT1S","backoff_coefficient":2,"max_interval":"PT5M","jitter":true,"non_retryable_errors":[],"on_exhaustion":"discard","backoff_strategy":"exponential"}`)
+	v := writtenVector(t, req, protocol.Response{Effective: eff})
+	in := v["input"].(map[string]any)
+	if in["policy_raw"] != `{"max_attempts":3,"max_attempts":5}` || in["policy"] != nil {
+		t.Errorf("input %v", in)
+	}
+	if v["requirement"] != "RK-08" {
+		t.Errorf("requirement %v, want RK-08 (duplicate keys)", v["requirement"])
+	}
+}
+
+func ptrTrue() *bool { b := true; return &b }
