@@ -196,8 +196,8 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 //     activity fails now; for DeadLetter the [DeadLetterFunc] runs first.
 //
 // The ApplicationError's type is the failure's type (for an untyped Go
-// error, the name Temporal itself would give it), its message the handler's
-// message, prefixed for an end decision by "temporalretry: ACTION (REASON): ",
+// error, the name Temporal itself would give it), its message
+// "temporalretry: retry after DELAY" or "temporalretry: ACTION (REASON)",
 // its cause the handler's error, and its one detail an [Outcome]. A failure
 // the policy cannot judge (an unknown handler code) is dead-lettered with
 // that problem joined to the error, as is an unreadable header policy
@@ -237,31 +237,31 @@ func (i *Interceptor) handle(ctx context.Context, err error, header map[string]*
 	if derr != nil {
 		d = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}
 	}
-	cause := err
+	orig := err
 	if perr != nil || derr != nil {
 		err = errors.Join(err, perr, derr)
 	}
 	tType := errType
 	if !typed && !isApp {
-		tType = goTypeName(cause)
+		tType = goTypeName(orig)
 	}
 	out := Outcome{Action: d.Action.String(), Reason: d.Reason.String(), Attempt: int(info.Attempt), ErrorType: errType, Delay: d.Delay}
 	if d.Action == policy.Retry {
-		return temporal.NewApplicationErrorWithOptions(err.Error(), tType, temporal.ApplicationErrorOptions{
-			Cause:          cause,
+		delay := max(d.Delay, minDelay)
+		return temporal.NewApplicationErrorWithOptions("temporalretry: retry after "+delay.String(), tType, temporal.ApplicationErrorOptions{
+			Cause:          err,
 			Details:        []any{out},
-			NextRetryDelay: max(d.Delay, minDelay),
+			NextRetryDelay: delay,
 		})
 	}
 	if d.Action == policy.DeadLetter && i != nil && i.deadLetter != nil {
-		if herr := i.deadLetter(ctx, DeadLetter{Info: info, Args: args, Decision: d, Err: cause}); herr != nil {
+		if herr := i.deadLetter(ctx, DeadLetter{Info: info, Args: args, Decision: d, Err: orig}); herr != nil {
 			err = errors.Join(err, fmt.Errorf("temporalretry: dead-letter hook: %w", herr))
 		}
 	}
-	msg := "temporalretry: " + d.Action.String() + " (" + d.Reason.String() + "): " + err.Error()
-	return temporal.NewApplicationErrorWithOptions(msg, tType, temporal.ApplicationErrorOptions{
+	return temporal.NewApplicationErrorWithOptions("temporalretry: "+d.Action.String()+" ("+d.Reason.String()+")", tType, temporal.ApplicationErrorOptions{
 		NonRetryable: true,
-		Cause:        cause,
+		Cause:        err,
 		Details:      []any{out},
 	})
 }
@@ -306,10 +306,23 @@ type Outcome struct {
 // there is none.
 func OutcomeOf(err error) (o Outcome, ok bool) {
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || !app.HasDetails() {
-		return Outcome{}, false
+	for e := err; errors.As(e, &app); e = app.Unwrap() {
+		if o, ok = details(app); ok {
+			return o, true
+		}
 	}
-	if app.Details(&o) != nil || o.Action == "" {
+	return Outcome{}, false
+}
+
+// details reads app's one detail as an Outcome. The SDK panics when a
+// local error's detail has another type, so that is recovered as "none".
+func details(app *temporal.ApplicationError) (o Outcome, ok bool) {
+	defer func() {
+		if recover() != nil {
+			o, ok = Outcome{}, false
+		}
+	}()
+	if !app.HasDetails() || app.Details(&o) != nil || o.Action == "" {
 		return Outcome{}, false
 	}
 	return o, true
