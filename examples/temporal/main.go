@@ -72,7 +72,7 @@ func run() error {
 		// Timers under a second are honoured only with a short timer shift
 		// (the default 1s rounds them up).
 		temporaltest.WithBaseServerOptions(server.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			dynamicconfig.TimerProcessorMaxTimeShift.Key(): {{Value: 10 * time.Millisecond}},
+			dynamicconfig.TimerProcessorMaxTimeShift.Key(): []dynamicconfig.ConstrainedValue{{Value: 10 * time.Millisecond}},
 		})),
 		temporaltest.WithBaseClientOptions(client.Options{Logger: quiet}),
 	)

@@ -38,7 +38,7 @@ const timerShift = 10 * time.Millisecond
 func newServer(t *testing.T, shift time.Duration) *temporaltest.TestServer {
 	t.Helper()
 	dc := dynamicconfig.StaticClient{
-		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): {{Value: true}},
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
 	}
 	if shift > 0 {
 		dc[dynamicconfig.TimerProcessorMaxTimeShift.Key()] = []dynamicconfig.ConstrainedValue{{Value: shift}}
@@ -157,7 +157,10 @@ func newEnv(t *testing.T, ts *temporaltest.TestServer, workers int, rk *temporal
 		ts.NewWorkerWithOptions(e.queue, func(r worker.Registry) {
 			r.RegisterWorkflowWithOptions(runCalls, workflow.RegisterOptions{Name: "runCalls"})
 			r.RegisterActivityWithOptions(e.rec.scripted, activity.RegisterOptions{Name: "scripted"})
-			r.RegisterActivityWithOptions(e.rec.scripted, activity.RegisterOptions{Name: "typed"})
+			// A second function: the SDK keys registrations by function, so
+			// registering e.rec.scripted twice would rename the first.
+			typed := func(ctx context.Context, script []string) (string, error) { return e.rec.scripted(ctx, script) }
+			r.RegisterActivityWithOptions(typed, activity.RegisterOptions{Name: "typed"})
 		}, worker.Options{Interceptors: []interceptor.WorkerInterceptor{rk}})
 	}
 	return e
