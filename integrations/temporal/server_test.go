@@ -262,7 +262,14 @@ func TestServerDelays(t *testing.T) {
 		return nil
 	}))
 	e := newEnv(t, ts, 1, rk)
-	res := e.run(t, "delays", []call{{Type: "scripted", Policy: js, Script: []string{"fail"}}})
+	// Two more calls in the same workflow: 30ms twice, and 1.5s once.
+	const short = `{"max_attempts":3,"initial_interval":"PT0.03S","backoff_coefficient":1,"jitter":false}`
+	const long = `{"max_attempts":2,"initial_interval":"PT1.5S","jitter":false}`
+	res := e.run(t, "delays", []call{
+		{Type: "scripted", Policy: js, Script: []string{"fail"}},
+		{Type: "scripted", Policy: short, Script: []string{"fail"}},
+		{Type: "scripted", Policy: long, Script: []string{"fail"}},
+	})
 
 	// The workflow saw the final failure with its outcome.
 	if o := res[0].Outcome; !res[0].HasOut || o.Action != "dead_letter" || o.Reason != "exhausted" || o.Attempt != 5 {
@@ -330,31 +337,62 @@ func TestServerDelays(t *testing.T) {
 	if span < sum || span > sum+4*tolerance {
 		t.Errorf("history span %v, delays sum to %v", span, sum)
 	}
+
+	for _, c := range []struct {
+		id   string
+		want []time.Duration
+	}{
+		{"1", []time.Duration{30 * time.Millisecond, 30 * time.Millisecond}},
+		{"2", []time.Duration{1500 * time.Millisecond}},
+	} {
+		recs := e.rec.get("delays/" + c.id)
+		_, started, _ := e.activityEvents(t, "delays", c.id)
+		sa := started.GetActivityTaskStartedEventAttributes()
+		if len(recs) != len(c.want)+1 || sa.GetAttempt() != int32(len(c.want)+1) {
+			t.Fatalf("call %s: %d attempts ran, history's last %d, want %d", c.id, len(recs), sa.GetAttempt(), len(c.want)+1)
+		}
+		if got := sa.GetLastFailure().GetApplicationFailureInfo().GetNextRetryDelay().AsDuration(); got != c.want[len(c.want)-1] {
+			t.Errorf("call %s: history's NextRetryDelay %v, want %v", c.id, got, c.want[len(c.want)-1])
+		}
+		for n, d := range gaps(recs) {
+			t.Logf("call %s: retry after attempt %d: requested %v, observed %v (late by %v)", c.id, n+1, c.want[n], d.Round(time.Millisecond), (d - c.want[n]).Round(time.Millisecond))
+			if d < c.want[n] || d > c.want[n]+tolerance {
+				t.Errorf("call %s: retry after attempt %d came %v after it, requested %v", c.id, n+1, d, c.want[n])
+			}
+		}
+	}
 }
 
 // TestServerDefaultTimerShift is the probe of issue 18 on a server left at
-// its default history.timerProcessorMaxTimeShift of 1s: NextRetryDelay
-// 300ms and 600ms. The retries are never early; how late they come depends
-// on where the timer queue's read level is, so it is logged, not asserted.
+// its default history.timerProcessorMaxTimeShift of 1s, with four retries
+// that ask for NextRetryDelay 300ms. None comes early, but the timer is
+// moved past the timer queue's read level, up to 1s ahead (RK-141): at
+// least one of the four must come 300ms late or more, where
+// TestServerDelays, on a server with a 10ms shift, sees a few ms.
 func TestServerDefaultTimerShift(t *testing.T) {
 	ts := newServer(t, 0)
 	rk := temporalretry.New(nil)
 	e := newEnv(t, ts, 1, rk)
-	const js = `{"max_attempts":3,"initial_interval":"PT0.3S","backoff_coefficient":2,"jitter":false}`
+	const want = 300 * time.Millisecond
+	const js = `{"max_attempts":5,"initial_interval":"PT0.3S","backoff_strategy":"none","jitter":false}`
 	res := e.run(t, "probe", []call{{Type: "scripted", Policy: js, Script: []string{"fail"}}})
-	if res[0].Outcome.Reason != "exhausted" {
+	if res[0].Outcome.Reason != "exhausted" || res[0].Outcome.Attempt != 5 {
 		t.Errorf("%+v", res[0])
 	}
 	recs := e.rec.get("probe/0")
-	if len(recs) != 3 {
+	if len(recs) != 5 {
 		t.Fatalf("%d attempts", len(recs))
 	}
-	want := []time.Duration{300 * time.Millisecond, 600 * time.Millisecond}
+	var late time.Duration
 	for n, d := range gaps(recs) {
-		t.Logf("default timer shift: retry after attempt %d: requested %v, observed %v", n+1, want[n], d.Round(time.Millisecond))
-		if d < want[n] {
-			t.Errorf("retry after attempt %d early: %v < %v", n+1, d, want[n])
+		t.Logf("default timer shift: retry after attempt %d: requested %v, observed %v", n+1, want, d.Round(time.Millisecond))
+		if d < want {
+			t.Errorf("retry after attempt %d early: %v < %v", n+1, d, want)
 		}
+		late = max(late, d-want)
+	}
+	if late < 300*time.Millisecond {
+		t.Errorf("with the default timer shift no retry came 300ms late or more (at most %v): the cause of RK-141 has changed", late)
 	}
 }
 
