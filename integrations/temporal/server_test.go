@@ -1,3 +1,11 @@
+//go:build !race
+
+// The server tests are not built with -race: the race detector would have
+// to compile the whole Temporal server again, instrumented, which costs
+// many minutes on a cold CI machine. The interceptor's own concurrency is
+// checked under -race by the unit tests (TestConcurrentHandle), and the
+// server tests run without it.
+
 package temporalretry_test
 
 import (
