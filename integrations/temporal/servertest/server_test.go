@@ -1,12 +1,16 @@
 //go:build !race
 
-// The server tests are not built with -race: the race detector would have
-// to compile the whole Temporal server again, instrumented, which costs
-// many minutes on a cold CI machine. The interceptor's own concurrency is
-// checked under -race by the unit tests (TestConcurrentHandle), and the
-// server tests run without it.
+// Package servertest_test runs package temporalretry against a real
+// Temporal server in process (go.temporal.io/server/temporaltest: SQLite in
+// memory, loopback). It is a package of its own so that the unit tests,
+// examples and fuzz targets of temporalretry build without the server.
+//
+// It is not built with -race: the race detector would have to compile the
+// whole Temporal server again, instrumented, which costs many minutes on a
+// cold CI machine. The interceptor's own concurrency is checked under -race
+// by the unit tests (TestConcurrentHandle).
 
-package temporalretry_test
+package servertest_test
 
 import (
 	"context"
