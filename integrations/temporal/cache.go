@@ -11,24 +11,25 @@ import (
 // past it, further ones are parsed on every use.
 const cacheLimit = 256
 
-// policyCache maps the JSON text of a per-call policy to the parsed policy.
-// The zero value is an empty cache, safe for concurrent use.
+// policyCache maps the data of a per-call policy header (the JSON string
+// as the default data converter encodes it) to the parsed policy. The zero
+// value is an empty cache, safe for concurrent use.
 type policyCache struct {
 	m sync.Map // string -> *policy.Policy
 	n atomic.Int64
 }
 
-// get returns the policy for raw, parsing it on a miss.
-func (c *policyCache) get(raw string) (*policy.Policy, error) {
-	if v, ok := c.m.Load(raw); ok {
+// get returns the policy stored under key, calling parse on a miss.
+func (c *policyCache) get(key string, parse func() (*policy.Policy, error)) (*policy.Policy, error) {
+	if v, ok := c.m.Load(key); ok {
 		return v.(*policy.Policy), nil
 	}
-	p, err := policy.Parse([]byte(raw))
+	p, err := parse()
 	if err != nil {
 		return nil, err
 	}
 	if c.n.Load() < cacheLimit {
-		if _, loaded := c.m.LoadOrStore(raw, p); !loaded {
+		if _, loaded := c.m.LoadOrStore(key, p); !loaded {
 			c.n.Add(1)
 		}
 	}

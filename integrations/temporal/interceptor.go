@@ -138,16 +138,19 @@ func (i *Interceptor) policyFor(activityType string, header map[string]*commonpb
 	if !ok {
 		return def, nil
 	}
-	var raw string
-	if err := converter.GetDefaultDataConverter().FromPayload(pl, &raw); err != nil {
-		return def, fmt.Errorf("temporalretry: activity %s header %s: %w", activityType, HeaderKey, err)
+	parse := func() (*policy.Policy, error) {
+		var raw string
+		if err := converter.GetDefaultDataConverter().FromPayload(pl, &raw); err != nil {
+			return nil, err
+		}
+		return policy.Parse([]byte(raw))
 	}
 	var p *policy.Policy
 	var err error
-	if i == nil {
-		p, err = policy.Parse([]byte(raw))
+	if i == nil || string(pl.GetMetadata()[converter.MetadataEncoding]) != converter.MetadataEncodingJSON {
+		p, err = parse()
 	} else {
-		p, err = i.cache.get(raw)
+		p, err = i.cache.get(string(pl.GetData()), parse)
 	}
 	if err != nil {
 		return def, fmt.Errorf("temporalretry: activity %s header %s: %w", activityType, HeaderKey, err)
