@@ -59,4 +59,7 @@
 // decided (their retries run inside the workflow worker); the interceptor
 // passes their errors through unchanged. Timeouts and lost workers never
 // reach the activity side, so they follow the RetryPolicy without jitter.
+// Temporal's own limits still apply: a retry whose delay would pass the
+// activity's ScheduleToCloseTimeout ends it with a timeout, and a workflow
+// RetryPolicy's NonRetryableErrorTypes still match the error's type.
 package temporalretry
