@@ -28,6 +28,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/common/dynamicconfig"
@@ -119,6 +120,9 @@ type call struct {
 	Type   string
 	Policy string
 	Script []string
+	// WorkflowNonRetryable, when set, is a RetryPolicy the workflow gives
+	// the activity itself (MaximumAttempts 99 and these error types).
+	WorkflowNonRetryable []string
 }
 
 // result is what the workflow saw of one call.
@@ -134,7 +138,11 @@ func runCalls(ctx workflow.Context, calls []call) ([]result, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
 	futures := make([]workflow.Future, len(calls))
 	for i, c := range calls {
-		cctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, ActivityID: fmt.Sprint(i)})
+		opts := workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, ActivityID: fmt.Sprint(i)}
+		if c.WorkflowNonRetryable != nil {
+			opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 99, NonRetryableErrorTypes: c.WorkflowNonRetryable}
+		}
+		cctx := workflow.WithActivityOptions(ctx, opts)
 		if c.Policy != "" {
 			p, err := policy.Parse([]byte(c.Policy))
 			if err != nil {
@@ -423,7 +431,7 @@ func TestServerDecisions(t *testing.T) {
 		reason   string
 		state    enumspb.RetryState
 	}{
-		{call{Type: "scripted", Script: []string{"fail", "fail", "ok"}}, "done at 3", 3, "", "", 0},
+		{call{Type: "scripted", Script: []string{"fail", "fail", "ok"}, WorkflowNonRetryable: []string{"some.type"}}, "done at 3", 3, "", "", 0},
 		{call{Type: "scripted", Script: []string{"fail"}}, "", 4, "discard", "exhausted", enumspb.RETRY_STATE_NON_RETRYABLE_FAILURE},
 		{call{Type: "scripted", Script: []string{"fail", "type:validation.bad_input"}}, "", 2, "discard", "non_retryable", enumspb.RETRY_STATE_NON_RETRYABLE_FAILURE},
 		{call{Type: "scripted", Script: []string{"type:auth.token.expired"}}, "", 1, "discard", "non_retryable", enumspb.RETRY_STATE_NON_RETRYABLE_FAILURE},
@@ -439,9 +447,20 @@ func TestServerDecisions(t *testing.T) {
 		cs = append(cs, c.call)
 	}
 	res := e.run(t, "decisions", cs)
+	// MaximumAttempts the workflow side set: the default policy's 4, the
+	// type's 2, or the call policy's.
+	wantMax := []int32{4, 4, 4, 4, 4, 4, 4, 2, 3, 1}
 	for i, c := range calls {
 		id := fmt.Sprint(i)
 		r := res[i]
+		sched, _, _ := e.activityEvents(t, "decisions", id)
+		rp := sched.GetActivityTaskScheduledEventAttributes().GetRetryPolicy()
+		if rp.GetMaximumAttempts() != wantMax[i] {
+			t.Errorf("call %d: scheduled MaximumAttempts %d, want %d", i, rp.GetMaximumAttempts(), wantMax[i])
+		}
+		if got := fmt.Sprint(rp.GetNonRetryableErrorTypes()); got != fmt.Sprint(c.WorkflowNonRetryable) {
+			t.Errorf("call %d: scheduled NonRetryableErrorTypes %s, want the workflow's %v", i, got, c.WorkflowNonRetryable)
+		}
 		recs := e.rec.get("decisions/" + id)
 		if len(recs) != c.attempts {
 			t.Errorf("call %d %v: %d attempts ran, want %d", i, c.Script, len(recs), c.attempts)
