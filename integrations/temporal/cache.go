@@ -11,6 +11,11 @@ import (
 // past it, further ones are parsed on every use.
 const cacheLimit = 256
 
+// cacheKeyLimit is the largest header (payload data, in bytes) kept in the
+// cache, so that the cache holds at most cacheLimit*cacheKeyLimit bytes of
+// keys; larger headers are parsed on every use.
+const cacheKeyLimit = 16 << 10
+
 // policyCache maps the data of a per-call policy header (the JSON string
 // as the default data converter encodes it) to the parsed policy. The zero
 // value is an empty cache, safe for concurrent use.

@@ -147,7 +147,8 @@ func (i *Interceptor) policyFor(activityType string, header map[string]*commonpb
 	}
 	var p *policy.Policy
 	var err error
-	if i == nil || string(pl.GetMetadata()[converter.MetadataEncoding]) != converter.MetadataEncodingJSON {
+	if i == nil || len(pl.GetData()) > cacheKeyLimit ||
+		string(pl.GetMetadata()[converter.MetadataEncoding]) != converter.MetadataEncodingJSON {
 		p, err = parse()
 	} else {
 		p, err = i.cache.get(string(pl.GetData()), parse)
