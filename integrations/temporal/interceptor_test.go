@@ -362,3 +362,28 @@ func TestOutcomeOfOther(t *testing.T) {
 		}
 	}
 }
+
+// The header cache stays bounded: past cacheLimit distinct headers, and for
+// a header over cacheKeyLimit bytes, policies are parsed on every use and
+// still come out right.
+func TestHeaderCacheBound(t *testing.T) {
+	i := New(nil)
+	dc := converter.GetDefaultDataConverter()
+	for n := 1; n <= cacheLimit+50; n++ {
+		pl, _ := dc.ToPayload(fmt.Sprintf(`{"max_attempts":%d}`, n))
+		p, err := i.policyFor("a", map[string]*commonpb.Payload{HeaderKey: pl})
+		if err != nil || p.Spec().MaxAttempts != n {
+			t.Fatalf("header %d: %v %v", n, p.Spec().MaxAttempts, err)
+		}
+	}
+	if got := i.cache.n.Load(); got != cacheLimit {
+		t.Errorf("cache holds %d policies, limit %d", got, cacheLimit)
+	}
+	big := `{"max_attempts":9,"non_retryable_errors":["` + strings.Repeat("x", cacheKeyLimit) + `"]}`
+	pl, _ := dc.ToPayload(big)
+	j := New(nil)
+	p, err := j.policyFor("a", map[string]*commonpb.Payload{HeaderKey: pl})
+	if err != nil || p.Spec().MaxAttempts != 9 || j.cache.n.Load() != 0 {
+		t.Errorf("big header: %v %v, cached %d", p.Spec().MaxAttempts, err, j.cache.n.Load())
+	}
+}
