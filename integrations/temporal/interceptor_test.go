@@ -379,7 +379,11 @@ func TestHeaderCacheBound(t *testing.T) {
 	if got := i.cache.n.Load(); got != cacheLimit {
 		t.Errorf("cache holds %d policies, limit %d", got, cacheLimit)
 	}
-	big := `{"max_attempts":9,"non_retryable_errors":["` + strings.Repeat("x", cacheKeyLimit) + `"]}`
+	var pats []string
+	for n := range cacheKeyLimit / 100 {
+		pats = append(pats, fmt.Sprintf("%q", fmt.Sprintf("%0100d", n)))
+	}
+	big := `{"max_attempts":9,"non_retryable_errors":[` + strings.Join(pats, ",") + `]}`
 	pl, _ := dc.ToPayload(big)
 	j := New(nil)
 	p, err := j.policyFor("a", map[string]*commonpb.Payload{HeaderKey: pl})
