@@ -279,12 +279,8 @@ func (e engine) parseDuration(s string) (int64, error) {
 	}
 	if err == nil {
 		if e.has(bugDurDateZero) {
-			if date, rest, hasT := strings.Cut(s[1:], "T"); date != "" {
-				if !hasT || rest == "" {
-					return 0, nil
-				}
-				d2, err2 := policy.ParseDuration("PT" + rest)
-				return int64(d2), err2
+			if ns, ok, err2 := dateAsZero(s); ok {
+				return ns, err2
 			}
 		}
 		return int64(d), nil
@@ -316,6 +312,16 @@ func (e engine) parseDuration(s string) (int64, error) {
 			t = strings.TrimSuffix(t, "T")
 		}
 	}
+	// Date components read as zero are never range-checked, and weeks,
+	// where accepted, are date components too.
+	if e.has(bugDurDateZero) {
+		if ns, ok, err2 := dateAsZero(t); ok {
+			if err2 != nil {
+				return 0, err
+			}
+			return ns, nil
+		}
+	}
 	if e.has(bugDurNoUpperBound) {
 		if ns, ok := bigDuration(t); ok {
 			return ns, nil
@@ -345,6 +351,27 @@ func (e engine) parseDuration(s string) (int64, error) {
 		return 0, err
 	}
 	return int64(d), nil
+}
+
+var dateRE = regexp.MustCompile(`^(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+D)?$`)
+
+// dateAsZero reads s as an implementation that ignores the date
+// components (Y, M, D before T) does: their values, however large, count
+// zero, and only the time part is parsed. ok is false when s has no date
+// part in the grammar.
+func dateAsZero(s string) (ns int64, ok bool, err error) {
+	if !strings.HasPrefix(s, "P") {
+		return 0, false, nil
+	}
+	date, rest, hasT := strings.Cut(s[1:], "T")
+	if date == "" || !dateRE.MatchString(date) {
+		return 0, false, nil
+	}
+	if !hasT {
+		return 0, true, nil
+	}
+	d, err := policy.ParseDuration("PT" + rest)
+	return int64(d), true, err
 }
 
 var durRE = regexp.MustCompile(`^P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+(?:\.[0-9]+)?)S)?)?$`)
