@@ -75,6 +75,7 @@ const (
 	bugZeroAttemptsRejected
 	bugDurShorthand
 	bugMonth30Days
+	bugDurNoFraction
 )
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
@@ -255,6 +256,9 @@ var (
 
 // parseDuration parses an OJS duration with e's bug.
 func (e engine) parseDuration(s string) (int64, error) {
+	if e.has(bugDurNoFraction) && strings.HasPrefix(strings.ToUpper(s), "P") && strings.ContainsAny(s, ".,") {
+		return 0, errors.New("only whole numbers are supported in a duration")
+	}
 	d, err := policy.ParseDuration(s)
 	if err == nil && e.has(bugDurTimeOnly) {
 		if date, _, _ := strings.Cut(s[1:], "T"); date != "" {
