@@ -133,3 +133,29 @@ func TestCombinationNeedsEveryBug(t *testing.T) {
 		t.Errorf("unexplained %v, want dur-huge among them", unexplained)
 	}
 }
+
+// A parser of whole numbers rejects a fraction on the seconds wherever it
+// occurs, also behind date components, and accepts whole durations.
+func TestFractionUnsupported(t *testing.T) {
+	m := model(t, "fraction-unsupported")
+	for _, tc := range []struct {
+		value string
+		want  int64 // -1: rejected
+	}{
+		{"PT0.5S", -1},
+		{"PT1M30.25S", -1},
+		{"P1Y2M3DT4H5M6.5S", -1},
+		{"PT1S", 1_000_000_000},
+		{"P1DT1M", 24*3_600_000_000_000 + 60_000_000_000},
+	} {
+		a, ok := m.Answer(protocol.Request{Op: protocol.OpParseDuration, Value: tc.value})
+		switch {
+		case !ok:
+			t.Errorf("%q: no answer", tc.value)
+		case tc.want < 0 && a.Error == nil:
+			t.Errorf("%q: got %+v, want a rejection", tc.value, a)
+		case tc.want >= 0 && (a.NS == nil || *a.NS != tc.want):
+			t.Errorf("%q: got %+v, want %d ns", tc.value, a, tc.want)
+		}
+	}
+}
