@@ -1,0 +1,75 @@
+package main
+
+// Bugs a new user met following README.md and docs/getting-started.md
+// literally on a fresh clone, each pinned by a test.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// goBlockAfter returns the first ```go block of the markdown file after the
+// line containing marker.
+func goBlockAfter(t *testing.T, file, marker string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, marker)
+	if i < 0 {
+		t.Fatalf("%s: no %q", file, marker)
+	}
+	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(s[i:])
+	if m == nil {
+		t.Fatalf("%s: no go block after %q", file, marker)
+	}
+	return m[1]
+}
+
+// The getting-started adapter answers a request with both a bad policy and
+// a bad attempt as the reference does (policy first): its first fuzz run,
+// as the page tells it, must pass. It checked the attempt first, and
+// "retrykit fuzz" reported a disagreement on the page's own example.
+func TestGettingStartedAdapterPassesFuzz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the getting-started adapter")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := goBlockAfter(t, filepath.Join(root, "docs", "getting-started.md"), "## 2. Test an implementation")
+	dir := t.TempDir()
+	gomod := "module example.com/myqueue\n\ngo 1.24\n\nrequire github.com/retrykit/retrykit v0.0.0-00010101000000-000000000000\n\nreplace github.com/retrykit/retrykit => " + root + "\n"
+	for name, body := range map[string]string{"go.mod": gomod, "main.go": src} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "my-adapter")
+	build := exec.Command("go", "build", "-mod=mod", "-o", bin, ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build of the getting-started adapter: %v\n%s", err, out)
+	}
+	// The seed that found it; the shrunk request was
+	// {"policy":{"max_attempts":0,"max_attempts":0},"attempt":0}.
+	code, out, errOut := runCLI(t, "", "fuzz", "--impl", bin, "--cases", "2000", "--seed", "2057263088991375648", "--quiet")
+	if code != 0 {
+		t.Fatalf("fuzz of the getting-started adapter: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", "conformance", "--impl", bin, "--jitter-samples", "0")
+	if code != 0 {
+		t.Fatalf("conformance of the getting-started adapter: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
