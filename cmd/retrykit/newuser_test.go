@@ -73,3 +73,33 @@ func TestGettingStartedAdapterPassesFuzz(t *testing.T) {
 		t.Fatalf("conformance of the getting-started adapter: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// --list-profiles lists each older release under the NAME@VERSION that
+// selects it, and that name works with --profile. sidekiq@6.4.1 was listed
+// as "sidekiq6", so the list showed sidekiq6 twice and no sidekiq@VERSION.
+func TestListProfilesOlderReleasesByVersionName(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "schedule", "--list-profiles")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		seen[strings.Fields(line)[0]]++
+	}
+	for name, n := range seen {
+		if n > 1 {
+			t.Errorf("%s listed %d times:\n%s", name, n, out)
+		}
+	}
+	for _, v := range []string{"sidekiq@6.4.1", "aws_go@1.47.7"} {
+		if seen[v] != 1 {
+			t.Errorf("older release %s not listed:\n%s", v, out)
+		}
+		if code, _, errOut := runCLI(t, "", "schedule", "--profile", v); code != 0 {
+			t.Errorf("schedule --profile %s: exit %d: %s", v, code, errOut)
+		}
+	}
+	if strings.Contains(out, "a ordinary") {
+		t.Errorf("summary says \"a ordinary\":\n%s", out)
+	}
+}
