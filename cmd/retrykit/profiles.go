@@ -164,12 +164,16 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 		for _, p := range profile.All() {
 			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())
 		}
-		// An older release is listed by the name that selects it
-		// ("sidekiq@6.4.1"), not by its profile's own name, which may
-		// be another current profile's ("sidekiq6").
+		// An older release is listed by a NAME@VERSION that selects it
+		// ("aws_go@1.47", "sidekiq@6.4.1"), never by a profile name
+		// without one, which is another current profile's ("sidekiq6").
 		for _, v := range profile.Versions() {
 			if p, err := profile.Parse(v); err == nil {
-				fmt.Fprintf(tw, "%s\t%s (release %s)\n", v, p.Summary(), p.Release())
+				name := p.Name()
+				if !strings.Contains(name, "@") {
+					name = v
+				}
+				fmt.Fprintf(tw, "%s\t%s (release %s)\n", name, p.Summary(), p.Release())
 			}
 		}
 		tw.Flush()
