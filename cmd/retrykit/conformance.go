@@ -133,6 +133,10 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.Var(&reqs, "requirement", "run only vectors of these requirements, e.g. RET-04 (comma-separated, repeatable)")
 	fset.Var(&flags, "flag", "run only vectors carrying one of these flags (comma-separated, repeatable)")
 	fset.Var(&unc, "unclaimed", "flags the implementation does not claim; their vectors are reported as not run")
+	// --server is handled before this flag set (serverRequested); it is
+	// defined here so that the help lists it and a mistyped "--serve"
+	// gets "did you mean --server?".
+	fset.String("server", "", "check a running OJS server at this URL instead (retrykit conformance --server URL -h lists its flags)")
 	if err := fset.Parse(args); err != nil {
 		flagHint(fset, err)
 		if errors.Is(err, flag.ErrHelp) {

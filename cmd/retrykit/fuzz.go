@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -119,6 +120,15 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageErr(fmt.Sprintf("--time: must be in 1s..24h, got %v", *budget))
 	case *format != "text" && *format != "json":
 		return usageErr(fmt.Sprintf("--format: want text or json, got %q", *format))
+	}
+	if *out != "" {
+		// Checked before the run, not after it: a run can take minutes,
+		// and its findings would be lost to a bad --out.
+		if fi, err := os.Stat(*out); err == nil && !fi.IsDir() {
+			return usageErr(fmt.Sprintf("--out: %s is not a directory", *out))
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return usageErr(fmt.Sprintf("--out: %v", err))
+		}
 	}
 	for _, op := range ops {
 		if !isFuzzOp(op) {

@@ -103,3 +103,29 @@ func TestListProfilesOlderReleasesByVersionName(t *testing.T) {
 		t.Errorf("summary says \"a ordinary\":\n%s", out)
 	}
 }
+
+// A mistyped --server gets a did-you-mean like every other flag: --server
+// was taken out of the arguments before the flag set saw them, so the set
+// did not know it.
+func TestConformanceServeSuggestsServer(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "conformance", "--serve", "http://127.0.0.1:1")
+	if code != 2 || !strings.Contains(errOut, "(did you mean --server?)") {
+		t.Errorf("exit %d, stderr lacks the suggestion:\n%s", code, errOut)
+	}
+}
+
+// fuzz --out naming a file is refused before the run: it was found only
+// when the first disagreement was written, after a run of minutes, and the
+// vector was lost.
+func TestFuzzOutCheckedUpFront(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "found")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The adapter command does not exist: a check after the hello would
+	// report that instead.
+	code, out, errOut := runCLI(t, "", "fuzz", "--impl", "/nonexistent/adapter", "--out", file)
+	if code != 2 || out != "" || !strings.Contains(errOut, "--out: "+file+" is not a directory") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
