@@ -4,12 +4,14 @@ package main
 // literally on a fresh clone, each pinned by a test.
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // goBlockAfter returns the first ```go block of the markdown file after the
@@ -127,5 +129,34 @@ func TestFuzzOutCheckedUpFront(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "fuzz", "--impl", "/nonexistent/adapter", "--out", file)
 	if code != 2 || out != "" || !strings.Contains(errOut, "--out: "+file+" is not a directory") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// translate --to bullmq of a policy that reaches its cap: BullMQ's
+// exponential type has no cap, and the only fixed candidate was the first
+// delay, so 25 attempts of the OJS defaults (1s doubling to a 5m cap)
+// became "type=fixed,delay=1000": retries 300 times too early at the cap.
+// The chosen configuration (least squared log error of the middles, which
+// puts a fixed delay at their geometric mean) must now wait in all within
+// a factor of 3 of the policy, not 200.
+func TestTranslateToBullMQCappedPolicy(t *testing.T) {
+	code, out, errOut := runCLI(t, `{"max_attempts": 25}`, "translate", "--json", "--to", "bullmq", "-")
+	var tr translation
+	if code != 0 || json.Unmarshal([]byte(out), &tr) != nil {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	// The policy's middles after attempts 1..24: 1s, 2s, ..., 256s (511s
+	// in all), then 15 at the 300s cap: 5011s.
+	const want = 5011 * time.Second
+	var got time.Duration
+	retries := 0
+	for _, r := range tr.Rows {
+		if r.ToAction == "retry" {
+			got += time.Duration(r.ToMidNS)
+			retries++
+		}
+	}
+	if retries != 24 || got < want/3 || got > want*3 {
+		t.Errorf("%s: %d retries waiting %v in all, want 24 and within a factor of 3 of %v", tr.Profile, retries, got, want)
 	}
 }
