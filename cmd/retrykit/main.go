@@ -187,6 +187,11 @@ func quoteName(s string) string {
 // commandHint is ` (did you mean "schedule"?)` for the command nearest to
 // a mistyped one, or "".
 func commandHint(name string) string {
+	// The profiles are a flag of schedule, not a command.
+	switch strings.ToLower(strings.TrimLeft(name, "-")) {
+	case "profiles", "profile", "list-profiles":
+		return ` (the profiles are listed by "retrykit schedule --list-profiles")`
+	}
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)

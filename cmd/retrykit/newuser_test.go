@@ -160,3 +160,15 @@ func TestTranslateToBullMQCappedPolicy(t *testing.T) {
 		t.Errorf("%s: %d retries waiting %v in all, want 24 and within a factor of 3 of %v", tr.Profile, retries, got, want)
 	}
 }
+
+// "retrykit profiles" (the README's "Other systems' profiles" reads like a
+// command) points at schedule --list-profiles instead of a bare "unknown
+// command".
+func TestProfilesCommandPointsToListProfiles(t *testing.T) {
+	for _, name := range []string{"profiles", "list-profiles", "--list-profiles"} {
+		code, out, errOut := runCLI(t, "", name)
+		if code != 2 || out != "" || !strings.Contains(errOut, `"retrykit schedule --list-profiles"`) {
+			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s", name, code, out, errOut)
+		}
+	}
+}
