@@ -68,7 +68,7 @@ func drawDependentEntry(reason string) bool { return strings.HasPrefix(reason, d
 // stays skipped, since another draw may fail it again.
 func WriteSkipList(w io.Writer, rep *Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("# retrykit conformance known failures: %s %s, suite %s\n", rep.Implementation.Implementation, rep.Implementation.Version, rep.SuiteVersion)
+	ew.printf("# retrykit conformance known failures: %s, suite %s\n", strings.TrimSpace(rep.Implementation.Implementation+" "+rep.Implementation.Version), rep.SuiteVersion)
 	ew.printf("# one vector id per line; the rest of the line is the reason\n")
 	var lines []string
 	for _, res := range rep.Results {

@@ -260,8 +260,8 @@ func isFuzzOp(op string) bool {
 
 func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, replay func(id, dirFlags string) string, vectors map[string][2]string) {
 	h := res.Hello
-	fmt.Fprintf(w, "fuzzing %s %s (jitter %s, resolution %dns) against the retrykit reference, seed %d\n",
-		h.Implementation, h.Version, h.Jitter, h.ResolutionNS, res.Seed)
+	fmt.Fprintf(w, "fuzzing %s (jitter %s, resolution %dns) against the retrykit reference, seed %d\n",
+		strings.TrimSpace(h.Implementation+" "+h.Version), h.Jitter, h.ResolutionNS, res.Seed)
 	total := 0
 	for _, o := range res.Ops {
 		total += o.Cases

@@ -172,3 +172,40 @@ func TestProfilesCommandPointsToListProfiles(t *testing.T) {
 		}
 	}
 }
+
+// An adapter whose hello has no version (the getting-started example had
+// none) is named without a dangling space: "— my-queue", not "— my-queue ".
+func TestReportNamesAdapterWithoutVersion(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "a.py")
+	// The hello without "version"; every other request is unsupported.
+	src := `import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["op"] == "hello":
+        a = {"id": r["id"], "protocol": 1, "implementation": "my-queue", "ops": ["match"], "resolution_ns": 1, "jitter": "injectable"}
+    else:
+        a = {"id": r["id"], "unsupported": True}
+    print(json.dumps(a), flush=True)
+`
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	impl := "python3 " + script
+	_, out, errOut := runCLI(t, "", "conformance", "--impl", impl, "--jitter-samples", "0", "--scenarios=false")
+	_, fout, _ := runCLI(t, "", "fuzz", "--impl", impl, "--cases", "10", "--seed", "1", "--quiet")
+	_, pout, _ := runCLI(t, "", "conformance", "--profiles", "--impl", impl)
+	for what, text := range map[string]string{"conformance": out, "fuzz": fout, "conformance --profiles": pout} {
+		if !strings.Contains(text, "my-queue") {
+			t.Errorf("%s: adapter not named:\n%s%s", what, text, errOut)
+		}
+		for _, bad := range []string{"my-queue \n", "my-queue  ", "my-queue  —"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("%s: %q in:\n%s", what, bad, text)
+			}
+		}
+	}
+}

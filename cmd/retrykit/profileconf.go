@@ -272,7 +272,7 @@ func (r profileReport) write(w io.Writer, format string) error {
 			}
 		}
 	default:
-		fmt.Fprintf(bw, "profile vectors against %s %s (%d profiles listed)\n\n", r.Implementation, r.Version, r.Listed)
+		fmt.Fprintf(bw, "profile vectors against %s (%d profiles listed)\n\n", strings.TrimSpace(r.Implementation+" "+r.Version), r.Listed)
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "profile\tpassed\tfailed\tnot run\t")
 		for _, p := range r.Profiles {
@@ -342,7 +342,7 @@ func (r profileReport) writeJUnit(w io.Writer) {
 	fmt.Fprint(w, xml.Header)
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	_ = enc.Encode(testsuites{Name: "profile vectors against " + r.Implementation + " " + r.Version, Suites: []testsuite{ts}})
+	_ = enc.Encode(testsuites{Name: "profile vectors against " + strings.TrimSpace(r.Implementation+" "+r.Version), Suites: []testsuite{ts}})
 	fmt.Fprintln(w)
 }
 
