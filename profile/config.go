@@ -133,6 +133,9 @@ func parseValue(s setting, text string) (value, string) {
 	v := value{s: text}
 	num := func() (int64, string) {
 		n, err := strconv.ParseInt(text, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Sprintf("must be between %s and %s", fmtNum(s.lo), fmtNum(s.hi))
+		}
 		if err != nil {
 			return 0, "not an integer"
 		}

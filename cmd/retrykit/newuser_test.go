@@ -209,3 +209,14 @@ for line in sys.stdin:
 		}
 	}
 }
+
+// An integer setting too large for 64 bits is out of range, not "not an
+// integer".
+func TestProfileSettingOutOfRange(t *testing.T) {
+	for _, spec := range []string{"bullmq:delay=99999999999999999999", "bullmq:attempts=-99999999999999999999"} {
+		code, _, errOut := runCLI(t, "", "schedule", "--profile", spec)
+		if code != 2 || !strings.Contains(errOut, "must be between") || strings.Contains(errOut, "not an integer") {
+			t.Errorf("%s: exit %d, %s", spec, code, errOut)
+		}
+	}
+}
