@@ -234,7 +234,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		skips, err := conformance.ParseSkipList(f)
 		f.Close()
 		if err != nil {
-			fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
+			fmt.Fprintf(stderr, "retrykit conformance: --skip-file %s: %v\n", *skipFile, err)
 			return 2
 		}
 		opts = append(opts, conformance.WithSkips(skips))

@@ -220,3 +220,23 @@ func TestProfileSettingOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// Every command with flags sets them apart under "flags:" in its help
+// (fit ran its flag list straight on from the description).
+func TestHelpHasFlagsSection(t *testing.T) {
+	for _, c := range []string{"schedule", "fit", "translate", "simulate", "fuzz", "conformance", "serve"} {
+		code, out, errOut := runCLI(t, "", c, "--help")
+		if code != 0 || errOut != "" || !strings.Contains(out, "\n\nflags:\n") || strings.Count(out, "usage: retrykit "+c) != 1 {
+			t.Errorf("%s --help: exit %d, stderr %q, stdout:\n%s", c, code, errOut, out)
+		}
+	}
+}
+
+// A skip file that cannot be read names the flag.
+func TestSkipFileDirectoryNamesFlag(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "", "conformance", "--skip-file", dir)
+	if code != 2 || out != "" || !strings.Contains(errOut, "--skip-file "+dir) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
