@@ -240,3 +240,31 @@ func TestSkipFileDirectoryNamesFlag(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// An empty policy input is the default policy (RK-09), and every command
+// that reads one says so on stderr instead of showing the default as if
+// it were the file's; the output stays the default policy's.
+func TestEmptyPolicyInputIsNoted(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "p.json")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"schedule", empty}, {"schedule", "-"},
+		{"compare", empty, "--profile", "river"},
+		{"translate", "--to", "bullmq", "-"},
+		{"simulate", "--jobs", "2", "--policy", empty},
+	} {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 0 || out == "" || !strings.Contains(errOut, "is empty: using the OJS default policy") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	code, out, errOut := runCLI(t, "", "schedule", empty)
+	if code != 0 || !strings.Contains(out, "max_attempts=3 initial_interval=PT1S") {
+		t.Errorf("empty policy: exit %d, not the default policy:\n%s%s", code, out, errOut)
+	}
+	if _, _, errOut := runCLI(t, "{}", "schedule", "-"); errOut != "" {
+		t.Errorf("{} is a policy, noted anyway: %q", errOut)
+	}
+}

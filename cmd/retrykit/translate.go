@@ -94,6 +94,9 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if len(pos) == 1 {
 		data, err := readPolicyFile(pos[0], stdin)
 		if err == nil {
+			if note := emptyPolicyNote(pos[0], data); note != "" {
+				fmt.Fprintf(stderr, "retrykit translate: %s\n", note)
+			}
 			pol, err = policy.Parse(data)
 		}
 		if err != nil {
