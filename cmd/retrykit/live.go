@@ -122,9 +122,19 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		skips, err := conformance.ParseSkipList(f)
 		f.Close()
 		if err != nil {
-			return usageError(stderr, err.Error())
+			return usageError(stderr, fmt.Sprintf("--skip-file %s: %v", *skipFile, err))
 		}
 		opts = append(opts, live.WithSkips(skips))
+	}
+	// As for the vector suite: the files written at the end are checked
+	// now, so that a bad path fails before the run, not after it.
+	for _, f := range []struct{ flag, path string }{{"-o", *output}, {"--write-skip-file", *writeSkip}} {
+		if f.path == "" {
+			continue
+		}
+		if err := checkWritable(f.path); err != nil {
+			return usageError(stderr, fmt.Sprintf("%s: %v", f.flag, err))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -137,7 +147,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	if *output != "" {
 		f, err := os.Create(*output)
 		if err != nil {
-			return usageError(stderr, err.Error())
+			return usageError(stderr, fmt.Sprintf("-o: %v", err))
 		}
 		defer f.Close()
 		out = f

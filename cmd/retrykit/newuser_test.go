@@ -268,3 +268,17 @@ func TestEmptyPolicyInputIsNoted(t *testing.T) {
 		t.Errorf("{} is a policy, noted anyway: %q", errOut)
 	}
 }
+
+// conformance --server checks -o and --write-skip-file before the run, as
+// the vector suite does: a directory for -o was found only after the run,
+// with an error that named no flag. The server here does not exist: a
+// check after connecting would report that instead.
+func TestLiveOutputCheckedUpFront(t *testing.T) {
+	dir := t.TempDir()
+	for _, flagName := range []string{"-o", "--write-skip-file"} {
+		code, out, errOut := runCLI(t, "", "conformance", "--server", "http://127.0.0.1:1", flagName, dir)
+		if code != 2 || out != "" || !strings.Contains(errOut, flagName+": "+dir+" is a directory") {
+			t.Errorf("%s DIR: exit %d, stdout %q, stderr %q", flagName, code, out, errOut)
+		}
+	}
+}
