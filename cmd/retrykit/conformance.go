@@ -93,6 +93,11 @@ const (
 	maxRepeat        = 100
 )
 
+// maxTimeout bounds --timeout of conformance (and --server): a request
+// that takes longer is as good as lost, and an hour-long wait per request
+// of an unresponsive adapter or server is already a hang to a user.
+const maxTimeout = time.Hour
+
 func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "export" {
 		return runExport(args[1:], stdout, stderr)
@@ -115,7 +120,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		skipFile   = fset.String("skip-file", "", "known-failure list: vector ids to report as skipped")
 		strict     = fset.Bool("strict", false, "run skip-listed vectors anyway and fail on those that pass")
 		writeSkip  = fset.String("write-skip-file", "", "write the vectors that failed or errored to this file, as a skip file")
-		timeout    = fset.Duration("timeout", 5*time.Second, "per-request timeout for --impl")
+		timeout    = fset.Duration("timeout", 5*time.Second, "per-request timeout for --impl, above 0 and at most 1h")
 		vectorsDir = fset.String("vectors", "", "directory of vector files (default: the vectors embedded in retrykit)")
 		scenarios  = fset.Bool("scenarios", true, "also run the executor scenario vectors (op scenario)")
 		scenDir    = fset.String("scenarios-dir", "", "directory of scenario files (default: the scenarios embedded in retrykit)")
@@ -154,8 +159,8 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case given["impl"] && strings.TrimSpace(*impl) == "":
 		return usageError(stderr, "--impl: empty command line (leave the flag out to test the built-in reference)")
-	case *timeout <= 0:
-		return usageError(stderr, fmt.Sprintf("--timeout: must be positive, got %v", *timeout))
+	case *timeout <= 0 || *timeout > maxTimeout:
+		return usageError(stderr, fmt.Sprintf("--timeout: must be above 0 and at most %v, got %v", maxTimeout, *timeout))
 	case *parallel < 1 || *parallel > maxParallel:
 		return usageError(stderr, fmt.Sprintf("--parallel: must be in 1..%d, got %d", maxParallel, *parallel))
 	case *samples < 0 || *samples > maxJitterSamples:

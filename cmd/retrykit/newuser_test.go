@@ -282,3 +282,23 @@ func TestLiveOutputCheckedUpFront(t *testing.T) {
 		}
 	}
 }
+
+// conformance --timeout (with --impl or --server) has a range, as fuzz's
+// has, and the help says it: 1000h was accepted, a hang per request of an
+// unresponsive adapter or server.
+func TestConformanceTimeoutBounded(t *testing.T) {
+	for _, args := range [][]string{
+		{"conformance", "--timeout", "2h"},
+		{"conformance", "--server", "http://127.0.0.1:1", "--timeout", "1000h"},
+	} {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "--timeout: must be") || !strings.Contains(errOut, "at most 1h0m0s") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"conformance", "--help"}, {"conformance", "--server", "x", "--help"}} {
+		if _, out, _ := runCLI(t, "", args...); !strings.Contains(out, "at most 1h") {
+			t.Errorf("%q: the help gives no range for --timeout", args)
+		}
+	}
+}
