@@ -2,10 +2,13 @@ package conformance
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/retrykit/retrykit/internal/bounded"
 )
 
 // SkipList maps vector ids to the reason they are expected to fail (a
@@ -22,10 +25,22 @@ import (
 //	dur-0079
 type SkipList map[string]string
 
-// ParseSkipList reads a skip file.
+// maxSkipFileSize and maxSkipEntries bound a skip file: the suite has
+// about a thousand vectors, so a larger file is not a skip list (a wrong
+// path, a device).
+const (
+	maxSkipFileSize = 16 << 20
+	maxSkipEntries  = 100_000
+)
+
+// ParseSkipList reads a skip file, of at most 16 MiB and 100 000 ids.
 func ParseSkipList(r io.Reader) (SkipList, error) {
+	data, err := bounded.Read(r, maxSkipFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: skip file: %w", err)
+	}
 	s := SkipList{}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	line := 0
 	for sc.Scan() {
 		line++
@@ -39,6 +54,9 @@ func ParseSkipList(r io.Reader) (SkipList, error) {
 		}
 		rest = strings.TrimSpace(rest)
 		rest = strings.TrimSpace(strings.TrimPrefix(rest, "#"))
+		if len(s) == maxSkipEntries {
+			return nil, fmt.Errorf("conformance: skip file line %d: more than %d ids", line, maxSkipEntries)
+		}
 		if _, dup := s[id]; dup {
 			return nil, fmt.Errorf("conformance: skip file line %d: %s listed twice", line, id)
 		}

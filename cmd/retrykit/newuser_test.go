@@ -4,11 +4,13 @@ package main
 // literally on a fresh clone, each pinned by a test.
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -299,6 +301,30 @@ func TestConformanceTimeoutBounded(t *testing.T) {
 	for _, args := range [][]string{{"conformance", "--help"}, {"conformance", "--server", "x", "--help"}} {
 		if _, out, _ := runCLI(t, "", args...); !strings.Contains(out, "at most 1h") {
 			t.Errorf("%q: the help gives no range for --timeout", args)
+		}
+	}
+}
+
+// A skip file is bounded (16 MiB, 100 000 ids): /dev/zero or a huge file
+// given by mistake was read whole into memory.
+func TestSkipFileBounded(t *testing.T) {
+	dir := t.TempDir()
+	many := filepath.Join(dir, "many.txt")
+	var b strings.Builder
+	for i := range 100_001 {
+		b.WriteString("v-" + strconv.Itoa(i) + "\n")
+	}
+	if err := os.WriteFile(many, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.txt")
+	if err := os.WriteFile(huge, bytes.Repeat([]byte("# a comment line of a skip file\n"), 17<<20/32), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{many: "more than 100000 ids", huge: "more than the limit of 16777216 bytes"} {
+		code, out, errOut := runCLI(t, "", "conformance", "--skip-file", file)
+		if code != 2 || out != "" || !strings.Contains(errOut, "--skip-file "+file) || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d, %d bytes of stdout, stderr %q", filepath.Base(file), code, len(out), errOut)
 		}
 	}
 }
