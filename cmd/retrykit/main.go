@@ -9,6 +9,7 @@
 //	retrykit simulate [flags]
 //	retrykit fuzz --impl CMD [flags]
 //	retrykit serve [--addr HOST:PORT] [--clock real|manual]
+//	retrykit version
 //	retrykit help [command]
 //
 // With no arguments retrykit runs "retrykit schedule" (the OJS default
@@ -95,8 +96,11 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		args = []string{"schedule"}
 	}
 	name := args[0]
+	if name == "--version" || name == "-version" {
+		name, args = "version", append([]string{"version"}, args[1:]...)
+	}
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
-		if len(args) > 1 {
+		if len(args) > 1 && args[1] != "help" {
 			if c, ok := commands[args[1]]; ok {
 				return c.run([]string{"--help"}, stdin, stdout, stderr)
 			}

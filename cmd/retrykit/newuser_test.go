@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -326,5 +327,24 @@ func TestSkipFileBounded(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errOut, "--skip-file "+file) || !strings.Contains(errOut, want) {
 			t.Errorf("%s: exit %d, %d bytes of stdout, stderr %q", filepath.Base(file), code, len(out), errOut)
 		}
+	}
+}
+
+// "retrykit --version" and "retrykit version" answer (they were unknown
+// commands), and "retrykit help help" is the overview, not an unknown
+// command.
+func TestVersionAndHelpHelp(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 0 || errOut != "" || !strings.HasPrefix(out, "retrykit ") || !strings.Contains(out, runtime.Version()) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runCLI(t, "", "version", "extra"); code != 2 || !strings.Contains(errOut, `unexpected argument "extra"`) {
+		t.Errorf("version extra: exit %d, %q", code, errOut)
+	}
+	code, out, errOut := runCLI(t, "", "help", "help")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: retrykit <command>") {
+		t.Errorf("help help: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
