@@ -348,3 +348,15 @@ func TestVersionAndHelpHelp(t *testing.T) {
 		t.Errorf("help help: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// "retrykit schedule help" reads a policy file named help; when there is
+// none, the error points at --help.
+func TestPolicyFileNamedHelp(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{{"schedule", "help"}, {"translate", "--to", "river", "help"}} {
+		code, _, errOut := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(errOut, "--help") {
+			t.Errorf("%q: exit %d, %q", args, code, errOut)
+		}
+	}
+}

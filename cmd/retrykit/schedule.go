@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -115,6 +116,9 @@ func readPolicyFile(name string, stdin io.Reader) ([]byte, error) {
 	}
 	if name != "-" {
 		f, err := os.Open(name)
+		if errors.Is(err, fs.ErrNotExist) && (name == "help" || name == "usage") {
+			return nil, fmt.Errorf("%w (the usage is printed by --help)", err)
+		}
 		if err != nil {
 			return nil, err
 		}
