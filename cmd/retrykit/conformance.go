@@ -142,8 +142,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// defined here so that the help lists it and a mistyped "--serve"
 	// gets "did you mean --server?".
 	fset.String("server", "", "check a running OJS server at this URL instead (retrykit conformance --server URL -h lists its flags)")
-	if err := fset.Parse(args); err != nil {
-		flagHint(fset, err)
+	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

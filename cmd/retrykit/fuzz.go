@@ -94,8 +94,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		ops      listFlag
 	)
 	fset.Var(&ops, "ops", "ops to fuzz, comma-separated (default: every op the adapter lists): "+strings.Join(policytest.Ops(), ", "))
-	if err := fset.Parse(args); err != nil {
-		flagHint(fset, err)
+	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -90,7 +90,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		ids       listFlag
 	)
 	fset.Var(&ids, "run", "run only these check ids (comma-separated, repeatable)")
-	if err := fset.Parse(args); err != nil {
+	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

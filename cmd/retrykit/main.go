@@ -20,6 +20,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -155,8 +156,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			flagHint(fs, err)
+		if err := parseTerse(fs, args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
@@ -204,18 +204,52 @@ func commandHint(name string) string {
 	return suggest.Hint(name, names)
 }
 
-// flagHint prints, after the flag package's own error for an undefined
-// flag, the nearest defined flag: "did you mean --json?".
-func flagHint(fs *flag.FlagSet, err error) {
+// parseTerse parses args with fs. On a parse error it prints one line,
+// "retrykit CMD: unknown flag "-jsno" (did you mean --json?)" or the flag
+// package's error after "retrykit CMD: ", then the usage line and a
+// pointer to --help, instead of the whole help text, so that the error
+// stays on the screen. A help request prints the whole help on
+// fs.Output(), as fs.Parse does.
+func parseTerse(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	long := fs.Usage
+	if !helpRequested(args) {
+		fs.Usage = func() {}
+	}
+	var msg strings.Builder
+	fs.SetOutput(&msg) // the flag package's error line, replaced below
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = long
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		long() // -h after a flag's value ("--limit 3 -h")
+		return err
+	}
+	fmt.Fprintf(out, "retrykit %s: %s\n", fs.Name(), flagError(fs, err))
+	var b strings.Builder
+	fs.SetOutput(&b)
+	long()
+	fs.SetOutput(out)
+	head, _, _ := strings.Cut(b.String(), "\n\n")
+	name := strings.Replace(fs.Name(), "--server", "--server URL", 1)
+	fmt.Fprintf(out, "%s\n(\"retrykit %s --help\" describes every flag)\n", strings.TrimRight(head, "\n"), name)
+	return err
+}
+
+// flagError is the message for a parse error of fs: for an undefined flag
+// with the nearest defined one, "unknown flag "-jsno" (did you mean
+// --json?)".
+func flagError(fs *flag.FlagSet, err error) string {
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !ok {
-		return
+		return err.Error()
 	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if h := flagSuggestion(name, names); h != "" {
-		fmt.Fprintf(fs.Output(), "retrykit %s: unknown flag %s%s\n", fs.Name(), quoteName("-"+name), h)
-	}
+	return "unknown flag " + quoteName("-"+name) + flagSuggestion(name, names)
 }
 
 // flagSuggestion is " (did you mean --json?)" for the flag of names nearest

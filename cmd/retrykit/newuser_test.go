@@ -360,3 +360,34 @@ func TestPolicyFileNamedHelp(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped flag gives one error line with the did-you-mean, the usage
+// line and a pointer to --help: not the whole help (80 lines for
+// conformance) with the suggestion below it, and not the flag package's
+// line and ours both. conformance --server had no suggestion at all.
+func TestUnknownFlagIsTerse(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"schedule", "--limt", "3"}, "(did you mean --limit?)"},
+		{[]string{"simulate", "--job", "3"}, "(did you mean --jobs?)"},
+		{[]string{"fit", "--profil", "celery"}, "(did you mean --profile?)"},
+		{[]string{"translate", "--t", "bullmq"}, "(did you mean --to?)"},
+		{[]string{"serve", "--adr", "x"}, "(did you mean --addr?)"},
+		{[]string{"fuzz", "--imp", "x"}, "(did you mean --impl?)"},
+		{[]string{"conformance", "--requirment", "RET-01"}, "(did you mean --requirement?)"},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--timout", "1s"}, "(did you mean --timeout?)"},
+	} {
+		code, out, errOut := runCLI(t, "", tc.args...)
+		lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")
+		if code != 2 || out != "" || len(lines) > 4 || !strings.Contains(lines[0], tc.hint) ||
+			!strings.Contains(errOut, "--help\" describes every flag") || strings.Contains(errOut, "flag provided but not defined") {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s", tc.args, code, out, errOut)
+		}
+	}
+	code, _, errOut := runCLI(t, "", "schedule", "--limit", "99999999999999999999")
+	if code != 2 || !strings.HasPrefix(errOut, "retrykit schedule: invalid value \"99999999999999999999\" for flag -limit") {
+		t.Errorf("--limit 2^66: exit %d, %q", code, errOut)
+	}
+}
