@@ -120,6 +120,9 @@ func parseSubjects(args []string, stdin io.Reader) (a compareArgs, help bool, er
 			if err != nil {
 				return a, false, err
 			}
+			if strings.TrimSpace(v) == "" {
+				return a, false, fmt.Errorf("--svg: empty value (leave the flag out to go without a chart)")
+			}
 			a.svg = v
 		default:
 			if strings.HasPrefix(arg, "-") && arg != "-" {

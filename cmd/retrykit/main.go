@@ -222,7 +222,7 @@ func parseTerse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(out)
 	fs.Usage = long
 	if err == nil {
-		return nil
+		return refuseEmpty(fs)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		long() // -h after a flag's value ("--limit 3 -h")
@@ -234,9 +234,49 @@ func parseTerse(fs *flag.FlagSet, args []string) error {
 	long()
 	fs.SetOutput(out)
 	head, _, _ := strings.Cut(b.String(), "\n\n")
-	name := strings.Replace(fs.Name(), "--server", "--server URL", 1)
-	fmt.Fprintf(out, "%s\n(\"retrykit %s --help\" describes every flag)\n", strings.TrimRight(head, "\n"), name)
+	fmt.Fprintf(out, "%s\n(\"retrykit %s --help\" describes every flag)\n", strings.TrimRight(head, "\n"), helpName(fs))
 	return err
+}
+
+// helpName is the command of fs as its --help is asked for
+// ("conformance --server URL").
+func helpName(fs *flag.FlagSet) string {
+	return strings.Replace(fs.Name(), "--server", "--server URL", 1)
+}
+
+// noEmptyValue names the flags for which an empty value means nothing:
+// files, names, lists and numbers written as text. Given empty (an unset
+// shell variable, "--svg="), they were ignored, and the command ran
+// without them, printing a default policy's schedule for "--profile ”".
+var noEmptyValue = map[string]bool{
+	"profile": true, "svg": true, "o": true, "out": true, "skip-file": true,
+	"write-skip-file": true, "vectors": true, "scenarios-dir": true, "profiles-dir": true,
+	"rand": true, "seed": true, "run": true, "requirement": true, "flag": true,
+	"unclaimed": true, "ops": true, "reset-url": true, "retry-after": true, "to": true,
+}
+
+// errEmptyValue is returned by parseTerse for a flag of noEmptyValue
+// given an empty value; the message is already printed.
+var errEmptyValue = errors.New("empty flag value")
+
+// refuseEmpty reports, on fs.Output(), the first flag of noEmptyValue that
+// was given an empty (or blank) value.
+func refuseEmpty(fs *flag.FlagSet) error {
+	var bad string
+	fs.Visit(func(f *flag.Flag) {
+		if bad == "" && noEmptyValue[f.Name] && strings.TrimSpace(f.Value.String()) == "" {
+			bad = f.Name
+		}
+	})
+	if bad == "" {
+		return nil
+	}
+	dash := "--"
+	if len(bad) == 1 {
+		dash = "-"
+	}
+	fmt.Fprintf(fs.Output(), "retrykit %s: %s%s: empty value (leave the flag out to go without it; \"retrykit %s --help\" describes it)\n", fs.Name(), dash, bad, helpName(fs))
+	return errEmptyValue
 }
 
 // flagError is the message for a parse error of fs: for an undefined flag

@@ -391,3 +391,31 @@ func TestUnknownFlagIsTerse(t *testing.T) {
 		t.Errorf("--limit 2^66: exit %d, %q", code, errOut)
 	}
 }
+
+// A file, name or list flag given an empty value (an unset shell variable)
+// is refused, naming the flag: "schedule --profile ''" printed the default
+// policy's schedule, and "--svg ''" or "-o ''" were silently dropped.
+func TestEmptyFlagValuesRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"schedule", "--profile", ""}, "--profile"},
+		{[]string{"schedule", "--svg="}, "--svg"},
+		{[]string{"schedule", "--rand", " "}, "--rand"},
+		{[]string{"fit", "--profile", "celery", "--svg", ""}, "--svg"},
+		{[]string{"simulate", "--jobs", "3", "--svg", ""}, "--svg"},
+		{[]string{"compare", "--profile", "river", "--profile", "sidekiq", "--svg", ""}, "--svg"},
+		{[]string{"translate", "--to", ""}, "--to"},
+		{[]string{"conformance", "-o", ""}, "-o"},
+		{[]string{"conformance", "--run", ""}, "--run"},
+		{[]string{"conformance", "--skip-file", ""}, "--skip-file"},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--reset-url", ""}, "--reset-url"},
+		{[]string{"fuzz", "--impl", "x", "--out", ""}, "--out"},
+	} {
+		code, out, errOut := runCLI(t, "", tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.flag+": empty value") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, out, errOut)
+		}
+	}
+}
