@@ -393,8 +393,8 @@ func TestUnknownFlagIsTerse(t *testing.T) {
 }
 
 // A file, name or list flag given an empty value (an unset shell variable)
-// is refused, naming the flag: "schedule --profile ”" printed the default
-// policy's schedule, and "--svg ”" or "-o ”" were silently dropped.
+// is refused, naming the flag: schedule --profile with an empty value printed the default
+// policy's schedule, and an empty --svg or -o was silently dropped.
 func TestEmptyFlagValuesRefused(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
