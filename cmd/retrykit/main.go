@@ -247,7 +247,7 @@ func helpName(fs *flag.FlagSet) string {
 // noEmptyValue names the flags for which an empty value means nothing:
 // files, names, lists and numbers written as text. Given empty (an unset
 // shell variable, "--svg="), they were ignored, and the command ran
-// without them, printing a default policy's schedule for --profile with an empty value.
+// without them: an empty --profile printed the default policy's schedule.
 var noEmptyValue = map[string]bool{
 	"profile": true, "svg": true, "o": true, "out": true, "skip-file": true,
 	"write-skip-file": true, "vectors": true, "scenarios-dir": true, "profiles-dir": true,
