@@ -128,6 +128,18 @@ func cloneVals(m map[string]value) map[string]value {
 	return out
 }
 
+// floatDuration converts a bound to a Duration, saturating: float64(1<<63)
+// does not convert (it gave "-2562047h47m16.854775808s" in a message).
+func floatDuration(f float64) time.Duration {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return time.Duration(f)
+}
+
 // parseValue reads text as the setting s wants it.
 func parseValue(s setting, text string) (value, string) {
 	v := value{s: text}
@@ -151,7 +163,7 @@ func parseValue(s setting, text string) (value, string) {
 			return v, "not a duration (write it as 2s, 1m30s or 250ms)"
 		}
 		if float64(d) < s.lo || float64(d) > s.hi {
-			return v, fmt.Sprintf("must be between %v and %v", time.Duration(s.lo), time.Duration(s.hi))
+			return v, fmt.Sprintf("must be between %v and %v", floatDuration(s.lo), floatDuration(s.hi))
 		}
 		v.d = d
 	case kMillis, kSeconds:

@@ -419,3 +419,12 @@ func TestEmptyFlagValuesRefused(t *testing.T) {
 		}
 	}
 }
+
+// The range of a duration setting up to the largest Duration is printed
+// as that, not as a negative duration (the float bound overflowed).
+func TestProfileDurationRangeMessage(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "schedule", "--profile", "temporal:initial_interval=0s")
+	if code != 2 || !strings.Contains(errOut, "must be between 1ns and 2562047h47m16.854775807s") || strings.Contains(errOut, "and -") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+}
