@@ -25,15 +25,22 @@ import (
 //	dur-0079
 type SkipList map[string]string
 
-// maxSkipFileSize and maxSkipEntries bound a skip file: the suite has
-// about a thousand vectors, so a larger file is not a skip list (a wrong
-// path, a device).
+// MaxSkipLine bounds a skip-file entry, in bytes: its id and reason
+// written as "id  # reason" (the form [WriteSkipList] writes) must fit, so
+// that every accepted file reads back the same. A raw line may run 64
+// bytes longer (blanks).
+const MaxSkipLine = 64 << 10
+
+// maxSkipFileSize and maxSkipEntries bound a whole skip file: the suite
+// has about a thousand vectors, so a larger file is not a skip list (a
+// wrong path, a device).
 const (
 	maxSkipFileSize = 16 << 20
 	maxSkipEntries  = 100_000
 )
 
-// ParseSkipList reads a skip file, of at most 16 MiB and 100 000 ids.
+// ParseSkipList reads a skip file, of at most 16 MiB and 100 000 ids. An
+// entry longer than [MaxSkipLine] bytes is an error.
 func ParseSkipList(r io.Reader) (SkipList, error) {
 	data, err := bounded.Read(r, maxSkipFileSize)
 	if err != nil {
@@ -41,6 +48,7 @@ func ParseSkipList(r io.Reader) (SkipList, error) {
 	}
 	s := SkipList{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4<<10), MaxSkipLine+64)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -54,6 +62,9 @@ func ParseSkipList(r io.Reader) (SkipList, error) {
 		}
 		rest = strings.TrimSpace(rest)
 		rest = strings.TrimSpace(strings.TrimPrefix(rest, "#"))
+		if len(id)+len("  # ")+len(rest) > MaxSkipLine {
+			return nil, fmt.Errorf("conformance: skip file line %d: entry longer than %d bytes", line, MaxSkipLine)
+		}
 		if len(s) == maxSkipEntries {
 			return nil, fmt.Errorf("conformance: skip file line %d: more than %d ids", line, maxSkipEntries)
 		}
@@ -63,6 +74,9 @@ func ParseSkipList(r io.Reader) (SkipList, error) {
 		s[id] = rest
 	}
 	if err := sc.Err(); err != nil {
+		if err == bufio.ErrTooLong {
+			return nil, fmt.Errorf("conformance: skip file line %d: longer than %d bytes", line+1, MaxSkipLine)
+		}
 		return nil, fmt.Errorf("conformance: skip file: %w", err)
 	}
 	return s, nil

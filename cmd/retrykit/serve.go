@@ -43,6 +43,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long in-flight requests may take to finish on SIGINT/SIGTERM")
 	keep := fs.Int("keep-finished", 10000, "finished jobs kept per queue and state (completed, cancelled, discarded), the oldest pruned first, each for at most 24h; over all queues at least 100000 of them and 10000 dead letters")
 	maxConns := fs.Int("max-conns", 1024, "connections served at once; more wait to be accepted")
+	maxJobs := fs.Int("max-jobs", ojshttp.DefaultMaxJobs, "jobs held at most, in every state (429 queue_full beyond)")
+	maxBytes := fs.Int64("max-bytes", ojshttp.DefaultMaxBytes, "bytes of job data (args, meta, results) held at most (429 queue_full beyond)")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
 	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
 	fs.Usage = func() {
@@ -81,6 +83,14 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --max-conns: must be at least 1, got %d\n", *maxConns)
 		return 2
 	}
+	if *maxJobs < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --max-jobs: must be at least 1, got %d\n", *maxJobs)
+		return 2
+	}
+	if *maxBytes < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --max-bytes: must be at least 1, got %d\n", *maxBytes)
+		return 2
+	}
 	if *vis <= 0 {
 		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
 		return 2
@@ -89,7 +99,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events),
 		executor.WithFinishedRetention(24*time.Hour, *keep), executor.WithFinishedRetentionTotal(max(*keep, 100000)),
 		executor.WithRetention(0, max(*keep, 10000))}
-	sopts := []ojshttp.Option{ojshttp.WithEvents(events)}
+	sopts := []ojshttp.Option{ojshttp.WithEvents(events), ojshttp.WithMaxJobs(*maxJobs), ojshttp.WithMaxBytes(*maxBytes)}
 	switch *clock {
 	case "real":
 	case "manual":

@@ -96,6 +96,8 @@ func TestServeBadFlags(t *testing.T) {
 		{"serve", "extra"},
 		{"serve", "--max-conns", "0"},
 		{"serve", "--keep-finished", "-1"},
+		{"serve", "--max-jobs", "0"},
+		{"serve", "--max-bytes", "-5"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || errb.Len() == 0 {
@@ -105,5 +107,84 @@ func TestServeBadFlags(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"serve", "--help"}, strings.NewReader(""), &out, &errb); code != 0 || strings.Contains(out.String(), "plant") {
 		t.Errorf("help: %d %q", code, out.String())
+	}
+}
+
+// TestServeShutdownUnderLoad: SIGTERM (here: the stop channel) while 16
+// clients push, fetch and ack. serve exits 0; every answer that arrived is
+// a whole JSON object with a non-5xx status; the rest are connection
+// errors, never a truncated answer.
+func TestServeShutdownUnderLoad(t *testing.T) {
+	base, stop := startServe(t)
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	halt := make(chan struct{})
+	bad := make(chan string, 16)
+	answered := make(chan int, 16)
+	for w := 0; w < 16; w++ {
+		go func() {
+			n := 0
+			defer func() { answered <- n }()
+			for {
+				select {
+				case <-halt:
+					return
+				default:
+				}
+				for _, rq := range []struct{ path, body string }{
+					{"/ojs/v1/jobs", `{"type":"load.t","args":[1]}`},
+					{"/ojs/v1/workers/fetch", `{"queues":["default"]}`},
+				} {
+					resp, err := cl.Post(base+rq.path, "application/json", strings.NewReader(rq.body))
+					if err != nil {
+						continue // the server is going away
+					}
+					b, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					var m map[string]any
+					if err != nil || resp.StatusCode >= 500 || json.Unmarshal(b, &m) != nil {
+						bad <- string(b)
+						return
+					}
+					n++
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	code, errs := stop()
+	close(halt)
+	total := 0
+	for range 16 {
+		total += <-answered
+	}
+	select {
+	case b := <-bad:
+		t.Fatalf("a bad answer during shutdown: %q", b)
+	default:
+	}
+	if code != 0 || total == 0 {
+		t.Fatalf("exit %d after %d answers: %s", code, total, errs)
+	}
+}
+
+// TestServeMaxJobs: --max-jobs bounds the jobs held; the next PUSH is a
+// 429 queue_full.
+func TestServeMaxJobs(t *testing.T) {
+	base, stop := startServe(t, "--max-jobs", "2")
+	for i, want := range []int{201, 201, 429} {
+		resp, err := http.Post(base+"/ojs/v1/jobs", "application/json", strings.NewReader(`{"type":"t","args":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == 429 && !bytes.Contains(b, []byte(`"queue_full"`))) {
+			t.Fatalf("push %d: %d %s, want %d", i, resp.StatusCode, b, want)
+		}
+	}
+	if code, errs := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
 	}
 }
