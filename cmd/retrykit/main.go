@@ -253,6 +253,7 @@ var noEmptyValue = map[string]bool{
 	"write-skip-file": true, "vectors": true, "scenarios-dir": true, "profiles-dir": true,
 	"rand": true, "seed": true, "run": true, "requirement": true, "flag": true,
 	"unclaimed": true, "ops": true, "reset-url": true, "retry-after": true, "to": true,
+	"addr": true, // serve: an empty address listens on every interface
 }
 
 // errEmptyValue is returned by parseTerse for a flag of noEmptyValue

@@ -412,6 +412,8 @@ func TestEmptyFlagValuesRefused(t *testing.T) {
 		{[]string{"conformance", "--skip-file", ""}, "--skip-file"},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--reset-url", ""}, "--reset-url"},
 		{[]string{"fuzz", "--impl", "x", "--out", ""}, "--out"},
+		// An empty address listened on every interface, not loopback.
+		{[]string{"serve", "--addr", ""}, "--addr"},
 	} {
 		code, out, errOut := runCLI(t, "", tc.args...)
 		if code != 2 || out != "" || !strings.Contains(errOut, tc.flag+": empty value") {
