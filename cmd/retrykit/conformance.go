@@ -93,6 +93,14 @@ const (
 	maxRepeat        = 100
 )
 
+// suiteOnlyFlags are the conformance flags that select, score or record
+// suite vectors, which --profiles does not run.
+var suiteOnlyFlags = map[string]bool{
+	"run": true, "requirement": true, "flag": true, "unclaimed": true, "spec-only": true,
+	"skip-file": true, "strict": true, "write-skip-file": true, "repeat": true,
+	"jitter-samples": true, "vectors": true, "scenarios": true, "scenarios-dir": true,
+}
+
 // maxTimeout bounds --timeout of conformance (and --server): a request
 // that takes longer is as good as lost, and an hour-long wait per request
 // of an unresponsive adapter or server is already a hang to a user.
@@ -166,6 +174,19 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, fmt.Sprintf("--jitter-samples: must be in 0..%d (0 leaves the check out), got %d", maxJitterSamples, *samples))
 	case *repeat < 1 || *repeat > maxRepeat:
 		return usageError(stderr, fmt.Sprintf("--repeat: must be in 1..%d, got %d", maxRepeat, *repeat))
+	}
+	if *profiles || *profDir != "" {
+		// The profile vectors are not the suite: a flag that selects or
+		// scores suite vectors would be silently dropped, so it is refused.
+		var given []string
+		fset.Visit(func(f *flag.Flag) {
+			if suiteOnlyFlags[f.Name] {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if len(given) > 0 {
+			return usageError(stderr, fmt.Sprintf("--profiles runs the profile vectors, not the suite: it takes no %s", strings.Join(given, ", ")))
+		}
 	}
 	if *strict && *skipFile == "" {
 		return usageError(stderr, "--strict: needs --skip-file (it runs the skip-listed vectors anyway and fails on those that pass)")

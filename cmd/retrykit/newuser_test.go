@@ -430,3 +430,33 @@ func TestProfileDurationRangeMessage(t *testing.T) {
 		t.Errorf("exit %d, %q", code, errOut)
 	}
 }
+
+// conformance --profiles refuses the suite's selection and scoring flags
+// (they were silently dropped: "--profiles --spec-only" ran every profile
+// vector), and an empty --profiles-dir is an error, not a passing report
+// of nothing.
+func TestConformanceProfilesRefusesSuiteFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--spec-only"}, "--spec-only"},
+		{[]string{"--run", "x", "--strict"}, "--run, --strict"},
+		{[]string{"--requirement", "RET-01"}, "--requirement"},
+		{[]string{"--jitter-samples", "10"}, "--jitter-samples"},
+	} {
+		args := append([]string{"conformance", "--profiles"}, tc.args...)
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "it takes no "+tc.flag) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "", "conformance", "--profiles", "--profiles-dir", dir)
+	if code != 2 || out != "" || !strings.Contains(errOut, "--profiles-dir: no profile vector files") {
+		t.Errorf("empty --profiles-dir: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "", "conformance", "--profiles", "--format", "json"); code != 0 {
+		t.Errorf("--profiles --format json: exit %d, %s", code, errOut)
+	}
+}

@@ -80,6 +80,10 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir, f
 		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
 		return 2
 	}
+	if len(names) == 0 {
+		// An empty report that passes would hide a wrong directory.
+		return usageError(stderr, fmt.Sprintf("--profiles-dir: no profile vector files (*.json) in %s", dir))
+	}
 	sort.Strings(names)
 	res := max(h.ResolutionNS, 1)
 	var failures []profileFailure
