@@ -620,6 +620,16 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		switch {
+		case len(args) == 0:
+			fmt.Fprintln(stderr, "retrykit conformance export: give the directory to write (DIR)")
+		case strings.HasPrefix(args[0], "-") && args[0] != "-":
+			fmt.Fprintf(stderr, "retrykit conformance export: takes no flags, got %s\n", quoteName(args[0]))
+		case len(args) > 1:
+			fmt.Fprintf(stderr, "retrykit conformance export: one directory, got %d arguments (flags included)\n", len(args))
+		default:
+			fmt.Fprintf(stderr, "retrykit conformance export: %s is not a directory name\n", quoteName(args[0]))
+		}
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}

@@ -460,3 +460,26 @@ func TestConformanceProfilesRefusesSuiteFlags(t *testing.T) {
 		t.Errorf("--profiles --format json: exit %d, %s", code, errOut)
 	}
 }
+
+// conformance export with a wrong argument says what is wrong before the
+// usage; it printed the usage alone.
+func TestConformanceExportSaysWhy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "give the directory to write"},
+		{[]string{"--impl", "x"}, `takes no flags, got "--impl"`},
+		{[]string{dir, "--impl", "x"}, "one directory, got 3 arguments"},
+	} {
+		args := append([]string{"conformance", "export"}, tc.args...)
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "retrykit conformance export: "+tc.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s written", dir)
+	}
+}
