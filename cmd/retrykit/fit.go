@@ -27,6 +27,13 @@ func init() {
 	}
 }
 
+// isFlagSet reports whether the flag name was given on the command line.
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func runFit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -74,6 +81,8 @@ func runFit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	k := min(p.MaxAttempts()-1, maxFitRetries)
 	if p.MaxAttempts() == 0 {
 		k = *horizon
+	} else if isFlagSet(fs, "horizon") {
+		fmt.Fprintf(stderr, "retrykit fit: note: --horizon is for profiles without an attempt limit; %s makes %d attempts, so its %d retries are fitted\n", p.Name(), p.MaxAttempts(), max(k, 1))
 	}
 	k = max(k, 1)
 	f, err := fitPolicy(p, k)

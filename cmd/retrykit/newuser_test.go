@@ -483,3 +483,16 @@ func TestConformanceExportSaysWhy(t *testing.T) {
 		t.Errorf("%s written", dir)
 	}
 }
+
+// fit --horizon for a profile with an attempt limit is noted, not silently
+// ignored; for one without a limit it sets the retries fitted.
+func TestFitHorizonNoted(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "fit", "--profile", "celery", "--horizon", "500")
+	if code != 0 || !strings.Contains(errOut, "--horizon is for profiles without an attempt limit; celery makes 4 attempts") || !strings.Contains(out, "attempts 1..3") {
+		t.Errorf("celery: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	code, out, errOut = runCLI(t, "", "fit", "--profile", "temporal", "--horizon", "5")
+	if code != 0 || errOut != "" || !strings.Contains(out, "attempts 1..5") {
+		t.Errorf("temporal: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+}
