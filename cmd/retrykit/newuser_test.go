@@ -496,3 +496,21 @@ func TestFitHorizonNoted(t *testing.T) {
 		t.Errorf("temporal: exit %d, stderr %q\n%s", code, errOut, out)
 	}
 }
+
+// schedule --error-class and --retry-after without --profile are refused:
+// they were silently dropped and the policy's schedule printed as if they
+// applied.
+func TestScheduleProfileOnlyFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"schedule", "--error-class", "throttling"},
+		{"schedule", "--retry-after", "3s", "-"},
+	} {
+		code, out, errOut := runCLI(t, "{}", args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "only with --profile") || !strings.Contains(errOut, args[1]) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runCLI(t, "", "schedule", "--profile", "aws_go", "--error-class", "throttling", "--retry-after", "3s"); code != 0 {
+		t.Errorf("with --profile: exit %d, %s", code, errOut)
+	}
+}

@@ -180,6 +180,18 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 		return 0, true
 	}
 	if x.profile == "" {
+		// --error-class and --retry-after describe a profile's failures;
+		// an OJS policy has neither, so they are refused, not dropped.
+		var given []string
+		x.fs.Visit(func(f *flag.Flag) {
+			if f.Name == "error-class" || f.Name == "retry-after" {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if len(given) > 0 {
+			fmt.Fprintf(stderr, "retrykit schedule: %s: only with --profile (an OJS policy has no error classes or retry-after hints)\n", strings.Join(given, ", "))
+			return 2, true
+		}
 		return 0, false
 	}
 	if nargs > 0 {
