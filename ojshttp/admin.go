@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
@@ -17,7 +19,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 		"specversion": ojsVersion,
 		"implementation": map[string]any{
 			"name":     "retrykit",
-			"version":  "0",
+			"version":  moduleVersion(),
 			"language": "go",
 			"homepage": "https://github.com/retrykit/retrykit",
 		},
@@ -290,3 +292,32 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) (int, any,
 	s.exec.Tick()
 	return http.StatusOK, map[string]any{"now": stamp(now), "advanced_ms": ms}, nil
 }
+
+// moduleVersion is the version of the retrykit module in the running
+// binary: a release tag, "(devel)" for a build in a clone, with the commit
+// when the build recorded one; "unknown" without build information.
+var moduleVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	const path = "github.com/retrykit/retrykit"
+	v := ""
+	if bi.Main.Path == path {
+		v = bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == path {
+			v = d.Version
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	for _, st := range bi.Settings {
+		if st.Key == "vcs.revision" && len(st.Value) >= 12 {
+			v += " " + st.Value[:12]
+		}
+	}
+	return v
+})

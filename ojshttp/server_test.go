@@ -383,6 +383,11 @@ func TestManifest(t *testing.T) {
 	if m["specversion"] != "1.0" || caps["dead_letter"] != true || caps["unique_jobs"] != true || caps["cron_jobs"] != false {
 		t.Fatalf("manifest: %v", m)
 	}
+	// The implementation's version is the module's build information
+	// ("(devel)" in a test binary), never a made-up number.
+	if impl := m["implementation"].(map[string]any); impl["name"] != "retrykit" || !strings.HasPrefix(impl["version"].(string), "(devel)") {
+		t.Errorf("implementation %v", impl)
+	}
 	if h := s.must(200, "GET", "/ojs/v1/health", nil); h["status"] != "ok" {
 		t.Fatalf("health: %v", h)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -98,6 +99,11 @@ func TestServeBadFlags(t *testing.T) {
 		{"serve", "--keep-finished", "-1"},
 		{"serve", "--max-jobs", "0"},
 		{"serve", "--max-bytes", "-5"},
+		{"serve", "--addr", "nonsense"},
+		{"serve", "--addr", ""},
+		{"serve", "--addr", "127.0.0.1"},
+		{"serve", "--shutdown-timeout", "-1s"},
+		{"serve", "--shutdown-timeout", "0s"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || errb.Len() == 0 {
@@ -107,6 +113,30 @@ func TestServeBadFlags(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"serve", "--help"}, strings.NewReader(""), &out, &errb); code != 0 || strings.Contains(out.String(), "plant") {
 		t.Errorf("help: %d %q", code, out.String())
+	}
+	// Numbers, durations and booleans print as themselves, strings quoted.
+	for _, want := range []string{`(default 1024)`, `(default false)`, `(default 10s)`, `(default "127.0.0.1:8080")`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
+// An unspecified listen address is announced as the loopback address a
+// client on this machine dials.
+func TestServeDialAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, "127.0.0.1:8080"},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 9}, "127.0.0.1:9"},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7}, "127.0.0.1:7"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 7}, "[::1]:7"},
+	} {
+		if got := dialAddr(tc.addr); got != tc.want {
+			t.Errorf("dialAddr(%v) = %q, want %q", tc.addr, got, tc.want)
+		}
 	}
 }
 
