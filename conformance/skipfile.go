@@ -2,10 +2,13 @@ package conformance
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/retrykit/retrykit/internal/bounded"
 )
 
 // SkipList maps vector ids to the reason they are expected to fail (a
@@ -22,10 +25,30 @@ import (
 //	dur-0079
 type SkipList map[string]string
 
-// ParseSkipList reads a skip file.
+// MaxSkipLine bounds a skip-file entry, in bytes: its id and reason
+// written as "id  # reason" (the form [WriteSkipList] writes) must fit, so
+// that every accepted file reads back the same. A raw line may run 64
+// bytes longer (blanks).
+const MaxSkipLine = 64 << 10
+
+// maxSkipFileSize and maxSkipEntries bound a whole skip file: the suite
+// has about a thousand vectors, so a larger file is not a skip list (a
+// wrong path, a device).
+const (
+	maxSkipFileSize = 16 << 20
+	maxSkipEntries  = 100_000
+)
+
+// ParseSkipList reads a skip file, of at most 16 MiB and 100 000 ids. An
+// entry longer than [MaxSkipLine] bytes is an error.
 func ParseSkipList(r io.Reader) (SkipList, error) {
+	data, err := bounded.Read(r, maxSkipFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: skip file: %w", err)
+	}
 	s := SkipList{}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4<<10), MaxSkipLine+64)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -39,12 +62,21 @@ func ParseSkipList(r io.Reader) (SkipList, error) {
 		}
 		rest = strings.TrimSpace(rest)
 		rest = strings.TrimSpace(strings.TrimPrefix(rest, "#"))
+		if len(id)+len("  # ")+len(rest) > MaxSkipLine {
+			return nil, fmt.Errorf("conformance: skip file line %d: entry longer than %d bytes", line, MaxSkipLine)
+		}
+		if len(s) == maxSkipEntries {
+			return nil, fmt.Errorf("conformance: skip file line %d: more than %d ids", line, maxSkipEntries)
+		}
 		if _, dup := s[id]; dup {
 			return nil, fmt.Errorf("conformance: skip file line %d: %s listed twice", line, id)
 		}
 		s[id] = rest
 	}
 	if err := sc.Err(); err != nil {
+		if err == bufio.ErrTooLong {
+			return nil, fmt.Errorf("conformance: skip file line %d: longer than %d bytes", line+1, MaxSkipLine)
+		}
 		return nil, fmt.Errorf("conformance: skip file: %w", err)
 	}
 	return s, nil
@@ -68,7 +100,7 @@ func drawDependentEntry(reason string) bool { return strings.HasPrefix(reason, d
 // stays skipped, since another draw may fail it again.
 func WriteSkipList(w io.Writer, rep *Report) error {
 	ew := &errWriter{w: w}
-	ew.printf("# retrykit conformance known failures: %s %s, suite %s\n", rep.Implementation.Implementation, rep.Implementation.Version, rep.SuiteVersion)
+	ew.printf("# retrykit conformance known failures: %s, suite %s\n", strings.TrimSpace(rep.Implementation.Implementation+" "+rep.Implementation.Version), rep.SuiteVersion)
 	ew.printf("# one vector id per line; the rest of the line is the reason\n")
 	var lines []string
 	for _, res := range rep.Results {

@@ -55,7 +55,7 @@ func (r *Report) title() string {
 	if name == "" {
 		name = "(no hello)"
 	}
-	return fmt.Sprintf("%s %s — OJS retry conformance suite %s (spec %s)", name, h.Version, r.SuiteVersion, r.SpecVersion)
+	return fmt.Sprintf("%s — OJS retry conformance suite %s (spec %s)", strings.TrimSpace(name+" "+h.Version), r.SuiteVersion, r.SpecVersion)
 }
 
 // verdictLine is the first line of the text report: the verdict and the
@@ -74,7 +74,7 @@ func (r *Report) verdictLine() string {
 		}
 	}
 	if r.Implementation.Implementation != "" {
-		fmt.Fprintf(&b, "  — %s %s", r.Implementation.Implementation, r.Implementation.Version)
+		fmt.Fprintf(&b, "  — %s", strings.TrimSpace(r.Implementation.Implementation+" "+r.Implementation.Version))
 	}
 	return b.String()
 }

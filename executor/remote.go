@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retrykit/internal/sat"
@@ -13,14 +14,30 @@ import (
 // multi-job fetch with a reservation chosen by the fetcher, heartbeats that
 // choose the extension, and O(1) or O(queues) inventory.
 
+// BatchError is the error of a refused [Executor.EnqueueBatch]: the index
+// of the first rejected spec and why (a cause that errors.Is matches
+// against [ErrInvalidJob], [ErrDuplicateID], ...).
+type BatchError struct {
+	Index int   // the rejected spec's index in the batch
+	Err   error // the cause, as Enqueue would return it
+}
+
+// Error returns "executor: batch[INDEX]: CAUSE".
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("executor: batch[%d]: %s", e.Index, strings.TrimPrefix(e.Err.Error(), "executor: "))
+}
+
+// Unwrap returns the cause.
+func (e *BatchError) Unwrap() error { return e.Err }
+
 // EnqueueBatch adds several jobs atomically (OJS batch PUSH): either every
-// spec is enqueued, in order, or none is and the error names the first
-// rejected one by its index ("batch[3]: ..."). Each spec is checked as by
+// spec is enqueued, in order, or none is and the error, a [*BatchError],
+// names the first rejected one by its index. Each spec is checked as by
 // [Executor.Enqueue]; ids must also be unique within the batch.
 func (e *Executor) EnqueueBatch(specs []JobSpec) ([]Job, error) {
 	for i := range specs {
 		if err := prepare(&specs[i]); err != nil {
-			return nil, fmt.Errorf("batch[%d]: %w", i, err)
+			return nil, &BatchError{Index: i, Err: err}
 		}
 	}
 	e.mu.Lock()
@@ -31,16 +48,16 @@ func (e *Executor) EnqueueBatch(specs []JobSpec) ([]Job, error) {
 	for i := range specs {
 		sp := &specs[i]
 		if _, err := e.resolvePolicy(sp.Retry, sp.Policy); err != nil {
-			return nil, fmt.Errorf("batch[%d]: executor: enqueue %q: %w", i, clip(sp.ID), err)
+			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w", clip(sp.ID), err)}
 		}
 		if sp.ID == "" {
 			continue
 		}
 		if k, dup := seen[sp.ID]; dup {
-			return nil, fmt.Errorf("batch[%d]: executor: enqueue %q: %w (batch[%d] has it too)", i, clip(sp.ID), ErrDuplicateID, k)
+			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w (batch[%d] has it too)", clip(sp.ID), ErrDuplicateID, k)}
 		}
 		if e.jobs[sp.ID] != nil {
-			return nil, fmt.Errorf("batch[%d]: executor: enqueue %q: %w", i, clip(sp.ID), ErrDuplicateID)
+			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w", clip(sp.ID), ErrDuplicateID)}
 		}
 		seen[sp.ID] = i
 	}

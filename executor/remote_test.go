@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,10 @@ func TestEnqueueBatchAtomic(t *testing.T) {
 		{{ID: "c", Type: "t"}, {Type: ""}},
 		{{ID: "d", Type: "t"}, {Type: "t", Retry: []byte(`{"max_attempts":-1}`)}},
 	} {
-		if _, err := e.EnqueueBatch(bad); err == nil {
-			t.Fatalf("%v: accepted", bad)
+		_, err := e.EnqueueBatch(bad)
+		var be *executor.BatchError
+		if !errors.As(err, &be) || be.Index != 1 || !strings.HasPrefix(err.Error(), "executor: batch[1]: ") {
+			t.Fatalf("%v: error %v, want a *BatchError for index 1", bad, err)
 		}
 		if n := e.Len(); n != 1 {
 			t.Fatalf("%v: a rejected batch left %d jobs", bad, n)

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
@@ -17,7 +19,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 		"specversion": ojsVersion,
 		"implementation": map[string]any{
 			"name":     "retrykit",
-			"version":  "0",
+			"version":  moduleVersion(),
 			"language": "go",
 			"homepage": "https://github.com/retrykit/retrykit",
 		},
@@ -33,22 +35,23 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			"priority_queues":   false,
 			"rate_limiting":     false,
 			"schema_validation": false,
-			"unique_jobs":       false,
+			"unique_jobs":       true,
 			"workflows":         false,
 			"pause_resume":      true,
 		},
 		"extensions": map[string]any{
 			"x-retrykit": map[string]any{
-				"manual_clock":    s.cfg.manual != nil,
-				"events":          eventsEndpoint(s.cfg.events != nil),
-				"reset_endpoint":  resetEndpoint(s.cfg.reset),
-				"clock_endpoint":  clockEndpoint(s.cfg.manual != nil),
-				"persistence":     "none: a restart loses every job",
-				"decisions":       "docs/decisions.md RK-100 to RK-109",
-				"max_jobs":        s.cfg.maxJobs,
-				"max_body_bytes":  s.cfg.maxBody,
-				"max_batch":       s.cfg.maxBatch,
-				"max_fetch_count": MaxFetchCount,
+				"manual_clock":      s.cfg.manual != nil,
+				"events":            eventsEndpoint(s.cfg.events != nil),
+				"reset_endpoint":    resetEndpoint(s.cfg.reset),
+				"clock_endpoint":    clockEndpoint(s.cfg.manual != nil),
+				"persistence":       "none: a restart loses every job",
+				"decisions":         "docs/decisions.md RK-100 to RK-109, RK-152 to RK-159",
+				"max_jobs":          s.cfg.maxJobs,
+				"max_body_bytes":    s.cfg.maxBody,
+				"max_batch":         s.cfg.maxBatch,
+				"max_fetch_count":   MaxFetchCount,
+				"worker_directives": "POST /ojs/v1/admin/workers/{id}/quiet or /terminate: the next heartbeat answers that state",
 			},
 		},
 	}, nil
@@ -144,7 +147,7 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 	}
 	if err := s.exec.PauseQueue(name); err != nil {
 		if errors.Is(err, executor.ErrTooManyPausedQueues) {
-			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true, message: err.Error()}
+			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true, message: err.Error()}
 		}
 		return 0, nil, invalid("name", "%v", err)
 	}
@@ -211,7 +214,7 @@ func (s *Server) deadLetterJob(id string) (executor.Job, *apiError) {
 		return j, errorFor(err, id)
 	}
 	if !j.DeadLetter {
-		return j, &apiError{status: http.StatusNotFound, code: codeNotFound,
+		return j, &apiError{status: http.StatusNotFound, code: CodeNotFound,
 			message: "job " + strconv.Quote(clip(id)) + " is not in the dead letter set (state " + j.State.String() + ")",
 			details: map[string]any{"resource_type": "dead_letter_job", "resource_id": id, "current_state": j.State.String()}}
 	}
@@ -253,6 +256,12 @@ func (s *Server) deadLetterDelete(w http.ResponseWriter, r *http.Request) (int, 
 	return http.StatusOK, map[string]any{"deleted": true, "job_id": id}, nil
 }
 
+// clockHorizon is as far as the manual clock moves: an advance past it is
+// refused with 422 validation_error, so that the executor's times (int64
+// nanoseconds, which end in April 2262) keep room for delays and never
+// saturate silently.
+var clockHorizon = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // maxAdvance bounds one clock advance: 100 years.
 const maxAdvance = 100 * 365 * 24 * time.Hour
 
@@ -271,7 +280,44 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) (int, any,
 	if err != nil || ms < 0 || ms > int64(maxAdvance/time.Millisecond) {
 		return 0, nil, invalid("advance_ms", "must be an integer from 0 to %d, got %s", int64(maxAdvance/time.Millisecond), clip(string(req.AdvanceMS)))
 	}
+	s.clockMu.Lock()
+	defer s.clockMu.Unlock()
+	if cur := s.cfg.manual.Now(); cur.Add(time.Duration(ms) * time.Millisecond).After(clockHorizon) {
+		return 0, nil, &apiError{status: http.StatusUnprocessableEntity, code: CodeValidation,
+			message: "advance_ms: " + strconv.FormatInt(ms, 10) + " ms would move the clock from " + stamp(cur) +
+				" past " + stamp(clockHorizon) + ", the manual clock's horizon (job times are int64 nanoseconds)",
+			details: map[string]any{"field": "advance_ms", "now": stamp(cur), "horizon": stamp(clockHorizon)}}
+	}
 	now := s.cfg.manual.Advance(time.Duration(ms) * time.Millisecond)
 	s.exec.Tick()
 	return http.StatusOK, map[string]any{"now": stamp(now), "advanced_ms": ms}, nil
 }
+
+// moduleVersion is the version of the retrykit module in the running
+// binary: a release tag, "(devel)" for a build in a clone, with the commit
+// when the build recorded one; "unknown" without build information.
+var moduleVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	const path = "github.com/retrykit/retrykit"
+	v := ""
+	if bi.Main.Path == path {
+		v = bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == path {
+			v = d.Version
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	for _, st := range bi.Settings {
+		if st.Key == "vcs.revision" && len(st.Value) >= 12 {
+			v += " " + st.Value[:12]
+		}
+	}
+	return v
+})

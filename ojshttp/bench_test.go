@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/retrykit/retrykit/executor"
@@ -66,5 +68,28 @@ func BenchmarkNack(b *testing.B) {
 		if rec := do("/ojs/v1/workers/nack", `{"job_id":"`+id+`","error":{"type":"x.y","message":"m"}}`); rec.Code != 200 {
 			b.Fatal(rec.Body)
 		}
+	}
+}
+
+// BenchmarkPush is one PUSH handled in process (no network), plain and
+// with options.unique (a distinct key each time, so every PUSH computes a
+// key, checks the index and inserts): the cost unique jobs add.
+func BenchmarkPush(b *testing.B) {
+	for _, tc := range []struct{ name, opts string }{
+		{"plain", `{"queue":"bench"}`},
+		{"unique", `{"queue":"bench","unique":{"keys":["args"],"on_conflict":"reject"}}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := ojshttp.New(executor.New())
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				body := `{"type":"bench.job","args":[` + strconv.Itoa(i) + `,{"user":"u"}],"options":` + tc.opts + `}`
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest("POST", "/ojs/v1/jobs", strings.NewReader(body)))
+				if rec.Code != 201 {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
+			}
+		})
 	}
 }

@@ -165,7 +165,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 	if a := q.Get("after"); a != "" {
 		seq, ok := ev.index[a]
 		if !ok {
-			return 0, nil, &apiError{status: http.StatusNotFound, code: codeNotFound,
+			return 0, nil, &apiError{status: http.StatusNotFound, code: CodeNotFound,
 				message: "event " + strconv.Quote(clip(a)) + " is not in the log (unknown, or older than the last " + strconv.Itoa(len(ev.buf)) + " events)"}
 		}
 		after = seq

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ var routes = []struct{ method, path string }{
 	{"POST", "/ojs/v1/workers/heartbeat"},
 	{"POST", ojshttp.AdminClockPath},
 	{"POST", "/ojs/v1/dead-letter/x/retry"},
+	{"POST", "/ojs/v1/admin/workers/w/quiet"},
 }
 
 // FuzzRequest sends arbitrary bodies to every route of one server: each
@@ -40,6 +42,8 @@ func FuzzRequest(f *testing.F) {
 		`{"worker_id":"w","active_jobs":["a","a","b"],"visibility_timeout_ms":1}`,
 		`{"advance_ms":1000}`,
 		`{"type":"a","args":[],"options":{"retry":{"max_interval":"P1Y","initial_interval":"PT0S"}}}`,
+		`{"type":"u","args":[{"k":1}],"options":{"unique":{"keys":["args","queue"],"args_keys":["k"],"period":"PT1S","on_conflict":"replace"}}}`,
+		`{"worker_id":"w","state":"running","active_jobs":3,"active_job_ids":["a"]}`,
 		`{"options":null}`, `[]`, `null`, `{"type":1}`, `{"args":"x"}`, "{\"type\":\"\xff\"}",
 	} {
 		for i := range routes {
@@ -216,4 +220,76 @@ func TestLimitListener(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the third connection was not accepted after one closed")
 	}
+}
+
+// TestClockHorizon: the manual clock refuses to move past 2200-01-01
+// (the executor's int64-nanosecond times end in 2262) instead of
+// saturating silently, and a refused advance leaves the clock alone.
+func TestClockHorizon(t *testing.T) {
+	s := newTestServer(t)
+	const year = 365 * 24 * time.Hour
+	s.advance(100 * year)
+	before := s.clock.Now()
+	_, m := s.do("POST", ojshttp.AdminClockPath, map[string]any{"advance_ms": (100 * year).Milliseconds()})
+	e, _ := m["error"].(map[string]any)
+	if e == nil || e["code"] != "validation_error" || !strings.Contains(e["message"].(string), "2200-01-01") {
+		t.Fatalf("advance past the horizon: %v", m)
+	}
+	if !s.clock.Now().Equal(before) {
+		t.Fatalf("refused advance moved the clock to %v", s.clock.Now())
+	}
+	// Jobs still run with real delays just below the horizon.
+	s.advance(50 * year)
+	id := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{},
+		"options": map[string]any{"retry": map[string]any{"initial_interval": "PT1S", "jitter": false}}}))["id"].(string)
+	s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"default"}})
+	n := s.must(200, "POST", "/ojs/v1/workers/nack", map[string]any{"job_id": id, "error": map[string]any{"message": "x"}})
+	if got := ts(t, n["next_attempt_at"]).Sub(s.clock.Now()); got != time.Second {
+		t.Fatalf("delay near the horizon %v, want 1s", got)
+	}
+}
+
+// TestHostileShapes: deeply nested JSON, duplicate ACKs and NACKs of a
+// finished job, oversized batches and many distinct queues, types and
+// unique keys each get a binding error or are freed, never a crash.
+func TestHostileShapes(t *testing.T) {
+	s := newTestServer(t, ojshttp.WithReset())
+	for _, body := range []string{
+		`{"type":"a","args":[` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `]}`,
+		`{"type":"a","args":[],"meta":{"a":` + strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20001) + `}`,
+		`{"type":"a","args":[],"options":{"unique":{"keys":` + strings.Repeat("[", 20000) + `}}}`,
+	} {
+		_, m := s.do("POST", "/ojs/v1/jobs", body)
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != "invalid_payload" {
+			t.Errorf("deep body: %v", m)
+		}
+	}
+	jobs := make([]any, 1001)
+	for i := range jobs {
+		jobs[i] = map[string]any{"type": "t", "args": []any{}}
+	}
+	s.must(400, "POST", "/ojs/v1/jobs/batch", map[string]any{"jobs": jobs})
+	const n = 500
+	for i := range n {
+		q := "q-" + strconv.Itoa(i)
+		id := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t.x" + strconv.Itoa(i), "args": []any{i},
+			"options": map[string]any{"queue": q, "unique": map[string]any{"keys": []string{"args"}}}}))["id"]
+		s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{q}, "worker_id": "w" + strconv.Itoa(i)})
+		s.must(200, "POST", "/ojs/v1/workers/ack", map[string]any{"job_id": id})
+		s.must(409, "POST", "/ojs/v1/workers/ack", map[string]any{"job_id": id})
+		s.must(409, "POST", "/ojs/v1/workers/nack", map[string]any{"job_id": id, "error": map[string]any{"message": "late"}})
+	}
+	if total := s.must(200, "GET", "/ojs/v1/queues", nil)["pagination"].(map[string]any)["total"]; total != float64(n) {
+		t.Fatalf("%v queues, want %d", total, n)
+	}
+	s.must(200, "POST", ojshttp.ResetPath, nil)
+	if total := s.must(200, "GET", "/ojs/v1/queues", nil)["pagination"].(map[string]any)["total"]; total != 0.0 {
+		t.Fatalf("%v queues after reset, want 0", total)
+	}
+	if w := s.must(200, "GET", "/ojs/v1/admin/workers", nil)["items"].([]any); len(w) != 0 {
+		t.Fatalf("%d workers after reset", len(w))
+	}
+	// The unique index was emptied with the jobs: the same key is free.
+	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t.x0", "args": []any{0},
+		"options": map[string]any{"queue": "q-0", "unique": map[string]any{"keys": []string{"args"}}}})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/retrykit/retrykit/executor"
@@ -19,9 +20,13 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if aerr != nil {
 		return 0, nil, aerr
 	}
-	jobs, aerr := s.enqueue([]*pushed{p})
+	jobs, dedup, aerr := s.enqueue([]*pushed{p})
 	if aerr != nil {
 		return 0, nil, aerr
+	}
+	if len(dedup) > 0 {
+		// ojs-unique-jobs §5.4: 200, not 201, with the existing job.
+		return http.StatusOK, map[string]any{"job": jobs[0], "deduplicated": true}, nil
 	}
 	return http.StatusCreated, map[string]any{"job": jobs[0]}, nil
 }
@@ -56,20 +61,69 @@ func (s *Server) pushBatch(w http.ResponseWriter, r *http.Request) (int, any, *a
 		}
 		ps[i] = p
 	}
-	jobs, aerr := s.enqueue(ps)
+	jobs, dedup, aerr := s.enqueue(ps)
 	if aerr != nil {
 		return 0, nil, aerr
 	}
-	return http.StatusCreated, map[string]any{"jobs": jobs, "count": len(jobs)}, nil
+	resp := map[string]any{"jobs": jobs, "count": len(jobs)}
+	if len(dedup) > 0 {
+		resp["deduplicated"] = dedup
+	}
+	return http.StatusCreated, resp, nil
 }
 
 // enqueue hands decoded jobs to the executor (one Enqueue, or an atomic
 // EnqueueBatch) and returns their views. Ids are assigned here (UUIDv7);
 // the extras are stored before the jobs exist, so no fetch can see a job
-// without them, and taken back if the executor refuses.
-func (s *Server) enqueue(ps []*pushed) ([]map[string]any, *apiError) {
+// without them, and taken back if the executor refuses. Unique jobs are
+// resolved first (RK-152): dedup lists the indexes of the jobs an
+// "ignore" conflict answered with the existing job instead.
+func (s *Server) enqueue(all []*pushed) (out []map[string]any, dedup []int, aerr *apiError) {
+	unique := slices.ContainsFunc(all, func(p *pushed) bool { return p.x.unique != nil })
+	if unique {
+		s.uniqueMu.Lock()
+		defer s.uniqueMu.Unlock()
+	}
+	ps := all
+	if err := s.admit(ps); err != nil {
+		return nil, nil, err
+	}
+	var ignored []*executor.Job
+	if unique {
+		if ignored, aerr = s.resolveUnique(all); aerr != nil {
+			return nil, nil, aerr
+		}
+		if ignored != nil {
+			ps = nil
+			for i, p := range all {
+				if ignored[i] == nil {
+					ps = append(ps, p)
+				} else {
+					dedup = append(dedup, i)
+				}
+			}
+		}
+	}
+	created, aerr := s.create(ps)
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	out = make([]map[string]any, len(all))
+	for i := range all {
+		if ignored != nil && ignored[i] != nil {
+			out[i] = s.view(*ignored[i], s.store.get(ignored[i].ID))
+		} else {
+			out[i], created = created[0], created[1:]
+		}
+	}
+	return out, dedup, nil
+}
+
+// admit refuses a PUSH the server cannot hold (WithMaxJobs, WithMaxBytes)
+// or that targets a paused queue.
+func (s *Server) admit(ps []*pushed) *apiError {
 	if s.exec.Len()+len(ps) > s.cfg.maxJobs {
-		return nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+		return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
 			message: "the server holds its maximum of " + strconv.Itoa(s.cfg.maxJobs) + " jobs"}
 	}
 	var need int64
@@ -79,7 +133,7 @@ func (s *Server) enqueue(ps []*pushed) ([]map[string]any, *apiError) {
 	if s.store.weight()+need > s.cfg.maxBytes {
 		s.store.sweep(s.exec, true) // drop what retention has pruned, then look again
 		if s.store.weight()+need > s.cfg.maxBytes {
-			return nil, &apiError{status: http.StatusTooManyRequests, code: codeQueueFull, retryable: true,
+			return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
 				message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data"}
 		}
 	}
@@ -89,10 +143,18 @@ func (s *Server) enqueue(ps []*pushed) ([]map[string]any, *apiError) {
 			q = executor.DefaultQueue
 		}
 		if info, ok := s.exec.Queue(q); ok && info.Paused {
-			return nil, &apiError{status: http.StatusUnprocessableEntity, code: "queue_paused", retryable: true,
+			return &apiError{status: http.StatusUnprocessableEntity, code: CodeQueuePaused, retryable: true,
 				message: "queue " + strconv.Quote(q) + " is paused: jobs cannot be enqueued or fetched",
 				details: map[string]any{"queue": q}}
 		}
+	}
+	return nil
+}
+
+// create enqueues ps (none: nothing) and returns their views.
+func (s *Server) create(ps []*pushed) ([]map[string]any, *apiError) {
+	if len(ps) == 0 {
+		return nil, nil
 	}
 	now := s.cfg.clock.Now().UnixMilli()
 	olds := make([]*extra, len(ps))
@@ -125,7 +187,7 @@ func (s *Server) enqueue(ps []*pushed) ([]map[string]any, *apiError) {
 			id = "" // the message names the index
 		}
 		aerr := errorFor(err, id)
-		if aerr.code == codeDuplicate && id == "" {
+		if aerr.code == CodeDuplicate && id == "" {
 			aerr.message = err.Error()
 		}
 		return nil, aerr

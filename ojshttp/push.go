@@ -70,13 +70,6 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 			p.x.unknown[k] = v
 		}
 	}
-	size := 0
-	for k, v := range p.x.unknown {
-		size += len(k) + len(v)
-	}
-	if size > maxUnknown {
-		return nil, invalid("(unknown fields)", "at most %d bytes of extension fields, got %d", maxUnknown, size)
-	}
 	if v, ok := raw["specversion"]; ok {
 		var sv string
 		if json.Unmarshal(v, &sv) != nil || sv != ojsVersion {
@@ -119,6 +112,13 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	}
 	if err := s.decodeOptions(p, opts); err != nil {
 		return nil, err
+	}
+	size := 0
+	for k, v := range p.x.unknown {
+		size += len(k) + len(v)
+	}
+	if size > maxUnknown {
+		return nil, invalid("(unknown fields)", "at most %d bytes of extension fields, got %d", maxUnknown, size)
 	}
 	p.x.size = int64(len(p.spec.Args)+len(p.x.meta)+size) + entryOverhead
 	return p, nil
@@ -188,13 +188,34 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			if pol, err = parseRetry(v); err != nil {
 				return err
 			}
-		case "unique", "expires_at", "rate_limit", "depends_on", "workflow":
-			return &apiError{status: http.StatusUnprocessableEntity, code: codeUnsupported,
+		case "unique":
+			u, err := parseUnique(v)
+			if err != nil {
+				return err
+			}
+			p.x.unique = u
+		case "expires_at", "rate_limit", "depends_on", "workflow":
+			return &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 				message: field + ": not supported by this server (the manifest does not claim it)",
 				details: map[string]any{"field": field}}
 		default:
-			return invalid(field, "unknown option")
+			// ojs-core §5.5: unknown attributes are preserved, never a
+			// reason to refuse a job (RK-153). They are echoed with the
+			// unknown top-level fields; a top-level field of the same name wins.
+			if p.x.unknown == nil {
+				p.x.unknown = map[string]json.RawMessage{}
+			}
+			if _, ok := p.x.unknown[k]; !ok {
+				p.x.unknown[k] = v
+			}
 		}
+	}
+	if u := p.x.unique; u != nil {
+		key, err := uniqueKey(u, p.spec.Type, p.spec.Queue, p.spec.Args, p.x.meta)
+		if err != nil {
+			return err
+		}
+		p.x.uniqueKey = key
 	}
 	if t := p.x.timeoutMS; t != nil && *t > 0 && p.spec.VisibilityTimeout == 0 {
 		// timeout_ms bounds an attempt through its reservation (RK-106).
@@ -284,7 +305,7 @@ func retryErr(field, msg string) *apiError {
 	if field != "" {
 		msg = field + ": " + msg
 	}
-	return &apiError{status: http.StatusUnprocessableEntity, code: codeValidation,
+	return &apiError{status: http.StatusUnprocessableEntity, code: CodeValidation,
 		message: "options.retry: " + msg, details: map[string]any{"field": "options.retry"}}
 }
 
@@ -327,26 +348,26 @@ func errorFor(err error, id string) *apiError {
 	case errors.As(err, &te):
 		return conflict(id, te.From, "cannot "+te.Op+" a job in state "+te.From.String())
 	case errors.Is(err, executor.ErrStaleDelivery):
-		return &apiError{status: http.StatusConflict, code: codeConflict,
+		return &apiError{status: http.StatusConflict, code: CodeConflict,
 			message: "the job was fetched again meanwhile: " + err.Error(), details: map[string]any{"job_id": id}}
 	case errors.Is(err, executor.ErrDuplicateID):
-		return &apiError{status: http.StatusConflict, code: codeDuplicate,
+		return &apiError{status: http.StatusConflict, code: CodeDuplicate,
 			message: "a job with id " + strconv.Quote(clip(id)) + " already exists", details: map[string]any{"job_id": id}}
 	case errors.Is(err, policy.ErrInvalidPolicy):
 		return retryErr("", err.Error())
 	case errors.Is(err, executor.ErrInvalidJob):
-		return errf(http.StatusBadRequest, codeInvalidRequest, "%s", err.Error())
+		return errf(http.StatusBadRequest, CodeInvalidRequest, "%s", err.Error())
 	}
-	return &apiError{status: http.StatusInternalServerError, code: codeInternal, message: err.Error(), retryable: true}
+	return &apiError{status: http.StatusInternalServerError, code: CodeInternal, message: err.Error(), retryable: true}
 }
 
 func notFound(id string) *apiError {
-	return &apiError{status: http.StatusNotFound, code: codeNotFound,
+	return &apiError{status: http.StatusNotFound, code: CodeNotFound,
 		message: "job " + strconv.Quote(clip(id)) + " not found",
 		details: map[string]any{"resource_type": "job", "resource_id": id}}
 }
 
 func conflict(id string, st executor.State, msg string) *apiError {
-	return &apiError{status: http.StatusConflict, code: codeConflict, message: msg,
+	return &apiError{status: http.StatusConflict, code: CodeConflict, message: msg,
 		details: map[string]any{"job_id": id, "current_state": st.String()}}
 }

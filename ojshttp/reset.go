@@ -13,7 +13,8 @@ const ResetPath = "/x-retrykit/v1/reset"
 // WithReset mounts POST [ResetPath], which empties the server between the
 // tests of a suite run against one process (the official suite's and
 // `retrykit conformance --server`'s --reset-url): every job is cancelled
-// and deleted, every queue resumed, the event log emptied. The clock is
+// and deleted, every queue resumed, the event log and the worker registry
+// emptied. The clock is
 // not moved. It is meant for test servers only, with no other traffic.
 func WithReset() Option {
 	return func(cfg *config) { cfg.reset = true }
@@ -43,6 +44,7 @@ func (s *Server) resetAll(w http.ResponseWriter, r *http.Request) (int, any, *ap
 		}
 	}
 	s.store.clear()
+	s.workers.clear()
 	if ev := s.cfg.events; ev != nil {
 		ev.clear()
 	}

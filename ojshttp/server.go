@@ -2,6 +2,7 @@ package ojshttp
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
@@ -35,12 +36,49 @@ const (
 
 // Server serves one executor over the OJS HTTP binding. Create it with New;
 // the zero value is not usable. It is safe for concurrent use.
+//
+// Routes (Go 1.22 method patterns on an http.ServeMux):
+//
+//	GET    /ojs/manifest                    conformance manifest (only what is implemented)
+//	GET    /ojs/v1/health                   health
+//	POST   /ojs/v1/jobs                     PUSH
+//	POST   /ojs/v1/jobs/batch               PUSH batch (atomic)
+//	GET    /ojs/v1/jobs/{id}                INFO
+//	DELETE /ojs/v1/jobs/{id}                CANCEL
+//	POST   /ojs/v1/jobs/{id}/activate       ACTIVATE
+//	POST   /ojs/v1/workers/fetch            FETCH
+//	POST   /ojs/v1/workers/ack              ACK
+//	POST   /ojs/v1/workers/nack             FAIL
+//	POST   /ojs/v1/workers/heartbeat        BEAT
+//	GET    /ojs/v1/queues                   list queues
+//	GET    /ojs/v1/queues/{name}/stats      queue statistics
+//	POST   /ojs/v1/queues/{name}/pause      pause
+//	POST   /ojs/v1/queues/{name}/resume     resume
+//	GET    /ojs/v1/dead-letter              list dead letters
+//	POST   /ojs/v1/dead-letter/{id}/retry   manual retry
+//	DELETE /ojs/v1/dead-letter/{id}         delete a dead letter
+//	GET    /ojs/v1/admin/workers            workers seen in FETCH and heartbeat requests
+//	POST   /ojs/v1/admin/workers/{id}/quiet      tell a worker to quiet (next heartbeat answer)
+//	POST   /ojs/v1/admin/workers/{id}/terminate  tell a worker to terminate
+//	GET    /ojs/v1/events                   event polling, with WithEvents (ojs-events §6.4)
+//	POST   /x-retrykit/v1/clock/advance     with WithManualClock only
+//	POST   /x-retrykit/v1/reset             with WithReset only: delete every job
+//
+// Every response carries Content-Type application/openjobspec+json,
+// OJS-Version and X-Request-Id; errors use the binding's envelope
+// {"error":{"code","message","retryable","details","request_id"}}.
 type Server struct {
 	exec  *executor.Executor
 	cfg   config
 	mux   *http.ServeMux
 	store *store
 	start time.Time
+	// uniqueMu serialises the PUSHes of unique jobs, so that a
+	// uniqueness check and the insert it allows are atomic (RK-152).
+	uniqueMu sync.Mutex
+	workers  *workers
+	// clockMu serialises manual clock advances against clockHorizon.
+	clockMu sync.Mutex
 }
 
 type config struct {
@@ -60,8 +98,12 @@ type Option func(*config)
 
 // WithManualClock declares that the executor runs on c (the caller builds
 // the executor with executor.WithClock(c)) and mounts the admin endpoint
-// [AdminClockPath] that advances it. Without it the server reads the real
-// clock and has no admin endpoint. A nil c is ignored.
+// [AdminClockPath] that advances it, by 0 to 100 years per request and
+// never past 2200-01-01T00:00:00Z (422 validation_error beyond): POST
+// {"advance_ms": N} answers {"now": RFC 3339, "advanced_ms": N} and fires
+// every timer now due (retries, schedules, visibility timeouts). Without it
+// the server reads the real clock and has no admin endpoint. A nil c is
+// ignored.
 func WithManualClock(c *executor.FakeClock) Option {
 	return func(cfg *config) {
 		if c != nil {
@@ -134,7 +176,7 @@ func New(exec *executor.Executor, opts ...Option) *Server {
 			o(&cfg)
 		}
 	}
-	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now()}
+	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now(), workers: newWorkers()}
 	s.routes()
 	return s
 }
@@ -144,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", "req_"+newUUIDv7(time.Now().UnixMilli()))
 	header(w)
 	if v := r.Header.Get("OJS-Version"); v != "" && v != ojsVersion && v != "1" {
-		writeError(w, r, &apiError{status: http.StatusUnprocessableEntity, code: codeUnsupported,
+		writeError(w, r, &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 			message: "OJS-Version " + clip(v) + " is not supported; this server speaks " + ojsVersion})
 		return
 	}
@@ -202,6 +244,9 @@ func (s *Server) routes() {
 	s.handle("GET /ojs/v1/dead-letter", s.deadLetters)
 	s.handle("POST /ojs/v1/dead-letter/{id}/retry", s.deadLetterRetry)
 	s.handle("DELETE /ojs/v1/dead-letter/{id}", s.deadLetterDelete)
+	s.handle("GET /ojs/v1/admin/workers", s.listWorkers)
+	s.handle("POST /ojs/v1/admin/workers/{id}/quiet", s.directWorker(workerQuiet))
+	s.handle("POST /ojs/v1/admin/workers/{id}/terminate", s.directWorker(workerTerminate))
 	if s.cfg.events != nil {
 		s.handle("GET /ojs/v1/events", s.events)
 	}
@@ -212,7 +257,7 @@ func (s *Server) routes() {
 		s.handle("POST "+ResetPath, s.resetAll)
 	}
 	s.handle("/", func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-		return 0, nil, errf(http.StatusNotFound, codeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
+		return 0, nil, errf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
 	})
 }
 

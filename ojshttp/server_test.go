@@ -255,8 +255,8 @@ func TestErrors(t *testing.T) {
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "id": "550e8400-e29b-41d4-a716-446655440000"}, 400, "invalid_request"},
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "id": avail}, 409, "duplicate"},
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"priority": 101}}, 400, "invalid_request"},
-		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"unique": map[string]any{}}}, 422, "unsupported"},
-		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"bogus": 1}}, 400, "invalid_request"},
+		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"unique": map[string]any{"keys": []string{"argz"}}}}, 400, "invalid_request"},
+		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"expires_at": "2030-01-01T00:00:00Z"}}, 422, "unsupported"},
 		{"GET", "/ojs/v1/jobs/019539a4-0000-7000-8000-000000000000", nil, 404, "not_found"},
 		{"DELETE", "/ojs/v1/jobs/nope", nil, 404, "not_found"},
 		{"POST", "/ojs/v1/workers/ack", map[string]any{"job_id": avail}, 409, "conflict"},
@@ -380,8 +380,13 @@ func TestManifest(t *testing.T) {
 	s := newTestServer(t)
 	m := s.must(200, "GET", "/ojs/manifest", nil)
 	caps := m["capabilities"].(map[string]any)
-	if m["specversion"] != "1.0" || caps["dead_letter"] != true || caps["unique_jobs"] != false || caps["cron_jobs"] != false {
+	if m["specversion"] != "1.0" || caps["dead_letter"] != true || caps["unique_jobs"] != true || caps["cron_jobs"] != false {
 		t.Fatalf("manifest: %v", m)
+	}
+	// The implementation's version is the module's build information
+	// ("(devel)" in a test binary), never a made-up number.
+	if impl := m["implementation"].(map[string]any); impl["name"] != "retrykit" || !strings.HasPrefix(impl["version"].(string), "(devel)") {
+		t.Errorf("implementation %v", impl)
 	}
 	if h := s.must(200, "GET", "/ojs/v1/health", nil); h["status"] != "ok" {
 		t.Fatalf("health: %v", h)

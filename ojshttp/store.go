@@ -3,6 +3,7 @@ package ojshttp
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,10 @@ type extra struct {
 	// born is when the entry was stored: a sweep leaves young entries
 	// alone, since their job may still be on its way into the executor.
 	born time.Time
+	// unique is the job's options.unique (nil: none) and uniqueKey its
+	// uniqueness key, under which the store indexes the job (RK-152).
+	unique    *uniquePolicy
+	uniqueKey string
 	// size is what the job's caller data weighs: args, meta, unknown
 	// fields, result (counted against WithMaxBytes).
 	size int64
@@ -44,6 +49,10 @@ type store struct {
 	sweepAt  int
 	sweeping atomic.Bool
 	forced   time.Time // the last forced sweep, under mu
+	// byKey indexes the jobs pushed with a unique policy by uniqueness
+	// key, under mu; an id leaves with its entry, so the index is bounded
+	// as the store is.
+	byKey map[string][]string
 }
 
 // minSweep is the size below which the store is never swept.
@@ -52,7 +61,58 @@ const minSweep = 4096
 // sweepGrace is how old an entry must be before a sweep may remove it.
 const sweepGrace = 10 * time.Second
 
-func newStore() *store { return &store{m: make(map[string]*extra), sweepAt: minSweep} }
+func newStore() *store {
+	return &store{m: make(map[string]*extra), sweepAt: minSweep, byKey: make(map[string][]string)}
+}
+
+// index adds id under x's uniqueness key; under mu. The oldest ids of a
+// key beyond maxPerKey are forgotten.
+func (st *store) index(id string, x *extra) {
+	if x == nil || x.uniqueKey == "" {
+		return
+	}
+	ids := append(st.byKey[x.uniqueKey], id)
+	if len(ids) > maxPerKey {
+		ids = slices.Delete(ids, 0, len(ids)-maxPerKey)
+	}
+	st.byKey[x.uniqueKey] = ids
+}
+
+// unindexLocked removes id from key's list; under mu.
+func (st *store) unindexLocked(key, id string) {
+	if key == "" {
+		return
+	}
+	ids := slices.DeleteFunc(st.byKey[key], func(s string) bool { return s == id })
+	if len(ids) == 0 {
+		delete(st.byKey, key)
+	} else {
+		st.byKey[key] = ids
+	}
+}
+
+// unindex removes id from key's list.
+func (st *store) unindex(key, id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.unindexLocked(key, id)
+}
+
+// uniqueIDs returns a copy of the ids indexed under key, newest first.
+func (st *store) uniqueIDs(key string) []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ids := slices.Clone(st.byKey[key])
+	slices.Reverse(ids)
+	return ids
+}
+
+func keyOf(x *extra) string {
+	if x == nil {
+		return ""
+	}
+	return x.uniqueKey
+}
 
 func (st *store) get(id string) *extra {
 	st.mu.Lock()
@@ -67,6 +127,8 @@ func (st *store) put(id string, x *extra) (old *extra) {
 	old = st.m[id]
 	st.m[id] = x
 	st.bytes += x.size - sizeOf(old)
+	st.unindexLocked(keyOf(old), id)
+	st.index(id, x)
 	return old
 }
 
@@ -93,6 +155,8 @@ func (st *store) restore(id string, x, old *extra) {
 		return
 	}
 	st.bytes += sizeOf(old) - x.size
+	st.unindexLocked(x.uniqueKey, id)
+	st.index(id, old)
 	if old == nil {
 		delete(st.m, id)
 	} else {
@@ -106,12 +170,14 @@ func (st *store) clear() {
 	st.m = make(map[string]*extra)
 	st.bytes = 0
 	st.sweepAt = minSweep
+	st.byKey = make(map[string][]string)
 }
 
 func (st *store) drop(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.bytes -= sizeOf(st.m[id])
+	st.unindexLocked(keyOf(st.m[id]), id)
 	delete(st.m, id)
 }
 
@@ -174,6 +240,7 @@ func (st *store) sweep(exec *executor.Executor, force bool) {
 	for _, id := range gone {
 		if x := st.m[id]; x == ids[id] {
 			st.bytes -= x.size
+			st.unindexLocked(x.uniqueKey, id)
 			delete(st.m, id)
 		}
 	}

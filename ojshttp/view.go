@@ -42,6 +42,9 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	if len(x.meta) > 0 {
 		v["meta"] = x.meta
 	}
+	if x.unique != nil {
+		v["unique"] = x.unique.raw
+	}
 	if x.tags != nil {
 		v["tags"] = x.tags
 	}

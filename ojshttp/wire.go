@@ -16,18 +16,21 @@ import (
 	"time"
 )
 
-// Binding error codes (openapi.yaml OJSError, plus the suite's
-// invalid_payload for a body that is not a JSON object).
+// Error codes: the "code" of the binding's error envelope
+// {"error":{"code","message","retryable","details","request_id"}}, the
+// value an HTTP client branches on (openapi.yaml OJSError, plus
+// invalid_payload for a body that is not one JSON object).
 const (
-	codeInvalidRequest = "invalid_request"
-	codeInvalidPayload = "invalid_payload"
-	codeValidation     = "validation_error"
-	codeNotFound       = "not_found"
-	codeConflict       = "conflict"
-	codeDuplicate      = "duplicate"
-	codeUnsupported    = "unsupported"
-	codeInternal       = "internal_error"
-	codeQueueFull      = "queue_full"
+	CodeInvalidRequest = "invalid_request"  // 400, or 413 for a body over the limit; details.field names the field
+	CodeInvalidPayload = "invalid_payload"  // 400: the body is not one JSON object
+	CodeValidation     = "validation_error" // 422: a retry policy or clock advance out of range
+	CodeNotFound       = "not_found"        // 404: unknown job id or route
+	CodeConflict       = "conflict"         // 409: the job's state forbids the operation; details.current_state
+	CodeDuplicate      = "duplicate"        // 409: the job id, or a unique job's key, exists; details.existing_job_id
+	CodeUnsupported    = "unsupported"      // 422: a known option or OJS-Version this server does not implement
+	CodeInternal       = "internal_error"   // 500, retryable
+	CodeQueueFull      = "queue_full"       // 429, retryable: WithMaxJobs or WithMaxBytes reached
+	CodeQueuePaused    = "queue_paused"     // 422, retryable: PUSH to a paused queue
 )
 
 // docsURL is where an error's docs_url points.
@@ -51,7 +54,7 @@ func errf(status int, code, format string, a ...any) *apiError {
 
 // invalid is a 400 invalid_request naming the field.
 func invalid(field, format string, a ...any) *apiError {
-	e := errf(http.StatusBadRequest, codeInvalidRequest, field+": "+format, a...)
+	e := errf(http.StatusBadRequest, CodeInvalidRequest, field+": "+format, a...)
 	e.details = map[string]any{"field": field}
 	return e
 }
@@ -102,15 +105,15 @@ func writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 
 func defaultHint(code string) string {
 	switch code {
-	case codeNotFound:
+	case CodeNotFound:
 		return "check the id; finished jobs are kept only for the retention period, and a restart loses every job"
-	case codeConflict:
+	case CodeConflict:
 		return "the job is not in a state that allows this operation; read it with GET /ojs/v1/jobs/{id}"
-	case codeDuplicate:
+	case CodeDuplicate:
 		return "job ids must be unique; omit id to let the server assign one"
-	case codeValidation:
+	case CodeValidation:
 		return "see ojs-retry.md for the retry policy fields and their ranges"
-	case codeQueueFull:
+	case CodeQueueFull:
 		return "the server holds as many jobs as it is configured for; retry later"
 	}
 	return "see the OJS HTTP binding for the request format"
@@ -123,7 +126,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *api
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != MediaType && mt != "application/json") {
-			return errf(http.StatusBadRequest, codeInvalidRequest,
+			return errf(http.StatusBadRequest, CodeInvalidRequest,
 				"unsupported Content-Type %q: use %s or application/json", clip(ct), MediaType)
 		}
 	}
@@ -131,23 +134,23 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *api
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			e := errf(http.StatusRequestEntityTooLarge, codeInvalidRequest,
+			e := errf(http.StatusRequestEntityTooLarge, CodeInvalidRequest,
 				"request body larger than %d bytes", limit)
 			return e
 		}
-		return errf(http.StatusBadRequest, codeInvalidPayload, "reading the request body: %v", err)
+		return errf(http.StatusBadRequest, CodeInvalidPayload, "reading the request body: %v", err)
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body must be a JSON object")
+		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
-		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body is not valid JSON: %v", jsonErr(err))
+		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body is not valid JSON: %v", jsonErr(err))
 	}
 	if dec.More() {
-		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body holds more than one JSON value")
+		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body holds more than one JSON value")
 	}
 	return nil
 }
@@ -160,14 +163,14 @@ func readOptionalBody(w http.ResponseWriter, r *http.Request, limit int64) *apiE
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		return errf(http.StatusRequestEntityTooLarge, codeInvalidRequest, "request body larger than %d bytes", limit)
+		return errf(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body larger than %d bytes", limit)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil || m == nil {
-		return errf(http.StatusBadRequest, codeInvalidPayload, "the request body must be empty or a JSON object")
+		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body must be empty or a JSON object")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package ojshttp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -58,6 +59,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 	if aerr != nil {
 		return 0, nil, aerr
 	}
+	s.workers.seen(req.WorkerID, s.cfg.clock.Now(), false)
 	jobs := s.exec.FetchN(int(n), vis, req.Queues...)
 	out := make([]map[string]any, len(jobs))
 	for i, j := range jobs {
@@ -260,12 +262,15 @@ func (s *Server) nonRetryable(id string, e *nackError, typ string) bool {
 // heartbeat is BEAT: POST /ojs/v1/workers/heartbeat. Each listed job that
 // is active is extended (by visibility_timeout_ms when given, else by its
 // own visibility timeout); the others are listed in jobs_not_extended.
+// The answer's state is the worker's directive (RK-154): running unless an
+// operator told it to quiet or terminate.
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 	var req struct {
-		WorkerID   string          `json:"worker_id"`
-		ActiveJobs []string        `json:"active_jobs"`
-		JobID      string          `json:"job_id"`
-		Visibility json.RawMessage `json:"visibility_timeout_ms"`
+		WorkerID     string          `json:"worker_id"`
+		ActiveJobs   json.RawMessage `json:"active_jobs"`
+		ActiveJobIDs []string        `json:"active_job_ids"`
+		JobID        string          `json:"job_id"`
+		Visibility   json.RawMessage `json:"visibility_timeout_ms"`
 	}
 	if err := readBody(w, r, s.cfg.maxBody, &req); err != nil {
 		return 0, nil, err
@@ -273,7 +278,20 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) (int, any, *a
 	if len(req.WorkerID) > maxWorkerIDLen {
 		return 0, nil, invalid("worker_id", "at most %d bytes, got %d", maxWorkerIDLen, len(req.WorkerID))
 	}
-	ids := req.ActiveJobs
+	// active_jobs is the binding's array of ids, or the worker protocol's
+	// count (§4.2) beside active_job_ids.
+	ids := req.ActiveJobIDs
+	if a := bytes.TrimSpace(req.ActiveJobs); len(a) > 0 && string(a) != "null" {
+		if a[0] == '[' {
+			var list []string
+			if json.Unmarshal(a, &list) != nil {
+				return 0, nil, invalid("active_jobs", "must be an array of job ids or a count")
+			}
+			ids = append(ids, list...)
+		} else if n, err := intField(a); err != nil || n < 0 {
+			return 0, nil, invalid("active_jobs", "must be an array of job ids or a non-negative count, got %s", clip(string(a)))
+		}
+	}
 	if req.JobID != "" {
 		ids = append(ids, req.JobID)
 	}
@@ -300,7 +318,8 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) (int, any, *a
 		s.emit("job.heartbeat", j, s.cfg.clock.Now(), map[string]any{"worker_id": req.WorkerID,
 			"attempt": j.Attempt, "visible_until": stamp(j.ReservedUntil)})
 	}
-	resp := map[string]any{"state": "running", "jobs_extended": extended, "server_time": stamp(s.cfg.clock.Now())}
+	state := s.workers.seen(req.WorkerID, s.cfg.clock.Now(), true)
+	resp := map[string]any{"state": state, "jobs_extended": extended, "server_time": stamp(s.cfg.clock.Now())}
 	if len(missed) > 0 {
 		resp["jobs_not_extended"] = missed
 	}

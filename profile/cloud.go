@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retrykit/internal/sat"
@@ -145,7 +146,7 @@ func awsGoModel(c conf) (*model, error) {
 		version: "github.com/aws/aws-sdk-go-v2 v1.48.0 (2026-11-10)",
 		source: awsGoRef + "aws/retry/jitter_backoff.go#L107-L131 (backoffDelay2026); " + awsGoRef + "aws/retry/standard.go#L211-L240 (NewStandard, BaseDelay 50ms); " +
 			awsGoRef + "aws/retry/middleware.go#L281 (exhaustion), #L312-L316 (RetryDelay(attemptNum), adjustForRetryAfterHeader), #L518-L548 (the header's clamp)",
-		summary: fmt.Sprintf("r * min(%v * 2^(attempt-1), %v) for a %s error; %d attempts, then MaxAttemptsError", x, mb, classText(c.class), ma),
+		summary: fmt.Sprintf("r * min(%v * 2^(attempt-1), %v) for %s error; %d attempts, then MaxAttemptsError", x, mb, withArticle(classText(c.class)), ma),
 		formula: fmt.Sprintf("i = attempt - 1; x = %v (BaseDelay; 1s for a throttling error); t = time.Duration(r * min(x/1s * 2^i, MaxBackoff/1s %s) * 1e9)%s",
 			x, fmtNum(mbs), raText),
 		draw:         "rand.CryptoRandFloat64() = r (53-bit, [0,1))",
@@ -166,6 +167,14 @@ func awsGoModel(c conf) (*model, error) {
 			return t
 		},
 	}, nil
+}
+
+// withArticle puts "a" or "an" before a word ("an ordinary").
+func withArticle(w string) string {
+	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
 }
 
 func classText(c string) string {

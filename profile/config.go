@@ -130,11 +130,26 @@ func cloneVals(m map[string]value) map[string]value {
 	return out
 }
 
+// floatDuration converts a bound to a Duration, saturating: float64(1<<63)
+// does not convert (it gave "-2562047h47m16.854775808s" in a message).
+func floatDuration(f float64) time.Duration {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return time.Duration(f)
+}
+
 // parseValue reads text as the setting s wants it.
 func parseValue(s setting, text string) (value, string) {
 	v := value{s: text}
 	num := func() (int64, string) {
 		n, err := strconv.ParseInt(text, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Sprintf("must be between %s and %s", fmtNum(s.lo), fmtNum(s.hi))
+		}
 		if err != nil {
 			return 0, "not an integer"
 		}
@@ -150,7 +165,7 @@ func parseValue(s setting, text string) (value, string) {
 			return v, "not a duration (write it as 2s, 1m30s or 250ms)"
 		}
 		if float64(d) < s.lo || float64(d) > s.hi {
-			return v, fmt.Sprintf("must be between %v and %v", time.Duration(s.lo), time.Duration(s.hi))
+			return v, fmt.Sprintf("must be between %v and %v", floatDuration(s.lo), floatDuration(s.hi))
 		}
 		v.d = d
 	case kMillis, kSeconds:

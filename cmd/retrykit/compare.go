@@ -55,6 +55,7 @@ type compareArgs struct {
 	subjects []subject
 	limit    int
 	svg      string
+	notes    []string // for stderr: empty policy inputs
 }
 
 // parseSubjects reads compare's arguments. It returns a usage error text,
@@ -119,6 +120,9 @@ func parseSubjects(args []string, stdin io.Reader) (a compareArgs, help bool, er
 			if err != nil {
 				return a, false, err
 			}
+			if strings.TrimSpace(v) == "" {
+				return a, false, fmt.Errorf("--svg: empty value (leave the flag out to go without a chart)")
+			}
 			a.svg = v
 		default:
 			if strings.HasPrefix(arg, "-") && arg != "-" {
@@ -133,6 +137,9 @@ func parseSubjects(args []string, stdin io.Reader) (a compareArgs, help bool, er
 			data, err := readPolicyFile(arg, stdin)
 			if err != nil {
 				return a, false, err
+			}
+			if note := emptyPolicyNote(arg, data); note != "" {
+				a.notes = append(a.notes, note)
 			}
 			p, err := policy.Parse(data)
 			if err != nil {
@@ -157,6 +164,9 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit compare: %v\n", err)
 		fmt.Fprint(stderr, compareUsage)
 		return 2
+	}
+	for _, n := range a.notes {
+		fmt.Fprintf(stderr, "retrykit compare: %s\n", n)
 	}
 	k := 1 // attempts shown: up to the last exhaustion, at most limit
 	for _, s := range a.subjects {

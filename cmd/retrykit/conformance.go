@@ -93,6 +93,19 @@ const (
 	maxRepeat        = 100
 )
 
+// suiteOnlyFlags are the conformance flags that select, score or record
+// suite vectors, which --profiles does not run.
+var suiteOnlyFlags = map[string]bool{
+	"run": true, "requirement": true, "flag": true, "unclaimed": true, "spec-only": true,
+	"skip-file": true, "strict": true, "write-skip-file": true, "repeat": true,
+	"jitter-samples": true, "vectors": true, "scenarios": true, "scenarios-dir": true,
+}
+
+// maxTimeout bounds --timeout of conformance (and --server): a request
+// that takes longer is as good as lost, and an hour-long wait per request
+// of an unresponsive adapter or server is already a hang to a user.
+const maxTimeout = time.Hour
+
 func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "export" {
 		return runExport(args[1:], stdout, stderr)
@@ -115,7 +128,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		skipFile   = fset.String("skip-file", "", "known-failure list: vector ids to report as skipped")
 		strict     = fset.Bool("strict", false, "run skip-listed vectors anyway and fail on those that pass")
 		writeSkip  = fset.String("write-skip-file", "", "write the vectors that failed or errored to this file, as a skip file")
-		timeout    = fset.Duration("timeout", 5*time.Second, "per-request timeout for --impl")
+		timeout    = fset.Duration("timeout", 5*time.Second, "per-request timeout for --impl, above 0 and at most 1h")
 		vectorsDir = fset.String("vectors", "", "directory of vector files (default: the vectors embedded in retrykit)")
 		scenarios  = fset.Bool("scenarios", true, "also run the executor scenario vectors (op scenario)")
 		scenDir    = fset.String("scenarios-dir", "", "directory of scenario files (default: the scenarios embedded in retrykit)")
@@ -133,8 +146,11 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.Var(&reqs, "requirement", "run only vectors of these requirements, e.g. RET-04 (comma-separated, repeatable)")
 	fset.Var(&flags, "flag", "run only vectors carrying one of these flags (comma-separated, repeatable)")
 	fset.Var(&unc, "unclaimed", "flags the implementation does not claim; their vectors are reported as not run")
-	if err := fset.Parse(args); err != nil {
-		flagHint(fset, err)
+	// --server is handled before this flag set (serverRequested); it is
+	// defined here so that the help lists it and a mistyped "--serve"
+	// gets "did you mean --server?".
+	fset.String("server", "", "check a running OJS server at this URL instead (retrykit conformance --server URL -h lists its flags)")
+	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -150,14 +166,27 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case given["impl"] && strings.TrimSpace(*impl) == "":
 		return usageError(stderr, "--impl: empty command line (leave the flag out to test the built-in reference)")
-	case *timeout <= 0:
-		return usageError(stderr, fmt.Sprintf("--timeout: must be positive, got %v", *timeout))
+	case *timeout <= 0 || *timeout > maxTimeout:
+		return usageError(stderr, fmt.Sprintf("--timeout: must be above 0 and at most %v, got %v", maxTimeout, *timeout))
 	case *parallel < 1 || *parallel > maxParallel:
 		return usageError(stderr, fmt.Sprintf("--parallel: must be in 1..%d, got %d", maxParallel, *parallel))
 	case *samples < 0 || *samples > maxJitterSamples:
 		return usageError(stderr, fmt.Sprintf("--jitter-samples: must be in 0..%d (0 leaves the check out), got %d", maxJitterSamples, *samples))
 	case *repeat < 1 || *repeat > maxRepeat:
 		return usageError(stderr, fmt.Sprintf("--repeat: must be in 1..%d, got %d", maxRepeat, *repeat))
+	}
+	if *profiles || *profDir != "" {
+		// The profile vectors are not the suite: a flag that selects or
+		// scores suite vectors would be silently dropped, so it is refused.
+		var given []string
+		fset.Visit(func(f *flag.Flag) {
+			if suiteOnlyFlags[f.Name] {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if len(given) > 0 {
+			return usageError(stderr, fmt.Sprintf("--profiles runs the profile vectors, not the suite: it takes no %s", strings.Join(given, ", ")))
+		}
 	}
 	if *strict && *skipFile == "" {
 		return usageError(stderr, "--strict: needs --skip-file (it runs the skip-listed vectors anyway and fails on those that pass)")
@@ -291,7 +320,11 @@ func readSkipFile(path string) (conformance.SkipList, error) {
 		return nil, fmt.Errorf("--skip-file: %w", err)
 	}
 	defer f.Close()
-	return conformance.ParseSkipList(f)
+	skips, err := conformance.ParseSkipList(f)
+	if err != nil {
+		return nil, fmt.Errorf("--skip-file %s: %w", path, err)
+	}
+	return skips, nil
 }
 
 // checkOutputs returns a message naming the flag when the file of -o
@@ -615,6 +648,16 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		switch {
+		case len(args) == 0:
+			fmt.Fprintln(stderr, "retrykit conformance export: give the directory to write (DIR)")
+		case strings.HasPrefix(args[0], "-") && args[0] != "-":
+			fmt.Fprintf(stderr, "retrykit conformance export: takes no flags, got %s\n", quoteName(args[0]))
+		case len(args) > 1:
+			fmt.Fprintf(stderr, "retrykit conformance export: one directory, got %d arguments (flags included)\n", len(args))
+		default:
+			fmt.Fprintf(stderr, "retrykit conformance export: %s is not a directory name\n", quoteName(args[0]))
+		}
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}

@@ -27,6 +27,13 @@ func init() {
 	}
 }
 
+// isFlagSet reports whether the flag name was given on the command line.
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func runFit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,6 +45,7 @@ func runFit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: retrykit fit --profile NAME [--error-class C] [--horizon N] [--svg FILE] [--json]")
 		fmt.Fprintln(fs.Output(), "\nPrints the OJS retry policy (strategy, initial interval, coefficient, cap,\nattempts) whose delays come closest to the profile's, least squares on the\nlogarithm of the middle (r = 0.5) delay of each retry, and how far it is off\nper attempt: the middles and both ends of the jitter ranges. A cap the data\ncannot pin (no plateau within the retries fitted) is left unconstrained.")
+		fmt.Fprintln(fs.Output(), "\nflags:")
 		fs.PrintDefaults()
 	}
 	pos, err := parseFlags(fs, args, stdout)
@@ -73,6 +81,8 @@ func runFit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	k := min(p.MaxAttempts()-1, maxFitRetries)
 	if p.MaxAttempts() == 0 {
 		k = *horizon
+	} else if isFlagSet(fs, "horizon") {
+		fmt.Fprintf(stderr, "retrykit fit: note: --horizon is for profiles without an attempt limit; %s makes %d attempts, so its %d retries are fitted\n", p.Name(), p.MaxAttempts(), max(k, 1))
 	}
 	k = max(k, 1)
 	f, err := fitPolicy(p, k)

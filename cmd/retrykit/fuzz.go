@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -93,8 +94,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		ops      listFlag
 	)
 	fset.Var(&ops, "ops", "ops to fuzz, comma-separated (default: every op the adapter lists): "+strings.Join(policytest.Ops(), ", "))
-	if err := fset.Parse(args); err != nil {
-		flagHint(fset, err)
+	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -119,6 +119,15 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageErr(fmt.Sprintf("--time: must be in 1s..24h, got %v", *budget))
 	case *format != "text" && *format != "json":
 		return usageErr(fmt.Sprintf("--format: want text or json, got %q", *format))
+	}
+	if *out != "" {
+		// Checked before the run, not after it: a run can take minutes,
+		// and its findings would be lost to a bad --out.
+		if fi, err := os.Stat(*out); err == nil && !fi.IsDir() {
+			return usageErr(fmt.Sprintf("--out: %s is not a directory", *out))
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return usageErr(fmt.Sprintf("--out: %v", err))
+		}
 	}
 	for _, op := range ops {
 		if !isFuzzOp(op) {
@@ -250,8 +259,8 @@ func isFuzzOp(op string) bool {
 
 func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, replay func(id, dirFlags string) string, vectors map[string][2]string) {
 	h := res.Hello
-	fmt.Fprintf(w, "fuzzing %s %s (jitter %s, resolution %dns) against the retrykit reference, seed %d\n",
-		h.Implementation, h.Version, h.Jitter, h.ResolutionNS, res.Seed)
+	fmt.Fprintf(w, "fuzzing %s (jitter %s, resolution %dns) against the retrykit reference, seed %d\n",
+		strings.TrimSpace(h.Implementation+" "+h.Version), h.Jitter, h.ResolutionNS, res.Seed)
 	total := 0
 	for _, o := range res.Ops {
 		total += o.Cases

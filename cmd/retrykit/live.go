@@ -79,8 +79,8 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		strict    = fset.Bool("strict", false, "run skip-listed checks anyway and fail on those that pass")
 		writeSkip = fset.String("write-skip-file", "", "write the checks that failed or errored to this file, as a skip file")
 		specOnly  = fset.Bool("spec-only", false, "run only the checks of spec requirements (MUST), not the readings (RK-nn)")
-		timeout   = fset.Duration("timeout", live.DefaultTimeout, "per-request timeout")
-		late      = fset.Duration("late-bound", live.DefaultLateBound, "how long after its next_attempt_at a retry may become fetchable")
+		timeout   = fset.Duration("timeout", live.DefaultTimeout, "per-request timeout, above 0 and at most 1h")
+		late      = fset.Duration("late-bound", live.DefaultLateBound, "how long after its next_attempt_at a retry may become fetchable, above 0 and at most 10m")
 		poll      = fset.Duration("poll", live.DefaultPoll, "pause between fetches while a job is awaited, 100µs..1s")
 		codes     = fset.Bool("handler-codes", true, "send the retry spec's handler codes (RETRY, DISCARD, FAIL, DEAD_LETTER) in error.code")
 		typeField = fset.String("error-type-field", "type", "the FAIL error field that carries the error type: type or code (RK-111)")
@@ -90,8 +90,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		ids       listFlag
 	)
 	fset.Var(&ids, "run", "run only these check ids (comma-separated, repeatable)")
-	if err := fset.Parse(args); err != nil {
-		flagHint(fset, err)
+	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -102,6 +101,9 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	}
 	if strings.TrimSpace(*server) == "" {
 		return usageError(stderr, "--server: empty URL")
+	}
+	if *timeout > maxTimeout {
+		return usageError(stderr, fmt.Sprintf("--timeout: must be at most %v, got %v", maxTimeout, *timeout))
 	}
 	if !validFormat(*format) {
 		return usageError(stderr, fmt.Sprintf("unknown --format %q (want %s)", *format, strings.Join(conformance.Formats(), ", ")))

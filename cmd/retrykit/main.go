@@ -9,6 +9,7 @@
 //	retrykit simulate [flags]
 //	retrykit fuzz --impl CMD [flags]
 //	retrykit serve [--addr HOST:PORT] [--clock real|manual]
+//	retrykit version
 //	retrykit help [command]
 //
 // With no arguments retrykit runs "retrykit schedule" (the OJS default
@@ -19,6 +20,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -95,8 +97,11 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		args = []string{"schedule"}
 	}
 	name := args[0]
+	if name == "--version" || name == "-version" {
+		name, args = "version", append([]string{"version"}, args[1:]...)
+	}
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
-		if len(args) > 1 {
+		if len(args) > 1 && args[1] != "help" {
 			if c, ok := commands[args[1]]; ok {
 				return c.run([]string{"--help"}, stdin, stdout, stderr)
 			}
@@ -151,8 +156,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			flagHint(fs, err)
+		if err := parseTerse(fs, args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
@@ -187,6 +191,11 @@ func quoteName(s string) string {
 // commandHint is ` (did you mean "schedule"?)` for the command nearest to
 // a mistyped one, or "".
 func commandHint(name string) string {
+	// The profiles are a flag of schedule, not a command.
+	switch strings.ToLower(strings.TrimLeft(name, "-")) {
+	case "profiles", "profile", "list-profiles":
+		return ` (the profiles are listed by "retrykit schedule --list-profiles")`
+	}
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -195,18 +204,93 @@ func commandHint(name string) string {
 	return suggest.Hint(name, names)
 }
 
-// flagHint prints, after the flag package's own error for an undefined
-// flag, the nearest defined flag: "did you mean --json?".
-func flagHint(fs *flag.FlagSet, err error) {
+// parseTerse parses args with fs. On a parse error it prints one line,
+// "retrykit CMD: unknown flag "-jsno" (did you mean --json?)" or the flag
+// package's error after "retrykit CMD: ", then the usage line and a
+// pointer to --help, instead of the whole help text, so that the error
+// stays on the screen. A help request prints the whole help on
+// fs.Output(), as fs.Parse does.
+func parseTerse(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	long := fs.Usage
+	if !helpRequested(args) {
+		fs.Usage = func() {}
+	}
+	var msg strings.Builder
+	fs.SetOutput(&msg) // the flag package's error line, replaced below
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = long
+	if err == nil {
+		return refuseEmpty(fs)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		long() // -h after a flag's value ("--limit 3 -h")
+		return err
+	}
+	fmt.Fprintf(out, "retrykit %s: %s\n", fs.Name(), flagError(fs, err))
+	var b strings.Builder
+	fs.SetOutput(&b)
+	long()
+	fs.SetOutput(out)
+	head, _, _ := strings.Cut(b.String(), "\n\n")
+	fmt.Fprintf(out, "%s\n(\"retrykit %s --help\" describes every flag)\n", strings.TrimRight(head, "\n"), helpName(fs))
+	return err
+}
+
+// helpName is the command of fs as its --help is asked for
+// ("conformance --server URL").
+func helpName(fs *flag.FlagSet) string {
+	return strings.Replace(fs.Name(), "--server", "--server URL", 1)
+}
+
+// noEmptyValue names the flags for which an empty value means nothing:
+// files, names, lists and numbers written as text. Given empty (an unset
+// shell variable, "--svg="), they were ignored, and the command ran
+// without them: an empty --profile printed the default policy's schedule.
+var noEmptyValue = map[string]bool{
+	"profile": true, "svg": true, "o": true, "out": true, "skip-file": true,
+	"write-skip-file": true, "vectors": true, "scenarios-dir": true, "profiles-dir": true,
+	"rand": true, "seed": true, "run": true, "requirement": true, "flag": true,
+	"unclaimed": true, "ops": true, "reset-url": true, "retry-after": true, "to": true,
+	"addr": true, // serve: an empty address listens on every interface
+}
+
+// errEmptyValue is returned by parseTerse for a flag of noEmptyValue
+// given an empty value; the message is already printed.
+var errEmptyValue = errors.New("empty flag value")
+
+// refuseEmpty reports, on fs.Output(), the first flag of noEmptyValue that
+// was given an empty (or blank) value.
+func refuseEmpty(fs *flag.FlagSet) error {
+	var bad string
+	fs.Visit(func(f *flag.Flag) {
+		if bad == "" && noEmptyValue[f.Name] && strings.TrimSpace(f.Value.String()) == "" {
+			bad = f.Name
+		}
+	})
+	if bad == "" {
+		return nil
+	}
+	dash := "--"
+	if len(bad) == 1 {
+		dash = "-"
+	}
+	fmt.Fprintf(fs.Output(), "retrykit %s: %s%s: empty value (leave the flag out to go without it; \"retrykit %s --help\" describes it)\n", fs.Name(), dash, bad, helpName(fs))
+	return errEmptyValue
+}
+
+// flagError is the message for a parse error of fs: for an undefined flag
+// with the nearest defined one, "unknown flag "-jsno" (did you mean
+// --json?)".
+func flagError(fs *flag.FlagSet, err error) string {
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !ok {
-		return
+		return err.Error()
 	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if h := flagSuggestion(name, names); h != "" {
-		fmt.Fprintf(fs.Output(), "retrykit %s: unknown flag %s%s\n", fs.Name(), quoteName("-"+name), h)
-	}
+	return "unknown flag " + quoteName("-"+name) + flagSuggestion(name, names)
 }
 
 // flagSuggestion is " (did you mean --json?)" for the flag of names nearest

@@ -80,6 +80,10 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir, f
 		fmt.Fprintf(stderr, "retrykit conformance: %v\n", err)
 		return 2
 	}
+	if len(names) == 0 {
+		// An empty report that passes would hide a wrong directory.
+		return usageError(stderr, fmt.Sprintf("--profiles-dir: no profile vector files (*.json) in %s", dir))
+	}
 	sort.Strings(names)
 	res := max(h.ResolutionNS, 1)
 	var failures []profileFailure
@@ -272,7 +276,7 @@ func (r profileReport) write(w io.Writer, format string) error {
 			}
 		}
 	default:
-		fmt.Fprintf(bw, "profile vectors against %s %s (%d profiles listed)\n\n", r.Implementation, r.Version, r.Listed)
+		fmt.Fprintf(bw, "profile vectors against %s (%d profiles listed)\n\n", strings.TrimSpace(r.Implementation+" "+r.Version), r.Listed)
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "profile\tpassed\tfailed\tnot run\t")
 		for _, p := range r.Profiles {
@@ -342,7 +346,7 @@ func (r profileReport) writeJUnit(w io.Writer) {
 	fmt.Fprint(w, xml.Header)
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	_ = enc.Encode(testsuites{Name: "profile vectors against " + r.Implementation + " " + r.Version, Suites: []testsuite{ts}})
+	_ = enc.Encode(testsuites{Name: "profile vectors against " + strings.TrimSpace(r.Implementation+" "+r.Version), Suites: []testsuite{ts}})
 	fmt.Fprintln(w)
 }
 

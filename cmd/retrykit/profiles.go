@@ -164,15 +164,34 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 		for _, p := range profile.All() {
 			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())
 		}
+		// An older release is listed by a NAME@VERSION that selects it
+		// ("aws_go@1.47", "sidekiq@6.4.1"), never by a profile name
+		// without one, which is another current profile's ("sidekiq6").
 		for _, v := range profile.Versions() {
 			if p, err := profile.Parse(v); err == nil {
-				fmt.Fprintf(tw, "%s\t%s (release %s)\n", p.Name(), p.Summary(), p.Release())
+				name := p.Name()
+				if !strings.Contains(name, "@") {
+					name = v
+				}
+				fmt.Fprintf(tw, "%s\t%s (release %s)\n", name, p.Summary(), p.Release())
 			}
 		}
 		tw.Flush()
 		return 0, true
 	}
 	if x.profile == "" {
+		// --error-class and --retry-after describe a profile's failures;
+		// an OJS policy has neither, so they are refused, not dropped.
+		var given []string
+		x.fs.Visit(func(f *flag.Flag) {
+			if f.Name == "error-class" || f.Name == "retry-after" {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if len(given) > 0 {
+			fmt.Fprintf(stderr, "retrykit schedule: %s: only with --profile (an OJS policy has no error classes or retry-after hints)\n", strings.Join(given, ", "))
+			return 2, true
+		}
 		return 0, false
 	}
 	if nargs > 0 {

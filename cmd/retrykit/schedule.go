@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -91,6 +93,20 @@ after the last attempt is always printed, for any max_attempts up to
 flags:
 `
 
+// emptyPolicyNote is the note for stderr when a policy input holds nothing
+// but white space, which is the default policy (docs/decisions.md RK-09), so
+// that a file left empty or a here-document that never came is not taken
+// for a policy silently; "" otherwise.
+func emptyPolicyNote(name string, data []byte) string {
+	if len(bytes.TrimSpace(data)) > 0 {
+		return ""
+	}
+	if name == "-" {
+		name = "standard input"
+	}
+	return fmt.Sprintf("note: %s is empty: using the OJS default policy (an empty policy is the default, docs/decisions.md RK-09)", name)
+}
+
 // readPolicyFile reads a policy file, or stdin for "-", refusing one larger
 // than policy.MaxDocumentSize without reading it all.
 func readPolicyFile(name string, stdin io.Reader) ([]byte, error) {
@@ -100,6 +116,9 @@ func readPolicyFile(name string, stdin io.Reader) ([]byte, error) {
 	}
 	if name != "-" {
 		f, err := os.Open(name)
+		if errors.Is(err, fs.ErrNotExist) && (name == "help" || name == "usage") {
+			return nil, fmt.Errorf("%w (the usage is printed by --help)", err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -163,6 +182,9 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
 			return 2
+		}
+		if note := emptyPolicyNote(name, data); note != "" {
+			fmt.Fprintf(stderr, "retrykit schedule: %s\n", note)
 		}
 		p, err = policy.Parse(data)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -39,10 +40,12 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default; port 0 picks a free port)")
 	clock := fs.String("clock", "real", "clock: real, or manual (time moves only through POST "+ojshttp.AdminClockPath+")")
-	vis := fs.Duration("visibility-timeout", 30*time.Second, "reservation of a fetched job when the FETCH request sets none")
-	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long in-flight requests may take to finish on SIGINT/SIGTERM")
-	keep := fs.Int("keep-finished", 10000, "finished jobs kept per queue and state (completed, cancelled, discarded), the oldest pruned first, each for at most 24h; over all queues at least 100000 of them and 10000 dead letters")
-	maxConns := fs.Int("max-conns", 1024, "connections served at once; more wait to be accepted")
+	vis := fs.Duration("visibility-timeout", 30*time.Second, "(positive) reservation of a fetched job when the FETCH request sets none")
+	grace := fs.Duration("shutdown-timeout", 10*time.Second, "(positive) how long in-flight requests may take to finish on SIGINT/SIGTERM")
+	keep := fs.Int("keep-finished", 10000, "(at least 1) finished jobs kept per queue and state (completed, cancelled, discarded), the oldest pruned first, each for at most 24h; over all queues at least 100000 of them and 10000 dead letters")
+	maxConns := fs.Int("max-conns", 1024, "(at least 1) connections served at once; more wait to be accepted")
+	maxJobs := fs.Int("max-jobs", ojshttp.DefaultMaxJobs, "(at least 1) jobs held at most, in every state (429 queue_full beyond)")
+	maxBytes := fs.Int64("max-bytes", ojshttp.DefaultMaxBytes, "(at least 1) bytes of job data (args, meta, results) held at most (429 queue_full beyond)")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
 	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
 	fs.Usage = func() {
@@ -53,7 +56,15 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(fs.Output(), "\nflags:")
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Name != "plant" {
-				fmt.Fprintf(fs.Output(), "  --%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
+				def := f.DefValue
+				if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); !isBool {
+					if _, err := strconv.ParseFloat(def, 64); err != nil {
+						if _, err := time.ParseDuration(def); err != nil {
+							def = strconv.Quote(def)
+						}
+					}
+				}
+				fmt.Fprintf(fs.Output(), "  --%s\t%s (default %s)\n", f.Name, f.Usage, def)
 			}
 		})
 	}
@@ -81,15 +92,31 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --max-conns: must be at least 1, got %d\n", *maxConns)
 		return 2
 	}
+	if *maxJobs < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --max-jobs: must be at least 1, got %d\n", *maxJobs)
+		return 2
+	}
+	if *maxBytes < 1 {
+		fmt.Fprintf(stderr, "retrykit serve: --max-bytes: must be at least 1, got %d\n", *maxBytes)
+		return 2
+	}
 	if *vis <= 0 {
 		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
+		return 2
+	}
+	if *grace <= 0 {
+		fmt.Fprintf(stderr, "retrykit serve: --shutdown-timeout: must be positive, got %v\n", *grace)
+		return 2
+	}
+	if _, port, err := net.SplitHostPort(*addr); err != nil || port == "" {
+		fmt.Fprintf(stderr, "retrykit serve: --addr: want HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one), got %q\n", *addr)
 		return 2
 	}
 	events := ojshttp.NewEvents(0)
 	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events),
 		executor.WithFinishedRetention(24*time.Hour, *keep), executor.WithFinishedRetentionTotal(max(*keep, 100000)),
 		executor.WithRetention(0, max(*keep, 10000))}
-	sopts := []ojshttp.Option{ojshttp.WithEvents(events)}
+	sopts := []ojshttp.Option{ojshttp.WithEvents(events), ojshttp.WithMaxJobs(*maxJobs), ojshttp.WithMaxBytes(*maxBytes)}
 	switch *clock {
 	case "real":
 	case "manual":
@@ -112,7 +139,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ln = ojshttp.LimitListener(ln, *maxConns)
 	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
-	base := "http://" + ln.Addr().String()
+	base := "http://" + dialAddr(ln.Addr())
 	fmt.Fprintln(stdout, base)
 	if faults != 0 {
 		fmt.Fprintf(stderr, "retrykit serve: PLANTED FAULTS (test only): %s\n", faults)
@@ -151,4 +178,14 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// dialAddr is the address a client on this machine dials for a listener at
+// a: an unspecified host (0.0.0.0, ::) is reached through loopback.
+func dialAddr(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || !ta.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
 }

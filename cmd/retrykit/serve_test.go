@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -96,6 +97,13 @@ func TestServeBadFlags(t *testing.T) {
 		{"serve", "extra"},
 		{"serve", "--max-conns", "0"},
 		{"serve", "--keep-finished", "-1"},
+		{"serve", "--max-jobs", "0"},
+		{"serve", "--max-bytes", "-5"},
+		{"serve", "--addr", "nonsense"},
+		{"serve", "--addr", ""},
+		{"serve", "--addr", "127.0.0.1"},
+		{"serve", "--shutdown-timeout", "-1s"},
+		{"serve", "--shutdown-timeout", "0s"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || errb.Len() == 0 {
@@ -105,5 +113,108 @@ func TestServeBadFlags(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"serve", "--help"}, strings.NewReader(""), &out, &errb); code != 0 || strings.Contains(out.String(), "plant") {
 		t.Errorf("help: %d %q", code, out.String())
+	}
+	// Numbers, durations and booleans print as themselves, strings quoted.
+	for _, want := range []string{`(default 1024)`, `(default false)`, `(default 10s)`, `(default "127.0.0.1:8080")`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
+// An unspecified listen address is announced as the loopback address a
+// client on this machine dials.
+func TestServeDialAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, "127.0.0.1:8080"},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 9}, "127.0.0.1:9"},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7}, "127.0.0.1:7"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 7}, "[::1]:7"},
+	} {
+		if got := dialAddr(tc.addr); got != tc.want {
+			t.Errorf("dialAddr(%v) = %q, want %q", tc.addr, got, tc.want)
+		}
+	}
+}
+
+// TestServeShutdownUnderLoad: SIGTERM (here: the stop channel) while 16
+// clients push, fetch and ack. serve exits 0; every answer that arrived is
+// a whole JSON object with a non-5xx status; the rest are connection
+// errors, never a truncated answer.
+func TestServeShutdownUnderLoad(t *testing.T) {
+	base, stop := startServe(t)
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	halt := make(chan struct{})
+	bad := make(chan string, 16)
+	answered := make(chan int, 16)
+	for w := 0; w < 16; w++ {
+		go func() {
+			n := 0
+			defer func() { answered <- n }()
+			for {
+				select {
+				case <-halt:
+					return
+				default:
+				}
+				for _, rq := range []struct{ path, body string }{
+					{"/ojs/v1/jobs", `{"type":"load.t","args":[1]}`},
+					{"/ojs/v1/workers/fetch", `{"queues":["default"]}`},
+				} {
+					resp, err := cl.Post(base+rq.path, "application/json", strings.NewReader(rq.body))
+					if err != nil {
+						continue // the server is going away
+					}
+					b, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					var m map[string]any
+					if err != nil || resp.StatusCode >= 500 || json.Unmarshal(b, &m) != nil {
+						bad <- string(b)
+						return
+					}
+					n++
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	code, errs := stop()
+	close(halt)
+	total := 0
+	for range 16 {
+		total += <-answered
+	}
+	select {
+	case b := <-bad:
+		t.Fatalf("a bad answer during shutdown: %q", b)
+	default:
+	}
+	if code != 0 || total == 0 {
+		t.Fatalf("exit %d after %d answers: %s", code, total, errs)
+	}
+}
+
+// TestServeMaxJobs: --max-jobs bounds the jobs held; the next PUSH is a
+// 429 queue_full.
+func TestServeMaxJobs(t *testing.T) {
+	base, stop := startServe(t, "--max-jobs", "2")
+	for i, want := range []int{201, 201, 429} {
+		resp, err := http.Post(base+"/ojs/v1/jobs", "application/json", strings.NewReader(`{"type":"t","args":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == 429 && !bytes.Contains(b, []byte(`"queue_full"`))) {
+			t.Fatalf("push %d: %d %s, want %d", i, resp.StatusCode, b, want)
+		}
+	}
+	if code, errs := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
 	}
 }

@@ -133,6 +133,8 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			data = []byte(*polFile)
 		} else if data, err = readPolicyFile(*polFile, stdin); err != nil {
 			return bad("--policy: %v", err)
+		} else if note := emptyPolicyNote(*polFile, data); note != "" {
+			fmt.Fprintf(stderr, "retrykit simulate: --policy: %s\n", note)
 		}
 		if p, err = policy.Parse(data); err != nil {
 			return bad("--policy %s: %v", clipArg(*polFile), err)

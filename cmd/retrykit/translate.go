@@ -94,6 +94,9 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if len(pos) == 1 {
 		data, err := readPolicyFile(pos[0], stdin)
 		if err == nil {
+			if note := emptyPolicyNote(pos[0], data); note != "" {
+				fmt.Fprintf(stderr, "retrykit translate: %s\n", note)
+			}
 			pol, err = policy.Parse(data)
 		}
 		if err != nil {
@@ -363,11 +366,20 @@ func candidates(pol *policy.Policy, system string) []string {
 			add("temporal:initial_interval=%v,backoff_coefficient=%s,maximum_interval=%v,maximum_attempts=%d", I, f(k), M, a)
 		}
 	case "bullmq":
-		add("bullmq:type=fixed,delay=%s,attempts=%d", ms(I), a)
+		// BullMQ's exponential type has no cap: past the policy's cap its
+		// delays run away, so fixed delays are candidates too, at the
+		// policy's first delay, at its cap, and at the geometric mean of
+		// its middle delays (the fixed delay of least squared log error).
+		fixed := []time.Duration{I, M, geoMeanDelay(pol, min(a-1, translateCheck))}
+		for _, d := range fixed {
+			add("bullmq:type=fixed,delay=%s,attempts=%d", ms(d), a)
+		}
 		add("bullmq:type=exponential,delay=%s,attempts=%d", ms(I), a)
 		if s.Jitter {
 			// BullMQ draws from [(1-j)d, d): d = 1.5 I, j = 2/3 is OJS's [0.5 I, 1.5 I).
-			add("bullmq:type=fixed,delay=%s,attempts=%d,jitter=0.6666666666666666", ms(I*3/2), a)
+			for _, d := range fixed {
+				add("bullmq:type=fixed,delay=%s,attempts=%d,jitter=0.6666666666666666", ms(sat.MulInt(d, 3)/2), a)
+			}
 			add("bullmq:type=exponential,delay=%s,attempts=%d,jitter=0.6666666666666666", ms(I*3/2), a)
 		}
 	case "celery":
@@ -462,4 +474,22 @@ func writeTranslation(stdout, stderr io.Writer, t *translation, asJSON bool) int
 	}
 	tw.Flush()
 	return 0
+}
+
+// geoMeanDelay is the geometric mean of the policy's middle (r = 0.5)
+// delays after attempts 1..k (the first delay when k < 1).
+func geoMeanDelay(pol *policy.Policy, k int) time.Duration {
+	b := pol.Backoff()
+	if k < 1 {
+		return b.DelayAt(1, 0.5)
+	}
+	sum := 0.0
+	for n := 1; n <= k; n++ {
+		sum += math.Log(max(float64(b.DelayAt(n, 0.5)), 1))
+	}
+	g := math.Exp(sum / float64(k))
+	if g >= math.MaxInt64 { // float64(MaxInt64) rounds up: no conversion at the top
+		return math.MaxInt64
+	}
+	return time.Duration(g)
 }

@@ -88,6 +88,7 @@ var catalogue = []Model{
 	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt, 0},
 	{"no-validation", "validate the policy before merging it: every field's type and range, unknown fields, duplicate keys (sections 8 and 11, RK-02, RK-08); the merge alone keeps bad values", bugNoValidation, 0},
 	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted, 0},
+	{"fraction-unsupported", "accept a decimal fraction on the seconds (PT0.5S is 500 ms, section 4.1); a parser of whole numbers only, such as PHP's DateInterval, rejects it", bugDurNoFraction, 0},
 	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth, 0},
 }
 
@@ -190,16 +191,7 @@ func pick(cases []Case, models []Model, done map[int]bool) []Finding {
 			if !c.Failed || done[i] {
 				continue
 			}
-			if c.Drawn {
-				if m.within(c.Request, c.Answer) {
-					cd.repro = append(cd.repro, i)
-				}
-				continue
-			}
-			// The model must give the same answer and fail the vector
-			// with it (a failure in a part the model does not decide,
-			// such as the wording of a message, is not its doing).
-			if a, ok := m.Answer(c.Request); ok && c.Same(a) && (c.Judge == nil || !c.Judge(a)) {
+			if m.reproduces(c) && m.allNeeded(c) {
 				cd.repro = append(cd.repro, i)
 			}
 		}
@@ -259,6 +251,37 @@ func pick(cases []Case, models []Model, done map[int]bool) []Finding {
 		}
 		findings = append(findings, f)
 	}
+}
+
+// reproduces reports whether m gives c's failed answer: the same answer,
+// failing the vector too (a failure in a part the model does not decide,
+// such as the wording of a message, is not its doing), or for a drawn
+// answer one within the model's range.
+func (m Model) reproduces(c Case) bool {
+	if c.Drawn {
+		return m.within(c.Request, c.Answer)
+	}
+	a, ok := m.Answer(c.Request)
+	return ok && c.Same(a) && (c.Judge == nil || !c.Judge(a))
+}
+
+// allNeeded reports whether every bug of a combination plays a part in
+// reproducing c: a combination reproduces a failure only when no model
+// with one of its bugs left out reproduces it as well. Otherwise a bug
+// the answer does not show (on_exhaustion in a parse_duration answer)
+// would be named as a cause, and a model dropped for its contradictions
+// would come back under a partner that changes nothing.
+func (m Model) allNeeded(c Case) bool {
+	mask := m.mask()
+	if mask&(mask-1) == 0 {
+		return true // a single model
+	}
+	for b := uint(0); b < 64; b++ {
+		if mask&(1<<b) != 0 && (Model{also: mask &^ (1 << b)}).reproduces(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameLeft reports whether a and b hold the same indexes not yet done.

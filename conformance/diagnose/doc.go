@@ -28,7 +28,11 @@
 //     the name), and each failure is listed under the first model that
 //     reproduces it; failures no single model reproduces are then tried
 //     with two and three models combined ([Combine]), each combination
-//     starting from a model already found;
+//     starting from a model already found; a combination reproduces a
+//     failure only when every one of its bugs takes part (no combination
+//     with one bug left out reproduces it too), so a bug the answer does
+//     not show is never named, and a model dropped by rule 2 does not come
+//     back under a partner that changes nothing;
 //  4. failures no model reproduces are returned apart, never forced into a
 //     group (the conformance report then falls back to the vectors' class
 //     flags for them).

@@ -75,6 +75,7 @@ const (
 	bugZeroAttemptsRejected
 	bugDurShorthand
 	bugMonth30Days
+	bugDurNoFraction
 )
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
@@ -255,6 +256,9 @@ var (
 
 // parseDuration parses an OJS duration with e's bug.
 func (e engine) parseDuration(s string) (int64, error) {
+	if e.has(bugDurNoFraction) && strings.HasPrefix(strings.ToUpper(s), "P") && strings.ContainsAny(s, ".,") {
+		return 0, errors.New("only whole numbers are supported in a duration")
+	}
 	d, err := policy.ParseDuration(s)
 	if err == nil && e.has(bugDurTimeOnly) {
 		if date, _, _ := strings.Cut(s[1:], "T"); date != "" {
@@ -279,12 +283,8 @@ func (e engine) parseDuration(s string) (int64, error) {
 	}
 	if err == nil {
 		if e.has(bugDurDateZero) {
-			if date, rest, hasT := strings.Cut(s[1:], "T"); date != "" {
-				if !hasT || rest == "" {
-					return 0, nil
-				}
-				d2, err2 := policy.ParseDuration("PT" + rest)
-				return int64(d2), err2
+			if ns, ok, err2 := dateAsZero(s); ok {
+				return ns, err2
 			}
 		}
 		return int64(d), nil
@@ -316,6 +316,16 @@ func (e engine) parseDuration(s string) (int64, error) {
 			t = strings.TrimSuffix(t, "T")
 		}
 	}
+	// Date components read as zero are never range-checked, and weeks,
+	// where accepted, are date components too.
+	if e.has(bugDurDateZero) {
+		if ns, ok, err2 := dateAsZero(t); ok {
+			if err2 != nil {
+				return 0, err
+			}
+			return ns, nil
+		}
+	}
 	if e.has(bugDurNoUpperBound) {
 		if ns, ok := bigDuration(t); ok {
 			return ns, nil
@@ -345,6 +355,27 @@ func (e engine) parseDuration(s string) (int64, error) {
 		return 0, err
 	}
 	return int64(d), nil
+}
+
+var dateRE = regexp.MustCompile(`^(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+D)?$`)
+
+// dateAsZero reads s as an implementation that ignores the date
+// components (Y, M, D before T) does: their values, however large, count
+// zero, and only the time part is parsed. ok is false when s has no date
+// part in the grammar.
+func dateAsZero(s string) (ns int64, ok bool, err error) {
+	if !strings.HasPrefix(s, "P") {
+		return 0, false, nil
+	}
+	date, rest, hasT := strings.Cut(s[1:], "T")
+	if date == "" || !dateRE.MatchString(date) {
+		return 0, false, nil
+	}
+	if !hasT {
+		return 0, true, nil
+	}
+	d, err := policy.ParseDuration("PT" + rest)
+	return int64(d), true, err
 }
 
 var durRE = regexp.MustCompile(`^P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+(?:\.[0-9]+)?)S)?)?$`)

@@ -149,18 +149,27 @@ func (e *env) deadLetters(want int) map[string]*nats.Msg {
 	return out
 }
 
-// settled waits until the consumer has no message pending or unacked.
-func (e *env) settled(timeout time.Duration) {
+// settled waits until the consumers (default: "workers") have no message
+// pending or unacked.
+func (e *env) settled(timeout time.Duration, names ...string) {
 	e.t.Helper()
-	waitFor(e.t, timeout, "the consumer to settle every message", func() bool {
+	if len(names) == 0 {
+		names = []string{"workers"}
+	}
+	waitFor(e.t, timeout, "the consumers to settle every message", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		c, err := e.work.Consumer(ctx, "workers")
-		if err != nil {
-			return false
+		for _, name := range names {
+			c, err := e.work.Consumer(ctx, name)
+			if err != nil {
+				return false
+			}
+			info, err := c.Info(ctx)
+			if err != nil || info.NumPending != 0 || info.NumAckPending != 0 || info.NumRedelivered != 0 {
+				return false
+			}
 		}
-		info, err := c.Info(ctx)
-		return err == nil && info.NumPending == 0 && info.NumAckPending == 0 && info.NumRedelivered == 0
+		return true
 	})
 }
 

@@ -76,23 +76,29 @@ func loadRun(t *testing.T, nodes []*node, replicas, n, workers int, disrupt func
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rk.ConsumerConfig(jetstream.ConsumerConfig{Durable: "workers", AckWait: 10 * time.Second, MaxAckPending: 5000})
-	var cons jetstream.Consumer
-	waitFor(t, 30*time.Second, "consumer", func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		cons, err = e.work.CreateOrUpdateConsumer(ctx, cfg)
-		return err == nil
-	})
+	// Two durable consumers, each with its own subject filter, each worked
+	// by workers/2 Consume loops (at least one).
+	consumers := []string{"workers-a", "workers-b"}
 	o := &outcomes{ended: map[string]string{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for range workers {
-		cc, err := cons.Consume(o.handler(t, ctx, rk, scripted(&e.j)), jetstream.PullMaxMessages(100))
-		if err != nil {
-			t.Fatal(err)
+	for _, name := range consumers {
+		cfg := rk.ConsumerConfig(jetstream.ConsumerConfig{Durable: name, FilterSubject: "work.load." + name,
+			AckWait: 10 * time.Second, MaxAckPending: 5000})
+		var cons jetstream.Consumer
+		waitFor(t, 30*time.Second, "consumer "+name, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			cons, err = e.work.CreateOrUpdateConsumer(ctx, cfg)
+			return err == nil
+		})
+		for range max(workers/len(consumers), 1) {
+			cc, err := cons.Consume(o.handler(t, ctx, rk, scripted(&e.j)), jetstream.PullMaxMessages(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc.Stop()
 		}
-		defer cc.Stop()
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	want := map[string]string{}
@@ -111,7 +117,7 @@ func loadRun(t *testing.T, nodes []*node, replicas, n, workers int, disrupt func
 		default:
 			steps, want[id], runs[id] = []string{"fail"}, "term", 3 // exhausted
 		}
-		publish(t, e.js, "work.load", script{ID: id, Steps: steps}, "")
+		publish(t, e.js, "work.load."+consumers[i%len(consumers)], script{ID: id, Steps: steps}, "")
 		if disrupt != nil && i == n/2 {
 			disrupt(e)
 		}
@@ -122,8 +128,8 @@ func loadRun(t *testing.T, nodes []*node, replicas, n, workers int, disrupt func
 		return len(o.ended) >= n
 	})
 	elapsed := time.Since(start)
-	e.settled(time.Minute)  // the server agrees: nothing pending or unacked
-	time.Sleep(time.Second) // late deliveries show up here
+	e.settled(time.Minute, consumers...) // the server agrees: nothing pending or unacked
+	time.Sleep(time.Second)              // late deliveries show up here
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var wrong, lost int
@@ -159,7 +165,7 @@ func loadRun(t *testing.T, nodes []*node, replicas, n, workers int, disrupt func
 			exhausted++
 		}
 	}
-	t.Logf("%d messages, %d workers, replicas %d: all ended in %v (%.0f msg/s); %d wrong; %d with deliveries lost in flight; %d dead letters (on_exhaustion discard: 0 expected)",
+	t.Logf("%d messages, 2 consumers, %d workers, replicas %d: all ended in %v (%.0f msg/s); %d wrong; %d with deliveries lost in flight; %d dead letters (on_exhaustion discard: 0 expected)",
 		n, workers, replicas, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), wrong, lost, info.State.Msgs)
 	if info.State.Msgs != 0 {
 		t.Errorf("%d dead letters, want 0 (on_exhaustion is discard)", info.State.Msgs)
@@ -169,7 +175,8 @@ func loadRun(t *testing.T, nodes []*node, replicas, n, workers int, disrupt func
 
 func first(s []string) []string { return s[:min(len(s), 5)] }
 
-// TestLoadSingleNode: 5 000 messages over four consumers on one server.
+// TestLoadSingleNode: 5 000 messages over two consumers (two workers each)
+// on one server.
 func TestLoadSingleNode(t *testing.T) {
 	nodes := startNodes(t, 1)
 	loadRun(t, nodes, 1, loadMessages(5000), 4, nil)
