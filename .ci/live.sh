@@ -17,7 +17,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$tmp/retrykit" ./cmd/retrykit
-go build -o "$tmp/ojsload" ./internal/cmd/ojsload
+go build -o "$tmp/ojsload" ./cmd/ojsload
 
 # start_serve NAME [serve flags...]: starts `retrykit serve` on a free
 # loopback port and sets URL to the address it prints.

@@ -31,7 +31,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0));
 wait_http() { for _ in $(seq 100); do curl -fsS "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "no answer from $1" >&2; exit 1; }
 
 go build -o "$tmp/retrykit" ./cmd/retrykit
-go build -o "$tmp/ojsload" ./internal/cmd/ojsload
+go build -o "$tmp/ojsload" ./cmd/ojsload
 
 # ojs-backend-redis, built once per machine outside the repository.
 bin=${TMPDIR:-/tmp}/rk-ojs-backend-redis-$commit

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/retrykit/retrykit/internal/chart"
-	"github.com/retrykit/retrykit/internal/human"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/profile"

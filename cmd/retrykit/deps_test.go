@@ -10,7 +10,7 @@ import (
 // TestDependencies pins what the README says about run-time dependencies
 // (issue 19 item 10): the command needs the standard library, this module
 // and pgregory.net/rapid (for "retrykit fuzz", through policytest and
-// internal/fuzz) and nothing else; every other package of the module needs
+// cmd/retrykit/internal/fuzz) and nothing else; every other package of the module needs
 // the standard library alone.
 func TestDependencies(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -45,7 +45,7 @@ func TestDependencies(t *testing.T) {
 	var lib []string
 	for _, p := range strings.Fields(string(out)) {
 		switch p {
-		case mod + "/policytest", mod + "/internal/fuzz", mod + "/cmd/retrykit":
+		case mod + "/policytest", mod + "/cmd/retrykit/internal/fuzz", mod + "/cmd/retrykit":
 			// rapid's users, by design
 		default:
 			lib = append(lib, p)

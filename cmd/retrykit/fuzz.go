@@ -18,8 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/conformance/protocol"
-	"github.com/retrykit/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/policytest"
 )
 

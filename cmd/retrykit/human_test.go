@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrykit/retrykit/internal/human"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/human"
 )
 
 // Text output writes long durations with days and rounds ranges outward;

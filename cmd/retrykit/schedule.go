@@ -15,9 +15,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/bounded"
-	"github.com/retrykit/retrykit/internal/chart"
-	"github.com/retrykit/retrykit/internal/human"
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"
 )

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/human"
 	"github.com/retrykit/retrykit/executor"
-	"github.com/retrykit/retrykit/internal/chart"
-	"github.com/retrykit/retrykit/internal/human"
 
 	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/policy"

@@ -44,6 +44,6 @@
 //
 // # Non-goals
 //
-// Load and throughput (internal/cmd/ojsload, bench/ojs-servers.sh), the parts of OJS outside the retry
+// Load and throughput (cmd/ojsload, bench/ojs-servers.sh), the parts of OJS outside the retry
 // lifecycle (cron, workflows, schemas), and servers that only speak gRPC.
 package live

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/conformance/scenario"
-	"github.com/retrykit/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/policytest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )

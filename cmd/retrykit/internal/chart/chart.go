@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrykit/retrykit/internal/human"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/human"
 )
 
 // palette is a colour-blind-friendly set (Okabe-Ito), cycled per series.

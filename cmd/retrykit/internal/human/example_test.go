@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/retrykit/retrykit/internal/human"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/human"
 )
 
 func Example() {

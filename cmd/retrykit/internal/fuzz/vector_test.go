@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/protocol"
-	"github.com/retrykit/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/policytest"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/retrykit/retrykit/internal/human"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/human"
 )
 
 const day = 24 * time.Hour

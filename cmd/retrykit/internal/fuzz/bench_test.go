@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/protocol"
-	"github.com/retrykit/retrykit/internal/fuzz"
 )
 
 // cpuTime returns the CPU time (user + system) of this process and of its

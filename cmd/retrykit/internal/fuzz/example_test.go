@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/protocol"
-	"github.com/retrykit/retrykit/internal/fuzz"
 )
 
 // Run against the reference itself finds nothing; against a planted bug

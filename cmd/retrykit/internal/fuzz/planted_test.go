@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/protocol"
-	"github.com/retrykit/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/policytest"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrykit/retrykit/internal/chart"
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/chart"
 )
 
 // Tick labels use the largest unit that divides the duration exactly:

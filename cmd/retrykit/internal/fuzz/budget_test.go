@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/protocol"
-	"github.com/retrykit/retrykit/internal/fuzz"
 )
 
 // slow is the reference answering after a pause, as a slow adapter does.

@@ -2,7 +2,7 @@
 // workers and checks that no job is lost or duplicated; it also measures
 // push→fetch→ack throughput for docs/benchmarks.md.
 //
-//	go run ./internal/cmd/ojsload --server http://127.0.0.1:8080 [--workers 50] [--jobs 20000] [--fail 0.3]
+//	go run ./cmd/ojsload --server http://127.0.0.1:8080 [--workers 50] [--jobs 20000] [--fail 0.3]
 //
 // The jobs go to --queues queues unique to the run (round robin; several,
 // so that a server's per-queue retention of finished jobs, such as retrykit
