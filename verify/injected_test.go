@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
 )
 
 // injected describes a real implementation whose random draw the driver

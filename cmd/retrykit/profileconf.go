@@ -26,7 +26,7 @@ type profileVectors struct {
 	// Settings is the configured profile the vectors are for
 	// (NAME:key=value,...), when not the bare name.
 	Settings string `json:"settings"`
-	Vectors []struct {
+	Vectors  []struct {
 		ID      string    `json:"id"`
 		Kind    string    `json:"kind"`
 		Attempt int64     `json:"attempt"`
