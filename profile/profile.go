@@ -247,6 +247,7 @@ func sortedModels() []*model {
 	}
 	ms = append(ms, peerModels()...)
 	ms = append(ms, golibModels()...)
+	ms = append(ms, pyModels()...)
 	for _, m := range ms {
 		m.base = m.name
 	}
