@@ -11,8 +11,25 @@ import (
 // python3-rq, driven by verify/python/pyretry_driver.py with the draw
 // injected.
 
-type pyDelay struct {
-	DelayS json.Number `json:"delay_s"`
+// libDelay is one delay a driver answers, in seconds or milliseconds.
+type libDelay struct {
+	DelayS  json.Number `json:"delay_s"`
+	DelayMS json.Number `json:"delay_ms"`
+}
+
+func (d libDelay) ns(t *testing.T) int64 {
+	t.Helper()
+	if d.DelayMS != "" {
+		return millis(t, d.DelayMS)
+	}
+	return seconds(t, d.DelayS)
+}
+
+// libDriver is a driver of several libraries: the directory it runs in and
+// its command line.
+type libDriver struct {
+	dir  string
+	argv []string
 }
 
 type pyRuns struct {
@@ -35,8 +52,15 @@ type pyCase struct {
 // decision vectors are checked against (nil: bare).
 func checkPyLib(t *testing.T, name, module, pkg string, bare map[string]any, bareRetries int, decide map[string]any, configured []pyCase) {
 	bin := python(t, module, pkg)
-	argv := []string{bin, "pyretry_driver.py"}
-	extra := func(cfg map[string]any) map[string]any { return map[string]any{"system": name, "config": cfg} }
+	checkLib(t, name, name, libDriver{"python", []string{bin, "pyretry_driver.py"}}, bare, bareRetries, decide, configured)
+}
+
+// checkLib is checkPyLib for any driver that takes {"system", "config",
+// "cases"}: system is the driver's name for the library.
+func checkLib(t *testing.T, name, system string, drv libDriver, bare map[string]any, bareRetries int, decide map[string]any, configured []pyCase) {
+	t.Helper()
+	argv := drv.argv
+	extra := func(cfg map[string]any) map[string]any { return map[string]any{"system": system, "config": cfg} }
 	var older func(int) bool
 	upToN := 20
 	if bareRetries > 0 {
@@ -48,11 +72,11 @@ func checkPyLib(t *testing.T, name, module, pkg string, bare map[string]any, bar
 		older:   older,
 		reason:  "the library computes a wait only while retries are left",
 		delays: func(t *testing.T, cases []kase) []int64 {
-			env := runDriverWith[pyDelay](t, "python", argv, cases, extra(bare), nil)
+			env := runDriverWith[libDelay](t, drv.dir, argv, cases, extra(bare), nil)
 			t.Logf("real implementation: %s %s (%s)", name, env.Version, env.File)
 			out := make([]int64, len(cases))
 			for i, r := range env.Results {
-				out[i] = seconds(t, r.DelayS)
+				out[i] = r.ns(t)
 			}
 			return out
 		},
@@ -60,7 +84,7 @@ func checkPyLib(t *testing.T, name, module, pkg string, bare map[string]any, bar
 	if decide == nil {
 		decide = bare
 	}
-	runs := runDriverWith[pyRuns](t, "python", argv, []kase{{Op: "runs"}}, extra(decide), nil).Results[0].Runs
+	runs := runDriverWith[pyRuns](t, drv.dir, argv, []kase{{Op: "runs"}}, extra(decide), nil).Results[0].Runs
 	checkDecisions(t, name, upTo(4), func(t *testing.T, attempts []int) []bool {
 		out := make([]bool, len(attempts))
 		for i, n := range attempts {
@@ -83,13 +107,13 @@ func checkPyLib(t *testing.T, name, module, pkg string, bare map[string]any, bar
 				cases = append(cases, delayCase(n, r))
 			}
 		}
-		env := runDriverWith[pyDelay](t, "python", argv, cases, extra(c.config), nil)
+		env := runDriverWith[libDelay](t, drv.dir, argv, cases, extra(c.config), nil)
 		for i, k := range cases {
-			if got, want := seconds(t, env.Results[i].DelayS), int64(p.DelayAt(k.Attempt, *k.Rand)); got != want {
+			if got, want := env.Results[i].ns(t), int64(p.DelayAt(k.Attempt, *k.Rand)); got != want {
 				t.Errorf("%s: attempt %d, r=%v: %s %s gives %d ns, the profile %d ns", c.spec, k.Attempt, *k.Rand, name, env.Version, got, want)
 			}
 		}
-		runs := runDriverWith[pyRuns](t, "python", argv, []kase{{Op: "runs"}}, extra(c.config), nil).Results[0].Runs
+		runs := runDriverWith[pyRuns](t, drv.dir, argv, []kase{{Op: "runs"}}, extra(c.config), nil).Results[0].Runs
 		if p.MaxAttempts() > 0 && runs != p.MaxAttempts() {
 			t.Errorf("%s: %s ran an always-failing function %d times, the profile's MaxAttempts is %d", c.spec, name, runs, p.MaxAttempts())
 		}
