@@ -20,6 +20,7 @@ func (e *env) listed(ctx context.Context, q, id string) (bool, error) {
 	}
 	e.mu.Lock()
 	e.dlPages += r.pages
+	e.dlSeen = e.dlSeen || r.found[id]
 	e.mu.Unlock()
 	if r.listed > 0 {
 		e.record(servermodel.Obs{Check: "http-dead-letter-filter", Kind: servermodel.DeadLetterFilter, Yes: r.foreign > 0})
@@ -88,4 +89,32 @@ func (e *env) cleanup(ctx context.Context) string {
 		s += "; the cleanup ran out of time"
 	}
 	return s
+}
+
+// judgeDeadLetterFilter asks the dead-letter list for a queue the run
+// never used, after the scenarios have dead-lettered jobs of their own: a
+// server that honours the queue filter lists nothing, one that ignores it
+// lists the run's dead letters (or anyone's). It is judged only when the
+// run saw a dead letter of its own.
+func (e *env) judgeDeadLetterFilter(ctx context.Context) {
+	const check = "http-dead-letter-filter"
+	e.mu.Lock()
+	seen := e.dlSeen
+	e.mu.Unlock()
+	if !seen {
+		e.notRun(check, "the run saw no dead letter of its own")
+		return
+	}
+	empty := e.queue("unused")
+	r, err := e.c.deadLetterFind(ctx, empty)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	e.record(servermodel.Obs{Check: check, Kind: servermodel.DeadLetterFilter, Yes: r.listed > 0})
+	if r.listed > 0 {
+		e.fail(check, "GET /ojs/v1/dead-letter?queue=%s (a queue the run never used) listed %d jobs: the queue filter is ignored", empty, r.listed)
+		return
+	}
+	e.pass(check, "")
 }

@@ -36,6 +36,7 @@ type env struct {
 	verdicts map[string]*verdict
 	obs      []servermodel.Obs // what the scenarios saw, for the diagnosis
 	dlPages  int               // dead-letter pages read
+	dlSeen   bool              // a dead letter of the run was listed
 	dialect  *dialect          // what the probe found; nil when not probed
 }
 

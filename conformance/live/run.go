@@ -342,6 +342,9 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 	wg.Wait()
 	e.judgeTiming()
 	e.judgeContentType()
+	if selected["http-dead-letter-filter"] && !skipped("http-dead-letter-filter") {
+		e.judgeDeadLetterFilter(ctx)
+	}
 	var left string
 	if !cfg.noCleanup {
 		// The cleanup has its own short bound, so that a spent budget
