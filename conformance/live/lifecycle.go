@@ -76,7 +76,6 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 			// Every check of the lifecycle is left unjudged, not only the
 			// later ones: a verdict needs the whole lifecycle.
 			e.errored(err, ids...)
-			e.errored(err, "http-attempt-absolute")
 			return
 		}
 		e.judgeAbsolute(servermodel.FetchAttempt, n+1, f.job.Attempt, fmt.Sprintf("FETCH of delivery %d", n+1))
