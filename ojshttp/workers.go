@@ -197,6 +197,9 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return 0, nil, invalid("error", "is required: an object with code and message")
 	}
 	e := req.Error
+	if len(e.Code) > executor.MaxFailureTypeLen {
+		return 0, nil, invalid("error.code", "at most %d bytes (executor.MaxFailureTypeLen), got %d", executor.MaxFailureTypeLen, len(e.Code))
+	}
 	f := executor.Failure{Type: e.Type, Message: e.Message, Details: e.Details}
 	if string(f.Details) == "null" {
 		f.Details = nil
@@ -219,6 +222,12 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	})
 	if aerr != nil {
 		return 0, nil, aerr
+	}
+	if n := len(j.Errors); e.Code != "" && n > 0 {
+		last := j.Errors[n-1]
+		s.store.update(j.ID, func(x *extra) {
+			x.sent = withSent(x.sent, sentCode{attempt: last.Attempt, at: last.Time, code: e.Code})
+		})
 	}
 	x := s.store.get(j.ID)
 	v := s.view(j, x)
