@@ -1,0 +1,76 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/retrykit/retrykit/policy"
+)
+
+// RetryOptions are the changes a manual retry makes to a job before it runs
+// again (ojs-dead-letter §6.3, retry with modifications). The zero value
+// changes nothing: the job keeps its queue, args, priority and policy.
+type RetryOptions struct {
+	// Policy, if not nil, replaces the job's retry policy.
+	Policy *policy.Policy
+	// Queue, if not empty, moves the job to that queue.
+	Queue string
+	// Args, if not nil, replaces the job's args (stored as given, checked
+	// as at Enqueue: valid JSON of at most MaxArgsSize bytes).
+	Args json.RawMessage
+	// Priority, if not nil, replaces the job's priority.
+	Priority *int
+}
+
+// RetryWith manually retries a discarded job as [Executor.Retry] does,
+// after applying o: the job moves to o.Queue, takes o.Args, o.Priority and
+// o.Policy where they are set, then becomes available at the tail of its
+// priority in its (new) queue with attempt 0 and its error history kept.
+// Invalid options return an error wrapping [ErrInvalidJob] that names the
+// field, and change nothing; a job that is not discarded returns a
+// *TransitionError; an unknown id an error wrapping [ErrNotFound].
+func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
+	field, reason := "", ""
+	if reason = checkName(o.Queue, MaxQueueLen, "executor.MaxQueueLen"); reason != "" {
+		field = "queue"
+	} else if reason = checkJSON(o.Args, MaxArgsSize, "executor.MaxArgsSize"); reason != "" {
+		field = "args"
+	} else if p := o.Priority; p != nil && (*p < MinPriority || *p > MaxPriority) {
+		field, reason = "priority", fmt.Sprintf("must be from %d to %d (an int32), got %d", MinPriority, MaxPriority, *p)
+	}
+	if reason != "" {
+		return Job{}, fmt.Errorf("%w: retry %q: %s: %s", ErrInvalidJob, clip(id), field, reason)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.advance(now)
+	j, err := e.lookup("retry", id)
+	if err != nil {
+		return Job{}, err
+	}
+	if j.state != Discarded {
+		return Job{}, &TransitionError{Op: "retry", ID: id, From: j.state, To: Available}
+	}
+	e.unretire(j)
+	if o.Queue != "" && o.Queue != j.q.name {
+		old := j.q
+		old.kinds[kindOf(j)].unlink(j, byKind)
+		j.q = e.queue(o.Queue)
+		j.q.kinds[kindOf(j)].push(j, byKind)
+		e.release(old)
+	}
+	if o.Args != nil {
+		j.args = o.Args
+	}
+	if o.Priority != nil {
+		j.prio = int32(*o.Priority)
+	}
+	if o.Policy != nil {
+		j.pol = o.Policy
+	}
+	j.attempt = 0
+	j.finished = never
+	e.makeReady(j, now)
+	return j.snapshot(e.cfg.history), nil
+}
