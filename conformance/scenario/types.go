@@ -89,6 +89,9 @@ type JobInput struct {
 	ScheduledAtMs       *int64          `json:"scheduled_at_ms,omitempty"`
 	Pending             bool            `json:"pending,omitempty"`
 	VisibilityTimeoutMs int64           `json:"visibility_timeout_ms,omitempty"`
+	// Priority orders FETCH within a queue, higher first (ojs-core §5;
+	// flag extension:priority); absent is 0.
+	Priority int `json:"priority,omitempty"`
 }
 
 // ErrorInput is the error of a fail step (ojs-retry §7.3).
