@@ -3,6 +3,7 @@ package executor
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/retrykit/retrykit/policy"
 )
@@ -73,4 +74,10 @@ func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
 	j.finished = never
 	e.makeReady(j, now)
 	return j.snapshot(e.cfg.history), nil
+}
+
+// Retention returns the dead letter retention in force ([WithRetention]):
+// the longest a dead letter is kept, and how many are kept at most.
+func (e *Executor) Retention() (maxAge time.Duration, maxCount int) {
+	return e.cfg.maxAge, e.cfg.maxCount
 }
