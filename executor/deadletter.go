@@ -2,6 +2,7 @@ package executor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,6 +22,34 @@ type RetryOptions struct {
 	Args json.RawMessage
 	// Priority, if not nil, replaces the job's priority.
 	Priority *int
+	// DeadLetterOnly refuses to retry a job that is not in the dead letter
+	// set (a plainly discarded one, say) with an error wrapping
+	// [ErrNotDeadLetter], checked atomically with the retry.
+	DeadLetterOnly bool
+}
+
+// ErrNotDeadLetter is wrapped by the error of [Executor.RetryWith] with
+// DeadLetterOnly and of [Executor.DeleteDeadLetter] for a job that exists
+// but is not in the dead letter set.
+var ErrNotDeadLetter = errors.New("executor: job is not in the dead letter set")
+
+// DeleteDeadLetter is [Executor.Delete] for a dead-lettered job only: a job
+// that is not in the dead letter set (any more) returns an error wrapping
+// [ErrNotDeadLetter] and is left alone, checked atomically with the delete.
+func (e *Executor) DeleteDeadLetter(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+	j, err := e.lookup("delete", id)
+	if err != nil {
+		return err
+	}
+	if !j.dead {
+		return fmt.Errorf("executor: delete %q: %s: %w", clip(id), j.state, ErrNotDeadLetter)
+	}
+	e.drop(j)
+	e.deleted++
+	return nil
 }
 
 // RetryWith manually retries a discarded job as [Executor.Retry] does,
@@ -49,6 +78,9 @@ func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
 	j, err := e.lookup("retry", id)
 	if err != nil {
 		return Job{}, err
+	}
+	if o.DeadLetterOnly && !j.dead {
+		return Job{}, fmt.Errorf("executor: retry %q: %s: %w", clip(id), j.state, ErrNotDeadLetter)
 	}
 	if j.state != Discarded {
 		return Job{}, &TransitionError{Op: "retry", ID: id, From: j.state, To: Available}

@@ -271,3 +271,35 @@ func mustParse(t testing.TB, s string) *policy.Policy {
 	}
 	return p
 }
+
+// DeleteDeadLetter and RetryWith with DeadLetterOnly leave a plainly
+// discarded job alone (ErrNotDeadLetter); a dead letter is deleted.
+func TestDeadLetterOnlyOperationsSkipPlainDiscards(t *testing.T) {
+	e, _ := newFake()
+	mustEnqueue(t, e, executor.JobSpec{ID: "plain", Type: "t", Policy: mustParse(t, `{"max_attempts": 1}`)})
+	mustEnqueue(t, e, executor.JobSpec{ID: "dead", Type: "t", Policy: mustParse(t, `{"max_attempts": 1, "on_exhaustion": "dead_letter"}`)})
+	for range 2 {
+		j, _ := e.Fetch()
+		if _, err := e.Fail(j.ID, j.Delivery, executor.Failure{Message: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.DeleteDeadLetter("plain"); !errors.Is(err, executor.ErrNotDeadLetter) {
+		t.Fatalf("delete plain: %v", err)
+	}
+	if _, err := e.RetryWith("plain", executor.RetryOptions{DeadLetterOnly: true}); !errors.Is(err, executor.ErrNotDeadLetter) {
+		t.Fatalf("retry plain: %v", err)
+	}
+	if j, _ := e.Get("plain"); j.State != executor.Discarded {
+		t.Fatalf("plain: %s", j.State)
+	}
+	if err := e.DeleteDeadLetter("dead"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Get("dead"); !errors.Is(err, executor.ErrNotFound) {
+		t.Fatalf("dead after delete: %v", err)
+	}
+	if err := e.DeleteDeadLetter("dead"); !errors.Is(err, executor.ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+}

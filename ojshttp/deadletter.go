@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -338,11 +339,30 @@ func (s *Server) deadLetterJob(id string) (executor.Job, *apiError) {
 		return j, errorFor(err, id)
 	}
 	if !j.DeadLetter {
-		return j, &apiError{status: http.StatusNotFound, code: CodeNotFound,
-			message: "job " + strconv.Quote(clip(id)) + " is not in the dead letter set (state " + j.State.String() + ")",
-			details: map[string]any{"resource_type": "dead_letter_job", "resource_id": id, "current_state": j.State.String()}}
+		return j, notDeadLetter(id, j.State)
 	}
 	return j, nil
+}
+
+// notDeadLetter is the 404 for a job that is not in the dead letter set.
+func notDeadLetter(id string, st executor.State) *apiError {
+	return &apiError{status: http.StatusNotFound, code: CodeNotFound,
+		message: "job " + strconv.Quote(clip(id)) + " is not in the dead letter set (state " + st.String() + ")",
+		details: map[string]any{"resource_type": "dead_letter_job", "resource_id": id, "current_state": st.String()}}
+}
+
+// deadLetterErr translates the error of a dead-letter-only executor
+// operation: a job that left the dead letter set meanwhile is a 404 as
+// deadLetterJob answers it.
+func (s *Server) deadLetterErr(err error, id string) *apiError {
+	if errors.Is(err, executor.ErrNotDeadLetter) {
+		j, gerr := s.exec.Get(id)
+		if gerr != nil {
+			return errorFor(gerr, id)
+		}
+		return notDeadLetter(id, j.State)
+	}
+	return errorFor(err, id)
 }
 
 // readRetryBody reads the body of a single retry: none, {} or
@@ -526,9 +546,10 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 		}
 		nx = &cp
 	}
+	c.opts.DeadLetterOnly = true
 	nj, err := s.exec.RetryWith(id, c.opts)
 	if err != nil {
-		return 0, nil, errorFor(err, id)
+		return 0, nil, s.deadLetterErr(err, id)
 	}
 	if nx != nil {
 		s.store.put(id, nx)
@@ -601,7 +622,7 @@ func (s *Server) deadLetterBulkRetry(w http.ResponseWriter, r *http.Request) (in
 	jobs, matched := s.bulkPick(f)
 	ids := make([]string, 0, len(jobs))
 	for _, j := range jobs {
-		nj, err := s.exec.Retry(j.ID, nil)
+		nj, err := s.exec.RetryWith(j.ID, executor.RetryOptions{DeadLetterOnly: true})
 		if err != nil {
 			continue // retried, deleted or pruned meanwhile
 		}
@@ -622,7 +643,7 @@ func (s *Server) deadLetterPurge(w http.ResponseWriter, r *http.Request) (int, a
 	jobs, matched := s.bulkPick(f)
 	n := 0
 	for _, j := range jobs {
-		if s.exec.Delete(j.ID) == nil {
+		if s.exec.DeleteDeadLetter(j.ID) == nil {
 			s.store.drop(j.ID)
 			n++
 		}
@@ -639,8 +660,8 @@ func (s *Server) deadLetterDelete(admin bool) handler {
 		if _, aerr := s.deadLetterJob(id); aerr != nil {
 			return 0, nil, aerr
 		}
-		if err := s.exec.Delete(id); err != nil {
-			return 0, nil, errorFor(err, id)
+		if err := s.exec.DeleteDeadLetter(id); err != nil {
+			return 0, nil, s.deadLetterErr(err, id)
 		}
 		s.store.drop(id)
 		if admin {

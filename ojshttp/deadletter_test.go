@@ -1,6 +1,8 @@
 package ojshttp_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
@@ -248,4 +250,102 @@ func TestDeadLetterDeleteAndPurge(t *testing.T) {
 		t.Fatalf("purge: %v", m)
 	}
 	s.must(404, "GET", "/ojs/v1/jobs/"+c, nil)
+}
+
+// Bulk retry, purge, single deletes and listings racing on the same dead
+// letters: every job ends either retried (available) or deleted, never both
+// and never lost, and no request fails with a 5xx.
+func TestDeadLetterConcurrentBulkRetryAndDelete(t *testing.T) {
+	s := newTestServer(t)
+	var all []string
+	for range 40 {
+		all = append(all, s.deadLetter("q", "t", "e"))
+	}
+	type outcome struct {
+		retried, deleted []string
+		codes            []int
+	}
+	res := make(chan outcome, 4)
+	post := func(method, path string, body any) (int, map[string]any) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, s.srv.URL+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := s.srv.Client().Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	go func() { // bulk retry
+		var o outcome
+		code, m := post("POST", "/ojs/v1/dead-letter/retry", map[string]any{"confirm": true})
+		o.codes = append(o.codes, code)
+		for _, id := range m["job_ids"].([]any) {
+			o.retried = append(o.retried, id.(string))
+		}
+		res <- o
+	}()
+	go func() { // single deletes, newest first
+		var o outcome
+		for i := len(all) - 1; i >= 0; i-- {
+			code, _ := post("DELETE", "/ojs/v1/dead-letter/"+all[i], nil)
+			o.codes = append(o.codes, code)
+			if code == 200 {
+				o.deleted = append(o.deleted, all[i])
+			}
+		}
+		res <- o
+	}()
+	go func() { // listings and stats
+		var o outcome
+		for range 20 {
+			code, _ := post("GET", "/ojs/v1/admin/dead-letter?per_page=100", nil)
+			o.codes = append(o.codes, code)
+			code, _ = post("GET", "/ojs/v1/dead-letter/stats", nil)
+			o.codes = append(o.codes, code)
+		}
+		res <- o
+	}()
+	go func() { // purge
+		var o outcome
+		code, m := post("DELETE", "/ojs/v1/admin/dead-letter", map[string]any{"confirm": true})
+		o.codes = append(o.codes, code)
+		if code == 200 {
+			if _, ok := m["deleted"].(float64); !ok {
+				o.codes = append(o.codes, 0)
+			}
+		}
+		res <- o
+	}()
+	retried, deleted := map[string]bool{}, map[string]bool{}
+	for range 4 {
+		o := <-res
+		for _, c := range o.codes {
+			if c >= 500 || c == 0 {
+				t.Fatalf("status %d", c)
+			}
+		}
+		for _, id := range o.retried {
+			retried[id] = true
+		}
+		for _, id := range o.deleted {
+			deleted[id] = true
+		}
+	}
+	for _, id := range all {
+		code, m := s.do("GET", "/ojs/v1/jobs/"+id, nil)
+		switch {
+		case retried[id] && deleted[id]:
+			t.Fatalf("%s both retried and deleted", id)
+		case retried[id]:
+			if code != 200 || job(m)["state"] != "available" {
+				t.Fatalf("retried %s: %d %v", id, code, m)
+			}
+		case code == 200:
+			t.Fatalf("%s neither retried nor deleted: %v", id, m)
+		}
+	}
 }
