@@ -116,6 +116,12 @@ func (f *dlFilter) set(field, key, v string) *apiError {
 			return invalid(field, "must match %s, got %q", queuePattern, clip(v))
 		}
 		f.queue = v
+	case "state":
+		// ojs-admin-api §11.1 takes the job listing's parameters; every
+		// dead letter is discarded, so only that state selects anything.
+		if v != "discarded" {
+			return invalid(field, "dead letters are all discarded; got %q", clip(v))
+		}
 	case "type":
 		f.typ = v
 	case "error_type":
@@ -131,7 +137,7 @@ func (f *dlFilter) set(field, key, v string) *apiError {
 			f.until = t // older_than (ojs-admin-api §11.3) is until
 		}
 	default:
-		return invalid(field, "unknown filter; use queue, type, error_type, since or until")
+		return invalid(field, "unknown filter; use queue, type, error_type, since, until or state=discarded")
 	}
 	return nil
 }

@@ -78,6 +78,7 @@ func TestDeadLetterListFilters(t *testing.T) {
 		"?type=invoice.gen":               nil,
 		"?error_type=db.down":             sorted(a, c),
 		"?queue=email&error_type=db.down": {c},
+		"?state=discarded&queue=email":    {c},
 		"?since=" + at(time.Minute):       sorted(b, c),
 		"?until=" + at(time.Minute):       {a},
 		"?since=" + at(30*time.Second) + "&until=" + at(90*time.Second): {b},
@@ -86,7 +87,7 @@ func TestDeadLetterListFilters(t *testing.T) {
 			t.Errorf("%q: %v, want %v", q, got, want)
 		}
 	}
-	for _, q := range []string{"?since=yesterday", "?queue=Bad_Name", "?colour=red", "?queue=a&queue=b"} {
+	for _, q := range []string{"?since=yesterday", "?queue=Bad_Name", "?colour=red", "?queue=a&queue=b", "?state=active", "?sort=priority"} {
 		s.must(400, "GET", "/ojs/v1/dead-letter"+q, nil)
 	}
 }
