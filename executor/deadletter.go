@@ -104,6 +104,7 @@ func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
 	}
 	j.attempt = 0
 	j.finished = never
+	j.expires, j.ttl, j.expired = never, 0, NotExpired // the operator decides anew
 	e.makeReady(j, now)
 	return j.snapshot(e.cfg.history), nil
 }

@@ -252,6 +252,7 @@ func (s *Server) deadLetterList(admin bool) handler {
 		if aerr != nil {
 			return 0, nil, aerr
 		}
+		f.queue, limit = s.plantDeadLetterPage(f.queue, limit)
 		jobs := s.deadLettersMatching(f)
 		total := len(jobs)
 		lo := min(offset, total)
