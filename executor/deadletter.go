@@ -114,3 +114,97 @@ func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
 func (e *Executor) Retention() (maxAge time.Duration, maxCount int) {
 	return e.cfg.maxAge, e.cfg.maxCount
 }
+
+// DeadLetterEntry is what a [DeadLetterQuery] filter sees of a dead letter:
+// plain data, read under the executor's lock without taking a snapshot.
+type DeadLetterEntry struct {
+	Queue string
+	Type  string
+	// ErrorType is the type of the most recent error entry ("" if none).
+	ErrorType string
+	// DeadAt is when the job was dead-lettered (its FinishedAt).
+	DeadAt time.Time
+}
+
+// DeadLetterQuery selects a page of the dead letter set for
+// [Executor.DeadLetters]. The zero value selects the whole set, newest
+// first, with no snapshot (Limit 0).
+type DeadLetterQuery struct {
+	// Accept, if not nil, selects the dead letters it returns true for. It
+	// runs under the executor's lock: it must be quick and must not call
+	// the executor.
+	Accept func(DeadLetterEntry) bool
+	// Offset and Limit are the page: the snapshots of matches number
+	// Offset to Offset+Limit-1 (0-based) in the chosen order.
+	Offset, Limit int
+	// OldestFirst orders by dead-lettering time, oldest first; the default
+	// is newest first.
+	OldestFirst bool
+}
+
+// DeadLetters returns a page of the dead letters q selects and how many it
+// selects in all. It walks the dead letter set in the order the jobs were
+// dead-lettered (no sort) and snapshots only the page, so a filter over the
+// whole set costs O(set) and allocates O(page).
+func (e *Executor) DeadLetters(q DeadLetterQuery) (page []Job, total int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+	next := func(j *job) *job { return j.link[byAge].prev }
+	j := e.dl.tail
+	if q.OldestFirst {
+		next = func(j *job) *job { return j.link[byAge].next }
+		j = e.dl.head
+	}
+	for ; j != nil; j = next(j) {
+		if q.Accept != nil && !q.Accept(entryOf(j)) {
+			continue
+		}
+		if total >= q.Offset && total-q.Offset < q.Limit {
+			page = append(page, j.snapshot(e.cfg.history))
+		}
+		total++
+	}
+	return page, total
+}
+
+func entryOf(j *job) DeadLetterEntry {
+	d := DeadLetterEntry{Queue: j.q.name, Type: j.typ, DeadAt: nsTime(j.finished)}
+	if n := len(j.errs); n > 0 {
+		d.ErrorType = j.errs[n-1].Type
+	}
+	return d
+}
+
+// DeadLetterStats summarises the dead letter set (ojs-dead-letter §10.1).
+// The maps are the caller's.
+type DeadLetterStats struct {
+	Total       int
+	ByQueue     map[string]int
+	ByErrorType map[string]int // by the type of the most recent error entry; "" for none
+	// Oldest and Newest are the earliest and latest dead-lettering times
+	// (zero when the set is empty).
+	Oldest, Newest time.Time
+}
+
+// DeadLetterStats counts the dead letter set by queue and by error type in
+// one walk, without snapshots.
+func (e *Executor) DeadLetterStats() DeadLetterStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advance(e.now())
+	s := DeadLetterStats{ByQueue: map[string]int{}, ByErrorType: map[string]int{}}
+	for j := e.dl.head; j != nil; j = j.link[byAge].next {
+		d := entryOf(j)
+		s.Total++
+		s.ByQueue[d.Queue]++
+		s.ByErrorType[d.ErrorType]++
+		if s.Oldest.IsZero() || d.DeadAt.Before(s.Oldest) {
+			s.Oldest = d.DeadAt
+		}
+		if d.DeadAt.After(s.Newest) {
+			s.Newest = d.DeadAt
+		}
+	}
+	return s
+}

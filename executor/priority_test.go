@@ -303,3 +303,41 @@ func TestDeadLetterOnlyOperationsSkipPlainDiscards(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
+
+// DeadLetters walks the set in dead-lettering order (newest first by
+// default), counts every match and snapshots only the page;
+// DeadLetterStats counts by queue and by the last error's type.
+func TestDeadLettersPageAndStats(t *testing.T) {
+	e, c := newFake()
+	dl := mustParse(t, `{"max_attempts": 1, "on_exhaustion": "dead_letter"}`)
+	for i, q := range []string{"a", "b", "a", "a"} {
+		id := "j" + strconv.Itoa(i)
+		mustEnqueue(t, e, executor.JobSpec{ID: id, Type: "t", Queue: q, Policy: dl})
+		j, _ := e.Fetch(q)
+		if _, err := e.Fail(id, j.Delivery, executor.Failure{Type: "e" + q, Message: "m"}); err != nil {
+			t.Fatal(err)
+		}
+		c.Advance(time.Second)
+	}
+	mustEnqueue(t, e, executor.JobSpec{ID: "plain", Type: "t", Queue: "a", Policy: mustParse(t, `{"max_attempts": 1}`)})
+	j, _ := e.Fetch("a")
+	e.Fail("plain", j.Delivery, executor.Failure{Message: "m"})
+	inA := func(d executor.DeadLetterEntry) bool { return d.Queue == "a" }
+	page, total := e.DeadLetters(executor.DeadLetterQuery{Accept: inA, Offset: 1, Limit: 1})
+	if total != 3 || len(page) != 1 || page[0].ID != "j2" {
+		t.Fatalf("newest first, page 2 of 1: %d %+v", total, page)
+	}
+	page, total = e.DeadLetters(executor.DeadLetterQuery{Limit: 10, OldestFirst: true})
+	var got []string
+	for _, p := range page {
+		got = append(got, p.ID)
+	}
+	if total != 4 || !slices.Equal(got, []string{"j0", "j1", "j2", "j3"}) {
+		t.Fatalf("oldest first: %d %v", total, got)
+	}
+	st := e.DeadLetterStats()
+	if st.Total != 4 || st.ByQueue["a"] != 3 || st.ByQueue["b"] != 1 || st.ByErrorType["ea"] != 3 || st.ByErrorType["eb"] != 1 ||
+		!st.Oldest.Equal(start) || !st.Newest.Equal(start.Add(3*time.Second)) {
+		t.Fatalf("stats: %+v", st)
+	}
+}

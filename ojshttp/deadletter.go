@@ -69,36 +69,29 @@ type dlFilter struct {
 	since, until time.Time
 }
 
-func (f dlFilter) match(j executor.Job) bool {
-	if f.queue != "" && j.Queue != f.queue {
+func (f dlFilter) match(d executor.DeadLetterEntry) bool {
+	if f.queue != "" && d.Queue != f.queue {
 		return false
 	}
 	if f.typ != "" {
 		if p, ok := strings.CutSuffix(f.typ, "*"); ok {
-			if !strings.HasPrefix(j.Type, p) {
+			if !strings.HasPrefix(d.Type, p) {
 				return false
 			}
-		} else if j.Type != f.typ {
+		} else if d.Type != f.typ {
 			return false
 		}
 	}
-	if f.errorType != "" && lastErrorType(j) != f.errorType {
+	if f.errorType != "" && d.ErrorType != f.errorType {
 		return false
 	}
-	if !f.since.IsZero() && j.FinishedAt.Before(f.since) {
+	if !f.since.IsZero() && d.DeadAt.Before(f.since) {
 		return false
 	}
-	if !f.until.IsZero() && !j.FinishedAt.Before(f.until) {
+	if !f.until.IsZero() && !d.DeadAt.Before(f.until) {
 		return false
 	}
 	return true
-}
-
-func lastErrorType(j executor.Job) string {
-	if n := len(j.Errors); n > 0 {
-		return j.Errors[n-1].Type
-	}
-	return ""
 }
 
 // maxFilterValue bounds a filter's string values, in bytes.
@@ -180,15 +173,6 @@ func filterFromJSON(field string, raw json.RawMessage) (dlFilter, *apiError) {
 	return f, nil
 }
 
-// deadLettersMatching returns the dead letters f selects, the most
-// recently dead-lettered first.
-func (s *Server) deadLettersMatching(f dlFilter) []executor.Job {
-	jobs := s.exec.List(executor.Filter{Queue: f.queue, DeadLetter: true})
-	jobs = slices.DeleteFunc(jobs, func(j executor.Job) bool { return !f.match(j) })
-	slices.SortStableFunc(jobs, func(a, b executor.Job) int { return b.FinishedAt.Compare(a.FinishedAt) })
-	return jobs
-}
-
 // paging reads limit/offset (ojs-http-binding) or page/per_page
 // (ojs-admin-api, 1-based pages); the two forms cannot be mixed.
 func paging(q url.Values, def int) (limit, offset int, aerr *apiError) {
@@ -253,16 +237,13 @@ func (s *Server) deadLetterList(admin bool) handler {
 			return 0, nil, aerr
 		}
 		f.queue, limit = s.plantDeadLetterPage(f.queue, limit)
-		jobs := s.deadLettersMatching(f)
-		total := len(jobs)
-		lo := min(offset, total)
-		hi := min(lo+limit, total)
-		out := make([]map[string]any, 0, hi-lo)
-		for _, j := range jobs[lo:hi] {
+		page, total := s.exec.DeadLetters(executor.DeadLetterQuery{Accept: f.match, Offset: offset, Limit: limit})
+		out := make([]map[string]any, 0, len(page))
+		for _, j := range page {
 			out = append(out, s.view(j, s.store.get(j.ID)))
 		}
 		return http.StatusOK, map[string]any{key: out, "pagination": map[string]any{
-			"total": total, "limit": limit, "offset": offset, "has_more": hi < total,
+			"total": total, "limit": limit, "offset": offset, "has_more": offset+len(page) < total,
 			"page": offset/limit + 1, "per_page": limit,
 		}}, nil
 	}
@@ -285,30 +266,18 @@ func (s *Server) deadLetterGet(w http.ResponseWriter, r *http.Request) (int, any
 // by_queue_others / by_error_type_others), oldest_at, newest_at and the
 // retention in force.
 func (s *Server) deadLetterStats(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	jobs := s.exec.List(executor.Filter{DeadLetter: true})
-	byQueue, byType := map[string]int{}, map[string]int{}
-	var oldest, newest time.Time
-	for _, j := range jobs {
-		byQueue[j.Queue]++
-		t := lastErrorType(j)
-		if t == "" {
-			t = "Unknown"
-		}
-		byType[t]++
-		if oldest.IsZero() || j.FinishedAt.Before(oldest) {
-			oldest = j.FinishedAt
-		}
-		if j.FinishedAt.After(newest) {
-			newest = j.FinishedAt
-		}
+	st := s.exec.DeadLetterStats()
+	if n, ok := st.ByErrorType[""]; ok {
+		delete(st.ByErrorType, "")
+		st.ByErrorType["Unknown"] += n
 	}
 	maxAge, maxCount := s.exec.Retention()
-	v := map[string]any{"total": len(jobs),
+	v := map[string]any{"total": st.Total,
 		"retention": map[string]any{"max_age": policy.FormatDuration(maxAge), "max_count": maxCount}}
-	v["by_queue"], v["by_queue_others"] = topCounts(byQueue)
-	v["by_error_type"], v["by_error_type_others"] = topCounts(byType)
-	setTime(v, "oldest_at", oldest)
-	setTime(v, "newest_at", newest)
+	v["by_queue"], v["by_queue_others"] = topCounts(st.ByQueue)
+	v["by_error_type"], v["by_error_type_others"] = topCounts(st.ByErrorType)
+	setTime(v, "oldest_at", st.Oldest)
+	setTime(v, "newest_at", st.Newest)
 	return http.StatusOK, v, nil
 }
 
@@ -612,9 +581,7 @@ func bulkBody(w http.ResponseWriter, r *http.Request, limit int64) (dlFilter, *a
 // bulkPick returns at most maxDLBulk of the matching dead letters, the
 // first dead-lettered first, and whether more match.
 func (s *Server) bulkPick(f dlFilter) ([]executor.Job, int) {
-	jobs := s.deadLettersMatching(f)
-	slices.Reverse(jobs)
-	return jobs[:min(len(jobs), maxDLBulk)], len(jobs)
+	return s.exec.DeadLetters(executor.DeadLetterQuery{Accept: f.match, Limit: maxDLBulk, OldestFirst: true})
 }
 
 // deadLetterBulkRetry is POST …/dead-letter/retry {"filter": {queue, type,

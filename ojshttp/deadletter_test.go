@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/ojshttp"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -348,5 +352,33 @@ func TestDeadLetterConcurrentBulkRetryAndDelete(t *testing.T) {
 		case code == 200:
 			t.Fatalf("%s neither retried nor deleted: %v", id, m)
 		}
+	}
+}
+
+// BenchmarkDeadLetterList measures one page of 100 from a full dead letter
+// set (10 000, the retention default), filtered by error type, and the
+// statistics over the same set: each request lists and sorts the set.
+func BenchmarkDeadLetterList(b *testing.B) {
+	e := executor.New()
+	pol, _ := policy.Parse([]byte(`{"max_attempts": 1, "on_exhaustion": "dead_letter"}`))
+	for i := range 10000 {
+		if _, err := e.Enqueue(executor.JobSpec{Type: "t", Queue: "q" + strconv.Itoa(i%20), Args: json.RawMessage(`[1]`), Policy: pol}); err != nil {
+			b.Fatal(err)
+		}
+		j, _ := e.Fetch("q" + strconv.Itoa(i%20))
+		e.Fail(j.ID, j.Delivery, executor.Failure{Type: "e" + strconv.Itoa(i%7), Message: "m"})
+	}
+	h := ojshttp.New(e)
+	for name, path := range map[string]string{"list": "/ojs/v1/admin/dead-letter?per_page=100&error_type=e3", "stats": "/ojs/v1/dead-letter/stats"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+				if rec.Code != 200 {
+					b.Fatal(rec.Code, rec.Body)
+				}
+			}
+		})
 	}
 }
