@@ -39,6 +39,19 @@ type JobSpec struct {
 	// VisibilityTimeout is the reservation period after each fetch and
 	// heartbeat; zero means the executor's default.
 	VisibilityTimeout time.Duration
+	// Priority orders the available jobs of a queue for Fetch: higher
+	// first, and the first to become available among equals (ojs-core §5).
+	// Zero is normal; [PriorityHigh] and [PriorityLow] are the named
+	// levels. It must lie in [MinPriority, MaxPriority].
+	Priority int
+	// ExpiresAt, if set, is the deadline to start (ojs-core §5.2
+	// expires_at): a job still waiting then is discarded (see [Expiry]).
+	// It bounds every start, retries included.
+	ExpiresAt time.Time
+	// EnqueueTTL, if positive, bounds the wait for the job's first start,
+	// counted from its creation (ojs-timeouts §5.3): a job not yet started
+	// when it runs out is discarded. Zero means none; negative is refused.
+	EnqueueTTL time.Duration
 }
 
 // Failure is what a worker reports with Fail (ojs-retry §7.3): plain data.
@@ -91,6 +104,7 @@ type Job struct {
 
 	State      State
 	DeadLetter bool // discarded and in the dead letter set
+	Priority   int  // see JobSpec.Priority
 	// Attempt is the number of the current or last execution: 0 before the
 	// first fetch, incremented by every fetch, reset to 0 by a manual retry.
 	Attempt int
@@ -109,6 +123,13 @@ type Job struct {
 	ReservedUntil time.Time // reservation deadline, set only while active
 
 	VisibilityTimeout time.Duration
+
+	// ExpiresAt and EnqueueTTL are the job's start deadlines as enqueued
+	// (zero: none; a manual retry clears them), and Expired which one
+	// discarded the job (NotExpired for every other job).
+	ExpiresAt  time.Time
+	EnqueueTTL time.Duration
+	Expired    Expiry
 
 	// Errors holds the most recent error entries, oldest first, at most the
 	// executor's WithErrorHistory size.
@@ -163,9 +184,20 @@ type job struct {
 	finished  int64
 	due       int64
 	vis       int64
+	// expires (ExpiresAt, never when unset) and ttl (EnqueueTTL in
+	// nanoseconds, 0 when unset) are the start deadlines; edue and ewhy
+	// the one watched while the job is in the expiry heap (at eidx, -1
+	// when absent); expired the one that discarded it.
+	expires int64
+	ttl     int64
+	edue    int64
+	eidx    int32
+	ewhy    Expiry
+	expired Expiry
 
 	hidx    int32 // index in the timer heap, -1 when absent
 	attempt int32
+	prio    int32
 	state   State
 	dead    bool
 }
@@ -174,10 +206,11 @@ type job struct {
 func (j *job) snapshot(history int) Job {
 	s := Job{
 		ID: j.id, Type: j.typ, Queue: j.q.name, Args: j.args, Policy: j.pol,
-		State: j.state, DeadLetter: j.dead, Attempt: int(j.attempt), Delivery: j.delivery,
+		State: j.state, DeadLetter: j.dead, Priority: int(j.prio), Attempt: int(j.attempt), Delivery: j.delivery,
 		CreatedAt: nsTime(j.created), EnqueuedAt: nsTime(j.enqueued), ScheduledAt: nsTime(j.scheduled),
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),
+		ExpiresAt:         nsTime(j.expires), EnqueueTTL: time.Duration(j.ttl), Expired: j.expired,
 	}
 	switch j.state {
 	case Retryable:
