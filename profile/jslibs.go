@@ -82,8 +82,8 @@ func beeQueueModel(c conf) (*model, error) {
 	rt, st, dl := c.int("retries"), c.str("strategy"), c.int("delay")
 	summary := map[string]string{"immediate": "0 ms", "fixed": fmt.Sprintf("%d ms flat", dl), "exponential": fmt.Sprintf("%d ms * 2^(attempt-1)", dl)}[st]
 	formula := map[string]string{
-		"immediate": "strategy immediate: 0 ms (backoff.js 5)",
-		"fixed":     fmt.Sprintf("strategy fixed: job.options.backoff.delay = %d ms (backoff.js 7)", dl),
+		"immediate":   "strategy immediate: 0 ms (backoff.js 5)",
+		"fixed":       fmt.Sprintf("strategy fixed: job.options.backoff.delay = %d ms (backoff.js 7)", dl),
 		"exponential": fmt.Sprintf("strategy exponential: returns backoff.delay, then doubles it in the job's options (backoff.js 9-14): %d * 2**(attempt - 1) ms", dl),
 	}[st]
 	exh := fmt.Sprintf("retries %d: computeDelay gives -1 once options.retries is 0 (job.js 232-240), each retry decrements it (queue.js 622-623), so %d runs", rt, rt+1)
