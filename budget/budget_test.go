@@ -29,9 +29,9 @@ func TestParseDefaultsOfSection6(t *testing.T) {
 
 func TestParseAcceptsSection6Values(t *testing.T) {
 	for in, want := range map[string]budget.Spec{
-		`{"timeout": 300, "total_timeout": 300}`:                                  {Timeout: 300 * time.Second, TotalTimeout: 300 * time.Second, GracePeriod: 30 * time.Second, HeartbeatTimeout: time.Minute},
+		`{"timeout": 300, "total_timeout": 300}`:                                             {Timeout: 300 * time.Second, TotalTimeout: 300 * time.Second, GracePeriod: 30 * time.Second, HeartbeatTimeout: time.Minute},
 		`{"timeout": 3600, "total_timeout": 86400, "enqueue_ttl": 7200, "grace_period": 60}`: {Timeout: time.Hour, TotalTimeout: 24 * time.Hour, EnqueueTTL: 2 * time.Hour, GracePeriod: time.Minute, HeartbeatTimeout: time.Minute},
-		`{"grace_period": 0, "heartbeat_timeout": 1, "timeout": 1.0, "enqueue_ttl": 1e0}`: {Timeout: time.Second, EnqueueTTL: time.Second, HeartbeatTimeout: time.Second},
+		`{"grace_period": 0, "heartbeat_timeout": 1, "timeout": 1.0, "enqueue_ttl": 1e0}`:    {Timeout: time.Second, EnqueueTTL: time.Second, HeartbeatTimeout: time.Second},
 	} {
 		b, err := budget.Parse([]byte(in))
 		if err != nil {
