@@ -31,7 +31,7 @@
 //     discarded whatever attempts remain) and the rule of §9.1 (no retry
 //     that cannot finish before the deadline).
 //
-// The rules where the spec is open are rows RK-215 to RK-225 of
+// The rules where the spec is open are rows RK-215 to RK-220 of
 // docs/decisions.md. Errors: [ErrInvalidBudget] with *[ValidationError] and
 // *[FieldError] naming the field; [ErrInvalidFailure] with *[FailureError];
 // a policy's own failure errors pass through unchanged (policy.ErrInvalidFailure).
