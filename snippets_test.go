@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// Every ```go block of every markdown file of the main module compiles
-// (issue 19). A block is one of:
+// Every ```go block of every markdown file of the main module compiles.
+// A block is one of:
 //
 //   - a whole Go file, starting with its package clause: TestSnippetsCompile
 //     builds it (go vet, which type-checks test files too) in a fresh module

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, part 3: `retrykit serve` on a free loopback port, checked by
+# The live OJS server: `retrykit serve` on a free loopback port, checked by
 # `retrykit conformance --server` (everything passes), then planted-bug
 # variants of it that the checker must catch, then the load test (50 HTTP
 # workers, 20000 jobs with random failures: nothing lost or duplicated).

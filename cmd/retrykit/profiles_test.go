@@ -284,7 +284,7 @@ func TestProfileCommandsHelp(t *testing.T) {
 	}
 }
 
-// TestScheduleConfigured: the three schedules, from each system's
+// TestScheduleConfigured: three configured schedules, from each system's
 // formula: the AWS SDK for Go (2.1) r * 0.05s at attempt 1; BullMQ
 // Math.round(2^(n-1) * 3000) ms for 5 attempts; Temporal min(2s * 3^(n-1),
 // 1m).
