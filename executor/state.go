@@ -56,6 +56,7 @@ var transitions = func() (t [numStates][numStates]bool) {
 		{Retryable, Available}, // timer: backoff elapsed
 		{Scheduled, Cancelled}, {Available, Cancelled}, {Pending, Cancelled}, {Retryable, Cancelled},
 		{Discarded, Available}, // manual retry
+		{Available, Discarded}, // total timeout passed while waiting (ojs-timeouts §5.2)
 	} {
 		t[p[0]][p[1]] = true
 	}

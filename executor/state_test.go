@@ -2,6 +2,8 @@ package executor
 
 import (
 	"errors"
+
+	"github.com/retrykit/retrykit/budget"
 	"testing"
 	"time"
 )
@@ -12,7 +14,9 @@ func states() []State {
 }
 
 func TestTransitionTable(t *testing.T) {
-	// ojs-core §6.3: 17 rows; "initial" is the zero State.
+	// ojs-core §6.3: 17 rows; "initial" is the zero State. One more:
+	// ojs-timeouts §5.2 discards a job whose total timeout passes while it
+	// waits.
 	want := map[string]bool{
 		"initial>scheduled": true, "initial>available": true, "initial>pending": true,
 		"scheduled>available": true, "pending>available": true, "available>active": true,
@@ -20,6 +24,7 @@ func TestTransitionTable(t *testing.T) {
 		"active>cancelled": true, "active>available": true, "retryable>available": true,
 		"scheduled>cancelled": true, "available>cancelled": true, "pending>cancelled": true,
 		"retryable>cancelled": true, "discarded>available": true,
+		"available>discarded": true,
 	}
 	n := 0
 	for from := State(0); from <= Discarded; from++ {
@@ -33,8 +38,8 @@ func TestTransitionTable(t *testing.T) {
 			}
 		}
 	}
-	if n != 17 {
-		t.Errorf("%d transitions, want 17", n)
+	if n != 18 {
+		t.Errorf("%d transitions, want 18", n)
 	}
 	if s := State(200).String(); s != "state(200)" {
 		t.Errorf("State(200) prints %q", s)
@@ -89,8 +94,16 @@ func TestTransitionsCovered(t *testing.T) {
 	clock.Advance(time.Second) // scheduled -> available
 	fetch("d")
 	must(e.Cancel("d")) // active -> cancelled
+	total, err := budget.Parse([]byte(`{"timeout": 1, "total_timeout": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(e.Enqueue(JobSpec{ID: "f", Type: "t", Budget: total}))
+	clock.Advance(2 * time.Second)
 	must(e.Enqueue(JobSpec{ID: "e", Type: "t", Pending: true}))
 	must(e.Activate("e")) // pending -> available
+	fetch("e")            // f, ahead of e, is past its total timeout: available -> discarded
+	must(e.Cancel("e"))
 	for from := 0; from < numStates; from++ {
 		for to := 1; to < numStates; to++ {
 			p := [2]State{State(from), State(to)}
@@ -99,8 +112,9 @@ func TestTransitionsCovered(t *testing.T) {
 			}
 		}
 	}
-	if err := e.Delete("e"); !errors.Is(err, ErrInvalidTransition) {
-		t.Errorf("delete of an available job: %v", err)
+	must(e.Enqueue(JobSpec{ID: "g", Type: "t", Pending: true}))
+	if err := e.Delete("g"); !errors.Is(err, ErrInvalidTransition) {
+		t.Errorf("delete of a pending job: %v", err)
 	}
 }
 
