@@ -52,7 +52,7 @@ func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, 
 	return cmp.compare(v, got)
 }
 
-// kindFor is the inverse of opFor for the five vector kinds and scenarios.
+// kindFor is the inverse of opFor for the vector kinds and scenarios.
 func kindFor(op string) string {
 	if op == protocol.OpParseDuration {
 		return kindDuration
