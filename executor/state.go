@@ -56,7 +56,9 @@ var transitions = func() (t [numStates][numStates]bool) {
 		{Retryable, Available}, // timer: backoff elapsed
 		{Scheduled, Cancelled}, {Available, Cancelled}, {Pending, Cancelled}, {Retryable, Cancelled},
 		{Discarded, Available}, // manual retry
-		{Available, Discarded}, // total timeout passed while waiting (ojs-timeouts §5.2)
+		// expiry: a waiting job past its start deadline (ojs-core §5.2
+		// expires_at, ojs-timeouts §5.3 enqueue TTL; see expiry.go)
+		{Scheduled, Discarded}, {Available, Discarded}, {Pending, Discarded}, {Retryable, Discarded},
 	} {
 		t[p[0]][p[1]] = true
 	}

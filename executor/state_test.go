@@ -2,8 +2,6 @@ package executor
 
 import (
 	"errors"
-
-	"github.com/retrykit/retrykit/budget"
 	"testing"
 	"time"
 )
@@ -14,9 +12,10 @@ func states() []State {
 }
 
 func TestTransitionTable(t *testing.T) {
-	// ojs-core §6.3: 17 rows; "initial" is the zero State. One more:
-	// ojs-timeouts §5.2 discards a job whose total timeout passes while it
-	// waits.
+	// ojs-core §6.3: 17 rows; "initial" is the zero State. Plus the four
+	// expiries of a waiting job (ojs-core §5.2 expires_at, ojs-timeouts
+	// §5.3: "MUST transition the job to discarded"), which the table
+	// does not list (RK-179).
 	want := map[string]bool{
 		"initial>scheduled": true, "initial>available": true, "initial>pending": true,
 		"scheduled>available": true, "pending>available": true, "available>active": true,
@@ -24,7 +23,7 @@ func TestTransitionTable(t *testing.T) {
 		"active>cancelled": true, "active>available": true, "retryable>available": true,
 		"scheduled>cancelled": true, "available>cancelled": true, "pending>cancelled": true,
 		"retryable>cancelled": true, "discarded>available": true,
-		"available>discarded": true,
+		"scheduled>discarded": true, "available>discarded": true, "pending>discarded": true, "retryable>discarded": true,
 	}
 	n := 0
 	for from := State(0); from <= Discarded; from++ {
@@ -38,8 +37,8 @@ func TestTransitionTable(t *testing.T) {
 			}
 		}
 	}
-	if n != 18 {
-		t.Errorf("%d transitions, want 18", n)
+	if n != 21 {
+		t.Errorf("%d transitions, want 21", n)
 	}
 	if s := State(200).String(); s != "state(200)" {
 		t.Errorf("State(200) prints %q", s)
@@ -94,16 +93,17 @@ func TestTransitionsCovered(t *testing.T) {
 	clock.Advance(time.Second) // scheduled -> available
 	fetch("d")
 	must(e.Cancel("d")) // active -> cancelled
-	total, err := budget.Parse([]byte(`{"timeout": 1, "total_timeout": 1}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(e.Enqueue(JobSpec{ID: "f", Type: "t", Budget: total}))
-	clock.Advance(2 * time.Second)
 	must(e.Enqueue(JobSpec{ID: "e", Type: "t", Pending: true}))
 	must(e.Activate("e")) // pending -> available
-	fetch("e")            // f, ahead of e, is past its total timeout: available -> discarded
-	must(e.Cancel("e"))
+	// Expiry of each waiting state.
+	must(e.Enqueue(JobSpec{ID: "xs", Type: "t", ScheduledAt: clock.Now().Add(2 * time.Second), ExpiresAt: clock.Now().Add(time.Second)}))
+	must(e.Enqueue(JobSpec{ID: "xa", Type: "t", EnqueueTTL: time.Second}))
+	must(e.Enqueue(JobSpec{ID: "xp", Type: "t", Pending: true, ExpiresAt: clock.Now().Add(time.Second)}))
+	must(e.Enqueue(JobSpec{ID: "xr", Type: "t", Queue: "xq", Retry: two, ExpiresAt: clock.Now().Add(500 * time.Millisecond)}))
+	j, _ = e.Fetch("xq")
+	must(e.Fail("xr", j.Delivery, Failure{})) // retryable until +1s, expires at +0.5s
+	clock.Advance(time.Second)
+	e.Tick() // scheduled, available, pending, retryable -> discarded
 	for from := 0; from < numStates; from++ {
 		for to := 1; to < numStates; to++ {
 			p := [2]State{State(from), State(to)}
@@ -112,9 +112,8 @@ func TestTransitionsCovered(t *testing.T) {
 			}
 		}
 	}
-	must(e.Enqueue(JobSpec{ID: "g", Type: "t", Pending: true}))
-	if err := e.Delete("g"); !errors.Is(err, ErrInvalidTransition) {
-		t.Errorf("delete of a pending job: %v", err)
+	if err := e.Delete("e"); !errors.Is(err, ErrInvalidTransition) {
+		t.Errorf("delete of an available job: %v", err)
 	}
 }
 

@@ -88,7 +88,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	if n := len(j.Errors); n > 0 {
 		errs := make([]map[string]any, n)
 		for i, e := range j.Errors {
-			errs[i] = errorView(e)
+			errs[i] = errorView(e, x.sent)
 		}
 		v["errors"] = errs
 		if j.State != executor.Completed {
@@ -98,11 +98,11 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	return v
 }
 
-func errorView(e executor.ErrorEntry) map[string]any {
+func errorView(e executor.ErrorEntry, sent []sentCode) map[string]any {
 	m := map[string]any{
 		"attempt":     e.Attempt,
 		"type":        e.Type,
-		"code":        string(e.Code),
+		"code":        wireCode(e, sent),
 		"message":     e.Message,
 		"occurred_at": stamp(e.Time),
 	}

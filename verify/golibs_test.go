@@ -125,10 +125,7 @@ func (s sampledSystem) check(t *testing.T) {
 		s.profile, len(f.Of("bounds")), len(f.Of("delay")), len(f.Of("schedule")), samples)
 
 	t.Run("profile_bounds", func(t *testing.T) {
-		p, err := profile.Lookup(s.profile)
-		if err != nil {
-			t.Fatalf("package profile has no %q: %v", s.profile, err)
-		}
+		p := vectorProfile(t, s.profile)
 		for n := 1; n <= s.upTo; n++ {
 			lo, hi := p.Bounds(n)
 			checkSampled(t, fmt.Sprintf("profile.Bounds(%d)", n), n, lo, hi, s.sample)

@@ -139,6 +139,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ln = ojshttp.LimitListener(ln, *maxConns)
 	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
+	silent := newSilentConns()
+	hs.ConnState = silent.track
 	base := "http://" + dialAddr(ln.Addr())
 	fmt.Fprintln(stdout, base)
 	if faults != 0 {
@@ -169,7 +171,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
-	if err := hs.Shutdown(ctx); err != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(ctx) }()
+	silent.closeAll()
+	if err := <-shut; err != nil {
 		fmt.Fprintf(stderr, "retrykit serve: shutdown: %v\n", err)
 		return 1
 	}
