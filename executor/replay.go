@@ -117,3 +117,14 @@ func (e *Executor) ReplayAt(id string) (at time.Time, rule string, ok bool) {
 	}
 	return nsTime(j.due), j.replayNext, true
 }
+
+// ReplayRules returns the automatic replay rules: those of every queue
+// (WithReplayRules, nil when none) and the queues with rules of their own
+// (WithQueueReplayRules; a copy, keyed by queue name).
+func (e *Executor) ReplayRules() (all *replay.Rules, perQueue map[string]*replay.Rules) {
+	perQueue = make(map[string]*replay.Rules, len(e.cfg.queueReplay))
+	for q, rs := range e.cfg.queueReplay {
+		perQueue[q] = rs
+	}
+	return e.cfg.replay, perQueue
+}

@@ -241,6 +241,7 @@ func (s *Server) routes() {
 	s.handle("POST /ojs/v1/queues/{name}/pause", s.pause)
 	s.handle("POST /ojs/v1/queues/{name}/resume", s.resume)
 	s.handle("GET /ojs/v1/dead-letter", s.deadLetters)
+	s.handle("GET /ojs/v1/dead-letter/replay-rules", s.replayRules)
 	s.handle("POST /ojs/v1/dead-letter/{id}/retry", s.deadLetterRetry)
 	s.handle("DELETE /ojs/v1/dead-letter/{id}", s.deadLetterDelete)
 	s.handle("GET /ojs/v1/admin/workers", s.listWorkers)
