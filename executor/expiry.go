@@ -18,19 +18,21 @@ import (
 //     bounds the wait for the first start only ("has not transitioned to
 //     active before the TTL expires").
 //
-// The job's start deadline is the earlier of those that apply. It is
+// The job's start deadline is the earlier of those that apply. A job is
+// expired once the clock is past it ("past expires_at", ojs-core §5.2;
+// "now − created_at > enqueue_ttl", as budget.EnqueueTTL reads §5.3), so
+// a FETCH at the deadline itself still gets the job. The deadline is
 // watched while the job waits (scheduled, available, pending or
-// retryable): at the deadline, on the executor's clock, the job becomes
-// discarded, its FinishedAt is the deadline and its Expired field says
-// which deadline ended it; no error entry is recorded, since no attempt
-// ran. The boundary follows the reservation's (RK-31): a job is expired
-// at its deadline, so a FETCH at that instant no longer finds it, and a
-// job due (scheduled_at, next_retry_at) at the same instant expires
-// rather than becoming available. A job that is active at its deadline is
-// left to finish its attempt; if that attempt fails and is retried, the
-// ExpiresAt deadline, now passed, discards it when it becomes retryable.
-// A manual retry (Retry) clears both deadlines: the operator decides
-// anew.
+// retryable): at the first instant past it (deadline + 1 ns) on the
+// executor's clock the job becomes discarded, with that instant as
+// FinishedAt and Expired saying which deadline ended it; no error entry
+// is recorded, since no attempt ran. Among things due at one instant the
+// expiry goes first: a job due (scheduled_at, next_retry_at) 1 ns past its
+// deadline expires rather than becoming available. A job that is active
+// past its deadline is left to finish its attempt; if that attempt fails
+// and is retried, the passed ExpiresAt discards it at once, at the
+// failure's instant. A manual retry (Retry) clears both deadlines: the
+// operator decides anew.
 
 // Expiry says which start deadline discarded a job.
 type Expiry uint8
@@ -62,8 +64,8 @@ func waiting(s State) bool {
 	return s == Scheduled || s == Available || s == Pending || s == Retryable
 }
 
-// startBy returns j's start deadline and which one it is; math.MaxInt64
-// when none applies.
+// startBy returns the first instant past j's start deadline and which
+// deadline it is; math.MaxInt64 when none applies.
 func (j *job) startBy() (int64, Expiry) {
 	at, why := int64(math.MaxInt64), NotExpired
 	if j.expires != never {
@@ -73,6 +75,9 @@ func (j *job) startBy() (int64, Expiry) {
 		if t := sat.AddInt(j.created, j.ttl); t < at {
 			at, why = t, ExpiredEnqueueTTL
 		}
+	}
+	if why != NotExpired {
+		at = sat.AddInt(at, 1)
 	}
 	return at, why
 }

@@ -36,29 +36,30 @@ func enq(t *testing.T, e *executor.Executor, s executor.JobSpec) executor.Job {
 	return j
 }
 
-// TestExpiresAtDiscardsAWaitingJobAtItsDeadline: ojs-core §5.2 — a job
-// still waiting at its expires_at is discarded without running: a FETCH
-// 1 ns before the deadline would get it, at the deadline it is gone
-// (RK-179's boundary), FinishedAt is the deadline, Expired names the
-// deadline and no error entry is recorded.
-func TestExpiresAtDiscardsAWaitingJobAtItsDeadline(t *testing.T) {
+// TestExpiresAtDiscardsAWaitingJobPastItsDeadline: ojs-core §5.2 — a job
+// still waiting once the clock is past its expires_at is discarded
+// without running: a FETCH at the deadline gets it, 1 ns later it is gone
+// (RK-179's boundary), FinishedAt is that first instant past the
+// deadline, Expired names the deadline and no error entry is recorded.
+func TestExpiresAtDiscardsAWaitingJobPastItsDeadline(t *testing.T) {
 	e, c := newExpiryExec()
 	dl := expiryT0.Add(2 * time.Second)
+	past := dl.Add(time.Nanosecond)
 	enq(t, e, executor.JobSpec{ID: "a", ExpiresAt: dl})
 	enq(t, e, executor.JobSpec{ID: "b", Queue: "other", ExpiresAt: dl})
-	if at, ok := e.NextDue(); !ok || !at.Equal(dl) {
-		t.Fatalf("NextDue %v %v, want the deadline %v", at, ok, dl)
-	}
-	c.Set(dl.Add(-time.Nanosecond))
-	if j, ok := e.Fetch("other"); !ok || j.ID != "b" {
-		t.Fatalf("fetch 1 ns before the deadline: %v %v", j.ID, ok)
+	if at, ok := e.NextDue(); !ok || !at.Equal(past) {
+		t.Fatalf("NextDue %v %v, want 1 ns past the deadline %v", at, ok, dl)
 	}
 	c.Set(dl)
+	if j, ok := e.Fetch("other"); !ok || j.ID != "b" {
+		t.Fatalf("fetch at the deadline: %v %v", j.ID, ok)
+	}
+	c.Set(past)
 	if j, ok := e.Fetch(); ok {
-		t.Fatalf("fetched %s at its deadline", j.ID)
+		t.Fatalf("fetched %s past its deadline", j.ID)
 	}
 	j := get(t, e, "a")
-	if j.State != executor.Discarded || j.Expired != executor.ExpiredAt || !j.FinishedAt.Equal(dl) || len(j.Errors) != 0 || j.Attempt != 0 || j.DeadLetter {
+	if j.State != executor.Discarded || j.Expired != executor.ExpiredAt || !j.FinishedAt.Equal(past) || len(j.Errors) != 0 || j.Attempt != 0 || j.DeadLetter {
 		t.Fatalf("expired job %+v", j)
 	}
 	if j.Expired.String() != "expires_at" || !j.ExpiresAt.Equal(dl) {
@@ -84,9 +85,9 @@ func TestExpiresAtBoundsEveryStart(t *testing.T) {
 	if j, _ = e.Fail("r", j.Delivery, executor.Failure{}); j.State != executor.Retryable {
 		t.Fatalf("after fail: %v", j.State)
 	}
-	c.Advance(4 * time.Second)
+	c.Advance(4*time.Second + time.Nanosecond)
 	j = get(t, e, "r")
-	if j.State != executor.Discarded || j.Expired != executor.ExpiredAt || !j.FinishedAt.Equal(expiryT0.Add(5*time.Second)) || len(j.Errors) != 1 {
+	if j.State != executor.Discarded || j.Expired != executor.ExpiredAt || !j.FinishedAt.Equal(expiryT0.Add(5*time.Second+time.Nanosecond)) || len(j.Errors) != 1 {
 		t.Fatalf("retryable past expires_at: %+v", j)
 	}
 
@@ -111,8 +112,15 @@ func TestEnqueueTTLBoundsTheFirstStartOnly(t *testing.T) {
 	j, _ := e.Fetch("q2")
 	e.Fail("ran", j.Delivery, executor.Failure{})
 	c.Advance(30 * time.Second)
+	if j, ok := e.Fetch("q9"); ok {
+		t.Fatalf("fetched %v", j.ID)
+	}
+	if j := get(t, e, "late"); j.State != executor.Available {
+		t.Fatalf("at its TTL the job still waits: %+v", j)
+	}
+	c.Advance(time.Nanosecond)
 	for _, id := range []string{"late", "sched"} {
-		if j := get(t, e, id); j.State != executor.Discarded || j.Expired != executor.ExpiredEnqueueTTL || !j.FinishedAt.Equal(expiryT0.Add(30*time.Second)) {
+		if j := get(t, e, id); j.State != executor.Discarded || j.Expired != executor.ExpiredEnqueueTTL || !j.FinishedAt.Equal(expiryT0.Add(30*time.Second+time.Nanosecond)) {
 			t.Fatalf("%s: %+v", id, j)
 		}
 	}
@@ -125,24 +133,24 @@ func TestEnqueueTTLBoundsTheFirstStartOnly(t *testing.T) {
 	}
 }
 
-// TestExpiryTiesAndEdges: a job due (scheduled_at) at its own deadline
-// expires rather than becoming available; a job enqueued past its
+// TestExpiryTiesAndEdges: a job due (scheduled_at) 1 ns past its
+// deadline expires rather than becoming available; a job enqueued past its
 // deadline comes back discarded; the earlier of the two deadlines wins;
 // a manual retry clears both; a negative TTL and an unrepresentable
 // expires_at are refused.
 func TestExpiryTiesAndEdges(t *testing.T) {
 	e, c := newExpiryExec()
 	at := expiryT0.Add(time.Second)
-	enq(t, e, executor.JobSpec{ID: "tie", ScheduledAt: at, ExpiresAt: at})
+	enq(t, e, executor.JobSpec{ID: "tie", ScheduledAt: at.Add(time.Nanosecond), ExpiresAt: at})
 	if j := enq(t, e, executor.JobSpec{ID: "past", ExpiresAt: expiryT0.Add(-time.Hour)}); j.State != executor.Discarded || !j.FinishedAt.Equal(expiryT0) {
 		t.Fatalf("enqueued past its deadline: %+v", j)
 	}
 	enq(t, e, executor.JobSpec{ID: "both", Queue: "b", EnqueueTTL: 2 * time.Second, ExpiresAt: expiryT0.Add(3 * time.Second)})
-	c.Set(at)
+	c.Set(at.Add(time.Nanosecond))
 	if j := get(t, e, "tie"); j.State != executor.Discarded || j.Expired != executor.ExpiredAt {
 		t.Fatalf("tie: %+v", j)
 	}
-	c.Set(expiryT0.Add(2 * time.Second))
+	c.Set(expiryT0.Add(2*time.Second + time.Nanosecond))
 	if j := get(t, e, "both"); j.State != executor.Discarded || j.Expired != executor.ExpiredEnqueueTTL {
 		t.Fatalf("both: %+v", j)
 	}
@@ -169,10 +177,10 @@ func TestExpiryTiesAndEdges(t *testing.T) {
 func TestExpiryNextDueOfPending(t *testing.T) {
 	e, c := newExpiryExec()
 	enq(t, e, executor.JobSpec{ID: "p", Pending: true, ExpiresAt: expiryT0.Add(time.Minute)})
-	if at, ok := e.NextDue(); !ok || !at.Equal(expiryT0.Add(time.Minute)) {
+	if at, ok := e.NextDue(); !ok || !at.Equal(expiryT0.Add(time.Minute+time.Nanosecond)) {
 		t.Fatalf("NextDue %v %v", at, ok)
 	}
-	c.Advance(time.Minute)
+	c.Advance(time.Minute + time.Nanosecond)
 	if _, err := e.Activate("p"); err == nil {
 		t.Fatal("activated an expired job")
 	}

@@ -102,7 +102,7 @@ func TestTransitionsCovered(t *testing.T) {
 	must(e.Enqueue(JobSpec{ID: "xr", Type: "t", Queue: "xq", Retry: two, ExpiresAt: clock.Now().Add(500 * time.Millisecond)}))
 	j, _ = e.Fetch("xq")
 	must(e.Fail("xr", j.Delivery, Failure{})) // retryable until +1s, expires at +0.5s
-	clock.Advance(time.Second)
+	clock.Advance(time.Second + time.Nanosecond)
 	e.Tick() // scheduled, available, pending, retryable -> discarded
 	for from := 0; from < numStates; from++ {
 		for to := 1; to < numStates; to++ {

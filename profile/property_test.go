@@ -194,6 +194,9 @@ func TestHugeAttempts(t *testing.T) {
 		"river": math.MaxInt64, "asynq": math.MaxInt64, "faktory": math.MaxInt64, "sidekiq": math.MaxInt64,
 		"sidekiq6": math.MaxInt64, "oban": math.MaxInt64, "activejob": 3 * time.Second,
 		"bullmq": 0, "flare": math.MaxInt64,
+		"cenkalti": 30 * time.Second, "failsafe": 0, "go_retry": math.MaxInt64, "retryablehttp": 30 * time.Second,
+		// retry-go: 100ms << maxBackOffN, 63 - bits.Len64(1e8) = 36 shifts.
+		"retry_go": 100 * time.Millisecond << 36,
 	}
 	for _, p := range profile.All() {
 		got := p.DelayAt(math.MaxInt, 0)

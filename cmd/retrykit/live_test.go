@@ -108,8 +108,8 @@ func TestLiveEveryFormatFromOneRun(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	var rep struct {
-		Totals struct{ Pass int } `json:"totals"`
-		Elapsed int64            `json:"elapsed_ns"`
+		Totals  struct{ Pass int } `json:"totals"`
+		Elapsed int64              `json:"elapsed_ns"`
 	}
 	b, err := os.ReadFile(js)
 	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Totals.Pass == 0 {

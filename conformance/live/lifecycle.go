@@ -73,7 +73,9 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 		}
 		f, err := e.await(ctx, q, id, next, 0)
 		if err != nil {
-			e.errored(err, "http-discard", "http-history")
+			// Every check of the lifecycle is left unjudged, not only the
+			// later ones: a verdict needs the whole lifecycle.
+			e.errored(err, ids...)
 			return
 		}
 		e.judgeAbsolute(servermodel.FetchAttempt, n+1, f.job.Attempt, fmt.Sprintf("FETCH of delivery %d", n+1))

@@ -3,6 +3,8 @@ package servermodel
 import (
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 // templates are the observations of a run by the live checker's scenarios
@@ -162,4 +164,29 @@ func TestThreeBugsNamedApart(t *testing.T) {
 			t.Errorf("%s not named; found %+v", want, found)
 		}
 	}
+}
+
+// TestAnyBugSetIsExplained: for any set of up to three bugs of the
+// catalogue, the answers of a server with exactly those bugs leave no
+// failed check unexplained and no model taken is contradicted by a pass.
+func TestAnyBugSetIsExplained(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		models := Models()
+		k := rapid.IntRange(1, 3).Draw(t, "bugs")
+		var s set
+		for i := 0; i < k; i++ {
+			s |= 1 << models[rapid.IntRange(0, len(models)-1).Draw(t, "model")].q
+		}
+		obs := templates()
+		failed := answered(s, obs)
+		found, un := Diagnose(obs, failed)
+		if len(un) > 0 {
+			t.Fatalf("bugs %b: unexplained %v (found %+v)", s, un, found)
+		}
+		for _, f := range found {
+			if len(f.Contradicted) > 0 {
+				t.Fatalf("bugs %b: %s contradicted by %v", s, f.Model.Name, f.Contradicted)
+			}
+		}
+	})
 }

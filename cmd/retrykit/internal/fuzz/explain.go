@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"math"
 	"strings"
 
 	"github.com/retrykit/retrykit"
@@ -52,7 +53,9 @@ func (c Cause) Found() bool { return c.ok }
 //  4. the flags that describe an input (extension:…, should:…,
 //     float-tolerance) are d's own, never the near vector's: a vector of
 //     a policy without backoff_strategy is not one an implementation
-//     without the extension may leave unclaimed;
+//     without the extension may leave unclaimed; but when the model is a
+//     missing extension ([diagnose.Model.Unclaim]), its flag is added, so
+//     that an implementation that declares it unclaimed skips the vector;
 //  5. without a reproducing model or a matching vector, the requirement
 //     is read from the request and the reference's answer, with d's own
 //     flags.
@@ -73,7 +76,11 @@ func Explain(d *policytest.Disagreement, opaque bool) Cause {
 	if strings.HasPrefix(c.Requirement, "RK-") {
 		flags = append(flags, "retrykit:decision")
 	}
-	for _, f := range d.Flags {
+	inputFlags := append([]string(nil), d.Flags...)
+	if c.ok && c.Model.Unclaim() != "" {
+		inputFlags = append(inputFlags, strings.Split(c.Model.Unclaim(), ",")...)
+	}
+	for _, f := range inputFlags {
 		if own(f) && !hasFlag(flags, f) && !(opaque && f == "float-tolerance") {
 			flags = append(flags, f)
 		}
@@ -85,6 +92,21 @@ func Explain(d *policytest.Disagreement, opaque bool) Cause {
 	return c
 }
 
+// reproduces reports whether a model's answer a is the implementation's
+// answer got. With tolerant set (the request carries float-tolerance, so
+// the vectors accept either float rounding, RK-05, RK-06), delays within
+// max(1ns, want·2⁻⁴⁰) of each other are the same, as the runner judges
+// them: a model in exact arithmetic still reproduces an implementation
+// whose 0.5 + r rounds.
+func reproduces(a, got protocol.Response, tolerant bool) bool {
+	if sameResponse(a, got) || !tolerant || a.DelayNS == nil || got.DelayNS == nil || a.Action != got.Action || a.Error != nil || got.Error != nil {
+		return sameResponse(a, got)
+	}
+	x, y := *a.DelayNS, *got.DelayNS
+	diff := float64(x) - float64(y)
+	return math.Abs(diff) <= math.Max(1, math.Abs(float64(y))*0x1p-40)
+}
+
 // explain applies rules 1 to 3 and 5 of Explain, with the near vector's
 // flags as they are.
 func explain(d *policytest.Disagreement) Cause {
@@ -94,9 +116,10 @@ func explain(d *policytest.Disagreement) Cause {
 	if err != nil {
 		return c
 	}
+	tolerant := hasFlag(d.Flags, "float-tolerance")
 	var models []diagnose.Model
 	for _, m := range diagnose.Models() {
-		if a, ok := m.Answer(d.Request); ok && !diagnose.Drawn(a) && sameResponse(a, d.Got) {
+		if a, ok := m.Answer(d.Request); ok && !diagnose.Drawn(a) && reproduces(a, d.Got, tolerant) {
 			models = append(models, m)
 		}
 	}

@@ -125,3 +125,35 @@ func TestWriteVectorPolicyRaw(t *testing.T) {
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+// Explain names the bug model behind a disagreement, and the rule: a
+// missing cap after jitter with r next to 1 is the bug no-post-jitter-cap
+// under the MUST of section 5 (RET-06), whether the implementation's
+// 0.5 + r rounds or not (float-tolerance), never a retrykit decision.
+func TestExplainNamesTheModel(t *testing.T) {
+	h, _ := conformance.Reference().Hello(t.Context())
+	nearOne, nearerOne := 0.9999999999999998, 0.9999999999999999
+	for _, tc := range []struct {
+		name string
+		req  protocol.Request
+		got  int64
+	}{
+		{"r near 1, max_interval PT1S", protocol.Request{Op: protocol.OpDelay, Policy: json.RawMessage(`{"max_interval":"PT1S"}`), Attempt: 1, Rand: &nearOne}, 1_499_999_999},
+		{"exact arithmetic, 0.5 + r below 1.5", protocol.Request{Op: protocol.OpDelay, Attempt: 9, Rand: &nearerOne}, 383_999_999_999},
+		{"float arithmetic, 0.5 + r rounded to 1.5", protocol.Request{Op: protocol.OpDelay, Attempt: 9, Rand: &nearerOne}, 384_000_000_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := policytest.Judge(h, tc.req, protocol.Response{DelayNS: ns(tc.got)})
+			if d == nil {
+				t.Fatal("no disagreement")
+			}
+			c := fuzz.Explain(d, false)
+			if !c.Found() || c.Model.Name != "no-post-jitter-cap" {
+				t.Errorf("model %q (found %v), want no-post-jitter-cap", c.Model.Name, c.Found())
+			}
+			if c.Requirement != "RET-06" || slices.Contains(c.Flags, "retrykit:decision") || !slices.Contains(c.Flags, "class:post-jitter-cap") {
+				t.Errorf("rule %s %v, want RET-06 with class:post-jitter-cap and no retrykit:decision", c.Requirement, c.Flags)
+			}
+		})
+	}
+}
