@@ -82,7 +82,7 @@ func (e *env) fetchWithin(ctx context.Context, queue string, d time.Duration) (*
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, e.ctxErr(ctx)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -152,7 +152,7 @@ func (e *env) stalled(ctx context.Context) {
 	for time.Since(fetched) < 8*time.Second {
 		select {
 		case <-ctx.Done():
-			e.errored(ctx.Err(), id)
+			e.errored(e.ctxErr(ctx), id)
 			return
 		case <-time.After(250 * time.Millisecond):
 		}
