@@ -126,6 +126,7 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) (int, any, 
 		offset = n
 	}
 	queue := q.Get("queue")
+	queue, limit = s.plantDeadLetterPage(queue, limit)
 	if queue != "" && (len(queue) > executor.MaxQueueLen || !queuePattern.MatchString(queue)) {
 		return 0, nil, invalid("queue", "must match %s", queuePattern)
 	}

@@ -67,6 +67,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		var x *extra
 		s.store.update(j.ID, func(e *extra) { e.started = started; x = e })
 		out[i] = s.view(j, x)
+		s.plantFetchAttempt(out[i])
 		s.emit("job.started", j, started, map[string]any{"worker_id": req.WorkerID, "attempt": j.Attempt})
 	}
 	resp := map[string]any{"jobs": out}
@@ -249,7 +250,7 @@ func (s *Server) nonRetryable(id string, e *nackError, typ string) bool {
 	if e.Retryable != nil && !*e.Retryable {
 		return true
 	}
-	if !s.faults().Has(ojsfault.RegexMatch) || typ == "" {
+	if !s.faults().Has(ojsfault.RegexMatch) && !s.plantedMatching() || typ == "" {
 		return false
 	}
 	j, err := s.exec.Get(id)
@@ -260,7 +261,13 @@ func (s *Server) nonRetryable(id string, e *nackError, typ string) bool {
 	if x := s.store.get(id); x != nil && x.shown != nil {
 		pol = x.shown
 	}
+	if s.plantedMatch(pol.Spec().NonRetryableErrors, typ, e.Message) {
+		return true
+	}
 	for _, p := range pol.Spec().NonRetryableErrors {
+		if !s.faults().Has(ojsfault.RegexMatch) {
+			break
+		}
 		if re, err := regexp.Compile("^(?:" + p + ")$"); err == nil && re.MatchString(typ) {
 			return true
 		}
