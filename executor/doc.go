@@ -25,11 +25,13 @@
 // Driving the executor by hand (tests, a broker stand-in; see Example):
 //
 //   - [New] with options ([WithClock], [WithRand], [WithRetention], ...);
-//   - [Executor.Enqueue] a [JobSpec]; [Executor.Fetch] the oldest
-//     available job of the first listed queue; answer with [Executor.Ack],
+//   - [Executor.Enqueue] a [JobSpec]; [Executor.Fetch] the available job
+//     of highest [JobSpec.Priority] (the first to become available among
+//     equals) of the first listed queue; answer with [Executor.Ack],
 //     [Executor.Fail] (a [Failure]) or [Executor.Heartbeat], giving the
 //     fetch's [Job.Delivery];
-//   - [Executor.Cancel], [Executor.Retry] (a discarded job),
+//   - [Executor.Cancel], [Executor.Retry] and [Executor.RetryWith] (a
+//     discarded job, optionally moved or changed),
 //     [Executor.Delete], [Executor.PauseQueue], [Executor.Get],
 //     [Executor.List] and [Executor.Count].
 //
@@ -119,9 +121,10 @@
 //
 // Jobs are compact records (about 300 bytes when idle) sharing interned
 // types and parsed policies. Each queue keeps its jobs in one list per
-// state (the available list is its FIFO), timers and reservations wait in
-// two heaps, so Fetch, Ack, Fail and Heartbeat cost O(1) plus O(log n) per
-// job that became due, whatever the number of scheduled or finished jobs.
+// state (the available list in FETCH order: priority, then FIFO, with an
+// O(log p) insert for p distinct priorities waiting), timers and
+// reservations wait in two heaps, so Fetch, Ack, Fail and Heartbeat cost
+// O(1) plus O(log n) per job that became due, whatever the number of scheduled or finished jobs.
 // docs/benchmarks.md ("Executor under load") has the numbers.
 //
 // # Non-goals

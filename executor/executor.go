@@ -241,11 +241,11 @@ func (e *Executor) move(j *job, to State) {
 		panic(fmt.Sprintf("executor: internal error: transition %s -> %s", from, to))
 	}
 	if from != 0 {
-		j.q.kinds[kindOf(j)].unlink(j, byKind)
+		j.q.unlinkKind(j)
 	}
 	j.state = to
 	j.dead = false
-	j.q.kinds[to].push(j, byKind)
+	j.q.pushKind(j)
 	if w := waiting(to); w != waiting(from) {
 		if w {
 			e.arm(j)
@@ -272,7 +272,7 @@ func (e *Executor) move(j *job, to State) {
 }
 
 func (e *Executor) makeReady(j *job, at int64) {
-	e.move(j, Available) // the tail of the queue's ready FIFO
+	e.move(j, Available) // the tail of its priority in the queue's ready list
 	j.enqueued = at
 	j.started = never
 	e.wakeOne(j.q)
@@ -463,7 +463,7 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	e.seq++
 	j := &job{
 		id: id, typ: e.intern(spec.Type), q: e.queue(spec.Queue), args: spec.Args, pol: pol,
-		seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
+		prio: int32(spec.Priority), seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
 		started: never, finished: never, vis: int64(vis), hidx: -1,
 		expires: timeNs(spec.ExpiresAt), ttl: int64(spec.EnqueueTTL), eidx: -1,
 	}
@@ -484,8 +484,10 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	return j.snapshot(e.cfg.history), nil
 }
 
-// Fetch claims the oldest available job of the first listed queue that has
-// one and is not paused (ojs-core FETCH: queues are checked left to right).
+// Fetch claims an available job of the first listed queue that has one
+// and is not paused (ojs-core FETCH: queues are checked left to right):
+// the one of highest priority, and among equals the first to become
+// available (ojs-core §5; see [JobSpec.Priority]).
 // The job becomes active, its attempt is incremented and its reservation
 // runs until now + its visibility timeout. ok is false when nothing is
 // available. With no arguments Fetch reads DefaultQueue, the queue of jobs
@@ -699,27 +701,9 @@ func (e *Executor) Activate(id string) (Job, error) {
 // stale)
 // under its policy, or under override when that is not nil
 // (ojs-dead-letter §6.3). Other states return a *TransitionError.
+// Retry(id, p) is shorthand for RetryWith(id, RetryOptions{Policy: p}).
 func (e *Executor) Retry(id string, override *policy.Policy) (Job, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.now()
-	e.advance(now)
-	j, err := e.lookup("retry", id)
-	if err != nil {
-		return Job{}, err
-	}
-	if j.state != Discarded {
-		return Job{}, &TransitionError{Op: "retry", ID: id, From: j.state, To: Available}
-	}
-	e.unretire(j)
-	if override != nil {
-		j.pol = override
-	}
-	j.attempt = 0
-	j.finished = never
-	j.expires, j.ttl, j.expired = never, 0, NotExpired // the operator decides anew
-	e.makeReady(j, now)
-	return j.snapshot(e.cfg.history), nil
+	return e.RetryWith(id, RetryOptions{Policy: override})
 }
 
 // MaxPausedQueues is the largest number of queues paused at once (RK-85).

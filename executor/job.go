@@ -39,6 +39,11 @@ type JobSpec struct {
 	// VisibilityTimeout is the reservation period after each fetch and
 	// heartbeat; zero means the executor's default.
 	VisibilityTimeout time.Duration
+	// Priority orders the available jobs of a queue for Fetch: higher
+	// first, and the first to become available among equals (ojs-core §5).
+	// Zero is normal; [PriorityHigh] and [PriorityLow] are the named
+	// levels. It must lie in [MinPriority, MaxPriority].
+	Priority int
 	// ExpiresAt, if set, is the deadline to start (ojs-core §5.2
 	// expires_at): a job still waiting then is discarded (see [Expiry]).
 	// It bounds every start, retries included.
@@ -99,6 +104,7 @@ type Job struct {
 
 	State      State
 	DeadLetter bool // discarded and in the dead letter set
+	Priority   int  // see JobSpec.Priority
 	// Attempt is the number of the current or last execution: 0 before the
 	// first fetch, incremented by every fetch, reset to 0 by a manual retry.
 	Attempt int
@@ -191,6 +197,7 @@ type job struct {
 
 	hidx    int32 // index in the timer heap, -1 when absent
 	attempt int32
+	prio    int32
 	state   State
 	dead    bool
 }
@@ -199,7 +206,7 @@ type job struct {
 func (j *job) snapshot(history int) Job {
 	s := Job{
 		ID: j.id, Type: j.typ, Queue: j.q.name, Args: j.args, Policy: j.pol,
-		State: j.state, DeadLetter: j.dead, Attempt: int(j.attempt), Delivery: j.delivery,
+		State: j.state, DeadLetter: j.dead, Priority: int(j.prio), Attempt: int(j.attempt), Delivery: j.delivery,
 		CreatedAt: nsTime(j.created), EnqueuedAt: nsTime(j.enqueued), ScheduledAt: nsTime(j.scheduled),
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),

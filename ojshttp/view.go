@@ -35,7 +35,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	v["state"] = j.State.String()
 	v["attempt"] = s.attempt(j.Attempt)
 	v["max_attempts"] = maxAttempts(pol)
-	v["priority"] = x.priority
+	v["priority"] = j.Priority
 	if pj, err := pol.MarshalJSON(); err == nil {
 		v["retry"] = json.RawMessage(pj)
 	}

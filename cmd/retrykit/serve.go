@@ -54,19 +54,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(fs.Output(), "State lives in memory: stopping the server loses every job. It prints the")
 		fmt.Fprintln(fs.Output(), "base URL on stdout once listening and shuts down gracefully on SIGINT/SIGTERM.")
 		fmt.Fprintln(fs.Output(), "\nflags:")
-		fs.VisitAll(func(f *flag.Flag) {
-			if f.Name != "plant" {
-				def := f.DefValue
-				if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); !isBool {
-					if _, err := strconv.ParseFloat(def, 64); err != nil {
-						if _, err := time.ParseDuration(def); err != nil {
-							def = strconv.Quote(def)
-						}
-					}
-				}
-				fmt.Fprintf(fs.Output(), "  --%s\t%s (default %s)\n", f.Name, f.Usage, def)
-			}
-		})
+		writeFlags(fs.Output(), fs) // --plant has no usage: hidden
 	}
 	pos, err := parseFlags(fs, args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
