@@ -112,6 +112,9 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	if err := s.decodeOptions(p, opts); err != nil {
 		return nil, err
 	}
+	if err := decodeBudget(p); err != nil {
+		return nil, err
+	}
 	size := 0
 	for k, v := range p.x.unknown {
 		size += len(k) + len(v)
