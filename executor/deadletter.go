@@ -86,6 +86,8 @@ func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
 		return Job{}, &TransitionError{Op: "retry", ID: id, From: j.state, To: Available}
 	}
 	e.unretire(j)
+	e.timers.remove(j) // a planned automatic replay
+	j.replayNext = ""
 	if o.Queue != "" && o.Queue != j.q.name {
 		old := j.q
 		old.kinds[kindOf(j)].unlink(j, byKind)

@@ -72,6 +72,22 @@
 //  4. finished jobs beyond the retention limits are deleted (the
 //     [Observer] sees Pruned).
 //
+// # Time budgets and replay rules
+//
+// A job enqueued with JobSpec.Budget (package budget, ojs-timeouts) also ends
+// its attempt when it runs past timeout + grace_period (error type "timeout"),
+// misses its heartbeats for longer than heartbeat_timeout ("stalled") or
+// passes created_at + total_timeout ("total_timeout", ending the job whatever
+// attempts remain); each is a failed attempt whose error Details hold the §8
+// object, and every decision of such a job goes through budget.Budget.Decide
+// (no retry that cannot finish before the total timeout). A job waiting when
+// its total timeout passes is discarded when a fetch reaches it (available →
+// discarded, the one transition beyond ojs-core's table). WithReplayRules and
+// WithQueueReplayRules (package replay, ojs-dead-letter §7) re-enqueue dead
+// letters delay after they were dead-lettered, at most max_replays times,
+// recorded in Job.Replay; Executor.ReplayAt shows the planned replay, and a
+// ReplayObserver hears each one.
+//
 // # Limits
 //
 // Every input and every structure is bounded, so that hostile callers

@@ -301,7 +301,11 @@ func (e *Executor) advance(now int64) {
 			e.timeout(l)
 		case t != nil && t.due <= now:
 			e.timers.remove(t)
-			e.makeReady(t, t.due)
+			if t.state == Discarded {
+				e.replayDue(t, t.due)
+			} else {
+				e.makeReady(t, t.due)
+			}
 		default:
 			e.pruneAge(now)
 			return
@@ -323,6 +327,15 @@ func (e *Executor) unschedule(j *job) {
 // against non_retryable_errors.
 func (e *Executor) timeout(j *job) {
 	at := j.due
+	if x, ok := j.budgetExpiry(at); ok {
+		e.expired(j, x, at)
+		d, err := e.decide(j, x.Type(), "", at)
+		if err != nil {
+			d = policy.Decision{Action: policy.Discard}
+		}
+		e.apply(j, d, at)
+		return
+	}
 	e.addError(j, ErrorEntry{
 		Attempt: int(j.attempt), Type: TimeoutErrorType,
 		Message: "visibility timeout of " + time.Duration(j.vis).String() + " expired",
@@ -331,7 +344,7 @@ func (e *Executor) timeout(j *job) {
 	if o := e.cfg.observer; o != nil {
 		o.TimedOut(j.snapshot(e.cfg.history))
 	}
-	d, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt)}, e.cfg.rand)
+	d, err := e.decide(j, "", "", at)
 	if err != nil { // cannot happen for attempt ≥ 1; end the job rather than loop
 		d = policy.Decision{Action: policy.Discard}
 	}
@@ -371,6 +384,7 @@ func (e *Executor) apply(j *job, d policy.Decision, at int64) {
 			}
 		}
 		e.retire(j)
+		e.planReplay(j)
 	}
 }
 
@@ -463,7 +477,7 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	e.seq++
 	j := &job{
 		id: id, typ: e.intern(spec.Type), q: e.queue(spec.Queue), args: spec.Args, pol: pol,
-		prio: int32(spec.Priority), seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
+		bud: spec.Budget, prio: int32(spec.Priority), seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
 		started: never, finished: never, vis: int64(vis), hidx: -1,
 		expires: timeNs(spec.ExpiresAt), ttl: int64(spec.EnqueueTTL), eidx: -1,
 	}
@@ -508,7 +522,7 @@ func (e *Executor) Fetch(queues ...string) (j Job, ok bool) {
 		if q == nil || q.paused {
 			continue
 		}
-		if jb := q.next(); jb != nil {
+		if jb := e.next(q, now); jb != nil {
 			e.claim(jb, now)
 			return jb.snapshot(e.cfg.history), true
 		}
@@ -529,7 +543,8 @@ func (e *Executor) claim(j *job, now int64) {
 	e.deliveries++
 	j.delivery = e.deliveries
 	j.started = now
-	j.due = sat.AddInt(now, j.vis)
+	j.beat = now
+	j.due = e.leaseEnd(j, now)
 	e.leases.push(j)
 	e.dueChanged(j.due)
 }
@@ -616,7 +631,7 @@ func (e *Executor) Fail(id string, d uint64, f Failure) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	dec, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt), ErrorType: f.Type, Code: code}, e.cfg.rand)
+	dec, err := e.decide(j, f.Type, code, now)
 	if err != nil {
 		return Job{}, fmt.Errorf("executor: fail %q: %w", clip(id), err)
 	}
@@ -642,7 +657,8 @@ func (e *Executor) Heartbeat(id string, d uint64) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	j.due = sat.AddInt(now, j.vis)
+	j.beat = now
+	j.due = e.leaseEnd(j, now)
 	e.leases.fix(j)
 	return j.snapshot(e.cfg.history), nil
 }

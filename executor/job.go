@@ -5,8 +5,10 @@ import (
 	"math"
 	"time"
 
+	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/replay"
 )
 
 // JobSpec is what a client gives Enqueue: plain data, the zero value of a
@@ -39,6 +41,10 @@ type JobSpec struct {
 	// VisibilityTimeout is the reservation period after each fetch and
 	// heartbeat; zero means the executor's default.
 	VisibilityTimeout time.Duration
+	// Budget, if not nil, is the job's time budget (ojs-timeouts): an
+	// execution timeout, a heartbeat timeout and an optional total timeout
+	// besides the visibility timeout (see the package doc, "Time budgets").
+	Budget *budget.Budget
 	// Priority orders the available jobs of a queue for Fetch: higher
 	// first, and the first to become available among equals (ojs-core §5).
 	// Zero is normal; [PriorityHigh] and [PriorityLow] are the named
@@ -134,6 +140,10 @@ type Job struct {
 	// Errors holds the most recent error entries, oldest first, at most the
 	// executor's WithErrorHistory size.
 	Errors []ErrorEntry
+
+	// Replay is the job's automatic replay record (ojs-dead-letter §7.2):
+	// the zero State when no replay rule has re-enqueued it.
+	Replay replay.State
 }
 
 // never marks an unset time in the compact job record.
@@ -165,6 +175,7 @@ type job struct {
 	q    *queue
 	args json.RawMessage
 	pol  *policy.Policy // shared
+	bud  *budget.Budget // shared; nil: no time budget
 	errs []ErrorEntry   // append-only window, see addError
 	// link holds the job's place in two lists: byKind, the list of its
 	// queue and kind (see kindOf), and byAge, the executor's retention list
@@ -184,6 +195,12 @@ type job struct {
 	finished  int64
 	due       int64
 	vis       int64
+	beat      int64 // the last fetch or heartbeat, for the stall deadline
+	replayAt  int64 // the last automatic replay
+	// replayRule is the rule of the last automatic replay, replayNext the
+	// rule of the one planned (while the dead letter waits in the timers).
+	replayRule, replayNext string
+	replays                int32 // automatic replays so far (ojs.replay_count)
 	// expires (ExpiresAt, never when unset) and ttl (EnqueueTTL in
 	// nanoseconds, 0 when unset) are the start deadlines; edue and ewhy
 	// the one watched while the job is in the expiry heap (at eidx, -1
@@ -211,6 +228,7 @@ func (j *job) snapshot(history int) Job {
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),
 		ExpiresAt:         nsTime(j.expires), EnqueueTTL: time.Duration(j.ttl), Expired: j.expired,
+		Replay: j.replayState(),
 	}
 	switch j.state {
 	case Retryable:

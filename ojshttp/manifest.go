@@ -61,7 +61,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			"workflows":         false,
 			"pause_resume":      true,
 		},
-		"extensions": []string{ManifestExtension},
+		"extensions": []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter"},
 		"endpoints":  endpoints,
 		ManifestExtension: map[string]any{
 			"manual_clock":      s.cfg.manual != nil,

@@ -250,6 +250,7 @@ func (s *Server) routes() {
 	s.handle("POST /ojs/v1/queues/{name}/pause", s.pause)
 	s.handle("POST /ojs/v1/queues/{name}/resume", s.resume)
 	s.deadLetterRoutes()
+	s.handle("GET /ojs/v1/dead-letter/replay-rules", s.replayRules)
 	s.handle("GET /ojs/v1/admin/workers", s.listWorkers)
 	s.handle("POST /ojs/v1/admin/workers/{id}/quiet", s.directWorker(workerQuiet))
 	s.handle("POST /ojs/v1/admin/workers/{id}/terminate", s.directWorker(workerTerminate))

@@ -39,8 +39,8 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	if pj, err := pol.MarshalJSON(); err == nil {
 		v["retry"] = json.RawMessage(pj)
 	}
-	if len(x.meta) > 0 {
-		v["meta"] = x.meta
+	if m := metaView(j, x.meta); len(m) > 0 {
+		v["meta"] = m
 	}
 	if x.unique != nil {
 		v["unique"] = x.unique.raw
@@ -67,6 +67,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 			v["result"] = x.result
 		}
 	case executor.Discarded:
+		s.replayView(j, v)
 		// completed_at is when the job finished, as the official suite
 		// reads it for discarded jobs too (RK-105).
 		setTime(v, "completed_at", j.FinishedAt)
@@ -95,6 +96,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 			v["error"] = errs[n-1]
 		}
 	}
+	expiryView(v, j)
 	return v
 }
 
@@ -109,6 +111,7 @@ func errorView(e executor.ErrorEntry, sent []sentCode) map[string]any {
 	if len(e.Details) > 0 {
 		m["details"] = e.Details
 	}
+	timeoutErrorFields(e, m)
 	return m
 }
 
