@@ -35,41 +35,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // names the first rejected one by its index. Each spec is checked as by
 // [Executor.Enqueue]; ids must also be unique within the batch.
 func (e *Executor) EnqueueBatch(specs []JobSpec) ([]Job, error) {
-	for i := range specs {
-		if err := prepare(&specs[i]); err != nil {
-			return nil, &BatchError{Index: i, Err: err}
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.now()
-	e.advance(now)
-	seen := make(map[string]int, len(specs))
-	for i := range specs {
-		sp := &specs[i]
-		if _, err := e.resolvePolicy(sp.Retry, sp.Policy); err != nil {
-			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w", clip(sp.ID), err)}
-		}
-		if sp.ID == "" {
-			continue
-		}
-		if k, dup := seen[sp.ID]; dup {
-			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w (batch[%d] has it too)", clip(sp.ID), ErrDuplicateID, k)}
-		}
-		if e.jobs[sp.ID] != nil {
-			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w", clip(sp.ID), ErrDuplicateID)}
-		}
-		seen[sp.ID] = i
-	}
-	out := make([]Job, 0, len(specs))
-	for i := range specs {
-		j, err := e.insert(specs[i], now)
-		if err != nil { // unreachable: everything was checked above
-			panic("executor: internal error: batch insert after checks: " + err.Error())
-		}
-		out = append(out, j)
-	}
-	return out, nil
+	return e.EnqueueReplacing(specs, nil)
 }
 
 // FetchN claims up to n jobs as n calls of [Executor.Fetch] would, at one

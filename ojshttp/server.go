@@ -76,7 +76,13 @@ type Server struct {
 	// uniqueMu serialises the PUSHes of unique jobs, so that a
 	// uniqueness check and the insert it allows are atomic (RK-152).
 	uniqueMu sync.Mutex
-	workers  *workers
+	// admitMu guards the room claimed by PUSHes not yet created
+	// (inflightJobs, inflightBytes), so that the WithMaxJobs and
+	// WithMaxBytes checks and the claims are atomic (RK-160).
+	admitMu       sync.Mutex
+	inflightJobs  int
+	inflightBytes int64
+	workers       *workers
 	// clockMu serialises manual clock advances against clockHorizon.
 	clockMu sync.Mutex
 }

@@ -164,15 +164,6 @@ func (st *store) restore(id string, x, old *extra) {
 	}
 }
 
-func (st *store) clear() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.m = make(map[string]*extra)
-	st.bytes = 0
-	st.sweepAt = minSweep
-	st.byKey = make(map[string][]string)
-}
-
 func (st *store) drop(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
