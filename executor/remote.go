@@ -43,41 +43,7 @@ func (e *Executor) EnqueueBatch(specs []JobSpec) ([]Job, error) {
 // claimed job (its reservation now and after each heartbeat); vis ≤ 0
 // keeps the job's own. n < 1 claims nothing.
 func (e *Executor) FetchN(n int, vis time.Duration, queues ...string) []Job {
-	if n < 1 {
-		return nil
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.now()
-	e.advance(now)
-	if len(queues) == 0 {
-		queues = defaultQueues
-	}
-	var out []Job
-	for _, name := range queues {
-		if name == "" {
-			name = DefaultQueue
-		}
-		q := e.queues[name]
-		if q == nil || q.paused {
-			continue
-		}
-		for len(out) < n {
-			j := q.next()
-			if j == nil {
-				break
-			}
-			if vis > 0 {
-				j.vis = int64(vis)
-			}
-			e.claim(j, now)
-			out = append(out, j.snapshot(e.cfg.history))
-		}
-		if len(out) == n {
-			break
-		}
-	}
-	return out
+	return e.FetchWithin(n, vis, nil, queues...)
 }
 
 // HeartbeatFor is [Executor.Heartbeat] with the extension chosen by the

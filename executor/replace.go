@@ -1,6 +1,9 @@
 package executor
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // EnqueueReplacing is [Executor.EnqueueBatch] that also cancels the jobs
 // named in cancel (OJS unique jobs' on_conflict "replace"), atomically:
@@ -67,4 +70,51 @@ func (e *Executor) checkBatch(specs []JobSpec) error {
 		seen[sp.ID] = i
 	}
 	return nil
+}
+
+// FetchWithin is [Executor.FetchN] that stops before the first job for
+// which fit returns false, leaving it and the rest available: a server
+// claims only the jobs its answer can carry. fit sees each job as it
+// would be claimed (attempt and reservation included) and is called with
+// the executor's lock held, so it must not call the executor. A nil fit
+// claims as FetchN.
+func (e *Executor) FetchWithin(n int, vis time.Duration, fit func(Job) bool, queues ...string) []Job {
+	if n < 1 {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.advance(now)
+	if len(queues) == 0 {
+		queues = defaultQueues
+	}
+	var out []Job
+	for _, name := range queues {
+		if name == "" {
+			name = DefaultQueue
+		}
+		q := e.queues[name]
+		if q == nil || q.paused {
+			continue
+		}
+		for len(out) < n {
+			j := q.next()
+			if j == nil {
+				break
+			}
+			if fit != nil && !fit(j.snapshot(e.cfg.history)) {
+				return out
+			}
+			if vis > 0 {
+				j.vis = int64(vis)
+			}
+			e.claim(j, now)
+			out = append(out, j.snapshot(e.cfg.history))
+		}
+		if len(out) == n {
+			break
+		}
+	}
+	return out
 }

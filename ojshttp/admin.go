@@ -200,8 +200,18 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) (int, any, 
 	lo := min(offset, total)
 	hi := min(lo+limit, total)
 	out := make([]map[string]any, 0, hi-lo)
-	for _, j := range jobs[lo:hi] {
-		out = append(out, s.view(j, s.store.get(j.ID)))
+	var size int64
+	for k, j := range jobs[lo:hi] {
+		// A page is cut by bytes as well as by count (RK-162): has_more
+		// and the next offset continue it.
+		x := s.store.get(j.ID)
+		n := jobEstimate(j, x)
+		if k > 0 && size+n > maxAnswer {
+			hi = lo + k
+			break
+		}
+		size += n
+		out = append(out, s.view(j, x))
 	}
 	return http.StatusOK, map[string]any{"jobs": out,
 		"pagination": map[string]any{"total": total, "limit": limit, "offset": offset, "has_more": hi < total}}, nil

@@ -158,6 +158,29 @@ func (s *Server) reserve(ps []*pushed) (release func(), aerr *apiError) {
 	}, nil
 }
 
+// reserveBytes claims n more bytes of job data for field (an ACK result,
+// a FAIL's error) under WithMaxBytes, or refuses with 429 queue_full
+// naming the field; release gives the claim back once the store counts
+// the bytes (or the request failed).
+func (s *Server) reserveBytes(field string, n int64) (release func(), aerr *apiError) {
+	if n <= 0 {
+		return func() {}, nil
+	}
+	s.admitMu.Lock()
+	defer s.admitMu.Unlock()
+	if aerr := s.roomFor(n + s.inflightBytes); aerr != nil {
+		aerr.message = field + ": " + aerr.message + "; the job stays active"
+		aerr.details["field"] = field
+		return nil, aerr
+	}
+	s.inflightBytes += n
+	return func() {
+		s.admitMu.Lock()
+		defer s.admitMu.Unlock()
+		s.inflightBytes -= n
+	}, nil
+}
+
 // roomFor refuses with 429 queue_full when need more bytes of job data
 // would take the store past WithMaxBytes, after sweeping what retention
 // has pruned.

@@ -2,6 +2,7 @@ package ojshttp
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +86,9 @@ type Server struct {
 	workers       *workers
 	// clockMu serialises manual clock advances against clockHorizon.
 	clockMu sync.Mutex
+	// inflight bounds the bytes of bodies being read and answers being
+	// rendered at once (WithMaxInflightBytes).
+	inflight *budget
 }
 
 type config struct {
@@ -97,6 +101,7 @@ type config struct {
 	maxBytes  int64
 	events    *Events
 	reset     bool
+	inflight  int64
 }
 
 // Option configures a Server in New. A nil Option is ignored.
@@ -176,13 +181,15 @@ func WithMaxBytes(n int64) Option {
 // New returns a Server for exec.
 func New(exec *executor.Executor, opts ...Option) *Server {
 	cfg := config{clock: executor.RealClock{}, maxBody: DefaultMaxBodySize,
-		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch, maxJobs: DefaultMaxJobs, maxBytes: DefaultMaxBytes}
+		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch, maxJobs: DefaultMaxJobs, maxBytes: DefaultMaxBytes,
+		inflight: DefaultMaxInflightBytes}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now(), workers: newWorkers()}
+	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now(), workers: newWorkers(),
+		inflight: newBudget(cfg.inflight)}
 	s.routes()
 	return s
 }
@@ -221,13 +228,39 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 type handler func(w http.ResponseWriter, r *http.Request) (int, any, *apiError)
 
 func (s *Server) handle(pattern string, h handler) {
+	limit := s.cfg.maxBody
+	if strings.HasSuffix(pattern, "/jobs/batch") {
+		limit = s.cfg.maxBatchB
+	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		status, v, err := h(w, r)
-		if err != nil {
-			writeError(w, r, err)
+		// A body is read and decoded (about twice its size) within the
+		// in-flight budget (RK-162).
+		var held int64
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			n := limit
+			if r.ContentLength > 0 && r.ContentLength < n {
+				n = r.ContentLength
+			}
+			var err error
+			if held, err = s.inflight.acquire(r.Context(), 2*n); err != nil {
+				return // the client went away while waiting
+			}
+		}
+		status, v, aerr := h(w, r)
+		s.inflight.release(held)
+		if aerr != nil {
+			writeError(w, r, aerr)
 			return
 		}
-		writeJSON(w, status, v)
+		// Rendering takes about three times the answer: the encoder's
+		// buffer (grown by doubling) and the copy written out.
+		est := estimate(v)
+		n, err := s.inflight.acquire(r.Context(), 3*est)
+		if err != nil {
+			return
+		}
+		defer s.inflight.release(n)
+		writeSized(w, status, v, est)
 	})
 }
 

@@ -69,17 +69,28 @@ func header(w http.ResponseWriter) {
 // ojsVersion is the spec version the server speaks.
 const ojsVersion = "1.0"
 
-// writeJSON writes v with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil { // only our own values are written: cannot happen
+// writeJSON writes v with status, streamed through an encoder that does
+// not escape HTML (raw args and results are compacted, never expanded).
+func writeJSON(w http.ResponseWriter, status int, v any) { writeSized(w, status, v, 0) }
+
+// writeSized is writeJSON with the answer's estimated size, so that the
+// buffer is allocated once.
+func writeSized(w http.ResponseWriter, status int, v any, size int64) {
+	var b bytes.Buffer
+	if size > 0 && size <= 4*maxAnswer {
+		b.Grow(int(size) + 64)
+	}
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // only our own values are written: cannot happen
 		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"code":"internal_error","type":"internal_error","message":"ojshttp: cannot encode the answer","retryable":true}}`)
+		b.Reset()
+		b.WriteString(`{"error":{"code":"internal_error","type":"internal_error","message":"ojshttp: cannot encode the answer","retryable":true}}` + "\n")
 	}
 	header(w)
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(b.Bytes())
 }
 
 // writeError writes e in the binding's envelope.
