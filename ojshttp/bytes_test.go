@@ -137,7 +137,9 @@ func TestDeadLetterPagesCutBySize(t *testing.T) {
 		code, b := s.raw("GET", fmt.Sprintf("/ojs/v1/dead-letter?limit=100&offset=%d", offset), "")
 		var m struct {
 			Jobs       []struct{ ID string }
-			Pagination struct{ HasMore bool `json:"has_more"` }
+			Pagination struct {
+				HasMore bool `json:"has_more"`
+			}
 		}
 		if err := json.Unmarshal(b, &m); code != 200 || err != nil {
 			t.Fatalf("page: %d %v", code, err)
