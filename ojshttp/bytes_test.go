@@ -73,8 +73,8 @@ func TestAckResultCountsAgainstMaxBytes(t *testing.T) {
 // kept in the error history and count against WithMaxBytes; a FAIL beyond
 // it is refused with 429 and the job stays active.
 func TestErrorHistoryCountsAgainstMaxBytes(t *testing.T) {
-	s := newTestServer(t, ojshttp.WithMaxBytes(2_000_000))
-	details := `{"d":"` + strings.Repeat("d", 60_000) + `"}`
+	s := newTestServer(t, ojshttp.WithMaxBytes(600_000))
+	details := `{"d":"` + strings.Repeat("d", 40_000) + `"}`
 	refused := false
 	for i := 0; i < 3 && !refused; i++ {
 		q := fmt.Sprintf("f%d", i)
@@ -96,7 +96,7 @@ func TestErrorHistoryCountsAgainstMaxBytes(t *testing.T) {
 		}
 	}
 	if !refused {
-		t.Fatal("75 failures of 60 KB details accepted under WithMaxBytes(2 MB)")
+		t.Fatal("75 failures of 40 KB details accepted under WithMaxBytes(600 KB)")
 	}
 }
 
@@ -105,19 +105,20 @@ func TestErrorHistoryCountsAgainstMaxBytes(t *testing.T) {
 // available for the next FETCH.
 func TestFetchClaimsWhatItDelivers(t *testing.T) {
 	s := newTestServer(t)
-	for i := 0; i < 16; i++ {
+	const n = 10 // 10 MB: more than one answer carries
+	for i := 0; i < n; i++ {
 		s.must(201, "POST", "/ojs/v1/jobs", bigArgs("big", 1_000_000, `{}`))
 	}
-	code, b := s.raw("POST", "/ojs/v1/workers/fetch", `{"queues":["big"],"count":16}`)
+	code, b := s.raw("POST", "/ojs/v1/workers/fetch", `{"queues":["big"],"count":10}`)
 	var m struct{ Jobs []json.RawMessage }
 	if err := json.Unmarshal(b, &m); code != 200 || err != nil {
 		t.Fatalf("fetch: %d %v", code, err)
 	}
-	if len(b) > answerLimit || len(m.Jobs) == 0 || len(m.Jobs) == 16 {
-		t.Fatalf("FETCH count 16 of 1 MB jobs: %d jobs in %d bytes", len(m.Jobs), len(b))
+	if len(b) > answerLimit || len(m.Jobs) == 0 || len(m.Jobs) == n {
+		t.Fatalf("FETCH count 10 of 1 MB jobs: %d jobs in %d bytes", len(m.Jobs), len(b))
 	}
 	st := s.must(200, "GET", "/ojs/v1/queues/big/stats", nil)["stats"].(map[string]any)
-	if st["active"] != float64(len(m.Jobs)) || st["available"] != float64(16-len(m.Jobs)) {
+	if st["active"] != float64(len(m.Jobs)) || st["available"] != float64(n-len(m.Jobs)) {
 		t.Fatalf("after a FETCH that carried %d jobs: %v", len(m.Jobs), st)
 	}
 }
@@ -126,7 +127,7 @@ func TestFetchClaimsWhatItDelivers(t *testing.T) {
 // by bytes with has_more, and following the offsets lists every job once.
 func TestDeadLetterPagesCutBySize(t *testing.T) {
 	s := newTestServer(t)
-	const n = 16
+	const n = 10 // 10 MB: more than one page carries
 	for i := 0; i < n; i++ {
 		id := job(s.must(201, "POST", "/ojs/v1/jobs", bigArgs("dl", 1_000_000, `{"max_attempts":1,"on_exhaustion":"dead_letter"}`)))["id"].(string)
 		s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"dl"}})
@@ -168,13 +169,13 @@ func TestDeadLetterPagesCutBySize(t *testing.T) {
 // copy of every result.
 func TestEventsDoNotCopyLargeResults(t *testing.T) {
 	s := newTestServer(t, ojshttp.WithEvents(ojshttp.NewEvents(0)))
-	for i := 0; i < 8; i++ {
+	for i := 0; i < 4; i++ {
 		id := job(s.must(201, "POST", "/ojs/v1/jobs", `{"type":"t","args":[],"options":{"queue":"ev"}}`))["id"].(string)
 		s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"ev"}})
 		s.must(200, "POST", "/ojs/v1/workers/ack", `{"job_id":"`+id+`","result":"`+strings.Repeat("r", 1_000_000)+`"}`)
 	}
 	code, b := s.raw("GET", "/ojs/v1/events?limit=1000", "")
 	if code != 200 || len(b) > 1<<20 || !strings.Contains(string(b), `"result_bytes":1000002`) {
-		t.Fatalf("events after 8 results of 1 MB: %d, %d bytes", code, len(b))
+		t.Fatalf("events after 4 results of 1 MB: %d, %d bytes", code, len(b))
 	}
 }

@@ -69,6 +69,11 @@ func (s *Server) pushBatch(w http.ResponseWriter, r *http.Request) (int, any, *a
 	if len(dedup) > 0 {
 		resp["deduplicated"] = dedup
 	}
+	if len(dedup) == len(jobs) {
+		// Nothing was created: 200 with the existing jobs, as a single
+		// deduplicated PUSH answers (RK-165).
+		return http.StatusOK, resp, nil
+	}
 	return http.StatusCreated, resp, nil
 }
 

@@ -208,8 +208,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // NewHTTPServer returns an http.Server for h on addr with timeouts against
 // slow or stalled clients: 5 s to read the headers, 30 s to read a request,
-// 30 s to write the answer, 2 minutes idle between keep-alive requests,
-// and 64 KiB of headers. Stop it with its Shutdown method, which lets
+// 30 s to write the answer, 30 s idle between keep-alive requests, and
+// 64 KiB of headers. With a [ConnLimiter], set its ConnState hook too. Stop it with its Shutdown method, which lets
 // in-flight requests finish.
 func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
@@ -218,7 +218,7 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       30 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
 }

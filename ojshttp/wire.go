@@ -163,6 +163,20 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *api
 	if dec.More() {
 		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body holds more than one JSON value")
 	}
+	return strictBody(body)
+}
+
+// strictBody refuses, naming the field, a body with a repeated key or a
+// string that is not UTF-8 (RK-163, RK-164): one reading of every body,
+// the library's.
+func strictBody(body []byte) *apiError {
+	if field, reason := strictJSON(body); reason != "" {
+		e := invalid(field, "%s", reason)
+		if reason == "not valid UTF-8" {
+			e.message += " (JSON text is UTF-8, RFC 8259 §8.1; the server echoes strings and never repairs them)"
+		}
+		return e
+	}
 	return nil
 }
 
@@ -183,7 +197,7 @@ func readOptionalBody(w http.ResponseWriter, r *http.Request, limit int64) *apiE
 	if json.Unmarshal(body, &m) != nil || m == nil {
 		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body must be empty or a JSON object")
 	}
-	return nil
+	return strictBody(body)
 }
 
 // jsonErr shortens a JSON decoding error for a message.

@@ -260,7 +260,7 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		"id": j.ID, "job_id": j.ID, "state": j.State.String(),
 		"attempt": v["attempt"], "max_attempts": v["max_attempts"], "job": v,
 	}
-	for _, k := range []string{"next_attempt_at", "retry_delay_ms", "discarded_at", "completed_at", "dead_letter"} {
+	for _, k := range []string{"next_attempt_at", "next_attempt_at_capped", "retry_delay_ms", "discarded_at", "completed_at", "dead_letter"} {
 		if val, ok := v[k]; ok {
 			resp[k] = val
 		}

@@ -43,7 +43,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	vis := fs.Duration("visibility-timeout", 30*time.Second, "(positive) reservation of a fetched job when the FETCH request sets none")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "(positive) how long in-flight requests may take to finish on SIGINT/SIGTERM")
 	keep := fs.Int("keep-finished", 10000, "(at least 1) finished jobs kept per queue and state (completed, cancelled, discarded), the oldest pruned first, each for at most 24h; over all queues at least 100000 of them and 10000 dead letters")
-	maxConns := fs.Int("max-conns", 1024, "(at least 1) connections served at once; more wait to be accepted")
+	maxConns := fs.Int("max-conns", 1024, "(at least 1) connections held at once; a new client beyond it closes the longest idle keep-alive connection, or waits while none is idle")
+	idle := fs.Duration("idle-timeout", 30*time.Second, "(positive) how long a keep-alive connection may stay idle between requests")
 	maxJobs := fs.Int("max-jobs", ojshttp.DefaultMaxJobs, "(at least 1) jobs held at most, in every state (429 queue_full beyond)")
 	maxBytes := fs.Int64("max-bytes", ojshttp.DefaultMaxBytes, "(at least 1) bytes of job data (args, meta, results) held at most (429 queue_full beyond)")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
@@ -104,6 +105,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
 		return 2
 	}
+	if *idle <= 0 {
+		fmt.Fprintf(stderr, "retrykit serve: --idle-timeout: must be positive, got %v\n", *idle)
+		return 2
+	}
 	if *grace <= 0 {
 		fmt.Fprintf(stderr, "retrykit serve: --shutdown-timeout: must be positive, got %v\n", *grace)
 		return 2
@@ -137,8 +142,11 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
 		return 1
 	}
-	ln = ojshttp.LimitListener(ln, *maxConns)
+	lim := ojshttp.LimitListener(ln, *maxConns)
+	ln = lim
 	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
+	hs.ConnState = lim.ConnState // idle connections give way to new clients
+	hs.IdleTimeout = *idle
 	base := "http://" + dialAddr(ln.Addr())
 	fmt.Fprintln(stdout, base)
 	if faults != 0 {
