@@ -51,6 +51,9 @@ type Executor struct {
 	timers timerHeap
 	leases timerHeap
 	active map[string]*job
+	// expiries holds the waiting jobs that have a start deadline, by
+	// deadline (see expiry.go).
+	expiries expiryHeap
 
 	// dl is the dead letter set and fin every other finished job, each in
 	// the order the jobs finished (retention, see index.go).
@@ -243,6 +246,13 @@ func (e *Executor) move(j *job, to State) {
 	j.state = to
 	j.dead = false
 	j.q.kinds[to].push(j, byKind)
+	if w := waiting(to); w != waiting(from) {
+		if w {
+			e.arm(j)
+		} else {
+			e.expiries.remove(j)
+		}
+	}
 	switch {
 	case from == Active:
 		delete(e.active, j.id)
@@ -266,6 +276,7 @@ func (e *Executor) makeReady(j *job, at int64) {
 	j.enqueued = at
 	j.started = never
 	e.wakeOne(j.q)
+	e.expireDue(j, at)
 }
 
 // advance applies everything due at or before now: scheduled and retryable
@@ -275,11 +286,16 @@ func (e *Executor) makeReady(j *job, at int64) {
 // (see lease).
 func (e *Executor) advance(now int64) {
 	for {
-		t, l := e.timers.peek(), e.leases.peek()
+		t, l, x := e.timers.peek(), e.leases.peek(), e.expiries.peek()
 		if l != nil && (l.due > now || l.due == maxNanos) {
 			l = nil
 		}
 		switch {
+		case x != nil && x.edue <= now && (t == nil || x.edue <= t.due) && (l == nil || x.edue <= l.due):
+			// A start deadline goes first among things due at one
+			// instant: a job expired at t cannot start at t.
+			e.expiries.remove(x)
+			e.expire(x)
 		case l != nil && (t == nil || !t.before(l)):
 			e.leases.remove(l)
 			e.timeout(l)
@@ -338,6 +354,7 @@ func (e *Executor) apply(j *job, d policy.Decision, at int64) {
 		if o := e.cfg.observer; o != nil {
 			o.Retrying(j.snapshot(e.cfg.history), int(j.attempt), d.Delay)
 		}
+		e.expireDue(j, at)
 	default:
 		e.move(j, Discarded)
 		j.finished = at
@@ -405,6 +422,14 @@ func prepare(spec *JobSpec) error {
 	if spec.VisibilityTimeout < 0 {
 		return fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, clip(spec.ID), spec.VisibilityTimeout)
 	}
+	if spec.EnqueueTTL < 0 {
+		return fmt.Errorf("%w: enqueue %q: negative enqueue TTL %v", ErrInvalidJob, clip(spec.ID), spec.EnqueueTTL)
+	}
+	if !spec.ExpiresAt.IsZero() && !representable(spec.ExpiresAt) {
+		return fmt.Errorf("%w: enqueue %q: expires_at %s is outside the representable range %s to %s",
+			ErrInvalidJob, clip(spec.ID), spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
+			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
+	}
 	if !spec.ScheduledAt.IsZero() && !representable(spec.ScheduledAt) {
 		return fmt.Errorf("%w: enqueue %q: scheduled_at %s is outside the representable range %s to %s",
 			ErrInvalidJob, clip(spec.ID), spec.ScheduledAt.UTC().Format(time.RFC3339Nano),
@@ -440,6 +465,7 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 		id: id, typ: e.intern(spec.Type), q: e.queue(spec.Queue), args: spec.Args, pol: pol,
 		seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
 		started: never, finished: never, vis: int64(vis), hidx: -1,
+		expires: timeNs(spec.ExpiresAt), ttl: int64(spec.EnqueueTTL), eidx: -1,
 	}
 	e.jobs[id] = j
 	e.peaks.jobs = max(e.peaks.jobs, len(e.jobs))
@@ -454,6 +480,7 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	default:
 		e.makeReady(j, now)
 	}
+	e.expireDue(j, now)
 	return j.snapshot(e.cfg.history), nil
 }
 
@@ -695,6 +722,7 @@ func (e *Executor) Retry(id string, override *policy.Policy) (Job, error) {
 	}
 	j.attempt = 0
 	j.finished = never
+	j.expires, j.ttl, j.expired = never, 0, NotExpired // the operator decides anew
 	e.makeReady(j, now)
 	return j.snapshot(e.cfg.history), nil
 }
@@ -803,6 +831,9 @@ func (e *Executor) nextDue() int64 {
 	}
 	if h := e.leases.peek(); h != nil && h.due < next {
 		next = h.due
+	}
+	if h := e.expiries.peek(); h != nil && h.edue < next {
+		next = h.edue
 	}
 	if h := e.dl.head; h != nil {
 		next = min(next, sat.AddInt(sat.AddInt(h.finished, int64(e.cfg.maxAge)), 1))

@@ -39,6 +39,14 @@ type JobSpec struct {
 	// VisibilityTimeout is the reservation period after each fetch and
 	// heartbeat; zero means the executor's default.
 	VisibilityTimeout time.Duration
+	// ExpiresAt, if set, is the deadline to start (ojs-core §5.2
+	// expires_at): a job still waiting then is discarded (see [Expiry]).
+	// It bounds every start, retries included.
+	ExpiresAt time.Time
+	// EnqueueTTL, if positive, bounds the wait for the job's first start,
+	// counted from its creation (ojs-timeouts §5.3): a job not yet started
+	// when it runs out is discarded. Zero means none; negative is refused.
+	EnqueueTTL time.Duration
 }
 
 // Failure is what a worker reports with Fail (ojs-retry §7.3): plain data.
@@ -110,6 +118,13 @@ type Job struct {
 
 	VisibilityTimeout time.Duration
 
+	// ExpiresAt and EnqueueTTL are the job's start deadlines as enqueued
+	// (zero: none; a manual retry clears them), and Expired which one
+	// discarded the job (NotExpired for every other job).
+	ExpiresAt  time.Time
+	EnqueueTTL time.Duration
+	Expired    Expiry
+
 	// Errors holds the most recent error entries, oldest first, at most the
 	// executor's WithErrorHistory size.
 	Errors []ErrorEntry
@@ -163,6 +178,16 @@ type job struct {
 	finished  int64
 	due       int64
 	vis       int64
+	// expires (ExpiresAt, never when unset) and ttl (EnqueueTTL in
+	// nanoseconds, 0 when unset) are the start deadlines; edue and ewhy
+	// the one watched while the job is in the expiry heap (at eidx, -1
+	// when absent); expired the one that discarded it.
+	expires int64
+	ttl     int64
+	edue    int64
+	eidx    int32
+	ewhy    Expiry
+	expired Expiry
 
 	hidx    int32 // index in the timer heap, -1 when absent
 	attempt int32
@@ -178,6 +203,7 @@ func (j *job) snapshot(history int) Job {
 		CreatedAt: nsTime(j.created), EnqueuedAt: nsTime(j.enqueued), ScheduledAt: nsTime(j.scheduled),
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),
+		ExpiresAt:         nsTime(j.expires), EnqueueTTL: time.Duration(j.ttl), Expired: j.expired,
 	}
 	switch j.state {
 	case Retryable:

@@ -13,71 +13,6 @@ import (
 	"github.com/retrykit/retrykit/executor"
 )
 
-// manifest is GET /ojs/manifest: it claims only what the server does.
-func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	return http.StatusOK, map[string]any{
-		"specversion": ojsVersion,
-		"implementation": map[string]any{
-			"name":     "retrykit",
-			"version":  moduleVersion(),
-			"language": "go",
-			"homepage": "https://github.com/retrykit/retrykit",
-		},
-		"conformance_level": 1,
-		"protocols":         []string{"http"},
-		"backend":           "memory",
-		"capabilities": map[string]bool{
-			"batch_enqueue":     true,
-			"cron_jobs":         false,
-			"dead_letter":       true,
-			"delayed_jobs":      true,
-			"job_ttl":           false,
-			"priority_queues":   false,
-			"rate_limiting":     false,
-			"schema_validation": false,
-			"unique_jobs":       true,
-			"workflows":         false,
-			"pause_resume":      true,
-		},
-		"extensions": map[string]any{
-			"x-retrykit": map[string]any{
-				"manual_clock":      s.cfg.manual != nil,
-				"events":            eventsEndpoint(s.cfg.events != nil),
-				"reset_endpoint":    resetEndpoint(s.cfg.reset),
-				"clock_endpoint":    clockEndpoint(s.cfg.manual != nil),
-				"persistence":       "none: a restart loses every job",
-				"decisions":         "docs/decisions.md RK-100 to RK-109, RK-152 to RK-159",
-				"max_jobs":          s.cfg.maxJobs,
-				"max_body_bytes":    s.cfg.maxBody,
-				"max_batch":         s.cfg.maxBatch,
-				"max_fetch_count":   MaxFetchCount,
-				"worker_directives": "POST /ojs/v1/admin/workers/{id}/quiet or /terminate: the next heartbeat answers that state",
-			},
-		},
-	}, nil
-}
-
-func eventsEndpoint(on bool) any {
-	if on {
-		return map[string]any{"transport": "http-polling", "endpoint": "/ojs/v1/events", "delivery": "at-most-once (bounded log)"}
-	}
-	return nil
-}
-
-func resetEndpoint(on bool) any {
-	if on {
-		return ResetPath
-	}
-	return nil
-}
-
-func clockEndpoint(on bool) any {
-	if on {
-		return AdminClockPath
-	}
-	return nil
-}
-
 // health is GET /ojs/v1/health.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 	return http.StatusOK, map[string]any{
@@ -191,6 +126,7 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) (int, any, 
 		offset = n
 	}
 	queue := q.Get("queue")
+	queue, limit = s.plantDeadLetterPage(queue, limit)
 	if queue != "" && (len(queue) > executor.MaxQueueLen || !queuePattern.MatchString(queue)) {
 		return 0, nil, invalid("queue", "must match %s", queuePattern)
 	}

@@ -194,6 +194,7 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			if pol, err = parseRetry(v); err != nil {
 				return err
 			}
+			pol = s.plantNoMerge(v, pol)
 		case "unique":
 			u, err := parseUnique(v)
 			if err != nil {

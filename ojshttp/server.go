@@ -198,9 +198,8 @@ func New(exec *executor.Executor, opts ...Option) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", "req_"+newUUIDv7(time.Now().UnixMilli()))
 	header(w)
-	if v := r.Header.Get("OJS-Version"); v != "" && v != ojsVersion && v != "1" {
-		writeError(w, r, &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
-			message: "OJS-Version " + clip(v) + " is not supported; this server speaks " + ojsVersion})
+	if v := r.Header.Get("OJS-Version"); !acceptVersion(v) {
+		writeError(w, r, versionError(v))
 		return
 	}
 	s.mux.ServeHTTP(w, r)

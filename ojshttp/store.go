@@ -34,6 +34,9 @@ type extra struct {
 	// uniqueness key, under which the store indexes the job (RK-152).
 	unique    *uniquePolicy
 	uniqueKey string
+	// sent are the error codes FAIL requests gave, newest last, at most
+	// maxSentCodes: a job's error history shows each as sent (RK-177).
+	sent []sentCode
 	// size is what the job's caller data weighs: args, meta, unknown
 	// fields, result, error history (counted against WithMaxBytes).
 	size int64

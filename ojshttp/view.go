@@ -93,7 +93,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	if n := len(j.Errors); n > 0 {
 		errs := make([]map[string]any, n)
 		for i, e := range j.Errors {
-			errs[i] = errorView(e)
+			errs[i] = errorView(e, x.sent)
 		}
 		v["errors"] = errs
 		if j.State != executor.Completed {
@@ -107,11 +107,11 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 // nanoseconds, April 2262).
 var lastInstant = time.Unix(0, 1<<63-1).UTC()
 
-func errorView(e executor.ErrorEntry) map[string]any {
+func errorView(e executor.ErrorEntry, sent []sentCode) map[string]any {
 	m := map[string]any{
 		"attempt":     e.Attempt,
 		"type":        e.Type,
-		"code":        string(e.Code),
+		"code":        wireCode(e, sent),
 		"message":     e.Message,
 		"occurred_at": stamp(e.Time),
 	}

@@ -82,6 +82,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		var x *extra
 		s.store.update(j.ID, func(e *extra) { e.started = started; x = e })
 		out[i] = s.view(j, x)
+		s.plantFetchAttempt(out[i])
 		s.emit("job.started", j, started, map[string]any{"worker_id": req.WorkerID, "attempt": j.Attempt})
 	}
 	resp := map[string]any{"jobs": out}
@@ -221,6 +222,9 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return 0, nil, invalid("error", "is required: an object with code and message")
 	}
 	e := req.Error
+	if len(e.Code) > executor.MaxFailureTypeLen {
+		return 0, nil, invalid("error.code", "at most %d bytes (executor.MaxFailureTypeLen), got %d", executor.MaxFailureTypeLen, len(e.Code))
+	}
 	f := executor.Failure{Type: e.Type, Message: e.Message, Details: e.Details}
 	if string(f.Details) == "null" {
 		f.Details = nil
@@ -254,7 +258,14 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return 0, nil, aerr
 	}
 	var x *extra
-	s.store.update(j.ID, func(e *extra) { e.addErrorCost(cost, len(j.Errors)); x = e })
+	s.store.update(j.ID, func(x *extra) { x.addErrorCost(cost, len(j.Errors)) })
+	if n := len(j.Errors); e.Code != "" && n > 0 {
+		last := j.Errors[n-1]
+		s.store.update(j.ID, func(x *extra) {
+			x.sent = withSent(x.sent, sentCode{attempt: last.Attempt, at: last.Time, code: e.Code})
+		})
+	}
+	x = s.store.get(j.ID)
 	v := s.view(j, x)
 	resp := map[string]any{
 		"id": j.ID, "job_id": j.ID, "state": j.State.String(),
@@ -275,7 +286,7 @@ func (s *Server) nonRetryable(id string, e *nackError, typ string) bool {
 	if e.Retryable != nil && !*e.Retryable {
 		return true
 	}
-	if !s.faults().Has(ojsfault.RegexMatch) || typ == "" {
+	if !s.faults().Has(ojsfault.RegexMatch) && !s.plantedMatching() || typ == "" {
 		return false
 	}
 	j, err := s.exec.Get(id)
@@ -286,7 +297,13 @@ func (s *Server) nonRetryable(id string, e *nackError, typ string) bool {
 	if x := s.store.get(id); x != nil && x.shown != nil {
 		pol = x.shown
 	}
+	if s.plantedMatch(pol.Spec().NonRetryableErrors, typ, e.Message) {
+		return true
+	}
 	for _, p := range pol.Spec().NonRetryableErrors {
+		if !s.faults().Has(ojsfault.RegexMatch) {
+			break
+		}
 		if re, err := regexp.Compile("^(?:" + p + ")$"); err == nil && re.MatchString(typ) {
 			return true
 		}

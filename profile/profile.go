@@ -246,6 +246,7 @@ func sortedModels() []*model {
 		configured(obanSettings, obanModel), configured(sidekiqSettings, sidekiq6Model),
 	}
 	ms = append(ms, peerModels()...)
+	ms = append(ms, golibModels()...)
 	for _, m := range ms {
 		m.base = m.name
 	}

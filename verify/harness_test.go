@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/profile"
 	"github.com/retrykit/retrykit/verify"
 )
 
@@ -45,6 +46,19 @@ func load(t *testing.T, profile string) *verify.File {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// vectorProfile is the profile that the named vector file's vectors are
+// for: the bare profile (the system's own defaults), or the configured one
+// the file's settings name.
+func vectorProfile(t *testing.T, name string) profile.Profile {
+	t.Helper()
+	spec := load(t, name).Spec()
+	p, err := profile.Parse(spec)
+	if err != nil {
+		t.Fatalf("package profile has no %q: %v", spec, err)
+	}
+	return p
 }
 
 // probe runs argv and reports whether it exits 0, with its combined output.

@@ -145,7 +145,11 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	lim := ojshttp.LimitListener(ln, *maxConns)
 	ln = lim
 	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
-	hs.ConnState = lim.ConnState // idle connections give way to new clients
+	silent := newSilentConns()
+	hs.ConnState = func(c net.Conn, st http.ConnState) {
+		silent.track(c, st)
+		lim.ConnState(c, st) // idle connections give way to new clients
+	}
 	hs.IdleTimeout = *idle
 	base := "http://" + dialAddr(ln.Addr())
 	fmt.Fprintln(stdout, base)
@@ -177,7 +181,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
-	if err := hs.Shutdown(ctx); err != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(ctx) }()
+	silent.closeAll()
+	if err := <-shut; err != nil {
 		fmt.Fprintf(stderr, "retrykit serve: shutdown: %v\n", err)
 		return 1
 	}

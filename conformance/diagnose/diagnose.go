@@ -3,6 +3,7 @@ package diagnose
 import (
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/retrykit/retrykit/conformance/protocol"
 )
@@ -90,6 +91,26 @@ var catalogue = []Model{
 	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted, 0},
 	{"fraction-unsupported", "accept a decimal fraction on the seconds (PT0.5S is 500 ms, section 4.1); a parser of whole numbers only, such as PHP's DateInterval, rejects it", bugDurNoFraction, 0},
 	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth, 0},
+	{"backoff-strategy-unsupported", "the backoff_strategy field is retrykit's extension (RK-01), not an OJS requirement: an implementation without it declares it unclaimed (--unclaimed extension:backoff_strategy, or \"unclaimed_flags\": [\"extension:backoff_strategy\"] in hello), or accepts the field and reports it in the effective policy", bugNoStrategyExtension, 0},
+}
+
+// Unclaim returns the vector flag that an implementation lacking the
+// optional feature this model misses declares unclaimed instead of
+// fixing it ("extension:backoff_strategy"): the hello's unclaimed_flags,
+// or --unclaimed of "retrykit conformance" and "retrykit fuzz". Vectors
+// carrying the flag are then not run, and answers without the feature
+// are accepted. It returns "" for a model that is a bug to fix. For a
+// combination, the flags of its bugs, comma-separated.
+func (m Model) Unclaim() string {
+	var flags []string
+	for b := bug(1); b < 64; b++ {
+		if m.mask()&(1<<b) != 0 {
+			if f, ok := unclaimable[b]; ok {
+				flags = append(flags, f)
+			}
+		}
+	}
+	return strings.Join(flags, ",")
 }
 
 // Drawn reports whether a is an answer whose delay the model cannot know:

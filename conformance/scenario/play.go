@@ -254,6 +254,10 @@ func step(e *executor.Executor, st *Step, dels map[string][]uint64) (obs Observa
 		if in.ScheduledAtMs != nil {
 			spec.ScheduledAt = msTime(*in.ScheduledAtMs)
 		}
+		if in.ExpiresAtMs != nil {
+			spec.ExpiresAt = msTime(*in.ExpiresAtMs)
+		}
+		spec.EnqueueTTL = msDur(in.EnqueueTTLMs)
 		_, opErr = e.Enqueue(spec)
 	case "fetch":
 		j, ok := e.Fetch(st.Queues...)

@@ -63,3 +63,28 @@ func BenchmarkRetryDecision(b *testing.B) {
 		}
 	})
 }
+
+// The policy of a job with very large metadata (21 MiB, a per-job policy
+// at the end), read again as River does on every failure. "cached": the
+// plugin finds the policy by the text's SHA-256 digest; "uncached" (a nil
+// Plugin, which has no cache, as every plugin had for such texts before)
+// decodes the whole text each time.
+func BenchmarkLargeMetadata(b *testing.B) {
+	md := largeMetadata(21<<20, 5)
+	for _, bc := range []struct {
+		name string
+		p    *Plugin
+	}{{"cached", New(nil)}, {"uncached", nil}} {
+		b.Run(bc.name, func(b *testing.B) {
+			job := &rivertype.JobRow{ID: 1, Attempt: 2, MaxAttempts: 5, Metadata: md}
+			bc.p.Policy(job) // the first use, which decodes
+			b.SetBytes(int64(len(md)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if bc.p.Policy(job).Spec().MaxAttempts != 5 {
+					b.Fatal("wrong policy")
+				}
+			}
+		})
+	}
+}

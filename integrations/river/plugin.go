@@ -109,12 +109,21 @@ func (p *Plugin) policyFor(job *rivertype.JobRow) (*policy.Policy, error) {
 	}
 	if p != nil {
 		if pol, ok := p.byMD.load(job.Metadata); ok {
+			if pol == nil { // metadata seen before, without a policy
+				return def, nil
+			}
 			return pol, nil
 		}
 	}
 	raw, ok, err := metadataPolicy(job.Metadata)
-	if err != nil || !ok {
+	if err != nil {
 		return def, err
+	}
+	if !ok {
+		if p != nil {
+			p.byMD.store(job.Metadata, nil)
+		}
+		return def, nil
 	}
 	pol, err := p.parse(raw)
 	if err != nil {

@@ -432,3 +432,66 @@ func TestCacheBoundsKeySize(t *testing.T) {
 		c.mu.RUnlock()
 	}
 }
+
+// largeMetadata is a job's metadata of about size bytes: a padding member,
+// then a per-job policy of maxAttempts, or none when maxAttempts is 0. The
+// padding holds escapes, so that the text takes the slow path of
+// hasPolicyKey even without a policy.
+func largeMetadata(size, maxAttempts int) []byte {
+	pad := strings.Repeat(`ab\"cd `, size/7)
+	md := `{"pad":"` + pad + `"`
+	if maxAttempts > 0 {
+		md += `,"retrykit_policy":{"max_attempts":` + strconv.Itoa(maxAttempts) + `}`
+	}
+	return []byte(md + "}")
+}
+
+// TestLargeMetadataIsDecodedOnce: a job whose metadata is far over the
+// verbatim cache key limit is decoded on its first use only; later uses
+// (River calls the plugin on every failure, twice) find the policy by the
+// text's digest. Decoding 2 MiB of JSON allocates thousands of times; a
+// digest lookup allocates nothing.
+func TestLargeMetadataIsDecodedOnce(t *testing.T) {
+	p := New(nil)
+	for _, want := range []int{7, 0} {
+		job := &rivertype.JobRow{Attempt: 1, Metadata: largeMetadata(2<<20, want)}
+		if want == 0 {
+			want = policy.Default().Spec().MaxAttempts
+		}
+		if got := p.Policy(job).Spec().MaxAttempts; got != want {
+			t.Fatalf("first use: max_attempts %d, want %d", got, want)
+		}
+		allocs := testing.AllocsPerRun(5, func() {
+			if got := p.Policy(job).Spec().MaxAttempts; got != want {
+				t.Fatalf("later use: max_attempts %d, want %d", got, want)
+			}
+		})
+		if allocs > 2 {
+			t.Errorf("max_attempts %d: %.0f allocations per later use of 2 MiB metadata: decoded again", want, allocs)
+		}
+	}
+	// The copy of a cached text with one byte changed is a different text.
+	md := largeMetadata(2<<20, 7)
+	md[len(md)-3] = '8'
+	if got := p.Policy(&rivertype.JobRow{Attempt: 1, Metadata: md}).Spec().MaxAttempts; got != 8 {
+		t.Errorf("changed metadata: max_attempts %d, want 8", got)
+	}
+}
+
+// TestLongKeyCacheIsBounded: texts over the verbatim key limit are kept by
+// digest, at most cacheLimit of them, the newest always kept.
+func TestLongKeyCacheIsBounded(t *testing.T) {
+	p := New(nil)
+	for i := range cacheLimit + 40 {
+		md := largeMetadata(cacheKeyLimit+100, i+1)
+		if got := p.Policy(&rivertype.JobRow{Attempt: 1, Metadata: md}).Spec().MaxAttempts; got != i+1 {
+			t.Fatalf("job %d: max_attempts %d", i, got)
+		}
+		if _, ok := p.byMD.load(md); !ok {
+			t.Fatalf("job %d: its metadata is not cached", i)
+		}
+	}
+	if n := p.byMD.len(); n != cacheLimit {
+		t.Errorf("cache holds %d entries, want %d", n, cacheLimit)
+	}
+}
