@@ -31,8 +31,9 @@ const (
 	// DefaultMaxJobs is the default bound of the jobs held (WithMaxJobs).
 	DefaultMaxJobs = 500_000
 	// DefaultMaxBytes is the default bound of the job data held
-	// (WithMaxBytes): 1 GiB.
-	DefaultMaxBytes = 1 << 30
+	// (WithMaxBytes): 256 MiB, so that a server at its default limits
+	// lives within a 2 GiB address space (README, serve).
+	DefaultMaxBytes = 256 << 20
 )
 
 // Server serves one executor over the OJS HTTP binding. Create it with New;

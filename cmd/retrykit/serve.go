@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/ojshttp"
 )
 
@@ -116,6 +118,13 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if _, port, err := net.SplitHostPort(*addr); err != nil || port == "" {
 		fmt.Fprintf(stderr, "retrykit serve: --addr: want HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one), got %q\n", *addr)
 		return 2
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A soft heap limit near what the flags let the server hold: the
+		// job data, the in-flight budget (bodies and answers, up to three
+		// times their size while encoded) and the runtime's own. The
+		// collector works harder near it instead of doubling the heap.
+		debug.SetMemoryLimit(sat.AddInt(sat.MulInt(*maxBytes, 2), 3*ojshttp.DefaultMaxInflightBytes+128<<20))
 	}
 	events := ojshttp.NewEvents(0)
 	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events),
