@@ -99,7 +99,7 @@ func (e *Executor) FetchWithin(n int, vis time.Duration, fit func(Job) bool, que
 			continue
 		}
 		for len(out) < n {
-			j := q.next()
+			j := e.next(q, now)
 			if j == nil {
 				break
 			}

@@ -45,8 +45,8 @@ func WithMaxInflightBytes(n int64) Option {
 	}
 }
 
-// budget is a weighted semaphore of bytes with FIFO waiters.
-type budget struct {
+// byteBudget is a weighted semaphore of bytes with FIFO waiters.
+type byteBudget struct {
 	mu      sync.Mutex
 	size    int64
 	cur     int64
@@ -58,11 +58,11 @@ type waiter struct {
 	ready chan struct{}
 }
 
-func newBudget(size int64) *budget { return &budget{size: size} }
+func newBudget(size int64) *byteBudget { return &byteBudget{size: size} }
 
 // acquire takes n bytes (at most the whole budget), waiting until they are
 // free or ctx ends. It returns the bytes taken, for release.
-func (b *budget) acquire(ctx context.Context, n int64) (int64, error) {
+func (b *byteBudget) acquire(ctx context.Context, n int64) (int64, error) {
 	n = min(max(n, 1), b.size)
 	b.mu.Lock()
 	if len(b.waiters) == 0 && b.cur+n <= b.size {
@@ -97,7 +97,7 @@ func (b *budget) acquire(ctx context.Context, n int64) (int64, error) {
 }
 
 // release gives back n bytes taken by acquire.
-func (b *budget) release(n int64) {
+func (b *byteBudget) release(n int64) {
 	if n <= 0 {
 		return
 	}
@@ -107,7 +107,7 @@ func (b *budget) release(n int64) {
 	b.mu.Unlock()
 }
 
-func (b *budget) grantLocked() {
+func (b *byteBudget) grantLocked() {
 	for len(b.waiters) > 0 && b.cur+b.waiters[0].n <= b.size {
 		w := b.waiters[0]
 		b.waiters = b.waiters[1:]

@@ -3,6 +3,7 @@ package ojshttp_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestManifestShape(t *testing.T) {
 		m.Backend != "memory" || len(m.Protocols) != 1 || m.Protocols[0] != "http" {
 		t.Fatalf("manifest %+v", m)
 	}
-	if len(m.Extensions) != 1 || m.Extensions[0] != "x-retrykit" || m.Retrykit["clock_endpoint"] != "/x-retrykit/v1/clock/advance" {
+	if !slices.Equal(m.Extensions, []string{"x-retrykit", "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter"}) || m.Retrykit["clock_endpoint"] != "/x-retrykit/v1/clock/advance" {
 		t.Fatalf("extensions %v, x-retrykit %v", m.Extensions, m.Retrykit)
 	}
 	if !m.Capabilities["job_ttl"] || !m.Capabilities["delayed_jobs"] || m.Capabilities["cron_jobs"] || m.Capabilities["workflows"] {

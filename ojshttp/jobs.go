@@ -92,9 +92,8 @@ func (s *Server) enqueue(all []*pushed) (out []map[string]any, dedup []int, aerr
 		s.uniqueMu.Lock()
 		defer s.uniqueMu.Unlock()
 	}
-	if err := s.checkPaused(all); err != nil {
-		return nil, nil, err
-	}
+	// A paused queue still accepts jobs: they wait as available until it
+	// is resumed (RK-192).
 	ps := all
 	var ignored []*executor.Job
 	var cancel []string
@@ -200,22 +199,6 @@ func (s *Server) roomFor(need int64) *apiError {
 	return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
 		message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data",
 		details: map[string]any{"max_bytes": s.cfg.maxBytes, "needed_bytes": need}}
-}
-
-// checkPaused refuses a PUSH that targets a paused queue.
-func (s *Server) checkPaused(ps []*pushed) *apiError {
-	for _, p := range ps {
-		q := p.spec.Queue
-		if q == "" {
-			q = executor.DefaultQueue
-		}
-		if info, ok := s.exec.Queue(q); ok && info.Paused {
-			return &apiError{status: http.StatusUnprocessableEntity, code: CodeQueuePaused, retryable: true,
-				message: "queue " + strconv.Quote(q) + " is paused: jobs cannot be enqueued or fetched",
-				details: map[string]any{"queue": q}}
-		}
-	}
-	return nil
 }
 
 // create enqueues ps (none: nothing), cancelling the jobs of cancel in the

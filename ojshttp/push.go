@@ -29,7 +29,6 @@ const (
 	maxTags     = 64
 	maxTagLen   = 255
 	maxUnknown  = 64 << 10 // all unknown top-level fields together, bytes of JSON
-	maxPriority = 100
 )
 
 // entryOverhead is what a job costs beyond its caller data, counted
@@ -113,6 +112,9 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	if err := s.decodeOptions(p, opts); err != nil {
 		return nil, err
 	}
+	if err := decodeBudget(p); err != nil {
+		return nil, err
+	}
 	size := 0
 	for k, v := range p.x.unknown {
 		size += len(k) + len(v)
@@ -135,11 +137,11 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				return invalid(field, "must match %s, at most %d bytes, got %s", queuePattern, executor.MaxQueueLen, clip(string(v)))
 			}
 		case "priority":
-			n, err := intField(v)
-			if err != nil || n < -maxPriority || n > maxPriority {
-				return invalid(field, "must be an integer from %d to %d, got %s", -maxPriority, maxPriority, clip(string(v)))
+			n, err := parsePriority(field, v)
+			if err != nil {
+				return err
 			}
-			p.x.priority = int(n)
+			p.spec.Priority = n
 		case "timeout_ms":
 			n, err := intField(v)
 			if err != nil || n < 0 {

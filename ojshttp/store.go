@@ -18,7 +18,6 @@ import (
 // store.mu; the slices and raw messages are never modified once stored.
 type extra struct {
 	meta      json.RawMessage
-	priority  int
 	tags      []string
 	timeoutMS *int64
 	unknown   map[string]json.RawMessage // top-level fields the server does not know, echoed

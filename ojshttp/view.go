@@ -35,12 +35,12 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	v["state"] = j.State.String()
 	v["attempt"] = s.attempt(j.Attempt)
 	v["max_attempts"] = maxAttempts(pol)
-	v["priority"] = x.priority
+	v["priority"] = j.Priority
 	if pj, err := pol.MarshalJSON(); err == nil {
 		v["retry"] = json.RawMessage(pj)
 	}
-	if len(x.meta) > 0 {
-		v["meta"] = x.meta
+	if m := metaView(j, x.meta); len(m) > 0 {
+		v["meta"] = m
 	}
 	if x.unique != nil {
 		v["unique"] = x.unique.raw
@@ -67,6 +67,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 			v["result"] = x.result
 		}
 	case executor.Discarded:
+		s.replayView(j, v)
 		// completed_at is when the job finished, as the official suite
 		// reads it for discarded jobs too (RK-105).
 		setTime(v, "completed_at", j.FinishedAt)
@@ -118,6 +119,7 @@ func errorView(e executor.ErrorEntry, sent []sentCode) map[string]any {
 	if len(e.Details) > 0 {
 		m["details"] = e.Details
 	}
+	timeoutErrorFields(e, m)
 	return m
 }
 

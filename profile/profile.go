@@ -247,6 +247,8 @@ func sortedModels() []*model {
 	}
 	ms = append(ms, peerModels()...)
 	ms = append(ms, golibModels()...)
+	ms = append(ms, pyModels()...)
+	ms = append(ms, jsModels()...)
 	for _, m := range ms {
 		m.base = m.name
 	}

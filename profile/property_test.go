@@ -197,6 +197,8 @@ func TestHugeAttempts(t *testing.T) {
 		"cenkalti": 30 * time.Second, "failsafe": 0, "go_retry": math.MaxInt64, "retryablehttp": 30 * time.Second,
 		// retry-go: 100ms << maxBackOffN, 63 - bits.Len64(1e8) = 36 shifts.
 		"retry_go": 100 * time.Millisecond << 36,
+		"tenacity": 0, "backoff": 0, "rq": 0, "p_retry": (1<<31 - 1) * time.Millisecond, "bee_queue": 0,
+		"delayed_job": math.MaxInt64,
 	}
 	for _, p := range profile.All() {
 		got := p.DelayAt(math.MaxInt, 0)

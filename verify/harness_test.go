@@ -87,6 +87,10 @@ type kase struct {
 	// Retry is a configured job's retry option, for drivers that take one
 	// (Sidekiq: an integer, true or false); nil leaves the default.
 	Retry any `json:"retry,omitempty"`
+	// Wait and Jitter are Active Job's retry_on wait (seconds) and jitter,
+	// for the wait_delay and float_wait ops.
+	Wait   *float64 `json:"wait,omitempty"`
+	Jitter *float64 `json:"jitter,omitempty"`
 }
 
 func delayCase(attempt int, r float64) kase {

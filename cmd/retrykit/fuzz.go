@@ -80,7 +80,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
 		fmt.Fprint(fset.Output(), fuzzUsage)
-		fset.PrintDefaults()
+		writeFlags(fset.Output(), fset)
 	}
 	if helpRequested(args) {
 		fset.SetOutput(stdout)

@@ -83,7 +83,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
 		fmt.Fprint(fset.Output(), liveUsage)
-		fset.PrintDefaults()
+		writeFlags(fset.Output(), fset)
 	}
 	if helpRequested(args) {
 		fset.SetOutput(stdout)

@@ -93,7 +93,7 @@ type simRun struct {
 func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), simulateUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(fs.Output(), simulateUsage); writeFlags(fs.Output(), fs) }
 	jobs := fs.Int("jobs", 1000, "number of jobs, 1 to 1000000")
 	outage := fs.Duration("outage", 60*time.Second, "length of the outage from t=0, 0 to 10000h")
 	polFile := fs.String("policy", simDefaultPolicy, "retry policy: a JSON file, inline JSON, or default (the OJS default policy)")

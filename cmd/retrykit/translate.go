@@ -57,7 +57,7 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print the translation as JSON (durations in nanoseconds)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), translateUsage)
-		fs.PrintDefaults()
+		writeFlags(fs.Output(), fs)
 	}
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {

@@ -76,6 +76,10 @@ const (
 	bugDurShorthand
 	bugMonth30Days
 	bugDurNoFraction
+	// timeouts and dead-letter extensions
+	bugBudgetInclusive
+	bugTimeoutNotAttempt
+	bugReplayOffByOne
 	bugNoStrategyExtension
 )
 
@@ -150,6 +154,8 @@ func reject(id int64, typ, msg string) protocol.Response {
 func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 	resp.ID = req.ID
 	switch req.Op {
+	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay:
+		return e.caseOp(req)
 	case protocol.OpParseDuration:
 		ns, err := e.parseDuration(req.Value)
 		if err != nil {

@@ -83,8 +83,8 @@ func (e *env) cleanup(ctx context.Context) string {
 	close(work)
 	wg.Wait()
 	left := len(ids) - cancelled - deleted
-	s := fmt.Sprintf("cleanup: of %d jobs pushed in %d queues of the run (prefix %s), %d pending were cancelled and %d dead letters deleted; left behind: %d (%d finished jobs the binding cannot delete, %d not read)",
-		len(ids), e.seq.Load(), e.prefix, cancelled, deleted, left, kept, left-kept)
+	s := fmt.Sprintf("cleanup: of %d jobs the run pushed (queues %s-*), %d pending were cancelled and %d dead letters deleted; left behind: %d (%d finished jobs the binding cannot delete, %d not read)",
+		len(ids), e.prefix, cancelled, deleted, left, kept, left-kept)
 	if ctx.Err() != nil {
 		s += "; the cleanup ran out of time"
 	}

@@ -16,9 +16,9 @@ import (
 // diagnose replaces the report's causes (computed by Report.Tally from
 // the checks' classes) by the diagnosis of the run:
 //
-//  1. a server that passed nothing and answered at least half of the
-//     requests with 5xx or not at all is failing: one cause lists every
-//     failed and errored check;
+//  1. a server that passed no retry check (http-content-type aside) and
+//     answered at least half of the requests with 5xx or not at all is
+//     failing: one cause lists every failed and errored check;
 //  2. else the bug models of package servermodel that reproduce the
 //     server's answers, each with the checks it explains, the passes that
 //     contradict it, and the dialect flag that explains it, if any;
@@ -31,7 +31,15 @@ func (e *env) diagnose(rep *conformance.Report) {
 	e.c.mu.Lock()
 	failing, requests := e.c.failing, e.c.requests
 	e.c.mu.Unlock()
-	if rep.Totals.Pass == 0 && failing > 0 && 2*failing >= requests {
+	// The Content-Type of error answers says nothing of retries: a server
+	// failing with well-typed 500s passes that check alone.
+	passed := 0
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusPass && r.ID != "http-content-type" {
+			passed++
+		}
+	}
+	if passed == 0 && failing > 0 && 2*failing >= requests {
 		c := conformance.Cause{Class: "server-failing",
 			Explanation: fmt.Sprintf("the server answered %d of %d requests with HTTP 5xx or not at all and passed no check: it is failing, so no retry behaviour could be judged; look at its log and its backing service first", failing, requests)}
 		for _, r := range rep.Results {

@@ -38,6 +38,7 @@ type env struct {
 	dlPages  int               // dead-letter pages read
 	dlSeen   bool              // a dead letter of the run was listed
 	dialect  *dialect          // what the probe found; nil when not probed
+	runCtx   context.Context   // the run's context, bounded by its time budget
 }
 
 // record keeps an observation for the diagnosis by reproduction (package
@@ -133,8 +134,15 @@ func (e *env) fail(id, format string, a ...any) {
 	e.set(id, conformance.StatusFail, fmt.Sprintf(format, a...))
 }
 
-// errored records err against every check in ids.
+// errored records err against every check in ids. An error caused by the
+// run's time budget running out (a request cut short by it, say) is
+// recorded as the budget's error, so the report says why the check ended.
 func (e *env) errored(err error, ids ...string) {
+	if e.runCtx != nil && e.runCtx.Err() != nil && !errors.Is(err, ErrBudget) {
+		if berr := e.ctxErr(e.runCtx); errors.Is(berr, ErrBudget) {
+			err = fmt.Errorf("%w (%v)", berr, err)
+		}
+	}
 	for _, id := range ids {
 		e.set(id, conformance.StatusError, err.Error())
 	}

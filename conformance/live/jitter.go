@@ -135,7 +135,9 @@ func scenJitter(ctx context.Context, e *env) {
 			// jitter range).
 			dlo, dhi := e.delayRange(ex, next)
 			mu.Lock()
-			if dhi < jb.pol.initial || dlo > jb.pol.initial {
+			// next_attempt_at carries milliseconds (RK-110): a window off
+			// the base by less than that proves nothing.
+			if dhi < jb.pol.initial-resolution || dlo > jb.pol.initial+resolution {
 				varied[jb.check]++
 			}
 			if dhi-dlo <= (hi-lo)/10 {

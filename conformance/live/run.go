@@ -312,7 +312,7 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	e := &env{c: c, cfg: cfg, prefix: "rk-live-" + hex.EncodeToString(b[:]), verdicts: map[string]*verdict{}}
+	e := &env{c: c, cfg: cfg, prefix: "rk-live-" + hex.EncodeToString(b[:]), verdicts: map[string]*verdict{}, runCtx: ctx}
 	var dialect []string
 	if !cfg.noProbe {
 		dialect = e.probe(ctx)

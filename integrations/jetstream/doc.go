@@ -40,9 +40,14 @@
 // publishes a copy of the message to a subject (a stream must capture it),
 // with the original's headers and [DeadLetterHeaders]: stream, sequence,
 // subject, the final attempt, the reason, the final error and its type,
-// and the history of failed attempts this process saw. The original is
+// and the history of failed attempts this process saw. A copy that would
+// exceed the server's max_payload or the dead-letter stream's max_msg_size
+// is cut to fit (the history dropped, then the data cut, then the error
+// message), and says so ([HeaderCut], [HeaderDataSize]). The original is
 // terminated only after the copy is stored; if storing fails it is nakked
-// and tried again. Without a dead-letter subject, dead_letter terminates
+// and tried again, and the error is returned by [Plugin.Process], or given
+// by [Plugin.Handler] to the [ErrorHandler] ([WithErrorHandler]) or the
+// log: never dropped. Without a dead-letter subject, dead_letter terminates
 // the message and the outcome's error says so ([ErrNoDeadLetter]).
 //
 // # Redelivery of settled messages

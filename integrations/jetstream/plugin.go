@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -37,6 +38,7 @@ type Plugin struct {
 	dl        jetstream.JetStream
 	dlSubject string
 	heartbeat time.Duration
+	onError   ErrorHandler
 	cache     policyCache
 	hist      history
 	settled   settledSet
@@ -76,6 +78,21 @@ func WithDeadLetter(js jetstream.JetStream, subject string) Option {
 // counts as a failed attempt, as an OJS visibility timeout does.
 func WithHeartbeat(interval time.Duration) Option {
 	return func(p *Plugin) { p.heartbeat = max(interval, 0) }
+}
+
+// ErrorHandler receives an error [Plugin.Handler] could not return: the
+// error of settling msg (an ack, nak or term that failed, or a dead-letter
+// copy that could not be published, such as [ErrDeadLetterTooLarge]), with
+// the message's outcome. It runs on the consumer's goroutine and must not
+// settle msg.
+type ErrorHandler func(msg jetstream.Msg, out Outcome, err error)
+
+// WithErrorHandler makes [Plugin.Handler] pass each error of settling a
+// message to f. Without it (or with a nil f) Handler logs each such error
+// with log/slog's default logger, at level Error, naming the message's
+// stream and sequence: an error is never dropped silently.
+func WithErrorHandler(f ErrorHandler) Option {
+	return func(p *Plugin) { p.onError = f }
 }
 
 // PanicErrorType is the OJS error type of a handler that panicked (see
@@ -168,10 +185,24 @@ type HandlerFunc func(ctx context.Context, msg jetstream.Msg) error
 
 // Handler returns a jetstream.MessageHandler for Consume that runs h on
 // each message through [Plugin.Process], with a context derived from ctx.
-// Outcomes are not reported; use Process to see them.
+// Outcomes are not reported (use Process to see them); an error of
+// settling a message goes to the [ErrorHandler] of [WithErrorHandler], or
+// to log/slog's default logger.
 func (p *Plugin) Handler(ctx context.Context, h HandlerFunc) jetstream.MessageHandler {
 	return func(msg jetstream.Msg) {
-		_, _ = p.Process(ctx, msg, h)
+		out, err := p.Process(ctx, msg, h)
+		if err == nil {
+			return
+		}
+		if p != nil && p.onError != nil {
+			p.onError(msg, out, err)
+			return
+		}
+		attrs := []any{"subject", msg.Subject(), "attempt", out.Attempt, "err", err}
+		if md, merr := msg.Metadata(); merr == nil {
+			attrs = append(attrs, "stream", md.Stream, "sequence", md.Sequence.Stream)
+		}
+		slog.Error("jetstreamretry: message not settled", attrs...)
 	}
 }
 
@@ -219,9 +250,14 @@ var ErrNoDeadLetter = errors.New("jetstreamretry: dead_letter without a dead-let
 //  3. h fails: the policy decides from errmatch.Classify(err) and the
 //     attempt. Retry: NakWithDelay(delay), jitter drawn from the plugin's
 //     source. Discard: Term. DeadLetter: the message is published to the
-//     dead-letter subject with [DeadLetterHeaders], then terminated; if the
-//     publish fails, msg is nakked after the policy's first delay and the
-//     publish error is returned, so the message is not lost.
+//     dead-letter subject with [DeadLetterHeaders], then terminated. A copy
+//     over the server's max_payload (or the dead-letter stream's
+//     max_msg_size) is cut to fit, and says what was cut ([HeaderCut]). If
+//     the publish fails all the same (the stream is unavailable, or the
+//     original's own headers are too large: [ErrDeadLetterTooLarge]), msg
+//     is not terminated but nakked after the policy's first delay, and the
+//     publish error is returned, so the message is not lost: it stays in
+//     its stream, and is delivered again while MaxDeliver allows.
 //
 // A failure the policy cannot judge (an unknown handler code) is
 // dead-lettered, with the problem joined to the error; a policy header that

@@ -68,6 +68,13 @@ func (n *node) kill() {
 // them at the end of the test.
 func startNodes(t testing.TB, n int) []*node {
 	t.Helper()
+	return startNodesWith(t, n, "")
+}
+
+// startNodesWith is startNodes with each server also reading the
+// configuration text conf (none when empty), such as "max_payload: 16384".
+func startNodesWith(t testing.TB, n int, conf string) []*node {
+	t.Helper()
 	bin := serverBinary(t)
 	dir := t.TempDir()
 	ports, cports := make([]int, n), make([]int, n)
@@ -78,6 +85,13 @@ func startNodes(t testing.TB, n int) []*node {
 	for i := range n {
 		name := fmt.Sprintf("rk-%d", i)
 		args := []string{"-js", "-a", "127.0.0.1", "-p", strconv.Itoa(ports[i]), "-n", name, "-sd", filepath.Join(dir, name)}
+		if conf != "" {
+			path := filepath.Join(dir, name+".conf")
+			if err := os.WriteFile(path, []byte(conf+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "-c", path)
+		}
 		if n > 1 {
 			var routes []string
 			for j := range n {

@@ -39,6 +39,7 @@ NOTES = {
     "implementation-defined:delete": "Uses the delete op: a finished job is removed at once, an unfinished one is refused (RK-42). Skip if unsupported.",
     "implementation-defined:paused-queue": "Queue pause/resume is an operator extension: a paused queue's jobs still become available and its reservations still expire, they are just not fetched (RK-36).",
     "implementation-defined:error-classes": "Expects a specific error class (invalid_request, duplicate_id, not_found) for a rejected operation.",
+    "extension:priority": "Uses the job field priority (ojs-core 5): within a queue a higher number is fetched first, equal numbers in the order the jobs became available; absent is 0. Skip if unsupported.",
     "extension:expiry": "Uses the job's start deadlines: expires_at_ms (ojs-core 5.2 expires_at) and enqueue_ttl_ms (ojs-timeouts 5.3 enqueue_ttl, in milliseconds). A job still waiting (scheduled, available, pending, retryable) once the clock is past its deadline is discarded without running and without an error entry; at the deadline itself it may still be fetched. expires_at bounds every start, the enqueue TTL (counted from the enqueue) only the first. A job active past its deadline finishes its attempt; if it fails with retries left it is discarded at once. A manual retry clears both deadlines. Skip if unsupported.",
     "implementation-defined:limits": "Size limits on caller data (RK-46): job id, type and queue at most 255 bytes, args at most 1 MiB of valid JSON, error type at most 1024 bytes, error details at most 64 KiB; over a limit is invalid_request and changes nothing. An error message over 4096 bytes is recorded cut to its first 4093 bytes (at a character boundary) followed by U+2026. Skip if your limits differ.",
 }
@@ -81,10 +82,11 @@ def X(jobs=None, fetched=ABS, error=None, absent=None, counts=None):
     return d
 
 
-def enq(at, jid, expect, typ="email.send", queue=None, retry=ABS, sched=None, pending=False, vis=None, expires=None, ttl=None):
+def enq(at, jid, expect, typ="email.send", queue=None, retry=ABS, sched=None, pending=False, vis=None, expires=None, ttl=None, prio=None):
     job = {"id": jid, "type": typ}
     if queue: job["queue"] = queue
     job["args"] = [jid]
+    if prio is not None: job["priority"] = prio
     if retry is not ABS: job["retry"] = retry
     if sched is not None: job["scheduled_at_ms"] = sched
     if pending: job["pending"] = True
@@ -970,6 +972,30 @@ S(L, "scn-core-0029", "RK-46", "ojs-retry 10.1", "A failure is never refused for
    fail(100, "a", X({"a": J("active", attempt=1, errs=[])}, error="invalid_request"), typ="e" * 1025),
    fail(100, "a", X({"a": J("retryable", attempt=1, nra=1100, errs=[E(1, "smtp.unavailable", "m" * 4093 + "\u2026", 100)])}), msg="m" * 5000)],
   covers=["RET-14"], flags=LIM)
+
+
+# ---- lifecycle.json (continued): priority (ojs-core 5)
+PF = ["extension:priority"]
+S(L, "scn-core-0030", "CORE-F04", "ojs-core 5", "Higher priority is fetched first, FIFO among equals: a(0) b(10) c(0) d(-10) e(10) come out b e a c d (ojs-core 5: higher values MUST be fetched before lower ones, equal ones in FIFO order)",
+  [enq(0, "a", X(), prio=0), enq(1, "b", X(), prio=10), enq(2, "c", X()), enq(3, "d", X(), prio=-10), enq(4, "e", X(), prio=10),
+   fetch(5, X(fetched="b")), fetch(5, X(fetched="e")), fetch(5, X(fetched="a")), fetch(5, X(fetched="c")),
+   fetch(5, X(fetched="d")), fetch(5, X(fetched=None))],
+  covers=["CORE-F03"], flags=PF)
+S(L, "scn-core-0031", "CORE-F04", "ojs-core 5", "A job back from its backoff joins the tail of its own priority: r(5) fails at 0 (retry at 1000); p5(5), p0(0), p9(9) enqueued meanwhile; from 1000 the order is p9, p5, r, p0",
+  [enq(0, "r", X(), prio=5, retry={"max_attempts": 3, "initial_interval": "PT1S", "jitter": False}), fetch(0, X(fetched="r")),
+   fail(0, "r", X({"r": J("retryable", attempt=1, nra=1000)})),
+   enq(10, "p5", X(), prio=5), enq(20, "p0", X()), enq(30, "p9", X(), prio=9),
+   fetch(1000, X(fetched="p9")), fetch(1000, X(fetched="p5")), fetch(1000, X({"r": J("active", attempt=2)}, fetched="r")),
+   fetch(1000, X(fetched="p0"))],
+  covers=["CORE-T12"], flags=PF)
+S(L, "scn-core-0032", "CORE-F04", "ojs-core 5", "Priority orders jobs within a queue only: queues are still checked left to right, so the low-priority job of the first listed queue comes before the high-priority one of the second",
+  [enq(0, "h", X(), queue="second", prio=10), enq(1, "l", X(), queue="first", prio=-10),
+   fetch(2, X(fetched="l"), "first", "second"), fetch(2, X(fetched="h"), "first", "second")],
+  covers=["CORE-F01"], flags=PF)
+S(L, "scn-core-0033", "CORE-F04", "ojs-core 5", "A scheduled job of high priority becomes available at its time and goes before the normal jobs that waited longer",
+  [enq(0, "s", X(), sched=1000, prio=10), enq(1, "a", X()), enq(2, "b", X()),
+   fetch(999, X(fetched="a")), fetch(1000, X({"s": J("active", attempt=1)}, fetched="s")), fetch(1000, X(fetched="b"))],
+  covers=["CORE-T04"], flags=PF)
 
 
 if __name__ == "__main__":
