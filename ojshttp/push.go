@@ -53,7 +53,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	for k, v := range raw {
 		switch k {
 		case "id", "type", "args", "meta", "options", "specversion":
-		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms":
+		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms", "expires_at", "enqueue_ttl":
 			// Envelope attributes of ojs-core may also sit at the top level.
 			if opts == nil {
 				opts = map[string]json.RawMessage{}
@@ -155,13 +155,9 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			}
 			p.spec.VisibilityTimeout = time.Duration(n) * time.Millisecond
 		case "delay_until", "scheduled_at":
-			var ts string
-			t, err := time.Time{}, error(nil)
-			if err = json.Unmarshal(v, &ts); err == nil {
-				t, err = time.Parse(time.RFC3339Nano, ts)
-			}
+			t, err := pushTime(field, v, s.cfg.clock.Now())
 			if err != nil {
-				return invalid(field, "must be an RFC 3339 timestamp, got %s", clip(string(v)))
+				return err
 			}
 			if !p.spec.ScheduledAt.IsZero() {
 				return invalid(field, "delay_until and scheduled_at are the same option; give one")
@@ -203,7 +199,19 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				return err
 			}
 			p.x.unique = u
-		case "expires_at", "rate_limit", "depends_on", "workflow":
+		case "expires_at":
+			t, err := pushTime(field, v, s.cfg.clock.Now())
+			if err != nil {
+				return err
+			}
+			p.spec.ExpiresAt = t
+		case "enqueue_ttl":
+			d, err := enqueueTTL(field, v)
+			if err != nil {
+				return err
+			}
+			p.spec.EnqueueTTL = d
+		case "rate_limit", "depends_on", "workflow":
 			return &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 				message: field + ": not supported by this server (the manifest does not claim it)",
 				details: map[string]any{"field": field}}

@@ -101,6 +101,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 			v["error"] = errs[n-1]
 		}
 	}
+	expiryView(v, j)
 	return v
 }
 
