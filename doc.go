@@ -22,14 +22,26 @@
 //   - [github.com/retrykit/retrykit/profile]: other systems' retry
 //     behaviour (Sidekiq, Celery, River, AWS, gRPC, ...) reproduced exactly,
 //     to compare with and migrate to an OJS policy;
+//   - [github.com/retrykit/retrykit/conformance/live]: the checker of a
+//     running OJS server over HTTP ("retrykit conformance --server");
+//   - [github.com/retrykit/retrykit/ojshttp]: the reference OJS HTTP
+//     server over the executor ("retrykit serve");
 //   - [github.com/retrykit/retrykit/policytest]: rapid generators and
 //     properties that test any implementation of the retry policy against
 //     this one, from a Go test.
 //
+// Every import runs downward through three layers. At the bottom,
+// internal/ holds the shared low layer (sat, bounded, suggest, ojsfault,
+// readmecheck), standard library alone. The library packages above import
+// it; the commands on top live under cmd/: cmd/retrykit keeps the packages
+// only it uses (fuzz, chart, human) in cmd/retrykit/internal, and
+// cmd/ojsload is the load generator of the server benchmarks.
+//
 // Nested modules, each with its own go.mod so that their dependencies stay
-// out of this one: integrations/river (package riverretry) and
-// integrations/asynq (package asynqretry) drive River's and asynq's retries
-// with an OJS policy, examples/river and examples/asynq show them at work,
+// out of this one: integrations/river (package riverretry),
+// integrations/asynq (asynqretry), integrations/temporal (temporalretry)
+// and integrations/jetstream (jetstreamretry) drive River's, asynq's, Temporal's and NATS
+// JetStream's retries with an OJS policy, examples/ shows them at work,
 // verify/ runs the profiles against the other systems' real code, and
 // bench/ measures retrykit against its peers.
 //

@@ -22,6 +22,9 @@ func ExampleVectors() {
 	// delay.json
 	// duration.json
 	// match.json
+	// replay.json
+	// timeout_decide.json
+	// timeout_expiry.json
 	// validate.json
 	// vector.schema.json
 }

@@ -68,16 +68,20 @@ func Example_executorQuickStart() {
 		log.Fatal(err)
 	}
 	for _, j := range e.List(executor.Filter{}) {
-		fmt.Printf("%s: %s after %d attempt(s), dead letter: %v\n", j.ID, j.State, j.Attempt, j.DeadLetter)
+		state := j.State.String()
+		if j.DeadLetter {
+			state = "dead-lettered" // state discarded, in the dead letter queue
+		}
+		fmt.Printf("%s: %s after %d attempt(s)\n", j.ID, state, j.Attempt)
 		for _, x := range j.Errors {
 			fmt.Printf("  attempt %d failed: %s: %s\n", x.Attempt, x.Type, x.Message)
 		}
 	}
 	// Output:
-	// welcome: completed after 1 attempt(s), dead letter: false
-	// invoice-1: completed after 2 attempt(s), dead letter: false
+	// welcome: completed after 1 attempt(s)
+	// invoice-1: completed after 2 attempt(s)
 	//   attempt 1 failed: executor.handler_error: gateway timeout
-	// invoice-2: discarded after 2 attempt(s), dead letter: true
+	// invoice-2: dead-lettered after 2 attempt(s)
 	//   attempt 1 failed: executor.handler_error: gateway timeout
 	//   attempt 2 failed: payment.card_stolen: card reported stolen
 }

@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// Every ```go block of every markdown file of the main module compiles
-// (issue 19). A block is one of:
+// Every ```go block of every markdown file of the main module compiles.
+// A block is one of:
 //
 //   - a whole Go file, starting with its package clause: TestSnippetsCompile
 //     builds it (go vet, which type-checks test files too) in a fresh module
@@ -172,6 +172,7 @@ func checkHarness(t *testing.T, s snippet) {
 var dependRecipe = []string{
 	"go mod edit -replace github.com/retrykit/retrykit=",
 	"go mod tidy",
+	"go doc github.com/retrykit/retrykit/policy.Failure",
 }
 
 func TestDependRecipeInReadme(t *testing.T) {
@@ -256,6 +257,8 @@ func TestSnippetsCompile(t *testing.T) {
 		}
 	}
 	run(strings.Fields(dependRecipe[1])[1:]...)
+	// After tidy, go doc reads the API from the clone.
+	run(strings.Fields(dependRecipe[2])[1:]...)
 	cmd := exec.Command(goBin, "vet", "./...")
 	cmd.Dir, cmd.Env = dir, env
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -293,5 +296,91 @@ func TestGettingStarted(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "(docs/getting-started.md)") {
 		t.Error("README.md does not link docs/getting-started.md")
+	}
+}
+
+// In a module that imports nothing from retrykit yet, the replace line
+// alone leaves go doc with "cannot find package" (and go mod tidy, with
+// nothing to keep, does not help); go get writes the require line through
+// the replace, without the network, as the README says.
+func TestDependRecipeFreshModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command; skipped with -short")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	env := append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := run(args...)
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	doc := strings.Fields(dependRecipe[2])[1:]
+	must("mod", "init", "example.com/fresh")
+	must(strings.Fields(dependRecipe[0] + root)[1:]...)
+	if out, err := run(doc...); err == nil || !strings.Contains(out, "cannot find package") {
+		t.Errorf("go doc with the replace line alone: %v\n%s", err, out)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "go get\ngithub.com/retrykit/retrykit` writes it") {
+		t.Error("README.md no longer says that go get writes the require line in a module that imports nothing yet")
+	}
+	must("get", "github.com/retrykit/retrykit")
+	if out := must(doc...); !strings.Contains(out, "type Failure struct") {
+		t.Errorf("go doc after go get:\n%s", out)
+	}
+}
+
+// Every queue integration (a nested module under integrations/) is named
+// where the replace recipe (README.md) and docs/getting-started.md tell
+// a reader how to depend on the clone.
+func TestRecipeNamesEveryIntegration(t *testing.T) {
+	mods, err := filepath.Glob("integrations/*/go.mod")
+	if err != nil || len(mods) < 4 {
+		t.Fatalf("integration modules: %v %v", mods, err)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := string(readme)
+	i := strings.Index(recipe, "### Depending on a clone")
+	if i < 0 {
+		t.Fatal("README.md: no \"### Depending on a clone\"")
+	}
+	recipe = recipe[i:]
+	if j := strings.Index(recipe, "\n## "); j >= 0 {
+		recipe = recipe[:j]
+	}
+	guide, err := os.ReadFile("docs/getting-started.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		dir := filepath.ToSlash(filepath.Dir(m))
+		for name, text := range map[string]string{"README.md replace recipe": recipe, "docs/getting-started.md": string(guide)} {
+			if !strings.Contains(text, "`"+dir+"`") {
+				t.Errorf("%s does not name %s", name, dir)
+			}
+		}
 	}
 }

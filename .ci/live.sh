@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 15, part 3: `retrykit serve` on a free loopback port, checked by
+# The live OJS server: `retrykit serve` on a free loopback port, checked by
 # `retrykit conformance --server` (everything passes), then planted-bug
-# variants of it that the checker must catch, then the load test (50 HTTP
+# variants of it that the checker must catch and name by their bug models, then the load test (50 HTTP
 # workers, 20000 jobs with random failures: nothing lost or duplicated).
 # Called by .ci/run; about 30 s.
 set -euo pipefail
@@ -40,24 +40,35 @@ start_serve correct
 echo "-- load test against retrykit serve"
 "$tmp/ojsload" --server "$URL" --workers 50 --jobs 20000 --label "retrykit serve"
 
-echo "-- planted faults (each must be caught)"
-# fault and the check that must fail for it
-for pair in attempt-off-by-one:http-attempts no-cap-after-jitter:http-jitter-cap \
-            regex-match:http-prefix-boundary early-retry:http-not-early; do
-  fault=${pair%%:*} check=${pair##*:}
+echo "-- planted faults (each must be caught and named by its bug model)"
+# fault : the check that must fail : the bug model that must explain it
+for triple in attempt-off-by-one:http-attempts:attempt-from-zero \
+              no-cap-after-jitter:http-jitter-cap:no-cap-after-jitter \
+              regex-match:http-prefix-boundary:regex-match \
+              early-retry:http-not-early:early-retry \
+              fetch-attempt-high:http-attempt-absolute:fetch-attempt-high \
+              no-defaults-merge:http-partial-max-attempts:no-merge-max-attempts \
+              message-match:http-match-message:message-match \
+              glob-match:http-match-glob:glob-match \
+              dead-letter-pages:http-dead-letter-filter:dead-letter-queue-filter-ignored; do
+  IFS=: read -r fault check model <<<"$triple"
   start_serve "$fault" --plant "$fault"
   status=0
-  "$tmp/retrykit" conformance --server "$URL" --format json -o "$tmp/$fault.json" || status=$?
+  "$tmp/retrykit" conformance --server "$URL" --format json -o "$tmp/$fault.json" --format text -o "$tmp/$fault.txt" || status=$?
   if [ "$status" -ne 1 ]; then
     echo "planted fault $fault: conformance --server exited $status, want 1 (caught)"; exit 1
   fi
-  python3 - "$tmp/$fault.json" "$check" "$fault" <<'PY'
+  python3 - "$tmp/$fault.json" "$check" "$fault" "$model" <<'PY'
 import json, sys
-rep, check, fault = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+rep, check, fault, model = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
 st = {r["id"]: r["status"] for r in rep["results"]}
 if st.get(check) != "fail":
     sys.exit(f"planted fault {fault}: {check} is {st.get(check)!r}, want fail")
+named = [c for c in rep["causes"] if c.get("reproduced") and (c["class"] == "bug:" + model or model in (c.get("equivalent") or []))]
+if not named or check not in named[0]["ids"] or named[0].get("contradicted"):
+    sys.exit(f"planted fault {fault}: no uncontradicted cause bug:{model} explains {check}; causes {[(c['class'], c['ids']) for c in rep['causes']]}")
 bad = sorted(i for i, s in st.items() if s != "pass")
-print(f"planted fault {fault}: caught by {', '.join(bad)}")
+print(f"planted fault {fault}: caught by {', '.join(bad)}; named bug:{model}")
 PY
+  grep -q "bug:$model" "$tmp/$fault.txt" || { echo "planted fault $fault: the text report of the same run does not name bug:$model"; exit 1; }
 done

@@ -6,19 +6,39 @@
 # checked retry, and its report on each server. docs/benchmarks.md, section
 # "OJS servers over HTTP", records a run.
 #
-#   bash bench/ojs-servers.sh [ROUNDS]          (default 3 rounds)
+#   bash bench/ojs-servers.sh [--src GITDIR] [--dry-run] [ROUNDS]   (default 3 rounds)
 #
 # The third-party server is built outside the repository, in $TMPDIR, from a
-# git directory of github.com/openjobspec/ojs-backend-redis
-# ($OJS_REDIS_GIT, default the local mirror; nothing of it is committed here).
+# git directory of github.com/openjobspec/ojs-backend-redis: the one given
+# by --src, else $OJS_REDIS_GIT, else a bare clone the script makes (once)
+# in ${XDG_CACHE_HOME:-$HOME/.cache}/retrykit/ojs-backend-redis.git. Nothing
+# of it is committed here. --dry-run prints the settings and stops.
 # Needs redis-server (Debian: apt-get install redis-server), python3, go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-3}
+usage_line='usage: bash bench/ojs-servers.sh [--src GITDIR] [--dry-run] [ROUNDS]'
+usage() { echo "$usage_line" >&2; exit 2; }
+src=${OJS_REDIS_GIT:-}
+dry=false
+rounds=3
+while [ $# -gt 0 ]; do
+  case $1 in
+    --src) [ $# -ge 2 ] && [ -n "$2" ] || { echo "ojs-servers.sh: --src: needs a git directory" >&2; usage; }; src=$2; shift 2 ;;
+    --src=*) src=${1#--src=}; [ -n "$src" ] || { echo "ojs-servers.sh: --src: needs a git directory" >&2; usage; }; shift ;;
+    --dry-run) dry=true; shift ;;
+    -h|--help) echo "$usage_line"; exit 0 ;;
+    -*) echo "ojs-servers.sh: unknown flag $1" >&2; usage ;;
+    *) [[ $1 =~ ^[1-9][0-9]{0,2}$ ]] || { echo "ojs-servers.sh: ROUNDS: want 1..999, got $1" >&2; usage; }; rounds=$1; shift ;;
+  esac
+done
+[ -n "$src" ] || src=${XDG_CACHE_HOME:-$HOME/.cache}/retrykit/ojs-backend-redis.git
 jobs=${JOBS:-20000}
 workers=${WORKERS:-50}
-src=${OJS_REDIS_GIT:-/work/.mirror/openjobspec+ojs-backend-redis/repo}
 commit=5b459da
+if $dry; then
+  printf 'source: %s\nrounds: %s\njobs: %s\nworkers: %s\n' "$src" "$rounds" "$jobs" "$workers"
+  exit 0
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rk-ojs-servers.XXXXXX")
 pids=()
 cleanup() {
@@ -36,7 +56,10 @@ go build -o "$tmp/ojsload" ./cmd/ojsload
 # ojs-backend-redis, built once per machine outside the repository.
 bin=${TMPDIR:-/tmp}/rk-ojs-backend-redis-$commit
 if [ ! -x "$bin" ]; then
-  [ -d "$src" ] || git clone -q --bare https://github.com/openjobspec/ojs-backend-redis "$src"
+  if [ ! -d "$src" ]; then
+    mkdir -p "$(dirname "$src")"
+    git clone -q --bare https://github.com/openjobspec/ojs-backend-redis "$src"
+  fi
   mkdir "$tmp/src"
   git -C "$src" archive "$commit" | tar -x -C "$tmp/src"
   rm -rf "$tmp/src/internal/grpc"

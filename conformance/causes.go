@@ -61,6 +61,10 @@ type Cause struct {
 	Reproduced   bool     `json:"reproduced"`             // a bug model reproduced every answer in IDs
 	Contradicted []string `json:"contradicted,omitempty"` // bug model: passing vectors it would have failed
 	Equivalent   []string `json:"equivalent,omitempty"`   // bug model: other models this run cannot tell apart from it
+	// Unclaim, for a bug model that is a missing optional feature, is the
+	// vector flag the implementation declares unclaimed instead of fixing
+	// it ("extension:backoff_strategy", see diagnose.Model.Unclaim).
+	Unclaim string `json:"unclaim,omitempty"`
 }
 
 // symptoms explains the causes the runner derives from answers.
@@ -127,7 +131,7 @@ func findCauses(results []Result, notes map[string]string) []Cause {
 	explained := map[string]bool{}
 	for _, f := range diagnoseResults(results) {
 		out = append(out, Cause{Class: "bug:" + f.Model.Name, Explanation: f.Model.Fix, IDs: f.Explains,
-			Reproduced: true, Contradicted: f.Contradicted, Equivalent: f.Equivalent})
+			Reproduced: true, Contradicted: f.Contradicted, Equivalent: f.Equivalent, Unclaim: f.Model.Unclaim()})
 		for _, id := range f.Explains {
 			explained[id] = true
 		}

@@ -83,6 +83,8 @@ func (c comparison) compareOne(kind string, w *outcome, got protocol.Response) s
 			return fmt.Sprintf("match: got %v, want %v", *got.Match, *w.Match)
 		}
 		return ""
+	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay:
+		return c.result(w.Result, got.Result)
 	case kindDecide:
 		if got.Action != w.Action {
 			return fmt.Sprintf("action: got %q, want %q", got.Action, w.Action)
@@ -281,4 +283,70 @@ func ratOf(raw json.RawMessage) (*big.Rat, bool) {
 	}
 	r, ok := new(big.Rat).SetString(string(n))
 	return r, ok
+}
+
+// result compares the result object of a timeout_decide, timeout_expiry or
+// replay answer with the vector's: the same keys, numbers by exact value
+// (delay_ns within the resolution), everything else by JSON value.
+func (c comparison) result(wantRaw, gotRaw json.RawMessage) string {
+	var want, got map[string]json.RawMessage
+	if err := json.Unmarshal(wantRaw, &want); err != nil {
+		return "vector result: " + err.Error()
+	}
+	if err := json.Unmarshal(gotRaw, &got); err != nil {
+		return fmt.Sprintf("result: got %s, want an object", clip(gotRaw))
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var diffs []string
+	for _, k := range keys {
+		g, ok := got[k]
+		if !ok {
+			diffs = append(diffs, "result."+k+": missing, want "+string(want[k]))
+			continue
+		}
+		wn, isNum := ratOf(want[k])
+		switch {
+		case k == "delay_ns" && isNum:
+			gn, ok := ratOf(g)
+			if !ok || !gn.IsInt() || !wn.IsInt() {
+				diffs = append(diffs, fmt.Sprintf("result.delay_ns: got %s, want %s", clip(g), want[k]))
+			} else if d := c.nanos("result.delay_ns", clampInt64(gn), clampInt64(wn)); d != "" {
+				diffs = append(diffs, d)
+			}
+		case isNum:
+			if gn, ok := ratOf(g); !ok || gn.Cmp(wn) != 0 {
+				diffs = append(diffs, fmt.Sprintf("result.%s: got %s, want %s", k, clip(g), want[k]))
+			}
+		default:
+			var wv, gv any
+			if json.Unmarshal(want[k], &wv) != nil || json.Unmarshal(g, &gv) != nil || !reflect.DeepEqual(wv, gv) {
+				diffs = append(diffs, fmt.Sprintf("result.%s: got %s, want %s", k, clip(g), want[k]))
+			}
+		}
+	}
+	var extra []string
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			extra = append(extra, "result."+clip([]byte(k))+": unexpected field")
+		}
+	}
+	sort.Strings(extra)
+	diffs = append(diffs, extra...)
+	return strings.Join(diffs, "; ")
+}
+
+// clampInt64 returns the integer r saturated to the int64 range.
+func clampInt64(r *big.Rat) int64 {
+	n := r.Num()
+	if n.IsInt64() {
+		return n.Int64()
+	}
+	if n.Sign() < 0 {
+		return math.MinInt64
+	}
+	return math.MaxInt64
 }

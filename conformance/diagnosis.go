@@ -69,10 +69,12 @@ func sameAnswer(c comparison, kind string, a, got protocol.Response) bool {
 		o.Match = a.Match
 	case kind == kindDecide:
 		o.Action, o.DelayNS = a.Action, a.DelayNS
+	case kind == kindTimeoutDecide || kind == kindTimeoutExpiry || kind == kindReplay:
+		o.Result = a.Result
 	default:
 		o.DelayNS = a.DelayNS
 	}
-	if o.NS == nil && o.Effective == nil && o.Match == nil && o.Action == "" && o.DelayNS == nil {
+	if o.NS == nil && o.Effective == nil && o.Match == nil && o.Action == "" && o.DelayNS == nil && o.Result == nil {
 		return false
 	}
 	return c.compareOne(kind, &o, got) == ""

@@ -1,7 +1,7 @@
 package conformance_test
 
-// Hostile adapters (issue 11, "a runner no adapter can hang"): each test
-// feeds the runner one of the inputs listed there and asserts the plain
+// Hostile adapters (a runner no adapter can hang): each test feeds the
+// runner one input a hostile tester tried and asserts the plain
 // message and a bound counted like a benchmark counts (processes left,
 // process starts, bytes allocated), never a wall-clock time.
 
@@ -126,7 +126,7 @@ func groupMembers(t *testing.T, pgid int) []string {
 }
 
 func TestHostileGrandchildEndedWithTheGroup(t *testing.T) {
-	// Issue 11: sh -c "sleep 1000 & exec retrykit adapter" kept the runner
+	// An adapter run as sh -c "sleep 1000 & exec retrykit adapter" kept the runner
 	// alive after the report until the grandchild exited.
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	p := wrapped(t, "plain", `echo $$ >> "$1"; sleep 1000 & exec "$0" -test.run='^$'`, pidFile)
@@ -149,7 +149,7 @@ func TestHostileGrandchildEndedWithTheGroup(t *testing.T) {
 }
 
 func TestHostileCrashOnEverythingCostsTwoRestarts(t *testing.T) {
-	// Issue 11: PROTOCOL.md section 6 says two restarts, the runner made
+	// PROTOCOL.md section 6 says two restarts, the runner made
 	// three. The first death (several requests in flight) blames nobody,
 	// the replay blames one per process: starts = 1 + 2 restarts.
 	pidFile := filepath.Join(t.TempDir(), "pids")
@@ -174,7 +174,7 @@ func TestHostileCrashOnEverythingCostsTwoRestarts(t *testing.T) {
 }
 
 func TestHostileHungAdapterWithGrandchild(t *testing.T) {
-	// Issue 11: a death cost 40 s with --timeout 2s when something the
+	// A death cost 40 s with --timeout 2s when something the
 	// adapter started kept its output open. Every timeout now ends the
 	// whole group, so each process costs one timeout and nothing is left.
 	pidFile := filepath.Join(t.TempDir(), "pids")
@@ -218,7 +218,7 @@ func TestHostileHungAdapterWithGrandchild(t *testing.T) {
 }
 
 func TestHostileOverlongAnswerLine(t *testing.T) {
-	// Issue 11: an answer over 1 MiB said "bufio.Scanner: token too long".
+	// An answer over 1 MiB said "bufio.Scanner: token too long".
 	// It is a protocol error in plain words; the runner reads no more than
 	// the limit of it, and the vectors after it pass on the restarted
 	// adapter.
@@ -285,7 +285,7 @@ func embeddedSuite(t *testing.T) *conformance.Suite {
 }
 
 func TestHostileCoarseResolutionRefused(t *testing.T) {
-	// Issue 11: resolution_ns 9223372036854775807 with 0 for every answer
+	// A hello with resolution_ns 9223372036854775807 with 0 for every answer
 	// passed 235 vectors. The handshake refuses it, with the reason.
 	zero := int64(0)
 	impl := scripted{
@@ -318,7 +318,7 @@ func TestHostileCoarseResolutionRefused(t *testing.T) {
 }
 
 func TestHostileFloat64SaturatedAnswersCompared(t *testing.T) {
-	// Issue 11: a float64 implementation answering 2^63 for the saturated
+	// A float64 implementation answering 2^63 for the saturated
 	// 2^63 − 1 ns was reported as a malformed answer (12 vectors). The
 	// answers below go through the wire in the notations float64
 	// implementations write.
@@ -365,7 +365,7 @@ func TestHostileFloat64SaturatedAnswersCompared(t *testing.T) {
 }
 
 func TestHostileLongDurationInAnswer(t *testing.T) {
-	// Issue 11: the duration "PT1." + a million zeros + "1S" in an answer
+	// The duration "PT1." + a million zeros + "1S" in an answer
 	// stalled the runner 23 s per answer. It is a failure with a plain
 	// reason, judged with work linear in the answer.
 	long := "PT1." + strings.Repeat("0", 1_000_000) + "1S"
@@ -413,7 +413,7 @@ func TestHostileLongDurationInAnswer(t *testing.T) {
 	}
 }
 
-// hugeScenarioJSON is the scenario of issue 11 as a request's steps and as
+// hugeScenarioJSON is the huge scenario (see hugeScenario in scenario/bounds_test.go) as a request's steps and as
 // a scenario file: 2 000 jobs enqueued, then 2 000 fetches.
 func hugeScenarioJSON() (steps string, file []byte) {
 	var b strings.Builder

@@ -36,7 +36,7 @@ func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, 
 		return judgeScenarioAnswer(req, want, got)
 	}
 	v := &Vector{Kind: kindFor(req.Op), req: req}
-	v.want = outcome{NS: want.NS, Effective: want.Effective, DelayNS: want.DelayNS, Match: want.Match, Action: want.Action}
+	v.want = outcome{NS: want.NS, Effective: want.Effective, DelayNS: want.DelayNS, Match: want.Match, Action: want.Action, Result: want.Result}
 	if want.Error != nil {
 		v.want = outcome{Error: want.Error.Type}
 	}
@@ -52,7 +52,7 @@ func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, 
 	return cmp.compare(v, got)
 }
 
-// kindFor is the inverse of opFor for the five vector kinds and scenarios.
+// kindFor is the inverse of opFor for the vector kinds and scenarios.
 func kindFor(op string) string {
 	if op == protocol.OpParseDuration {
 		return kindDuration

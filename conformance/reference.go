@@ -19,7 +19,8 @@ import (
 const referenceVersion = "0.1.0"
 
 // referenceOps are the ops the reference answers.
-var referenceOps = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide, protocol.OpScenario}
+var referenceOps = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide, protocol.OpScenario,
+	protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay}
 
 // Reference returns retrykit's own implementation (packages policy, backoff
 // and errmatch, and for the scenario op the reference executor through
@@ -133,6 +134,8 @@ func referenceDo(req protocol.Request) protocol.Response {
 			d := int64(dec.Delay)
 			resp.DelayNS = &d
 		}
+	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay:
+		return referenceCase(req, resp)
 	case protocol.OpScenario:
 		steps, err := playScenario(req)
 		if err != nil {

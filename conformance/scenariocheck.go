@@ -19,6 +19,8 @@ import (
 //	steps[i].delivery                    an integer, at least 1
 //	steps[i].job.visibility_timeout_ms   an integer, at least 1
 //	steps[i].job.scheduled_at_ms         an integer, at least 0
+//	steps[i].job.expires_at_ms           an integer, at least 0
+//	steps[i].job.enqueue_ttl_ms          an integer, at least 1
 //
 // Type errors are left to the decoding that follows.
 func checkScenarioRequest(config, steps json.RawMessage) error {
@@ -65,6 +67,8 @@ func checkScenarioRequest(config, steps json.RawMessage) error {
 		Job      *struct {
 			VisibilityTimeoutMs *json.Number `json:"visibility_timeout_ms"`
 			ScheduledAtMs       *json.Number `json:"scheduled_at_ms"`
+			ExpiresAtMs         *json.Number `json:"expires_at_ms"`
+			EnqueueTTLMs        *json.Number `json:"enqueue_ttl_ms"`
 		} `json:"job"`
 	}
 	if len(steps) == 0 || json.Unmarshal(steps, &ss) != nil {
@@ -81,6 +85,12 @@ func checkScenarioRequest(config, steps json.RawMessage) error {
 			return err
 		}
 		if err := atLeast(fmt.Sprintf("steps[%d].job.scheduled_at_ms", i), s.Job.ScheduledAtMs, 0); err != nil {
+			return err
+		}
+		if err := atLeast(fmt.Sprintf("steps[%d].job.expires_at_ms", i), s.Job.ExpiresAtMs, 0); err != nil {
+			return err
+		}
+		if err := atLeast(fmt.Sprintf("steps[%d].job.enqueue_ttl_ms", i), s.Job.EnqueueTTLMs, 1); err != nil {
 			return err
 		}
 	}

@@ -28,6 +28,11 @@ const (
 	kindDelay    = "delay"
 	kindMatch    = "match"
 	kindDecide   = "decide"
+	// The kinds of the timeouts and dead-letter extensions, answered by the
+	// ops of the same names with a case object in and a result object out.
+	kindTimeoutDecide = "timeout_decide"
+	kindTimeoutExpiry = "timeout_expiry"
+	kindReplay        = "replay"
 	// kindScenario is declared in scenario.go.
 )
 
@@ -37,7 +42,7 @@ func opFor(kind string) string {
 	switch kind {
 	case kindDuration:
 		return protocol.OpParseDuration
-	case kindValidate, kindDelay, kindMatch, kindDecide, kindScenario:
+	case kindValidate, kindDelay, kindMatch, kindDecide, kindScenario, kindTimeoutDecide, kindTimeoutExpiry, kindReplay:
 		return kind
 	}
 	return ""
@@ -128,6 +133,7 @@ type outcome struct {
 	MinNS       *int64          `json:"min_ns,omitempty"`
 	MaxNS       *int64          `json:"max_ns,omitempty"`
 	Match       *bool           `json:"match,omitempty"`
+	Result      json.RawMessage `json:"result,omitempty"` // timeout_decide, timeout_expiry, replay
 	Action      string          `json:"action,omitempty"`
 	Error       string          `json:"error,omitempty"`
 	ErrorFields []string        `json:"error_fields,omitempty"`
@@ -154,7 +160,7 @@ type Suite struct {
 func (s *Suite) Vector(id string) *Vector { return s.byID[id] }
 
 var (
-	requirementRE = regexp.MustCompile(`^(RET-(0[1-9]|1[0-9]|20)|RK-[0-9]{2})$`)
+	requirementRE = regexp.MustCompile(`^(RET-(0[1-9]|1[0-9]|20)|RK-[0-9]{2,3}|TMO-0[1-9]|DLQ-R003)$`)
 	effectiveKeys = []string{"max_attempts", "initial_interval", "backoff_coefficient", "max_interval",
 		"jitter", "non_retryable_errors", "on_exhaustion", "backoff_strategy"}
 )
@@ -294,7 +300,7 @@ func parseFile(name string, data []byte) (*vectorFile, []error) {
 			id = fmt.Sprintf("#%d", i)
 		}
 		if !requirementRE.MatchString(v.Requirement) {
-			errs = append(errs, bad(id, "requirement %q is not RET-01..RET-20 or RK-nn", v.Requirement))
+			errs = append(errs, bad(id, "requirement %q is not RET-01..RET-20, TMO-01..TMO-09, DLQ-R003 or RK-nn", v.Requirement))
 		}
 		if v.Section == "" {
 			errs = append(errs, bad(id, "no section"))
@@ -348,6 +354,7 @@ type vectorInput struct {
 		Type *string `json:"type"`
 		Code *string `json:"code"`
 	} `json:"error"`
+	Case json.RawMessage `json:"case"`
 }
 
 // checkOutcome checks an expected object, or each entry of its acceptable
@@ -357,7 +364,7 @@ func checkOutcome(kind string, w *outcome, hasRand bool) error {
 		return checkExpected(kind, w, hasRand)
 	}
 	if w.NS != nil || w.Effective != nil || w.DelayNS != nil || w.MinNS != nil || w.MaxNS != nil ||
-		w.Match != nil || w.Action != "" || w.Error != "" || w.ErrorFields != nil {
+		w.Match != nil || w.Result != nil || w.Action != "" || w.Error != "" || w.ErrorFields != nil {
 		return errors.New("acceptable excludes every other field")
 	}
 	if len(w.Acceptable) < 2 {
@@ -392,6 +399,7 @@ func (v *Vector) decode() error {
 	has := map[string]bool{
 		"value": in.Value != nil, "policy": in.Policy != nil || in.PolicyRaw != nil, "attempt": in.Attempt != nil,
 		"rand": in.Rand != nil, "patterns": in.Patterns != nil, "error_type": in.ErrorType != nil, "error": in.Error != nil,
+		"case": in.Case != nil,
 	}
 	require := func(names ...string) error {
 		for _, n := range names {
@@ -461,6 +469,15 @@ func (v *Vector) decode() error {
 			fi.Code = *in.Error.Code
 		}
 		req.Error = fi
+	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay:
+		allowed["case"] = true
+		if err := require("case"); err != nil {
+			return err
+		}
+		if len(in.Case) == 0 || in.Case[0] != '{' {
+			return errors.New("input: case must be an object")
+		}
+		req.Case = in.Case
 	}
 	for name, ok := range has {
 		if ok && !allowed[name] {
@@ -491,6 +508,7 @@ func checkExpected(kind string, w *outcome, hasRand bool) error {
 	add(w.MinNS != nil, "min_ns")
 	add(w.MaxNS != nil, "max_ns")
 	add(w.Match != nil, "match")
+	add(w.Result != nil, "result")
 	add(w.Action != "", "action")
 	add(w.Error != "", "error")
 	add(w.ErrorFields != nil, "error_fields")
@@ -558,6 +576,13 @@ func checkExpected(kind string, w *outcome, hasRand bool) error {
 		}
 	case kindMatch:
 		if is("match") {
+			return nil
+		}
+	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay:
+		if is("result") {
+			if len(w.Result) == 0 || w.Result[0] != '{' {
+				return errors.New("result must be an object")
+			}
 			return nil
 		}
 	case kindDecide:

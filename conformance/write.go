@@ -107,6 +107,24 @@ func (r *Report) specOnlyCommand() string {
 	return "retrykit conformance --impl 'ADAPTER COMMAND' --spec-only"
 }
 
+// unclaimCommand returns the command that runs this report's suite again
+// with flags (comma-separated) declared unclaimed.
+func (r *Report) unclaimCommand(flags string) string {
+	var cmd string
+	switch {
+	case r.Command != "":
+		cmd = outputFlagRE.ReplaceAllString(r.Command, "")
+	case r.Implementation.Implementation == "retrykit":
+		cmd = "retrykit conformance"
+	default:
+		cmd = "retrykit conformance --impl 'ADAPTER COMMAND'"
+	}
+	for _, f := range strings.Split(flags, ",") {
+		cmd += " --unclaimed " + f
+	}
+	return cmd
+}
+
 // levelLabel returns the label of a level for reports.
 func levelLabel(name string) string {
 	for _, l := range levels {
@@ -202,6 +220,9 @@ func (r *Report) summary() []string {
 				add("  %4d  %s: explains %d %s, contradicted by %d %s", len(c.IDs), c.Class, len(c.IDs),
 					plural(len(c.IDs), "failure", "failures"), len(c.Contradicted), plural(len(c.Contradicted), "pass", "passes"))
 				add("        fix: %s", c.Explanation)
+				if c.Unclaim != "" {
+					add("        without it: %s", r.unclaimCommand(c.Unclaim))
+				}
 				if len(c.Equivalent) > 0 {
 					add("        equally explained by: %s", strings.Join(c.Equivalent, ", "))
 				}

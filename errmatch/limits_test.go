@@ -26,7 +26,7 @@ func heapDelta(f func()) uint64 {
 	return least
 }
 
-// Issue 11: a list of 2 000 000 empty patterns is refused as a whole, at
+// A list of 2 000 000 empty patterns is refused as a whole, at
 // once, with a short message naming the limit.
 func TestCompileTooManyPatterns(t *testing.T) {
 	patterns := make([]string, 2_000_000)

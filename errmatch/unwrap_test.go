@@ -39,7 +39,7 @@ func chain(n int, inner error) error {
 	return inner
 }
 
-// TestClassifyCycles pins issue 20 I: an error tree with a cycle is
+// TestClassifyCycles: an error tree with a cycle is
 // classified in bounded time instead of looping forever.
 func TestClassifyCycles(t *testing.T) {
 	a := &pingPong{name: "a"}

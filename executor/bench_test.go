@@ -266,3 +266,34 @@ func TestMemoryPerIdleJob(t *testing.T) {
 	runtime.KeepAlive(e)
 	runtime.KeepAlive(ids)
 }
+
+// BenchmarkCyclePriorities measures one enqueue, fetch and ack on a queue
+// that holds about n available jobs spread over p priorities (p = 201 is
+// ojs-core §5's range -100..100): an enqueue finds its level among p in
+// O(log p), a fetch takes the head. p = 1 is the cost without priorities.
+func BenchmarkCyclePriorities(b *testing.B) {
+	for _, p := range []int{1, 201} {
+		for _, n := range queueSizes[:2] {
+			b.Run(fmt.Sprintf("priorities=%d/queued=%d", p, n), func(b *testing.B) {
+				e, _ := newFake()
+				for i := range n {
+					if _, err := e.Enqueue(executor.JobSpec{Type: "t", Priority: i%p - p/2}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := e.Enqueue(executor.JobSpec{Type: "t", Priority: i%p - p/2}); err != nil {
+						b.Fatal(err)
+					}
+					j, ok := e.Fetch()
+					if !ok {
+						b.Fatal("nothing available")
+					}
+					e.Ack(j.ID, j.Delivery)
+				}
+			})
+		}
+	}
+}

@@ -21,7 +21,7 @@ func fetchID(t *testing.T, e *executor.Executor, id string) executor.Job {
 
 // redelivered enqueues job "a" (visibility 10 s, 3 attempts, 1 s backoff),
 // lets consumer A's reservation expire and has consumer B fetch it again:
-// the setup of the stale-delivery cases of issue 11.
+// the setup of the stale-delivery cases.
 func redelivered(t *testing.T) (e *executor.Executor, c *executor.FakeClock, a, b executor.Job) {
 	e, c = newFake()
 	mustEnqueue(t, e, executor.JobSpec{ID: "a", Type: "t", VisibilityTimeout: 10 * time.Second,

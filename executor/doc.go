@@ -25,11 +25,13 @@
 // Driving the executor by hand (tests, a broker stand-in; see Example):
 //
 //   - [New] with options ([WithClock], [WithRand], [WithRetention], ...);
-//   - [Executor.Enqueue] a [JobSpec]; [Executor.Fetch] the oldest
-//     available job of the first listed queue; answer with [Executor.Ack],
+//   - [Executor.Enqueue] a [JobSpec]; [Executor.Fetch] the available job
+//     of highest [JobSpec.Priority] (the first to become available among
+//     equals) of the first listed queue; answer with [Executor.Ack],
 //     [Executor.Fail] (a [Failure]) or [Executor.Heartbeat], giving the
 //     fetch's [Job.Delivery];
-//   - [Executor.Cancel], [Executor.Retry] (a discarded job),
+//   - [Executor.Cancel], [Executor.Retry] and [Executor.RetryWith] (a
+//     discarded job, optionally moved or changed),
 //     [Executor.Delete], [Executor.PauseQueue], [Executor.Get],
 //     [Executor.List] and [Executor.Count].
 //
@@ -69,6 +71,22 @@
 //     the deadline, so a reservation is valid while now < deadline;
 //  4. finished jobs beyond the retention limits are deleted (the
 //     [Observer] sees Pruned).
+//
+// # Time budgets and replay rules
+//
+// A job enqueued with JobSpec.Budget (package budget, ojs-timeouts) also ends
+// its attempt when it runs past timeout + grace_period (error type "timeout"),
+// misses its heartbeats for longer than heartbeat_timeout ("stalled") or
+// passes created_at + total_timeout ("total_timeout", ending the job whatever
+// attempts remain); each is a failed attempt whose error Details hold the §8
+// object, and every decision of such a job goes through budget.Budget.Decide
+// (no retry that cannot finish before the total timeout). A job waiting when
+// its total timeout passes is discarded when a fetch reaches it (available →
+// discarded, the one transition beyond ojs-core's table). WithReplayRules and
+// WithQueueReplayRules (package replay, ojs-dead-letter §7) re-enqueue dead
+// letters delay after they were dead-lettered, at most max_replays times,
+// recorded in Job.Replay; Executor.ReplayAt shows the planned replay, and a
+// ReplayObserver hears each one.
 //
 // # Limits
 //
@@ -119,9 +137,10 @@
 //
 // Jobs are compact records (about 300 bytes when idle) sharing interned
 // types and parsed policies. Each queue keeps its jobs in one list per
-// state (the available list is its FIFO), timers and reservations wait in
-// two heaps, so Fetch, Ack, Fail and Heartbeat cost O(1) plus O(log n) per
-// job that became due, whatever the number of scheduled or finished jobs.
+// state (the available list in FETCH order: priority, then FIFO, with an
+// O(log p) insert for p distinct priorities waiting), timers and
+// reservations wait in two heaps, so Fetch, Ack, Fail and Heartbeat cost
+// O(1) plus O(log n) per job that became due, whatever the number of scheduled or finished jobs.
 // docs/benchmarks.md ("Executor under load") has the numbers.
 //
 // # Non-goals

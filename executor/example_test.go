@@ -181,3 +181,25 @@ func ExampleExecutor_PauseQueue() {
 	// fetched while paused: false
 	// fetched after resume: a true
 }
+
+// Within a queue, FETCH claims the highest priority first, and the first
+// to become available among equal priorities (ojs-core §5).
+func ExampleJobSpec_priority() {
+	e := executor.New()
+	e.Enqueue(executor.JobSpec{ID: "report", Type: "report.build", Priority: executor.PriorityLow})
+	e.Enqueue(executor.JobSpec{ID: "email-1", Type: "email.send"})
+	e.Enqueue(executor.JobSpec{ID: "alert", Type: "pager.notify", Priority: executor.PriorityHigh})
+	e.Enqueue(executor.JobSpec{ID: "email-2", Type: "email.send"})
+	for {
+		j, ok := e.Fetch()
+		if !ok {
+			break
+		}
+		fmt.Println(j.ID, j.Priority)
+	}
+	// Output:
+	// alert 10
+	// email-1 0
+	// email-2 0
+	// report -10
+}

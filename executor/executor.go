@@ -51,6 +51,9 @@ type Executor struct {
 	timers timerHeap
 	leases timerHeap
 	active map[string]*job
+	// expiries holds the waiting jobs that have a start deadline, by
+	// deadline (see expiry.go).
+	expiries expiryHeap
 
 	// dl is the dead letter set and fin every other finished job, each in
 	// the order the jobs finished (retention, see index.go).
@@ -238,11 +241,18 @@ func (e *Executor) move(j *job, to State) {
 		panic(fmt.Sprintf("executor: internal error: transition %s -> %s", from, to))
 	}
 	if from != 0 {
-		j.q.kinds[kindOf(j)].unlink(j, byKind)
+		j.q.unlinkKind(j)
 	}
 	j.state = to
 	j.dead = false
-	j.q.kinds[to].push(j, byKind)
+	j.q.pushKind(j)
+	if w := waiting(to); w != waiting(from) {
+		if w {
+			e.arm(j)
+		} else {
+			e.expiries.remove(j)
+		}
+	}
 	switch {
 	case from == Active:
 		delete(e.active, j.id)
@@ -262,10 +272,11 @@ func (e *Executor) move(j *job, to State) {
 }
 
 func (e *Executor) makeReady(j *job, at int64) {
-	e.move(j, Available) // the tail of the queue's ready FIFO
+	e.move(j, Available) // the tail of its priority in the queue's ready list
 	j.enqueued = at
 	j.started = never
 	e.wakeOne(j.q)
+	e.expireDue(j, at)
 }
 
 // advance applies everything due at or before now: scheduled and retryable
@@ -275,17 +286,26 @@ func (e *Executor) makeReady(j *job, at int64) {
 // (see lease).
 func (e *Executor) advance(now int64) {
 	for {
-		t, l := e.timers.peek(), e.leases.peek()
+		t, l, x := e.timers.peek(), e.leases.peek(), e.expiries.peek()
 		if l != nil && (l.due > now || l.due == maxNanos) {
 			l = nil
 		}
 		switch {
+		case x != nil && x.edue <= now && (t == nil || x.edue <= t.due) && (l == nil || x.edue <= l.due):
+			// A start deadline goes first among things due at one
+			// instant: a job expired at t cannot start at t.
+			e.expiries.remove(x)
+			e.expire(x)
 		case l != nil && (t == nil || !t.before(l)):
 			e.leases.remove(l)
 			e.timeout(l)
 		case t != nil && t.due <= now:
 			e.timers.remove(t)
-			e.makeReady(t, t.due)
+			if t.state == Discarded {
+				e.replayDue(t, t.due)
+			} else {
+				e.makeReady(t, t.due)
+			}
 		default:
 			e.pruneAge(now)
 			return
@@ -307,6 +327,15 @@ func (e *Executor) unschedule(j *job) {
 // against non_retryable_errors.
 func (e *Executor) timeout(j *job) {
 	at := j.due
+	if x, ok := j.budgetExpiry(at); ok {
+		e.expired(j, x, at)
+		d, err := e.decide(j, x.Type(), "", at)
+		if err != nil {
+			d = policy.Decision{Action: policy.Discard}
+		}
+		e.apply(j, d, at)
+		return
+	}
 	e.addError(j, ErrorEntry{
 		Attempt: int(j.attempt), Type: TimeoutErrorType,
 		Message: "visibility timeout of " + time.Duration(j.vis).String() + " expired",
@@ -315,7 +344,7 @@ func (e *Executor) timeout(j *job) {
 	if o := e.cfg.observer; o != nil {
 		o.TimedOut(j.snapshot(e.cfg.history))
 	}
-	d, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt)}, e.cfg.rand)
+	d, err := e.decide(j, "", "", at)
 	if err != nil { // cannot happen for attempt ≥ 1; end the job rather than loop
 		d = policy.Decision{Action: policy.Discard}
 	}
@@ -338,6 +367,7 @@ func (e *Executor) apply(j *job, d policy.Decision, at int64) {
 		if o := e.cfg.observer; o != nil {
 			o.Retrying(j.snapshot(e.cfg.history), int(j.attempt), d.Delay)
 		}
+		e.expireDue(j, at)
 	default:
 		e.move(j, Discarded)
 		j.finished = at
@@ -354,6 +384,7 @@ func (e *Executor) apply(j *job, d policy.Decision, at int64) {
 			}
 		}
 		e.retire(j)
+		e.planReplay(j)
 	}
 }
 
@@ -405,6 +436,14 @@ func prepare(spec *JobSpec) error {
 	if spec.VisibilityTimeout < 0 {
 		return fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, clip(spec.ID), spec.VisibilityTimeout)
 	}
+	if spec.EnqueueTTL < 0 {
+		return fmt.Errorf("%w: enqueue %q: negative enqueue TTL %v", ErrInvalidJob, clip(spec.ID), spec.EnqueueTTL)
+	}
+	if !spec.ExpiresAt.IsZero() && !representable(spec.ExpiresAt) {
+		return fmt.Errorf("%w: enqueue %q: expires_at %s is outside the representable range %s to %s",
+			ErrInvalidJob, clip(spec.ID), spec.ExpiresAt.UTC().Format(time.RFC3339Nano),
+			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
+	}
 	if !spec.ScheduledAt.IsZero() && !representable(spec.ScheduledAt) {
 		return fmt.Errorf("%w: enqueue %q: scheduled_at %s is outside the representable range %s to %s",
 			ErrInvalidJob, clip(spec.ID), spec.ScheduledAt.UTC().Format(time.RFC3339Nano),
@@ -438,8 +477,9 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	e.seq++
 	j := &job{
 		id: id, typ: e.intern(spec.Type), q: e.queue(spec.Queue), args: spec.Args, pol: pol,
-		seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
+		bud: spec.Budget, prio: int32(spec.Priority), seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
 		started: never, finished: never, vis: int64(vis), hidx: -1,
+		expires: timeNs(spec.ExpiresAt), ttl: int64(spec.EnqueueTTL), eidx: -1,
 	}
 	e.jobs[id] = j
 	e.peaks.jobs = max(e.peaks.jobs, len(e.jobs))
@@ -454,11 +494,14 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	default:
 		e.makeReady(j, now)
 	}
+	e.expireDue(j, now)
 	return j.snapshot(e.cfg.history), nil
 }
 
-// Fetch claims the oldest available job of the first listed queue that has
-// one and is not paused (ojs-core FETCH: queues are checked left to right).
+// Fetch claims an available job of the first listed queue that has one
+// and is not paused (ojs-core FETCH: queues are checked left to right):
+// the one of highest priority, and among equals the first to become
+// available (ojs-core §5; see [JobSpec.Priority]).
 // The job becomes active, its attempt is incremented and its reservation
 // runs until now + its visibility timeout. ok is false when nothing is
 // available. With no arguments Fetch reads DefaultQueue, the queue of jobs
@@ -479,7 +522,7 @@ func (e *Executor) Fetch(queues ...string) (j Job, ok bool) {
 		if q == nil || q.paused {
 			continue
 		}
-		if jb := q.next(); jb != nil {
+		if jb := e.next(q, now); jb != nil {
 			e.claim(jb, now)
 			return jb.snapshot(e.cfg.history), true
 		}
@@ -500,7 +543,8 @@ func (e *Executor) claim(j *job, now int64) {
 	e.deliveries++
 	j.delivery = e.deliveries
 	j.started = now
-	j.due = sat.AddInt(now, j.vis)
+	j.beat = now
+	j.due = e.leaseEnd(j, now)
 	e.leases.push(j)
 	e.dueChanged(j.due)
 }
@@ -587,7 +631,7 @@ func (e *Executor) Fail(id string, d uint64, f Failure) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	dec, err := j.pol.Decide(policy.Failure{Attempt: int(j.attempt), ErrorType: f.Type, Code: code}, e.cfg.rand)
+	dec, err := e.decide(j, f.Type, code, now)
 	if err != nil {
 		return Job{}, fmt.Errorf("executor: fail %q: %w", clip(id), err)
 	}
@@ -613,7 +657,8 @@ func (e *Executor) Heartbeat(id string, d uint64) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	j.due = sat.AddInt(now, j.vis)
+	j.beat = now
+	j.due = e.leaseEnd(j, now)
 	e.leases.fix(j)
 	return j.snapshot(e.cfg.history), nil
 }
@@ -672,26 +717,9 @@ func (e *Executor) Activate(id string) (Job, error) {
 // stale)
 // under its policy, or under override when that is not nil
 // (ojs-dead-letter §6.3). Other states return a *TransitionError.
+// Retry(id, p) is shorthand for RetryWith(id, RetryOptions{Policy: p}).
 func (e *Executor) Retry(id string, override *policy.Policy) (Job, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.now()
-	e.advance(now)
-	j, err := e.lookup("retry", id)
-	if err != nil {
-		return Job{}, err
-	}
-	if j.state != Discarded {
-		return Job{}, &TransitionError{Op: "retry", ID: id, From: j.state, To: Available}
-	}
-	e.unretire(j)
-	if override != nil {
-		j.pol = override
-	}
-	j.attempt = 0
-	j.finished = never
-	e.makeReady(j, now)
-	return j.snapshot(e.cfg.history), nil
+	return e.RetryWith(id, RetryOptions{Policy: override})
 }
 
 // MaxPausedQueues is the largest number of queues paused at once (RK-85).
@@ -798,6 +826,9 @@ func (e *Executor) nextDue() int64 {
 	}
 	if h := e.leases.peek(); h != nil && h.due < next {
 		next = h.due
+	}
+	if h := e.expiries.peek(); h != nil && h.edue < next {
+		next = h.edue
 	}
 	if h := e.dl.head; h != nil {
 		next = min(next, sat.AddInt(sat.AddInt(h.finished, int64(e.cfg.maxAge)), 1))

@@ -12,7 +12,7 @@ import (
 	"github.com/retrykit/retrykit/executor"
 )
 
-// TestWorkerLongInvalidMessage pins issue 20 A in worker mode: a handler
+// TestWorkerLongInvalidMessage pins the message bound in worker mode: a handler
 // error whose message is over MaxMessageLen bytes with invalid UTF-8 near
 // the cut used to panic in the worker goroutine and end the process.
 func TestWorkerLongInvalidMessage(t *testing.T) {
@@ -80,7 +80,7 @@ func TestWorkerSurvivesPanicsOnFailurePath(t *testing.T) {
 	}
 }
 
-// TestWorkerMessageWithoutTypePrefix pins issue 19 item 6: the recorded
+// TestWorkerMessageWithoutTypePrefix: the recorded
 // message of a typed handler error does not repeat its type.
 func TestWorkerMessageWithoutTypePrefix(t *testing.T) {
 	e := executor.New()

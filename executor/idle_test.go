@@ -10,7 +10,7 @@ import (
 	"github.com/retrykit/retrykit/executor"
 )
 
-// TestWorkerServesDefaultQueue pins issue 19 item 5: naming another queue
+// TestWorkerServesDefaultQueue: naming another queue
 // keeps "default" served; only WithConcurrency(DefaultQueue, 0) stops it.
 func TestWorkerServesDefaultQueue(t *testing.T) {
 	e := executor.New()

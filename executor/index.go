@@ -227,6 +227,7 @@ func (e *Executor) remove(j *job) {
 // drop deletes the finished job j from every index.
 func (e *Executor) drop(j *job) {
 	e.unretire(j)
+	e.timers.remove(j) // a planned automatic replay of a dead letter
 	j.q.kinds[kindOf(j)].unlink(j, byKind)
 	delete(e.jobs, j.id)
 	e.jobs = shrink(e.jobs, &e.peaks.jobs)

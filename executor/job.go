@@ -5,8 +5,10 @@ import (
 	"math"
 	"time"
 
+	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/replay"
 )
 
 // JobSpec is what a client gives Enqueue: plain data, the zero value of a
@@ -39,6 +41,23 @@ type JobSpec struct {
 	// VisibilityTimeout is the reservation period after each fetch and
 	// heartbeat; zero means the executor's default.
 	VisibilityTimeout time.Duration
+	// Budget, if not nil, is the job's time budget (ojs-timeouts): an
+	// execution timeout, a heartbeat timeout and an optional total timeout
+	// besides the visibility timeout (see the package doc, "Time budgets").
+	Budget *budget.Budget
+	// Priority orders the available jobs of a queue for Fetch: higher
+	// first, and the first to become available among equals (ojs-core §5).
+	// Zero is normal; [PriorityHigh] and [PriorityLow] are the named
+	// levels. It must lie in [MinPriority, MaxPriority].
+	Priority int
+	// ExpiresAt, if set, is the deadline to start (ojs-core §5.2
+	// expires_at): a job still waiting then is discarded (see [Expiry]).
+	// It bounds every start, retries included.
+	ExpiresAt time.Time
+	// EnqueueTTL, if positive, bounds the wait for the job's first start,
+	// counted from its creation (ojs-timeouts §5.3): a job not yet started
+	// when it runs out is discarded. Zero means none; negative is refused.
+	EnqueueTTL time.Duration
 }
 
 // Failure is what a worker reports with Fail (ojs-retry §7.3): plain data.
@@ -91,6 +110,7 @@ type Job struct {
 
 	State      State
 	DeadLetter bool // discarded and in the dead letter set
+	Priority   int  // see JobSpec.Priority
 	// Attempt is the number of the current or last execution: 0 before the
 	// first fetch, incremented by every fetch, reset to 0 by a manual retry.
 	Attempt int
@@ -110,9 +130,20 @@ type Job struct {
 
 	VisibilityTimeout time.Duration
 
+	// ExpiresAt and EnqueueTTL are the job's start deadlines as enqueued
+	// (zero: none; a manual retry clears them), and Expired which one
+	// discarded the job (NotExpired for every other job).
+	ExpiresAt  time.Time
+	EnqueueTTL time.Duration
+	Expired    Expiry
+
 	// Errors holds the most recent error entries, oldest first, at most the
 	// executor's WithErrorHistory size.
 	Errors []ErrorEntry
+
+	// Replay is the job's automatic replay record (ojs-dead-letter §7.2):
+	// the zero State when no replay rule has re-enqueued it.
+	Replay replay.State
 }
 
 // never marks an unset time in the compact job record.
@@ -144,6 +175,7 @@ type job struct {
 	q    *queue
 	args json.RawMessage
 	pol  *policy.Policy // shared
+	bud  *budget.Budget // shared; nil: no time budget
 	errs []ErrorEntry   // append-only window, see addError
 	// link holds the job's place in two lists: byKind, the list of its
 	// queue and kind (see kindOf), and byAge, the executor's retention list
@@ -163,9 +195,26 @@ type job struct {
 	finished  int64
 	due       int64
 	vis       int64
+	beat      int64 // the last fetch or heartbeat, for the stall deadline
+	replayAt  int64 // the last automatic replay
+	// replayRule is the rule of the last automatic replay, replayNext the
+	// rule of the one planned (while the dead letter waits in the timers).
+	replayRule, replayNext string
+	replays                int32 // automatic replays so far (ojs.replay_count)
+	// expires (ExpiresAt, never when unset) and ttl (EnqueueTTL in
+	// nanoseconds, 0 when unset) are the start deadlines; edue and ewhy
+	// the one watched while the job is in the expiry heap (at eidx, -1
+	// when absent); expired the one that discarded it.
+	expires int64
+	ttl     int64
+	edue    int64
+	eidx    int32
+	ewhy    Expiry
+	expired Expiry
 
 	hidx    int32 // index in the timer heap, -1 when absent
 	attempt int32
+	prio    int32
 	state   State
 	dead    bool
 }
@@ -174,10 +223,12 @@ type job struct {
 func (j *job) snapshot(history int) Job {
 	s := Job{
 		ID: j.id, Type: j.typ, Queue: j.q.name, Args: j.args, Policy: j.pol,
-		State: j.state, DeadLetter: j.dead, Attempt: int(j.attempt), Delivery: j.delivery,
+		State: j.state, DeadLetter: j.dead, Priority: int(j.prio), Attempt: int(j.attempt), Delivery: j.delivery,
 		CreatedAt: nsTime(j.created), EnqueuedAt: nsTime(j.enqueued), ScheduledAt: nsTime(j.scheduled),
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),
+		ExpiresAt:         nsTime(j.expires), EnqueueTTL: time.Duration(j.ttl), Expired: j.expired,
+		Replay: j.replayState(),
 	}
 	switch j.state {
 	case Retryable:

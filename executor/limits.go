@@ -103,6 +103,8 @@ func checkSpec(spec *JobSpec) error {
 			field = "queue"
 		} else if reason = checkJSON(spec.Args, MaxArgsSize, "executor.MaxArgsSize"); reason != "" {
 			field = "args"
+		} else if spec.Priority < MinPriority || spec.Priority > MaxPriority {
+			field, reason = "priority", fmt.Sprintf("must be from %d to %d (an int32), got %d", MinPriority, MaxPriority, spec.Priority)
 		}
 	}
 	if reason == "" {

@@ -36,7 +36,7 @@ func FuzzBoundMessage(f *testing.F) {
 	f.Add(strings.Repeat("é", MaxMessageLen))
 	f.Add(strings.Repeat("\xffa", MaxMessageLen))
 	f.Add("a\xc3")
-	// Issue 20 A: invalid bytes near the cut used to index past the
+	// Invalid bytes near the cut used to index past the
 	// repaired (shorter) text.
 	f.Add(strings.Repeat("a", MaxMessageLen-6) + strings.Repeat("\xff", 7))
 	f.Add(strings.Repeat("\xff", MaxMessageLen+4))
@@ -64,7 +64,7 @@ func FuzzBoundMessage(f *testing.F) {
 	})
 }
 
-// TestBoundMessageInvalidNearCut pins issue 20 A: a long message whose
+// TestBoundMessageInvalidNearCut: a long message whose
 // invalid bytes sit near the cut, where repairing them shortens or
 // lengthens the text, is cut to valid UTF-8 without a panic.
 func TestBoundMessageInvalidNearCut(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/retrykit/retrykit/executor"
 )
 
-// hugeID is the 10 MB job id from the QA report (issue 11).
+// hugeID is a hostile 10 MB job id.
 var hugeID = strings.Repeat("x", 10<<20)
 
 // heapDelta returns the bytes allocated by fn (runtime.MemStats.TotalAlloc),
@@ -299,7 +299,7 @@ func BenchmarkEnqueueArgs(b *testing.B) {
 	}
 }
 
-// BenchmarkEnqueueRefused measures refusing the QA report's 10 MB job id:
+// BenchmarkEnqueueRefused measures refusing a 10 MB job id:
 // the cost is one length check, whatever the size.
 func BenchmarkEnqueueRefused(b *testing.B) {
 	e, _ := newFake()

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"github.com/retrykit/retrykit/replay"
 	"time"
 
 	"github.com/retrykit/retrykit/backoff"
@@ -46,6 +47,8 @@ type config struct {
 	finMaxTotal int
 	observer    Observer
 	visibility  time.Duration
+	replay      *replay.Rules            // WithReplayRules
+	queueReplay map[string]*replay.Rules // WithQueueReplayRules
 }
 
 func defaultConfig() config {

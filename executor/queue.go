@@ -2,7 +2,8 @@ package executor
 
 // queue is one named queue: its pause flag (a copy of its entry in
 // Executor.paused), the lists of its jobs by kind (the state index behind
-// List and Count; the Available list is the ready FIFO, oldest first) and,
+// List and Count; the Available list is the ready list in FETCH order:
+// priority, then FIFO) and,
 // in worker mode, the goroutines parked until one of its jobs becomes
 // available. A queue record exists only while it holds a job or a parked
 // goroutine (see Executor.release), so a million short-lived queue names
@@ -11,6 +12,7 @@ type queue struct {
 	name   string
 	paused bool
 	kinds  [numKinds]jobList
+	levels []level         // the priorities of the ready list, see priority.go
 	idle   []chan struct{} // parked worker goroutines, see Executor.park
 }
 
@@ -27,9 +29,10 @@ func (q *queue) held() bool {
 	return false
 }
 
-// next returns the oldest available job of q, or nil. Cancelled, claimed
-// and otherwise moved jobs leave the Available list when they change state,
-// so next never skips anything.
+// next returns the available job of q that FETCH claims, or nil: the
+// highest priority, the first to become available among equals (see
+// priority.go). Cancelled, claimed and otherwise moved jobs leave the
+// Available list when they change state, so next never skips anything.
 func (q *queue) next() *job { return q.kinds[Available].head }
 
 // timerHeap is a binary min-heap of jobs ordered by (due, seq): the

@@ -14,7 +14,7 @@ func fakeExecutor(opts ...Option) (*Executor, *FakeClock) {
 	return New(append([]Option{WithClock(c)}, opts...)...), c
 }
 
-// TestEmptyQueuesAndTypesFreed pins issue 20 G: queue records and interned
+// TestEmptyQueuesAndTypesFreed: queue records and interned
 // types go with their last job, whether it is pruned, deleted or removed
 // by the total retention limit.
 func TestEmptyQueuesAndTypesFreed(t *testing.T) {
@@ -81,7 +81,7 @@ func TestFinishedRetentionTotal(t *testing.T) {
 	}
 }
 
-// TestCancelLeavesReadyList pins issue 20 H: a cancelled available job
+// TestCancelLeavesReadyList: a cancelled available job
 // leaves its queue's ready list at once, so nothing of it stays once it is
 // pruned and the next Fetch has nothing to skip; the FIFO order of the
 // rest is kept.
@@ -164,7 +164,8 @@ func TestPausedQueueBound(t *testing.T) {
 	}
 }
 
-// TestDistinctQueuesMemoryReturns pins issue 20 G by its symptom: 100 000
+// TestDistinctQueuesMemoryReturns pins the release of empty queues by its
+// symptom: 100 000
 // jobs, each in its own queue, run and pruned, leave the heap where it was
 // (the maps of jobs, queues and types are rebuilt once mostly empty).
 func TestDistinctQueuesMemoryReturns(t *testing.T) {

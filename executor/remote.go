@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/retrykit/retrykit/internal/sat"
 )
 
 // This file holds the operations a network server over the executor needs
@@ -97,7 +95,7 @@ func (e *Executor) FetchN(n int, vis time.Duration, queues ...string) []Job {
 			continue
 		}
 		for len(out) < n {
-			j := q.next()
+			j := e.next(q, now)
 			if j == nil {
 				break
 			}
@@ -128,7 +126,8 @@ func (e *Executor) HeartbeatFor(id string, d uint64, vis time.Duration) (Job, er
 		return Job{}, err
 	}
 	j.vis = int64(vis)
-	j.due = sat.AddInt(now, j.vis)
+	j.beat = now
+	j.due = e.leaseEnd(j, now)
 	e.leases.fix(j)
 	return j.snapshot(e.cfg.history), nil
 }

@@ -56,6 +56,9 @@ var transitions = func() (t [numStates][numStates]bool) {
 		{Retryable, Available}, // timer: backoff elapsed
 		{Scheduled, Cancelled}, {Available, Cancelled}, {Pending, Cancelled}, {Retryable, Cancelled},
 		{Discarded, Available}, // manual retry
+		// expiry: a waiting job past its start deadline (ojs-core §5.2
+		// expires_at, ojs-timeouts §5.3 enqueue TTL; see expiry.go)
+		{Scheduled, Discarded}, {Available, Discarded}, {Pending, Discarded}, {Retryable, Discarded},
 	} {
 		t[p[0]][p[1]] = true
 	}

@@ -12,7 +12,10 @@ func states() []State {
 }
 
 func TestTransitionTable(t *testing.T) {
-	// ojs-core §6.3: 17 rows; "initial" is the zero State.
+	// ojs-core §6.3: 17 rows; "initial" is the zero State. Plus the four
+	// expiries of a waiting job (ojs-core §5.2 expires_at, ojs-timeouts
+	// §5.3: "MUST transition the job to discarded"), which the table
+	// does not list (RK-179).
 	want := map[string]bool{
 		"initial>scheduled": true, "initial>available": true, "initial>pending": true,
 		"scheduled>available": true, "pending>available": true, "available>active": true,
@@ -20,6 +23,7 @@ func TestTransitionTable(t *testing.T) {
 		"active>cancelled": true, "active>available": true, "retryable>available": true,
 		"scheduled>cancelled": true, "available>cancelled": true, "pending>cancelled": true,
 		"retryable>cancelled": true, "discarded>available": true,
+		"scheduled>discarded": true, "available>discarded": true, "pending>discarded": true, "retryable>discarded": true,
 	}
 	n := 0
 	for from := State(0); from <= Discarded; from++ {
@@ -33,8 +37,8 @@ func TestTransitionTable(t *testing.T) {
 			}
 		}
 	}
-	if n != 17 {
-		t.Errorf("%d transitions, want 17", n)
+	if n != 21 {
+		t.Errorf("%d transitions, want 21", n)
 	}
 	if s := State(200).String(); s != "state(200)" {
 		t.Errorf("State(200) prints %q", s)
@@ -91,6 +95,15 @@ func TestTransitionsCovered(t *testing.T) {
 	must(e.Cancel("d")) // active -> cancelled
 	must(e.Enqueue(JobSpec{ID: "e", Type: "t", Pending: true}))
 	must(e.Activate("e")) // pending -> available
+	// Expiry of each waiting state.
+	must(e.Enqueue(JobSpec{ID: "xs", Type: "t", ScheduledAt: clock.Now().Add(2 * time.Second), ExpiresAt: clock.Now().Add(time.Second)}))
+	must(e.Enqueue(JobSpec{ID: "xa", Type: "t", EnqueueTTL: time.Second}))
+	must(e.Enqueue(JobSpec{ID: "xp", Type: "t", Pending: true, ExpiresAt: clock.Now().Add(time.Second)}))
+	must(e.Enqueue(JobSpec{ID: "xr", Type: "t", Queue: "xq", Retry: two, ExpiresAt: clock.Now().Add(500 * time.Millisecond)}))
+	j, _ = e.Fetch("xq")
+	must(e.Fail("xr", j.Delivery, Failure{})) // retryable until +1s, expires at +0.5s
+	clock.Advance(time.Second + time.Nanosecond)
+	e.Tick() // scheduled, available, pending, retryable -> discarded
 	for from := 0; from < numStates; from++ {
 		for to := 1; to < numStates; to++ {
 			p := [2]State{State(from), State(to)}

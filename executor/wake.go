@@ -24,7 +24,7 @@ func (e *Executor) fetchOrPark(name string, wake chan struct{}) (Job, bool) {
 	e.advance(now)
 	q := e.queue(name)
 	if !q.paused {
-		if j := q.next(); j != nil {
+		if j := e.next(q, now); j != nil {
 			e.claim(j, now)
 			return j.snapshot(e.cfg.history), true
 		}

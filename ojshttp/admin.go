@@ -5,78 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
 )
-
-// manifest is GET /ojs/manifest: it claims only what the server does.
-func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	return http.StatusOK, map[string]any{
-		"specversion": ojsVersion,
-		"implementation": map[string]any{
-			"name":     "retrykit",
-			"version":  moduleVersion(),
-			"language": "go",
-			"homepage": "https://github.com/retrykit/retrykit",
-		},
-		"conformance_level": 1,
-		"protocols":         []string{"http"},
-		"backend":           "memory",
-		"capabilities": map[string]bool{
-			"batch_enqueue":     true,
-			"cron_jobs":         false,
-			"dead_letter":       true,
-			"delayed_jobs":      true,
-			"job_ttl":           false,
-			"priority_queues":   false,
-			"rate_limiting":     false,
-			"schema_validation": false,
-			"unique_jobs":       true,
-			"workflows":         false,
-			"pause_resume":      true,
-		},
-		"extensions": map[string]any{
-			"x-retrykit": map[string]any{
-				"manual_clock":      s.cfg.manual != nil,
-				"events":            eventsEndpoint(s.cfg.events != nil),
-				"reset_endpoint":    resetEndpoint(s.cfg.reset),
-				"clock_endpoint":    clockEndpoint(s.cfg.manual != nil),
-				"persistence":       "none: a restart loses every job",
-				"decisions":         "docs/decisions.md RK-100 to RK-109, RK-152 to RK-159",
-				"max_jobs":          s.cfg.maxJobs,
-				"max_body_bytes":    s.cfg.maxBody,
-				"max_batch":         s.cfg.maxBatch,
-				"max_fetch_count":   MaxFetchCount,
-				"worker_directives": "POST /ojs/v1/admin/workers/{id}/quiet or /terminate: the next heartbeat answers that state",
-			},
-		},
-	}, nil
-}
-
-func eventsEndpoint(on bool) any {
-	if on {
-		return map[string]any{"transport": "http-polling", "endpoint": "/ojs/v1/events", "delivery": "at-most-once (bounded log)"}
-	}
-	return nil
-}
-
-func resetEndpoint(on bool) any {
-	if on {
-		return ResetPath
-	}
-	return nil
-}
-
-func clockEndpoint(on bool) any {
-	if on {
-		return AdminClockPath
-	}
-	return nil
-}
 
 // health is GET /ojs/v1/health.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
@@ -104,6 +38,31 @@ func queueView(q executor.QueueInfo) map[string]any {
 	return map[string]any{"name": q.Name, "status": status, "stats": stats}
 }
 
+// queueObject is the queue as the official suite reads it from the stats,
+// pause and resume answers: {"name", "status", "paused", and a count per
+// state and "dead_letter"} (RK-191).
+func queueObject(q executor.QueueInfo) map[string]any {
+	status := "active"
+	if q.Paused {
+		status = "paused"
+	}
+	o := map[string]any{"name": q.Name, "status": status, "paused": q.Paused, "dead_letter": q.DeadLetter}
+	for st := executor.Scheduled; st <= executor.Discarded; st++ {
+		o[st.String()] = q.Counts[st]
+	}
+	return o
+}
+
+// queueInfo returns the executor's record of name, or an empty active
+// queue: a queue that holds no job and is not paused has no record.
+func (s *Server) queueInfo(name string) executor.QueueInfo {
+	q, ok := s.exec.Queue(name)
+	if !ok {
+		q = executor.QueueInfo{Name: name}
+	}
+	return q
+}
+
 // queues is GET /ojs/v1/queues (the first 1000 by name).
 func (s *Server) queues(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 	all := s.exec.Queues()
@@ -129,14 +88,10 @@ func (s *Server) queueStats(w http.ResponseWriter, r *http.Request) (int, any, *
 	if aerr != nil {
 		return 0, nil, aerr
 	}
-	// A queue that holds no job and is not paused has no record: its
-	// statistics are zeros.
-	q, ok := s.exec.Queue(name)
-	if !ok {
-		q = executor.QueueInfo{Name: name}
-	}
+	q := s.queueInfo(name)
 	v := queueView(q)
-	v["queue"] = name
+	v["queue"] = queueObject(q)
+	v["computed_at"] = stamp(s.cfg.clock.Now())
 	return http.StatusOK, v, nil
 }
 
@@ -151,7 +106,7 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		}
 		return 0, nil, invalid("name", "%v", err)
 	}
-	return http.StatusOK, map[string]any{"queue": name, "status": "paused", "paused_at": stamp(s.cfg.clock.Now())}, nil
+	return http.StatusOK, map[string]any{"queue": queueObject(s.queueInfo(name)), "name": name, "status": "paused", "paused_at": stamp(s.cfg.clock.Now())}, nil
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
@@ -162,98 +117,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 	if err := s.exec.ResumeQueue(name); err != nil {
 		return 0, nil, invalid("name", "%v", err)
 	}
-	return http.StatusOK, map[string]any{"queue": name, "status": "active", "resumed_at": stamp(s.cfg.clock.Now())}, nil
-}
-
-// Dead letter list paging (ojs-http-binding §12.1).
-const (
-	defaultDLLimit = 50
-	maxDLLimit     = 100
-)
-
-// deadLetters is GET /ojs/v1/dead-letter?queue=&limit=&offset=, the most
-// recently dead-lettered first.
-func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	q := r.URL.Query()
-	limit, offset := defaultDLLimit, 0
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxDLLimit {
-			return 0, nil, invalid("limit", "must be an integer from 1 to %d, got %q", maxDLLimit, clip(v))
-		}
-		limit = n
-	}
-	if v := q.Get("offset"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return 0, nil, invalid("offset", "must be a non-negative integer, got %q", clip(v))
-		}
-		offset = n
-	}
-	queue := q.Get("queue")
-	if queue != "" && (len(queue) > executor.MaxQueueLen || !queuePattern.MatchString(queue)) {
-		return 0, nil, invalid("queue", "must match %s", queuePattern)
-	}
-	jobs := s.exec.List(executor.Filter{Queue: queue, DeadLetter: true})
-	slices.SortStableFunc(jobs, func(a, b executor.Job) int { return b.FinishedAt.Compare(a.FinishedAt) })
-	total := len(jobs)
-	lo := min(offset, total)
-	hi := min(lo+limit, total)
-	out := make([]map[string]any, 0, hi-lo)
-	for _, j := range jobs[lo:hi] {
-		out = append(out, s.view(j, s.store.get(j.ID)))
-	}
-	return http.StatusOK, map[string]any{"jobs": out,
-		"pagination": map[string]any{"total": total, "limit": limit, "offset": offset, "has_more": hi < total}}, nil
-}
-
-// deadLetterJob returns the dead-lettered job id, or the binding's error.
-func (s *Server) deadLetterJob(id string) (executor.Job, *apiError) {
-	j, err := s.exec.Get(id)
-	if err != nil {
-		return j, errorFor(err, id)
-	}
-	if !j.DeadLetter {
-		return j, &apiError{status: http.StatusNotFound, code: CodeNotFound,
-			message: "job " + strconv.Quote(clip(id)) + " is not in the dead letter set (state " + j.State.String() + ")",
-			details: map[string]any{"resource_type": "dead_letter_job", "resource_id": id, "current_state": j.State.String()}}
-	}
-	return j, nil
-}
-
-// deadLetterRetry is POST /ojs/v1/dead-letter/{id}/retry: the job becomes
-// available with attempt 0 and a fresh retry budget, keeping its error
-// history (ojs-dead-letter §6.1). The body, if any, must be a JSON object;
-// it is not read further.
-func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	if err := readOptionalBody(w, r, s.cfg.maxBody); err != nil {
-		return 0, nil, err
-	}
-	id := r.PathValue("id")
-	if _, aerr := s.deadLetterJob(id); aerr != nil {
-		return 0, nil, aerr
-	}
-	j, err := s.exec.Retry(id, nil)
-	if err != nil {
-		return 0, nil, errorFor(err, id)
-	}
-	v := s.view(j, s.store.get(id))
-	v["re_enqueued_at"] = stamp(j.EnqueuedAt)
-	s.emit("job.enqueued", j, j.EnqueuedAt, map[string]any{})
-	return http.StatusOK, map[string]any{"job": v}, nil
-}
-
-// deadLetterDelete is DELETE /ojs/v1/dead-letter/{id}.
-func (s *Server) deadLetterDelete(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	id := r.PathValue("id")
-	if _, aerr := s.deadLetterJob(id); aerr != nil {
-		return 0, nil, aerr
-	}
-	if err := s.exec.Delete(id); err != nil {
-		return 0, nil, errorFor(err, id)
-	}
-	s.store.drop(id)
-	return http.StatusOK, map[string]any{"deleted": true, "job_id": id}, nil
+	return http.StatusOK, map[string]any{"queue": queueObject(s.queueInfo(name)), "name": name, "status": "active", "resumed_at": stamp(s.cfg.clock.Now())}, nil
 }
 
 // clockHorizon is as far as the manual clock moves: an advance past it is

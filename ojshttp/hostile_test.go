@@ -26,6 +26,8 @@ var routes = []struct{ method, path string }{
 	{"POST", "/ojs/v1/workers/heartbeat"},
 	{"POST", ojshttp.AdminClockPath},
 	{"POST", "/ojs/v1/dead-letter/x/retry"},
+	{"POST", "/ojs/v1/admin/dead-letter/retry"},
+	{"DELETE", "/ojs/v1/dead-letter"},
 	{"POST", "/ojs/v1/admin/workers/w/quiet"},
 }
 
@@ -44,6 +46,8 @@ func FuzzRequest(f *testing.F) {
 		`{"type":"a","args":[],"options":{"retry":{"max_interval":"P1Y","initial_interval":"PT0S"}}}`,
 		`{"type":"u","args":[{"k":1}],"options":{"unique":{"keys":["args","queue"],"args_keys":["k"],"period":"PT1S","on_conflict":"replace"}}}`,
 		`{"worker_id":"w","state":"running","active_jobs":3,"active_job_ids":["a"]}`,
+		`{"filter":{"queue":"q","type":"a.*","error_type":"e","since":"2026-01-01T00:00:00Z"},"older_than":"2026-01-02T00:00:00Z","confirm":true}`,
+		`{"override":{"queue":"b","meta":{"k":1},"retry":{"max_attempts":1},"priority":"HIGH"}}`,
 		`{"options":null}`, `[]`, `null`, `{"type":1}`, `{"args":"x"}`, "{\"type\":\"\xff\"}",
 	} {
 		for i := range routes {

@@ -119,8 +119,7 @@ func (s *Server) enqueue(all []*pushed) (out []map[string]any, dedup []int, aerr
 	return out, dedup, nil
 }
 
-// admit refuses a PUSH the server cannot hold (WithMaxJobs, WithMaxBytes)
-// or that targets a paused queue.
+// admit refuses a PUSH the server cannot hold (WithMaxJobs, WithMaxBytes).
 func (s *Server) admit(ps []*pushed) *apiError {
 	if s.exec.Len()+len(ps) > s.cfg.maxJobs {
 		return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
@@ -137,17 +136,8 @@ func (s *Server) admit(ps []*pushed) *apiError {
 				message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data"}
 		}
 	}
-	for _, p := range ps {
-		q := p.spec.Queue
-		if q == "" {
-			q = executor.DefaultQueue
-		}
-		if info, ok := s.exec.Queue(q); ok && info.Paused {
-			return &apiError{status: http.StatusUnprocessableEntity, code: CodeQueuePaused, retryable: true,
-				message: "queue " + strconv.Quote(q) + " is paused: jobs cannot be enqueued or fetched",
-				details: map[string]any{"queue": q}}
-		}
-	}
+	// A paused queue still accepts jobs: they wait as available until it
+	// is resumed (RK-192).
 	return nil
 }
 

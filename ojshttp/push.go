@@ -29,7 +29,6 @@ const (
 	maxTags     = 64
 	maxTagLen   = 255
 	maxUnknown  = 64 << 10 // all unknown top-level fields together, bytes of JSON
-	maxPriority = 100
 )
 
 // entryOverhead is what a job costs beyond its caller data, counted
@@ -54,7 +53,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	for k, v := range raw {
 		switch k {
 		case "id", "type", "args", "meta", "options", "specversion":
-		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms":
+		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms", "expires_at", "enqueue_ttl":
 			// Envelope attributes of ojs-core may also sit at the top level.
 			if opts == nil {
 				opts = map[string]json.RawMessage{}
@@ -113,6 +112,9 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	if err := s.decodeOptions(p, opts); err != nil {
 		return nil, err
 	}
+	if err := decodeBudget(p); err != nil {
+		return nil, err
+	}
 	size := 0
 	for k, v := range p.x.unknown {
 		size += len(k) + len(v)
@@ -135,11 +137,11 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				return invalid(field, "must match %s, at most %d bytes, got %s", queuePattern, executor.MaxQueueLen, clip(string(v)))
 			}
 		case "priority":
-			n, err := intField(v)
-			if err != nil || n < -maxPriority || n > maxPriority {
-				return invalid(field, "must be an integer from %d to %d, got %s", -maxPriority, maxPriority, clip(string(v)))
+			n, err := parsePriority(field, v)
+			if err != nil {
+				return err
 			}
-			p.x.priority = int(n)
+			p.spec.Priority = n
 		case "timeout_ms":
 			n, err := intField(v)
 			if err != nil || n < 0 {
@@ -153,13 +155,9 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			}
 			p.spec.VisibilityTimeout = time.Duration(n) * time.Millisecond
 		case "delay_until", "scheduled_at":
-			var ts string
-			t, err := time.Time{}, error(nil)
-			if err = json.Unmarshal(v, &ts); err == nil {
-				t, err = time.Parse(time.RFC3339Nano, ts)
-			}
+			t, err := pushTime(field, v, s.cfg.clock.Now())
 			if err != nil {
-				return invalid(field, "must be an RFC 3339 timestamp, got %s", clip(string(v)))
+				return err
 			}
 			if !p.spec.ScheduledAt.IsZero() {
 				return invalid(field, "delay_until and scheduled_at are the same option; give one")
@@ -188,13 +186,26 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			if pol, err = parseRetry(v); err != nil {
 				return err
 			}
+			pol = s.plantNoMerge(v, pol)
 		case "unique":
 			u, err := parseUnique(v)
 			if err != nil {
 				return err
 			}
 			p.x.unique = u
-		case "expires_at", "rate_limit", "depends_on", "workflow":
+		case "expires_at":
+			t, err := pushTime(field, v, s.cfg.clock.Now())
+			if err != nil {
+				return err
+			}
+			p.spec.ExpiresAt = t
+		case "enqueue_ttl":
+			d, err := enqueueTTL(field, v)
+			if err != nil {
+				return err
+			}
+			p.spec.EnqueueTTL = d
+		case "rate_limit", "depends_on", "workflow":
 			return &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 				message: field + ": not supported by this server (the manifest does not claim it)",
 				details: map[string]any{"field": field}}

@@ -54,9 +54,14 @@ const (
 //	GET    /ojs/v1/queues/{name}/stats      queue statistics
 //	POST   /ojs/v1/queues/{name}/pause      pause
 //	POST   /ojs/v1/queues/{name}/resume     resume
-//	GET    /ojs/v1/dead-letter              list dead letters
-//	POST   /ojs/v1/dead-letter/{id}/retry   manual retry
+//	GET    /ojs/v1/dead-letter              list dead letters (filters queue, type, error_type, since, until)
+//	DELETE /ojs/v1/dead-letter              purge the matching dead letters (confirm: true)
+//	GET    /ojs/v1/dead-letter/stats        dead letter statistics
+//	POST   /ojs/v1/dead-letter/retry        bulk retry by filter (confirm: true)
+//	GET    /ojs/v1/dead-letter/{id}         one dead letter with its error history
+//	POST   /ojs/v1/dead-letter/{id}/retry   manual retry, with an optional override
 //	DELETE /ojs/v1/dead-letter/{id}         delete a dead letter
+//	       /ojs/v1/admin/dead-letter/...    the same, as the admin API and the official suite name them
 //	GET    /ojs/v1/admin/workers            workers seen in FETCH and heartbeat requests
 //	POST   /ojs/v1/admin/workers/{id}/quiet      tell a worker to quiet (next heartbeat answer)
 //	POST   /ojs/v1/admin/workers/{id}/terminate  tell a worker to terminate
@@ -185,9 +190,8 @@ func New(exec *executor.Executor, opts ...Option) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", "req_"+newUUIDv7(time.Now().UnixMilli()))
 	header(w)
-	if v := r.Header.Get("OJS-Version"); v != "" && v != ojsVersion && v != "1" {
-		writeError(w, r, &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
-			message: "OJS-Version " + clip(v) + " is not supported; this server speaks " + ojsVersion})
+	if v := r.Header.Get("OJS-Version"); !acceptVersion(v) {
+		writeError(w, r, versionError(v))
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -221,6 +225,10 @@ func (s *Server) handle(pattern string, h handler) {
 			writeError(w, r, err)
 			return
 		}
+		if status == http.StatusNoContent {
+			w.WriteHeader(status)
+			return
+		}
 		writeJSON(w, status, v)
 	})
 }
@@ -241,9 +249,8 @@ func (s *Server) routes() {
 	s.handle("GET /ojs/v1/queues/{name}/stats", s.queueStats)
 	s.handle("POST /ojs/v1/queues/{name}/pause", s.pause)
 	s.handle("POST /ojs/v1/queues/{name}/resume", s.resume)
-	s.handle("GET /ojs/v1/dead-letter", s.deadLetters)
-	s.handle("POST /ojs/v1/dead-letter/{id}/retry", s.deadLetterRetry)
-	s.handle("DELETE /ojs/v1/dead-letter/{id}", s.deadLetterDelete)
+	s.deadLetterRoutes()
+	s.handle("GET /ojs/v1/dead-letter/replay-rules", s.replayRules)
 	s.handle("GET /ojs/v1/admin/workers", s.listWorkers)
 	s.handle("POST /ojs/v1/admin/workers/{id}/quiet", s.directWorker(workerQuiet))
 	s.handle("POST /ojs/v1/admin/workers/{id}/terminate", s.directWorker(workerTerminate))

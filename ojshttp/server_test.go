@@ -256,7 +256,7 @@ func TestErrors(t *testing.T) {
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "id": avail}, 409, "duplicate"},
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"priority": 101}}, 400, "invalid_request"},
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"unique": map[string]any{"keys": []string{"argz"}}}}, 400, "invalid_request"},
-		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"expires_at": "2030-01-01T00:00:00Z"}}, 422, "unsupported"},
+		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"rate_limit": map[string]any{"max": 1}}}, 422, "unsupported"},
 		{"GET", "/ojs/v1/jobs/019539a4-0000-7000-8000-000000000000", nil, 404, "not_found"},
 		{"DELETE", "/ojs/v1/jobs/nope", nil, 404, "not_found"},
 		{"POST", "/ojs/v1/workers/ack", map[string]any{"job_id": avail}, 409, "conflict"},
@@ -303,7 +303,8 @@ func TestErrors(t *testing.T) {
 	s.must(409, "DELETE", "/ojs/v1/jobs/"+avail, nil)
 }
 
-// TestPausedQueue: a paused queue is not fetched from and refuses PUSH.
+// TestPausedQueue: a paused queue is not fetched from; a PUSH to it is
+// accepted and waits as available until the queue is resumed (RK-192).
 func TestPausedQueue(t *testing.T) {
 	s := newTestServer(t)
 	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "p"}})
@@ -311,13 +312,13 @@ func TestPausedQueue(t *testing.T) {
 	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"p"}}); len(f["jobs"].([]any)) != 0 {
 		t.Fatalf("fetched from a paused queue: %v", f)
 	}
-	s.must(422, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "p"}})
+	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "p"}})
 	st := s.must(200, "GET", "/ojs/v1/queues/p/stats", nil)
-	if st["status"] != "paused" || st["stats"].(map[string]any)["available"] != 1.0 {
+	if st["status"] != "paused" || st["stats"].(map[string]any)["available"] != 2.0 {
 		t.Fatalf("stats: %v", st)
 	}
 	s.must(200, "POST", "/ojs/v1/queues/p/resume", nil)
-	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"p"}}); len(f["jobs"].([]any)) != 1 {
+	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"p"}, "count": 5}); len(f["jobs"].([]any)) != 2 {
 		t.Fatalf("nothing fetched after resume: %v", f)
 	}
 }

@@ -18,7 +18,6 @@ import (
 // store.mu; the slices and raw messages are never modified once stored.
 type extra struct {
 	meta      json.RawMessage
-	priority  int
 	tags      []string
 	timeoutMS *int64
 	unknown   map[string]json.RawMessage // top-level fields the server does not know, echoed
@@ -34,6 +33,9 @@ type extra struct {
 	// uniqueness key, under which the store indexes the job (RK-152).
 	unique    *uniquePolicy
 	uniqueKey string
+	// sent are the error codes FAIL requests gave, newest last, at most
+	// maxSentCodes: a job's error history shows each as sent (RK-177).
+	sent []sentCode
 	// size is what the job's caller data weighs: args, meta, unknown
 	// fields, result (counted against WithMaxBytes).
 	size int64

@@ -66,12 +66,14 @@ var stateByName = func() map[string]executor.State {
 // invalid_request naming the field (§2.2).
 func parseUnique(v json.RawMessage) (*uniquePolicy, *apiError) {
 	var in struct {
-		Keys       *[]string `json:"keys"`
-		ArgsKeys   *[]string `json:"args_keys"`
-		MetaKeys   *[]string `json:"meta_keys"`
-		Period     *string   `json:"period"`
-		States     *[]string `json:"states"`
-		OnConflict *string   `json:"on_conflict"`
+		Keys       *[]string    `json:"keys"`
+		Key        *[]string    `json:"key"`
+		ArgsKeys   *[]string    `json:"args_keys"`
+		MetaKeys   *[]string    `json:"meta_keys"`
+		Period     *string      `json:"period"`
+		PeriodMS   *json.Number `json:"period_ms"`
+		States     *[]string    `json:"states"`
+		OnConflict *string      `json:"on_conflict"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.DisallowUnknownFields()
@@ -79,9 +81,31 @@ func parseUnique(v json.RawMessage) (*uniquePolicy, *apiError) {
 		return nil, invalid("options.unique", "must be a JSON object")
 	}
 	if err := dec.Decode(&in); err != nil {
-		return nil, invalid("options.unique", "fields are keys, args_keys, meta_keys, period, states, on_conflict: %s", jsonErr(err))
+		return nil, invalid("options.unique", "fields are keys (or key), args_keys, meta_keys, period (or period_ms), states, on_conflict: %s", jsonErr(err))
 	}
 	u := &uniquePolicy{onConflict: conflictReject, raw: v}
+	if in.Key != nil {
+		// ojs-core / ojs-json-format §3.5 (RK-178): key names the args
+		// fields of the fingerprint, all args when empty; the type is
+		// always in. It is keys ["type","args"] with args_keys.
+		if in.Keys != nil || in.ArgsKeys != nil {
+			return nil, invalid("options.unique.key", "give key (ojs-core) or keys and args_keys (ojs-unique-jobs), not both")
+		}
+		u.args = true
+		if len(*in.Key) > 0 {
+			in.ArgsKeys = in.Key
+		}
+	}
+	if in.PeriodMS != nil {
+		if in.Period != nil {
+			return nil, invalid("options.unique.period_ms", "give period or period_ms, not both")
+		}
+		ms, err := strconv.ParseInt(in.PeriodMS.String(), 10, 64)
+		if err != nil || ms <= 0 || ms > maxDurationMS {
+			return nil, invalid("options.unique.period_ms", "must be a positive integer number of milliseconds, at most %d, got %s", maxDurationMS, clip(in.PeriodMS.String()))
+		}
+		u.period = time.Duration(ms) * time.Millisecond
+	}
 	if in.Keys != nil {
 		for i, k := range *in.Keys {
 			switch k {

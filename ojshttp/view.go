@@ -35,12 +35,12 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	v["state"] = j.State.String()
 	v["attempt"] = s.attempt(j.Attempt)
 	v["max_attempts"] = maxAttempts(pol)
-	v["priority"] = x.priority
+	v["priority"] = j.Priority
 	if pj, err := pol.MarshalJSON(); err == nil {
 		v["retry"] = json.RawMessage(pj)
 	}
-	if len(x.meta) > 0 {
-		v["meta"] = x.meta
+	if m := metaView(j, x.meta); len(m) > 0 {
+		v["meta"] = m
 	}
 	if x.unique != nil {
 		v["unique"] = x.unique.raw
@@ -67,6 +67,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 			v["result"] = x.result
 		}
 	case executor.Discarded:
+		s.replayView(j, v)
 		// completed_at is when the job finished, as the official suite
 		// reads it for discarded jobs too (RK-105).
 		setTime(v, "completed_at", j.FinishedAt)
@@ -88,27 +89,29 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	if n := len(j.Errors); n > 0 {
 		errs := make([]map[string]any, n)
 		for i, e := range j.Errors {
-			errs[i] = errorView(e)
+			errs[i] = errorView(e, x.sent)
 		}
 		v["errors"] = errs
 		if j.State != executor.Completed {
 			v["error"] = errs[n-1]
 		}
 	}
+	expiryView(v, j)
 	return v
 }
 
-func errorView(e executor.ErrorEntry) map[string]any {
+func errorView(e executor.ErrorEntry, sent []sentCode) map[string]any {
 	m := map[string]any{
 		"attempt":     e.Attempt,
 		"type":        e.Type,
-		"code":        string(e.Code),
+		"code":        wireCode(e, sent),
 		"message":     e.Message,
 		"occurred_at": stamp(e.Time),
 	}
 	if len(e.Details) > 0 {
 		m["details"] = e.Details
 	}
+	timeoutErrorFields(e, m)
 	return m
 }
 

@@ -30,7 +30,7 @@ const (
 	CodeUnsupported    = "unsupported"      // 422: a known option or OJS-Version this server does not implement
 	CodeInternal       = "internal_error"   // 500, retryable
 	CodeQueueFull      = "queue_full"       // 429, retryable: WithMaxJobs or WithMaxBytes reached
-	CodeQueuePaused    = "queue_paused"     // 422, retryable: PUSH to a paused queue
+	CodeQueuePaused    = "queue_paused"     // 422, retryable: the binding's answer to a PUSH to a paused queue; serve accepts such a PUSH (RK-192) and never sends it
 )
 
 // docsURL is where an error's docs_url points.

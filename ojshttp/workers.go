@@ -67,6 +67,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		var x *extra
 		s.store.update(j.ID, func(e *extra) { e.started = started; x = e })
 		out[i] = s.view(j, x)
+		s.plantFetchAttempt(out[i])
 		s.emit("job.started", j, started, map[string]any{"worker_id": req.WorkerID, "attempt": j.Attempt})
 	}
 	resp := map[string]any{"jobs": out}
@@ -196,6 +197,9 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return 0, nil, invalid("error", "is required: an object with code and message")
 	}
 	e := req.Error
+	if len(e.Code) > executor.MaxFailureTypeLen {
+		return 0, nil, invalid("error.code", "at most %d bytes (executor.MaxFailureTypeLen), got %d", executor.MaxFailureTypeLen, len(e.Code))
+	}
 	f := executor.Failure{Type: e.Type, Message: e.Message, Details: e.Details}
 	if string(f.Details) == "null" {
 		f.Details = nil
@@ -219,6 +223,12 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if aerr != nil {
 		return 0, nil, aerr
 	}
+	if n := len(j.Errors); e.Code != "" && n > 0 {
+		last := j.Errors[n-1]
+		s.store.update(j.ID, func(x *extra) {
+			x.sent = withSent(x.sent, sentCode{attempt: last.Attempt, at: last.Time, code: e.Code})
+		})
+	}
 	x := s.store.get(j.ID)
 	v := s.view(j, x)
 	resp := map[string]any{
@@ -240,7 +250,7 @@ func (s *Server) nonRetryable(id string, e *nackError, typ string) bool {
 	if e.Retryable != nil && !*e.Retryable {
 		return true
 	}
-	if !s.faults().Has(ojsfault.RegexMatch) || typ == "" {
+	if !s.faults().Has(ojsfault.RegexMatch) && !s.plantedMatching() || typ == "" {
 		return false
 	}
 	j, err := s.exec.Get(id)
@@ -251,7 +261,13 @@ func (s *Server) nonRetryable(id string, e *nackError, typ string) bool {
 	if x := s.store.get(id); x != nil && x.shown != nil {
 		pol = x.shown
 	}
+	if s.plantedMatch(pol.Spec().NonRetryableErrors, typ, e.Message) {
+		return true
+	}
 	for _, p := range pol.Spec().NonRetryableErrors {
+		if !s.faults().Has(ojsfault.RegexMatch) {
+			break
+		}
 		if re, err := regexp.Compile("^(?:" + p + ")$"); err == nil && re.MatchString(typ) {
 			return true
 		}

@@ -176,7 +176,7 @@ func BenchmarkParseSize(b *testing.B) {
 	}
 }
 
-// BenchmarkParseHostileDuration parses the 1 MB policy of issue 11 whose
+// BenchmarkParseHostileDuration parses the hostile 1 MB policy whose
 // duration is "PT1." + a million zeros + "1S" (204 s before the limits).
 func BenchmarkParseHostileDuration(b *testing.B) {
 	doc := []byte(`{"initial_interval": "` + hostileDuration() + `"}`)

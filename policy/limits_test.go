@@ -21,7 +21,7 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// hostileDuration is the duration of issue 11: "PT1." + a million zeros +
+// hostileDuration is a hostile duration: "PT1." + a million zeros +
 // "1S" (it took 204 s to parse inside a 1 MB policy).
 func hostileDuration() string { return "PT1." + strings.Repeat("0", 1_000_000) + "1S" }
 
@@ -63,7 +63,7 @@ func TestHostileDuration(t *testing.T) {
 	}
 }
 
-// issue 11: a policy with 2 000 000 empty patterns used 1 GB and printed a
+// A policy with 2 000 000 empty patterns used 1 GB and printed a
 // 115 MB error line.
 func TestTwoMillionEmptyPatterns(t *testing.T) {
 	const n = 2_000_000
@@ -143,7 +143,7 @@ func TestDocumentTooLarge(t *testing.T) {
 	}
 }
 
-// issue 11: invalid UTF-8 in non_retryable_errors was replaced by U+FFFD in
+// Invalid UTF-8 in non_retryable_errors was replaced by U+FFFD in
 // Parse while New rejected it. Both reject it now, with the same problem.
 func TestInvalidUTF8PatternsParseAndNew(t *testing.T) {
 	for _, c := range []struct {

@@ -326,7 +326,7 @@ func fieldsOf(err error) []string {
 	return fs
 }
 
-// Parse and New agree on every Spec (issue 11): both accept it, giving
+// Parse and New agree on every Spec: both accept it, giving
 // Equal policies, or both reject it, naming the same fields.
 func TestPropParseAgreesWithNew(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {

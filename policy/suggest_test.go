@@ -9,7 +9,7 @@ import (
 )
 
 // Unknown keys get a "did you mean" for the nearest field, and stay values
-// callers can branch on (issue 19, item 12).
+// callers can branch on.
 func TestUnknownFieldSuggestion(t *testing.T) {
 	for _, tc := range []struct {
 		doc, field, suggestion string

@@ -20,7 +20,7 @@ import (
 // cur), which Parse's bounds on Multiplier keep to a few thousand steps.
 func gaxEnvelope(n int, ini, mx time.Duration, mult float64) time.Duration {
 	cur := ini
-	for i := 1; i < n; i++ {
+	for i := 1; i < min(n, maxEnvelopeSteps); i++ {
 		next := min(nanos(float64(cur)*mult), mx)
 		if next == cur {
 			break
@@ -33,13 +33,13 @@ func gaxEnvelope(n int, ini, mx time.Duration, mult float64) time.Duration {
 var gaxSettings = []setting{
 	{key: "Initial", kind: kDuration, def: "1s", lo: 1, hi: math.MaxInt64, help: "Backoff.Initial, the first envelope"},
 	{key: "Max", kind: kDuration, def: "30s", lo: 1, hi: math.MaxInt64, help: "Backoff.Max, the envelope's cap"},
-	{key: "Multiplier", kind: kFloat, def: "2", lo: 1, hi: 1000, help: "Backoff.Multiplier, 1 or from 1.01 to 1000 (gax reads values below 1 as 2)"},
+	{key: "Multiplier", kind: kFloat, def: "2", lo: -1e6, hi: 1e6, help: "Backoff.Multiplier; gax reads a value below 1 as 2"},
 }
 
 func gaxModel(c conf) (*model, error) {
 	ini, mx, mult := c.dur("Initial"), c.dur("Max"), c.float("Multiplier")
-	if mult > 1 && mult < 1.01 {
-		return nil, badValue("gax", "Multiplier", c, "must be 1 or at least 1.01 (retrykit bounds the steps it follows)")
+	if mult < 1 {
+		mult = 2 // call_option.go Pause: if bo.Multiplier < 1 { bo.Multiplier = 2 }
 	}
 	return &model{
 		name:         "gax",
@@ -62,39 +62,63 @@ func gaxModel(c conf) (*model, error) {
 }
 
 var awsSettings = []setting{
-	{key: "total_max_attempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "Config(retries={'total_max_attempts': N}): total attempts; wins over max_attempts"},
-	{key: "max_attempts", kind: kInt, def: "2", lo: 0, hi: math.MaxInt32 - 1, help: "Config(retries={'max_attempts': N}): retries after the first attempt"},
+	{key: "mode", kind: kEnum, def: "legacy", enum: []string{"legacy", "standard"}, help: "Config(retries={'mode': ...}) (AWS_RETRY_MODE): legacy, botocore's default, or standard"},
+	{key: "total_max_attempts", kind: kInt, def: "5", lo: 1, hi: math.MaxInt32, help: "Config(retries={'total_max_attempts': N}): total attempts (default 5 in legacy mode, 3 in standard); wins over max_attempts"},
+	{key: "max_attempts", kind: kInt, def: "4", lo: 0, hi: math.MaxInt32 - 1, help: "Config(retries={'max_attempts': N}): retries after the first attempt (default 4 in legacy mode, 2 in standard)"},
 }
 
+// awsRef is the botocore release the aws profile reads.
+const awsRef = "https://github.com/boto/botocore/blob/1.43.67/botocore/"
+
 func awsModel(c conf) (*model, error) {
-	total := c.int("total_max_attempts")
-	if c.user("max_attempts") && !c.user("total_max_attempts") {
+	legacy := c.str("mode") == "legacy"
+	total := int64(3)
+	if legacy {
+		total = 5 // botocore/data/_retry.json "max_attempts": 5
+	}
+	switch {
+	case c.user("total_max_attempts"):
+		total = c.int("total_max_attempts")
+	case c.user("max_attempts"):
 		total = c.int("max_attempts") + 1
 	}
-	return &model{
-		name:    "aws",
-		release: "1.40",
-		system:  "AWS SDK for Python (botocore), standard retry mode",
-		version: "botocore@0e6e2404b85dc336dd2889814e089bde7d1a4c55 (2026-08-07)",
-		source:  "https://github.com/boto/botocore/blob/0e6e2404b85dc336dd2889814e089bde7d1a4c55/botocore/retries/standard.py (ExponentialBackoff.delay_amount, MaxAttemptsChecker)",
-		summary: fmt.Sprintf("r * min(2^(attempt-1), 20) seconds; %d attempts, then the error is raised", total),
-		formula: "t = random() * min(2 ** (attempt_number - 1), 20) seconds, attempt_number = attempt " +
-			"(the path without the opt-in NEW_RETRIES_ENABLED, which is off by default)",
-		draw:         "random.random() = r",
-		exhaustion:   fmt.Sprintf("%d total attempts (DEFAULT_MAX_ATTEMPTS 3): retried while attempt_number < %[1]d", total),
+	m := &model{
+		name:         "aws",
+		release:      "1.43.67",
 		terminal:     "the last error is raised to the caller",
 		maxAttempts:  int(total),
 		onExhaustion: policy.Discard,
 		jitter:       true,
-		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			r := d.next()
-			e := 20.0
-			if n-1 < 5 { // 2^4 = 16 < 20 <= 2^5
-				e = float64(int64(1) << uint(n-1))
-			}
-			return seconds(r * e)
-		},
-	}, nil
+		draw:         "random.random() = r",
+	}
+	if legacy {
+		m.system = "AWS SDK for Python (botocore), legacy retry mode (the default)"
+		m.version = "botocore 1.43.67"
+		m.source = awsRef + "retryhandler.py (delay_exponential, MaxAttemptsDecorator); " + awsRef + "data/_retry.json (base rand, growth_factor 2, max_attempts 5)"
+		m.summary = fmt.Sprintf("r * 2^(attempt-1) seconds, no cap; %d attempts, then the error is raised", total)
+		m.formula = "attempts = attempt; base = random.random(); delay_s = base * 2 ** (attempts - 1) (delay_exponential with base 'rand', growth_factor 2)"
+		m.exhaustion = fmt.Sprintf("%d total attempts (legacy max_attempts 5 in _retry.json): MaxAttemptsDecorator stops when attempt_number >= %[1]d", total)
+		m.delay = func(n int, _ time.Duration, d draws) time.Duration {
+			return seconds(d.next() * math.Pow(2, float64(n-1)))
+		}
+		return m, nil
+	}
+	m.system = "AWS SDK for Python (botocore), standard retry mode"
+	m.version = "botocore 1.43.67"
+	m.source = awsRef + "retries/standard.py (ExponentialBackoff.delay_amount, MaxAttemptsChecker)"
+	m.summary = fmt.Sprintf("r * min(2^(attempt-1), 20) seconds; %d attempts, then the error is raised", total)
+	m.formula = "t = random() * min(2 ** (attempt_number - 1), 20) seconds, attempt_number = attempt " +
+		"(the path without the opt-in NEW_RETRIES_ENABLED, which is off by default)"
+	m.exhaustion = fmt.Sprintf("%d total attempts (DEFAULT_MAX_ATTEMPTS 3): retried while attempt_number < %[1]d", total)
+	m.delay = func(n int, _ time.Duration, d draws) time.Duration {
+		r := d.next()
+		e := 20.0
+		if n-1 < 5 { // 2^4 = 16 < 20 <= 2^5
+			e = float64(int64(1) << uint(n-1))
+		}
+		return seconds(r * e)
+	}
+	return m, nil
 }
 
 // The error classes of the AWS SDK for Go's standard retryer since retry
@@ -226,6 +250,13 @@ func awsGo147Model(c conf) (*model, error) {
 	}, nil
 }
 
+// maxEnvelopeSteps bounds the steps an envelope that grows by a factor
+// each attempt is followed (gax, grpc_connect, cenkalti, failsafe): a
+// multiplier just above 1 needs up to ln(Max/Initial)/ln(Multiplier) steps
+// to settle, so past this many attempts the envelope stays where it is
+// (RK-235).
+const maxEnvelopeSteps = 1 << 20
+
 // grpcConnectBackoff is grpc-go's internal/backoff Exponential.Backoff for
 // retries = attempt - 1 and the draw r, with the backoff.Config's
 // BaseDelay, Multiplier, Jitter and MaxDelay (defaults 1s, 1.6, 0.2, 120s).
@@ -234,9 +265,13 @@ func grpcConnectBackoff(retries int, r float64, base, mxd time.Duration, mult, j
 		return base
 	}
 	b, mx := float64(base), float64(mxd)
-	for b < mx && retries > 0 {
-		b *= mult
+	for steps := 0; b < mx && retries > 0 && steps < maxEnvelopeSteps; steps++ {
+		nb := b * mult
 		retries--
+		if nb == b {
+			break // settled (0, or a multiplier of 1)
+		}
+		b = nb
 	}
 	if b > mx {
 		b = mx
@@ -247,7 +282,7 @@ func grpcConnectBackoff(retries int, r float64, base, mxd time.Duration, mult, j
 
 var grpcConnectSettings = []setting{
 	{key: "BaseDelay", kind: kDuration, def: "1s", lo: 1, hi: math.MaxInt64, help: "backoff.Config.BaseDelay, the first wait"},
-	{key: "Multiplier", kind: kFloat, def: "1.6", lo: 1.01, hi: 1000, help: "backoff.Config.Multiplier"},
+	{key: "Multiplier", kind: kFloat, def: "1.6", lo: -1e6, hi: 1e6, help: "backoff.Config.Multiplier (below 1 the wait shrinks; a negative wait fires at once)"},
 	{key: "Jitter", kind: kFloat, def: "0.2", lo: 0, hi: 1, help: "backoff.Config.Jitter: the wait is multiplied by 1 ± Jitter"},
 	{key: "MaxDelay", kind: kDuration, def: "120s", lo: 1, hi: math.MaxInt64, help: "backoff.Config.MaxDelay, the cap before the jitter"},
 }

@@ -74,7 +74,11 @@ const (
 	kFloatBool             // number in [lo, hi], or true (1) / false (0)
 	kWait                  // Active Job's wait: polynomially_longer, or seconds in [lo, hi]
 	kEnum                  // one of enum
+	kIntList               // whole numbers in [lo, hi] separated by '/' (RQ's interval list), at most maxList
 )
+
+// maxList is the most numbers a kIntList takes.
+const maxList = 64
 
 // setting is one configuration key of a profile, in the system's own name.
 type setting struct {
@@ -95,6 +99,7 @@ type value struct {
 	f    float64       // kFloat
 	d    time.Duration // kDuration, kMillis, kSeconds
 	s    string        // kEnum; the text as written for every kind
+	list []int64       // kIntList
 	user bool          // set by the user, not the default
 }
 
@@ -120,6 +125,7 @@ func (c conf) float(k string) float64      { return c.v(k).f }
 func (c conf) dur(k string) time.Duration  { return c.v(k).d }
 func (c conf) bool(k string) bool          { return c.v(k).i != 0 }
 func (c conf) str(k string) string         { return c.v(k).s }
+func (c conf) list(k string) []int64       { return c.v(k).list }
 func (c conf) user(k string) bool          { return c.v(k).user }
 func (c conf) with(k string, v value) conf { c.vals = cloneVals(c.vals); c.vals[k] = v; return c }
 func cloneVals(m map[string]value) map[string]value {
@@ -250,6 +256,18 @@ func parseValue(s setting, text string) (value, string) {
 			return v, why + " or None"
 		}
 		v.i = n
+	case kIntList:
+		parts := strings.Split(text, "/")
+		if len(parts) > maxList {
+			return v, fmt.Sprintf("more than %d numbers", maxList)
+		}
+		for _, p := range parts {
+			n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
+			if err != nil || float64(n) < s.lo || float64(n) > s.hi {
+				return v, fmt.Sprintf("must be whole numbers between %s and %s separated by / (10/30/60)", fmtNum(s.lo), fmtNum(s.hi))
+			}
+			v.list = append(v.list, n)
+		}
 	case kEnum:
 		for _, e := range s.enum {
 			if text == e {

@@ -55,7 +55,7 @@ func TestConfigured(t *testing.T) {
 		// BullMQ fixed: delay every time.
 		{"bullmq:type=fixed,delay=1500,attempts=3", 0.5, []time.Duration{1500 * ms, 1500 * ms}, true},
 		// BullMQ jitter 0.5: floor(r * d * 0.5 + d * 0.5); r = 0.5: 0.75 d.
-		{"bullmq:delay=1000,jitter=0.5,attempts=3", 0.5, []time.Duration{750 * ms, 1500 * ms}, true},
+		{"bullmq:type=exponential,delay=1000,jitter=0.5,attempts=3", 0.5, []time.Duration{750 * ms, 1500 * ms}, true},
 		// Temporal: 2s * 3^(attempt-1), capped at 60s, unlimited.
 		{"temporal:initial_interval=2s,backoff_coefficient=3,maximum_interval=1m", 0, []time.Duration{2 * s, 6 * s, 18 * s, 54 * s, 60 * s}, false},
 		// Temporal maximum_attempts 3: two retries.
@@ -75,7 +75,7 @@ func TestConfigured(t *testing.T) {
 		{"river:max_attempts=2", 0.5, []time.Duration{s}, true},
 		// asynq MaxRetry 1: n^4 + 15 + rand(30)(n+1), n = 0, r = 0: 15s.
 		{"asynq:MaxRetry=1", 0, []time.Duration{15 * s}, true},
-		// Faktory retry 0: straight to the morgue.
+		// Faktory retry 0: no retry (the job is dropped).
 		{"faktory:retry=0", 0, nil, true},
 		// Oban max_attempts 40, r = 0: attempt 1 scales to round(1/40*20) = round(0.5) = 1: 15 + 2 = 17s;
 		// attempt 2: round(1.0) = 1: 17s; attempt 3: round(1.5) = 2: 19s.
@@ -103,8 +103,8 @@ func TestConfigured(t *testing.T) {
 		{"flare:MaxAttempts=2", 0, []time.Duration{15 * s}, true},
 		{"chasquimq:max_attempts=2", 0, []time.Duration{100 * ms}, true},
 		// Active Job wait: 3 (seconds), jitter 0.15, r = 0.5: 3 + 0.5 * 3 * 0.15 = 3.225s.
-		{"activejob:wait=3,attempts=3", 0.5, []time.Duration{3225 * ms, 3225 * ms}, true},
-		{"activejob:attempts=unlimited,jitter=0", 0, []time.Duration{3 * s, 18 * s, 83 * s}, false},
+		{"activejob:wait=3,attempts=3,load_defaults=7.1", 0.5, []time.Duration{3225 * ms, 3225 * ms}, true},
+		{"activejob:attempts=unlimited,jitter=0,wait=polynomially_longer", 0, []time.Duration{3 * s, 18 * s, 83 * s}, false},
 		// grpc_connect BaseDelay 2s, no jitter: 2s, then 2s * 1.6.
 		{"grpc_connect:BaseDelay=2s,Jitter=0", 0.5, []time.Duration{2 * s, 3200 * ms, 5120 * ms}, false},
 	} {
@@ -203,7 +203,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"sidkiq", profile.ErrUnknown, `did you mean "sidekiq"?`},
 		{"bullmq:tpye=fixed", profile.ErrUnknownSetting, `did you mean "type"?`},
-		{"bullmq:type=linear", profile.ErrBadValue, "must be one of fixed, exponential"},
+		{"bullmq:type=linear", profile.ErrBadValue, "must be one of none, fixed, exponential"},
 		{"bullmq:delay=-1", profile.ErrBadValue, "must be between 0"},
 		{"bullmq:delay=1.5", profile.ErrBadValue, "not an integer"},
 		{"bullmq:jitter=2", profile.ErrBadValue, "must be between 0 and 1"},

@@ -53,7 +53,7 @@ func ExampleLookup() {
 // 1000 ms doubling) retries after 1s and 2s, and its third failure is the
 // last.
 func ExampleProfile_Run() {
-	p, _ := profile.Lookup("bullmq")
+	p, _ := profile.Lookup("bullmq:type=exponential,delay=1000,attempts=3")
 	run := p.Run()
 	for range p.MaxAttempts() {
 		d := run.Next(nil) // no jitter: nothing is drawn

@@ -90,32 +90,56 @@ func sidekiq6Model(c conf) (*model, error) {
 
 var activeJobSettings = []setting{
 	{key: "attempts", kind: kIntNone, def: "5", lo: 1, hi: math.MaxInt32, help: "retry_on attempts: total executions, or unlimited"},
-	{key: "jitter", kind: kFloat, def: "0.15", lo: 0, hi: 1000, help: "retry_on jitter (config.active_job.retry_jitter, 0.15)"},
-	{key: "wait", kind: kWait, def: "polynomially_longer", lo: 0, hi: 1e9, help: "retry_on wait: polynomially_longer, or a number of seconds"},
+	{key: "wait", kind: kWait, def: "3", lo: 0, hi: 1e9, help: "retry_on wait: seconds (3.seconds by default; read as a Duration, so truncated to whole seconds with .to_i), or polynomially_longer"},
+	{key: "jitter", kind: kFloat, def: "0", lo: 0, hi: 1000, help: "retry_on jitter; unset: the class's retry_jitter, 0.0 unless load_defaults is 6.1 or later (then 0.15)"},
+	{key: "load_defaults", kind: kEnum, def: "none", enum: []string{"none", "5.0", "5.1", "5.2", "6.0", "6.1", "7.0", "7.1", "7.2", "8.0", "8.1"},
+		help: "config.load_defaults of the Rails app: 6.1 and later set config.active_job.retry_jitter = 0.15; none (a bare ActiveJob::Base) keeps 0.0"},
+}
+
+// activeJobJitter is the retry_on jitter: the setting when given, else the
+// class attribute retry_jitter that load_defaults sets (0.15 from 6.1 on,
+// 0.0 before and without it).
+func activeJobJitter(c conf) float64 {
+	if c.user("jitter") {
+		return c.float("jitter")
+	}
+	switch c.str("load_defaults") {
+	case "none", "5.0", "5.1", "5.2", "6.0":
+		return 0
+	}
+	return 0.15
 }
 
 func activeJobModel(c conf) (*model, error) {
-	att, jit, wait := c.int("attempts"), c.float("jitter"), c.v("wait")
+	att, jit, wait := c.int("attempts"), activeJobJitter(c), c.v("wait")
 	poly := wait.s == "polynomially_longer"
 	ma, exh := int(att), fmt.Sprintf("attempts %d total: retried while executions < %[1]d", att)
 	if att < 0 {
 		ma, exh = 0, "attempts :unlimited: retried until it succeeds"
 	}
+	// 8.1.3.1 exceptions.rb 180-188: a Duration or Integer wait is
+	// delay = wait.to_i (whole seconds), delay + Kernel.rand * delay * jitter;
+	// a plain Float raises, so a fractional wait is a Duration truncated.
+	secs := math.Trunc(wait.f)
 	summary := fmt.Sprintf("e^4 + rand*e^4*%s + 2 seconds, e = attempt", fmtNum(jit))
 	formula := fmt.Sprintf("executions = attempt; delay = executions**4; delay_s = delay + Kernel.rand * delay * %s + 2 "+
-		"(float64, left to right; retry_jitter 0.15 from load_defaults >= 6.1); delay_ns = trunc(delay_s * 1e9)", fmtNum(jit))
+		"(float64, left to right); delay_ns = trunc(delay_s * 1e9)", fmtNum(jit))
 	system := "Rails Active Job, retry_on wait: :polynomially_longer"
 	if !poly {
-		summary = fmt.Sprintf("%s s + rand*%[1]s*%s seconds", fmtNum(wait.f), fmtNum(jit))
-		formula = fmt.Sprintf("delay = wait.to_f = %s; delay_s = delay + Kernel.rand * delay * %s; delay_ns = trunc(delay_s * 1e9)", fmtNum(wait.f), fmtNum(jit))
-		system = fmt.Sprintf("Rails Active Job, retry_on wait: %s", fmtNum(wait.f))
+		summary = fmt.Sprintf("%s s + rand*%[1]s*%s seconds", fmtNum(secs), fmtNum(jit))
+		if jit == 0 {
+			summary = fmt.Sprintf("%s s flat", fmtNum(secs))
+		}
+		formula = fmt.Sprintf("delay = wait.to_i = %s (wait %s.seconds; a plain Float raises in 8.1.3.1); delay_s = delay + Kernel.rand * delay * %s; delay_ns = trunc(delay_s * 1e9)",
+			fmtNum(secs), fmtNum(wait.f), fmtNum(jit))
+		system = fmt.Sprintf("Rails Active Job, retry_on wait: %s.seconds", fmtNum(wait.f))
 	}
 	return &model{
-		release:      "8.2.0",
+		release:      "8.1.3.1",
 		name:         "activejob",
 		system:       system,
-		version:      "8.2.0.alpha (2a2db1e8d6d104ee0611efcae7eb023af65cff34)",
-		source:       "https://github.com/rails/rails/blob/2a2db1e8d6d104ee0611efcae7eb023af65cff34/activejob/lib/active_job/exceptions.rb (retry_on, determine_delay)",
+		version:      "8.1.3.1",
+		source:       "https://github.com/rails/rails/blob/v8.1.3.1/activejob/lib/active_job/exceptions.rb (retry_on: wait 3.seconds, attempts 5, line 64; determine_delay, lines 180-188)",
 		summary:      fmt.Sprintf("%s; %s, then the error is re-raised", summary, attemptsText(ma)),
 		formula:      formula,
 		draw:         map[bool]string{true: "Kernel.rand = r", false: ""}[jit > 0],
@@ -125,12 +149,12 @@ func activeJobModel(c conf) (*model, error) {
 		onExhaustion: policy.Discard,
 		jitter:       jit > 0,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
-			r := d.next()
-			if jit == 0 {
-				r = 0 // ActiveJob draws nothing without jitter
+			r := 0.0
+			if jit > 0 {
+				r = d.next() // ActiveJob draws nothing without jitter
 			}
 			if !poly {
-				return seconds(wait.f + r*wait.f*jit)
+				return seconds(secs + r*secs*jit)
 			}
 			e := float64(sat.PowInt(int64(n), 4))
 			return seconds(e + r*e*jit + 2)
@@ -139,7 +163,7 @@ func activeJobModel(c conf) (*model, error) {
 }
 
 var celerySettings = []setting{
-	{key: "retry_backoff", kind: kFloatBool, def: "true", lo: 0, hi: 1 << 40, help: "exponential backoff: factor int(max(1.0, retry_backoff)) seconds (True is 1); false or 0: every retry waits default_retry_delay"},
+	{key: "retry_backoff", kind: kFloatBool, def: "false", lo: 0, hi: 1 << 40, help: "exponential backoff: factor int(max(1.0, retry_backoff)) seconds (True is 1); False (Celery's default) or 0: every retry waits default_retry_delay"},
 	{key: "retry_backoff_max", kind: kSeconds, def: "600", lo: 0, hi: 1 << 40, help: "cap of the backoff, whole seconds"},
 	{key: "retry_jitter", kind: kBool, def: "true", help: "full jitter: random.randrange(countdown + 1)"},
 	{key: "max_retries", kind: kIntNone, def: "3", lo: 0, hi: math.MaxInt32 - 1, help: "retries after the first run; None is unlimited"},
@@ -158,8 +182,9 @@ func celeryModel(c conf) (*model, error) {
 	if mr < 0 {
 		ma, exh = 0, "max_retries None: unlimited retries"
 	}
-	formula := fmt.Sprintf("no backoff: countdown = default_retry_delay = %d s", drd)
-	summary := fmt.Sprintf("%d s flat", drd)
+	formula := fmt.Sprintf("retry_backoff False: no backoff, countdown = default_retry_delay = %d s (celery/app/autoretry.py: retry_backoff defaults to False)", drd)
+	summary := fmt.Sprintf("%d s flat (default_retry_delay)", drd)
+	system := "Celery (Python), autoretry_for, retry_backoff False: default_retry_delay"
 	if factor > 0 {
 		formula = fmt.Sprintf("retries = attempt - 1; countdown = min(%d, %d * 2**retries)", bmax, factor)
 		summary = fmt.Sprintf("min(%d, %d*2^(attempt-1)) s", bmax, factor)
@@ -168,16 +193,17 @@ func celeryModel(c conf) (*model, error) {
 			summary = "randrange(" + summary + " + 1) (full jitter)"
 		}
 		formula += "; delay_s = max(0, countdown)"
+		system = "Celery (Python), autoretry_for with retry_backoff"
 	}
 	return &model{
 		release:      "5.6.2",
 		name:         "celery",
-		system:       "Celery (Python), autoretry_for with retry_backoff=True",
+		system:       system,
 		version:      "5.6.2 (5dc781f0bd5f36186bfcc74e0a4f9f654452c69b)",
 		source:       "https://github.com/celery/celery/blob/5dc781f0bd5f36186bfcc74e0a4f9f654452c69b/celery/utils/time.py (get_exponential_backoff_interval)",
 		summary:      summary + "; " + attemptsText(ma) + ", then FAILURE",
 		formula:      formula,
-		draw:         "random.randrange(c + 1) = floor(r * (c + 1))",
+		draw:         map[bool]string{true: "random.randrange(c + 1) = floor(r * (c + 1))", false: ""}[factor > 0 && jit],
 		exhaustion:   exh,
 		terminal:     "the original exception is re-raised; the task ends in state FAILURE",
 		maxAttempts:  ma,
@@ -200,49 +226,66 @@ func celeryModel(c conf) (*model, error) {
 }
 
 var bullmqSettings = []setting{
-	{key: "type", kind: kEnum, def: "exponential", enum: []string{"fixed", "exponential"}, help: "backoff.type"},
-	{key: "delay", kind: kMillis, def: "1000", lo: 0, hi: 1 << 50, help: "backoff.delay, whole milliseconds"},
-	{key: "attempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "job option attempts: total attempts (BullMQ's own default is 1; the profile's 3 is its documented example)"},
+	{key: "type", kind: kEnum, def: "none", enum: []string{"none", "fixed", "exponential"}, help: "backoff.type; none (BullMQ's default: no backoff option) retries at once, 0 ms"},
+	{key: "delay", kind: kMillis, def: "0", lo: 0, hi: 1 << 50, help: "backoff.delay, whole milliseconds (left out, BullMQ's strategy gives undefined or NaN and the job is retried at once: 0)"},
+	{key: "attempts", kind: kInt, def: "1", lo: math.MinInt32, hi: math.MaxInt32, help: "job option attempts: total attempts (BullMQ's default 1: no retry; 0 or less also runs once)"},
 	{key: "jitter", kind: kFloat, def: "0", lo: 0, hi: 1, help: "backoff.jitter: the delay is drawn from [(1 - jitter) * d, d)"},
 }
 
 // bullmqRef is BullMQ's backoff strategies in the published 6.7.0 package.
 const bullmqRef = "https://github.com/taskforcesh/bullmq/blob/352d3c72bf2bc5ec851630a4cdcba7d44c313ed0/src/classes/backoffs.ts"
 
+// v8MaxRandom is the largest value V8's Math.random() returns, 1 - 2^-52
+// (it builds the double from 52 random bits), below package profile's top
+// draw 1 - 2^-53: BullMQ's jitter never reaches what a 53-bit draw would.
+const v8MaxRandom = 1 - 0x1p-52
+
 func bullmqModel(c conf) (*model, error) {
 	typ, ms, att, jit := c.str("type"), float64(c.int("delay")), c.int("attempts"), c.float("jitter")
+	ma := int(max(att, 1))
 	formula := fmt.Sprintf("attemptsMade + 1 = attempt; d = Math.round(2**(attempt - 1) * %s) ms", fmtNum(ms))
 	summary := fmt.Sprintf("2^(attempt-1) * %s ms, no cap", fmtNum(ms))
-	if typ == "fixed" {
+	switch typ {
+	case "fixed":
 		formula, summary = fmt.Sprintf("d = delay = %s ms", fmtNum(ms)), fmt.Sprintf("%s ms flat", fmtNum(ms))
+	case "none":
+		formula, summary = "no backoff option: Job#shouldRetryJob retries at once, delay 0 ms (dist/cjs/classes/job.js 493; delay and jitter have no effect without a type)", "0 ms (no backoff)"
+		jit = 0
 	}
 	if jit > 0 {
-		formula += fmt.Sprintf("; delay_ms = Math.floor(Math.random() * d * %s + d * (1 - %[1]s))", fmtNum(jit))
+		formula += fmt.Sprintf("; delay_ms = Math.floor(Math.random() * d * %s + d * (1 - %[1]s)), Math.random() at most 1 - 2**-52 in V8", fmtNum(jit))
 		summary += fmt.Sprintf(", jitter %s", fmtNum(jit))
-	} else {
+	} else if typ != "none" {
 		formula += "; delay_ms = d"
+	}
+	system := "BullMQ (Node.js), backoff type " + typ
+	if typ == "none" {
+		system = "BullMQ (Node.js), no backoff option"
 	}
 	return &model{
 		name:         "bullmq",
 		release:      "6.7.0",
-		system:       "BullMQ (Node.js), backoff type " + typ,
+		system:       system,
 		version:      "6.7.0 (source 352d3c72bf2bc5ec851630a4cdcba7d44c313ed0)",
 		source:       bullmqRef + " (builtinStrategies); src/classes/job.ts (shouldRetryJob)",
-		summary:      fmt.Sprintf("%s; %d attempts, then failed", summary, att),
+		summary:      fmt.Sprintf("%s; %s, then failed", summary, attemptsText(ma)),
 		formula:      formula,
-		draw:         map[bool]string{true: "Math.random() = r", false: ""}[jit > 0],
-		exhaustion:   fmt.Sprintf("attempts %d total: retried while attemptsMade + 1 < %[1]d", att),
+		draw:         map[bool]string{true: "Math.random() = r, held at most 1 - 2**-52 (V8's largest)", false: ""}[jit > 0],
+		exhaustion:   fmt.Sprintf("attempts %d: retried while attemptsMade + 1 < attempts, so a job runs at most %d times", att, ma),
 		terminal:     "moved to the failed set",
-		maxAttempts:  int(att),
+		maxAttempts:  ma,
 		onExhaustion: policy.Discard,
 		jitter:       jit > 0,
 		delay: func(n int, _ time.Duration, dr draws) time.Duration {
+			if typ == "none" {
+				return 0
+			}
 			d := ms
 			if typ == "exponential" {
 				d = math.Round(math.Pow(2, float64(n-1)) * ms)
 			}
 			if jit > 0 {
-				d = math.Floor(dr.next()*d*jit + d*(1-jit))
+				d = math.Floor(min(dr.next(), v8MaxRandom)*d*jit + d*(1-jit))
 			}
 			return nanos(d * float64(time.Millisecond))
 		},
@@ -254,23 +297,27 @@ func bullmqModel(c conf) (*model, error) {
 var resqueStrategy = [...]int64{0, 60, 600, 3600, 10800, 21600}
 
 var resqueRetrySettings = []setting{
-	{key: "retry_limit", kind: kInt, def: "6", lo: 0, hi: math.MaxInt32, help: "@retry_limit: retries (ExponentialBackoff defaults it to the strategy's length, 6); past the table the last delay repeats"},
+	{key: "retry_limit", kind: kInt, def: "6", lo: -1, hi: math.MaxInt32, help: "@retry_limit: retries (ExponentialBackoff defaults it to the strategy's length, 6); -1 retries forever; past the table the last delay repeats"},
 }
 
 func resqueRetryModel(c conf) (*model, error) {
 	ma := c.int("retry_limit")
+	total, exh, ltext := int(ma+1), fmt.Sprintf("retry_limit %d: retried while retry_attempt < %[1]d", ma), fmt.Sprintf("%d attempts (%d retries)", ma+1, ma)
+	if ma < 0 {
+		total, exh, ltext = 0, "retry_limit -1: retry_limit_reached? is false forever (retry_limit == -1), retried until it succeeds", "unlimited attempts (retry_limit -1)"
+	}
 	return &model{
 		name:         "resque_retry",
 		release:      "1.8.1",
 		system:       "resque-retry (Ruby), Resque::Plugins::ExponentialBackoff",
 		version:      "1.8.1 (f75421a98b91dcbe873dab4bfad4ead99e597009)",
 		source:       "https://github.com/lantins/resque-retry/blob/f75421a98b91dcbe873dab4bfad4ead99e597009/lib/resque/plugins/exponential_backoff.rb",
-		summary:      fmt.Sprintf("table 0, 1m, 10m, 1h, 3h, 6h by retry, no jitter; %d attempts (%d retries), then give up", ma+1, ma),
+		summary:      fmt.Sprintf("table 0, 1m, 10m, 1h, 3h, 6h by retry, no jitter; %s, then give up", ltext),
 		formula:      "i = retry_attempt = attempt - 1; delay_s = trunc((backoff_strategy[i] || backoff_strategy.last) * 1.0), backoff_strategy [0, 60, 600, 3600, 10800, 21600]",
 		draw:         "",
-		exhaustion:   fmt.Sprintf("retry_limit %d: retried while retry_attempt < %[1]d", ma),
+		exhaustion:   exh,
 		terminal:     "give up: the failure stays in Resque's failed queue",
-		maxAttempts:  int(ma + 1),
+		maxAttempts:  total,
 		onExhaustion: policy.DeadLetter,
 		delay: func(n int, _ time.Duration, _ draws) time.Duration {
 			return satSeconds(resqueStrategy[min(n-1, len(resqueStrategy)-1)])
@@ -308,7 +355,7 @@ func zzzJobsModel(c conf) (*model, error) {
 }
 
 var chasquiMQSettings = []setting{
-	{key: "max_attempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "RetryConfig max_attempts: total attempts"},
+	{key: "max_attempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "ConsumerConfig max_attempts: total attempts"},
 }
 
 func chasquiMQModel(c conf) (*model, error) {
@@ -316,7 +363,7 @@ func chasquiMQModel(c conf) (*model, error) {
 	return &model{
 		name:    "chasquimq",
 		release: "0.1.0",
-		system:  "ChasquiMQ (Rust, Redis Streams), RetryConfig",
+		system:  "ChasquiMQ (Rust, Redis Streams), ConsumerConfig max_attempts",
 		version: "0.1.0 (cd30b0889437005a26c482826ecf3435f0960cdf)",
 		source:  "https://github.com/jotarios/chasquimq/blob/cd30b0889437005a26c482826ecf3435f0960cdf/chasquimq/src/consumer/retry.rs",
 		summary: fmt.Sprintf("min(100ms*2^(attempt-1), 30s) plus [0, 99] ms; %d attempts, then the dead-letter stream", ma),
@@ -336,11 +383,14 @@ func chasquiMQModel(c conf) (*model, error) {
 }
 
 var flareSettings = []setting{
-	{key: "MaxAttempts", kind: kInt, def: "3", lo: 1, hi: math.MaxInt32, help: "MaxAttempts: total attempts"},
+	{key: "MaxAttempts", kind: kInt, def: "3", lo: math.MinInt32, hi: math.MaxInt32, help: "MaxAttempts: total attempts, 1 to 100; Flare resets a value outside 1-100 to 3"},
 }
 
 func flareModel(c conf) (*model, error) {
 	ma := c.int("MaxAttempts")
+	if ma < 1 || ma > 100 {
+		ma = 3 // the Retry Strategies documentation: outside 1-100 the default 3 applies
+	}
 	return &model{
 		name:    "flare",
 		release: "docs",

@@ -246,6 +246,9 @@ func sortedModels() []*model {
 		configured(obanSettings, obanModel), configured(sidekiqSettings, sidekiq6Model),
 	}
 	ms = append(ms, peerModels()...)
+	ms = append(ms, golibModels()...)
+	ms = append(ms, pyModels()...)
+	ms = append(ms, jsModels()...)
 	for _, m := range ms {
 		m.base = m.name
 	}

@@ -187,13 +187,18 @@ func TestZeroProfile(t *testing.T) {
 func TestHugeAttempts(t *testing.T) {
 	want := map[string]time.Duration{
 		"ojs": 150 * time.Second, "temporal": 100 * time.Second, "aws_go": 0,
-		"grpc_connect": 96 * time.Second, "grpc_retry": 800 * time.Millisecond, "celery": 0,
+		"grpc_connect": 96 * time.Second, "grpc_retry": 800 * time.Millisecond, "celery": 180 * time.Second,
 		"resque_retry": 6 * time.Hour, "zzz_jobs": time.Hour, "chasquimq": 30 * time.Second,
 		"full_jitter": 0, "equal_jitter": 150 * time.Second, "decorrelated_jitter": time.Second,
 		"gax": 1, "aws": 0,
 		"river": math.MaxInt64, "asynq": math.MaxInt64, "faktory": math.MaxInt64, "sidekiq": math.MaxInt64,
-		"sidekiq6": math.MaxInt64, "oban": math.MaxInt64, "activejob": math.MaxInt64,
-		"bullmq": math.MaxInt64, "flare": math.MaxInt64,
+		"sidekiq6": math.MaxInt64, "oban": math.MaxInt64, "activejob": 3 * time.Second,
+		"bullmq": 0, "flare": math.MaxInt64,
+		"cenkalti": 30 * time.Second, "failsafe": 0, "go_retry": math.MaxInt64, "retryablehttp": 30 * time.Second,
+		// retry-go: 100ms << maxBackOffN, 63 - bits.Len64(1e8) = 36 shifts.
+		"retry_go": 100 * time.Millisecond << 36,
+		"tenacity": 0, "backoff": 0, "rq": 0, "p_retry": (1<<31 - 1) * time.Millisecond, "bee_queue": 0,
+		"delayed_job": math.MaxInt64,
 	}
 	for _, p := range profile.All() {
 		got := p.DelayAt(math.MaxInt, 0)

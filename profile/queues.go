@@ -22,9 +22,9 @@ var riverSettings = []setting{
 func riverModel(c conf) (*model, error) {
 	return &model{
 		name:    "river",
-		release: "0.51.1",
+		release: "0.51.2",
 		system:  "River (Go, PostgreSQL), DefaultClientRetryPolicy",
-		version: "river@fdf6cdf12567a5b70c003f5ff850273f09e7efcf (2026-08-07)",
+		version: "river v0.51.2 (internal/retrypolicy/default.go unchanged since fdf6cdf12567)",
 		source:  "https://github.com/riverqueue/river/blob/fdf6cdf12567a5b70c003f5ff850273f09e7efcf/internal/retrypolicy/default.go",
 		summary: fmt.Sprintf("attempt^4 seconds ±10%% (uniform); %d attempts, then discarded", c.int("MaxAttempts")),
 		formula: "errors = attempt (len(job.Errors)+1, no snoozes); s = min(errors^4, maxDurationSeconds); " +
@@ -83,28 +83,40 @@ func asynqModel(c conf) (*model, error) {
 }
 
 var faktorySettings = []setting{
-	{key: "retry", kind: kInt, def: "25", lo: -1, hi: math.MaxInt32, help: "retries (job retry field); 0: straight to the morgue, -1: no retry and no morgue"},
+	{key: "retry", kind: kInt, def: "25", lo: math.MinInt32, hi: math.MaxInt32, help: "retries (job retry field); 0: no retry and the failed job is dropped; -1 (any negative): no retry, straight to the morgue"},
+}
+
+// faktoryExhaustion is Faktory's attempt limit and terminal outcome for the
+// job's retry field, as manager/retry.go reads it: retry 0 drops the job
+// (lines 133-135), a negative retry sends it to the morgue without a retry
+// (137-140; client/job.go 14-15 documents -1), and a positive retry is the
+// number of retries before the morgue.
+func faktoryExhaustion(rt int64) (int, string, string, policy.Action) {
+	switch {
+	case rt == 0:
+		return 1, "retry 0: no retry, and the failed job is dropped (not kept in the morgue)", "dropped (retry 0 discards a failed job)", policy.Discard
+	case rt < 0:
+		return 1, fmt.Sprintf("retry %d: no retry; the failed job goes straight to the morgue", rt), "moved to the morgue (Dead set) without a retry", policy.DeadLetter
+	}
+	return int(rt + 1), fmt.Sprintf("retry %d: retried while RetryCount < %[1]d, so after attempt %d (RetryCount = %[1]d) the job goes to the morgue", rt, rt+1),
+		"moved to the morgue (Dead set)", policy.DeadLetter
 }
 
 func faktoryModel(c conf) (*model, error) {
 	rt := c.int("retry")
-	exh, term, act := fmt.Sprintf("retry %d: retried while RetryCount < %[1]d, so after attempt %d (RetryCount = %[1]d) the job goes to the morgue", rt, rt+1),
-		"moved to the morgue (Dead set)", policy.DeadLetter
-	if rt < 0 {
-		exh, term, act = "retry -1: no retry, and the failed job is not kept", "discarded (retry -1 skips the morgue)", policy.Discard
-	}
+	ma, exh, term, act := faktoryExhaustion(rt)
 	return &model{
 		name:         "faktory",
 		release:      "1.9.3",
 		system:       "Faktory server (Go), manager.nextRetry",
 		version:      "faktory@cf9073fe168a8efdbd459c13921f93826e9be19a (2026-06-30)",
 		source:       "https://github.com/contribsys/faktory/blob/cf9073fe168a8efdbd459c13921f93826e9be19a/manager/retry.go",
-		summary:      fmt.Sprintf("n^4 + 15 + rand(30)*(n+1) seconds, n = attempt-1; %d attempts (retry %d), then %s", max(rt, 0)+1, rt, term),
+		summary:      fmt.Sprintf("n^4 + 15 + rand(30)*(n+1) seconds, n = attempt-1; %d attempts (retry %d), then %s", ma, rt, term),
 		formula:      "count = job.Failure.RetryCount = attempt - 1; secs = count^4 + 15 + rand.Intn(30) * (count + 1); delay = secs seconds",
 		draw:         "rand.Intn(30) = floor(r * 30)",
 		exhaustion:   exh,
 		terminal:     term,
-		maxAttempts:  int(max(rt, 0) + 1),
+		maxAttempts:  ma,
 		onExhaustion: act,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {

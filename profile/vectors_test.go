@@ -28,6 +28,7 @@ type vectorFile struct {
 	Formula     *string  `json:"formula"`
 	Draw        *string  `json:"draw"`
 	Defaults    *string  `json:"defaults"`
+	Settings    *string  `json:"settings"`
 	Exhaustion  *string  `json:"exhaustion"`
 	Terminal    *string  `json:"terminal"`
 	MaxAttempts *int     `json:"max_attempts"`
@@ -88,7 +89,7 @@ func checkFile(name string, data []byte) (*vectorFile, []string) {
 		}
 	}
 	for k, v := range map[string]*string{"profile": f.Profile, "system": f.System, "version": f.Version, "source": f.Source,
-		"docs": f.Docs, "formula": f.Formula, "draw": f.Draw, "defaults": f.Defaults, "exhaustion": f.Exhaustion,
+		"docs": f.Docs, "formula": f.Formula, "draw": f.Draw, "defaults": f.Defaults, "settings": f.Settings, "exhaustion": f.Exhaustion,
 		"terminal": f.Terminal, "comment": f.Comment} {
 		if _, present := top[k]; present && (v == nil || *v == "") {
 			bad("%s: must be a non-empty string", k)
@@ -99,6 +100,9 @@ func checkFile(name string, data []byte) (*vectorFile, []string) {
 	}
 	if f.Profile != nil && *f.Profile+".json" != name {
 		bad("profile %q in file %s", *f.Profile, name)
+	}
+	if f.Settings != nil && f.Profile != nil && !strings.HasPrefix(*f.Settings, *f.Profile+":") && !strings.HasPrefix(*f.Settings, *f.Profile+"@") {
+		bad("settings %q: must be %s:key=value,...", *f.Settings, *f.Profile)
 	}
 	if f.MaxAttempts != nil && *f.MaxAttempts < 1 {
 		bad("max_attempts: must be null or at least 1, got %d", *f.MaxAttempts)
@@ -304,7 +308,7 @@ func TestVectors(t *testing.T) {
 		}
 	}
 	for name, f := range files {
-		p, err := profile.Lookup(name)
+		p, err := profile.Lookup(derefOr(f.Settings, name))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

@@ -116,7 +116,7 @@ func (p Profile) WithClass(class string) (Profile, error) {
 // hints, is an error matching [ErrBadValue].
 func (p Profile) WithRetryAfter(d time.Duration) (Profile, error) {
 	m := p.get()
-	if m.build == nil || !slices.Contains(retryAfterReaders, m.name) && !strings.HasPrefix(m.name, "aws_go:") {
+	if m.build == nil || !slices.Contains(retryAfterReaders, m.base) || strings.HasPrefix(m.name, m.base+"@") {
 		return Profile{}, fmt.Errorf("%w: %s: reads no retry-after hint", ErrBadValue, m.name)
 	}
 	if d < 0 {
@@ -129,7 +129,7 @@ func (p Profile) WithRetryAfter(d time.Duration) (Profile, error) {
 
 // retryAfterReaders are the profiles whose delay honours a retry-after
 // hint.
-var retryAfterReaders = []string{"aws_go"}
+var retryAfterReaders = []string{"aws_go", "retryablehttp"}
 
 // RetryAfter returns the retry-after hint the profile's delays are for,
 // and whether one was given.

@@ -215,6 +215,122 @@ func run(upTo int) probeResult {
 	return res
 }
 `},
+	{profile: "cenkalti", module: "github.com/cenkalti/backoff/v5", upTo: 20, probe: `
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	backoff "github.com/cenkalti/backoff/v5"
+)
+
+func run(upTo int) probeResult {
+	var res probeResult
+	for n := 1; n <= upTo; n++ {
+		res.Attempts = append(res.Attempts, sample(n, func() (time.Duration, time.Duration) {
+			b := backoff.NewExponentialBackOff()
+			b.Reset()
+			var d time.Duration
+			for range n {
+				d = b.NextBackOff()
+			}
+			return d, d
+		}))
+	}
+	return res
+}
+`},
+	{profile: "retryablehttp", module: "github.com/hashicorp/go-retryablehttp", upTo: 40, probe: `
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	retryablehttp "github.com/hashicorp/go-retryablehttp"
+)
+
+func run(upTo int) probeResult {
+	var res probeResult
+	for n := 1; n <= upTo; n++ {
+		res.Attempts = append(res.Attempts, sample(n, func() (time.Duration, time.Duration) {
+			c := retryablehttp.NewClient()
+			d := c.Backoff(c.RetryWaitMin, c.RetryWaitMax, n-1, nil)
+			return d, d
+		}))
+	}
+	res.MaxAttempts = retryablehttp.NewClient().RetryMax + 1
+	return res
+}
+`},
+	{profile: "retry_go", module: "github.com/avast/retry-go/v5", upTo: 9, probe: `
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	retry "github.com/avast/retry-go/v5"
+)
+
+type timer struct{ waits []time.Duration }
+
+func (t *timer) After(d time.Duration) <-chan time.Time {
+	t.waits = append(t.waits, d)
+	c := make(chan time.Time, 1)
+	c <- time.Time{}
+	return c
+}
+
+func run(upTo int) probeResult {
+	var res probeResult
+	for n := 1; n <= upTo; n++ {
+		res.Attempts = append(res.Attempts, sample(n, func() (time.Duration, time.Duration) {
+			tm := &timer{}
+			_ = retry.New(retry.WithTimer(tm)).Do(func() error { return os.ErrNotExist })
+			return tm.waits[n-1], tm.waits[n-1]
+		}))
+	}
+	tm := &timer{}
+	_ = retry.New(retry.WithTimer(tm)).Do(func() error { return os.ErrNotExist })
+	res.MaxAttempts = len(tm.waits) + 1
+	return res
+}
+`},
+	{profile: "go_retry", module: "github.com/sethvargo/go-retry", upTo: 40, probe: `
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	retry "github.com/sethvargo/go-retry"
+)
+
+func run(upTo int) probeResult {
+	var res probeResult
+	for n := 1; n <= upTo; n++ {
+		res.Attempts = append(res.Attempts, sample(n, func() (time.Duration, time.Duration) {
+			b := retry.NewExponential(time.Second)
+			var d time.Duration
+			for range n {
+				d, _ = b.Next()
+			}
+			return d, d
+		}))
+	}
+	return res
+}
+`},
 	{profile: "temporal", module: "go.temporal.io/server", upTo: 70, probe: `
 import (
 	"encoding/json"

@@ -100,7 +100,8 @@ func (s sampledSystem) check(t *testing.T) {
 			smin, smax = minD(smin, lo), maxD(smax, hi)
 		}
 		slack := time.Duration(edge*float64(smax-smin)) + 1
-		if d < smin-slack || d > smax+slack {
+		// Saturate: a real delay of MaxInt64 has no room above it.
+		if d < smin-min(slack, smin-(-1<<63)) || smax < 1<<63-1-slack && d > smax+slack {
 			t.Errorf("%s: attempt %d: vector delay %v outside the real code's range [%v, %v]", id, n, d, smin, smax)
 		}
 	}
@@ -125,10 +126,7 @@ func (s sampledSystem) check(t *testing.T) {
 		s.profile, len(f.Of("bounds")), len(f.Of("delay")), len(f.Of("schedule")), samples)
 
 	t.Run("profile_bounds", func(t *testing.T) {
-		p, err := profile.Lookup(s.profile)
-		if err != nil {
-			t.Fatalf("package profile has no %q: %v", s.profile, err)
-		}
+		p := vectorProfile(t, s.profile)
 		for n := 1; n <= s.upTo; n++ {
 			lo, hi := p.Bounds(n)
 			checkSampled(t, fmt.Sprintf("profile.Bounds(%d)", n), n, lo, hi, s.sample)
@@ -212,6 +210,34 @@ func TestGaxReal(t *testing.T) {
 			return d, d
 		},
 	}.check(t)
+}
+
+// TestGaxMultiplierNearOne samples gax Backoffs whose Multiplier is in
+// (1, 1.01) or below 1 (gax reads that as 2), values gax accepts.
+func TestGaxMultiplierNearOne(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		bo   gax.Backoff
+	}{
+		{"gax:Initial=1s,Max=30s,Multiplier=1.005", gax.Backoff{Initial: time.Second, Max: 30 * time.Second, Multiplier: 1.005}},
+		{"gax:Initial=100ms,Max=1s,Multiplier=0.5", gax.Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Multiplier: 0.5}},
+	} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatalf("%s: %v (gax accepts it)", c.spec, err)
+		}
+		for _, n := range []int{1, 2, 3, 10, 50} {
+			lo, hi := p.Bounds(n)
+			checkSampled(t, p.Name(), n, lo, hi, func(n int) (time.Duration, time.Duration) {
+				bo := c.bo
+				var d time.Duration
+				for range n {
+					d = bo.Pause()
+				}
+				return d, d
+			})
+		}
+	}
 }
 
 // TestGaxConfigured samples a configured gax Backoff against the configured

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/profile"
 	"github.com/retrykit/retrykit/verify"
 )
 
@@ -47,6 +48,19 @@ func load(t *testing.T, profile string) *verify.File {
 	return f
 }
 
+// vectorProfile is the profile that the named vector file's vectors are
+// for: the bare profile (the system's own defaults), or the configured one
+// the file's settings name.
+func vectorProfile(t *testing.T, name string) profile.Profile {
+	t.Helper()
+	spec := load(t, name).Spec()
+	p, err := profile.Parse(spec)
+	if err != nil {
+		t.Fatalf("package profile has no %q: %v", spec, err)
+	}
+	return p
+}
+
 // probe runs argv and reports whether it exits 0, with its combined output.
 func probe(argv ...string) (bool, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -73,6 +87,10 @@ type kase struct {
 	// Retry is a configured job's retry option, for drivers that take one
 	// (Sidekiq: an integer, true or false); nil leaves the default.
 	Retry any `json:"retry,omitempty"`
+	// Wait and Jitter are Active Job's retry_on wait (seconds) and jitter,
+	// for the wait_delay and float_wait ops.
+	Wait   *float64 `json:"wait,omitempty"`
+	Jitter *float64 `json:"jitter,omitempty"`
 }
 
 func delayCase(attempt int, r float64) kase {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/retrykit/retrykit/profile"
 )
 
 // injected describes a real implementation whose random draw the driver
@@ -103,10 +101,7 @@ func (s injected) check(t *testing.T) {
 	t.Logf("%s: %d delay and bounds vectors match the real code (%d not comparable)", s.profile, checked, skipped)
 
 	t.Run("profile_delays", func(t *testing.T) {
-		p, err := profile.Lookup(s.profile)
-		if err != nil {
-			t.Fatalf("package profile has no %q: %v", s.profile, err)
-		}
+		p := vectorProfile(t, s.profile)
 		for n := 1; n <= s.upTo; n++ {
 			for _, r := range drawGrid {
 				if d, g := p.DelayAt(n, r), got[key{n, r}]; d != g {
@@ -180,10 +175,7 @@ func checkDecisions(t *testing.T, name string, attempts []int, retry func(t *tes
 	t.Logf("%s: %d decision vectors match the real code", name, len(f.Of("decision")))
 
 	t.Run("profile_decisions", func(t *testing.T) {
-		p, err := profile.Lookup(name)
-		if err != nil {
-			t.Fatalf("package profile has no %q: %v", name, err)
-		}
+		p := vectorProfile(t, name)
 		for _, n := range ask {
 			if want := p.MaxAttempts() == 0 || n < p.MaxAttempts(); want != got[n] {
 				t.Errorf("profile %s: MaxAttempts() = %d says retry after attempt %d is %v; the real code says %v", name, p.MaxAttempts(), n, want, got[n])

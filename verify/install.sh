@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the real implementations the verify module runs retrykit's profile
-# vectors through: Debian's python3-celery, python3-botocore, ruby-sidekiq and
-# ruby-activejob, node and npm (Debian's nodejs, unless a node is already
-# installed), redis-server (for asynq's own server), and the bullmq npm
-# package pinned by verify/node/package-lock.json.
+# vectors through: Debian's python3-celery, python3-botocore, ruby-sidekiq,
+# ruby-activejob, python3-tenacity, python3-backoff, python3-rq and
+# ruby-delayed-job, node and npm (Debian's nodejs, unless a node is already
+# installed), redis-server (for asynq's own server), and the bullmq, p-retry
+# and bee-queue npm packages pinned by verify/node/package-lock.json.
 # The Go libraries come from the module proxy with `go test`.
 #
 # Idempotent: Debian packages already installed are not reinstalled, and
@@ -13,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 missing=()
-for pkg in python3-celery python3-botocore ruby-sidekiq ruby-activejob; do
+for pkg in python3-celery python3-botocore ruby-sidekiq ruby-activejob python3-tenacity python3-backoff python3-rq ruby-delayed-job; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi
@@ -44,8 +45,10 @@ if ! (cd node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=silent)
 fi
 
 echo "verify/install.sh: installed"
-for pkg in python3-celery python3-botocore ruby-sidekiq ruby-activejob; do
+for pkg in python3-celery python3-botocore ruby-sidekiq ruby-activejob python3-tenacity python3-backoff python3-rq ruby-delayed-job; do
   printf '  %-16s %s\n' "$pkg" "$(dpkg-query -W -f='${Version}' "$pkg")"
 done
 printf '  %-16s %s\n' node "$(node --version)"
 printf '  %-16s %s\n' bullmq "$(node -p "require('./node/node_modules/bullmq/package.json').version")"
+printf '  %-16s %s\n' bee-queue "$(node -p "require('./node/node_modules/bee-queue/package.json').version")"
+printf '  %-16s %s\n' p-retry "$(node -p "JSON.parse(require('fs').readFileSync('./node/node_modules/p-retry/package.json')).version")"

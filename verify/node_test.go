@@ -172,3 +172,45 @@ func TestBullMQDrift(t *testing.T) {
 	checkBullMQConfigured(t, bin, pkgDir)
 	t.Logf("bullmq: pinned %s, newest %s checked", pkg.Version, ans.Version)
 }
+
+// TestBullMQDefaults: a job added with BullMQ's own defaults (attempts 1,
+// no backoff) is not retried; with attempts 3 and no backoff it is retried at
+// once (0 ms); and the jitter's top, at V8's largest Math.random() 1 - 2^-52,
+// is 999 ms for a 1000 ms delay with jitter 0.5. The profiles say the same.
+func TestBullMQDefaults(t *testing.T) {
+	bin := node(t)
+	argv := []string{bin, "bullmq_driver.js"}
+	for _, c := range []struct {
+		spec string
+		opts map[string]any
+	}{{"bullmq", map[string]any{}}, {"bullmq:attempts=3", map[string]any{"attempts": 3}}} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := []kase{{Op: "decision", Attempt: 1}, {Op: "decision", Attempt: 2}, {Op: "decision", Attempt: 3}}
+		ans := runDriverWith[bullmqDecision](t, "node", argv, cases, map[string]any{"opts": c.opts}, nil)
+		for i, k := range cases {
+			a := ans.Results[i]
+			want := p.DecideAt(k.Attempt, 0.5)
+			if wantRetry := k.Attempt < p.MaxAttempts(); a.Retry != wantRetry {
+				t.Errorf("%s: after attempt %d BullMQ %s retries=%v, the profile %v", c.spec, k.Attempt, ans.Version, a.Retry, wantRetry)
+			}
+			if a.Retry {
+				if got := millis(t, a.DelayMS); got != int64(want.Delay) {
+					t.Errorf("%s: after attempt %d BullMQ %s waits %v, the profile %v", c.spec, k.Attempt, ans.Version, time.Duration(got), want.Delay)
+				}
+			}
+		}
+	}
+	p, err := profile.Parse("bullmq:type=fixed,delay=1000,jitter=0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := 1 - 0x1p-52 // V8: (random 52 bits) / 2^52 at most
+	ans := runDriverWith[bullmqDelay](t, "node", argv, []kase{delayCase(1, top)}, map[string]any{"opts": map[string]any{"backoff": map[string]any{"type": "fixed", "delay": 1000, "jitter": 0.5}}}, nil)
+	_, hi := p.Bounds(1)
+	if got := millis(t, ans.Results[0].DelayMS); got != int64(hi) || hi != 999*time.Millisecond {
+		t.Errorf("jitter top: BullMQ %s gives %v at Math.random() = 1 - 2^-52, the profile's top %v (want 999ms)", ans.Version, time.Duration(got), hi)
+	}
+}

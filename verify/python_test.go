@@ -181,3 +181,33 @@ func TestCeleryConfigured(t *testing.T) {
 		}
 	}
 }
+
+// TestCeleryDefaultWaitsDefaultRetryDelay: an autoretry task with Celery's
+// own defaults (retry_backoff False) waits default_retry_delay, 180 s, before
+// every retry, and runs max_retries + 1 = 4 times; the bare celery profile
+// says the same.
+func TestCeleryDefaultWaitsDefaultRetryDelay(t *testing.T) {
+	bin := python(t, "celery", "python3-celery")
+	type answer struct {
+		Runs       int           `json:"runs"`
+		State      string        `json:"state"`
+		Countdowns []json.Number `json:"countdowns"`
+	}
+	env := runDriverWith[answer](t, "python", []string{bin, "celery_driver.py"}, []kase{{Op: "countdowns"}}, map[string]any{"opts": map[string]any{}}, nil)
+	a := env.Results[0]
+	p, err := profile.Lookup("celery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Celery %s with its defaults: %d runs, countdowns %v, state %s", env.Version, a.Runs, a.Countdowns, a.State)
+	// Task.retry builds the retry's signature (and so its countdown) before
+	// it checks max_retries: the last failure computes one it never uses.
+	if a.Runs != p.MaxAttempts() || len(a.Countdowns) < a.Runs-1 {
+		t.Fatalf("Celery ran %d times with %d countdowns; the profile makes %d attempts", a.Runs, len(a.Countdowns), p.MaxAttempts())
+	}
+	for i, c := range a.Countdowns[:a.Runs-1] {
+		if got, want := seconds(t, c), int64(p.DelayAt(i+1, 0.5)); got != want {
+			t.Errorf("retry after attempt %d: Celery's countdown %v, the profile %v", i+1, time.Duration(got), time.Duration(want))
+		}
+	}
+}

@@ -233,3 +233,48 @@ func TestSidekiqConfigured(t *testing.T) {
 		}
 	}
 }
+
+// TestActiveJobRetryOnDefaults: a job whose retry_on gives neither wait nor
+// jitter waits retry_on's own 3.seconds with the bare class's retry_jitter
+// 0.0, as the bare activejob profile does; a wait of 2.5.seconds is
+// truncated with .to_i (2 + rand * 2 * jitter) and a plain Float wait
+// raises.
+func TestActiveJobRetryOnDefaults(t *testing.T) {
+	bin := ruby(t, "active_job", "ruby-activejob")
+	argv := []string{bin, "activejob_driver.rb"}
+	type answer struct {
+		WaitMin     float64 `json:"wait_min_s"`
+		WaitMax     float64 `json:"wait_max_s"`
+		RetryJitter float64 `json:"retry_jitter"`
+		DelayS      float64 `json:"delay_s"`
+		Raised      bool    `json:"raised"`
+	}
+	wait, jit, r := 2.5, 0.15, 0.5
+	cases := []kase{{Op: "default_wait"}, {Op: "wait_delay", Attempt: 1, Rand: &r, Wait: &wait, Jitter: &jit}, {Op: "float_wait", Wait: &wait}}
+	env := runDriverWith[answer](t, "ruby", argv, cases, nil, nil)
+	p, err := profile.Lookup("activejob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := env.Results[0]
+	d := p.DelayAt(1, 0.5)
+	t.Logf("Active Job %s: retry_on with its defaults enqueued the retry %.6f..%.6f s ahead, retry_jitter %v; the profile %v",
+		env.Version, a.WaitMin, a.WaitMax, a.RetryJitter, d)
+	if a.RetryJitter != 0 || p.Jitter() {
+		t.Errorf("retry_jitter %v, profile jitter %v: both should be none", a.RetryJitter, p.Jitter())
+	}
+	// The scheduled time is a float of seconds: allow its rounding (1 ms).
+	if s := d.Seconds(); s < a.WaitMin-1e-3 || s > a.WaitMax+1e-3 {
+		t.Errorf("default wait: Active Job %.6f..%.6f s, the profile %v", a.WaitMin, a.WaitMax, d)
+	}
+	cp, err := profile.Parse("activejob:wait=2.5,load_defaults=8.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := time.Duration(env.Results[1].DelayS*1e9), cp.DelayAt(1, r); got != want {
+		t.Errorf("wait 2.5.seconds, jitter 0.15, r 0.5: Active Job %v, the profile %v", got, want)
+	}
+	if !env.Results[2].Raised {
+		t.Errorf("a plain Float wait did not raise in Active Job %s", env.Version)
+	}
+}

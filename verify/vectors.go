@@ -22,6 +22,7 @@ type File struct {
 	Formula     string   `json:"formula"`
 	Draw        string   `json:"draw"`
 	Defaults    string   `json:"defaults"`
+	Settings    string   `json:"settings"`
 	Exhaustion  string   `json:"exhaustion"`
 	Terminal    string   `json:"terminal"`
 	MaxAttempts *int     `json:"max_attempts"`
@@ -93,6 +94,15 @@ func Parse(data []byte, profile string) (*File, error) {
 		return nil, fmt.Errorf("%w: profile is %q, want %q", ErrVectors, f.Profile, profile)
 	}
 	return &f, nil
+}
+
+// Spec is the profile text the file's vectors are for: its settings
+// (NAME:key=value,...) when given, else the bare profile name.
+func (f *File) Spec() string {
+	if f.Settings != "" {
+		return f.Settings
+	}
+	return f.Profile
 }
 
 // Of returns the vectors of the given kind, in file order.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -33,11 +34,25 @@ cumulative time to exhaustion and the largest difference. Give at least two
 subjects and at most 64, in any order; --profile may repeat and takes a
 comma list.
 
-  --profile NAME   another system's profile (retrykit schedule --list-profiles)
-  --limit N        show at most N attempts (default 30, 1 to 10000); unbounded
-                   profiles are shown up to this many attempts
-  --svg FILE       also write a chart: delay per attempt, log scale, jitter bands
+flags:
 `
+
+// compareFlags are compare's flags as its help lists them, in the help
+// style of every command (writeFlags); parseSubjects reads the arguments
+// itself, since policy files and --profile interleave.
+func compareFlags() *flag.FlagSet {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.String("profile", "", "another system's profile (retrykit schedule --list-profiles); repeatable, and a comma list")
+	fs.Int("limit", 30, "show at most this many attempts, 1 to 10000; unbounded profiles are shown up to this many attempts")
+	fs.String("svg", "", "also write a chart: delay per attempt, log scale, jitter bands")
+	return fs
+}
+
+// writeCompareHelp writes compare's help.
+func writeCompareHelp(w io.Writer) {
+	fmt.Fprint(w, compareUsage)
+	writeFlags(w, compareFlags())
+}
 
 // maxCompareSubjects bounds the subjects of one compare: a side-by-side
 // table wider than this is unreadable, and every subject costs a column of
@@ -154,7 +169,7 @@ func parseSubjects(args []string, stdin io.Reader) (a compareArgs, help bool, er
 func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a, help, err := parseSubjects(args, stdin)
 	if help {
-		fmt.Fprint(stdout, compareUsage)
+		writeCompareHelp(stdout)
 		return 0
 	}
 	if err == nil && len(a.subjects) < 2 {
@@ -162,7 +177,7 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit compare: %v\n", err)
-		fmt.Fprint(stderr, compareUsage)
+		writeCompareHelp(stderr)
 		return 2
 	}
 	for _, n := range a.notes {

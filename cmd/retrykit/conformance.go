@@ -117,7 +117,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
 		fmt.Fprint(fset.Output(), conformanceUsage)
-		fset.PrintDefaults()
+		writeFlags(fset.Output(), fset)
 	}
 	if helpRequested(args) {
 		fset.SetOutput(stdout)

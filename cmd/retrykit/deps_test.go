@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestDependencies pins what the README says about run-time dependencies
-// (issue 19 item 10): the command needs the standard library, this module
+// TestDependencies pins what the README says about run-time dependencies:
+// the command needs the standard library, this module
 // and pgregory.net/rapid (for "retrykit fuzz", through policytest and
 // cmd/retrykit/internal/fuzz) and nothing else; every other package of the module needs
 // the standard library alone.

@@ -46,7 +46,7 @@ func runFit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(fs.Output(), "usage: retrykit fit --profile NAME [--error-class C] [--horizon N] [--svg FILE] [--json]")
 		fmt.Fprintln(fs.Output(), "\nPrints the OJS retry policy (strategy, initial interval, coefficient, cap,\nattempts) whose delays come closest to the profile's, least squares on the\nlogarithm of the middle (r = 0.5) delay of each retry, and how far it is off\nper attempt: the middles and both ends of the jitter ranges. A cap the data\ncannot pin (no plateau within the retries fitted) is left unconstrained.")
 		fmt.Fprintln(fs.Output(), "\nflags:")
-		fs.PrintDefaults()
+		writeFlags(fs.Output(), fs)
 	}
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {

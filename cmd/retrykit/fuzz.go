@@ -55,6 +55,10 @@ writes it as a vector file that "retrykit conformance --impl CMD --vectors
 DIR" runs as is, and a scenario disagreement as a scenario file in
 DIR/scenarios (expected observations from the reference executor) that
 "retrykit conformance --impl CMD --scenarios-dir DIR/scenarios" runs as is.
+Each disagreement names its cause: the bug model that reproduces the
+answer, its fix and the rule broken. Requests carrying a flag the
+implementation does not claim (its hello's unclaimed_flags, or
+--unclaimed, as for conformance) are not sent.
 
 The run is bounded by --time (default 2m): each op gets an equal share of
 the time left when it starts and sends no request after it; shrinking fits
@@ -76,7 +80,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
 		fmt.Fprint(fset.Output(), fuzzUsage)
-		fset.PrintDefaults()
+		writeFlags(fset.Output(), fset)
 	}
 	if helpRequested(args) {
 		fset.SetOutput(stdout)
@@ -91,9 +95,10 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		budget   = fset.Duration("time", fuzzDefaultTime, "total time budget (1s..24h): each op gets an equal share of the time left; the report then says how many cases were sent")
 		quiet    = fset.Bool("quiet", false, "no progress lines on standard error")
 		format   = fset.String("format", "text", "report format: text or json")
-		ops      listFlag
+		ops, unc listFlag
 	)
 	fset.Var(&ops, "ops", "ops to fuzz, comma-separated (default: every op the adapter lists): "+strings.Join(policytest.Ops(), ", "))
+	fset.Var(&unc, "unclaimed", "flags the implementation does not claim, as for conformance; requests carrying one are not sent: "+strings.Join(fuzzRequestFlags, ", "))
 	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -134,6 +139,9 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return usageErr(fmt.Sprintf("--ops: unknown op %q (want some of %s)", op, strings.Join(policytest.Ops(), ", ")))
 		}
 	}
+	if msg := unknownFuzzUnclaimed(unc); msg != "" {
+		return usageErr(msg)
+	}
 	var seed uint64
 	if *seedStr != "" {
 		s, err := strconv.ParseUint(*seedStr, 10, 64)
@@ -170,7 +178,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *seedStr == "" && *format == "text" {
 		fmt.Fprintf(stdout, "seed %d (random; --seed %d repeats this run)\n", seed, seed)
 	}
-	cfg := fuzz.Config{Cases: *cases, Seed: seed, Ops: ops, Parallel: *parallel, Time: *budget}
+	cfg := fuzz.Config{Cases: *cases, Seed: seed, Ops: ops, Parallel: *parallel, Time: *budget, Unclaimed: unc}
 	if !*quiet {
 		cfg.Progress = stderr
 	}
@@ -202,8 +210,8 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	repro := func(op string) string {
-		return fmt.Sprintf("retrykit fuzz --impl %s --seed %d --ops %s --parallel %d --cases %d",
-			shellQuote(*impl), seed, op, *parallel, *cases)
+		return fmt.Sprintf("retrykit fuzz --impl %s --seed %d --ops %s --parallel %d --cases %d%s",
+			shellQuote(*impl), seed, op, *parallel, *cases, unclaimedArgs(unc))
 	}
 	vectors := map[string][2]string{}
 	var writeErrs []string
@@ -296,9 +304,7 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, rep
 			fmt.Fprintf(w, "  sent:     %s\n", d.Request.AppendJSON(nil))
 			fmt.Fprintf(w, "  expected: %s\n", d.Want.AppendJSON(nil))
 			fmt.Fprintf(w, "  got:      %s\n", d.Got.AppendJSON(nil))
-			if len(d.Flags) > 0 {
-				fmt.Fprintf(w, "  flags:    %s\n", strings.Join(d.Flags, ", "))
-			}
+			writeFuzzCause(w, fuzz.Explain(d, h.Jitter == protocol.JitterOpaque), repro(o.Op))
 			fmt.Fprintf(w, "  seed:     %d\n  repeat:   %s\n", res.Seed, repro(o.Op))
 			if v, ok := vectors[o.Op]; ok && o.Op == protocol.OpScenario {
 				fmt.Fprintf(w, "  scenario: %s in %s\n  replay:   %s\n", v[1], v[0], replay(v[1], "--scenarios-dir "+shellQuote(filepath.Dir(v[0]))))
@@ -349,6 +355,10 @@ type fuzzJSONOp struct {
 	Got          json.RawMessage `json:"got,omitempty"`
 	Reason       string          `json:"reason,omitempty"`
 	Flags        []string        `json:"flags,omitempty"`
+	Cause        string          `json:"cause,omitempty"`       // "bug:no-post-jitter-cap": the bug model that reproduces the answer
+	Fix          string          `json:"fix,omitempty"`         // that model's fix
+	Requirement  string          `json:"requirement,omitempty"` // the rule broken, "RET-06"
+	Unclaim      string          `json:"unclaim,omitempty"`     // the flag to declare unclaimed instead of a fix (a missing extension)
 	ShrinkMS     float64         `json:"shrink_ms,omitempty"`
 	Repeat       string          `json:"repeat,omitempty"`
 	VectorFile   string          `json:"vector_file,omitempty"` // the vector file, or for op scenario the scenario file
@@ -374,7 +384,11 @@ func writeFuzzJSON(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 		switch {
 		case o.Disagreement != nil:
 			d := o.Disagreement
-			j.Status, j.Reason, j.Flags = "disagreement", d.Reason, d.Flags
+			c := fuzz.Explain(d, res.Hello.Jitter == protocol.JitterOpaque)
+			j.Status, j.Reason, j.Flags, j.Requirement = "disagreement", d.Reason, c.Flags, c.Requirement
+			if c.Found() {
+				j.Cause, j.Fix, j.Unclaim = "bug:"+c.Model.Name, c.Model.Fix, c.Model.Unclaim()
+			}
 			j.Sent, j.Expected, j.Got = d.Request.AppendJSON(nil), d.Want.AppendJSON(nil), d.Got.AppendJSON(nil)
 			j.ShrinkMS = float64(o.Shrink.Microseconds()) / 1000
 			j.Repeat = repro(o.Op)

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Hostile adapters through the command (issue 11). Bounds are counted
+// Hostile adapters through the command. Bounds are counted
 // (processes left), not timed.
 
 // liveGroupMembers returns the processes of group pgid, zombies included
@@ -54,7 +54,7 @@ func needShell(t *testing.T) {
 }
 
 func TestConformanceEndsTheAdapterGroup(t *testing.T) {
-	// Issue 11: --impl "sh -c 'sleep 1000 & exec retrykit adapter'" kept
+	// --impl "sh -c 'sleep 1000 & exec retrykit adapter'" kept
 	// the command alive after its report until the sleep ended. The
 	// adapter's whole group is ended before the report is written.
 	needShell(t)
@@ -105,7 +105,7 @@ func TestConformanceHostileHandshakes(t *testing.T) {
 }
 
 func TestAdapterRequestLinesInPlainWords(t *testing.T) {
-	// Issue 11: an array request line dumped Go struct internals.
+	// An array request line dumped Go struct internals.
 	in := "[1,2]\n" + `{"id":2,"op":"delay","attempt":"3"}` + "\n" + `{"id":3,"op":"hello"` + "\n"
 	code, out, errOut := runCLI(t, in, "adapter")
 	if code != 0 {

@@ -14,7 +14,7 @@ import (
 )
 
 // Text output writes long durations with days and rounds ranges outward;
-// JSON keeps nanoseconds (issue 19, item 13).
+// JSON keeps nanoseconds.
 func TestHumanDurationsInText(t *testing.T) {
 	pol := filepath.Join(t.TempDir(), "p.json")
 	os.WriteFile(pol, []byte(`{"max_attempts": 12, "initial_interval": "PT1.333333333S", "backoff_coefficient": 3.7, "max_interval": "PT2000H"}`), 0o600)

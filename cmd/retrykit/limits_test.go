@@ -22,7 +22,7 @@ func allocatedBy(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// issue 12: --help exits 0 everywhere and prints on stdout; the help says
+// --help exits 0 everywhere and prints on stdout; the help says
 // what retrykit does with no arguments.
 func TestHelpExitsZero(t *testing.T) {
 	for _, args := range [][]string{
@@ -44,7 +44,7 @@ func TestHelpExitsZero(t *testing.T) {
 	}
 }
 
-// issue 11: "schedule p.json --json" said "at most one policy file".
+// "schedule p.json --json" said "at most one policy file".
 func TestScheduleFlagsAfterFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "p.json")
 	if err := os.WriteFile(p, []byte(`{"max_attempts": 4, "initial_interval": "PT3S"}`), 0o644); err != nil {
@@ -73,7 +73,7 @@ func TestScheduleFlagsAfterFile(t *testing.T) {
 	}
 }
 
-// issue 11: simulate with an empty --policy said "open : no such file or directory".
+// simulate with an empty --policy said "open : no such file or directory".
 func TestSimulateEmptyPolicy(t *testing.T) {
 	for _, args := range [][]string{{"simulate", "--policy", ""}, {"simulate", "--policy="}, {"simulate", "--policy", "  "}} {
 		code, out, errOut := runCLI(t, "", args...)
@@ -117,7 +117,7 @@ func TestSimulateRanges(t *testing.T) {
 	}
 }
 
-// issue 11: simulate with a huge outage and max_attempts near 2^63 never
+// simulate with a huge outage and max_attempts near 2^63 never
 // ended. Now it is refused at once (a few kilobytes of work), or, with an
 // outage the limits allow, runs to the end.
 func TestSimulateHugeOutageHugeAttempts(t *testing.T) {
@@ -140,12 +140,12 @@ func TestSimulateHugeOutageHugeAttempts(t *testing.T) {
 	}
 	// 100h at up to 5 minutes per retry: about 1 200 attempts per job.
 	code, out, errOut := runCLI(t, "", "simulate", "--jobs", "3", "--outage", "100h", "--bucket", "1h", "--jitter", "off", "--policy", pol)
-	if code != 0 || !strings.Contains(out, "completed 3, discarded 0, last job done at 4d4h4m") { // 100h4m: days in text (issue 19 item 13)
+	if code != 0 || !strings.Contains(out, "completed 3, discarded 0, last job done at 4d4h4m") { // 100h4m: days in text
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }
 
-// issue 11: simulate --jobs 1000000 took 2.3 GB. Jobs now run in batches,
+// simulate --jobs 1000000 took 2.3 GB. Jobs now run in batches,
 // so the peak resident memory of the process (getrusage, as a benchmark
 // would read it) is the same for 1 000 000 jobs as for 1 000.
 func TestSimulateMemoryFlatInJobs(t *testing.T) {

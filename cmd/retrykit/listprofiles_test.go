@@ -11,7 +11,7 @@ import (
 )
 
 // --list-profiles only lists: a flag it would drop is refused, naming the
-// flag, and no file is written (issue 19, item 11).
+// flag, and no file is written.
 func TestListProfilesRefusesOtherFlags(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {

@@ -25,8 +25,26 @@ server's own clock, no retry fetchable early, exhaustion, non-retryable
 matching, handler codes, error history, visibility timeouts, heartbeats,
 dead letter retry. A full run takes a few seconds.
 
-A retry fetchable after its time is a figure (promotion latency p50, p99,
-max), not a failure, up to --late-bound; one fetchable before it fails.
+A retry fetchable after its time is a figure (promotion latency p50, p90,
+p99, max, from the moment the FETCH answer arrived), not a failure, up to
+--late-bound; one fetchable before it fails. A retry announced further away
+than the late bound after the longest delay the checks wait for (2s) is not
+awaited: its check fails at once, naming it. The whole run is bounded by
+--time; the checks it cuts short are errors naming the budget.
+
+Failures are attributed to server bug models that reproduce the answers
+exactly (no defaults merge per field, regex, glob or message matching, no
+cap after jitter, attempts from 0, an expired reservation not counted,
+handler codes or on_exhaustion ignored, the dialect readings), each held
+against the passes; a server that answers 5xx to everything is one cause.
+Before the checks a dialect probe tells which interval form and error type
+field the server reads; a run with flags that do not fit says so. After
+them the run cancels its pending jobs, deletes its dead letters and says
+what it left behind.
+
+Every format from one run: --format may be repeated, each with its own -o
+in the same order (the last format may go to standard output):
+  --format text -o run.txt --format json -o run.json
 
 Where the HTTP binding contradicts the retry spec (docs/decisions.md
 RK-100..RK-103, RK-111..RK-115), flags choose the dialect the checker speaks:
@@ -65,7 +83,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
 		fmt.Fprint(fset.Output(), liveUsage)
-		fset.PrintDefaults()
+		writeFlags(fset.Output(), fset)
 	}
 	if helpRequested(args) {
 		fset.SetOutput(stdout)
@@ -73,8 +91,8 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	var (
 		server    = fset.String("server", "", "URL of the OJS server (before /ojs/v1), e.g. http://127.0.0.1:8080")
 		reset     = fset.String("reset-url", "", "POST to this URL before the checks (servers that offer a reset)")
-		format    = fset.String("format", "text", "report format: text, json, junit or markdown")
-		output    = fset.String("o", "", "write the report to this file instead of standard output")
+		formats   repeatFlag
+		outputs   repeatFlag
 		skipFile  = fset.String("skip-file", "", "known-failure list: check ids to report as skipped")
 		strict    = fset.Bool("strict", false, "run skip-listed checks anyway and fail on those that pass")
 		writeSkip = fset.String("write-skip-file", "", "write the checks that failed or errored to this file, as a skip file")
@@ -87,8 +105,14 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		interval  = fset.String("interval-form", "iso", "policy intervals as iso (initial_interval) or ms (initial_interval_ms); RK-113")
 		strategy  = fset.String("strategy-field", "", "name the strategy in backoff_strategy or backoff_type (default: none); RK-114")
 		nrDiscard = fset.Bool("nonretryable-discards", false, "accept a plain discard of a non-retryable failure under dead_letter (L1-RET-003); RK-115")
+		budget    = fset.Duration("time", live.DefaultBudget, "bound the whole run (0: none); checks it cuts short are errors")
+		latN      = fset.Int("latency-retries", live.DefaultLatencyRetries, "extra 20ms retries timed for the latency figure, 0..10000")
+		cleanup   = fset.Bool("cleanup", true, "cancel the run's pending jobs and delete its dead letters at the end")
+		probe     = fset.Bool("probe", true, "probe the server's dialect (interval form, error type field) before the checks")
 		ids       listFlag
 	)
+	fset.Var(&formats, "format", "report format: text, json, junit or markdown (repeatable, each with its own -o; default text)")
+	fset.Var(&outputs, "o", "write the report to this file instead of standard output (repeatable, one per --format, in order)")
 	fset.Var(&ids, "run", "run only these check ids (comma-separated, repeatable)")
 	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -105,15 +129,27 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	if *timeout > maxTimeout {
 		return usageError(stderr, fmt.Sprintf("--timeout: must be at most %v, got %v", maxTimeout, *timeout))
 	}
-	if !validFormat(*format) {
-		return usageError(stderr, fmt.Sprintf("unknown --format %q (want %s)", *format, strings.Join(conformance.Formats(), ", ")))
+	if len(formats) == 0 {
+		formats = repeatFlag{"text"}
+	}
+	for _, f := range formats {
+		if !validFormat(f) {
+			return usageError(stderr, fmt.Sprintf("unknown --format %q (want %s)", f, strings.Join(conformance.Formats(), ", ")))
+		}
+	}
+	if msg := pairOutputs(formats, outputs); msg != "" {
+		return usageError(stderr, msg)
+	}
+	if *budget < 0 {
+		return usageError(stderr, fmt.Sprintf("--time: must not be negative, got %v", *budget))
 	}
 	opts := []live.Option{
 		live.WithResetURL(*reset), live.WithStrict(*strict), live.WithTimeout(*timeout),
 		live.WithLateBound(*late), live.WithPollInterval(*poll), live.WithHandlerCodes(*codes), live.WithIDs(ids...),
 	}
 	opts = append(opts, live.WithErrorTypeField(*typeField), live.WithIntervalForm(*interval),
-		live.WithStrategyField(*strategy), live.WithNonRetryableDiscards(*nrDiscard))
+		live.WithStrategyField(*strategy), live.WithNonRetryableDiscards(*nrDiscard),
+		live.WithBudget(*budget), live.WithLatencyRetries(*latN), live.WithCleanup(*cleanup), live.WithDialectProbe(*probe))
 	if *specOnly {
 		opts = append(opts, live.WithSpecOnly())
 	}
@@ -127,7 +163,12 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		}
 		opts = append(opts, live.WithSkips(skips))
 	}
-	if msg := checkOutputs(*output, *writeSkip); msg != "" {
+	for _, o := range outputs {
+		if msg := checkOutputs(o, ""); msg != "" {
+			return usageError(stderr, msg)
+		}
+	}
+	if msg := checkOutputs("", *writeSkip); msg != "" {
 		return usageError(stderr, msg)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -137,5 +178,43 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, err.Error())
 	}
 	rep.Command = commandLine(args)
-	return writeReport(rep, *format, *output, *writeSkip, stdout, stderr)
+	rc := 0
+	for i, f := range formats {
+		out, skip := "", ""
+		if i < len(outputs) {
+			out = outputs[i]
+		}
+		if i == 0 {
+			skip = *writeSkip
+		}
+		rc = max(rc, writeReport(rep, f, out, skip, stdout, stderr))
+	}
+	return rc
+}
+
+// repeatFlag is a flag that may be given several times, one value each.
+type repeatFlag []string
+
+func (r *repeatFlag) String() string { return strings.Join(*r, " ") }
+
+func (r *repeatFlag) Set(s string) error { *r = append(*r, s); return nil }
+
+// pairOutputs checks that the -o files pair with the formats: format i
+// goes to -o i, and at most one format (the last) to standard output; no
+// file twice.
+func pairOutputs(formats, outputs []string) string {
+	switch {
+	case len(outputs) > len(formats):
+		return fmt.Sprintf("-o: %d files for %d formats (one -o per --format, in order)", len(outputs), len(formats))
+	case len(outputs) < len(formats)-1:
+		return fmt.Sprintf("--format: %d formats but %d -o files; only the last format may go to standard output", len(formats), len(outputs))
+	}
+	seen := map[string]bool{}
+	for _, o := range outputs {
+		if seen[o] {
+			return fmt.Sprintf("-o: %q given twice", o)
+		}
+		seen[o] = true
+	}
+	return ""
 }

@@ -41,6 +41,11 @@ func TestLiveUsage(t *testing.T) {
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--late-bund", "1s"}, "did you mean --late-bound?"},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--skip-file", "/nonexistent/x"}, "--skip-file: open /nonexistent/x"},
 		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--timeout", "200ms"}, "HEALTH"},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--format", "text", "--format", "json", "--format", "junit", "-o", "a"}, "only the last format may go to standard output"},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--format", "text", "-o", "a", "-o", "b"}, "-o: 2 files for 1 formats"},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--format", "text", "--format", "json", "-o", "a", "-o", "a"}, `-o: "a" given twice`},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--time", "-1s"}, "--time: must not be negative"},
+		{[]string{"conformance", "--server", "http://127.0.0.1:1", "--latency-retries", "20000"}, "latency retries"},
 	} {
 		code, _, stderr := runArgs(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
@@ -88,5 +93,32 @@ func TestLiveAgainstServe(t *testing.T) {
 	}
 	if code, stdout, _ := runArgs("conformance", "--server", good.URL, "--skip-file", skip, "--strict"); code != 1 || !strings.Contains(stdout, "passes now") {
 		t.Fatalf("strict run against the correct server: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestLiveEveryFormatFromOneRun: --format repeated, each with its own -o,
+// writes every format of the same run (the same totals in each).
+func TestLiveEveryFormatFromOneRun(t *testing.T) {
+	hs := httptest.NewServer(ojshttp.New(executor.New()))
+	defer hs.Close()
+	dir := t.TempDir()
+	txt, js, md := filepath.Join(dir, "r.txt"), filepath.Join(dir, "r.json"), filepath.Join(dir, "r.md")
+	code, stdout, stderr := runArgs("conformance", "--server", hs.URL, "--format", "text", "-o", txt, "--format", "json", "-o", js, "--format", "markdown", "-o", md, "--latency-retries", "0")
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	var rep struct {
+		Totals  struct{ Pass int } `json:"totals"`
+		Elapsed int64              `json:"elapsed_ns"`
+	}
+	b, err := os.ReadFile(js)
+	if err != nil || json.Unmarshal(b, &rep) != nil || rep.Totals.Pass == 0 {
+		t.Fatalf("json: %v, %+v", err, rep)
+	}
+	for _, f := range []string{txt, md} {
+		b, err := os.ReadFile(f)
+		if err != nil || !bytes.Contains(b, []byte("PASS")) && !bytes.Contains(b, []byte("pass")) {
+			t.Errorf("%s: %v, %d bytes", f, err, len(b))
+		}
 	}
 }

@@ -101,7 +101,7 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		name, args = "version", append([]string{"version"}, args[1:]...)
 	}
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
-		if len(args) > 1 && args[1] != "help" {
+		if len(args) > 1 && args[1] != "help" && !helpRequested(args[1:2]) {
 			if c, ok := commands[args[1]]; ok {
 				return c.run([]string{"--help"}, stdin, stdout, stderr)
 			}

@@ -8,7 +8,7 @@ import (
 )
 
 // The line of a delay chart and the delay column of the text have one name,
-// "middle (r = 0.5)", in every command (issue 19, item 14): no "nominal",
+// "middle (r = 0.5)", in every command: no "nominal",
 // no "middle draw", no "r=0.5" beside it.
 func TestMiddleHasOneName(t *testing.T) {
 	dir := t.TempDir()

@@ -23,7 +23,10 @@ import (
 // profileVectors is the part of a testdata/profiles file the runner needs.
 type profileVectors struct {
 	Profile string `json:"profile"`
-	Vectors []struct {
+	// Settings is the configured profile the vectors are for
+	// (NAME:key=value,...), when not the bare name.
+	Settings string `json:"settings"`
+	Vectors  []struct {
 		ID      string    `json:"id"`
 		Kind    string    `json:"kind"`
 		Attempt int64     `json:"attempt"`
@@ -123,6 +126,10 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir, f
 		t := &profileTally{}
 		tallies[pv.Profile] = t
 		order = append(order, pv.Profile)
+		spec := pv.Profile
+		if pv.Settings != "" {
+			spec = pv.Settings
+		}
 		for _, v := range pv.Vectors {
 			fail := func(f string, a ...any) {
 				t.failed++
@@ -139,7 +146,7 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir, f
 					t.notRun++ // several different draws cannot be sent as one rand
 					continue
 				}
-				got, msg := ask(pv.Profile, v.Attempt, &r)
+				got, msg := ask(spec, v.Attempt, &r)
 				switch {
 				case msg != "":
 					fail("%s", msg)
@@ -157,7 +164,7 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir, f
 						want int64
 					}{{0, lo}, {topDraw, hi}} {
 						r := c.r
-						got, msg := ask(pv.Profile, v.Attempt, &r)
+						got, msg := ask(spec, v.Attempt, &r)
 						if msg != "" {
 							fail("rand %v: %s", r, msg)
 							ok = false
@@ -171,7 +178,7 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir, f
 					}
 				} else {
 					for range opaqueSamples {
-						got, msg := ask(pv.Profile, v.Attempt, nil)
+						got, msg := ask(spec, v.Attempt, nil)
 						if msg != "" {
 							fail("%s", msg)
 							ok = false

@@ -162,11 +162,11 @@ func TestCompare(t *testing.T) {
 
 	pol := filepath.Join(dir, "p.json")
 	os.WriteFile(pol, []byte(`{"max_attempts": 4, "initial_interval": "PT1S", "jitter": false}`), 0o600)
-	code, out, errOut = runCLI(t, "", "compare", pol, "--profile=aws,aws_go", "--limit", "5")
+	code, out, errOut = runCLI(t, "", "compare", pol, "--profile=aws:mode=standard", "--profile=aws_go", "--limit", "5")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	// The policy: 1s, 2s, 4s, then discard; botocore r * 2^(attempt-1) s,
+	// The policy: 1s, 2s, 4s, then discard; botocore's standard mode r * 2^(attempt-1) s,
 	// the Go SDK (retry behavior 2.1) r * 0.05 * 2^(attempt-1) s, both 3
 	// attempts.
 	flat := strings.Join(strings.Fields(out), " ")
@@ -203,17 +203,17 @@ func TestFit(t *testing.T) {
 	if !slices.Equal(series, []string{"river", "fitted OJS policy"}) {
 		t.Errorf("series %q", series)
 	}
-	// Celery: full jitter randrange(c + 1) over c = min(600, 2^(attempt-1))
+	// Celery with retry_backoff True: full jitter randrange(c + 1) over c = min(600, 2^(attempt-1))
 	// s: the middles (r = 0.5) are floor(0.5 * (c + 1)) = 1s, 1s, 2s. The
 	// text, the JSON and the chart show the same middles; three retries
 	// cannot pin Celery's 600 s cap, so max_interval is left unconstrained.
-	code, out, _ = runCLI(t, "", "fit", "--profile", "celery")
+	code, out, _ = runCLI(t, "", "fit", "--profile", "celery:retry_backoff=true")
 	if code != 0 || !strings.Contains(out, "max_interval is unconstrained") || !strings.Contains(out, "off %") ||
 		!strings.Contains(out, "largest difference of the jitter ranges") {
 		t.Errorf("celery fit: exit %d\n%s", code, out)
 	}
 	svg = filepath.Join(t.TempDir(), "celery.svg")
-	code, out, _ = runCLI(t, "", "fit", "--profile", "celery", "--json", "--svg", svg)
+	code, out, _ = runCLI(t, "", "fit", "--profile", "celery:retry_backoff=true", "--json", "--svg", svg)
 	var rep struct {
 		Middle    string `json:"middle"`
 		CapPinned bool   `json:"cap_pinned"`
@@ -244,7 +244,7 @@ func TestFit(t *testing.T) {
 		if time.Duration(a.ProfMid) != wantMid[i] {
 			t.Errorf("attempt %d: profile middle %v, want %v", a.Attempt, time.Duration(a.ProfMid), wantMid[i])
 		}
-		for name, ns := range map[string]int64{"celery": a.ProfMid, "fitted OJS policy": a.PolicyMid} {
+		for name, ns := range map[string]int64{"celery:retry_backoff=true": a.ProfMid, "fitted OJS policy": a.PolicyMid} {
 			got, ok := chartMid[fmt.Sprint(name, a.Attempt)]
 			d, err := time.ParseDuration(got)
 			if !ok || err != nil {
@@ -284,7 +284,7 @@ func TestProfileCommandsHelp(t *testing.T) {
 	}
 }
 
-// TestScheduleConfigured: the issue's three schedules, from each system's
+// TestScheduleConfigured: three configured schedules, from each system's
 // formula: the AWS SDK for Go (2.1) r * 0.05s at attempt 1; BullMQ
 // Math.round(2^(n-1) * 3000) ms for 5 attempts; Temporal min(2s * 3^(n-1),
 // 1m).

@@ -141,7 +141,7 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	extra := addScheduleFlags(fs) // profiles.go: --profile, --list-profiles, --svg
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), scheduleUsage)
-		fs.PrintDefaults()
+		writeFlags(fs.Output(), fs)
 	}
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {

@@ -47,6 +47,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	maxJobs := fs.Int("max-jobs", ojshttp.DefaultMaxJobs, "(at least 1) jobs held at most, in every state (429 queue_full beyond)")
 	maxBytes := fs.Int64("max-bytes", ojshttp.DefaultMaxBytes, "(at least 1) bytes of job data (args, meta, results) held at most (429 queue_full beyond)")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
+	rulesFile := fs.String("replay-rules", "", "a replay_rules JSON file (ojs-dead-letter §7.1): automatic replay of the dead letters of every queue")
+	var perQueue queueRules
+	fs.Var(&perQueue, "queue-replay-rules", "QUEUE=FILE: replay rules of one queue, in place of --replay-rules (repeatable)")
 	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: retrykit serve [--addr HOST:PORT] [--clock real|manual] [--allow-reset]")
@@ -54,19 +57,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(fs.Output(), "State lives in memory: stopping the server loses every job. It prints the")
 		fmt.Fprintln(fs.Output(), "base URL on stdout once listening and shuts down gracefully on SIGINT/SIGTERM.")
 		fmt.Fprintln(fs.Output(), "\nflags:")
-		fs.VisitAll(func(f *flag.Flag) {
-			if f.Name != "plant" {
-				def := f.DefValue
-				if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); !isBool {
-					if _, err := strconv.ParseFloat(def, 64); err != nil {
-						if _, err := time.ParseDuration(def); err != nil {
-							def = strconv.Quote(def)
-						}
-					}
-				}
-				fmt.Fprintf(fs.Output(), "  --%s\t%s (default %s)\n", f.Name, f.Usage, def)
-			}
-		})
+		writeFlags(fs.Output(), fs) // --plant has no usage: hidden
 	}
 	pos, err := parseFlags(fs, args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
@@ -112,10 +103,16 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --addr: want HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one), got %q\n", *addr)
 		return 2
 	}
+	ropts, err := replayOptions(*rulesFile, perQueue)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
+		return 2
+	}
 	events := ojshttp.NewEvents(0)
 	eopts := []executor.Option{executor.WithDefaultVisibilityTimeout(*vis), executor.WithObserver(events),
 		executor.WithFinishedRetention(24*time.Hour, *keep), executor.WithFinishedRetentionTotal(max(*keep, 100000)),
 		executor.WithRetention(0, max(*keep, 10000))}
+	eopts = append(eopts, ropts...)
 	sopts := []ojshttp.Option{ojshttp.WithEvents(events), ojshttp.WithMaxJobs(*maxJobs), ojshttp.WithMaxBytes(*maxBytes)}
 	switch *clock {
 	case "real":
@@ -139,6 +136,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ln = ojshttp.LimitListener(ln, *maxConns)
 	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
+	silent := newSilentConns()
+	hs.ConnState = silent.track
 	base := "http://" + dialAddr(ln.Addr())
 	fmt.Fprintln(stdout, base)
 	if faults != 0 {
@@ -169,7 +168,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
-	if err := hs.Shutdown(ctx); err != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(ctx) }()
+	silent.closeAll()
+	if err := <-shut; err != nil {
 		fmt.Fprintf(stderr, "retrykit serve: shutdown: %v\n", err)
 		return 1
 	}

@@ -44,7 +44,8 @@ The policy is a file, "-" for standard input, inline OJS JSON, or
 defaults (PT1S, x2, cap PT5M) with enough attempts to ride out outages of
 up to about an hour, so that the herd's return after the outage shows. With
 the OJS default's 3 attempts every job gives up within seconds of a long
-outage (the report counts them as discarded).
+outage (the report counts them as discarded, or as dead-lettered under
+on_exhaustion dead_letter).
 
 Ranges (out of range is a usage error, exit status 2, before anything runs):
   --jobs    1 to 1000000. Jobs run in batches of 4096 on a fresh executor
@@ -83,7 +84,8 @@ type simRun struct {
 	label     string
 	buckets   []int // retry arrivals per bucket
 	completed int
-	discarded int
+	discarded int // discarded, not dead-lettered
+	dead      int // dead-lettered (on_exhaustion dead_letter)
 	retries   int
 	lastDone  time.Duration // when the last job finished
 }
@@ -91,7 +93,7 @@ type simRun struct {
 func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), simulateUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(fs.Output(), simulateUsage); writeFlags(fs.Output(), fs) }
 	jobs := fs.Int("jobs", 1000, "number of jobs, 1 to 1000000")
 	outage := fs.Duration("outage", 60*time.Second, "length of the outage from t=0, 0 to 10000h")
 	polFile := fs.String("policy", simDefaultPolicy, "retry policy: a JSON file, inline JSON, or default (the OJS default policy)")
@@ -317,6 +319,16 @@ func simulateBatch(r *simRun, p *policy.Policy, n int, outage, bucket time.Durat
 			}
 			if after.State.Terminal() {
 				r.lastDone = max(r.lastDone, now)
+				// Counted as they finish: the fake clock may later jump
+				// past the dead-letter retention, which prunes them.
+				switch {
+				case after.State == executor.Completed:
+					r.completed++
+				case after.DeadLetter:
+					r.dead++
+				default:
+					r.discarded++
+				}
 			}
 		}
 		next, ok := e.NextDue()
@@ -325,8 +337,6 @@ func simulateBatch(r *simRun, p *policy.Policy, n int, outage, bucket time.Durat
 		}
 		clock.Set(next)
 	}
-	r.completed += e.Count(executor.Filter{States: []executor.State{executor.Completed}})
-	r.discarded += e.Count(executor.Filter{States: []executor.State{executor.Discarded}})
 }
 
 func peak(b []int) (max, at int) {
@@ -344,8 +354,17 @@ func writeSimText(w io.Writer, p *policy.Policy, n int, outage, bucket time.Dura
 		n, human.Exact(outage), human.Exact(bucket), s.MaxAttempts, human.Exact(s.InitialInterval), s.BackoffCoefficient, human.Exact(s.MaxInterval), s.Strategy)
 	for _, r := range runs {
 		pk, at := peak(r.buckets)
-		fmt.Fprintf(w, "%-22s retries %d, peak %d in bucket %d (t=%s), completed %d, discarded %d, last job done at %s\n",
-			r.label+":", r.retries, pk, at, human.Exact(time.Duration(at)*bucket), r.completed, r.discarded, human.Round(r.lastDone.Round(time.Millisecond)))
+		ended := fmt.Sprintf("discarded %d", r.discarded)
+		if r.dead > 0 || s.OnExhaustion == policy.DeadLetter {
+			// A dead-lettered job is discarded by the spec's state, but
+			// a user looks for it in the dead letter queue.
+			ended = fmt.Sprintf("dead-lettered %d", r.dead)
+			if r.discarded > 0 {
+				ended = fmt.Sprintf("discarded %d, dead-lettered %d", r.discarded, r.dead)
+			}
+		}
+		fmt.Fprintf(w, "%-22s retries %d, peak %d in bucket %d (t=%s), completed %d, %s, last job done at %s\n",
+			r.label+":", r.retries, pk, at, human.Exact(time.Duration(at)*bucket), r.completed, ended, human.Round(r.lastDone.Round(time.Millisecond)))
 	}
 	nb, top := 0, 0
 	for _, r := range runs {

@@ -6,7 +6,7 @@ import (
 )
 
 // Mistyped command and flag names get a "did you mean"; huge ones are cut
-// in the message (issue 19, item 12).
+// in the message.
 func TestDidYouMean(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

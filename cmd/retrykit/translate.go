@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -56,7 +57,7 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print the translation as JSON (durations in nanoseconds)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), translateUsage)
-		fs.PrintDefaults()
+		writeFlags(fs.Output(), fs)
 	}
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
@@ -214,7 +215,9 @@ func toOJS(p profile.Profile) (*translation, error) {
 		}
 		pol = f.pol
 		notes = append(notes, "no OJS policy gives this schedule exactly: this is the closest (least squares on the log of the middle (r = 0.5) delay, as retrykit fit)")
-		if !f.capPinned {
+		kept, keptNotes := keepConfigured(p, pol)
+		pol, notes = kept, append(notes, keptNotes...)
+		if !f.capPinned && !slices.ContainsFunc(keptNotes, func(n string) bool { return strings.Contains(n, "max_interval") }) {
 			notes = append(notes, "max_interval is unconstrained: the data cannot pin a cap")
 		}
 	}
@@ -242,6 +245,17 @@ func exactPolicy(p profile.Profile) (*policy.Policy, []string) {
 	spec.OnExhaustion = p.OnExhaustion()
 	spec.MaxAttempts = p.MaxAttempts()
 	var notes []string
+	if p.MaxAttempts() == 1 {
+		// No retry at all: every delay is moot, and max_attempts 1 with the
+		// same outcome is the same behaviour whatever the formula.
+		spec.Strategy = backoff.None
+		spec.MaxInterval = spec.InitialInterval
+		pol, err := policy.New(spec)
+		if err != nil {
+			return nil, nil
+		}
+		return pol, []string{base + " makes one attempt and never retries: max_attempts 1 is exact whatever the delay formula"}
+	}
 	if p.MaxAttempts() == 0 {
 		spec.MaxAttempts = math.MaxInt32
 		notes = append(notes, fmt.Sprintf("%s has no attempt limit; OJS needs one: max_attempts %d is effectively unlimited", base, math.MaxInt32))
@@ -308,7 +322,60 @@ func toSystem(pol *policy.Policy, name string, base profile.Profile) *translatio
 	}
 	cs := profileSubject(best)
 	compareSubjects(t, ps, cs, horizonOf(ps.attempts, cs.attempts))
+	if !t.Exact {
+		worst, at := 0.0, 0
+		var firstDiff *trRow
+		for i, r := range t.Rows {
+			if r.FromAction == "retry" && r.ToAction == "retry" && math.Abs(r.OffPercent) > math.Abs(worst) {
+				worst, at = r.OffPercent, r.Attempt
+			}
+			if firstDiff == nil && (r.FromAction != r.ToAction || r.FromMinNS != r.ToMinNS || r.FromMaxNS != r.ToMaxNS) {
+				firstDiff = &t.Rows[i]
+			}
+		}
+		what := fmt.Sprintf("the closest configuration is %+.1f%% off at attempt %d", worst, at)
+		switch {
+		case at != 0:
+		case firstDiff != nil && firstDiff.FromAction != firstDiff.ToAction:
+			what = fmt.Sprintf("after attempt %d the policy does %s, the closest configuration %s", firstDiff.Attempt, firstDiff.FromAction, firstDiff.ToAction)
+		case firstDiff != nil:
+			what = fmt.Sprintf("at attempt %d its delays range over %s, the policy's over %s", firstDiff.Attempt,
+				inclusive(time.Duration(firstDiff.ToMinNS), time.Duration(firstDiff.ToMaxNS)), inclusive(time.Duration(firstDiff.FromMinNS), time.Duration(firstDiff.FromMaxNS)))
+		default:
+			what = "the closest configuration differs past the attempts shown"
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%s cannot express this schedule with its settings: %s; to keep the policy's schedule it needs %s",
+			baseName(base), what, customNeed(baseName(base))))
+	}
 	return t
+}
+
+// customNeed says what a system needs, beyond its settings, to follow an
+// arbitrary schedule: its own hook for a computed delay.
+func customNeed(system string) string {
+	if n, ok := customNeeds[system]; ok {
+		return n
+	}
+	return "its own hook for a computed delay, returning the policy's delay for each attempt"
+}
+
+var customNeeds = map[string]string{
+	"bullmq":       "a custom backoff strategy (the Worker's settings.backoffStrategy, with backoff {type: 'custom'}) returning the policy's delay for attemptsMade",
+	"celery":       "an explicit countdown: self.retry(countdown=...) with the policy's delay for self.request.retries",
+	"sidekiq":      "a sidekiq_retry_in block returning the policy's delay for count",
+	"sidekiq6":     "a sidekiq_retry_in block returning the policy's delay for count",
+	"activejob":    "a wait proc: retry_on ..., wait: ->(executions) { the policy's delay }",
+	"river":        "a custom ClientRetryPolicy (Config.RetryPolicy) whose NextRetry returns the policy's delay",
+	"asynq":        "a RetryDelayFunc (Config.RetryDelayFunc) returning the policy's delay",
+	"faktory":      "the worker to fail the job and re-push it with an 'at' time from the policy (Faktory's server owns the retry schedule)",
+	"oban":         "a backoff/1 callback in the worker returning the policy's delay in seconds",
+	"temporal":     "no more than its RetryPolicy for jitter-free exponential schedules; jitter or other shapes need the activity to fail non-retryably and the workflow to sleep the policy's delay",
+	"aws":          "a custom retry handler (botocore's retryhandler or a before-sleep event hook)",
+	"aws_go":       "a custom retry.BackoffDelayer set through retry.StandardOptions.Backoff",
+	"gax":          "a custom gax.Retryer returning the policy's delay",
+	"grpc_retry":   "application-level retries: the service config's retryPolicy has no other shape",
+	"grpc_connect": "a custom backoff.Strategy in grpc.ConnectParams",
+	"resque_retry": "@backoff_strategy set to the policy's delays, or a retry_delay method",
 }
 
 func baseName(p profile.Profile) string {
@@ -492,4 +559,82 @@ func geoMeanDelay(pol *policy.Policy, k int) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(g)
+}
+
+// ojsFields names, per system, the settings whose value is an OJS policy
+// field: translate keeps a configured one as it is, rather than fitting it.
+var ojsFields = map[string]map[string]string{
+	"celery":        {"retry_backoff_max": "max_interval"},
+	"aws_go":        {"MaxBackoff": "max_interval"},
+	"gax":           {"Initial": "initial_interval", "Max": "max_interval"},
+	"grpc_connect":  {"BaseDelay": "initial_interval", "MaxDelay": "max_interval"},
+	"grpc_retry":    {"initialBackoff": "initial_interval", "maxBackoff": "max_interval"},
+	"full_jitter":   {"cap": "max_interval"},
+	"equal_jitter":  {"cap": "max_interval"},
+	"cenkalti":      {"InitialInterval": "initial_interval", "MaxInterval": "max_interval"},
+	"failsafe":      {"MaxDelay": "max_interval"},
+	"retry_go":      {"MaxDelay": "max_interval"},
+	"tenacity":      {"max": "max_interval"},
+	"retryablehttp": {"RetryWaitMin": "initial_interval", "RetryWaitMax": "max_interval"},
+}
+
+// keepConfigured returns pol with every configured setting of p that is an
+// OJS field put back at its configured value, and notes saying so (or
+// why one could not be kept).
+func keepConfigured(p profile.Profile, pol *policy.Policy) (*policy.Policy, []string) {
+	fields := ojsFields[baseName(p)]
+	if len(fields) == 0 {
+		return pol, nil
+	}
+	configured := map[string]bool{}
+	_, rest, _ := strings.Cut(p.Name(), ":")
+	for _, kv := range strings.Split(rest, ",") {
+		k, _, _ := strings.Cut(kv, "=")
+		configured[k] = true
+	}
+	spec := pol.Spec()
+	var notes []string
+	for _, s := range p.Settings() {
+		field, ok := fields[s.Key]
+		if !ok || !configured[s.Key] {
+			continue
+		}
+		d, err := settingDuration(baseName(p), s.Key, s.Value)
+		if err != nil || d <= 0 {
+			continue
+		}
+		switch field {
+		case "max_interval":
+			spec.MaxInterval = d
+		case "initial_interval":
+			spec.InitialInterval = d
+		}
+		notes = append(notes, fmt.Sprintf("%s=%s is kept as %s %s", s.Key, s.Value, field, human.Exact(d)))
+	}
+	if len(notes) == 0 {
+		return pol, nil
+	}
+	spec.MaxInterval = max(spec.MaxInterval, spec.InitialInterval)
+	kept, err := policy.New(spec)
+	if err != nil {
+		return pol, []string{fmt.Sprintf("the configured values cannot all be kept (%v): the fitted policy is shown", err)}
+	}
+	return kept, notes
+}
+
+// settingDuration reads a setting's value as a duration: Go duration text,
+// or whole seconds for the systems that count them (Celery).
+func settingDuration(system, key, v string) (time.Duration, error) {
+	if system == "celery" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		return time.Duration(sat.MulInt(n, int64(time.Second))), err
+	}
+	if system == "tenacity" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 0) || f > 9e9 {
+			return 0, fmt.Errorf("not seconds")
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	return time.ParseDuration(v)
 }

@@ -23,7 +23,7 @@ func TestTranslateToOJS(t *testing.T) {
 		// BullMQ fixed: 1.5s each time.
 		{"bullmq:type=fixed,delay=1500,attempts=4", `"initial_interval":"PT1.5S"`, true},
 		// BullMQ's jitter is not OJS's, River's formula not an OJS one.
-		{"bullmq:jitter=0.5", "", false},
+		{"bullmq:type=exponential,delay=1000,attempts=3,jitter=0.5", "", false},
 		{"river", "", false},
 	} {
 		code, out, errOut := runCLI(t, "", "translate", "--profile", c.spec, "--json")
@@ -97,5 +97,72 @@ func TestTranslateErrors(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "translate", "--help")
 	if code != 0 || strings.Count(out+errOut, "usage: retrykit translate") != 1 {
 		t.Errorf("--help: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// A configured value that is an OJS field comes out as that field, not as
+// whatever the fit finds: Celery's retry_backoff_max 60 is max_interval 1m.
+func TestTranslateKeepsConfiguredCap(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "translate", "--profile", "celery:retry_backoff=true,retry_backoff_max=60,max_retries=5", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var tr struct {
+		Policy struct {
+			MaxInterval string `json:"max_interval"`
+			MaxAttempts int    `json:"max_attempts"`
+		} `json:"policy"`
+		Notes []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &tr); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Policy.MaxInterval != "PT1M" || tr.Policy.MaxAttempts != 6 {
+		t.Errorf("policy max_interval %q, max_attempts %d; want PT1M (retry_backoff_max=60) and 6 (max_retries=5)\n%s", tr.Policy.MaxInterval, tr.Policy.MaxAttempts, out)
+	}
+	if !strings.Contains(strings.Join(tr.Notes, "\n"), "retry_backoff_max=60 is kept as max_interval") {
+		t.Errorf("no note that retry_backoff_max is kept: %v", tr.Notes)
+	}
+}
+
+// A profile that never retries is exactly max_attempts 1, whatever its
+// delay formula or jitter.
+func TestTranslateNoRetryIsExact(t *testing.T) {
+	for _, spec := range []string{"sidekiq:retry=0", "river:MaxAttempts=1", "faktory:retry=0", "bullmq"} {
+		code, out, errOut := runCLI(t, "", "translate", "--profile", spec, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", spec, code, errOut)
+		}
+		var tr struct {
+			Exact  bool `json:"exact"`
+			Policy struct {
+				MaxAttempts int `json:"max_attempts"`
+			} `json:"policy"`
+		}
+		if err := json.Unmarshal([]byte(out), &tr); err != nil {
+			t.Fatal(err)
+		}
+		if !tr.Exact || tr.Policy.MaxAttempts != 1 {
+			t.Errorf("%s: exact %v, max_attempts %d; want exact max_attempts 1\n%s", spec, tr.Exact, tr.Policy.MaxAttempts, out)
+		}
+	}
+}
+
+// When the target's settings cannot give the policy's schedule, translate
+// says so and names what the system would need.
+func TestTranslateSaysWhatTheTargetNeeds(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "p.json")
+	if err := os.WriteFile(pol, []byte(`{"max_attempts": 6, "initial_interval": "PT1S", "max_interval": "PT10S", "jitter": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "translate", "--to", "bullmq", pol)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// 1, 2, 4, 8, then the 10 s cap; BullMQ's exponential has no cap: 16 s, +60 %.
+	for _, want := range []string{"bullmq cannot express this schedule", "+60.0% off at attempt 5", "custom backoff strategy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("translate --to bullmq lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/retrykit/retrykit/conformance/protocol"
 )
@@ -89,13 +90,36 @@ var catalogue = []Model{
 	{"no-validation", "validate the policy before merging it: every field's type and range, unknown fields, duplicate keys (sections 8 and 11, RK-02, RK-08); the merge alone keeps bad values", bugNoValidation, 0},
 	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted, 0},
 	{"fraction-unsupported", "accept a decimal fraction on the seconds (PT0.5S is 500 ms, section 4.1); a parser of whole numbers only, such as PHP's DateInterval, rejects it", bugDurNoFraction, 0},
+	{"budget-boundary-inclusive", "ojs-timeouts 9.1: discard only when created_at + total_timeout < now + delay + timeout, strictly; a retry whose attempt ends exactly at the deadline is scheduled (RK-215)", bugBudgetInclusive, 0},
+	{"timeout-not-an-attempt", "count an attempt that timed out or stalled like any failed attempt (ojs-timeouts 5.1, 5.5, 8): it uses one of max_attempts", bugTimeoutNotAttempt, 0},
+	{"max-replays-off-by-one", "replay a dead letter only while ojs.replay_count < max_replays (ojs-dead-letter 7.2): a rule with max_replays 3 replays a job 3 times, not 4", bugReplayOffByOne, 0},
 	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth, 0},
+	{"backoff-strategy-unsupported", "the backoff_strategy field is retrykit's extension (RK-01), not an OJS requirement: an implementation without it declares it unclaimed (--unclaimed extension:backoff_strategy, or \"unclaimed_flags\": [\"extension:backoff_strategy\"] in hello), or accepts the field and reports it in the effective policy", bugNoStrategyExtension, 0},
+}
+
+// Unclaim returns the vector flag that an implementation lacking the
+// optional feature this model misses declares unclaimed instead of
+// fixing it ("extension:backoff_strategy"): the hello's unclaimed_flags,
+// or --unclaimed of "retrykit conformance" and "retrykit fuzz". Vectors
+// carrying the flag are then not run, and answers without the feature
+// are accepted. It returns "" for a model that is a bug to fix. For a
+// combination, the flags of its bugs, comma-separated.
+func (m Model) Unclaim() string {
+	var flags []string
+	for b := bug(1); b < 64; b++ {
+		if m.mask()&(1<<b) != 0 {
+			if f, ok := unclaimable[b]; ok {
+				flags = append(flags, f)
+			}
+		}
+	}
+	return strings.Join(flags, ",")
 }
 
 // Drawn reports whether a is an answer whose delay the model cannot know:
 // accepted, but drawn by the implementation itself.
 func Drawn(a protocol.Response) bool {
-	return a.Error == nil && a.DelayNS == nil && a.NS == nil && a.Effective == nil && a.Match == nil &&
+	return a.Error == nil && a.DelayNS == nil && a.NS == nil && a.Effective == nil && a.Match == nil && a.Result == nil &&
 		(a.Action == "" || a.Action == "retry")
 }
 

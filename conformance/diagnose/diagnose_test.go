@@ -19,7 +19,8 @@ type modelImpl struct{ m diagnose.Model }
 
 func (i modelImpl) Hello(context.Context) (protocol.Hello, error) {
 	return protocol.Hello{Protocol: protocol.Version, Implementation: "model-" + i.m.Name, Version: "0",
-		Ops:          []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide},
+		Ops: []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide,
+			protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay},
 		ResolutionNS: 1, Jitter: protocol.JitterInjectable}, nil
 }
 

@@ -10,7 +10,9 @@
 // grammar, no on_exhaustion field, a field left unvalidated, and so on
 // ([Models] lists them all, each with a one-line fix). A model answers
 // protocol requests like the implementation under test would if it had
-// exactly that bug.
+// exactly that bug. A model of a missing optional feature (the
+// backoff_strategy extension) names the flag the implementation declares
+// unclaimed instead ([Model.Unclaim]).
 //
 // [Diagnose] takes the answers of one run ([Case] values: request, answer,
 // verdict) and applies these rules, in order:

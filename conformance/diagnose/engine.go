@@ -76,7 +76,19 @@ const (
 	bugDurShorthand
 	bugMonth30Days
 	bugDurNoFraction
+	// timeouts and dead-letter extensions
+	bugBudgetInclusive
+	bugTimeoutNotAttempt
+	bugReplayOffByOne
+	bugNoStrategyExtension
 )
+
+// unclaimable maps a bug that is a missing optional feature to the vector
+// flag an implementation without the feature declares unclaimed instead
+// of fixing it (see [Model.Unclaim]).
+var unclaimable = map[bug]string{
+	bugNoStrategyExtension: "extension:backoff_strategy",
+}
 
 // noCheckField maps a field to the bug that leaves it unvalidated.
 var noCheckField = map[string]bug{
@@ -142,6 +154,8 @@ func reject(id int64, typ, msg string) protocol.Response {
 func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 	resp.ID = req.ID
 	switch req.Op {
+	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay:
+		return e.caseOp(req)
 	case protocol.OpParseDuration:
 		ns, err := e.parseDuration(req.Value)
 		if err != nil {
@@ -504,6 +518,24 @@ func (e engine) readPolicy(data json.RawMessage) (spec, error) {
 	if len(data) == 0 || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		return e.adjust(s, nil), nil
 	}
+	if e.has(bugNoStrategyExtension) {
+		// The extension field is not known: a policy naming it is
+		// rejected as having an unknown field, whatever its value, beside
+		// what is wrong with the other fields.
+		var top map[string]json.RawMessage
+		if json.Unmarshal(data, &top) == nil {
+			if _, ok := top["backoff_strategy"]; ok {
+				delete(top, "backoff_strategy")
+				msg := "backoff_strategy: unknown field"
+				if rest, err := json.Marshal(top); err == nil {
+					if _, err := e.readPolicy(rest); err != nil {
+						msg += "; " + err.Error()
+					}
+				}
+				return s, errors.New(msg)
+			}
+		}
+	}
 	p, perr := policy.Parse(data)
 	var raw map[string]json.RawMessage
 	bad := map[string]bool{} // fields replaced by their default (no-validation)
@@ -755,8 +787,10 @@ func (e engine) effective(s spec) json.RawMessage {
 		b = append(b, `,"on_exhaustion":`...)
 		b = strconv.AppendQuote(b, s.onExhaustion)
 	}
-	b = append(b, `,"backoff_strategy":`...)
-	b = strconv.AppendQuote(b, s.strategy)
+	if !e.has(bugNoStrategyExtension) {
+		b = append(b, `,"backoff_strategy":`...)
+		b = strconv.AppendQuote(b, s.strategy)
+	}
 	return append(b, '}')
 }
 

@@ -33,7 +33,30 @@ type client struct {
 	offSet         bool
 	requests       int64
 	inconsistentTS bool
+	failing        int64            // answers 5xx or no answer at all
+	contentTypes   map[string]int64 // of answers with a body, at most maxContentTypes
+	jsonAnswers    int64            // answers with a body
+	fetchRTT       []time.Duration  // round trips of FETCHes that returned a job, at most maxRTTs
+	pushed         []string         // ids of the jobs the run pushed, at most maxTracked
 }
+
+// maxTracked bounds the job ids a run keeps for its cleanup.
+const maxTracked = 100_000
+
+// track keeps the id of a job the run pushed, for the cleanup.
+func (c *client) track(id string) {
+	c.mu.Lock()
+	if len(c.pushed) < maxTracked {
+		c.pushed = append(c.pushed, id)
+	}
+	c.mu.Unlock()
+}
+
+// Bounds of what the client keeps about the answers.
+const (
+	maxContentTypes = 16
+	maxRTTs         = 100_000
+)
 
 // serverError is an answer of the server that the checker cannot use: a
 // transport error, a timeout, an unexpected status, a body over
@@ -99,6 +122,9 @@ func (c *client) do(ctx context.Context, op, method, path string, body any, full
 	ex := &exchange{sent: time.Now()}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		c.mu.Lock()
+		c.failing++
+		c.mu.Unlock()
 		return nil, &serverError{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
@@ -111,7 +137,31 @@ func (c *client) do(ctx context.Context, op, method, path string, body any, full
 	if len(ex.body) > MaxAnswerSize {
 		return nil, &serverError{Op: op, Status: ex.status, Reason: fmt.Sprintf("answer larger than %d bytes", MaxAnswerSize)}
 	}
+	c.mu.Lock()
+	if ex.status >= 500 {
+		c.failing++
+	}
+	if len(ex.body) > 0 {
+		c.jsonAnswers++
+		ct := mediaType(resp.Header.Get("Content-Type"))
+		if _, ok := c.contentTypes[ct]; ok || len(c.contentTypes) < maxContentTypes {
+			if c.contentTypes == nil {
+				c.contentTypes = map[string]int64{}
+			}
+			c.contentTypes[ct]++
+		}
+	}
+	c.mu.Unlock()
 	return ex, nil
+}
+
+// mediaType returns the media type of a Content-Type header, lower case,
+// without parameters ("" when absent).
+func mediaType(h string) string {
+	if i := strings.IndexByte(h, ';'); i >= 0 {
+		h = h[:i]
+	}
+	return trunc(strings.ToLower(strings.TrimSpace(h)), 64)
 }
 
 // decode unmarshals an answer's body into v, or names the operation and a

@@ -23,10 +23,34 @@
 //   - that no retry is handed out before next_attempt_at (by its
 //     started_at), and that each is within the late bound after it; the
 //     lateness itself is a figure (p50, p99, max), never a failure;
-//   - exhaustion by on_exhaustion, non_retryable_errors (exact and ".*",
-//     "authx" against "auth.*"), handler codes, the error history, an
+//   - exhaustion by on_exhaustion, non_retryable_errors matched against
+//     the type alone and literally (exact and ".*"; "authx" against
+//     "auth.*" and "auth*", "axb" against "a.b" and "a?b", a message equal
+//     to an entry, upper case), handler codes, the error history, an
 //     expired reservation as a failed attempt, heartbeats, dead letter
-//     retry and the default policy.
+//     retry, the default policy and partial policies with each field
+//     left out in turn;
+//   - attempts 1-based everywhere: FETCH, INFO, the FAIL answer and the
+//     error history (docs/decisions.md RK-200);
+//   - the Content-Type of every answer (binding §4.1).
+//
+// The dead-letter list is read page by page and searched for the run's own
+// job ids, so a server that ignores the queue filter is judged right; at
+// the end the run cancels what it left pending, deletes its dead letters
+// and says what it left behind ([WithCleanup]). Before the checks a
+// dialect probe says which interval form and error type field the server
+// reads ([WithDialectProbe]).
+//
+// # Diagnosis
+//
+// Each check keeps what it saw; package
+// [github.com/retrykit/retrykit/conformance/live/servermodel] attributes
+// the failures to server bug models that reproduce the answers exactly,
+// held against the passes, and the report's causes list them first
+// ("bug:no-merge-max-attempts: explains 1 failure, contradicted by 0
+// passes"), the dialect flag that explains a pattern named; what no model
+// reproduces keeps its failure class, apart. A server that answers 5xx to
+// everything is one cause, "server-failing".
 //
 // Where the HTTP binding contradicts the retry spec (docs/decisions.md
 // RK-100 … RK-103 and RK-111 … RK-115), [WithErrorTypeField],
@@ -38,9 +62,10 @@
 // # Safety
 //
 // Every request has a timeout, every answer is read up to [MaxAnswerSize],
-// redirects are not followed and the run ends when its scenarios do: a
-// hostile or broken server yields errors in the report, never a hang or
-// unbounded memory.
+// redirects are not followed, a retry announced beyond the late bound
+// after the longest awaited delay is reported at once instead of awaited,
+// and the whole run is bounded by [WithBudget]: a hostile or broken server
+// yields errors in the report, never a hang or unbounded memory.
 //
 // # Non-goals
 //

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -32,7 +34,47 @@ type env struct {
 	promoted int
 	noClock  bool // no server timestamp seen: the local clock stands in
 	verdicts map[string]*verdict
+	obs      []servermodel.Obs // what the scenarios saw, for the diagnosis
+	dlPages  int               // dead-letter pages read
+	dlSeen   bool              // a dead letter of the run was listed
+	dialect  *dialect          // what the probe found; nil when not probed
+	runCtx   context.Context   // the run's context, bounded by its time budget
 }
+
+// record keeps an observation for the diagnosis by reproduction (package
+// servermodel), at most servermodel.MaxObservations.
+func (e *env) record(o servermodel.Obs) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.obs) < servermodel.MaxObservations {
+		e.obs = append(e.obs, o)
+	}
+}
+
+// recordFail keeps the FAIL answer a of attempt n of a job under the
+// retry object pol for check, with its delay window when retryable.
+func (e *env) recordFail(check string, pol map[string]any, f failure, n int, ex *exchange, a *nackAnswer, listed *bool) {
+	o := servermodel.Obs{Check: check, Kind: servermodel.FailAnswer, Policy: pol, N: n,
+		Failure: servermodel.Failure{Type: f.Type, Code: f.Code, Message: f.Message},
+		State:   a.State, Attempt: a.Attempt, MaxAttempts: a.MaxAttempts, Listed: listed}
+	if next, err := parseTime("next_attempt_at", a.NextAttemptAt); err == nil && !next.IsZero() && ex != nil {
+		o.DelayLo, o.DelayHi = e.delayRange(ex, next)
+		o.HasDelay = true
+	}
+	e.record(o)
+}
+
+// recordAttempt keeps the attempt an answer of kind k showed for the n-th
+// delivery, failure or history entry.
+func (e *env) recordAttempt(check string, k servermodel.Kind, n int, shown *int) {
+	e.record(servermodel.Obs{Check: check, Kind: k, N: n, Attempt: shown})
+}
+
+// maxAwaitedDelay is the longest retry delay a scenario waits for: a
+// retry due later than this plus the late bound after its FAIL is not
+// awaited but reported at once (a server that promises a retry in ten
+// years must not hold the run).
+const maxAwaitedDelay = 2 * time.Second
 
 // verdict is the running verdict of one check; several scenarios may add
 // to it, and the worst status wins (error, fail, pass; not run only alone).
@@ -92,8 +134,15 @@ func (e *env) fail(id, format string, a ...any) {
 	e.set(id, conformance.StatusFail, fmt.Sprintf(format, a...))
 }
 
-// errored records err against every check in ids.
+// errored records err against every check in ids. An error caused by the
+// run's time budget running out (a request cut short by it, say) is
+// recorded as the budget's error, so the report says why the check ended.
 func (e *env) errored(err error, ids ...string) {
+	if e.runCtx != nil && e.runCtx.Err() != nil && !errors.Is(err, ErrBudget) {
+		if berr := e.ctxErr(e.runCtx); errors.Is(berr, ErrBudget) {
+			err = fmt.Errorf("%w (%v)", berr, err)
+		}
+	}
 	for _, id := range ids {
 		e.set(id, conformance.StatusError, err.Error())
 	}
@@ -131,6 +180,13 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 		off := e.c.offLo
 		e.c.mu.Unlock()
 		deadline = due.Add(-off).Add(e.cfg.lateBound)
+		if wait := time.Until(deadline); wait > maxAwaitedDelay+e.cfg.lateBound {
+			msg := fmt.Sprintf("job %s's retry is due at %s, %v from now: beyond the late bound %v after the longest delay awaited (%v), so it was not awaited", id, due.Format(time.RFC3339Nano), (wait - e.cfg.lateBound).Round(time.Millisecond), e.cfg.lateBound, maxAwaitedDelay)
+			e.mu.Lock()
+			e.late = append(e.late, msg)
+			e.mu.Unlock()
+			return nil, fmt.Errorf("live: %s", msg)
+		}
 	}
 	for {
 		f, err := e.c.fetch(ctx, queue, vis)
@@ -156,41 +212,59 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, e.ctxErr(ctx)
 		case <-time.After(e.cfg.poll):
 		}
 	}
 }
 
+// ctxErr is the error of a scenario stopped by ctx: the run's time budget
+// (WithBudget) or an interrupt.
+func (e *env) ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && e.cfg.budget > 0 {
+		return fmt.Errorf("%w: the run's time budget (--time %v) ran out before this check was judged", ErrBudget, e.cfg.budget)
+	}
+	return ctx.Err()
+}
+
 // judgeDelivery records a delivery of a job due at due. It is early when
 // the server answered the FETCH before due (less the timestamp resolution)
 // by its own clock: the latest server time the exchange can have had is
-// before it. started_at alone does not decide, since a server may stamp it
-// when the request arrives, before the claim (RK-110); it places the
-// delivery within the exchange for the latency, which is never negative.
+// before it. started_at does not decide, since a server may stamp it when
+// the request arrives, before the claim or a long poll (RK-110). The
+// promotion latency runs from due to the moment the FETCH answer arrived,
+// on the server's clock (the middle of the offset window), so a server
+// that holds a FETCH open (a long poll) is charged for the wait.
 func (e *env) judgeDelivery(f *fetched, due time.Time, record bool) {
 	if due.IsZero() {
 		return
 	}
-	lo, hi, ok := e.c.window(f.ex)
-	at := f.at
-	if at.IsZero() || at.Before(lo) || at.After(hi) {
-		at = lo.Add(hi.Sub(lo) / 2)
+	_, hi, ok := e.c.window(f.ex)
+	early := hi.Before(due.Add(-resolution))
+	e.record(servermodel.Obs{Check: "http-not-early", Kind: servermodel.Delivery, Yes: early})
+	e.c.mu.Lock()
+	arrived := f.ex.recv
+	if e.c.offSet {
+		arrived = arrived.Add(e.c.offLo + (e.c.offHi-e.c.offLo)/2)
 	}
+	if len(e.c.fetchRTT) < maxRTTs {
+		e.c.fetchRTT = append(e.c.fetchRTT, f.ex.recv.Sub(f.ex.sent))
+	}
+	e.c.mu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.noClock = e.noClock || !ok
-	if hi.Before(due.Add(-resolution)) {
+	if early {
+		msg := fmt.Sprintf("job %s handed out by %s at the latest (server clock), %v before its next_attempt_at %s", f.job.ID, hi.Format(time.RFC3339Nano), due.Sub(hi).Round(10*time.Microsecond), due.Format(time.RFC3339Nano))
 		if by := due.Sub(hi); by > e.worst {
-			e.worst = by
-			e.worstMsg = fmt.Sprintf("job %s handed out by %s at the latest (server clock), %v before its next_attempt_at %s", f.job.ID, hi.Format(time.RFC3339Nano), by.Round(10*time.Microsecond), due.Format(time.RFC3339Nano))
+			e.worst, e.worstMsg = by, msg
 		}
-		e.early = append(e.early, fmt.Sprintf("job %s handed out by %s at the latest (server clock), %v before its next_attempt_at %s", f.job.ID, hi.Format(time.RFC3339Nano), due.Sub(hi).Round(10*time.Microsecond), due.Format(time.RFC3339Nano)))
+		e.early = append(e.early, msg)
 		return
 	}
 	e.promoted++
 	if record {
-		e.lat = append(e.lat, max(at.Sub(due), 0))
+		e.lat = append(e.lat, max(arrived.Sub(due), 0))
 	}
 }
 
@@ -232,23 +306,44 @@ func span(lo, hi time.Duration) string {
 	return fmt.Sprintf("[%v, %v]", lo, hi)
 }
 
+// meaningfulP99 is how many latencies make a p99 differ from the maximum.
+const meaningfulP99 = 100
+
 // latency returns the promotion figure of the run.
 func (e *env) latency() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.lat) == 0 {
-		return "promotion latency (next_attempt_at → fetchable): no retry was promoted"
+		return "promotion latency (next_attempt_at → FETCH answer): no retry was promoted"
 	}
 	l := append([]time.Duration(nil), e.lat...)
 	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
-	q := func(p float64) time.Duration { return l[min(len(l)-1, int(p*float64(len(l))))] }
-	s := fmt.Sprintf("promotion latency (next_attempt_at → fetchable, polled every %v): %d retries, p50 %v, p99 %v, max %v; late bound %v",
-		e.cfg.poll, len(l), q(0.5).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), l[len(l)-1].Round(10*time.Microsecond), e.cfg.lateBound)
+	q := func(p float64) time.Duration {
+		return l[min(len(l)-1, int(p*float64(len(l))))].Round(10 * time.Microsecond)
+	}
+	s := fmt.Sprintf("promotion latency (next_attempt_at → FETCH answer arrived, server clock, polled every %v): %d retries, p50 %v, p90 %v, p99 %v, max %v; late bound %v",
+		e.cfg.poll, len(l), q(0.5), q(0.9), q(0.99), l[len(l)-1].Round(10*time.Microsecond), e.cfg.lateBound)
+	if len(l) < meaningfulP99 {
+		s += fmt.Sprintf(" (fewer than %d retries: p99 is the maximum; --latency-retries adds more)", meaningfulP99)
+	}
+	e.c.mu.Lock()
+	rtt := append([]time.Duration(nil), e.c.fetchRTT...)
+	e.c.mu.Unlock()
+	if len(rtt) > 0 {
+		sort.Slice(rtt, func(i, j int) bool { return rtt[i] < rtt[j] })
+		if med := rtt[len(rtt)/2]; med >= longPoll {
+			s += fmt.Sprintf("; the FETCHes that returned a retry took a median %v (the server holds a FETCH open: a long poll), counted in the latency", med.Round(10*time.Microsecond))
+		}
+	}
 	if e.noClock {
 		s += " (the server gave no timestamps: the local clock stood in)"
 	}
 	return s
 }
+
+// longPoll is the median FETCH round trip from which the report says the
+// server holds FETCHes open.
+const longPoll = 20 * time.Millisecond
 
 // retry is a retry policy a scenario pushes, written in the retry spec's
 // form (ISO 8601 durations).

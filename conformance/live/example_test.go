@@ -14,9 +14,9 @@ func ExampleChecks() {
 	}
 	// Output:
 	// http-attempts          RET-01
+	// http-attempt-absolute  RET-01
 	// http-next-attempt-at   RET-14
 	// http-cap               RET-04
 	// http-cap-before-jitter RET-04
 	// http-max-attempts-one  RET-01
-	// http-partial-policy    RET-10
 }

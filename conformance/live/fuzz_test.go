@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
 // FuzzAnswer feeds arbitrary bytes to the checker as a server's answer, in
@@ -27,6 +29,8 @@ func FuzzAnswer(f *testing.F) {
 		if decode("FAIL", x, &a) == nil {
 			pol := retry{max: 4, initial: 20 * ms, coef: 2, maxIv: 50 * ms, jitter: true}
 			e.retried(x, &a, 1, pol)
+			e.recordFail("c", pol.raw(), failure{Type: "t", Message: "m"}, 1, x, &a, nil)
+			e.recordAttempt("h", servermodel.HistoryAttempt, 1, a.Attempt)
 			e.judgeDelay(x, &a, 0, time.Duration(1<<62))
 			if a.Job != nil {
 				judgeHistory(e, a.Job, 4, "t")
@@ -47,5 +51,7 @@ func FuzzAnswer(f *testing.F) {
 		}
 		_ = unexpected("FAIL", x).Error()
 		_ = e.latency()
+		// The diagnosis reads whatever the answers said.
+		servermodel.Diagnose(e.obs, map[string]bool{"c": true, "h": false, "http-not-early": true})
 	})
 }

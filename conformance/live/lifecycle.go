@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
 // scenExhaustDiscard fails a job until its four attempts are spent:
@@ -20,12 +22,25 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 		e.errored(err, ids...)
 		return
 	}
+	wire := pol.wire(e)
+	var last *nackAnswer
+	var lastEx *exchange
 	for n := 1; n <= pol.max; n++ {
-		a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", n))
+		fl := e.failWith("external.timeout", n)
+		a, ex, err := e.nackOK(ctx, id, fl)
 		if err != nil {
 			e.errored(err, ids...)
 			return
 		}
+		e.recordFail("http-attempts", wire, fl, n, ex, a, nil)
+		if n < pol.max {
+			check := "http-next-attempt-at"
+			if n == 3 {
+				check = "http-cap"
+			}
+			e.recordFail(check, wire, fl, n, ex, a, nil)
+		}
+		last, lastEx = a, ex
 		if !is(a.Attempt, n) || !is(a.MaxAttempts, pol.max) {
 			e.fail("http-attempts", "the FAIL of attempt %d of %d answered attempt %s, max_attempts %s", n, pol.max, intOr(a.Attempt), intOr(a.MaxAttempts))
 		}
@@ -56,10 +71,14 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 			e.errored(errors.New("live: no next_attempt_at to wait for"), ids...)
 			return
 		}
-		if _, err := e.await(ctx, q, id, next, 0); err != nil {
-			e.errored(err, "http-discard", "http-history")
+		f, err := e.await(ctx, q, id, next, 0)
+		if err != nil {
+			// Every check of the lifecycle is left unjudged, not only the
+			// later ones: a verdict needs the whole lifecycle.
+			e.errored(err, ids...)
 			return
 		}
+		e.judgeAbsolute(servermodel.FetchAttempt, n+1, f.job.Attempt, fmt.Sprintf("FETCH of delivery %d", n+1))
 	}
 	e.pass("http-attempts", "")
 	j, err := e.c.info(ctx, id)
@@ -73,12 +92,16 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 	if !is(j.Attempt, pol.max) {
 		e.fail("http-attempts", "INFO after %d failed attempts: attempt %s", pol.max, intOr(j.Attempt))
 	}
+	e.judgeAbsolute(servermodel.InfoAttempt, pol.max, j.Attempt, fmt.Sprintf("INFO after %d failed attempts", pol.max))
 	judgeHistory(e, j, pol.max, "external.timeout")
-	dl, err := e.c.deadLetterIDs(ctx, q)
+	dl, err := e.listed(ctx, q, id)
+	if err == nil && last != nil {
+		e.recordFail("http-discard", wire, e.failWith("external.timeout", pol.max), pol.max, lastEx, last, &dl)
+	}
 	switch {
 	case err != nil:
 		e.errored(err, "http-discard")
-	case dl[id]:
+	case dl:
 		e.fail("http-discard", "a job under on_exhaustion discard is listed in the dead letter queue")
 	default:
 		e.pass("http-discard", "")
@@ -93,6 +116,10 @@ func judgeHistory(e *env, j *job, n int, t string) {
 		return
 	}
 	h = h[len(h)-n:]
+	for i, x := range h {
+		e.recordAttempt("http-history", servermodel.HistoryAttempt, i+1, x.Attempt)
+		e.judgeAbsolute(servermodel.HistoryAttempt, i+1, x.Attempt, fmt.Sprintf("error history entry %d of %d", i+1, n))
+	}
 	for i, x := range h {
 		if !is(x.Attempt, i+1) {
 			e.fail("http-history", "error history entry %d of %d has attempt %s, want %d", i+1, n, intOr(x.Attempt), i+1)
@@ -129,11 +156,13 @@ func scenMaxAttemptsOne(ctx context.Context, e *env) {
 			e.errored(err, check)
 			return
 		}
-		a, _, err := e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+		fl := e.failWith("external.timeout", 1)
+		a, ex, err := e.nackOK(ctx, id, fl)
 		if err != nil {
 			e.errored(err, check)
 			return
 		}
+		e.recordFail(check, pol.wire(e), fl, 1, ex, a, nil)
 		if a.State != "discarded" || !is(a.Attempt, 1) {
 			e.fail(check, "max_attempts %d: the first FAIL answered state %q, attempt %s; want discarded, 1", max, a.State, intOr(a.Attempt))
 			return
@@ -149,6 +178,7 @@ func scenPartial(ctx context.Context, e *env) {
 	if !ok {
 		return
 	}
+	e.recordFail(check, map[string]any{"max_attempts": 2}, e.failWith("external.timeout", 1), 1, ex, a, nil)
 	def := retry{max: 2, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}
 	if bad := e.retried(ex, a, 1, def); bad != "" {
 		e.fail(check, "{max_attempts: 2}, attempt 1: %s (the defaults: PT1S, jitter)", bad)
@@ -200,14 +230,19 @@ func scenHistory12(ctx context.Context, e *env) {
 		e.fail(check, "after 12 failures the job keeps %d error history entries, want at least 10", len(h))
 		return
 	}
-	for i, x := range h[len(h)-10:] {
-		att := i + 3
-		if !is(x.Attempt, att) || (e.sendsType() && x.Type != fmt.Sprintf("external.step_%d", att)) {
-			e.fail(check, "the %d-th most recent error history entry has attempt %s, type %q; want attempt %d, type external.step_%d", 10-i, intOr(x.Attempt), trunc(x.Type, 64), att, att)
-			return
+	// RET-15 is the count kept: entries are told apart by their types,
+	// not their numbers (a history numbered from 0 is http-history's
+	// failure, not this one's; RK-204).
+	if e.sendsType() {
+		for i, x := range h[len(h)-10:] {
+			att := i + 3
+			if x.Type != fmt.Sprintf("external.step_%d", att) {
+				e.fail(check, "the %d-th most recent error history entry has type %q, want external.step_%d (the failure of attempt %d)", 10-i, trunc(x.Type, 64), att, att)
+				return
+			}
 		}
 	}
-	e.pass(check, "")
+	e.pass(check, fmt.Sprintf("keeps %d entries after 12 failures", len(h)))
 }
 
 // scenDeadLetter spends two attempts under dead_letter, then retries the
@@ -229,7 +264,8 @@ func scenDeadLetter(ctx context.Context, e *env) {
 		e.errored(err, ids...)
 		return
 	}
-	a, _, err := e.nackOK(ctx, id, e.failWith("external.timeout", 2))
+	fl := e.failWith("external.timeout", 2)
+	a, ex, err := e.nackOK(ctx, id, fl)
 	if err != nil {
 		e.errored(err, ids...)
 		return
@@ -237,12 +273,13 @@ func scenDeadLetter(ctx context.Context, e *env) {
 	if a.State != "discarded" || !is(a.Attempt, 2) {
 		e.fail("http-dead-letter", "the FAIL of the last attempt answered state %q, attempt %s; want discarded, 2", a.State, intOr(a.Attempt))
 	}
-	dl, err := e.c.deadLetterIDs(ctx, q)
+	dl, err := e.listed(ctx, q, id)
 	if err != nil {
 		e.errored(err, ids...)
 		return
 	}
-	if !dl[id] {
+	e.recordFail("http-dead-letter", pol.wire(e), fl, 2, ex, a, &dl)
+	if !dl {
 		e.fail("http-dead-letter", "the exhausted job is not listed by GET /ojs/v1/dead-letter?queue=%s", q)
 		e.notRun("http-dead-letter-retry", "the job never reached the dead letter queue")
 		return
@@ -275,6 +312,7 @@ func scenDefault(ctx context.Context, e *env) {
 	if !ok {
 		return
 	}
+	e.recordFail(check, nil, e.failWith("external.timeout", 1), 1, ex, a, nil)
 	def := retry{max: 3, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}
 	if a.State != "retryable" || !is(a.Attempt, 1) || !is(a.MaxAttempts, 3) {
 		e.fail(check, "the first FAIL answered state %q, attempt %s, max_attempts %s; want retryable, 1, 3", a.State, intOr(a.Attempt), intOr(a.MaxAttempts))

@@ -78,6 +78,7 @@ func (c *client) push(ctx context.Context, queue, typ string, retry map[string]a
 	if a.Job == nil || a.Job.ID == "" {
 		return "", &serverError{Op: "PUSH", Status: ex.status, Reason: "answer has no job.id: " + snippet(ex.body)}
 	}
+	c.track(a.Job.ID)
 	for _, ts := range []string{a.Job.EnqueuedAt, a.Job.CreatedAt} {
 		if t, err := parseTime("job.enqueued_at", ts); err == nil && !t.IsZero() {
 			c.observe(ex, t)
@@ -109,6 +110,7 @@ func (c *client) pushStatus(ctx context.Context, queue, typ string, retry map[st
 	if a.Job == nil || a.Job.ID == "" {
 		return "", ex.status, &serverError{Op: "PUSH", Status: ex.status, Reason: "answer has no job.id"}
 	}
+	c.track(a.Job.ID)
 	return a.Job.ID, ex.status, nil
 }
 
@@ -239,27 +241,80 @@ func (c *client) info(ctx context.Context, id string) (*job, error) {
 	return a.Job, nil
 }
 
-// deadLetterIDs lists the ids of the dead-letter jobs of queue (binding
-// §12.1), at most 100.
-func (c *client) deadLetterIDs(ctx context.Context, queue string) (map[string]bool, error) {
-	ex, err := c.do(ctx, "DEAD-LETTER LIST", http.MethodGet, "/dead-letter?limit=100&queue="+url.QueryEscape(queue), nil)
-	if err != nil {
-		return nil, err
+// Bounds of a dead-letter lookup.
+const (
+	dlPage     = 100  // jobs asked for per page
+	maxDLPages = 1000 // pages read at most (100 000 dead letters)
+)
+
+// dlLookup is what one dead-letter lookup saw.
+type dlLookup struct {
+	found   map[string]bool // the wanted ids that are listed
+	foreign int             // jobs of other queues listed under ?queue=
+	pages   int
+	listed  int
+}
+
+// deadLetterFind reads GET /dead-letter?queue=…, page by page (limit and
+// offset, binding §12.1), until every id of want is found or the list
+// ends (an empty page, has_more false, a page that repeats the previous
+// one, or maxDLPages). A server that ignores the queue filter or sorts
+// by id still has every dead letter found; the jobs of other queues are
+// counted.
+func (c *client) deadLetterFind(ctx context.Context, queue string, want ...string) (*dlLookup, error) {
+	r := &dlLookup{found: map[string]bool{}}
+	first := ""
+	for offset := 0; r.pages < maxDLPages; r.pages++ {
+		q := url.Values{"queue": {queue}, "limit": {fmt.Sprint(dlPage)}, "offset": {fmt.Sprint(offset)}}
+		ex, err := c.do(ctx, "DEAD-LETTER LIST", http.MethodGet, "/dead-letter?"+q.Encode(), nil)
+		if err != nil {
+			return nil, err
+		}
+		if ex.status != http.StatusOK {
+			return nil, unexpected("DEAD-LETTER LIST", ex)
+		}
+		var a struct {
+			Jobs       []job `json:"jobs"`
+			Pagination *struct {
+				HasMore *bool `json:"has_more"`
+			} `json:"pagination"`
+		}
+		if err := decode("DEAD-LETTER LIST", ex, &a); err != nil {
+			return nil, err
+		}
+		if len(a.Jobs) == 0 || a.Jobs[0].ID == first && offset > 0 {
+			break
+		}
+		first = a.Jobs[0].ID
+		for _, j := range a.Jobs {
+			r.listed++
+			if j.Queue != "" && j.Queue != queue {
+				r.foreign++
+			}
+			if slices.Contains(want, j.ID) {
+				r.found[j.ID] = true
+			}
+		}
+		if len(r.found) == len(want) || a.Pagination != nil && a.Pagination.HasMore != nil && !*a.Pagination.HasMore {
+			r.pages++
+			break
+		}
+		offset += len(a.Jobs)
 	}
-	if ex.status != http.StatusOK {
-		return nil, unexpected("DEAD-LETTER LIST", ex)
-	}
-	var a struct {
-		Jobs []job `json:"jobs"`
-	}
-	if err := decode("DEAD-LETTER LIST", ex, &a); err != nil {
-		return nil, err
-	}
-	ids := map[string]bool{}
-	for _, j := range a.Jobs {
-		ids[j.ID] = true
-	}
-	return ids, nil
+	return r, nil
+}
+
+// cancel cancels a job (DELETE /jobs/{id}); false when the server refused.
+func (c *client) cancel(ctx context.Context, id string) bool {
+	ex, err := c.do(ctx, "CANCEL", http.MethodDelete, "/jobs/"+url.PathEscape(id), nil)
+	return err == nil && ex.status >= 200 && ex.status < 300
+}
+
+// deadLetterDelete deletes a dead letter (DELETE /dead-letter/{id}); false
+// when the server refused (not a dead letter, or no such route).
+func (c *client) deadLetterDelete(ctx context.Context, id string) bool {
+	ex, err := c.do(ctx, "DEAD-LETTER DELETE", http.MethodDelete, "/dead-letter/"+url.PathEscape(id), nil)
+	return err == nil && ex.status >= 200 && ex.status < 300
 }
 
 // deadLetterRetry re-enqueues a dead-letter job (binding §12.2).

@@ -28,11 +28,13 @@ func judgeReading(ctx context.Context, e *env, check, name string, pol map[strin
 		return
 	}
 	for i := 1; i <= n; i++ {
-		a, ex, err := e.nackOK(ctx, id, e.failWith("external.timeout", i))
+		fl := e.failWith("external.timeout", i)
+		a, ex, err := e.nackOK(ctx, id, fl)
 		if err != nil {
 			e.errored(err, check)
 			return
 		}
+		e.recordFail(check, pol, fl, i, ex, a, nil)
 		if a.State != "retryable" {
 			e.fail(check, "the FAIL of attempt %d answered state %q, want retryable", i, a.State)
 			return

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
 // visibility is the reservation of the visibility-timeout and heartbeat
@@ -40,6 +42,9 @@ func scenVisibility(ctx context.Context, e *env) {
 	if err != nil {
 		e.fail(check, "the job did not come back after its reservation expired: %v", err)
 		return
+	}
+	if g.job.Attempt != nil && f.job.Attempt != nil {
+		e.record(servermodel.Obs{Check: check, Kind: servermodel.ExpiryCounted, Yes: *g.job.Attempt == *f.job.Attempt+1})
 	}
 	if g.job.Attempt != nil && f.job.Attempt != nil && *g.job.Attempt != *f.job.Attempt+1 {
 		e.fail(check, "the delivery after the expiry has attempt %d, the first had %d: the expiry did not count as an attempt", *g.job.Attempt, *f.job.Attempt)

@@ -28,6 +28,9 @@ var (
 	// MaxAnswerSize or not the binding's JSON. Run returns it when the
 	// server cannot be reached at all (GET /ojs/v1/health) or a reset fails.
 	ErrServer = errors.New("live: server error")
+	// ErrBudget is wrapped by the error of a check the run's time budget
+	// (WithBudget) cut short.
+	ErrBudget = errors.New("live: time budget exhausted")
 )
 
 // Where the HTTP binding contradicts the retry spec (docs/decisions.md
@@ -41,6 +44,14 @@ const (
 	DefaultLateBound = 2 * time.Second
 	DefaultPoll      = 2 * time.Millisecond
 	MaxLateBound     = 10 * time.Minute
+	// DefaultBudget bounds a whole run (WithBudget).
+	DefaultBudget = 2 * time.Minute
+	// DefaultLatencyRetries is how many extra retries a run times for the
+	// promotion latency (WithLatencyRetries), so that its p99 is not
+	// simply the maximum.
+	DefaultLatencyRetries = 100
+	// MaxLatencyRetries bounds WithLatencyRetries.
+	MaxLatencyRetries = 10_000
 )
 
 // Option configures Run; a nil Option is ignored, and an option given an
@@ -62,8 +73,32 @@ type config struct {
 	strict        bool
 	specOnly      bool
 	hc            *http.Client
+	budget        time.Duration
+	latRetries    int
+	noCleanup     bool
+	noProbe       bool
 	errs          []string
 }
+
+// WithBudget bounds the whole run (default DefaultBudget; 0 for none):
+// when it runs out, the checks not yet judged are errors naming the
+// budget (ErrBudget) and the report is still returned.
+func WithBudget(d time.Duration) Option { return func(c *config) { c.budget = d } }
+
+// WithLatencyRetries sets how many extra retries (of 20ms) the run times
+// for the promotion latency figure (default DefaultLatencyRetries, at most
+// MaxLatencyRetries; 0 for none).
+func WithLatencyRetries(n int) Option { return func(c *config) { c.latRetries = n } }
+
+// WithCleanup makes the run cancel the jobs it left pending and delete
+// its dead letters at the end, and report what it left behind (default
+// true).
+func WithCleanup(on bool) Option { return func(c *config) { c.noCleanup = !on } }
+
+// WithDialectProbe makes the run probe the server's dialect before the
+// checks (default true): which interval form and error type field it
+// reads, and whether the run's flags fit.
+func WithDialectProbe(on bool) Option { return func(c *config) { c.noProbe = !on } }
 
 // WithTimeout bounds every request to the server (default
 // DefaultTimeout).
@@ -164,6 +199,10 @@ func (c *config) validate() error {
 		c.errs = append(c.errs, fmt.Sprintf("late bound: must be in (0, %v], got %v", MaxLateBound, c.lateBound))
 	case c.poll < 100*time.Microsecond || c.poll > time.Second:
 		c.errs = append(c.errs, fmt.Sprintf("poll interval: must be in [100µs, 1s], got %v", c.poll))
+	case c.budget < 0:
+		c.errs = append(c.errs, fmt.Sprintf("time budget: must not be negative, got %v", c.budget))
+	case c.latRetries < 0 || c.latRetries > MaxLatencyRetries:
+		c.errs = append(c.errs, fmt.Sprintf("latency retries: must be in [0, %d], got %d", MaxLatencyRetries, c.latRetries))
 	}
 	if c.resetURL != "" {
 		if _, err := parseServerURL(c.resetURL); err != nil {
@@ -218,7 +257,8 @@ func (k Check) level() string {
 // (MaxAnswerSize), so a hostile server can neither hang nor exhaust the
 // checker.
 func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Report, error) {
-	cfg := &config{timeout: DefaultTimeout, lateBound: DefaultLateBound, poll: DefaultPoll, handlerCodes: true, typeField: "type"}
+	cfg := &config{timeout: DefaultTimeout, lateBound: DefaultLateBound, poll: DefaultPoll, handlerCodes: true, typeField: "type",
+		budget: DefaultBudget, latRetries: DefaultLatencyRetries}
 	for _, o := range opts {
 		if o != nil {
 			o(cfg)
@@ -246,6 +286,12 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 	hc.Timeout = cfg.timeout
 	c := &client{root: root, base: root + "/ojs/v1", hc: hc, timeout: cfg.timeout}
 	start := time.Now()
+	parent := ctx
+	if cfg.budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.budget)
+		defer cancel()
+	}
 
 	if cfg.resetURL != "" {
 		ex, err := c.do(ctx, "RESET", http.MethodPost, "", map[string]any{}, cfg.resetURL)
@@ -266,7 +312,11 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	e := &env{c: c, cfg: cfg, prefix: "rk-live-" + hex.EncodeToString(b[:]), verdicts: map[string]*verdict{}}
+	e := &env{c: c, cfg: cfg, prefix: "rk-live-" + hex.EncodeToString(b[:]), verdicts: map[string]*verdict{}, runCtx: ctx}
+	var dialect []string
+	if !cfg.noProbe {
+		dialect = e.probe(ctx)
+	}
 
 	selected := map[string]bool{}
 	for _, k := range checks {
@@ -291,6 +341,18 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 	}
 	wg.Wait()
 	e.judgeTiming()
+	e.judgeContentType()
+	if selected["http-dead-letter-filter"] && !skipped("http-dead-letter-filter") {
+		e.judgeDeadLetterFilter(ctx)
+	}
+	var left string
+	if !cfg.noCleanup {
+		// The cleanup has its own short bound, so that a spent budget
+		// still leaves the server tidy where it can.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(parent), cleanupBudget)
+		left = e.cleanup(cctx)
+		cancel()
+	}
 
 	rep := &conformance.Report{
 		Implementation: protocol.Hello{Implementation: name, Version: version},
@@ -331,8 +393,15 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 		rep.Results = append(rep.Results, res)
 	}
 	rep.Figures = append([]string{e.latency()}, rep.Figures...)
+	rep.Figures = append(rep.Figures, dialect...)
+	if left != "" {
+		rep.Figures = append(rep.Figures, left)
+	}
 	c.mu.Lock()
 	rep.Figures = append(rep.Figures, fmt.Sprintf("requests sent: %d", c.requests))
+	if n := c.failing; n > 0 {
+		rep.Figures = append(rep.Figures, fmt.Sprintf("answers 5xx or none at all: %d of %d requests", n, c.requests))
+	}
 	if c.inconsistentTS {
 		rep.Warnings = append(rep.Warnings, "the server's timestamps contradict each other (a clock that jumps?); the clock window was widened")
 	}
@@ -343,8 +412,15 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 	rep.SpecOnly = cfg.specOnly
 	rep.Elapsed = time.Since(start)
 	rep.Tally(notes)
+	e.diagnose(rep)
+	if w := e.dialectWarning(); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 	return rep, nil
 }
+
+// cleanupBudget bounds the cleanup after the checks.
+const cleanupBudget = 15 * time.Second
 
 // judgeTiming turns the deliveries of the whole run into the verdicts of
 // http-not-early and http-promoted.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
 // ms is a millisecond, the unit of the scenarios' short intervals.
@@ -21,20 +23,22 @@ type scenario struct {
 // scenarios lists every scenario; Run plays them concurrently, each on
 // queues of its own.
 var scenarios = []scenario{
-	{"exhaust-discard", []string{"http-attempts", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}, scenExhaustDiscard},
+	{"exhaust-discard", []string{"http-attempts", "http-attempt-absolute", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}, scenExhaustDiscard},
 	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-retry"}, scenDeadLetter},
 	{"jitter", []string{"http-jitter-range", "http-jitter-cap"}, scenJitter},
 	{"history-12", []string{"http-history-10"}, scenHistory12},
 	{"cap-before-jitter", []string{"http-cap-before-jitter"}, scenCapBeforeJitter},
 	{"max-attempts-one", []string{"http-max-attempts-one"}, scenMaxAttemptsOne},
 	{"partial-policy", []string{"http-partial-policy"}, scenPartial},
-	{"non-retryable", []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-nonretryable-dead-letter"}, scenNonRetryable},
+	{"non-retryable", []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-match-glob", "http-match-message", "http-match-case", "http-nonretryable-dead-letter"}, scenNonRetryable},
 	{"handler-codes", []string{"http-code-retry", "http-code-discard", "http-code-fail", "http-code-dead-letter"}, scenCodes},
 	{"visibility-timeout", []string{"http-visibility-timeout"}, scenVisibility},
 	{"heartbeat", []string{"http-heartbeat"}, scenHeartbeat},
 	{"default-policy", []string{"http-default-policy"}, scenDefault},
 	{"interval-ms", []string{"http-interval-ms"}, scenIntervalMs},
 	{"backoff-type", []string{"http-backoff-type"}, scenBackoffType},
+	{"partial-fields", []string{"http-partial-max-attempts", "http-partial-initial-interval", "http-partial-coefficient", "http-partial-max-interval", "http-partial-jitter", "http-partial-on-exhaustion"}, scenPartialFields},
+	{"latency", []string{"http-promoted", "http-not-early"}, scenLatency},
 }
 
 // start pushes a job with policy r (nil for none) to a fresh queue and
@@ -44,10 +48,25 @@ func (e *env) start(ctx context.Context, name string, r map[string]any) (queue, 
 	if id, err = e.c.push(ctx, queue, "retrykit.live."+name, r); err != nil {
 		return "", "", err
 	}
-	if _, err = e.await(ctx, queue, id, time.Time{}, 0); err != nil {
+	f, err := e.await(ctx, queue, id, time.Time{}, 0)
+	if err != nil {
 		return "", "", err
 	}
+	e.judgeAbsolute(servermodel.FetchAttempt, 1, f.job.Attempt, "the first FETCH")
 	return queue, id, nil
+}
+
+// judgeAbsolute judges an attempt shown by a FETCH, INFO or error history
+// entry against n, the 1-based attempt it must be (RK-200), and keeps the
+// observation.
+func (e *env) judgeAbsolute(k servermodel.Kind, n int, shown *int, what string) {
+	const check = "http-attempt-absolute"
+	e.recordAttempt(check, k, n, shown)
+	if !is(shown, n) {
+		e.fail(check, "%s shows attempt %s, want %d (attempts are 1-based: the first execution is attempt 1)", what, intOr(shown), n)
+		return
+	}
+	e.pass(check, "")
 }
 
 // startFailed is start followed by a FAIL of the first attempt with error

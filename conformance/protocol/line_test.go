@@ -35,8 +35,8 @@ func TestReadLineLimit(t *testing.T) {
 	}
 }
 
-// TestReadLineBoundedMemory reads a 64 MiB line without a newline (issue 11:
-// hostile answers) and counts the bytes allocated: the reader stops at the
+// TestReadLineBoundedMemory reads a 64 MiB line without a newline (a
+// hostile answer) and counts the bytes allocated: the reader stops at the
 // limit, so the cost is that of one 1 MiB buffer, not of the line.
 func TestReadLineBoundedMemory(t *testing.T) {
 	br := bufio.NewReaderSize(io.LimitReader(repeatReader('x'), 64<<20), 64<<10)

@@ -24,6 +24,12 @@ const (
 	OpMatch         = "match"
 	OpDecide        = "decide"
 	OpScenario      = "scenario"
+	// OpTimeoutDecide, OpTimeoutExpiry and OpReplay are the optional ops of
+	// the OJS timeouts and dead-letter extensions (PROTOCOL.md section
+	// 3.10): a Request.Case in, a Response.Result out.
+	OpTimeoutDecide = "timeout_decide"
+	OpTimeoutExpiry = "timeout_expiry"
+	OpReplay        = "replay"
 )
 
 // The error types of rejections (PROTOCOL.md section 4).
@@ -154,6 +160,7 @@ type Request struct {
 	Error     *FailureInput   // decide
 	Config    json.RawMessage // scenario: the scenario's config object
 	Steps     json.RawMessage // scenario: its steps, expectations removed
+	Case      json.RawMessage // timeout_decide, timeout_expiry, replay: the case object, sent verbatim
 }
 
 // FailureInput is the "error" object of a decide request: the failed
@@ -211,6 +218,11 @@ func (r *Request) AppendJSON(b []byte) []byte {
 			b = appendString(b, r.Error.Code)
 			b = append(b, '}')
 		}
+	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay:
+		if r.Case != nil {
+			b = append(b, `,"case":`...)
+			b = appendCompact(b, r.Case)
+		}
 	case OpScenario:
 		if r.Config != nil {
 			b = append(b, `,"config":`...)
@@ -258,6 +270,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		} `json:"error"`
 		Config json.RawMessage `json:"config"`
 		Steps  json.RawMessage `json:"steps"`
+		Case   json.RawMessage `json:"case"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("protocol: request: %w", plainJSONError(err))
@@ -272,7 +285,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("protocol: request: id: must be in 1..2^53-1, got %d", *w.ID)
 	}
 	*r = Request{ID: *w.ID, Op: w.Op, Policy: w.Policy, Profile: w.Profile, Attempt: w.Attempt,
-		Rand: w.Rand, Config: w.Config, Steps: w.Steps}
+		Rand: w.Rand, Config: w.Config, Steps: w.Steps, Case: w.Case}
 	var err error
 	if r.Value, err = decodeString("value", w.Value); err != nil {
 		return fmt.Errorf("protocol: request: %w", err)
@@ -372,6 +385,7 @@ type Response struct {
 	DelayNS     *int64          `json:"delay_ns,omitempty"`    // delay, and decide when Action is "retry": the delay in nanoseconds
 	Match       *bool           `json:"match,omitempty"`       // match: whether the error type matches the patterns
 	Steps       json.RawMessage `json:"steps,omitempty"`       // scenario: one observation per step (scenario.Observation)
+	Result      json.RawMessage `json:"result,omitempty"`      // timeout_decide, timeout_expiry, replay: the result object
 	Error       *ErrorResult    `json:"error,omitempty"`       // a rejected input: its error type and message
 	Unsupported bool            `json:"unsupported,omitempty"` // the implementation lacks the op or a feature the request needs
 }
@@ -393,6 +407,7 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 		DelayNS     json.RawMessage `json:"delay_ns"`
 		Match       *bool           `json:"match"`
 		Steps       json.RawMessage `json:"steps"`
+		Result      json.RawMessage `json:"result"`
 		Error       *ErrorResult    `json:"error"`
 		Unsupported bool            `json:"unsupported"`
 	}
@@ -400,7 +415,10 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("protocol: answer: %w", plainJSONError(err))
 	}
 	out := Response{ID: w.ID, Effective: w.Effective, Action: w.Action, Match: w.Match, Steps: w.Steps,
-		Error: w.Error, Unsupported: w.Unsupported}
+		Result: w.Result, Error: w.Error, Unsupported: w.Unsupported}
+	if string(out.Result) == "null" {
+		out.Result = nil
+	}
 	var err error
 	if out.NS, err = readNanos("ns", w.NS); err != nil {
 		return err
@@ -460,6 +478,10 @@ func (r *Response) AppendJSON(b []byte) []byte {
 		b = append(b, `,"steps":`...)
 		b = appendCompact(b, r.Steps)
 	}
+	if r.Result != nil {
+		b = append(b, `,"result":`...)
+		b = appendCompact(b, r.Result)
+	}
 	if r.Error != nil {
 		b = append(b, `,"error":{"type":`...)
 		b = appendString(b, r.Error.Type)
@@ -479,7 +501,7 @@ func (r *Response) AppendJSON(b []byte) []byte {
 // problem, or nil.
 func (r *Response) Check(op string) error {
 	n := 0
-	for _, ok := range []bool{r.NS != nil, r.Effective != nil, r.Action != "" || r.DelayNS != nil, r.Match != nil, r.Steps != nil, r.Error != nil, r.Unsupported} {
+	for _, ok := range []bool{r.NS != nil, r.Effective != nil, r.Action != "" || r.DelayNS != nil, r.Match != nil, r.Steps != nil, r.Result != nil, r.Error != nil, r.Unsupported} {
 		if ok {
 			n++
 		}
@@ -507,6 +529,8 @@ func (r *Response) Check(op string) error {
 		ok = r.Action != "" && (r.DelayNS != nil) == (r.Action == "retry")
 	case OpScenario:
 		ok = r.Steps != nil
+	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay:
+		ok = len(r.Result) > 0 && r.Result[0] == '{'
 	}
 	if !ok {
 		return fmt.Errorf("answer fields do not fit op %s", op)

@@ -22,13 +22,14 @@ func serveOne(t *testing.T, line string) string {
 	return strings.TrimSuffix(out.String(), "\n")
 }
 
-// Issue 20: strict request reading on the adapter side.
+// Strict request reading on the adapter side.
 func TestServeStrictRequests(t *testing.T) {
 	for _, tc := range []struct {
 		name, line string
 		want       []string // substrings of the answer
 	}{
-		// Open from the last round: id recovery was lenient.
+		// The id is recovered strictly: out of range, repeated or beside a type
+		// error, the answer carries id 0.
 		{"id 0", `{"id":0,"op":"parse_duration","value":"PT1S"}`, []string{`{"id":0,"error"`, "id: must be in 1..2^53-1, got 0"}},
 		{"negative id", `{"id":-4,"op":"parse_duration","value":"PT1S"}`, []string{`{"id":0,"error"`, "got -4"}},
 		{"id 2^53", `{"id":9007199254740992,"op":"parse_duration","value":"PT1S"}`, []string{`{"id":0,"error"`}},
@@ -38,14 +39,14 @@ func TestServeStrictRequests(t *testing.T) {
 		{"op twice", `{"id":7,"op":"hello","op":"parse_duration","value":"PT1S"}`, []string{`{"id":0,"error"`, `field \"op\": given more than once`}},
 		{"bad id with a type error", `{"id":-1,"op":"delay","attempt":"x"}`, []string{`{"id":0,"error"`}},
 		{"good id with a type error", `{"id":5,"op":"delay","attempt":"x"}`, []string{`{"id":5,"error"`}},
-		// N: match took invalid UTF-8 as U+FFFD and matched.
+		// Match took invalid UTF-8 as U+FFFD and matched.
 		{"match invalid UTF-8", "{\"id\":1,\"op\":\"match\",\"patterns\":[\"a\xff\"],\"error_type\":\"a\xef\xbf\xbd\"}", []string{"validation.pattern_invalid", "patterns[0]: must be valid UTF-8"}},
 		{"match lone surrogate", `{"id":1,"op":"match","patterns":["a\ud800"],"error_type":"a"}`, []string{"validation.pattern_invalid"}},
 		{"match surrogate pair", `{"id":1,"op":"match","patterns":["a\ud83d\ude00\n\u00e9.*"],"error_type":"a` + "\U0001F600\\n\u00e9" + `.x"}`, []string{`"match":true`}},
 		{"match escapes", `{"id":1,"op":"match","patterns":["a\"\\\/b"],"error_type":"a\"\\/b"}`, []string{`"match":true`}},
 		{"match error_type bytes kept", "{\"id\":1,\"op\":\"match\",\"patterns\":[\"a\xef\xbf\xbd\"],\"error_type\":\"a\xff\"}", []string{`"match":false`}},
 		{"match pattern not a string", `{"id":1,"op":"match","patterns":[5],"error_type":"a"}`, []string{"validation.invalid_request", "patterns[0]: got a JSON value, want a string"}},
-		// O: the scenario op took what the schema forbids.
+		// The scenario op took what the schema forbids.
 		{"scenario rand 1", `{"id":1,"op":"scenario","config":{"rand":1.0},"steps":[{"at_ms":0,"op":"tick"}]}`, []string{"validation.invalid_request", "config.rand: must be in [0, 1), got 1.0"}},
 		{"scenario negative history", `{"id":1,"op":"scenario","config":{"error_history":-1},"steps":[{"at_ms":0,"op":"tick"}]}`, []string{"config.error_history: must be at least 10, got -1"}},
 		{"scenario negative timeout", `{"id":1,"op":"scenario","config":{"visibility_timeout_ms":-5},"steps":[{"at_ms":0,"op":"tick"}]}`, []string{"config.visibility_timeout_ms: must be at least 1"}},

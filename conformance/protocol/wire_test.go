@@ -26,7 +26,7 @@ func TestReadInt(t *testing.T) {
 		{"-0.0e99", 0, ""},
 		{"0.0000e-999999999999", 0, ""},
 		{"9223372036854775807", math.MaxInt64, ""},
-		// A float64 implementation's saturated maximum (issue 11).
+		// A float64 implementation's saturated maximum.
 		{"9223372036854775808", math.MaxInt64, ""},
 		{"9.223372036854776e18", math.MaxInt64, ""},
 		{"9223372036854776000", math.MaxInt64, ""},
@@ -193,7 +193,7 @@ func TestAnswerMessagesInPlainWords(t *testing.T) {
 }
 
 func TestHelloAnsweredWithError(t *testing.T) {
-	// Issue 11: a hello answered with an error object was reported as
+	// A hello answered with an error object was reported as
 	// "protocol 0, want 1".
 	if runtime.GOOS == "windows" {
 		t.Skip("needs sh")

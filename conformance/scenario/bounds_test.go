@@ -10,7 +10,7 @@ import (
 	"github.com/retrykit/retrykit/conformance/scenario"
 )
 
-// hugeScenario is the scenario of issue 11: 2 000 jobs enqueued, then 2 000
+// hugeScenario is a hostile scenario: 2 000 jobs enqueued, then 2 000
 // fetches, 4 000 steps. Before the bound, playing it took 4.4 GB and its
 // answer was 734 MB, since every observation lists every job.
 func hugeScenario() *scenario.Scenario {

@@ -249,11 +249,15 @@ func step(e *executor.Executor, st *Step, dels map[string][]uint64) (obs Observa
 		in := st.Job
 		spec := executor.JobSpec{
 			ID: in.ID, Type: in.Type, Queue: in.Queue, Args: in.Args, Retry: in.Retry, Pending: in.Pending,
-			VisibilityTimeout: msDur(in.VisibilityTimeoutMs),
+			VisibilityTimeout: msDur(in.VisibilityTimeoutMs), Priority: in.Priority,
 		}
 		if in.ScheduledAtMs != nil {
 			spec.ScheduledAt = msTime(*in.ScheduledAtMs)
 		}
+		if in.ExpiresAtMs != nil {
+			spec.ExpiresAt = msTime(*in.ExpiresAtMs)
+		}
+		spec.EnqueueTTL = msDur(in.EnqueueTTLMs)
 		_, opErr = e.Enqueue(spec)
 	case "fetch":
 		j, ok := e.Fetch(st.Queues...)

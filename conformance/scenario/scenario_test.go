@@ -105,7 +105,8 @@ func TestScenarioMetadata(t *testing.T) {
 
 // TestScenarioCoverage checks that the vectors cover every transition of
 // ojs-core §6.3 that the executor takes, every handler code, both
-// exhaustion actions, and the retry/dead-letter requirements of issue 4.
+// exhaustion actions, and the retry and dead-letter requirements of ojs-retry
+// and ojs-dead-letter.
 func TestScenarioCoverage(t *testing.T) {
 	covered := map[string]bool{}
 	codes := map[string]bool{}

@@ -89,6 +89,14 @@ type JobInput struct {
 	ScheduledAtMs       *int64          `json:"scheduled_at_ms,omitempty"`
 	Pending             bool            `json:"pending,omitempty"`
 	VisibilityTimeoutMs int64           `json:"visibility_timeout_ms,omitempty"`
+	// Priority orders FETCH within a queue, higher first (ojs-core §5;
+	// flag extension:priority); absent is 0.
+	Priority int `json:"priority,omitempty"`
+	// ExpiresAtMs is the job's expires_at (ojs-core §5.2) and
+	// EnqueueTTLMs its enqueue TTL in milliseconds (ojs-timeouts §5.3):
+	// the start deadlines of flag extension:expiry; absent means none.
+	ExpiresAtMs  *int64 `json:"expires_at_ms,omitempty"`
+	EnqueueTTLMs int64  `json:"enqueue_ttl_ms,omitempty"`
 }
 
 // ErrorInput is the error of a fail step (ojs-retry §7.3).

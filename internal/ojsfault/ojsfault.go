@@ -14,6 +14,11 @@
 //	no-cap-after-jitter  jittered delays may exceed max_interval
 //	regex-match          non_retryable_errors matched as anchored regexps
 //	early-retry          a retry becomes fetchable at half its delay
+//	fetch-attempt-high   a FETCH answer shows the attempt one too high
+//	no-defaults-merge    a partial policy is stored without the defaults
+//	message-match        non_retryable_errors also matched against the message
+//	glob-match           non_retryable_errors also matched as shell globs
+//	dead-letter-pages    the dead-letter list ignores queue, 2 jobs a page
 package ojsfault
 
 import (
@@ -25,7 +30,7 @@ import (
 )
 
 // Set is a set of planted faults; the zero value plants none.
-type Set uint8
+type Set uint16
 
 // The faults.
 const (
@@ -48,6 +53,28 @@ const (
 	// while reporting the delay of the real policy in next_attempt_at: the
 	// job becomes fetchable again halfway to the time the server announced.
 	EarlyRetry
+	// FetchAttemptHigh shows the attempt of every job in a FETCH answer one
+	// higher than it is (2 on the first delivery); the FAIL answer, INFO
+	// and the retry decisions are right.
+	FetchAttemptHigh
+	// NoDefaultsMerge stores a partial retry policy without merging it
+	// over the defaults: an absent max_attempts is 0 (the job is never
+	// retried), an absent max_interval is no cap, an absent jitter is off.
+	// An absent initial_interval, backoff_coefficient or on_exhaustion
+	// keeps its default, as the public servers' delay code does.
+	NoDefaultsMerge
+	// MessageMatch matches non_retryable_errors (by the OJS rules) against
+	// the error message as well as the type.
+	MessageMatch
+	// GlobMatch matches non_retryable_errors as shell globs (path.Match:
+	// "*" any run, "?" one character) in addition to the OJS rules, so
+	// "auth*" matches "authx" and "a?b" matches "axb".
+	GlobMatch
+	// DeadLetterPages makes GET /ojs/v1/dead-letter ignore its queue
+	// parameter and answer at most 2 jobs a page (pagination still right),
+	// as servers that list one global dead letter set do: a reader of one
+	// page misses jobs.
+	DeadLetterPages
 )
 
 // all lists the faults in flag order with their names.
@@ -59,6 +86,11 @@ var all = []struct {
 	{NoCapAfterJitter, "no-cap-after-jitter"},
 	{RegexMatch, "regex-match"},
 	{EarlyRetry, "early-retry"},
+	{FetchAttemptHigh, "fetch-attempt-high"},
+	{NoDefaultsMerge, "no-defaults-merge"},
+	{MessageMatch, "message-match"},
+	{GlobMatch, "glob-match"},
+	{DeadLetterPages, "dead-letter-pages"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.

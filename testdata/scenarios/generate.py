@@ -39,6 +39,8 @@ NOTES = {
     "implementation-defined:delete": "Uses the delete op: a finished job is removed at once, an unfinished one is refused (RK-42). Skip if unsupported.",
     "implementation-defined:paused-queue": "Queue pause/resume is an operator extension: a paused queue's jobs still become available and its reservations still expire, they are just not fetched (RK-36).",
     "implementation-defined:error-classes": "Expects a specific error class (invalid_request, duplicate_id, not_found) for a rejected operation.",
+    "extension:priority": "Uses the job field priority (ojs-core 5): within a queue a higher number is fetched first, equal numbers in the order the jobs became available; absent is 0. Skip if unsupported.",
+    "extension:expiry": "Uses the job's start deadlines: expires_at_ms (ojs-core 5.2 expires_at) and enqueue_ttl_ms (ojs-timeouts 5.3 enqueue_ttl, in milliseconds). A job still waiting (scheduled, available, pending, retryable) once the clock is past its deadline is discarded without running and without an error entry; at the deadline itself it may still be fetched. expires_at bounds every start, the enqueue TTL (counted from the enqueue) only the first. A job active past its deadline finishes its attempt; if it fails with retries left it is discarded at once. A manual retry clears both deadlines. Skip if unsupported.",
     "implementation-defined:limits": "Size limits on caller data (RK-46): job id, type and queue at most 255 bytes, args at most 1 MiB of valid JSON, error type at most 1024 bytes, error details at most 64 KiB; over a limit is invalid_request and changes nothing. An error message over 4096 bytes is recorded cut to its first 4093 bytes (at a character boundary) followed by U+2026. Skip if your limits differ.",
 }
 
@@ -80,14 +82,17 @@ def X(jobs=None, fetched=ABS, error=None, absent=None, counts=None):
     return d
 
 
-def enq(at, jid, expect, typ="email.send", queue=None, retry=ABS, sched=None, pending=False, vis=None):
+def enq(at, jid, expect, typ="email.send", queue=None, retry=ABS, sched=None, pending=False, vis=None, expires=None, ttl=None, prio=None):
     job = {"id": jid, "type": typ}
     if queue: job["queue"] = queue
     job["args"] = [jid]
+    if prio is not None: job["priority"] = prio
     if retry is not ABS: job["retry"] = retry
     if sched is not None: job["scheduled_at_ms"] = sched
     if pending: job["pending"] = True
     if vis is not None: job["visibility_timeout_ms"] = vis
+    if expires is not None: job["expires_at_ms"] = expires
+    if ttl is not None: job["enqueue_ttl_ms"] = ttl
     return {"at_ms": at, "op": "enqueue", "job": job, "expect": expect}
 
 
@@ -895,6 +900,62 @@ S(FN, "scn-fin-0005", "RK-42", "ojs-dead-letter 6.1", "delete of a dead letter t
   covers=["DLQ-003"], flags=["implementation-defined:delete"])
 
 
+# ---- expiry.json: start deadlines, expires_at (ojs-core 5.2) and enqueue TTL (ojs-timeouts 5.3)
+XP = "expiry"
+XF = ["extension:expiry"]
+S(XP, "scn-exp-0001", "CORE-X01", "ojs-core 5.2", "expires_at 2000: the job waits until 2000 (a FETCH at 2000 would still get it) and is discarded at 2001 without running, with no error entry",
+  [enq(0, "a", X({"a": J("available", attempt=0)}), expires=2000),
+   op(2000, "tick", X({"a": J("available", attempt=0)})),
+   op(2001, "tick", X({"a": J("discarded", attempt=0, dl=False, errs=[])}, counts={"discarded": 1})),
+   fetch(2001, X(fetched=None))],
+  flags=XF + ["implementation-defined:boundary"])
+S(XP, "scn-exp-0002", "CORE-X01", "ojs-core 5.2", "A FETCH at the expires_at instant (2000) claims the job; its attempt runs past the deadline and completes",
+  [enq(0, "a", X(), expires=2000),
+   fetch(2000, X({"a": J("active", attempt=1)}, fetched="a")),
+   op(5000, "ack", X({"a": J("completed", attempt=1)}), id="a")],
+  flags=XF + ["implementation-defined:boundary"])
+S(XP, "scn-exp-0003", "CORE-X01", "ojs-core 5.2", "expires_at bounds retries: failed at 0 with P3 (retry due 1000), expires_at 500 discards the retryable job at 501",
+  [enq(0, "a", X(), retry=P3, expires=500), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)})),
+   op(500, "tick", X({"a": J("retryable", attempt=1, nra=1000)})),
+   op(501, "tick", X({"a": J("discarded", attempt=1, nra=None, dl=False, errs=[F1])})),
+   fetch(1000, X(fetched=None))],
+  flags=XF)
+S(XP, "scn-exp-0004", "CORE-X01", "ojs-core 5.2", "An attempt that fails past expires_at (deadline 1000, failure at 3000) with retries left is discarded at once, not made retryable",
+  [enq(0, "a", X(), retry=P3, expires=1000), fetch(0, X(fetched="a")),
+   fail(3000, "a", X({"a": J("discarded", attempt=1, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 3000)])}))],
+  flags=XF)
+S(XP, "scn-exp-0005", "CORE-X01", "ojs-core 5.2", "A scheduled job whose scheduled_at (3000) is past its expires_at (2000) never becomes available: discarded at 2001; a pending one likewise",
+  [enq(0, "s", X({"s": J("scheduled")}), sched=3000, expires=2000),
+   enq(0, "p", X({"p": J("pending")}), pending=True, expires=2000),
+   op(2001, "tick", X({"s": J("discarded", attempt=0), "p": J("discarded", attempt=0)})),
+   op(3000, "tick", X({"s": J("discarded", attempt=0)})),
+   op(3000, "activate", X(error="invalid_transition"), id="p")],
+  covers=["CORE-T00"], flags=XF + ["implementation-defined:error-classes"])
+S(XP, "scn-exp-0006", "CORE-X01", "ojs-core 5.2", "A job enqueued at 5000 with expires_at 1000, already past, is discarded at once",
+  [enq(5000, "a", X({"a": J("discarded", attempt=0, errs=[])}), expires=1000),
+   fetch(5000, X(fetched=None))],
+  flags=XF)
+S(XP, "scn-exp-0007", "CORE-X02", "ojs-timeouts 5.3", "enqueue_ttl 30000 counted from the enqueue at 1000: waiting at 31000, discarded at 31001",
+  [enq(1000, "a", X(), ttl=30000),
+   op(31000, "tick", X({"a": J("available", attempt=0)})),
+   op(31001, "tick", X({"a": J("discarded", attempt=0, errs=[])})),
+   fetch(31001, X(fetched=None))],
+  flags=XF + ["implementation-defined:boundary"])
+S(XP, "scn-exp-0008", "CORE-X02", "ojs-timeouts 5.3", "enqueue_ttl bounds only the first start: started at 0, failed, the retry due at 60000 runs although the TTL (30000) has run out",
+  [enq(0, "a", X(), retry={"max_attempts": 3, "initial_interval": "PT1M", "jitter": False}, ttl=30000),
+   fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("retryable", attempt=1, nra=60000)})),
+   op(30001, "tick", X({"a": J("retryable", attempt=1, nra=60000)})),
+   fetch(60000, X({"a": J("active", attempt=2)}, fetched="a"))],
+  flags=XF)
+S(XP, "scn-exp-0009", "CORE-X02", "ojs-timeouts 5.3", "The earlier deadline wins: enqueue_ttl 2000 before expires_at 5000 discards at 2001; a manual retry then clears both and the job is fetched at 9000",
+  [enq(0, "a", X(), ttl=2000, expires=5000),
+   op(2001, "tick", X({"a": J("discarded", attempt=0)})),
+   op(3000, "retry", X({"a": J("available", attempt=0)}), id="a"),
+   fetch(9000, X({"a": J("active", attempt=1)}, fetched="a"))],
+  covers=["CORE-X01", "CORE-T17"], flags=XF + ["implementation-defined:manual-retry-errors"])
+
 # ---- lifecycle.json (continued): limits on caller data (RK-46)
 LIM = ["implementation-defined:limits", "implementation-defined:error-classes"]
 S(L, "scn-core-0027", "RK-46", "ojs-core 7.1", "Job id limit: an id of 256 bytes is invalid_request and creates nothing; 255 bytes is accepted",
@@ -911,6 +972,30 @@ S(L, "scn-core-0029", "RK-46", "ojs-retry 10.1", "A failure is never refused for
    fail(100, "a", X({"a": J("active", attempt=1, errs=[])}, error="invalid_request"), typ="e" * 1025),
    fail(100, "a", X({"a": J("retryable", attempt=1, nra=1100, errs=[E(1, "smtp.unavailable", "m" * 4093 + "\u2026", 100)])}), msg="m" * 5000)],
   covers=["RET-14"], flags=LIM)
+
+
+# ---- lifecycle.json (continued): priority (ojs-core 5)
+PF = ["extension:priority"]
+S(L, "scn-core-0030", "CORE-F04", "ojs-core 5", "Higher priority is fetched first, FIFO among equals: a(0) b(10) c(0) d(-10) e(10) come out b e a c d (ojs-core 5: higher values MUST be fetched before lower ones, equal ones in FIFO order)",
+  [enq(0, "a", X(), prio=0), enq(1, "b", X(), prio=10), enq(2, "c", X()), enq(3, "d", X(), prio=-10), enq(4, "e", X(), prio=10),
+   fetch(5, X(fetched="b")), fetch(5, X(fetched="e")), fetch(5, X(fetched="a")), fetch(5, X(fetched="c")),
+   fetch(5, X(fetched="d")), fetch(5, X(fetched=None))],
+  covers=["CORE-F03"], flags=PF)
+S(L, "scn-core-0031", "CORE-F04", "ojs-core 5", "A job back from its backoff joins the tail of its own priority: r(5) fails at 0 (retry at 1000); p5(5), p0(0), p9(9) enqueued meanwhile; from 1000 the order is p9, p5, r, p0",
+  [enq(0, "r", X(), prio=5, retry={"max_attempts": 3, "initial_interval": "PT1S", "jitter": False}), fetch(0, X(fetched="r")),
+   fail(0, "r", X({"r": J("retryable", attempt=1, nra=1000)})),
+   enq(10, "p5", X(), prio=5), enq(20, "p0", X()), enq(30, "p9", X(), prio=9),
+   fetch(1000, X(fetched="p9")), fetch(1000, X(fetched="p5")), fetch(1000, X({"r": J("active", attempt=2)}, fetched="r")),
+   fetch(1000, X(fetched="p0"))],
+  covers=["CORE-T12"], flags=PF)
+S(L, "scn-core-0032", "CORE-F04", "ojs-core 5", "Priority orders jobs within a queue only: queues are still checked left to right, so the low-priority job of the first listed queue comes before the high-priority one of the second",
+  [enq(0, "h", X(), queue="second", prio=10), enq(1, "l", X(), queue="first", prio=-10),
+   fetch(2, X(fetched="l"), "first", "second"), fetch(2, X(fetched="h"), "first", "second")],
+  covers=["CORE-F01"], flags=PF)
+S(L, "scn-core-0033", "CORE-F04", "ojs-core 5", "A scheduled job of high priority becomes available at its time and goes before the normal jobs that waited longer",
+  [enq(0, "s", X(), sched=1000, prio=10), enq(1, "a", X()), enq(2, "b", X()),
+   fetch(999, X(fetched="a")), fetch(1000, X({"s": J("active", attempt=1)}, fetched="s")), fetch(1000, X(fetched="b"))],
+  covers=["CORE-T04"], flags=PF)
 
 
 if __name__ == "__main__":

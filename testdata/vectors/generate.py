@@ -142,11 +142,46 @@ REQ_SECTION = {
     "RK-07": "4.2", "RK-08": "14", "RK-09": "8", "RK-10": "14", "RK-11": "4.2", "RK-12": "11.1",
     "RK-13": "7.2", "RK-14": "2.2", "RK-15": "6.2", "RK-16": "3", "RK-17": "3.5",
     "RK-23": "3.3",
+    # ojs-timeouts (sections of spec/ojs-timeouts.md) and ojs-dead-letter section 7
+    "TMO-01": "5.1", "TMO-02": "5.2", "TMO-03": "9.1", "TMO-04": "5.5", "TMO-05": "6",
+    "TMO-06": "7.1", "TMO-07": "8", "TMO-08": "9.1", "DLQ-R003": "7.1",
+    "RK-215": "9.1", "RK-216": "7.1", "RK-217": "5.2", "RK-219": "8",
+    "RK-221": "7.1", "RK-222": "7.1", "RK-223": "7.2", "RK-224": "7.1",
 }
 LIBRARY_RET = ["RET-%02d" % i for i in list(range(1, 11)) + list(range(16, 21))]
 RK_IDS = ["RK-%02d" % i for i in range(1, 18)] + ["RK-23"]
+# requirements of the timeouts and dead-letter extensions (README "Requirements of the
+# extensions"): each has at least one vector
+EXT_REQS = ["TMO-%02d" % i for i in range(1, 9)] + ["DLQ-R003", "RK-215", "RK-216", "RK-217", "RK-219",
+                                                   "RK-221", "RK-222", "RK-223", "RK-224"]
 
 KIND_NOTES = {
+    "timeout_decide": (
+        "ojs-timeouts. input.case: timeouts (the job's timeout fields in integer seconds; absent = the "
+        "section 6 defaults), policy (retry policy, merged with the defaults; every policy here has "
+        "jitter false), created_at_ms and now_ms (milliseconds after 2026-01-01T00:00:00Z: the job's "
+        "created_at and the decision time), attempt (the attempt that just failed), error {type, code}. "
+        "expected.result: {action, delay_ns (only for retry)}. Rules: a handler code decides first "
+        "(ojs-retry 7.2); then a job past its total timeout (now - created_at > total_timeout) gets the "
+        "policy's on_exhaustion action whatever attempts remain (section 5.2, RK-217); then the retry "
+        "policy; a retry with created_at + total_timeout < now + delay + timeout is on_exhaustion instead "
+        "(section 9.1; equality retries, RK-215; timeout is the effective one, 1800 when absent). An "
+        "invalid timeouts object is validation.invalid_request naming the field (section 6)."),
+    "timeout_expiry": (
+        "ojs-timeouts. input.case: timeouts, kind (execution | stalled | total | enqueue_ttl), since_ms "
+        "(started_at, the last heartbeat, or created_at) and now_ms. expected.result is {expired: false}, "
+        "or {expired: true, type, timeout_kind, limit_seconds, elapsed_seconds}: the section 8 error "
+        "object. A limit has passed when now - since > limit (execution: timeout + grace_period, "
+        "section 7.1; stalled: heartbeat_timeout, 7.3; RK-216). limit_seconds is the timeout (without "
+        "the grace period) or the other limit; elapsed_seconds is now - since rounded up to a whole "
+        "second (RK-219)."),
+    "replay": (
+        "ojs-dead-letter section 7. input.case: rules (the replay_rules document of section 7.1) and "
+        "letter {error_type (of the most recent error), queue, type, discarded_at_ms, meta (with "
+        "ojs.replay_count when replayed before)}. expected.result is {replay: false}, or {replay: true, "
+        "rule, at_ms, replay_count}: the first enabled rule in list order whose filter matches and whose "
+        "max_replays exceeds ojs.replay_count replays the letter at discarded_at + delay, and the count "
+        "becomes one more (RK-221..RK-224). Invalid rules are validation.invalid_request naming the field."),
     "duration": (
         "input.value is an OJS duration string; expected.ns is its length in nanoseconds, or "
         "expected.error is the rejection type. Valid lengths are computed as "
@@ -1586,6 +1621,209 @@ def gen_decide(k: Kind):
 
 
 # ---------------------------------------------------------------------------
+# timeouts and dead-letter extensions
+
+def gen_timeout_decide(k: Kind):
+    """Expected actions from ojs-timeouts 5.2, 8 and 9.1, with the retry policy's own
+    decision computed as gen_decide does (jitter off, so delays are exact)."""
+    def tdefaults(t):
+        out = {"timeout": 1800, "grace_period": 30, "heartbeat_timeout": 60}
+        out.update(t)
+        return out
+
+    def outcome(t, policy, n, etype, code, created_ms, now_ms):
+        m = merged(policy)
+        e = tdefaults(t)
+        if code in ("DISCARD", "FAIL"):
+            return "discard", None
+        if code == "DEAD_LETTER":
+            return "dead_letter", None
+        total = e.get("total_timeout")
+        if total is not None and (now_ms - created_ms) > total * 1000:
+            return m["on_exhaustion"], None
+        if is_match(m["non_retryable_errors"], etype) or n >= max(m["max_attempts"], 1):
+            return m["on_exhaustion"], None
+        d = capped(policy, n)
+        if total is not None and created_ms * MS + total * S < now_ms * MS + d + e["timeout"] * S:
+            return m["on_exhaustion"], None
+        return "retry", d
+
+    def td(req, why, t, policy, n, etype, now_ms, code=None, created_ms=0, section=None):
+        assert policy.get("jitter") is False
+        err = {"type": etype}
+        if code is not None:
+            err["code"] = code
+        case = {"timeouts": t, "policy": policy, "created_at_ms": created_ms, "now_ms": now_ms,
+                "attempt": n, "error": err}
+        act, d = outcome(t, policy, n, etype, code, created_ms, now_ms)
+        res = {"action": act}
+        tail = act
+        if d is not None:
+            res["delay_ns"] = d
+            tail += " after %s" % fsec(d)
+        k.add(req, "%s -> %s" % (why, tail), {"case": case}, {"result": res}, section=section)
+
+    def bad(req, why, t, fields):
+        case = {"timeouts": t, "policy": {"jitter": False}, "created_at_ms": 0, "now_ms": 0,
+                "attempt": 1, "error": {"type": "x.err"}}
+        k.add(req, why, {"case": case}, {"error": ERR_REQUEST, "error_fields": fields})
+
+    T = {"timeout": 60, "total_timeout": 600}
+    P = {"max_attempts": 50, "initial_interval": "PT30S", "backoff_coefficient": 1.0, "jitter": False}
+    td("TMO-03", "9.1: 0 + 30s + 60s <= 600s", T, P, 1, "x.err", 0)
+    td("RK-215", "9.1: created 0 + 600s = now 510s + 30s + 60s: the retry ends exactly at the deadline", T, P, 3, "x.err", 510000)
+    td("TMO-03", "9.1: 600s < 510.001s + 30s + 60s: a retry cannot finish", T, P, 3, "x.err", 510001)
+    td("RK-215", "9.1 at the deadline itself (not yet exceeded): 600s < 600s + 30s + 60s", T, P, 3, "x.err", 600000)
+    td("TMO-02", "5.2: 600.001s after created_at, attempt 1 of 50", T, P, 1, "x.err", 600001)
+    td("TMO-02", "5.2: total timeout exceeded with retries left, error type timeout", T, P, 7, "timeout", 900000)
+    td("RK-217", "5.2 with on_exhaustion dead_letter: the job is dead-lettered (state discarded)", T,
+       dict(P, on_exhaustion="dead_letter"), 1, "x.err", 600001)
+    td("RK-217", "handler DEAD_LETTER past the total timeout with on_exhaustion discard: the code decides", T, P, 1,
+       "x.err", 700000, code="DEAD_LETTER")
+    td("TMO-02", "5.2 precedence: attempt 3 of 3 past the total timeout", T, dict(P, max_attempts=3), 3, "x.err", 650000)
+    D = {"jitter": False}
+    td("TMO-01", "5.1/8: execution timeout, retries remaining: 1s * 2^0", {}, D, 1, "timeout", 0)
+    td("TMO-01", "8: execution timeout, retries exhausted (3 of 3)", {}, D, 3, "timeout", 0)
+    td("TMO-04", "5.5/8: stalled, retries remaining: 1s * 2^1", {}, D, 2, "stalled", 0)
+    td("TMO-04", "5.5/8: stalled, retries exhausted (3 of 3)", {}, D, 3, "stalled", 0)
+    td("TMO-08", "9.1: timeout listed in non_retryable_errors", {}, dict(D, non_retryable_errors=["timeout"]), 1, "timeout", 0)
+    td("TMO-08", "9.1: timeout is retryable when only stalled is listed", {}, dict(D, non_retryable_errors=["stalled"]), 1,
+       "timeout", 0)
+    td("RK-215", "9.1 with the default timeout 1800s: 0 + 3600s = 1770s + 30s + 1800s", {"total_timeout": 3600}, P, 1,
+       "x.err", 1770000)
+    td("RK-215", "9.1 with the default timeout 1800s: 3600s < 1770.001s + 30s + 1800s", {"total_timeout": 3600}, P, 1,
+       "x.err", 1770001)
+    td("RK-215", "9.1 ignores grace_period: 600s = 510s + 30s + 60s with grace_period 100",
+       {"timeout": 60, "total_timeout": 600, "grace_period": 100}, P, 2, "x.err", 510000)
+    PE = {"max_attempts": 10, "initial_interval": "PT1M", "jitter": False}
+    TE = {"timeout": 300, "total_timeout": 3600}
+    td("TMO-03", "9.1 with exponential delays: 3600s = 3060s + 1m * 2^2 + 300s", TE, PE, 3, "x.err", 3060000)
+    td("TMO-03", "9.1 with exponential delays: 3600s < 3060.001s + 1m * 2^2 + 300s", TE, PE, 3, "x.err", 3060001)
+    td("TMO-03", "9.1 counts from created_at: created 100s, 100s + 600s = 610s + 30s + 60s", T, P, 2, "x.err", 610000,
+       created_ms=100000)
+    td("TMO-05", "6: total_timeout equal to timeout is valid", {"timeout": 300, "total_timeout": 300}, D, 1, "x.err", 0)
+    bad("TMO-05", "6: total_timeout below timeout", {"timeout": 300, "total_timeout": 299}, ["total_timeout"])
+    bad("TMO-05", "6: timeout must be a positive integer", {"timeout": 0}, ["timeout"])
+    bad("TMO-05", "6: heartbeat_timeout must be a positive integer", {"heartbeat_timeout": 0}, ["heartbeat_timeout"])
+    bad("TMO-05", "6: grace_period must be non-negative", {"grace_period": -1}, ["grace_period"])
+    bad("TMO-05", "6: enqueue_ttl must be a positive integer", {"enqueue_ttl": 0}, ["enqueue_ttl"])
+    bad("TMO-05", "6: timeout is an integer number of seconds", {"timeout": 1.5}, ["timeout"])
+    bad("RK-215", "6 against the default timeout 1800: total_timeout 60 alone", {"total_timeout": 60}, ["total_timeout"])
+    # APPEND NEW VECTORS BELOW (never insert above; ids are immutable)
+
+
+def gen_timeout_expiry(k: Kind):
+    """Expiries by the inequalities of ojs-timeouts 7.1 and 7.3 (and 5.2, 5.3), with the
+    section 8 error object; elapsed seconds rounded up (RK-219)."""
+    def defaults(t):
+        out = {"timeout": 1800, "grace_period": 30, "heartbeat_timeout": 60}
+        out.update(t)
+        return out
+
+    def te(req, why, t, kind, now_ms, since_ms=0, section=None):
+        e = defaults(t)
+        limit, slack, typ = {
+            "execution": (e["timeout"], e["grace_period"], "timeout"),
+            "stalled": (e["heartbeat_timeout"], 0, "stalled"),
+            "total": (e.get("total_timeout"), 0, "total_timeout"),
+            "enqueue_ttl": (e.get("enqueue_ttl"), 0, "enqueue_ttl_expired"),
+        }[kind]
+        el = now_ms - since_ms
+        if limit is None or el <= (limit + slack) * 1000:
+            res = {"expired": False}
+            tail = "not expired"
+        else:
+            res = {"expired": True, "type": typ, "timeout_kind": kind, "limit_seconds": limit,
+                   "elapsed_seconds": -(-el // 1000)}
+            tail = "%s, limit %ds, elapsed %ds" % (typ, limit, res["elapsed_seconds"])
+        case = {"timeouts": t, "kind": kind, "since_ms": since_ms, "now_ms": now_ms}
+        k.add(req, "%s -> %s" % (why, tail), {"case": case}, {"result": res}, section=section)
+
+    T = {"timeout": 300, "grace_period": 5, "heartbeat_timeout": 60, "total_timeout": 900, "enqueue_ttl": 120}
+    te("TMO-06", "7.1: now - started_at = 305s = timeout + grace_period", T, "execution", 305000)
+    te("TMO-06", "7.1: now - started_at = 306s > timeout + grace_period", T, "execution", 306000)
+    te("RK-219", "8: elapsed 305.001s is reported as 306", T, "execution", 305001)
+    te("TMO-07", "8 example object: timeout 300, no grace period, 305s elapsed", {"timeout": 300, "grace_period": 0},
+       "execution", 305000)
+    te("TMO-07", "10.2 example: timeout 3600, 3602s elapsed", {"timeout": 3600, "grace_period": 0}, "execution", 3602000)
+    te("TMO-06", "5.1/5.4 defaults: 1830s = 1800 + 30", {}, "execution", 1830000)
+    te("TMO-06", "5.1/5.4 defaults: 1831s > 1800 + 30", {}, "execution", 1831000)
+    te("TMO-04", "7.3: 60s since the last heartbeat = heartbeat_timeout", T, "stalled", 160000, since_ms=100000)
+    te("TMO-04", "7.3: 61s since the last heartbeat", T, "stalled", 161000, since_ms=100000)
+    te("TMO-04", "5.5 default heartbeat_timeout 60s: 61s", {}, "stalled", 61000)
+    te("TMO-02", "5.2/8: 900s after created_at = total_timeout", T, "total", 900000)
+    te("TMO-02", "5.2/8: 901s after created_at", T, "total", 901000)
+    te("TMO-02", "5.2 default: no total timeout, 10 years later", {}, "total", 10 * 365 * 24 * 3600 * 1000)
+    te("TMO-07", "5.3/8: 121s in the queue, enqueue_ttl 120", T, "enqueue_ttl", 121000)
+    te("TMO-07", "5.3 default: no enqueue TTL", {}, "enqueue_ttl", 24 * 3600 * 1000)
+    te("RK-216", "5.3 at exactly enqueue_ttl", T, "enqueue_ttl", 120000)
+    # APPEND NEW VECTORS BELOW (never insert above; ids are immutable)
+
+
+def gen_replay(k: Kind):
+    """Replays by ojs-dead-letter 7.1 and 7.2 and RK-221..RK-224: the first enabled rule in
+    list order that matches and has replays left fires at discarded_at + delay."""
+    HOUR_MS = 3600 * 1000
+
+    def rule(name, flt, delay_ms, delay_iso, max_replays, enabled=True, with_enabled=True):
+        r = {"name": name, "filter": flt, "delay": delay_iso, "max_replays": max_replays}
+        if with_enabled:
+            r["enabled"] = enabled
+        return r, delay_ms
+
+    def rp(req, why, rules, letter, section=None):
+        count = letter.get("meta", {}).get("ojs.replay_count", 0)
+        res = {"replay": False}
+        tail = "stays a dead letter"
+        for r, delay_ms in rules:
+            f = r["filter"]
+            ok = r.get("enabled", True) and all(letter.get(key) == f[key] for key in ("error_type", "queue", "type") if key in f)
+            if ok and count < r["max_replays"]:
+                res = {"replay": True, "rule": r["name"], "at_ms": letter["discarded_at_ms"] + delay_ms,
+                       "replay_count": count + 1}
+                tail = "replayed by %s at %d ms, count %d" % (r["name"], res["at_ms"], count + 1)
+                break
+        case = {"rules": {"replay_rules": [r for r, _ in rules]}, "letter": letter}
+        k.add(req, "%s -> %s" % (why, tail), {"case": case}, {"result": res}, section=section)
+
+    def bad(req, why, rules_doc, fields):
+        case = {"rules": rules_doc, "letter": {"error_type": "E", "queue": "q", "type": "t", "discarded_at_ms": 0, "meta": {}}}
+        k.add(req, why, {"case": case}, {"error": ERR_REQUEST, "error_fields": fields})
+
+    EX = rule("retry-connection-errors", {"error_type": "ConnectionError"}, HOUR_MS, "PT1H", 3)
+    L = {"error_type": "ConnectionError", "queue": "billing", "type": "invoice.generate", "discarded_at_ms": 0, "meta": {}}
+    rp("DLQ-R003", "7.1 example rule, first dead-lettering", [EX], L)
+    rp("DLQ-R003", "7.2: replayed twice before, max_replays 3", [EX], dict(L, meta={"ojs.replay_count": 2}))
+    rp("DLQ-R003", "7.2: replayed 3 times, max_replays 3", [EX], dict(L, meta={"ojs.replay_count": 3}))
+    rp("DLQ-R003", "7.1 filter: another error type", [EX], dict(L, error_type="ValidationError"))
+    rp("DLQ-R003", "7.1 enabled false", [rule("off", {"error_type": "ConnectionError"}, HOUR_MS, "PT1H", 3, enabled=False)], L)
+    rp("RK-224", "delay counts from the latest discarded_at (5h after the epoch)", [EX],
+       dict(L, discarded_at_ms=5 * HOUR_MS, meta={"ojs.replay_count": 1}))
+    rp("DLQ-R003", "6.2 filter by queue and type", [rule("billing", {"queue": "billing", "type": "invoice.generate"},
+                                                          30 * 60 * 1000, "PT30M", 1)], L)
+    rp("DLQ-R003", "6.2 filter by queue: another queue", [rule("email", {"queue": "email"}, 0, "PT0S", 1)], L)
+    rp("RK-222", "error_type compares exactly, case included", [rule("lc", {"error_type": "connectionerror"}, 0, "PT0S", 1)], L)
+    rp("RK-221", "enabled absent is true; filter {} matches every dead letter",
+       [rule("all", {}, 90 * 1000, "PT1M30S", 2, with_enabled=False)], L)
+    two = [rule("quick", {"queue": "billing"}, 60 * 1000, "PT1M", 1), rule("slow", {}, HOUR_MS, "PT1H", 3)]
+    rp("RK-223", "first matching rule in list order", two, L)
+    rp("RK-223", "the first rule's max_replays is spent: the next rule fires, counting on", two,
+       dict(L, meta={"ojs.replay_count": 1, "ojs.replay_rule": "quick"}))
+    rp("RK-223", "ojs.replay_count counts replays by every rule", two,
+       dict(L, meta={"ojs.replay_count": 3, "ojs.replay_rule": "slow"}))
+    rp("RK-221", "max_replays 1: one replay", [rule("once", {}, 0, "PT0S", 1)], dict(L, meta={"ojs.replay_count": 1}))
+    bad("RK-221", "max_replays 0 is refused", {"replay_rules": [{"name": "a", "filter": {}, "delay": "PT1H", "max_replays": 0}]},
+        ["max_replays"])
+    bad("RK-221", "name is required", {"replay_rules": [{"filter": {}, "delay": "PT1H", "max_replays": 1}]}, ["name"])
+    bad("RK-221", "delay is an ISO 8601 duration", {"replay_rules": [{"name": "a", "filter": {}, "delay": "1h", "max_replays": 1}]},
+        ["delay"])
+    bad("RK-221", "names are unique", {"replay_rules": [{"name": "a", "filter": {}, "delay": "PT1H", "max_replays": 1},
+                                                        {"name": "a", "filter": {}, "delay": "PT2H", "max_replays": 1}]},
+        ["name"])
+    # APPEND NEW VECTORS BELOW (never insert above; ids are immutable)
+
+
+# ---------------------------------------------------------------------------
 # output
 
 def schema() -> dict:
@@ -1602,6 +1840,7 @@ def schema() -> dict:
         "max_ns": nsint,
         "match": {"type": "boolean"},
         "action": {"enum": ["retry", "discard", "dead_letter"]},
+        "result": {"type": "object"},
     }
     expected_props = dict(outcome_props)
     expected_props["acceptable"] = {"type": "array", "minItems": 2, "items": {"$ref": "#/$defs/outcome"}}
@@ -1621,7 +1860,8 @@ def schema() -> dict:
             "schema_version": {"const": SCHEMA_VERSION},
             "suite_version": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+$"},
             "spec_version": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.]+)?$"},
-            "kind": {"enum": ["duration", "validate", "delay", "match", "decide"]},
+            "kind": {"enum": ["duration", "validate", "delay", "match", "decide", "timeout_decide", "timeout_expiry",
+                              "replay"]},
             "notes": {
                 "type": "object",
                 "required": ["kind"],
@@ -1635,9 +1875,9 @@ def schema() -> dict:
                 "required": ["id", "requirement", "section", "description", "flags", "input", "expected"],
                 "additionalProperties": False,
                 "properties": {
-                    "id": {"type": "string", "pattern": "^(dur|val|delay|match|decide)-[0-9]{4}$"},
+                    "id": {"type": "string", "pattern": "^(dur|val|delay|match|decide|tdec|texp|replay)-[0-9]{4}$"},
                     "requirement": {"type": "string",
-                                    "pattern": "^(RET-(0[1-9]|1[0-9]|20)|RK-[0-9]{2})$"},
+                                    "pattern": "^(RET-(0[1-9]|1[0-9]|20)|RK-[0-9]{2,3}|TMO-0[1-9]|DLQ-R003)$"},
                     "section": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$"},
                     "description": {"type": "string", "minLength": 1, "pattern": "^[^\\n\\r]+$"},
                     "flags": {"type": "array", "uniqueItems": True, "items": {"enum": list(ALL_FLAGS)}},
@@ -1661,6 +1901,7 @@ def schema() -> dict:
                         "additionalProperties": False,
                         "properties": {"type": {"type": "string"}, "code": {"type": "string"}},
                     },
+                    "case": {"type": "object"},
                 },
             },
             "expected": {"type": "object", "minProperties": 1, "additionalProperties": False,
@@ -1697,6 +1938,9 @@ def build():
         (Kind("delay", "delay"), gen_delay, "delay.json"),
         (Kind("match", "match"), gen_match, "match.json"),
         (Kind("decide", "decide"), gen_decide, "decide.json"),
+        (Kind("timeout_decide", "tdec"), gen_timeout_decide, "timeout_decide.json"),
+        (Kind("timeout_expiry", "texp"), gen_timeout_expiry, "timeout_expiry.json"),
+        (Kind("replay", "replay"), gen_replay, "replay.json"),
     ]
     files = {}
     all_vectors = []
@@ -1723,15 +1967,16 @@ def build():
 
 
 def coverage_table(all_vectors) -> str:
-    kinds = ["dur", "val", "delay", "match", "decide"]
+    kinds = ["dur", "val", "delay", "match", "decide", "tdec", "texp", "replay"]
     counts = {}
     for v in all_vectors:
         kp = v["id"].rsplit("-", 1)[0]
         counts.setdefault(v["requirement"], {}).setdefault(kp, 0)
         counts[v["requirement"]][kp] += 1
-    lines = ["| requirement | section | duration | validate | delay | match | decide | total |",
-             "|---|---|---|---|---|---|---|---|"]
-    order = LIBRARY_RET + RK_IDS
+    lines = ["| requirement | section | duration | validate | delay | match | decide | timeout_decide | "
+             "timeout_expiry | replay | total |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    order = LIBRARY_RET + RK_IDS + EXT_REQS
     for req in order:
         c = counts.get(req, {})
         row = [c.get(kp, 0) for kp in kinds]
@@ -1751,7 +1996,7 @@ def coverage_table(all_vectors) -> str:
     for req in LIBRARY_RET:
         n = sum(counts.get(req, {}).values())
         assert n >= 3, "%s has only %d vectors" % (req, n)
-    for req in RK_IDS:
+    for req in RK_IDS + EXT_REQS:
         assert sum(counts.get(req, {}).values()) >= 1, req
     return "\n".join(lines) + "\n"
 

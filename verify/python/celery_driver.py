@@ -15,6 +15,10 @@ A request may carry "opts": the task options of a configured profile
 (retry_backoff, retry_backoff_max, retry_jitter, max_retries), passed to
 @app.task in place of the default retry_backoff=True.
 
+"countdowns" runs the same task and records the countdown of each retry as
+Celery's Task.retry computed it (with "opts": {} the task has Celery's
+defaults: retry_backoff False, so default_retry_delay).
+
 "runs" runs a task that always raises through Celery's own eager apply loop
 (autoretry + Task.retry + max_retries) and reports how many times the task
 body ran before Celery gave up, and the final state.
@@ -114,10 +118,32 @@ def runs():
     }
 
 
+def countdowns():
+    """Run the always-failing task eagerly and record the countdown Celery's
+    own Task.retry computes for each retry (it passes it to
+    signature_from_request), with the task options as given: without
+    retry_backoff, Task.retry falls back to default_retry_delay."""
+    from celery.app.task import Task
+
+    seen = []
+    real = Task.signature_from_request
+
+    def recording(self, *args, **kwargs):
+        seen.append(kwargs.get("countdown"))
+        return real(self, *args, **kwargs)
+
+    Task.signature_from_request = recording
+    try:
+        result = _eager_run()
+    finally:
+        Task.signature_from_request = real
+    return {"runs": _runs[0], "state": result.state, "countdowns": seen}
+
+
 def main():
     global _opts
     request = json.load(sys.stdin)
-    if request.get("opts"):
+    if request.get("opts") is not None:
         _opts = dict(request["opts"])
     results = []
     for case in request["cases"]:
@@ -126,6 +152,8 @@ def main():
             results.append(delay(int(case["attempt"]), float(case["rand"])))
         elif op == "runs":
             results.append(runs())
+        elif op == "countdowns":
+            results.append(countdowns())
         else:
             raise SystemExit("celery_driver: unknown op %r" % op)
     json.dump({

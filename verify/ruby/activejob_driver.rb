@@ -80,11 +80,55 @@ def decision(attempt)
   {"retry" => outcome == "retry", "outcome" => outcome, "executions" => job.executions}
 end
 
+# A job with retry_on's own defaults (wait: 3.seconds, attempts: 5) and the
+# bare class attribute retry_jitter (0.0 without load_defaults 6.1).
+class RetrykitDefaultJob < ActiveJob::Base
+  retry_on RetrykitVerifyError
+
+  def perform
+    raise RetrykitVerifyError, "retrykit verify"
+  end
+end
+
+# "default_wait" performs RetrykitDefaultJob once on the test adapter and
+# reports the wait of the retry it enqueued, bracketed by the clock reads
+# around the perform, and the class's retry_jitter.
+def default_wait
+  adapter = ActiveJob::Base.queue_adapter
+  adapter.enqueued_jobs.clear
+  before = Time.now.to_f
+  RetrykitDefaultJob.new.perform_now
+  after = Time.now.to_f
+  at = adapter.enqueued_jobs.first.fetch(:at)
+  {"wait_min_s" => at - after, "wait_max_s" => at - before, "retry_jitter" => RetrykitDefaultJob.retry_jitter}
+end
+
+# "wait_delay" computes determine_delay for wait: W.seconds (a Duration)
+# with jitter J and Kernel.rand injected; "float_wait" tries a plain Float
+# wait and reports whether Active Job raised.
+def wait_delay(attempt, r, wait, jitter)
+  job = RetrykitVerifyJob.new
+  seconds, calls = with_rand(r) do
+    job.send(:determine_delay, seconds_or_duration_or_algorithm: wait.seconds, executions: attempt, jitter: jitter)
+  end
+  {"delay_s" => seconds.to_f, "rand_calls" => calls}
+end
+
+def float_wait(wait)
+  RetrykitVerifyJob.new.send(:determine_delay, seconds_or_duration_or_algorithm: wait, executions: 1, jitter: 0.15)
+  {"raised" => false}
+rescue RuntimeError => e
+  {"raised" => true, "message" => e.message}
+end
+
 request = JSON.parse($stdin.read)
 results = request.fetch("cases").map do |c|
   case c.fetch("op")
   when "delay" then delay(Integer(c.fetch("attempt")), Float(c.fetch("rand")))
   when "decision" then decision(Integer(c.fetch("attempt")))
+  when "default_wait" then default_wait
+  when "wait_delay" then wait_delay(Integer(c.fetch("attempt")), Float(c.fetch("rand")), Float(c.fetch("wait")), Float(c.fetch("jitter")))
+  when "float_wait" then float_wait(Float(c.fetch("wait")))
   else abort "activejob_driver: unknown op #{c["op"].inspect}"
   end
 end

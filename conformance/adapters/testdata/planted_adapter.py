@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """The Python example adapter with one planted bug, for the diagnosis test.
 
-Usage: planted_adapter.py BUG, where BUG is one of
+Usage: planted_adapter.py BUG[+BUG...], where each BUG is one of
 
   no-post-jitter-cap  the delay is multiplied by the jitter after the cap
                       and not capped again (cap, jitter; no second cap)
   regex-match         non_retryable_errors entries are full-match regular
                       expressions ("auth.*" matches "auth" and "authx")
+  no-backoff-strategy the backoff_strategy extension field is not
+                      implemented: a policy carrying it is rejected as an
+                      unknown field, and the effective policy lacks it,
+                      while hello still claims every flag
 
 Everything else is the example adapter's. The conformance report of each
-must name exactly that bug as its one cause, explaining every failure
+must name exactly those bugs as its causes, explaining every failure
 (.ci/run, conformance/adapters/testdata/check_diagnosis.py).
 """
 
@@ -44,14 +48,31 @@ def _regex_match(self, error_type):
     return False
 
 
+_effective = lib.Policy.effective
+
+
+def _effective_without_strategy(self):
+    e = _effective(self)
+    del e["backoff_strategy"]
+    return e
+
+
+def _no_backoff_strategy():
+    lib._FIELD_SET = lib._FIELD_SET - {"backoff_strategy"}
+    lib.Policy.effective = _effective_without_strategy
+
+
 BUGS = {
     "no-post-jitter-cap": lambda: setattr(lib.Policy, "delay", _uncapped_delay),
     "regex-match": lambda: setattr(lib.Matcher, "match", _regex_match),
+    "no-backoff-strategy": _no_backoff_strategy,
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in BUGS:
-        sys.exit("usage: planted_adapter.py " + "|".join(sorted(BUGS)))
-    BUGS[sys.argv[1]]()
+    names = sys.argv[1].split("+") if len(sys.argv) == 2 else []
+    if not names or any(n not in BUGS for n in names):
+        sys.exit("usage: planted_adapter.py BUG[+BUG...], BUG one of " + "|".join(sorted(BUGS)))
+    for n in names:
+        BUGS[n]()
     adapter.IMPLEMENTATION = "planted-" + sys.argv[1]
     sys.exit(adapter.main())

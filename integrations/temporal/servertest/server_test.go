@@ -383,7 +383,7 @@ func TestServerDelays(t *testing.T) {
 	}
 }
 
-// TestServerDefaultTimerShift is the probe of issue 18 on a server left at
+// TestServerDefaultTimerShift is the early-timer probe on a server left at
 // its default history.timerProcessorMaxTimeShift of 1s, with four retries
 // that ask for NextRetryDelay 300ms. None comes early, but the timer is
 // moved past the timer queue's read level, up to 1s ahead (RK-141): at

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/retrykit/retrykit/cmd/retrykit/internal/human"
 )
@@ -45,21 +46,55 @@ type Delays struct {
 	Series []Series
 }
 
-// layout of a chart, in SVG user units.
+// layout of a chart, in SVG user units. The legend column is at least
+// right wide and grows with the longest series name, so that no name is
+// cut at the right edge; the plot keeps its width.
 const (
-	width   = 900.0
+	width   = 900.0 // with the narrowest legend column
 	left    = 80.0
-	right   = 220.0 // legend column
+	right   = 220.0 // legend column, at least
 	top     = 70.0
 	plotH   = 380.0
 	bottomM = 60.0
+	// legendChar is a generous width of one legend character at 13px
+	// (DejaVu Sans averages about 7.5; capitals and "m", "w" reach 11).
+	legendChar = 8.5
+	// maxLegendRunes bounds a legend name; a longer one is cut with "…"
+	// and shown whole in its tooltip.
+	maxLegendRunes = 72
 )
+
+// legendWidth returns the width of the legend column for names: the
+// swatch (48 units from the plot) and the longest name, plus a margin.
+func legendWidth(names []string) float64 {
+	w := right
+	for _, n := range names {
+		s, _ := legendName(n)
+		w = max(w, 48+float64(utf8.RuneCountInString(s))*legendChar+12)
+	}
+	return math.Ceil(w)
+}
+
+// legendName returns n as the legend shows it, cut to maxLegendRunes,
+// and whether it was cut.
+func legendName(n string) (string, bool) {
+	if utf8.RuneCountInString(n) <= maxLegendRunes {
+		return n, false
+	}
+	r := []rune(n)
+	return string(r[:maxLegendRunes-1]) + "…", true
+}
 
 // WriteSVG writes the chart.
 func (c Delays) WriteSVG(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	plotW := width - left - right
 	height := top + plotH + bottomM
+	names := make([]string, len(c.Series))
+	for i, s := range c.Series {
+		names[i] = s.Name
+	}
+	totalW := left + plotW + legendWidth(names)
 	// Ranges: attempts 1..maxN; delays over every positive value.
 	maxN, lo, hi := 1, time.Duration(math.MaxInt64), time.Duration(0)
 	zero := false
@@ -98,7 +133,7 @@ func (c Delays) WriteSVG(w io.Writer) error {
 		return left + (float64(n-minN)+0.5)/float64(maxN-minN+1)*plotW
 	}
 
-	header(bw, width, height, c.Title, c.Note)
+	header(bw, totalW, height, c.Title, c.Note)
 	// Grid and tick labels.
 	for _, t := range ticksIn(ya, yb) {
 		yy := y(t)
@@ -143,10 +178,6 @@ func (c Delays) WriteSVG(w io.Writer) error {
 		}
 		fmt.Fprintln(bw, "</g>")
 	}
-	names := make([]string, len(c.Series))
-	for i, s := range c.Series {
-		names[i] = s.Name
-	}
 	legend(bw, left+plotW+20, top, names, true)
 	if zero {
 		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" class="note">Delays below %s (and 0) are drawn on the bottom axis.</text>`+"\n", left, top+plotH+58, FormatDuration(ya))
@@ -187,7 +218,12 @@ func legend(w io.Writer, x, y float64, names []string, band bool) {
 		if band {
 			fmt.Fprintf(w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`, x, yy, x+22, yy, Color(i))
 		}
-		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" dominant-baseline="middle" class="legend">%s</text>`+"\n", x+28, yy, esc(n))
+		s, cut := legendName(n)
+		tip := ""
+		if cut {
+			tip = "<title>" + esc(n) + "</title>"
+		}
+		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" dominant-baseline="middle" class="legend">%s%s</text>`+"\n", x+28, yy, tip, esc(s))
 	}
 	if band {
 		yy := y + 10 + float64(len(names))*22 + 10
@@ -226,6 +262,11 @@ func (c Bars) WriteSVG(w io.Writer) error {
 	const panelH, gap = 190.0, 60.0
 	plotW := width - left - right
 	height := top + float64(len(c.Panels))*(panelH+gap) + 10
+	names := make([]string, len(c.Panels))
+	for i, p := range c.Panels {
+		names[i] = p.Name
+	}
+	totalW := left + plotW + legendWidth(names)
 	nb, peak := 1, 1
 	for _, p := range c.Panels {
 		nb = max(nb, len(p.Counts))
@@ -237,11 +278,9 @@ func (c Bars) WriteSVG(w io.Writer) error {
 	span := time.Duration(nb) * bucket
 	cstep := niceStep(float64(peak), 5)
 	ctop := math.Ceil(float64(peak)/cstep) * cstep
-	header(bw, width, height, c.Title, c.Note)
+	header(bw, totalW, height, c.Title, c.Note)
 	tstep := durationStep(span, 10)
-	names := make([]string, len(c.Panels))
 	for i, p := range c.Panels {
-		names[i] = p.Name
 		y0 := top + float64(i)*(panelH+gap)
 		base := y0 + panelH
 		x := func(d time.Duration) float64 { return left + float64(d)/float64(span)*plotW }

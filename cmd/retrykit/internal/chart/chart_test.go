@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -159,5 +160,94 @@ func TestLogRange(t *testing.T) {
 	a, b = logRange(time.Second, time.Second)
 	if a != time.Second || b != 10*time.Second {
 		t.Errorf("logRange(1s, 1s) = %v, %v", a, b)
+	}
+}
+
+// legendTexts returns the svg's width and, for every legend text, its x
+// and content.
+func legendTexts(t *testing.T, b []byte) (width float64, xs []float64, texts []string) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	in, inTitle := -1, false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			attrs := map[string]string{}
+			for _, a := range e.Attr {
+				attrs[a.Name.Local] = a.Value
+			}
+			switch {
+			case e.Name.Local == "svg":
+				fmt.Sscan(attrs["width"], &width)
+			case e.Name.Local == "text" && attrs["class"] == "legend" && attrs["dominant-baseline"] == "middle":
+				var x float64
+				fmt.Sscan(attrs["x"], &x)
+				xs, texts, in = append(xs, x), append(texts, ""), len(texts)
+			case e.Name.Local == "title":
+				inTitle = true // a tooltip, not the shown text
+			}
+		case xml.CharData:
+			if in >= 0 && !inTitle {
+				texts[in] += string(e)
+			}
+		case xml.EndElement:
+			switch e.Name.Local {
+			case "text":
+				in = -1
+			case "title":
+				inTitle = false
+			}
+		}
+	}
+}
+
+// A long series name, as compare gives a configured profile, fits in the
+// picture: the legend column grows with it (it was cut at the right edge,
+// "bullmq:type=exponential,d"). An absurdly long one is cut with "…" and
+// shown whole in its tooltip, so the picture stays bounded.
+func TestLegendFitsTheWidth(t *testing.T) {
+	long := "bullmq:type=exponential,delay=1000,attempts=25"
+	huge := strings.Repeat("celery:retry_backoff=2,", 20)
+	pts := []Point{{1, time.Second, time.Second, time.Second}, {2, 2 * time.Second, 2 * time.Second, 2 * time.Second}}
+	for _, names := range [][]string{{"ojs", long}, {huge, "ojs"}} {
+		var d Delays
+		var b Bars
+		for _, n := range names {
+			d.Series = append(d.Series, Series{Name: n, Points: pts})
+			b.Panels = append(b.Panels, Panel{Name: n, Counts: []int{1, 2}})
+		}
+		b.Bucket = time.Second
+		for kind, w := range map[string]interface{ WriteSVG(io.Writer) error }{"delays": d, "bars": b} {
+			var buf bytes.Buffer
+			if err := w.WriteSVG(&buf); err != nil {
+				t.Fatal(err)
+			}
+			width, xs, texts := legendTexts(t, buf.Bytes())
+			if len(texts) != len(names) {
+				t.Fatalf("%s: legend texts %q", kind, texts)
+			}
+			for i, s := range texts {
+				// 7.5 units a character: DejaVu Sans at 13px averages less.
+				if end := xs[i] + 7.5*float64(len([]rune(s))); end > width {
+					t.Errorf("%s: legend %q ends near %.0f, past the width %.0f", kind, s, end, width)
+				}
+				if n := len([]rune(s)); n > 80 {
+					t.Errorf("%s: legend of %d characters, want it cut", kind, n)
+				}
+			}
+			if names[0] == huge && (!strings.HasSuffix(texts[0], "…") || !strings.Contains(buf.String(), "<title>"+huge+"</title>")) {
+				t.Errorf("%s: a huge name is not cut with its tooltip: %q", kind, texts[0])
+			}
+			if width > 2000 {
+				t.Errorf("%s: width %.0f", kind, width)
+			}
+		}
 	}
 }

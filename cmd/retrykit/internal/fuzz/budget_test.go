@@ -43,7 +43,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Issue 20 J: a slow implementation took cases × latency, with no bound
+// A slow implementation took cases × latency, with no bound
 // and nothing on the way. With Config.Time the run stops sending at its
 // budget, says which ops were cut short and how far they got, and writes
 // progress while it runs. (10 000 cases at 20 ms each would take 200 s.)

@@ -23,6 +23,13 @@ type Config struct {
 	Cases int      // requests to send in all, spread evenly over the ops (default 10 000)
 	Seed  uint64   // rapid's base seed; 0 is not allowed (the caller draws and prints one)
 	Ops   []string // ops to fuzz (default: every op of policytest.Ops() the hello lists)
+	// Unclaimed lists flags the implementation does not claim, in
+	// addition to the unclaimed_flags of its hello (as
+	// conformance.WithoutFlags): requests carrying one are not sent
+	// (OpResult.Skipped), and answers are judged as for a hello that
+	// lists them ("extension:backoff_strategy": an effective policy
+	// without the field is accepted).
+	Unclaimed []string
 	// Parallel is the number of requests per rapid check, sent
 	// concurrently (default 1). Above 1 the search stops at the first
 	// disagreement unshrunk, and a second search of one request per check
@@ -120,6 +127,9 @@ func Run(ctx context.Context, impl protocol.Implementation, cfg Config) (*Result
 	h, err := impl.Hello(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHello, err)
+	}
+	if len(cfg.Unclaimed) > 0 {
+		h.UnclaimedFlags = append(append([]string(nil), h.UnclaimedFlags...), cfg.Unclaimed...)
 	}
 	ops := cfg.Ops
 	if len(ops) == 0 {

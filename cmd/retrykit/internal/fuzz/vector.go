@@ -2,7 +2,6 @@ package fuzz
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/retrykit/retrykit"
 	"github.com/retrykit/retrykit/conformance"
-	"github.com/retrykit/retrykit/conformance/diagnose"
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/policytest"
@@ -62,7 +60,7 @@ var sections = map[string]string{
 // value, as policy_raw text), the expected outcome the reference's answer
 // (inclusive jitter bounds when opaque is true and the policy has jitter,
 // since no rand was sent), and the requirement, section and flags those of
-// the rule actually broken (see ruleOf): so the vector counts at the level
+// the rule actually broken (see [Explain]): so the vector counts at the level
 // (MUST, SHOULD, RK) the shipped suite gives that rule. An existing file of that name gets the vector appended with the
 // next id (from dur-9001, val-9001, ...). It returns the file path and the
 // vector id. dir is checked by loading it with [conformance.Load]; when it
@@ -126,13 +124,8 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 	if err != nil {
 		return "", "", err
 	}
-	req, section, flags := ruleOf(d)
-	if strings.HasPrefix(req, "RK-") && !hasFlag(flags, "retrykit:decision") {
-		flags = append(flags, "retrykit:decision")
-	}
-	if opaque {
-		flags = withoutFlag(flags, "float-tolerance")
-	}
+	c := Explain(d, opaque)
+	req, section, flags := c.Requirement, c.Section, c.Flags
 	for _, f := range flags {
 		file.Notes[f] = notes[f]
 	}
@@ -168,16 +161,6 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 		return "", "", fmt.Errorf("fuzz: %s would not load with the vector (it was not written): %w", dir, err)
 	}
 	return path, id, nil
-}
-
-func withoutFlag(flags []string, f string) []string {
-	out := flags[:0]
-	for _, g := range flags {
-		if g != f {
-			out = append(out, g)
-		}
-	}
-	return out
 }
 
 func oneLine(s string) string {
@@ -394,82 +377,6 @@ func dupKeys(dec *json.Decoder) error {
 		return err
 	}
 	return nil
-}
-
-// ruleOf returns the requirement, section and flags of the rule d breaks.
-// It applies these rules, in order:
-//
-//  1. the bug models of package diagnose that reproduce the
-//     implementation's answer exactly name the broken rule;
-//  2. the shipped vectors of the same kind that such a model fails (its
-//     answer differs from the reference's) are the rule's vectors; of the
-//     reproducing models the most specific one (the fewest such vectors)
-//     is taken, and its vector whose input is closest to d's (same value,
-//     policy fields, attempt, rand, patterns) gives the requirement,
-//     section and flags, so that the new vector counts at that vector's
-//     level and carries its class flags;
-//  3. without a reproducing model or a matching vector, the requirement
-//     is read from the request and the reference's answer (requirement),
-//     with d's own flags.
-func ruleOf(d *policytest.Disagreement) (req, section string, flags []string) {
-	req = requirement(d)
-	section, flags = sections[req], append([]string(nil), d.Flags...)
-	suite, err := conformance.Load(retrykit.Vectors, nil)
-	if err != nil {
-		return req, section, flags
-	}
-	var models []diagnose.Model
-	for _, m := range diagnose.Models() {
-		if a, ok := m.Answer(d.Request); ok && !diagnose.Drawn(a) && sameResponse(a, d.Got) {
-			models = append(models, m)
-		}
-	}
-	kind := d.Request.Op
-	if kind == protocol.OpParseDuration {
-		kind = "duration"
-	}
-	// The most specific reproducing model (the one the fewest shipped
-	// vectors catch) names the rule; its nearest vector gives the labels.
-	ref := conformance.Reference()
-	var best *conformance.Vector
-	bestCaught := 0
-	for _, m := range models {
-		var near *conformance.Vector
-		nearScore, caught := -1, 0
-		for _, v := range suite.Vectors {
-			if v.Kind != kind || hasFlag(v.Flags, "implementation-defined") {
-				continue
-			}
-			vr, ok := requestOf(v)
-			if !ok {
-				continue
-			}
-			a, ok := m.Answer(vr)
-			if !ok || diagnose.Drawn(a) {
-				continue
-			}
-			if w, err := ref.Do(context.Background(), vr); err != nil || sameResponse(a, w) {
-				continue
-			}
-			caught++
-			if sc := closeness(d.Request, vr); sc > nearScore {
-				near, nearScore = v, sc
-			}
-		}
-		if near != nil && (best == nil || caught < bestCaught) {
-			best, bestCaught = near, caught
-		}
-	}
-	if best == nil {
-		return req, section, flags
-	}
-	flags = append([]string(nil), best.Flags...)
-	for _, f := range d.Flags {
-		if !hasFlag(flags, f) && (strings.HasPrefix(f, "should:") || strings.HasPrefix(f, "extension:")) {
-			flags = append(flags, f)
-		}
-	}
-	return best.Requirement, best.Section, flags
 }
 
 // requestOf decodes the request a vector sends from its input.

@@ -58,7 +58,7 @@ func ns(n int64) *int64 { return &n }
 // A written vector carries the requirement, level and class flags of the
 // rule the implementation broke, as the shipped suite files that rule.
 func TestWriteVectorNamesTheBrokenRule(t *testing.T) {
-	half := 0.5
+	half, nearOne, high := 0.5, 0.9999999999999998, 0.75
 	for _, tc := range []struct {
 		name      string
 		req       protocol.Request
@@ -75,6 +75,19 @@ func TestWriteVectorNamesTheBrokenRule(t *testing.T) {
 			protocol.Response{DelayNS: ns(4_000_000_000)}, "", "class:strategy-field", ""},
 		{"regex match", protocol.Request{Op: protocol.OpMatch, Patterns: []string{"auth.*"}, ErrorType: "authx"},
 			protocol.Response{Match: ptrTrue()}, "", "class:regex-match", ""},
+		// No cap after jitter is a spec MUST (section 5, RET-06), even
+		// with r next to 1, where the nearest shipped vector is a
+		// retrykit decision (RK-05): a MUST bug must not be filed under a
+		// flag implementations may leave unclaimed.
+		{"no cap after jitter, r near 1", protocol.Request{Op: protocol.OpDelay, Policy: json.RawMessage(`{"initial_interval":"PT1S","max_interval":"PT1S"}`), Attempt: 1, Rand: &nearOne},
+			protocol.Response{DelayNS: ns(1_499_999_999)}, "RET-06", "class:post-jitter-cap", "retrykit:decision"},
+		{"no cap after jitter", protocol.Request{Op: protocol.OpDecide, Policy: json.RawMessage(`{"initial_interval":"PT2S","max_interval":"PT3S"}`), Attempt: 2, Rand: &high, Error: &protocol.FailureInput{Type: "x.y"}},
+			protocol.Response{Action: "retry", DelayNS: ns(3_750_000_000)}, "RET-06", "class:post-jitter-cap", "retrykit:decision"},
+		// The nearest shipped vector (a section 12.3 example) carries
+		// extension:backoff_strategy; this policy does not: an
+		// implementation without the extension must still run it.
+		{"no cap after jitter, policy without the extension", protocol.Request{Op: protocol.OpDecide, Policy: json.RawMessage(`{"max_interval":"PT1S"}`), Attempt: 1, Rand: &high, Error: &protocol.FailureInput{}},
+			protocol.Response{Action: "retry", DelayNS: ns(1_250_000_000)}, "RET-06", "class:post-jitter-cap", "extension:backoff_strategy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := writtenVector(t, tc.req, tc.got)
@@ -112,3 +125,35 @@ func TestWriteVectorPolicyRaw(t *testing.T) {
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+// Explain names the bug model behind a disagreement, and the rule: a
+// missing cap after jitter with r next to 1 is the bug no-post-jitter-cap
+// under the MUST of section 5 (RET-06), whether the implementation's
+// 0.5 + r rounds or not (float-tolerance), never a retrykit decision.
+func TestExplainNamesTheModel(t *testing.T) {
+	h, _ := conformance.Reference().Hello(t.Context())
+	nearOne, nearerOne := 0.9999999999999998, 0.9999999999999999
+	for _, tc := range []struct {
+		name string
+		req  protocol.Request
+		got  int64
+	}{
+		{"r near 1, max_interval PT1S", protocol.Request{Op: protocol.OpDelay, Policy: json.RawMessage(`{"max_interval":"PT1S"}`), Attempt: 1, Rand: &nearOne}, 1_499_999_999},
+		{"exact arithmetic, 0.5 + r below 1.5", protocol.Request{Op: protocol.OpDelay, Attempt: 9, Rand: &nearerOne}, 383_999_999_999},
+		{"float arithmetic, 0.5 + r rounded to 1.5", protocol.Request{Op: protocol.OpDelay, Attempt: 9, Rand: &nearerOne}, 384_000_000_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := policytest.Judge(h, tc.req, protocol.Response{DelayNS: ns(tc.got)})
+			if d == nil {
+				t.Fatal("no disagreement")
+			}
+			c := fuzz.Explain(d, false)
+			if !c.Found() || c.Model.Name != "no-post-jitter-cap" {
+				t.Errorf("model %q (found %v), want no-post-jitter-cap", c.Model.Name, c.Found())
+			}
+			if c.Requirement != "RET-06" || slices.Contains(c.Flags, "retrykit:decision") || !slices.Contains(c.Flags, "class:post-jitter-cap") {
+				t.Errorf("rule %s %v, want RET-06 with class:post-jitter-cap and no retrykit:decision", c.Requirement, c.Flags)
+			}
+		})
+	}
+}

@@ -1,7 +1,8 @@
 package main
 
-// Bugs a new user met following README.md and docs/getting-started.md
-// literally on a fresh clone, each pinned by a test.
+// The commands as README.md and docs/getting-started.md use them, followed
+// literally on a fresh clone: help, flag checks, suggestions and messages.
+// Each test pins a fix.
 
 import (
 	"bytes"

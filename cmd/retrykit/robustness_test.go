@@ -24,9 +24,11 @@ import (
 	"github.com/retrykit/retrykit/profile"
 )
 
-// Issue 20, the CLI cases. Each test failed before its fix.
+// Commands under hostile or unusual input: stdin policies, huge counts,
+// a full disk, links in an export directory, slow implementations and
+// interrupts. Each test failed before its fix.
 
-// B: "echo {} | retrykit simulate --policy -" panicked on a nil reader.
+// "echo {} | retrykit simulate --policy -" panicked on a nil reader.
 func TestSimulatePolicyFromStdin(t *testing.T) {
 	code, out, errOut := runCLI(t, "{}", "simulate", "--policy", "-", "--jobs", "3", "--jitter", "off")
 	if code != 0 {
@@ -41,7 +43,7 @@ func TestSimulatePolicyFromStdin(t *testing.T) {
 	}
 }
 
-// C: compare walked every attempt of max_attempts 2^63-1 to sum the time
+// compare walked every attempt of max_attempts 2^63-1 to sum the time
 // to exhaustion.
 func TestCompareHugeMaxAttempts(t *testing.T) {
 	code, out, errOut := runCLI(t, `{"max_attempts": 9223372036854775807}`, "compare", "--limit", "5", "-", "--profile", "ojs")
@@ -107,7 +109,7 @@ func TestCompareTotalByRunsIsExact(t *testing.T) {
 	}
 }
 
-// D: compare had no limit on subjects (20 000 took gigabytes); it now
+// compare had no limit on subjects (20 000 took gigabytes); it now
 // refuses more than maxCompareSubjects, before reading the rest.
 func TestCompareTooManySubjects(t *testing.T) {
 	args := []string{"compare"}
@@ -148,7 +150,7 @@ func TestWriteColumnsMatchesTabwriter(t *testing.T) {
 	}
 }
 
-// K: every command lost its output on a full disk and exited 0.
+// Every command lost its output on a full disk and exited 0.
 func TestFullDiskExitsNonZero(t *testing.T) {
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
@@ -180,7 +182,7 @@ func TestFullDiskExitsNonZero(t *testing.T) {
 	}
 }
 
-// L: conformance --profiles ignored --format and -o.
+// conformance --profiles ignored --format and -o.
 func TestConformanceProfilesFormatAndOutput(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "conformance", "--profiles", "--format", "json")
 	if code != 0 {
@@ -209,7 +211,7 @@ func TestConformanceProfilesFormatAndOutput(t *testing.T) {
 	}
 }
 
-// M: export wrote through a symbolic link in DIR, and into the current
+// export wrote through a symbolic link in DIR, and into the current
 // directory for an empty DIR.
 func TestConformanceExportRefusesLinks(t *testing.T) {
 	dir, outside := t.TempDir(), filepath.Join(t.TempDir(), "precious")
@@ -256,7 +258,7 @@ func mustRead(t *testing.T, fsys fs.FS, name string) []byte {
 	return b
 }
 
-// Open from the last round: flags checked before the suite runs.
+// Flags are checked before the suite runs, not after it.
 func TestConformanceFlagsCheckedUpFront(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -284,7 +286,7 @@ func TestConformanceFlagsCheckedUpFront(t *testing.T) {
 	}
 }
 
-// J: fuzz had no total budget, stayed silent, and named the wrong request
+// fuzz had no total budget, stayed silent, and named the wrong request
 // for a duplicated answer.
 func TestFuzzTimeBudgetAndDuplicateAnswers(t *testing.T) {
 	needShell(t)
@@ -333,7 +335,7 @@ func TestFuzzTimeBudgetAndDuplicateAnswers(t *testing.T) {
 	}
 }
 
-// Open from the last round: fit --horizon 1000 took 16-18 s (an O(k) cost
+// fit --horizon 1000 took 16-18 s (an O(k) cost
 // per candidate intercept). The result is unchanged; here the largest
 // horizon runs for an unbounded profile, whose fit is exact: temporal is
 // min(1s*2^(attempt-1), 100s).
@@ -347,7 +349,7 @@ func TestFitLargestHorizon(t *testing.T) {
 	}
 }
 
-// J: a run stopped from outside ended with empty stdout; an interrupt now
+// A run stopped from outside ended with empty stdout; an interrupt now
 // ends it with the report of what was covered.
 func TestFuzzInterruptWritesReport(t *testing.T) {
 	needShell(t)

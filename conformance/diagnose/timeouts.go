@@ -1,0 +1,171 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/retrykit/retrykit/budget"
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/internal/sat"
+	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/replay"
+)
+
+// caseEpoch is the instant the *_ms fields of a case count from
+// (PROTOCOL.md 3.10).
+var caseEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// timeoutCase is the case object of timeout_decide, timeout_expiry and
+// replay requests.
+type timeoutCase struct {
+	Timeouts    json.RawMessage `json:"timeouts"`
+	Policy      json.RawMessage `json:"policy"`
+	CreatedAtMS *int64          `json:"created_at_ms"`
+	NowMS       *int64          `json:"now_ms"`
+	SinceMS     *int64          `json:"since_ms"`
+	Attempt     int64           `json:"attempt"`
+	Rand        *float64        `json:"rand"`
+	Error       *struct {
+		Type string `json:"type"`
+		Code string `json:"code"`
+	} `json:"error"`
+	Kind   string          `json:"kind"`
+	Rules  json.RawMessage `json:"rules"`
+	Letter *struct {
+		ErrorType     string          `json:"error_type"`
+		Queue         string          `json:"queue"`
+		Type          string          `json:"type"`
+		DiscardedAtMS *int64          `json:"discarded_at_ms"`
+		Meta          json.RawMessage `json:"meta"`
+	} `json:"letter"`
+}
+
+// caseOp answers the ops of the timeouts and dead-letter extensions with
+// e's bugs: the §9.1 boundary taken inclusively (bugBudgetInclusive), a
+// timed-out attempt not counted (bugTimeoutNotAttempt), one replay more
+// than max_replays (bugReplayOffByOne). Without them it answers as the
+// reference. ok is false for a draw the model cannot know.
+func (e engine) caseOp(req protocol.Request) (protocol.Response, bool) {
+	resp := protocol.Response{ID: req.ID}
+	bad := func(typ string, err error) (protocol.Response, bool) { return reject(req.ID, typ, err.Error()), true }
+	var c timeoutCase
+	if err := json.Unmarshal(req.Case, &c); err != nil {
+		return bad(protocol.ErrorInvalidRequest, err)
+	}
+	out := func(v map[string]any) (protocol.Response, bool) {
+		resp.Result, _ = json.Marshal(v)
+		return resp, true
+	}
+	b := budget.Default()
+	if c.Timeouts != nil && req.Op != protocol.OpReplay {
+		var err error
+		if b, err = budget.Parse(c.Timeouts); err != nil {
+			return bad(protocol.ErrorInvalidRequest, err)
+		}
+	}
+	ms := func(v *int64) (time.Time, bool) {
+		if v == nil || *v < 0 {
+			return time.Time{}, false
+		}
+		return caseEpoch.Add(time.Duration(*v) * time.Millisecond), true
+	}
+	switch req.Op {
+	case protocol.OpTimeoutDecide:
+		p, err := policy.Parse(c.Policy)
+		if err != nil {
+			return bad(protocol.ErrorPolicyInvalid, err)
+		}
+		created, ok1 := ms(c.CreatedAtMS)
+		now, ok2 := ms(c.NowMS)
+		if !ok1 || !ok2 || c.Attempt < 1 || now.Before(created) {
+			return reject(req.ID, protocol.ErrorInvalidRequest, "bad case"), true
+		}
+		if c.Rand == nil && p.Spec().Jitter {
+			return resp, false
+		}
+		r := 0.0
+		if c.Rand != nil {
+			r = *c.Rand
+		}
+		n := int(min(c.Attempt, 1<<40))
+		f := policy.Failure{Attempt: n}
+		if c.Error != nil {
+			f.ErrorType, f.Code = c.Error.Type, errmatch.Code(c.Error.Code)
+		}
+		if e.has(bugTimeoutNotAttempt) && (f.ErrorType == budget.ErrorTypeTimeout || f.ErrorType == budget.ErrorTypeStalled) {
+			f.Attempt = max(n-1, 1)
+		}
+		d, err := p.DecideAt(f, r)
+		if err != nil {
+			return bad(protocol.ErrorInvalidRequest, err)
+		}
+		s := b.Spec()
+		exh := p.Spec().OnExhaustion.String()
+		action, delay := d.Action.String(), d.Delay
+		if s.TotalTimeout != 0 && d.Reason != policy.ReasonHandlerCode {
+			used := now.Sub(created)
+			switch {
+			case used > s.TotalTimeout:
+				action = exh
+			case action == "retry":
+				end := sat.AddInt(sat.AddInt(used, delay), s.Timeout)
+				if s.TotalTimeout < end || e.has(bugBudgetInclusive) && s.TotalTimeout == end {
+					action = exh
+				}
+			}
+		}
+		res := map[string]any{"action": action}
+		if action == "retry" {
+			res["delay_ns"] = int64(delay)
+		}
+		return out(res)
+	case protocol.OpTimeoutExpiry:
+		since, ok1 := ms(c.SinceMS)
+		now, ok2 := ms(c.NowMS)
+		if !ok1 || !ok2 {
+			return reject(req.ID, protocol.ErrorInvalidRequest, "bad case"), true
+		}
+		checks := map[string]func(a, b time.Time) (budget.Expiry, bool){
+			"execution": b.Execution, "stalled": b.Stalled, "total": b.Total, "enqueue_ttl": b.EnqueueTTL}
+		check, ok := checks[c.Kind]
+		if !ok {
+			return reject(req.ID, protocol.ErrorInvalidRequest, "unknown kind"), true
+		}
+		x, expired := check(since, now)
+		if !expired {
+			return out(map[string]any{"expired": false})
+		}
+		return out(map[string]any{"expired": true, "type": x.Type(), "timeout_kind": string(x.Kind),
+			"limit_seconds": x.LimitSeconds(), "elapsed_seconds": x.ElapsedSeconds()})
+	case protocol.OpReplay:
+		rs, err := replay.Parse(c.Rules)
+		if err != nil {
+			return bad(protocol.ErrorInvalidRequest, err)
+		}
+		if c.Letter == nil {
+			return reject(req.ID, protocol.ErrorInvalidRequest, "no letter"), true
+		}
+		at, ok := ms(c.Letter.DiscardedAtMS)
+		if !ok {
+			return reject(req.ID, protocol.ErrorInvalidRequest, "bad discarded_at_ms"), true
+		}
+		st, err := replay.ReadMeta(c.Letter.Meta)
+		if err != nil {
+			return bad(protocol.ErrorInvalidRequest, err)
+		}
+		l := replay.Letter{ErrorType: c.Letter.ErrorType, Queue: c.Letter.Queue, Type: c.Letter.Type, DiscardedAt: at}
+		for _, rule := range rs.Rules() {
+			limit := rule.MaxReplays
+			if e.has(bugReplayOffByOne) {
+				limit++
+			}
+			if rule.Match(l) && st.Count < limit {
+				return out(map[string]any{"replay": true, "rule": rule.Name,
+					"at_ms": at.Add(rule.Delay).Sub(caseEpoch).Milliseconds(), "replay_count": st.Count + 1})
+			}
+		}
+		return out(map[string]any{"replay": false})
+	}
+	return resp, false
+}

@@ -1,0 +1,148 @@
+// The causes of a run's failures: a failing server, then the server bug
+// models that reproduce the answers (package servermodel), then the
+// checks' failure classes for the rest.
+
+package live
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
+)
+
+// diagnose replaces the report's causes (computed by Report.Tally from
+// the checks' classes) by the diagnosis of the run:
+//
+//  1. a server that passed no retry check (http-content-type aside) and
+//     answered at least half of the requests with 5xx or not at all is
+//     failing: one cause lists every failed and errored check;
+//  2. else the bug models of package servermodel that reproduce the
+//     server's answers, each with the checks it explains, the passes that
+//     contradict it, and the dialect flag that explains it, if any;
+//  3. the failed and errored checks no model explains keep their class
+//     causes, after the models.
+func (e *env) diagnose(rep *conformance.Report) {
+	if rep.Totals.Fail+rep.Totals.Error == 0 {
+		return
+	}
+	e.c.mu.Lock()
+	failing, requests := e.c.failing, e.c.requests
+	e.c.mu.Unlock()
+	// The Content-Type of error answers says nothing of retries: a server
+	// failing with well-typed 500s passes that check alone.
+	passed := 0
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusPass && r.ID != "http-content-type" {
+			passed++
+		}
+	}
+	if passed == 0 && failing > 0 && 2*failing >= requests {
+		c := conformance.Cause{Class: "server-failing",
+			Explanation: fmt.Sprintf("the server answered %d of %d requests with HTTP 5xx or not at all and passed no check: it is failing, so no retry behaviour could be judged; look at its log and its backing service first", failing, requests)}
+		for _, r := range rep.Results {
+			if r.Status == conformance.StatusFail || r.Status == conformance.StatusError {
+				c.IDs = append(c.IDs, r.ID)
+			}
+		}
+		rep.Causes = []conformance.Cause{c}
+		return
+	}
+	failed := map[string]bool{}
+	for _, r := range rep.Results {
+		switch r.Status {
+		case conformance.StatusPass:
+			failed[r.ID] = false
+		case conformance.StatusFail:
+			failed[r.ID] = true
+		}
+	}
+	e.mu.Lock()
+	obs := append([]servermodel.Obs(nil), e.obs...)
+	e.mu.Unlock()
+	found, _ := servermodel.Diagnose(obs, failed)
+	explained := map[string]bool{}
+	var causes []conformance.Cause
+	for _, f := range found {
+		expl := f.Model.Fix
+		if f.Model.Flag != "" && e.flagFits(f.Model.Flag) {
+			expl += "; or, if the server means this dialect of the binding, run with " + f.Model.Flag
+		}
+		causes = append(causes, conformance.Cause{Class: "bug:" + f.Model.Name, Explanation: expl, IDs: f.Explains,
+			Reproduced: true, Contradicted: f.Contradicted, Equivalent: f.Equivalent})
+		for _, id := range f.Explains {
+			explained[id] = true
+		}
+	}
+	for _, c := range rep.Causes {
+		if c.Reproduced {
+			continue
+		}
+		var ids []string
+		for _, id := range c.IDs {
+			if !explained[id] {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) > 0 {
+			c.IDs = ids
+			causes = append(causes, c)
+		}
+	}
+	rep.Causes = causes
+}
+
+// flagFits reports whether flag differs from what the run used, so that
+// suggesting it changes something.
+func (e *env) flagFits(flag string) bool {
+	switch flag {
+	case "--interval-form iso":
+		return e.cfg.intervalMs
+	case "--interval-form ms":
+		return !e.cfg.intervalMs
+	case "--error-type-field code":
+		return e.sendsType()
+	case "--nonretryable-discards":
+		return !e.cfg.nrDiscards
+	}
+	return true
+}
+
+// judgeContentType judges the media types of the answers with a body
+// (binding §4.1): application/openjobspec+json passes, application/json
+// (the alias servers must accept from clients) passes with a note, any
+// other fails.
+func (e *env) judgeContentType() {
+	const check = "http-content-type"
+	e.c.mu.Lock()
+	n := e.c.jsonAnswers
+	var alias int64
+	var bad []string
+	for ct, k := range e.c.contentTypes {
+		switch ct {
+		case contentType:
+		case "application/json":
+			alias += k
+		default:
+			name := ct
+			if name == "" {
+				name = "no Content-Type"
+			}
+			bad = append(bad, fmt.Sprintf("%q ×%d", name, k))
+		}
+	}
+	e.c.mu.Unlock()
+	switch {
+	case n == 0:
+		e.notRun(check, "no answer had a body")
+	case len(bad) > 0:
+		slices.Sort(bad)
+		e.fail(check, "%d answers with a body; media types other than %s: %s", n, contentType, strings.Join(bad, ", "))
+	case alias > 0:
+		e.pass(check, fmt.Sprintf("%d of %d answers are application/json, the alias the binding makes servers accept; %s is its MUST", alias, n, contentType))
+	default:
+		e.pass(check, "")
+	}
+}

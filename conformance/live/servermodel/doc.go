@@ -1,0 +1,45 @@
+// Package servermodel names the bugs behind a live OJS server's failures by
+// reproducing them, as package conformance/diagnose does for libraries.
+//
+// # Model
+//
+// The reference server is the retry spec's behaviour over the HTTP
+// binding: a partial policy merged over the defaults field by field,
+// non_retryable_errors matched against the error type only (exact, or the
+// ".*" prefix), the delay capped, jittered and capped again, attempts
+// 1-based everywhere, an expired reservation counted as a failed attempt,
+// handler codes obeyed, on_exhaustion applied. A [Model] is that server
+// with one rule broken the way real servers break it ([Models] lists
+// them, each with a one-line fix); a set of models is a server with
+// several bugs.
+//
+// The live checker records what it saw as observations ([Obs]): the FAIL
+// answer of attempt n of a job under a given policy and failure, the
+// attempt a FETCH, an INFO or an error history entry showed, whether an
+// expired reservation counted, whether a retry came early, whether the
+// dead-letter list honoured its queue filter. [Diagnose] applies these
+// rules, in order:
+//
+//  1. a model (on top of the models already taken) explains a failed
+//     check when every observation of the check is what that server would
+//     have answered, and at least one differs from the reference's answer
+//     (a model that changes nothing explains nothing);
+//  2. a passing check with an observation the model answers otherwise
+//     than both the reference and the server contradicts it; a model
+//     contradicted more often than it explains is dropped;
+//  3. models are taken greedily, the most failed checks newly explained
+//     less contradictions first (then the name), so that a failure needing
+//     two bugs is explained by the pair;
+//  4. failed checks no set of models explains are returned apart.
+//
+// A model whose pattern a dialect flag of the checker explains (a server
+// that ignores initial_interval_ms, reads the error type from error.code,
+// or discards non-retryable failures as the binding's L1-RET-003 does)
+// names the flag ([Model.Flag]).
+//
+// # Non-goals
+//
+// Models reproduce answers, not transport errors or timeouts; a check
+// that errored is never explained by a model. Timing beyond "early or
+// not" (latency) is a figure of the report, not a model.
+package servermodel

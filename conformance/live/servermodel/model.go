@@ -1,0 +1,448 @@
+package servermodel
+
+import (
+	"encoding/json"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// Kind is what an observation saw.
+type Kind uint8
+
+// The kinds of observations.
+const (
+	// FailAnswer is the answer to the FAIL of attempt N: State, Attempt,
+	// MaxAttempts, the delay window of next_attempt_at (HasDelay), and
+	// whether the job was then listed in the dead-letter queue (Listed).
+	FailAnswer Kind = iota + 1
+	// FetchAttempt is the attempt a FETCH showed for delivery N.
+	FetchAttempt
+	// InfoAttempt is the attempt INFO showed after N failed attempts.
+	InfoAttempt
+	// HistoryAttempt is the attempt of error history entry N.
+	HistoryAttempt
+	// ExpiryCounted is a delivery after an expired reservation: Yes when
+	// the expiry counted as an attempt.
+	ExpiryCounted
+	// Delivery is a retry handed out: Yes when before its next_attempt_at.
+	// A model of early retries reproduces either answer (a retry polled
+	// late is not early), the reference only No.
+	Delivery
+	// DeadLetterFilter is a dead-letter list read with ?queue=: Yes when it
+	// listed jobs of other queues. A model of an ignored filter reproduces
+	// either answer, the reference only No.
+	DeadLetterFilter
+)
+
+// Failure is what a FAIL reported.
+type Failure struct {
+	Type    string // error.type ("" when not sent)
+	Code    string // error.code ("" when not sent)
+	Message string
+}
+
+// Obs is one observation of a run: what the checker did and what the
+// server answered. The zero value is not useful.
+type Obs struct {
+	Check   string         // the check it belongs to
+	Kind    Kind           //
+	Policy  map[string]any // the retry object as pushed; nil: none (the defaults)
+	Failure Failure        // FailAnswer: what was reported
+	N       int            // the 1-based attempt, delivery or entry concerned
+
+	State            string        // FailAnswer: the state answered
+	Attempt          *int          // the attempt shown (nil: absent)
+	MaxAttempts      *int          // FailAnswer: max_attempts (nil: not judged)
+	DelayLo, DelayHi time.Duration // FailAnswer: next_attempt_at − failure, on the server's clock
+	HasDelay         bool          // the delay window is known
+	Listed           *bool         // FailAnswer: listed in the dead-letter queue (nil: not looked)
+	Yes              bool          // ExpiryCounted, Delivery, DeadLetterFilter
+}
+
+// quirk is one broken rule of the reference server.
+type quirk uint8
+
+const (
+	refServer quirk = iota
+	qNoMergeMax
+	qNoMergeInitial
+	qNoMergeCoef
+	qNoMergeMaxIv
+	qNoMergeJitter
+	qNoMergeOnEx
+	qRegex
+	qGlob
+	qStarGlob
+	qMessage
+	qCase
+	qNoPostCap
+	qNoPreCap
+	qNoJitter
+	qFetchFrom0
+	qFetchHigh
+	qAttemptFrom0
+	qHistoryFrom0
+	qExpiryNotCounted
+	qCodesIgnored
+	qOnExListsAll
+	qOnExNeverListed
+	qIntervalMsIgnored
+	qIntervalISOIgnored
+	qTypeFromCode
+	qNonRetryableDiscards
+	qBackoffTypeIgnored
+	qEarly
+	qDLQFilterIgnored
+	numQuirks
+)
+
+// set is a set of quirks, bit q for quirk q.
+type set uint64
+
+func (s set) has(q quirk) bool { return s&(1<<q) != 0 }
+
+// Model is one named server bug: the reference server with one rule
+// broken. Take models from [Models]; a Model is immutable.
+type Model struct {
+	Name string // "no-merge-max-attempts", ...
+	Fix  string // one line: what to change in the server
+	// Flag, when not empty, is the checker flag under which this pattern
+	// is a dialect of the binding rather than a bug ("--interval-form iso").
+	Flag string
+	q    quirk
+}
+
+var catalogue = []Model{
+	{"no-merge-max-attempts", "merge a partial policy over the defaults field by field: an absent max_attempts is 3, not 0 (a job that is never retried)", "", qNoMergeMax},
+	{"no-merge-initial-interval", "an absent initial_interval is PT1S, not zero", "", qNoMergeInitial},
+	{"no-merge-coefficient", "an absent backoff_coefficient is 2.0, not 1", "", qNoMergeCoef},
+	{"no-merge-max-interval", "an absent max_interval is PT5M: cap the delay there instead of leaving it uncapped", "", qNoMergeMaxIv},
+	{"no-merge-jitter", "an absent jitter is true: jitter the delay unless the policy says jitter: false", "", qNoMergeJitter},
+	{"no-merge-on-exhaustion", "an absent on_exhaustion is discard, not dead_letter", "", qNoMergeOnEx},
+	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions ("a.b" matches "axb")`, "", qRegex},
+	{"glob-match", `match non_retryable_errors exactly or by the ".*" prefix; do not read them as shell globs ("auth*" matches "authx", "a?b" "axb")`, "", qGlob},
+	{"star-glob-match", `match non_retryable_errors exactly or by the ".*" prefix; a "*" is not a wildcard ("auth*" matches "authx")`, "", qStarGlob},
+	{"message-match", "match non_retryable_errors against the error type only, never the message", "", qMessage},
+	{"case-insensitive-match", "match non_retryable_errors case-sensitively", "", qCase},
+	{"no-cap-after-jitter", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", "", qNoPostCap},
+	{"no-cap-before-jitter", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", "", qNoPreCap},
+	{"jitter-ignored", "apply jitter: multiply the capped delay by 0.5 + r, r uniform in [0, 1)", "", qNoJitter},
+	{"fetch-attempt-from-zero", "count the attempt when the job is handed out: the first FETCH shows attempt 1, not 0", "", qFetchFrom0},
+	{"fetch-attempt-high", "a FETCH shows the attempt being handed out (1 for the first delivery), not one more", "", qFetchHigh},
+	{"attempt-from-zero", "attempt is the 1-based number of the attempt: 1 for the first, in FETCH, INFO and the FAIL answer", "", qAttemptFrom0},
+	{"history-attempt-from-zero", "number error history entries by the attempt that failed, from 1", "", qHistoryFrom0},
+	{"expiry-not-counted", "count an expired reservation as a failed attempt (retry spec 9.2): raise the attempt and apply the policy", "", qExpiryNotCounted},
+	{"handler-codes-ignored", "obey the handler codes in error.code (RETRY, DISCARD, FAIL, DEAD_LETTER) before the policy", "", qCodesIgnored},
+	{"on-exhaustion-ignored", "list only jobs dead-lettered under on_exhaustion dead_letter (or DEAD_LETTER) in the dead-letter queue, not every discarded job", "", qOnExListsAll},
+	{"dead-letter-never", "apply on_exhaustion dead_letter: move an exhausted job to the dead-letter queue", "", qOnExNeverListed},
+	{"interval-ms-ignored", "read initial_interval_ms and max_interval_ms (the binding's examples), or reject them at PUSH", "--interval-form iso", qIntervalMsIgnored},
+	{"interval-iso-ignored", "read initial_interval and max_interval as ISO 8601 durations (the retry spec)", "--interval-form ms", qIntervalISOIgnored},
+	{"type-from-code-only", "read the error type from error.type when given (openapi JobError, retry spec 7.3), not only from error.code", "--error-type-field code", qTypeFromCode},
+	{"non-retryable-discards", "apply on_exhaustion to a non-retryable failure (retry spec): dead-letter it under dead_letter", "--nonretryable-discards", qNonRetryableDiscards},
+	{"backoff-type-ignored", "honour openapi's backoff_type (constant, linear) or reject it at PUSH; never accept and ignore it", "", qBackoffTypeIgnored},
+	{"early-retry", "make a retry fetchable only at its next_attempt_at, never before", "", qEarly},
+	{"dead-letter-queue-filter-ignored", "filter GET /ojs/v1/dead-letter by its queue parameter", "", qDLQFilterIgnored},
+}
+
+// Models returns the catalogue, a fresh slice on every call.
+func Models() []Model { return append([]Model(nil), catalogue...) }
+
+// effective is a policy as a server with quirks s reads it.
+type effective struct {
+	max      int
+	spec     policy.Spec
+	noCap    bool
+	patterns []string
+	dead     bool
+}
+
+// read returns the policy a server with quirks s stores for the retry
+// object m (nil: none).
+func read(s set, m map[string]any) effective {
+	e := effective{max: 3, spec: policy.Spec{InitialInterval: time.Second, BackoffCoefficient: 2, MaxInterval: 5 * time.Minute, Jitter: true}}
+	if m == nil {
+		return e
+	}
+	if v, ok := num(m["max_attempts"]); ok {
+		e.max = int(v)
+	} else if s.has(qNoMergeMax) {
+		e.max = 0
+	}
+	initial, iok := dur(s, m, "initial_interval")
+	switch {
+	case iok:
+		e.spec.InitialInterval = initial
+	case s.has(qNoMergeInitial):
+		e.spec.InitialInterval = 0
+	}
+	if v, ok := num(m["backoff_coefficient"]); ok {
+		e.spec.BackoffCoefficient = v
+	} else if s.has(qNoMergeCoef) {
+		e.spec.BackoffCoefficient = 1
+	}
+	maxIv, mok := dur(s, m, "max_interval")
+	switch {
+	case mok:
+		e.spec.MaxInterval = maxIv
+	case s.has(qNoMergeMaxIv):
+		e.noCap = true
+	}
+	if v, ok := m["jitter"].(bool); ok {
+		e.spec.Jitter = v
+	} else if s.has(qNoMergeJitter) {
+		e.spec.Jitter = false
+	}
+	if v, ok := m["on_exhaustion"].(string); ok {
+		e.dead = v == "dead_letter"
+	} else if s.has(qNoMergeOnEx) {
+		e.dead = true
+	}
+	for _, k := range []string{"backoff_type", "backoff_strategy"} {
+		v, _ := m[k].(string)
+		switch {
+		case s.has(qBackoffTypeIgnored) && k == "backoff_type":
+		case v == "constant" || v == "none" || v == "fixed":
+			e.spec.Strategy = backoff.None
+		case v == "linear":
+			e.spec.Strategy = backoff.Linear
+		}
+	}
+	switch p := m["non_retryable_errors"].(type) {
+	case []string:
+		e.patterns = p
+	case []any:
+		for _, x := range p {
+			if s, ok := x.(string); ok {
+				e.patterns = append(e.patterns, s)
+			}
+		}
+	}
+	return e
+}
+
+// dur reads the duration field f of m in either form (ISO 8601 or f+"_ms"
+// integers), as a server with quirks s does.
+func dur(s set, m map[string]any, f string) (time.Duration, bool) {
+	if v, ok := m[f].(string); ok && !s.has(qIntervalISOIgnored) {
+		if d, err := policy.ParseDuration(v); err == nil {
+			return d, true
+		}
+	}
+	if v, ok := num(m[f+"_ms"]); ok && !s.has(qIntervalMsIgnored) {
+		return time.Duration(v * float64(time.Millisecond)), true
+	}
+	return 0, false
+}
+
+// num reads a JSON number of m.
+func num(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// bounds returns the delay range after attempt n under e, for a server
+// with quirks s.
+func (e effective) bounds(s set, n int) (lo, hi time.Duration) {
+	sp := e.spec
+	if sp.InitialInterval <= 0 {
+		return 0, 0
+	}
+	if e.noCap {
+		sp.MaxInterval = time.Duration(1<<63 - 1)
+	}
+	if sp.MaxInterval < sp.InitialInterval {
+		sp.MaxInterval = sp.InitialInterval
+	}
+	if sp.BackoffCoefficient < 1 {
+		sp.BackoffCoefficient = 1
+	}
+	jitter := sp.Jitter && !s.has(qNoJitter)
+	sp.Jitter = false
+	sp.MaxAttempts = max(e.max, 1)
+	sp.OnExhaustion = policy.Discard
+	sp.NonRetryableErrors = nil
+	raw := sp
+	raw.MaxInterval = time.Duration(1<<63 - 1)
+	p, err := policy.New(sp)
+	if err != nil {
+		return 0, 0
+	}
+	base, _ := p.Backoff().Bounds(n)
+	if !jitter {
+		return base, base
+	}
+	switch {
+	case s.has(qNoPreCap):
+		// cap only after jitter: min(raw·m, max)
+		rp, err := policy.New(raw)
+		if err != nil {
+			return 0, 0
+		}
+		r, _ := rp.Backoff().Bounds(n)
+		return min(r/2, sp.MaxInterval), min(r+r/2, sp.MaxInterval)
+	case s.has(qNoPostCap):
+		return base / 2, base + base/2
+	}
+	return base / 2, min(base+base/2, sp.MaxInterval)
+}
+
+// matches reports whether a server with quirks s finds str in patterns.
+func matches(s set, patterns []string, str string) bool {
+	if str == "" || len(patterns) == 0 {
+		return false
+	}
+	if m, err := errmatch.Compile(patterns); err == nil && m.Match(str) {
+		return true
+	}
+	for _, p := range patterns {
+		switch {
+		case s.has(qCase) && strings.EqualFold(p, str):
+			return true
+		case s.has(qCase) && strings.HasSuffix(p, ".*") && len(str) >= len(p)-1 && strings.EqualFold(str[:len(p)-1], p[:len(p)-1]):
+			return true
+		case s.has(qRegex) && regexMatch(p, str):
+			return true
+		case s.has(qGlob):
+			if ok, err := path.Match(p, str); err == nil && ok {
+				return true
+			}
+		case s.has(qStarGlob) && regexMatch(strings.ReplaceAll(regexp.QuoteMeta(p), `\*`, ".*"), str):
+			return true
+		}
+	}
+	return false
+}
+
+func regexMatch(p, s string) bool {
+	re, err := regexp.Compile("^(?:" + p + ")$")
+	return err == nil && re.MatchString(s)
+}
+
+// answer is what a server predicts for one observation.
+type answer struct {
+	state            string
+	attempt          int
+	max              int
+	lo, hi           time.Duration
+	hasDelay, listed bool
+	yes              bool
+}
+
+// predict returns the answer of a server with quirks s to o.
+func predict(s set, o *Obs) answer {
+	switch o.Kind {
+	case FetchAttempt:
+		n := o.N
+		switch {
+		case s.has(qAttemptFrom0), s.has(qFetchFrom0):
+			n--
+		case s.has(qFetchHigh):
+			n++
+		}
+		return answer{attempt: n}
+	case InfoAttempt:
+		if s.has(qAttemptFrom0) {
+			return answer{attempt: o.N - 1}
+		}
+		return answer{attempt: o.N}
+	case HistoryAttempt:
+		if s.has(qHistoryFrom0) {
+			return answer{attempt: o.N - 1}
+		}
+		return answer{attempt: o.N}
+	case ExpiryCounted:
+		return answer{yes: !s.has(qExpiryNotCounted)}
+	case Delivery:
+		return answer{yes: s.has(qEarly)}
+	case DeadLetterFilter:
+		return answer{yes: s.has(qDLQFilterIgnored)}
+	}
+	e := read(s, o.Policy)
+	a := answer{attempt: o.N, max: e.max}
+	if s.has(qAttemptFrom0) {
+		a.attempt--
+	}
+	typ := o.Failure.Type
+	if typ == "" || s.has(qTypeFromCode) {
+		typ = o.Failure.Code
+	}
+	code := ""
+	if !s.has(qCodesIgnored) && o.Failure.Type != "" {
+		switch o.Failure.Code {
+		case "RETRY", "DISCARD", "FAIL", "DEAD_LETTER":
+			code = o.Failure.Code
+		}
+	}
+	exhausted := o.N >= max(e.max, 1)
+	switch {
+	case code == "DISCARD" || code == "FAIL":
+		a.state = "discarded"
+	case code == "DEAD_LETTER":
+		a.state, a.listed = "discarded", true
+	case code == "" && (matches(s, e.patterns, typ) || s.has(qMessage) && matches(s, e.patterns, o.Failure.Message)):
+		a.state, a.listed = "discarded", e.dead && !s.has(qNonRetryableDiscards) && !s.has(qOnExNeverListed)
+	case exhausted:
+		a.state, a.listed = "discarded", e.dead && !s.has(qOnExNeverListed)
+	default:
+		a.state = "retryable"
+		a.lo, a.hi = e.bounds(s, o.N)
+		a.hasDelay = true
+	}
+	if a.state == "discarded" && s.has(qOnExListsAll) {
+		a.listed = true
+	}
+	return a
+}
+
+// resolution is the tolerance of a delay window (the binding's timestamps
+// carry milliseconds).
+const resolution = time.Millisecond
+
+// consistent reports whether the server's answer in o equals a.
+func consistent(a answer, o *Obs) bool {
+	switch o.Kind {
+	case FetchAttempt, InfoAttempt, HistoryAttempt:
+		return o.Attempt != nil && *o.Attempt == a.attempt
+	case Delivery, DeadLetterFilter:
+		// A server with early retries or an ignored filter shows them only
+		// sometimes (a slow poll, an empty dead-letter queue).
+		return a.yes || !o.Yes
+	case ExpiryCounted:
+		return o.Yes == a.yes
+	}
+	if o.State != a.state {
+		return false
+	}
+	if o.Attempt == nil || *o.Attempt != a.attempt {
+		return false
+	}
+	if o.MaxAttempts != nil && *o.MaxAttempts != a.max {
+		return false
+	}
+	if o.Listed != nil && *o.Listed != a.listed {
+		return false
+	}
+	if a.hasDelay && o.HasDelay && (o.DelayHi < a.lo-resolution || o.DelayLo > a.hi+resolution) {
+		return false
+	}
+	return true
+}
+
+// same reports whether two predictions are the same answer.
+func same(a, b answer) bool { return a == b }

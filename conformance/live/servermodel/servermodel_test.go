@@ -1,0 +1,192 @@
+package servermodel
+
+import (
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// templates are the observations of a run by the live checker's scenarios
+// in miniature: policies and failures like theirs, answers left to fill.
+func templates() []Obs {
+	full := func(extra map[string]any, omit ...string) map[string]any {
+		m := map[string]any{"max_attempts": 3, "initial_interval": "PT0.02S", "backoff_coefficient": 2.0, "max_interval": "PT1S", "jitter": false, "on_exhaustion": "discard"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		for _, k := range omit {
+			delete(m, k)
+		}
+		return m
+	}
+	f := func(typ string) Failure { return Failure{Type: typ, Message: "attempt failed"} }
+	out := []Obs{
+		{Check: "attempts", Kind: FailAnswer, Policy: full(nil), Failure: f("x.timeout"), N: 1},
+		{Check: "attempts", Kind: FailAnswer, Policy: full(nil), Failure: f("x.timeout"), N: 3},
+		{Check: "dead", Kind: FailAnswer, Policy: full(map[string]any{"on_exhaustion": "dead_letter"}), Failure: f("x.timeout"), N: 3},
+		{Check: "discard", Kind: FailAnswer, Policy: full(nil), Failure: f("x.timeout"), N: 3},
+		{Check: "partial-max", Kind: FailAnswer, Policy: full(nil, "max_attempts"), Failure: f("x.timeout"), N: 1},
+		{Check: "partial-initial", Kind: FailAnswer, Policy: full(nil, "initial_interval"), Failure: f("x.timeout"), N: 1},
+		{Check: "partial-coef", Kind: FailAnswer, Policy: full(nil, "backoff_coefficient"), Failure: f("x.timeout"), N: 2},
+		{Check: "partial-maxiv", Kind: FailAnswer, Policy: full(map[string]any{"initial_interval": "PT0.5S", "backoff_coefficient": 1000.0}, "max_interval"), Failure: f("x.timeout"), N: 2},
+		{Check: "partial-jitter", Kind: FailAnswer, Policy: full(map[string]any{"initial_interval": "PT2S", "max_interval": "PT1M"}, "jitter"), Failure: f("x.timeout"), N: 1},
+		{Check: "partial-onex", Kind: FailAnswer, Policy: full(map[string]any{"max_attempts": 1}, "on_exhaustion"), Failure: f("x.timeout"), N: 1},
+		{Check: "jitter-cap", Kind: FailAnswer, Policy: full(map[string]any{"initial_interval": "PT0.06S", "max_interval": "PT0.06S", "jitter": true}), Failure: f("x.timeout"), N: 1},
+		{Check: "cap-before", Kind: FailAnswer, Policy: full(map[string]any{"backoff_coefficient": 4.0, "max_interval": "PT0.04S", "jitter": true}), Failure: f("x.timeout"), N: 2},
+		{Check: "jitter", Kind: FailAnswer, Policy: full(map[string]any{"initial_interval": "PT2S", "max_interval": "PT1M", "jitter": true}), Failure: f("x.timeout"), N: 1},
+		{Check: "regex", Kind: FailAnswer, Policy: full(map[string]any{"non_retryable_errors": []string{"a.b"}}), Failure: f("axb"), N: 1},
+		{Check: "glob", Kind: FailAnswer, Policy: full(map[string]any{"non_retryable_errors": []string{"a?b"}}), Failure: f("axb"), N: 1},
+		{Check: "star", Kind: FailAnswer, Policy: full(map[string]any{"non_retryable_errors": []string{"auth*"}}), Failure: f("authx"), N: 1},
+		{Check: "message", Kind: FailAnswer, Policy: full(map[string]any{"non_retryable_errors": []string{"x.down"}}), Failure: Failure{Type: "x.timeout", Message: "x.down"}, N: 1},
+		{Check: "case", Kind: FailAnswer, Policy: full(map[string]any{"non_retryable_errors": []string{"Auth.Failed"}}), Failure: f("auth.failed"), N: 1},
+		{Check: "exact", Kind: FailAnswer, Policy: full(map[string]any{"non_retryable_errors": []string{"v.bad"}}), Failure: f("v.bad"), N: 1},
+		{Check: "nr-dead", Kind: FailAnswer, Policy: full(map[string]any{"non_retryable_errors": []string{"v.bad"}, "on_exhaustion": "dead_letter"}), Failure: f("v.bad"), N: 1},
+		{Check: "code", Kind: FailAnswer, Policy: full(nil), Failure: Failure{Type: "x.declined", Code: "DISCARD", Message: "m"}, N: 1},
+		{Check: "interval-ms", Kind: FailAnswer, Policy: full(map[string]any{"initial_interval_ms": 30}, "initial_interval"), Failure: f("x.timeout"), N: 1},
+		{Check: "backoff-type", Kind: FailAnswer, Policy: full(map[string]any{"backoff_type": "constant"}), Failure: f("x.timeout"), N: 2},
+		{Check: "default", Kind: FailAnswer, Failure: f("x.timeout"), N: 1},
+		{Check: "absolute", Kind: FetchAttempt, N: 1},
+		{Check: "absolute", Kind: InfoAttempt, N: 3},
+		{Check: "history", Kind: HistoryAttempt, N: 1},
+		{Check: "expiry", Kind: ExpiryCounted},
+		{Check: "early", Kind: Delivery},
+		{Check: "filter", Kind: DeadLetterFilter},
+	}
+	for i := range out {
+		if out[i].Kind == FailAnswer {
+			listed := false
+			out[i].Listed = &listed
+		}
+	}
+	return out
+}
+
+// answered fills the answers of obs as the server with quirks s gives
+// them (a delay at an end of its range outside the reference's, if any),
+// and returns which checks fail: those where the server's answers differ
+// from the reference's (as the live checker judges jitter over several
+// jobs, where one answer inside the reference's range proves nothing).
+func answered(s set, obs []Obs) map[string]bool {
+	failed := map[string]bool{}
+	for i := range obs {
+		o := &obs[i]
+		a := predict(s, o)
+		n := a.attempt
+		o.Attempt = &n
+		switch o.Kind {
+		case FailAnswer:
+			m := a.max
+			o.State, o.MaxAttempts = a.state, &m
+			l := a.listed
+			o.Listed = &l
+			r := predict(0, o)
+			at := a.lo
+			if at >= r.lo && at <= r.hi {
+				at = a.hi
+			}
+			o.DelayLo, o.DelayHi, o.HasDelay = at, at+time.Microsecond, a.hasDelay
+		case ExpiryCounted, Delivery, DeadLetterFilter:
+			o.Yes = a.yes
+		}
+		failed[o.Check] = failed[o.Check] || !same(predict(0, o), a)
+	}
+	return failed
+}
+
+// TestReferenceHasNoBugs: the reference's own answers fail nothing, and
+// Diagnose names no model.
+func TestReferenceHasNoBugs(t *testing.T) {
+	obs := templates()
+	failed := answered(0, obs)
+	for c, f := range failed {
+		if f {
+			t.Errorf("check %s fails on the reference's answers", c)
+		}
+	}
+	if found, un := Diagnose(obs, failed); len(found) > 0 || len(un) > 0 {
+		t.Errorf("found %v, unexplained %v", found, un)
+	}
+}
+
+// TestEachModelIsNamed: a server with exactly one bug of the catalogue
+// fails some checks of the templates, and Diagnose explains every one of
+// them by that model (or one this run cannot tell apart from it), with no
+// contradiction and nothing unexplained.
+func TestEachModelIsNamed(t *testing.T) {
+	for _, m := range Models() {
+		t.Run(m.Name, func(t *testing.T) {
+			obs := templates()
+			failed := answered(1<<m.q, obs)
+			n := 0
+			for _, f := range failed {
+				if f {
+					n++
+				}
+			}
+			if n == 0 {
+				t.Fatalf("no template check fails under %s", m.Name)
+			}
+			found, un := Diagnose(obs, failed)
+			if len(un) > 0 {
+				t.Errorf("unexplained %v", un)
+			}
+			ok := false
+			for _, f := range found {
+				if len(f.Contradicted) > 0 {
+					t.Errorf("%s contradicted by %v", f.Model.Name, f.Contradicted)
+				}
+				ok = ok || f.Model.Name == m.Name || contains(f.Equivalent, m.Name)
+			}
+			if !ok || len(found) != 1 {
+				t.Errorf("found %+v, want %s alone", found, m.Name)
+			}
+		})
+	}
+}
+
+// TestThreeBugsNamedApart: a server with three bugs of the catalogue has
+// each named, none left unexplained.
+func TestThreeBugsNamedApart(t *testing.T) {
+	obs := templates()
+	s := set(1<<qNoMergeMax | 1<<qRegex | 1<<qHistoryFrom0)
+	failed := answered(s, obs)
+	found, un := Diagnose(obs, failed)
+	if len(un) > 0 {
+		t.Errorf("unexplained %v", un)
+	}
+	names := map[string]bool{}
+	for _, f := range found {
+		names[f.Model.Name] = true
+	}
+	for _, want := range []string{"no-merge-max-attempts", "regex-match", "history-attempt-from-zero"} {
+		if !names[want] {
+			t.Errorf("%s not named; found %+v", want, found)
+		}
+	}
+}
+
+// TestAnyBugSetIsExplained: for any set of up to three bugs of the
+// catalogue, the answers of a server with exactly those bugs leave no
+// failed check unexplained and no model taken is contradicted by a pass.
+func TestAnyBugSetIsExplained(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		models := Models()
+		k := rapid.IntRange(1, 3).Draw(t, "bugs")
+		var s set
+		for i := 0; i < k; i++ {
+			s |= 1 << models[rapid.IntRange(0, len(models)-1).Draw(t, "model")].q
+		}
+		obs := templates()
+		failed := answered(s, obs)
+		found, un := Diagnose(obs, failed)
+		if len(un) > 0 {
+			t.Fatalf("bugs %b: unexplained %v (found %+v)", s, un, found)
+		}
+		for _, f := range found {
+			if len(f.Contradicted) > 0 {
+				t.Fatalf("bugs %b: %s contradicted by %v", s, f.Model.Name, f.Contradicted)
+			}
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package ojshttp
+
+import "net/http"
+
+// ManifestExtension is the name under which the manifest lists retrykit's
+// own extension and, as a top-level object of the same name, describes it.
+const ManifestExtension = "x-retrykit"
+
+// manifest is GET /ojs/manifest: it claims only what the server does
+// (RK-176). It has the fields of both manifest documents: ojs-conformance
+// §4.1 (specversion, conformance_level, conformance_tier, protocols,
+// backend, extensions) and ojs-http-binding §21 (ojs_version,
+// capabilities, endpoints). extensions is the array-of-strings form both
+// documents accept (ojs-conformance §4.2.1's legacy form, the binding's
+// string[]), which the official Go SDK requires; it names only
+// retrykit's own extension, whose details are the top-level
+// "x-retrykit" object. The official capabilities served are the
+// capabilities flags.
+func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	endpoints := map[string]string{
+		"base_url": "/ojs/v1",
+		"manifest": "/ojs/manifest",
+		"health":   "/ojs/v1/health",
+	}
+	if s.cfg.manual != nil {
+		endpoints["x-retrykit-clock"] = AdminClockPath
+	}
+	if s.cfg.reset {
+		endpoints["x-retrykit-reset"] = ResetPath
+	}
+	if s.cfg.events != nil {
+		endpoints["events"] = "/ojs/v1/events"
+	}
+	return http.StatusOK, map[string]any{
+		"specversion": ojsVersion,
+		"ojs_version": ojsVersion,
+		"implementation": map[string]any{
+			"name":       "retrykit",
+			"version":    moduleVersion(),
+			"language":   "go",
+			"homepage":   "https://github.com/retrykit/retrykit",
+			"repository": "https://github.com/retrykit/retrykit",
+		},
+		"conformance_level": 1,
+		"conformance_tier":  "runtime",
+		"protocols":         []string{"http"},
+		"backend":           "memory",
+		"schema_validation": false,
+		// unique_job_strength: unique PUSHes are serialised (RK-152).
+		"unique_job_strength": "strong",
+		"capabilities": map[string]bool{
+			"batch_enqueue":     true,
+			"cron_jobs":         false,
+			"dead_letter":       true,
+			"delayed_jobs":      true,
+			"job_ttl":           true,
+			"priority_queues":   true,
+			"rate_limiting":     false,
+			"schema_validation": false,
+			"unique_jobs":       true,
+			"workflows":         false,
+			"pause_resume":      true,
+		},
+		"extensions": []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter"},
+		"endpoints":  endpoints,
+		ManifestExtension: map[string]any{
+			"manual_clock":      s.cfg.manual != nil,
+			"events":            eventsEndpoint(s.cfg.events != nil),
+			"reset_endpoint":    resetEndpoint(s.cfg.reset),
+			"clock_endpoint":    clockEndpoint(s.cfg.manual != nil),
+			"persistence":       "none: a restart loses every job",
+			"decisions":         "docs/decisions.md RK-100 to RK-109, RK-152 to RK-159, RK-175 to RK-195",
+			"max_jobs":          s.cfg.maxJobs,
+			"max_body_bytes":    s.cfg.maxBody,
+			"max_batch":         s.cfg.maxBatch,
+			"max_fetch_count":   MaxFetchCount,
+			"worker_directives": "POST /ojs/v1/admin/workers/{id}/quiet or /terminate: the next heartbeat answers that state",
+		},
+	}, nil
+}
+
+func eventsEndpoint(on bool) any {
+	if on {
+		return map[string]any{"transport": "http-polling", "endpoint": "/ojs/v1/events", "delivery": "at-most-once (bounded log)"}
+	}
+	return nil
+}
+
+func resetEndpoint(on bool) any {
+	if on {
+		return ResetPath
+	}
+	return nil
+}
+
+func clockEndpoint(on bool) any {
+	if on {
+		return AdminClockPath
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package profile_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/profile"
+)
+
+// A bare profile name is the system's own defaults, read from its source at
+// the release the profile pins, even where that means no retry.
+func TestBareNameIsTheSystemsOwnDefaults(t *testing.T) {
+	const s = time.Second
+	for _, c := range []struct {
+		spec    string
+		attempt int
+		r       float64
+		delay   time.Duration
+		max     int
+		why     string
+	}{
+		// celery/app/autoretry.py 23: retry_backoff = False; Task.default_retry_delay = 180.
+		{"celery", 2, 0.5, 180 * s, 4, "retry_backoff False: every retry waits default_retry_delay 180 s"},
+		// bullmq job.js 493: no backoff option, the job is retried at once; attempts defaults to 1.
+		{"bullmq", 1, 0.5, 0, 1, "no backoff: 0 ms; attempts 1"},
+		{"bullmq:attempts=3", 2, 0.5, 0, 3, "attempts 3 without backoff: retried at once"},
+		// activejob exceptions.rb 64: retry_on wait: 3.seconds, attempts: 5; retry_jitter 0.0 without load_defaults 6.1.
+		{"activejob", 2, 0.5, 3 * s, 5, "wait 3.seconds, jitter 0.0"},
+		{"activejob:load_defaults=8.1", 2, 0.5, 3225 * time.Millisecond, 5, "3 + 0.5 * 3 * 0.15 = 3.225 s"},
+		{"activejob:load_defaults=6.0", 2, 0.5, 3 * s, 5, "retry_jitter 0.15 starts with load_defaults 6.1"},
+		// 8.1.3.1 determine_delay: wait.to_i, so 2.5.seconds is 2 s: 2 + 0.5 * 2 * 0.15 = 2.15 s.
+		{"activejob:wait=2.5,load_defaults=8.1", 1, 0.5, 2150 * time.Millisecond, 5, "wait truncated with .to_i"},
+		// botocore's default retry mode is legacy: r * 2^(attempt-1) s, no cap, 5 attempts (_retry.json).
+		{"aws", 6, 0.5, 16 * s, 5, "legacy mode: no cap of 20 s"},
+		{"aws:mode=standard", 6, 0.5, 10 * s, 3, "standard: r * min(2^5, 20)"},
+	} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatalf("%s: %v", c.spec, err)
+		}
+		if got := p.DelayAt(c.attempt, c.r); got != c.delay {
+			t.Errorf("%s: DelayAt(%d, %v) = %v, want %v (%s)", c.spec, c.attempt, c.r, got, c.delay, c.why)
+		}
+		if p.MaxAttempts() != c.max {
+			t.Errorf("%s: MaxAttempts() = %d, want %d (%s)", c.spec, p.MaxAttempts(), c.max, c.why)
+		}
+	}
+}
+
+// Faktory's manager/retry.go drops a job whose retry is 0 (lines 133-135)
+// and sends one whose retry is negative to the morgue without a retry
+// (137-140).
+func TestFaktoryRetryZeroDropsAndNegativeGoesToTheMorgue(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		want policy.Action
+	}{
+		{"faktory:retry=0", policy.Discard},
+		{"faktory:retry=-1", policy.DeadLetter},
+		{"faktory:retry=-7", policy.DeadLetter},
+		{"faktory:retry=2", policy.DeadLetter},
+	} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.OnExhaustion() != c.want {
+			t.Errorf("%s: OnExhaustion() = %v, want %v (terminal %q)", c.spec, p.OnExhaustion(), c.want, p.Terminal())
+		}
+		if c.spec != "faktory:retry=2" && p.MaxAttempts() != 1 {
+			t.Errorf("%s: MaxAttempts() = %d, want 1 (no retry)", c.spec, p.MaxAttempts())
+		}
+	}
+}
+
+// Values the systems accept that retrykit once refused: each is modelled.
+func TestValuesTheSystemsAccept(t *testing.T) {
+	const s = time.Second
+	// Flare resets MaxAttempts outside 1-100 to 3.
+	for _, spec := range []string{"flare:MaxAttempts=150", "flare:MaxAttempts=0", "flare:MaxAttempts=-5"} {
+		if p, err := profile.Parse(spec); err != nil || p.MaxAttempts() != 3 {
+			t.Errorf("%s: MaxAttempts() = %d, %v; want 3 (Flare resets values outside 1-100)", spec, p.MaxAttempts(), err)
+		}
+	}
+	if p, _ := profile.Parse("flare:MaxAttempts=100"); p.MaxAttempts() != 100 {
+		t.Errorf("flare:MaxAttempts=100: MaxAttempts() = %d, want 100", p.MaxAttempts())
+	}
+	// resque-retry retry_limit -1 retries forever.
+	p, err := profile.Parse("resque_retry:retry_limit=-1")
+	if err != nil || p.MaxAttempts() != 0 || p.DelayAt(1000, 0) != 6*time.Hour {
+		t.Errorf("resque_retry:retry_limit=-1: %v, MaxAttempts %d, delay %v; want unlimited, 6h", err, p.MaxAttempts(), p.DelayAt(1000, 0))
+	}
+	// gax Multiplier 1.005: cur = time.Duration(float64(cur) * 1.005): 1e9 * 1.005 is
+	// 1004999999.9999999 in float64, so 1004999999; then 1010024998.995 -> 1010024998;
+	// the top draw gives 1 + (cur - 1) = cur.
+	p, err = profile.Parse("gax:Initial=1s,Max=30s,Multiplier=1.005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := p.Bounds(3); lo != 1 || hi != 1010024998 {
+		t.Errorf("gax Multiplier 1.005: Bounds(3) = [%d, %d], want [1, 1010024998]", lo, hi)
+	}
+	// Attempts far past the envelope's settling finish quickly.
+	if hi := p.DelayAt(math.MaxInt, maxDraw); hi != 30*s {
+		t.Errorf("gax Multiplier 1.005: DelayAt(MaxInt) = %v, want 30s", hi)
+	}
+	// grpc_connect Multiplier 1.005 (1e9 * 1.005 = 1004999999.9999999 in float64,
+	// truncated) and 0.5 (the wait shrinks: 1s * 0.5 * 0.5).
+	p, err = profile.Parse("grpc_connect:Multiplier=1.005,Jitter=0")
+	if err != nil || p.DelayAt(2, 0) != 1004999999 {
+		t.Errorf("grpc_connect:Multiplier=1.005: %v, DelayAt(2) = %v, want 1.004999999s", err, p.DelayAt(2, 0))
+	}
+	p, err = profile.Parse("grpc_connect:Multiplier=0.5,Jitter=0")
+	if err != nil || p.DelayAt(3, 0) != 250*time.Millisecond {
+		t.Errorf("grpc_connect:Multiplier=0.5: %v, DelayAt(3) = %v, want 250ms", err, p.DelayAt(3, 0))
+	}
+}
+
+// maxDraw is the largest draw below 1.
+const maxDraw = 0x1.fffffffffffffp-1
+
+// V8's Math.random() is at most 1 - 2^-52, so BullMQ's jitter never gives
+// the delay itself: for 1000 ms and jitter 0.5 the top is 999 ms.
+func TestBullMQJitterTopIsV8sLargestRandom(t *testing.T) {
+	p, err := profile.Parse("bullmq:type=fixed,delay=1000,jitter=0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// floor((1 - 2^-52) * 1000 * 0.5 + 500) = floor(999.9999999999999) = 999.
+	if _, hi := p.Bounds(1); hi != 999*time.Millisecond {
+		t.Errorf("Bounds(1) top = %v, want 999ms", hi)
+	}
+}

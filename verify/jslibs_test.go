@@ -1,0 +1,48 @@
+package verify_test
+
+import (
+	"os"
+	"testing"
+)
+
+// p-retry and Bee-Queue from npm (verify/node, pinned by its lock file) and
+// Delayed::Job from Debian's ruby-delayed-job, through their real code.
+
+// nodeLib finds node and the named npm package in verify/node.
+func nodeLib(t *testing.T, pkg string) libDriver {
+	t.Helper()
+	bin := node(t)
+	if _, err := os.Stat("node/node_modules/" + pkg + "/package.json"); err != nil {
+		missing(t, "the "+pkg+" npm package", "verify/node/node_modules/"+pkg+" is absent (npm ci in verify/node)")
+	}
+	return libDriver{"node", []string{bin, "retrylibs_driver.mjs"}}
+}
+
+// TestPRetryReal: p-retry's calculateDelay and retry budget, with
+// Math.random injected and setTimeout firing at once.
+func TestPRetryReal(t *testing.T) {
+	checkLib(t, "p_retry", "p-retry", nodeLib(t, "p-retry"), map[string]any{}, 10, nil, []pyCase{
+		{"p_retry:retries=6,factor=1.5,minTimeout=250,maxTimeout=3000.5,randomize=true", map[string]any{"retries": 6, "factor": 1.5, "minTimeout": 250, "maxTimeout": 3000.5, "randomize": true}},
+		{"p_retry:retries=3,minTimeout=0", map[string]any{"retries": 3, "minTimeout": 0}},
+		{"p_retry:retries=None,factor=3", map[string]any{"retries": nil, "factor": 3}},
+		{"p_retry:retries=12,factor=10,randomize=true", map[string]any{"retries": 12, "factor": 10, "randomize": true}},
+	})
+}
+
+// TestBeeQueueReal: Bee-Queue's Job#computeDelay with its real strategies.
+func TestBeeQueueReal(t *testing.T) {
+	checkLib(t, "bee_queue", "bee-queue", nodeLib(t, "bee-queue"), map[string]any{}, 1, map[string]any{}, []pyCase{
+		{"bee_queue:retries=5,strategy=exponential,delay=100", map[string]any{"retries": 5, "strategy": "exponential", "delay": 100}},
+		{"bee_queue:retries=3,strategy=fixed,delay=2500", map[string]any{"retries": 3, "strategy": "fixed", "delay": 2500}},
+		{"bee_queue:retries=2", map[string]any{"retries": 2}},
+	})
+}
+
+// TestDelayedJobReal: Delayed::Worker#reschedule and reschedule_at.
+func TestDelayedJobReal(t *testing.T) {
+	bin := ruby(t, "delayed_job", "ruby-delayed-job")
+	checkLib(t, "delayed_job", "delayed_job", libDriver{"ruby", []string{bin, "delayed_job_driver.rb"}}, map[string]any{}, 24, nil, []pyCase{
+		{"delayed_job:max_attempts=5,destroy_failed_jobs=false", map[string]any{"max_attempts": 5, "destroy_failed_jobs": false}},
+		{"delayed_job:max_attempts=40", map[string]any{"max_attempts": 40}},
+	})
+}

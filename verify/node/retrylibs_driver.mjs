@@ -1,0 +1,96 @@
+// Drive p-retry's and Bee-Queue's real retry code for retrykit's verify module.
+//
+// Reads one JSON request on stdin:
+//   {"system": "p-retry" | "bee-queue", "config": {...},
+//    "cases": [{"op": "delay", "attempt": N, "rand": R}, {"op": "runs"}]}
+// and writes {"system", "version", "file", "results"} on stdout.
+//
+// p-retry: pRetry runs a function that always throws, with the config as its
+// options (retries, factor, minTimeout, maxTimeout, randomize). Math.random is
+// replaced by a function returning R, setTimeout by one that fires at once
+// (so no real wait is taken), and shouldConsumeRetry records each retry's
+// retryDelay, the delay p-retry computed: "delay" answers the N-th one.
+//
+// bee-queue: a real Job (lib/job.js) on a stub queue holding the real
+// strategies (lib/backoff.js), with .retries() and .backoff() from the config;
+// computeDelay is called after each failure and options.retries decremented as
+// Queue#_finishJob does on 'retrying': "delay" answers the N-th computeDelay,
+// "runs" counts the runs until computeDelay gives -1.
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+async function pRetryWaits(cfg, n, r) {
+  const { default: pRetry } = await import('p-retry');
+  const waits = [];
+  let runs = 0;
+  const savedRandom = Math.random;
+  const savedTimeout = globalThis.setTimeout;
+  // V8's Math.random() is at most 1 - 2**-52: a larger injected draw stands
+  // for that largest one.
+  Math.random = () => Math.min(r, 1 - 2 ** -52);
+  globalThis.setTimeout = (fn) => { queueMicrotask(fn); return { unref() {} }; };
+  const retries = cfg.retries === null ? Infinity : (cfg.retries ?? 10);
+  try {
+    await pRetry(() => { runs++; throw new Error('retrykit verify'); }, {
+      ...cfg,
+      retries: Math.min(retries, n),
+      shouldConsumeRetry: (ctx) => { if (ctx.retriesLeft > 0) waits.push(ctx.retryDelay); return true; },
+    });
+  } catch {
+    // exhausted
+  } finally {
+    Math.random = savedRandom;
+    globalThis.setTimeout = savedTimeout;
+  }
+  return { waits, runs };
+}
+
+function beeQueueRun(cfg, n) {
+  const Job = require('bee-queue/lib/job.js');
+  const strategies = require('bee-queue/lib/backoff.js');
+  const queue = { backoffStrategies: strategies, settings: {}, name: 'retrykit-verify' };
+  const job = new Job(queue, null, {}, {});
+  if (cfg.retries) job.retries(cfg.retries);
+  if (cfg.strategy) job.backoff(cfg.strategy, cfg.delay);
+  const delays = [];
+  let runs = 1;
+  for (;;) {
+    const d = job.computeDelay();
+    if (d < 0 || runs > n) break;
+    delays.push(d);
+    job.options.retries -= 1; // Queue#_finishJob, status 'retrying'
+    runs++;
+  }
+  return { delays, runs };
+}
+
+const request = JSON.parse(fs.readFileSync(0, 'utf8'));
+const cfg = request.config ?? {};
+const results = [];
+for (const c of request.cases) {
+  if (request.system === 'p-retry') {
+    if (c.op === 'delay') {
+      const { waits } = await pRetryWaits(cfg, c.attempt, c.rand);
+      results.push({ delay_ms: waits[c.attempt - 1] ?? null });
+    } else {
+      const { runs } = await pRetryWaits(cfg, 1000, 0.5);
+      results.push({ runs });
+    }
+  } else if (request.system === 'bee-queue') {
+    if (c.op === 'delay') {
+      const { delays } = beeQueueRun({ ...cfg, retries: cfg.retries ?? c.attempt }, c.attempt);
+      results.push({ delay_ms: delays[c.attempt - 1] ?? null });
+    } else {
+      results.push({ runs: beeQueueRun(cfg, 1000).runs });
+    }
+  } else {
+    throw new Error('retrylibs_driver: unknown system ' + request.system);
+  }
+}
+const pkg = request.system === 'p-retry' ? 'p-retry' : 'bee-queue';
+const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'node_modules', pkg);
+const version = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
+process.stdout.write(JSON.stringify({ system: request.system, version, file: dir, results }));
