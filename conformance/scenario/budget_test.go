@@ -55,12 +55,17 @@ func TestBudgetExpiryObservedAtTheFirstMillisecondPastTheLimit(t *testing.T) {
 	}
 }
 
-// A budget or replay rules that do not parse make the scenario malformed,
-// with the package's own error reachable.
+// A budget or replay rules that do not parse, or an enqueue TTL given both
+// as enqueue_ttl_ms and in timeouts, make the scenario malformed, with the
+// package's own error reachable.
 func TestPlayRefusesBadBudgetsAndReplayRules(t *testing.T) {
 	sc := decodeScenario(t, `{"id":"x","config":{},"steps":[{"at_ms":0,"op":"enqueue","job":{"id":"a","type":"t","timeouts":{"timeout":0}}}]}`)
 	if _, err := scenario.Play(sc); !errors.Is(err, scenario.ErrMalformedScenario) || !errors.Is(err, budget.ErrInvalidBudget) || !strings.Contains(err.Error(), "timeout") {
 		t.Errorf("timeouts 0: %v", err)
+	}
+	sc = decodeScenario(t, `{"id":"x","config":{},"steps":[{"at_ms":0,"op":"enqueue","job":{"id":"a","type":"t","enqueue_ttl_ms":5000,"timeouts":{"enqueue_ttl":5}}}]}`)
+	if _, err := scenario.Play(sc); !errors.Is(err, scenario.ErrMalformedScenario) || !strings.Contains(err.Error(), "enqueue TTL once") {
+		t.Errorf("two enqueue TTLs: %v", err)
 	}
 	sc = decodeScenario(t, `{"id":"x","config":{"replay_rules":[{"name":"r","filter":{},"delay":"PT1M"}]},"steps":[{"at_ms":0,"op":"tick"}]}`)
 	if _, err := scenario.Play(sc); !errors.Is(err, scenario.ErrMalformedScenario) || !errors.Is(err, replay.ErrInvalidRules) || !strings.Contains(err.Error(), "max_replays") {

@@ -282,6 +282,14 @@ func step(e *executor.Executor, st *Step, dels map[string][]uint64) (obs Observa
 			if spec.Budget, err = budget.Parse(in.Timeouts); err != nil {
 				return obs, fmt.Errorf("job %q: timeouts: %w", in.ID, err)
 			}
+			// The budget's enqueue_ttl is the job's enqueue TTL, which
+			// the executor takes from JobSpec.EnqueueTTL.
+			if ttl := spec.Budget.Spec().EnqueueTTL; ttl != 0 {
+				if in.EnqueueTTLMs != 0 {
+					return obs, fmt.Errorf("job %q: both enqueue_ttl_ms and timeouts.enqueue_ttl: give the enqueue TTL once", in.ID)
+				}
+				spec.EnqueueTTL = ttl
+			}
 		}
 		_, opErr = e.Enqueue(spec)
 	case "fetch":

@@ -1054,7 +1054,7 @@ S(B, "scn-bud-0003", "TMO-02", "ojs-timeouts 5.2", "total_timeout precedes max_a
    op(TOTAL3 - 1, "tick", X({"a": J("active", attempt=2, ru=TOTAL3)})),
    op(TOTAL3, "tick", X({"a": J("discarded", attempt=2, nra=None, ru=None, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 5000), TE(2, "total_timeout", "total", TOTAL3)])}, counts={"discarded": 1}))],
   covers=["RK-217", "RK-226", "TMO-07"], flags=BB)
-S(B, "scn-bud-0004", "TMO-02", "ojs-timeouts 5.2", "The same with on_exhaustion dead_letter: the total timeout at 20001 dead-letters the job (P2DL would allow a second attempt)",
+S(B, "scn-bud-0004", "TMO-02", "ojs-timeouts 5.2", "The same with on_exhaustion dead_letter: the total timeout at 20001 dead-letters the job with 3 of its 5 attempts left",
   [budget_job(0, "a", X(), TO3, retry={"max_attempts": 5, "initial_interval": "PT1S", "jitter": False, "on_exhaustion": "dead_letter"}),
    fetch(0, X(fetched="a")),
    fail(5000, "a", X({"a": J("retryable", attempt=1, nra=6000)})),
@@ -1091,6 +1091,25 @@ S(B, "scn-bud-0007", "TMO-02", "ojs-timeouts 5.2", "A job still waiting when its
    fetch(30001, X({"a": J("discarded", attempt=1, dl=False), "b": J("active", attempt=1)}, fetched="b")),
    fetch(30001, X(fetched=None))],
   covers=["RK-226", "RK-216"], flags=BB)
+
+S(B, "scn-bud-0008", "TMO-08", "ojs-timeouts 9.1", "An execution timeout is matched against non_retryable_errors like any error (unlike a plain visibility timeout): with timeout listed, the timeout at 0 + (10 + 0) s + 1 ms = 10001 discards the job with 2 attempts left",
+  [budget_job(0, "a", X(), {"timeout": 10, "grace_period": 0, "heartbeat_timeout": 600}, retry={"max_attempts": 3, "non_retryable_errors": ["timeout"], "jitter": False}),
+   fetch(0, X({"a": J("active", attempt=1, ru=10 * 1000 + 1)}, fetched="a")),
+   op(10 * 1000 + 1, "tick", X({"a": J("discarded", attempt=1, dl=False, errs=[TE(1, "timeout", "execution", 10 * 1000 + 1)])}))],
+  covers=["TMO-01", "RK-226"], flags=BB)
+S(B, "scn-bud-0009", "TMO-01", "ojs-timeouts 5.1", "Execution timeouts exhaust the policy like failures: max_attempts 2, timeout 10 s, grace 0: timed out at 10001 (retry at 11001) and at 11001 + 10001 = 21002, then discarded with two timeout entries",
+  [budget_job(0, "a", X(), {"timeout": 10, "grace_period": 0, "heartbeat_timeout": 600}, retry={"max_attempts": 2, "initial_interval": "PT1S", "jitter": False}),
+   fetch(0, X(fetched="a")),
+   op(10001, "tick", X({"a": J("retryable", attempt=1, nra=11001)})),
+   fetch(11001, X({"a": J("active", attempt=2, ru=11001 + 10001)}, fetched="a")),
+   op(21002, "tick", X({"a": J("discarded", attempt=2, dl=False, errs=[TE(1, "timeout", "execution", 10001), TE(2, "timeout", "execution", 21002)])}))],
+  covers=["RK-216"], flags=BB)
+S(B, "scn-bud-0010", "CORE-X02", "ojs-timeouts 5.3", "timeouts.enqueue_ttl (30 s) is the job's enqueue TTL, as enqueue_ttl_ms: enqueued at 1000, still waiting at 31000, discarded without running at 31001",
+  [budget_job(1000, "a", X(), {"enqueue_ttl": 30}),
+   op(31000, "tick", X({"a": J("available", attempt=0)})),
+   op(31001, "tick", X({"a": J("discarded", attempt=0)})),
+   fetch(31001, X(fetched=None))],
+  covers=["RK-216"], flags=BB + ["extension:expiry"])
 
 # ---- replay.json: automatic replay of dead letters (ojs-dead-letter 7)
 RP = "replay"
