@@ -168,12 +168,18 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				return invalid(field, "must be a boolean")
 			}
 		case "tags":
-			var tags []string
-			if json.Unmarshal(v, &tags) != nil || tags == nil {
+			var raws []json.RawMessage
+			if json.Unmarshal(v, &raws) != nil || raws == nil {
 				return invalid(field, "must be an array of strings")
 			}
-			if len(tags) > maxTags {
-				return invalid(field, "at most %d tags, got %d", maxTags, len(tags))
+			if len(raws) > maxTags {
+				return invalid(field, "at most %d tags, got %d", maxTags, len(raws))
+			}
+			tags := make([]string, len(raws))
+			for i, r := range raws {
+				if len(r) == 0 || r[0] != '"' || json.Unmarshal(r, &tags[i]) != nil {
+					return invalid(field+"["+strconv.Itoa(i)+"]", "must be a string, got %s", clip(string(r)))
+				}
 			}
 			for i, t := range tags {
 				if len(t) > maxTagLen {
@@ -246,8 +252,16 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 // maxVisibilityMS bounds a visibility timeout: 7 days.
 const maxVisibilityMS = 7 * 24 * 3600 * 1000
 
-// intField decodes an integral JSON number.
+// errNotNumber is intField's error for a value that is not a JSON number.
+var errNotNumber = errors.New("not a JSON number")
+
+// intField decodes an integral JSON number. A string holding digits is
+// refused, as policy.Parse refuses it (encoding/json would accept it for
+// a json.Number).
 func intField(v json.RawMessage) (int64, error) {
+	if t := bytes.TrimSpace(v); len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
+		return 0, errNotNumber
+	}
 	var n json.Number
 	if err := json.Unmarshal(v, &n); err != nil {
 		return 0, err

@@ -48,6 +48,23 @@
 // Writing a policy into a job's metadata keeps the user's other members byte
 // for byte (order, escapes and duplicates included).
 //
+// # Time budgets
+//
+// A job can also carry an OJS time budget (package budget, the
+// ojs-timeouts extension) under [BudgetKey], written by [WithBudget] and
+// checked at insert. After a failure of such a job the decision is
+// budget.Budget.DecideAt's, with River's created_at as the job's creation
+// time: past created_at + total_timeout the job ends as on_exhaustion
+// says, whatever attempts remain ([EndError.Budget] total_timeout), and a
+// retry that could not finish before that deadline is not scheduled
+// (no_time_left, ojs-timeouts §9.1). The budget's timeout bounds each
+// attempt's context. River draws the retry delay in NextRetry, after the
+// decision, so §9.1 is judged with the longest delay jitter can give
+// (docs/decisions.md RK-233). River cannot stop a job whose deadline passes
+// while it waits or runs, and has no fetch deadline, soft stop or
+// heartbeat: enqueue_ttl, grace_period and heartbeat_timeout are carried,
+// not enforced.
+//
 // # Adoption
 //
 //	rk, err := riverretry.Parse(policyJSON) // or riverretry.New(p)

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -205,7 +206,9 @@ func (p *Plugin) Decide(job *rivertype.JobRow, err error) (policy.Decision, erro
 // the panic and, as for an untyped failure, retries it at [Plugin.NextRetry]
 // until the job's max_attempts, where River discards it.
 func (p *Plugin) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	ctx, cancel := attemptContext(ctx, job)
 	err := doInner(ctx)
+	cancel()
 	if err == nil || job == nil {
 		return err
 	}
@@ -216,19 +219,19 @@ func (p *Plugin) Work(ctx context.Context, job *rivertype.JobRow, doInner func(c
 	}
 	pol, perr := p.policyFor(job)
 	errType, code, _ := errmatch.Classify(err)
-	d, derr := pol.DecideAt(policy.Failure{Attempt: max(job.Attempt, 1), ErrorType: errType, Code: code}, 0.5)
+	d, why, berr, derr := p.decideFailure(job, pol, policy.Failure{Attempt: max(job.Attempt, 1), ErrorType: errType, Code: code})
 	if derr != nil {
-		d = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}
+		d, why = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}, budget.ReasonPolicy
 	}
-	if perr != nil || derr != nil {
-		err = errors.Join(err, perr, derr)
+	if perr != nil || berr != nil || derr != nil {
+		err = errors.Join(err, perr, berr, derr)
 	}
 	switch d.Action {
 	case policy.Discard:
-		return river.JobCancel(&EndError{Decision: d, Err: err})
+		return river.JobCancel(&EndError{Decision: d, Budget: why, Err: err})
 	case policy.DeadLetter:
 		job.MaxAttempts = job.Attempt
-		return &EndError{Decision: d, Err: err}
+		return &EndError{Decision: d, Budget: why, Err: err}
 	default:
 		return err
 	}
@@ -243,13 +246,21 @@ func (p *Plugin) Work(ctx context.Context, job *rivertype.JobRow, doInner func(c
 // modified after Work returns it, so it is safe to share.
 type EndError struct {
 	Decision policy.Decision // Action Discard or DeadLetter, and its Reason
-	Err      error           // the worker's error
+	// Budget is the time-budget rule that ended the job (total_timeout,
+	// no_time_left), or budget.ReasonPolicy when the policy did.
+	Budget budget.Reason
+	Err    error // the worker's error
 }
 
 // Error returns "riverretry: ACTION (REASON): CAUSE", e.g.
-// "riverretry: discard (non_retryable): validation.bad_input: no such user".
+// "riverretry: discard (non_retryable): validation.bad_input: no such user";
+// REASON is the budget rule (total_timeout, no_time_left) when one decided.
 func (e *EndError) Error() string {
-	msg := "riverretry: " + e.Decision.Action.String() + " (" + e.Decision.Reason.String() + ")"
+	reason := e.Decision.Reason.String()
+	if e.Budget != budget.ReasonPolicy {
+		reason = e.Budget.String()
+	}
+	msg := "riverretry: " + e.Decision.Action.String() + " (" + reason + ")"
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
@@ -296,6 +307,9 @@ func (p *Plugin) InsertBegin(_ context.Context, params *rivertype.JobInsertParam
 		} else if p != nil {
 			pol = p.def
 		}
+	}
+	if _, _, err := metadataBudget(params.Metadata); err != nil {
+		return fmt.Errorf("riverretry: insert %s: %w", params.Kind, err)
 	}
 	params.MaxAttempts = riverAttempts(pol.Spec().MaxAttempts)
 	return nil
