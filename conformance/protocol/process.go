@@ -568,7 +568,7 @@ func (p *proc) kill(suspect int64, why *AdapterError) {
 					oldest, p.culprit = c, id
 				}
 			}
-			if oldest != nil && oldest.req != nil {
+			if oldest != nil && oldest.req != nil && oldest.req.Op != OpHello {
 				why.Detail = fmt.Sprintf("no answer to request %d of this adapter process (id %d) %s: %s",
 					oldest.seq-1, p.culprit, strings.TrimPrefix(why.Detail, "no answer "), quoteLine(oldest.req.AppendJSON(nil)))
 				why.Request = oldest.req
