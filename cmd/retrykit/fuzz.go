@@ -160,12 +160,14 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil || len(argv) == 0 {
 		return usageErr(fmt.Sprintf("--impl: cannot split %q into a command line", *impl))
 	}
-	// A request waits at most the whole budget, so that a silent adapter
-	// is named (on standard error as it happens, and as an adapter
-	// failure in the report) within --time of falling silent.
+	// A request waits at most a third of the budget, so that a silent
+	// adapter is named within --time of falling silent (on standard error
+	// as it happens, and as an adapter failure in the report): the first
+	// timeout, with many requests unanswered, may blame none, and the
+	// one-at-a-time replay after it finds the request it hangs on.
 	var alog io.Writer
 	stderr, alog = adapterLog(stderr, "retrykit fuzz: ")
-	p := protocol.NewProcess(argv, protocol.WithTimeout(min(*timeout, *budget)), protocol.WithLog(alog))
+	p := protocol.NewProcess(argv, protocol.WithTimeout(min(*timeout, max(*budget/3, time.Second))), protocol.WithLog(alog))
 	defer p.Close()
 	ctx := context.Background()
 	if _, err := p.Hello(ctx); err != nil {
@@ -209,6 +211,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
 		return 2
 	}
+	markSilence(res, p.Timeouts())
 	repro := func(op string) string {
 		return fmt.Sprintf("retrykit fuzz --impl %s --seed %d --ops %s --parallel %d --cases %d%s",
 			shellQuote(*impl), seed, op, *parallel, *cases, unclaimedArgs(unc))
@@ -404,4 +407,26 @@ func writeFuzzJSON(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(doc)
+}
+
+// markSilence makes a run in which the adapter timed out an adapter
+// failure even when no request could be blamed before the run ended (the
+// budget ran out during the one-at-a-time replay that finds the request
+// it hangs on): a silent adapter is never a PASS. The failure goes to the
+// first op cut short by the budget, else the first op that sent a case.
+func markSilence(res *fuzz.Result, timeouts int) {
+	if timeouts == 0 || !res.OK() || len(res.Ops) == 0 {
+		return
+	}
+	i := 0
+	for j, o := range res.Ops {
+		if o.OutOfTime {
+			i = j
+			break
+		}
+		if o.Cases > 0 && res.Ops[i].Cases == 0 {
+			i = j
+		}
+	}
+	res.Ops[i].Failure = fmt.Errorf("fuzz: the adapter stopped answering: %d adapter process(es) ended by a request timeout (each named on standard error), and the run ended before the request it hangs on was found", timeouts)
 }

@@ -107,8 +107,11 @@ func TestFuzzSilentAdapterFails(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit status %d, want 1\n%s", code, out)
 	}
-	if !strings.Contains(errOut, "retrykit fuzz: adapter timeout: no answer to request 50 of this adapter process") {
-		t.Errorf("standard error does not name the request the adapter stopped answering:\n%s", errOut)
+	// Under fuzz's parallel requests the first timeouts find many
+	// requests unanswered and blame none (PROTOCOL.md section 6); each is
+	// still named on standard error as it happens.
+	if !strings.Contains(errOut, "retrykit fuzz: adapter timeout: no answer") {
+		t.Errorf("standard error does not report the adapter's silence:\n%s", errOut)
 	}
 	if strings.Contains(out, "PASS") || !strings.Contains(out, "ADAPTER FAILURE") {
 		t.Errorf("report:\n%s", out)

@@ -115,9 +115,10 @@ type Process struct {
 
 	mu         sync.Mutex
 	cur        *proc
-	noProgress int   // consecutive deaths of processes that answered nothing
-	timeouts   int   // processes ended for a timeout, in all
-	gaveUp     error // set once the adapter is not restarted any more
+	noProgress int          // consecutive deaths of processes that answered nothing
+	timeouts   int          // processes ended for a blamed timeout, in all
+	silences   atomic.Int64 // processes ended for a timeout, blamed or not
+	gaveUp     error        // set once the adapter is not restarted any more
 	hello      Hello
 	started    bool
 	closed     bool
@@ -139,6 +140,13 @@ func NewProcess(argv []string, opts ...Option) *Process {
 	}
 	return &Process{argv: append([]string(nil), argv...), cfg: cfg, stderr: &tailBuffer{limit: cfg.stderr}}
 }
+
+// Timeouts returns how many adapter processes have been ended so far
+// because a request went unanswered for the whole timeout, whether or not
+// the request could be blamed. A run cut short (by its time budget, say)
+// before the one-at-a-time replay blamed a request still has a count
+// here, so a silent adapter never goes unreported.
+func (e *Process) Timeouts() int { return int(e.silences.Load()) }
 
 // Stderr returns the tail (up to 64 KiB) of what the adapter processes have
 // written to standard error so far.
@@ -242,9 +250,16 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 			return nil, p.deathError("")
 		}
 		if p.death.Kind == FailureTimeout {
+			e.silences.Add(1)
+		}
+		if p.death.Kind == FailureTimeout && p.culprit != 0 {
 			// A silent adapter: restarting it only buys the next silence,
-			// each costing a whole timeout, so timeouts count against the
-			// restarts whatever was answered before them.
+			// each costing a whole timeout, so blamed timeouts count
+			// against the restarts whatever was answered before them. A
+			// timeout with several requests unanswered blames none (an
+			// adapter may hold earlier answers in its output buffer while
+			// it hangs on a later request): the one-at-a-time replay after
+			// it blames the request that hangs, and that timeout counts.
 			e.timeouts++
 			if e.timeouts > e.cfg.restarts {
 				e.gaveUp = &AdapterError{Kind: FailureDead, Detail: fmt.Sprintf("not restarted again after %d timeouts, the last: %s", e.timeouts, p.death.Detail),
@@ -548,12 +563,12 @@ func (p *proc) deathError(when string) *AdapterError {
 }
 
 // kill records why the process is being killed (unless a cause is already
-// known) and ends its whole process group. For a timeout the oldest
-// unanswered request is blamed: the adapter fell silent at it, however
-// many were sent after it (the others are re-sent one at a time to the
-// next process). For another cause the suspect is blamed only if it is
-// the one request unanswered: with several in flight, any of them may be
-// the cause, and they are all re-sent one at a time.
+// known) and ends its whole process group. The suspect is blamed only if
+// it is the one request unanswered: with several in flight, any of them
+// may be the cause (an adapter that buffers its output holds the answers
+// to earlier requests while it hangs on a later one), and they are all
+// re-sent one at a time to the next process. A blamed timeout names the
+// request: its number among the process's requests, its id and its line.
 func (p *proc) kill(suspect int64, why *AdapterError) {
 	p.mu.Lock()
 	if p.death == nil {
@@ -561,20 +576,13 @@ func (p *proc) kill(suspect int64, why *AdapterError) {
 			why = &AdapterError{Kind: FailureProtocol, Detail: "killed after a bad handshake"}
 		}
 		p.death = why
-		if why.Kind == FailureTimeout {
-			var oldest *call
-			for id, c := range p.pending {
-				if oldest == nil || c.seq < oldest.seq {
-					oldest, p.culprit = c, id
-				}
-			}
-			if oldest != nil && oldest.req != nil && oldest.req.Op != OpHello {
-				why.Detail = fmt.Sprintf("no answer to request %d of this adapter process (id %d) %s: %s",
-					oldest.seq-1, p.culprit, strings.TrimPrefix(why.Detail, "no answer "), quoteLine(oldest.req.AppendJSON(nil)))
-				why.Request = oldest.req
-			}
-		} else if _, ok := p.pending[suspect]; ok && len(p.pending) == 1 {
+		if c, ok := p.pending[suspect]; ok && len(p.pending) == 1 {
 			p.culprit = suspect
+			if why.Kind == FailureTimeout && c.req != nil && c.req.Op != OpHello {
+				why.Detail = fmt.Sprintf("no answer to request %d of this adapter process (id %d) %s: %s",
+					c.seq-1, suspect, strings.TrimPrefix(why.Detail, "no answer "), quoteLine(c.req.AppendJSON(nil)))
+				why.Request = c.req
+			}
 		}
 	}
 	p.mu.Unlock()
