@@ -31,9 +31,9 @@ func TestHandleScheduleToCloseIsTotalTimeout(t *testing.T) {
 		{"past the deadline", 610 * time.Second, 600 * time.Second, 60 * time.Second, false, "temporalretry: dead_letter (total_timeout)"},
 		{"no schedule-to-close: the policy alone", 100000 * time.Second, 0, 60 * time.Second, true, ""},
 		// A fractional timeout rounds up (61 s), the total down (600 s):
-		// 480 + 60 + 61 > 600 (with 60 s exactly, 480 s is retried).
-		{"retry at the deadline", 480 * time.Second, 600 * time.Second, 60 * time.Second, true, ""},
-		{"fractional timeouts", 480 * time.Second, 600900 * time.Millisecond, 60100 * time.Millisecond, false, "temporalretry: dead_letter (no_time_left)"},
+		// 479.5 + 60 + 61 > 600 (with 60 s exactly, 599.5 <= 600: retried).
+		{"retry just before the deadline", 479500 * time.Millisecond, 600 * time.Second, 60 * time.Second, true, ""},
+		{"fractional timeouts", 479500 * time.Millisecond, 600900 * time.Millisecond, 60100 * time.Millisecond, false, "temporalretry: dead_letter (no_time_left)"},
 	} {
 		now := time.Now()
 		i := New(pol)
