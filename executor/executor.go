@@ -681,6 +681,11 @@ func (e *Executor) Cancel(id string) (Job, error) {
 	if j.state.Terminal() {
 		return j.snapshot(e.cfg.history), nil
 	}
+	return e.cancelLocked(j, now), nil
+}
+
+// cancelLocked cancels j, which is not finished, at now; e.mu is held.
+func (e *Executor) cancelLocked(j *job, now int64) Job {
 	e.unschedule(j) // no-op unless scheduled, retryable or active
 	e.move(j, Cancelled)
 	j.finished = now
@@ -690,7 +695,7 @@ func (e *Executor) Cancel(id string) (Job, error) {
 		o.Cancelled(s)
 	}
 	e.retire(j)
-	return s, nil
+	return s
 }
 
 // Activate makes a pending job available (ojs-core ACTIVATE).

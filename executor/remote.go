@@ -33,41 +33,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // names the first rejected one by its index. Each spec is checked as by
 // [Executor.Enqueue]; ids must also be unique within the batch.
 func (e *Executor) EnqueueBatch(specs []JobSpec) ([]Job, error) {
-	for i := range specs {
-		if err := prepare(&specs[i]); err != nil {
-			return nil, &BatchError{Index: i, Err: err}
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.now()
-	e.advance(now)
-	seen := make(map[string]int, len(specs))
-	for i := range specs {
-		sp := &specs[i]
-		if _, err := e.resolvePolicy(sp.Retry, sp.Policy); err != nil {
-			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w", clip(sp.ID), err)}
-		}
-		if sp.ID == "" {
-			continue
-		}
-		if k, dup := seen[sp.ID]; dup {
-			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w (batch[%d] has it too)", clip(sp.ID), ErrDuplicateID, k)}
-		}
-		if e.jobs[sp.ID] != nil {
-			return nil, &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w", clip(sp.ID), ErrDuplicateID)}
-		}
-		seen[sp.ID] = i
-	}
-	out := make([]Job, 0, len(specs))
-	for i := range specs {
-		j, err := e.insert(specs[i], now)
-		if err != nil { // unreachable: everything was checked above
-			panic("executor: internal error: batch insert after checks: " + err.Error())
-		}
-		out = append(out, j)
-	}
-	return out, nil
+	return e.EnqueueReplacing(specs, nil)
 }
 
 // FetchN claims up to n jobs as n calls of [Executor.Fetch] would, at one
@@ -75,41 +41,7 @@ func (e *Executor) EnqueueBatch(specs []JobSpec) ([]Job, error) {
 // claimed job (its reservation now and after each heartbeat); vis ≤ 0
 // keeps the job's own. n < 1 claims nothing.
 func (e *Executor) FetchN(n int, vis time.Duration, queues ...string) []Job {
-	if n < 1 {
-		return nil
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.now()
-	e.advance(now)
-	if len(queues) == 0 {
-		queues = defaultQueues
-	}
-	var out []Job
-	for _, name := range queues {
-		if name == "" {
-			name = DefaultQueue
-		}
-		q := e.queues[name]
-		if q == nil || q.paused {
-			continue
-		}
-		for len(out) < n {
-			j := e.next(q, now)
-			if j == nil {
-				break
-			}
-			if vis > 0 {
-				j.vis = int64(vis)
-			}
-			e.claim(j, now)
-			out = append(out, j.snapshot(e.cfg.history))
-		}
-		if len(out) == n {
-			break
-		}
-	}
-	return out
+	return e.FetchWithin(n, vis, nil, queues...)
 }
 
 // HeartbeatFor is [Executor.Heartbeat] with the extension chosen by the

@@ -239,8 +239,18 @@ func (s *Server) deadLetterList(admin bool) handler {
 		f.queue, limit = s.plantDeadLetterPage(f.queue, limit)
 		page, total := s.exec.DeadLetters(executor.DeadLetterQuery{Accept: f.match, Offset: offset, Limit: limit})
 		out := make([]map[string]any, 0, len(page))
-		for _, j := range page {
-			out = append(out, s.view(j, s.store.get(j.ID)))
+		var size int64
+		for k, j := range page {
+			// A page is cut by bytes as well as by count (RK-162):
+			// has_more and the next offset continue it.
+			x := s.store.get(j.ID)
+			n := jobEstimate(j, x)
+			if k > 0 && size+n > maxAnswer {
+				page = page[:k]
+				break
+			}
+			size += n
+			out = append(out, s.view(j, x))
 		}
 		return http.StatusOK, map[string]any{key: out, "pagination": map[string]any{
 			"total": total, "limit": limit, "offset": offset, "has_more": offset+len(page) < total,

@@ -30,6 +30,7 @@ type Events struct {
 	buf   []event // ring
 	head  int     // index of the oldest
 	n     int
+	bytes int64             // sum of the buffered events' body sizes, at most maxEventBytes
 	seq   uint64            // sequence number of the newest
 	index map[string]uint64 // event id -> sequence number, for the buffered events
 	now   func() time.Time
@@ -65,24 +66,37 @@ func (ev *Events) add(typ string, j executor.Job, at time.Time, data map[string]
 		"specversion": "1.0", "id": id, "type": typ, "source": "ojs://retrykit/serve",
 		"time": stamp(at), "subject": j.ID, "datacontenttype": "application/json", "data": data,
 	})
-	i := (ev.head + ev.n) % len(ev.buf)
-	if ev.n == len(ev.buf) {
-		delete(ev.index, ev.buf[ev.head].id)
+	// The oldest events go while the log is full by count or by bytes.
+	for ev.n > 0 && (ev.n == len(ev.buf) || ev.bytes+int64(len(body)) > maxEventBytes) {
+		old := &ev.buf[ev.head]
+		delete(ev.index, old.id)
+		ev.bytes -= int64(len(old.body))
+		*old = event{}
 		ev.head = (ev.head + 1) % len(ev.buf)
-		i = (ev.head + ev.n - 1) % len(ev.buf)
-	} else {
-		ev.n++
+		ev.n--
 	}
+	i := (ev.head + ev.n) % len(ev.buf)
+	ev.n++
+	ev.bytes += int64(len(body))
 	ev.buf[i] = event{seq: ev.seq, id: id, typ: typ, queue: j.Queue, jtype: j.Type, body: body}
 	ev.index[id] = ev.seq
 }
+
+// Bounds of the event log's memory (RK-161): the log holds at most
+// maxEventBytes of event bodies, dropping the oldest first, and an ACK
+// result larger than maxEventResult is not copied into job.completed
+// (result_bytes gives its size; the job view keeps the result).
+const (
+	maxEventBytes  = 16 << 20
+	maxEventResult = 4 << 10
+)
 
 // clear empties the log; sequence numbers go on.
 func (ev *Events) clear() {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	clear(ev.buf)
-	ev.head, ev.n = 0, 0
+	ev.head, ev.n, ev.bytes = 0, 0, 0
 	ev.index = map[string]uint64{}
 }
 
@@ -172,15 +186,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 	}
 	out := []json.RawMessage{}
 	cursor, more := "", false
+	var size int64
 	for k := 0; k < ev.n; k++ {
 		e := &ev.buf[(ev.head+k)%len(ev.buf)]
 		if e.seq <= after || (types != nil && !types[e.typ]) || (queues != nil && !queues[e.queue]) || (jtypes != nil && !jtypes[e.jtype]) {
 			continue
 		}
-		if len(out) == limit {
-			more = true
+		if len(out) == limit || (len(out) > 0 && size+int64(len(e.body)) > maxAnswer) {
+			more = true // a page is cut by count and by bytes (RK-162)
 			break
 		}
+		size += int64(len(e.body)) + 1
 		out = append(out, e.body)
 		cursor = e.id
 	}

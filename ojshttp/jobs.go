@@ -69,28 +69,36 @@ func (s *Server) pushBatch(w http.ResponseWriter, r *http.Request) (int, any, *a
 	if len(dedup) > 0 {
 		resp["deduplicated"] = dedup
 	}
+	if len(dedup) == len(jobs) {
+		// Nothing was created: 200 with the existing jobs, as a single
+		// deduplicated PUSH answers (RK-165).
+		return http.StatusOK, resp, nil
+	}
 	return http.StatusCreated, resp, nil
 }
 
 // enqueue hands decoded jobs to the executor (one Enqueue, or an atomic
-// EnqueueBatch) and returns their views. Ids are assigned here (UUIDv7);
-// the extras are stored before the jobs exist, so no fetch can see a job
-// without them, and taken back if the executor refuses. Unique jobs are
-// resolved first (RK-152): dedup lists the indexes of the jobs an
-// "ignore" conflict answered with the existing job instead.
+// EnqueueReplacing) and returns their views. Ids are assigned here
+// (UUIDv7); the extras are stored before the jobs exist, so no fetch can
+// see a job without them, and taken back if the executor refuses. Unique
+// jobs are resolved first (RK-152): dedup lists the indexes of the jobs an
+// "ignore" conflict answered with the existing job instead, and the jobs a
+// "replace" conflict cancels are cancelled by the executor in the same
+// step that creates the new ones. Nothing changes before every check has
+// passed: a refused PUSH has no effect (RK-160).
 func (s *Server) enqueue(all []*pushed) (out []map[string]any, dedup []int, aerr *apiError) {
 	unique := slices.ContainsFunc(all, func(p *pushed) bool { return p.x.unique != nil })
 	if unique {
 		s.uniqueMu.Lock()
 		defer s.uniqueMu.Unlock()
 	}
+	// A paused queue still accepts jobs: they wait as available until it
+	// is resumed (RK-192).
 	ps := all
-	if err := s.admit(ps); err != nil {
-		return nil, nil, err
-	}
 	var ignored []*executor.Job
+	var cancel []string
 	if unique {
-		if ignored, aerr = s.resolveUnique(all); aerr != nil {
+		if ignored, cancel, aerr = s.resolveUnique(all); aerr != nil {
 			return nil, nil, aerr
 		}
 		if ignored != nil {
@@ -104,7 +112,12 @@ func (s *Server) enqueue(all []*pushed) (out []map[string]any, dedup []int, aerr
 			}
 		}
 	}
-	created, aerr := s.create(ps)
+	release, aerr := s.reserve(ps)
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	created, aerr := s.create(ps, cancel)
+	release()
 	if aerr != nil {
 		return nil, nil, aerr
 	}
@@ -119,30 +132,78 @@ func (s *Server) enqueue(all []*pushed) (out []map[string]any, dedup []int, aerr
 	return out, dedup, nil
 }
 
-// admit refuses a PUSH the server cannot hold (WithMaxJobs, WithMaxBytes).
-func (s *Server) admit(ps []*pushed) *apiError {
-	if s.exec.Len()+len(ps) > s.cfg.maxJobs {
-		return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
-			message: "the server holds its maximum of " + strconv.Itoa(s.cfg.maxJobs) + " jobs"}
-	}
+// reserve claims room for ps under WithMaxJobs and WithMaxBytes, or
+// refuses them with 429 queue_full. The check and the claim are one step
+// (admitMu), so concurrent PUSHes cannot together pass a limit that each
+// alone respects; release gives the claim back once the jobs are created
+// (the executor and the store then count them) or refused.
+func (s *Server) reserve(ps []*pushed) (release func(), aerr *apiError) {
 	var need int64
 	for _, p := range ps {
 		need += p.x.size
 	}
-	if s.store.weight()+need > s.cfg.maxBytes {
-		s.store.sweep(s.exec, true) // drop what retention has pruned, then look again
-		if s.store.weight()+need > s.cfg.maxBytes {
-			return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
-				message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data"}
-		}
+	n := len(ps)
+	s.admitMu.Lock()
+	defer s.admitMu.Unlock()
+	if s.exec.Len()+s.inflightJobs+n > s.cfg.maxJobs {
+		return nil, &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
+			message: "the server holds its maximum of " + strconv.Itoa(s.cfg.maxJobs) + " jobs"}
 	}
-	// A paused queue still accepts jobs: they wait as available until it
-	// is resumed (RK-192).
-	return nil
+	if aerr := s.roomFor(need + s.inflightBytes); aerr != nil {
+		return nil, aerr
+	}
+	s.inflightJobs += n
+	s.inflightBytes += need
+	return func() {
+		s.admitMu.Lock()
+		defer s.admitMu.Unlock()
+		s.inflightJobs -= n
+		s.inflightBytes -= need
+	}, nil
 }
 
-// create enqueues ps (none: nothing) and returns their views.
-func (s *Server) create(ps []*pushed) ([]map[string]any, *apiError) {
+// reserveBytes claims n more bytes of job data for field (an ACK result,
+// a FAIL's error) under WithMaxBytes, or refuses with 429 queue_full
+// naming the field; release gives the claim back once the store counts
+// the bytes (or the request failed).
+func (s *Server) reserveBytes(field string, n int64) (release func(), aerr *apiError) {
+	if n <= 0 {
+		return func() {}, nil
+	}
+	s.admitMu.Lock()
+	defer s.admitMu.Unlock()
+	if aerr := s.roomFor(n + s.inflightBytes); aerr != nil {
+		aerr.message = field + ": " + aerr.message + "; the job stays active"
+		aerr.details["field"] = field
+		return nil, aerr
+	}
+	s.inflightBytes += n
+	return func() {
+		s.admitMu.Lock()
+		defer s.admitMu.Unlock()
+		s.inflightBytes -= n
+	}, nil
+}
+
+// roomFor refuses with 429 queue_full when need more bytes of job data
+// would take the store past WithMaxBytes, after sweeping what retention
+// has pruned.
+func (s *Server) roomFor(need int64) *apiError {
+	if s.store.weight()+need <= s.cfg.maxBytes {
+		return nil
+	}
+	s.store.sweep(s.exec, true) // drop what retention has pruned, then look again
+	if s.store.weight()+need <= s.cfg.maxBytes {
+		return nil
+	}
+	return &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
+		message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data",
+		details: map[string]any{"max_bytes": s.cfg.maxBytes, "needed_bytes": need}}
+}
+
+// create enqueues ps (none: nothing), cancelling the jobs of cancel in the
+// same executor step, and returns their views.
+func (s *Server) create(ps []*pushed, cancel []string) ([]map[string]any, *apiError) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -151,12 +212,24 @@ func (s *Server) create(ps []*pushed) ([]map[string]any, *apiError) {
 	for i, p := range ps {
 		if p.spec.ID == "" {
 			p.spec.ID = newUUIDv7(now)
+		} else if _, err := s.exec.Get(p.spec.ID); err == nil {
+			// The id is taken: the entry of the job that holds it is not
+			// touched, even for a moment.
+			for k := i - 1; k >= 0; k-- {
+				s.store.restore(ps[k].spec.ID, ps[k].x, olds[k])
+			}
+			e := errorFor(executor.ErrDuplicateID, p.spec.ID)
+			if len(ps) > 1 {
+				e.message = "jobs[" + strconv.Itoa(i) + "]: " + e.message
+				e.details["index"] = i
+			}
+			return nil, e
 		}
 		olds[i] = s.store.put(p.spec.ID, p.x)
 	}
 	var jobs []executor.Job
 	var err error
-	if len(ps) == 1 {
+	if len(ps) == 1 && len(cancel) == 0 {
 		var j executor.Job
 		if j, err = s.exec.Enqueue(ps[0].spec); err == nil {
 			jobs = []executor.Job{j}
@@ -166,11 +239,22 @@ func (s *Server) create(ps []*pushed) ([]map[string]any, *apiError) {
 		for i, p := range ps {
 			specs[i] = p.spec
 		}
-		jobs, err = s.exec.EnqueueBatch(specs)
+		jobs, err = s.exec.EnqueueReplacing(specs, cancel)
+		var be *executor.BatchError
+		if len(ps) == 1 && errors.As(err, &be) {
+			err = be.Err // one job: the error the single Enqueue gives
+		}
 	}
 	if err != nil {
 		for i := len(ps) - 1; i >= 0; i-- {
 			s.store.restore(ps[i].spec.ID, ps[i].x, olds[i])
+		}
+		var te *executor.TransitionError
+		if errors.As(err, &te) && te.Op == "cancel" {
+			e := dupErr(0, 1, "job "+strconv.Quote(te.ID), te.From.String(), "")
+			e.message += " (it became active, and an active job cannot be replaced)"
+			e.details = map[string]any{"existing_job_id": te.ID, "existing_job_state": te.From.String()}
+			return nil, e
 		}
 		id := ps[0].spec.ID
 		if errors.Is(err, executor.ErrDuplicateID) && len(ps) > 1 {

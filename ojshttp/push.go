@@ -53,7 +53,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	for k, v := range raw {
 		switch k {
 		case "id", "type", "args", "meta", "options", "specversion":
-		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms":
+		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms", "expires_at", "enqueue_ttl":
 			// Envelope attributes of ojs-core may also sit at the top level.
 			if opts == nil {
 				opts = map[string]json.RawMessage{}
@@ -155,13 +155,9 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			}
 			p.spec.VisibilityTimeout = time.Duration(n) * time.Millisecond
 		case "delay_until", "scheduled_at":
-			var ts string
-			t, err := time.Time{}, error(nil)
-			if err = json.Unmarshal(v, &ts); err == nil {
-				t, err = time.Parse(time.RFC3339Nano, ts)
-			}
+			t, err := pushTime(field, v, s.cfg.clock.Now())
 			if err != nil {
-				return invalid(field, "must be an RFC 3339 timestamp, got %s", clip(string(v)))
+				return err
 			}
 			if !p.spec.ScheduledAt.IsZero() {
 				return invalid(field, "delay_until and scheduled_at are the same option; give one")
@@ -172,12 +168,18 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				return invalid(field, "must be a boolean")
 			}
 		case "tags":
-			var tags []string
-			if json.Unmarshal(v, &tags) != nil || tags == nil {
+			var raws []json.RawMessage
+			if json.Unmarshal(v, &raws) != nil || raws == nil {
 				return invalid(field, "must be an array of strings")
 			}
-			if len(tags) > maxTags {
-				return invalid(field, "at most %d tags, got %d", maxTags, len(tags))
+			if len(raws) > maxTags {
+				return invalid(field, "at most %d tags, got %d", maxTags, len(raws))
+			}
+			tags := make([]string, len(raws))
+			for i, r := range raws {
+				if len(r) == 0 || r[0] != '"' || json.Unmarshal(r, &tags[i]) != nil {
+					return invalid(field+"["+strconv.Itoa(i)+"]", "must be a string, got %s", clip(string(r)))
+				}
 			}
 			for i, t := range tags {
 				if len(t) > maxTagLen {
@@ -197,7 +199,19 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				return err
 			}
 			p.x.unique = u
-		case "expires_at", "rate_limit", "depends_on", "workflow":
+		case "expires_at":
+			t, err := pushTime(field, v, s.cfg.clock.Now())
+			if err != nil {
+				return err
+			}
+			p.spec.ExpiresAt = t
+		case "enqueue_ttl":
+			d, err := enqueueTTL(field, v)
+			if err != nil {
+				return err
+			}
+			p.spec.EnqueueTTL = d
+		case "rate_limit", "depends_on", "workflow":
 			return &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 				message: field + ": not supported by this server (the manifest does not claim it)",
 				details: map[string]any{"field": field}}
@@ -238,8 +252,16 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 // maxVisibilityMS bounds a visibility timeout: 7 days.
 const maxVisibilityMS = 7 * 24 * 3600 * 1000
 
-// intField decodes an integral JSON number.
+// errNotNumber is intField's error for a value that is not a JSON number.
+var errNotNumber = errors.New("not a JSON number")
+
+// intField decodes an integral JSON number. A string holding digits is
+// refused, as policy.Parse refuses it (encoding/json would accept it for
+// a json.Number).
 func intField(v json.RawMessage) (int64, error) {
+	if t := bytes.TrimSpace(v); len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
+		return 0, errNotNumber
+	}
 	var n json.Number
 	if err := json.Unmarshal(v, &n); err != nil {
 		return 0, err

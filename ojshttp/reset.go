@@ -33,6 +33,7 @@ func (s *Server) resetAll(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			}
 		}
 		if err := s.exec.Delete(j.ID); err == nil {
+			s.store.drop(j.ID)
 			removed++
 		} else if !errors.Is(err, executor.ErrNotFound) {
 			return 0, nil, errorFor(err, j.ID)
@@ -43,7 +44,8 @@ func (s *Server) resetAll(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			s.exec.ResumeQueue(q.Name)
 		}
 	}
-	s.store.clear()
+	// Only the entries of the jobs removed go: a PUSH racing the reset
+	// keeps the meta and tags of the job it creates (RK-160).
 	s.workers.clear()
 	if ev := s.cfg.events; ev != nil {
 		ev.clear()

@@ -2,6 +2,7 @@ package ojshttp
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,8 +31,9 @@ const (
 	// DefaultMaxJobs is the default bound of the jobs held (WithMaxJobs).
 	DefaultMaxJobs = 500_000
 	// DefaultMaxBytes is the default bound of the job data held
-	// (WithMaxBytes): 1 GiB.
-	DefaultMaxBytes = 1 << 30
+	// (WithMaxBytes): 256 MiB, so that a server at its default limits
+	// lives within a 2 GiB address space (README, serve).
+	DefaultMaxBytes = 256 << 20
 )
 
 // Server serves one executor over the OJS HTTP binding. Create it with New;
@@ -81,9 +83,18 @@ type Server struct {
 	// uniqueMu serialises the PUSHes of unique jobs, so that a
 	// uniqueness check and the insert it allows are atomic (RK-152).
 	uniqueMu sync.Mutex
-	workers  *workers
+	// admitMu guards the room claimed by PUSHes not yet created
+	// (inflightJobs, inflightBytes), so that the WithMaxJobs and
+	// WithMaxBytes checks and the claims are atomic (RK-160).
+	admitMu       sync.Mutex
+	inflightJobs  int
+	inflightBytes int64
+	workers       *workers
 	// clockMu serialises manual clock advances against clockHorizon.
 	clockMu sync.Mutex
+	// inflight bounds the bytes of bodies being read and answers being
+	// rendered at once (WithMaxInflightBytes).
+	inflight *byteBudget
 }
 
 type config struct {
@@ -96,6 +107,7 @@ type config struct {
 	maxBytes  int64
 	events    *Events
 	reset     bool
+	inflight  int64
 }
 
 // Option configures a Server in New. A nil Option is ignored.
@@ -175,13 +187,15 @@ func WithMaxBytes(n int64) Option {
 // New returns a Server for exec.
 func New(exec *executor.Executor, opts ...Option) *Server {
 	cfg := config{clock: executor.RealClock{}, maxBody: DefaultMaxBodySize,
-		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch, maxJobs: DefaultMaxJobs, maxBytes: DefaultMaxBytes}
+		maxBatchB: DefaultMaxBatchBodySize, maxBatch: DefaultMaxBatch, maxJobs: DefaultMaxJobs, maxBytes: DefaultMaxBytes,
+		inflight: DefaultMaxInflightBytes}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now(), workers: newWorkers()}
+	s := &Server{exec: exec, cfg: cfg, mux: http.NewServeMux(), store: newStore(), start: time.Now(), workers: newWorkers(),
+		inflight: newBudget(cfg.inflight)}
 	s.routes()
 	return s
 }
@@ -199,8 +213,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // NewHTTPServer returns an http.Server for h on addr with timeouts against
 // slow or stalled clients: 5 s to read the headers, 30 s to read a request,
-// 30 s to write the answer, 2 minutes idle between keep-alive requests,
-// and 64 KiB of headers. Stop it with its Shutdown method, which lets
+// 30 s to write the answer, 30 s idle between keep-alive requests, and
+// 64 KiB of headers. With a [ConnLimiter], set its ConnState hook too. Stop it with its Shutdown method, which lets
 // in-flight requests finish.
 func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
@@ -209,7 +223,7 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       30 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
 }
@@ -219,17 +233,43 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 type handler func(w http.ResponseWriter, r *http.Request) (int, any, *apiError)
 
 func (s *Server) handle(pattern string, h handler) {
+	limit := s.cfg.maxBody
+	if strings.HasSuffix(pattern, "/jobs/batch") {
+		limit = s.cfg.maxBatchB
+	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		status, v, err := h(w, r)
-		if err != nil {
-			writeError(w, r, err)
+		// A body is read and decoded (about twice its size) within the
+		// in-flight budget (RK-162).
+		var held int64
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			n := limit
+			if r.ContentLength > 0 && r.ContentLength < n {
+				n = r.ContentLength
+			}
+			var err error
+			if held, err = s.inflight.acquire(r.Context(), 2*n); err != nil {
+				return // the client went away while waiting
+			}
+		}
+		status, v, aerr := h(w, r)
+		s.inflight.release(held)
+		if aerr != nil {
+			writeError(w, r, aerr)
 			return
 		}
 		if status == http.StatusNoContent {
 			w.WriteHeader(status)
 			return
 		}
-		writeJSON(w, status, v)
+		// Rendering takes about three times the answer: the encoder's
+		// buffer (grown by doubling) and the copy written out.
+		est := estimate(v)
+		n, err := s.inflight.acquire(r.Context(), 3*est)
+		if err != nil {
+			return
+		}
+		defer s.inflight.release(n)
+		writeSized(w, status, v, est)
 	})
 }
 

@@ -256,7 +256,7 @@ func TestErrors(t *testing.T) {
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "id": avail}, 409, "duplicate"},
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"priority": 101}}, 400, "invalid_request"},
 		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"unique": map[string]any{"keys": []string{"argz"}}}}, 400, "invalid_request"},
-		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"expires_at": "2030-01-01T00:00:00Z"}}, 422, "unsupported"},
+		{"POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"rate_limit": map[string]any{"max": 1}}}, 422, "unsupported"},
 		{"GET", "/ojs/v1/jobs/019539a4-0000-7000-8000-000000000000", nil, 404, "not_found"},
 		{"DELETE", "/ojs/v1/jobs/nope", nil, 404, "not_found"},
 		{"POST", "/ojs/v1/workers/ack", map[string]any{"job_id": avail}, 409, "conflict"},

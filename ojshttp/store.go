@@ -37,8 +37,27 @@ type extra struct {
 	// maxSentCodes: a job's error history shows each as sent (RK-177).
 	sent []sentCode
 	// size is what the job's caller data weighs: args, meta, unknown
-	// fields, result (counted against WithMaxBytes).
+	// fields, result, error history (counted against WithMaxBytes).
 	size int64
+	// errCosts are the weights of the failures the server recorded, the
+	// newest last: as many as the executor may still hold (twice its
+	// history window, see executor's addError); errBytes is their sum.
+	errCosts []int64
+	errBytes int64
+}
+
+// addErrorCost records a failure of cost bytes; shown is how many error
+// entries the job's snapshot shows after it (the executor's window).
+func (x *extra) addErrorCost(cost int64, shown int) {
+	costs := append(slices.Clip(x.errCosts), cost)
+	if keep := 2 * max(shown, 1); len(costs) > keep {
+		costs = slices.Clone(costs[len(costs)-keep:])
+	}
+	x.errCosts = costs
+	x.errBytes = 0
+	for _, c := range costs {
+		x.errBytes += c
+	}
 }
 
 // store maps job ids to their extra, bounded by the executor's own
@@ -166,15 +185,6 @@ func (st *store) restore(id string, x, old *extra) {
 	}
 }
 
-func (st *store) clear() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.m = make(map[string]*extra)
-	st.bytes = 0
-	st.sweepAt = minSweep
-	st.byKey = make(map[string][]string)
-}
-
 func (st *store) drop(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -196,9 +206,9 @@ func (st *store) update(id string, fn func(x *extra)) {
 		x = &c
 	}
 	old := sizeOf(st.m[id])
-	base := x.size - int64(len(x.result)) // args and the rest, counted at put
+	base := x.size - int64(len(x.result)) - x.errBytes // args and the rest, counted at put
 	fn(x)
-	x.size = base + int64(len(x.result))
+	x.size = base + int64(len(x.result)) + x.errBytes
 	st.m[id] = x
 	st.bytes += x.size - old
 }

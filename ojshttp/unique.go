@@ -256,12 +256,13 @@ func (s *Server) duplicateOf(u *uniquePolicy, key string) (executor.Job, bool) {
 }
 
 // resolveUnique applies on_conflict to the unique jobs of a PUSH before
-// they are created. It returns, per job, the existing job that an
-// "ignore" conflict answers with (nil: the job is created). replace
-// cancels the existing job first; an active one cannot be replaced and
-// falls back to reject (§5.2).
-func (s *Server) resolveUnique(ps []*pushed) ([]*executor.Job, *apiError) {
-	var ignored []*executor.Job
+// they are created, without changing anything. It returns, per job, the
+// existing job that an "ignore" conflict answers with (nil: the job is
+// created), and the jobs a "replace" conflict cancels: the executor
+// cancels them in the step that creates the new jobs, and only if every
+// job of the PUSH is accepted (RK-160). An active job cannot be replaced
+// and falls back to reject (§5.2).
+func (s *Server) resolveUnique(ps []*pushed) (ignored []*executor.Job, cancel []string, aerr *apiError) {
 	seen := map[string]int{}
 	for i, p := range ps {
 		u := p.x.unique
@@ -269,7 +270,7 @@ func (s *Server) resolveUnique(ps []*pushed) ([]*executor.Job, *apiError) {
 			continue
 		}
 		if first, dup := seen[p.x.uniqueKey]; dup {
-			return nil, dupErr(i, len(ps), "jobs["+strconv.Itoa(first)+"] of the same batch", "", p.x.uniqueKey)
+			return nil, nil, dupErr(i, len(ps), "jobs["+strconv.Itoa(first)+"] of the same batch", "", p.x.uniqueKey)
 		}
 		seen[p.x.uniqueKey] = i
 		old, ok := s.duplicateOf(u, p.x.uniqueKey)
@@ -287,29 +288,22 @@ func (s *Server) resolveUnique(ps []*pushed) ([]*executor.Job, *apiError) {
 				e := dupErr(i, len(ps), "job "+strconv.Quote(old.ID), old.State.String(), p.x.uniqueKey)
 				e.message += " (an active job cannot be replaced)"
 				e.details["existing_job_id"] = old.ID
-				return nil, e
+				return nil, nil, e
 			}
 			if old.State.Terminal() {
 				continue // nothing to cancel: the new job is simply created
 			}
-			if p.spec.ID != "" {
-				if _, err := s.exec.Get(p.spec.ID); err == nil { // the insert would fail: keep the old job
-					return nil, errorFor(executor.ErrDuplicateID, p.spec.ID)
-				}
-			}
 			if u.onConflict == conflictReplaceExceptSchedule && old.State == executor.Scheduled {
 				p.spec.ScheduledAt = old.ScheduledAt
 			}
-			if _, err := s.exec.Cancel(old.ID); err != nil {
-				return nil, errorFor(err, old.ID)
-			}
+			cancel = append(cancel, old.ID)
 		default:
 			e := dupErr(i, len(ps), "job "+strconv.Quote(old.ID), old.State.String(), p.x.uniqueKey)
 			e.details["existing_job_id"] = old.ID
-			return nil, e
+			return nil, nil, e
 		}
 	}
-	return ignored, nil
+	return ignored, cancel, nil
 }
 
 // dupErr is the 409 duplicate of a unique conflict (§5.1).

@@ -82,6 +82,11 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	case executor.Retryable:
 		next, _ := s.nextAttempt(j)
 		setTime(v, "next_attempt_at", next)
+		if j.NextRetryAt.Equal(lastInstant) {
+			// The policy's delay ends past the executor's last instant:
+			// the retry is due then, and the answer says so (RK-166).
+			v["next_attempt_at_capped"] = true
+		}
 	}
 	if d, ok := s.retryDelay(j); ok {
 		v["retry_delay_ms"] = d.Milliseconds()
@@ -96,8 +101,13 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 			v["error"] = errs[n-1]
 		}
 	}
+	expiryView(v, j)
 	return v
 }
+
+// lastInstant is the latest time the executor represents (int64 Unix
+// nanoseconds, April 2262).
+var lastInstant = time.Unix(0, 1<<63-1).UTC()
 
 func errorView(e executor.ErrorEntry, sent []sentCode) map[string]any {
 	m := map[string]any{

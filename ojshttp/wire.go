@@ -69,17 +69,28 @@ func header(w http.ResponseWriter) {
 // ojsVersion is the spec version the server speaks.
 const ojsVersion = "1.0"
 
-// writeJSON writes v with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil { // only our own values are written: cannot happen
+// writeJSON writes v with status, streamed through an encoder that does
+// not escape HTML (raw args and results are compacted, never expanded).
+func writeJSON(w http.ResponseWriter, status int, v any) { writeSized(w, status, v, 0) }
+
+// writeSized is writeJSON with the answer's estimated size, so that the
+// buffer is allocated once.
+func writeSized(w http.ResponseWriter, status int, v any, size int64) {
+	var b bytes.Buffer
+	if size > 0 && size <= 4*maxAnswer {
+		b.Grow(int(size) + 64)
+	}
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // only our own values are written: cannot happen
 		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"code":"internal_error","type":"internal_error","message":"ojshttp: cannot encode the answer","retryable":true}}`)
+		b.Reset()
+		b.WriteString(`{"error":{"code":"internal_error","type":"internal_error","message":"ojshttp: cannot encode the answer","retryable":true}}` + "\n")
 	}
 	header(w)
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(b.Bytes())
 }
 
 // writeError writes e in the binding's envelope.
@@ -152,6 +163,20 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *api
 	if dec.More() {
 		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body holds more than one JSON value")
 	}
+	return strictBody(body)
+}
+
+// strictBody refuses, naming the field, a body with a repeated key or a
+// string that is not UTF-8 (RK-163, RK-164): one reading of every body,
+// the library's.
+func strictBody(body []byte) *apiError {
+	if field, reason := strictJSON(body); reason != "" {
+		e := invalid(field, "%s", reason)
+		if reason == "not valid UTF-8" {
+			e.message += " (JSON text is UTF-8, RFC 8259 §8.1; the server echoes strings and never repairs them)"
+		}
+		return e
+	}
 	return nil
 }
 
@@ -172,7 +197,7 @@ func readOptionalBody(w http.ResponseWriter, r *http.Request, limit int64) *apiE
 	if json.Unmarshal(body, &m) != nil || m == nil {
 		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body must be empty or a JSON object")
 	}
-	return nil
+	return strictBody(body)
 }
 
 // jsonErr shortens a JSON decoding error for a message.

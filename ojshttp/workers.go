@@ -60,7 +60,22 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		return 0, nil, aerr
 	}
 	s.workers.seen(req.WorkerID, s.cfg.clock.Now(), false)
-	jobs := s.exec.FetchN(int(n), vis, req.Queues...)
+	// Claim only what the answer can carry (RK-162): the first job always,
+	// counted twice since it is also the answer's "job".
+	var used int64
+	fit := func(j executor.Job) bool {
+		n := jobEstimate(j, s.store.get(j.ID)) // store.mu under the executor's lock; never the reverse
+		if used == 0 {
+			used = 2 * n
+			return true
+		}
+		if used+n > maxAnswer {
+			return false
+		}
+		used += n
+		return true
+	}
+	jobs := s.exec.FetchWithin(int(n), vis, fit, req.Queues...)
 	out := make([]map[string]any, len(jobs))
 	for i, j := range jobs {
 		started := j.StartedAt
@@ -130,6 +145,14 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) (int, any, *apiErro
 	if string(req.Result) == "null" {
 		req.Result = nil
 	}
+	// The result is kept with the job: it counts against WithMaxBytes
+	// (RK-161), and an ACK the server cannot hold is refused, the job
+	// staying active.
+	release, aerr := s.reserveBytes("result", int64(len(req.Result)))
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	defer release()
 	j, aerr := s.onActive(req.JobID, func(d uint64) (executor.Job, error) { return s.exec.Ack(req.JobID, d) })
 	if aerr != nil {
 		return 0, nil, aerr
@@ -142,7 +165,9 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) (int, any, *apiErro
 		took = max(j.FinishedAt.Sub(x.started), 0)
 	}
 	data := map[string]any{"attempt": j.Attempt, "duration_ms": took.Milliseconds()}
-	if req.Result != nil {
+	if n := len(req.Result); n > maxEventResult {
+		data["result_bytes"] = n
+	} else if n > 0 {
 		data["result"] = req.Result
 	}
 	s.emit("job.completed", j, j.FinishedAt, data)
@@ -210,6 +235,15 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if c, err := errmatch.ParseCode(e.Code); err == nil && e.Code != "" {
 		f.Code = c
 	}
+	// The failure joins the job's error history: it counts against
+	// WithMaxBytes (RK-161), and a FAIL the server cannot hold is refused,
+	// the job staying active.
+	cost := failureCost(f)
+	release, aerr := s.reserveBytes("error", cost)
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	defer release()
 	j, aerr := s.onActive(req.JobID, func(d uint64) (executor.Job, error) {
 		ff := f
 		if ff.Code == "" && s.nonRetryable(req.JobID, e, ff.Type) {
@@ -223,19 +257,21 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if aerr != nil {
 		return 0, nil, aerr
 	}
+	var x *extra
+	s.store.update(j.ID, func(x *extra) { x.addErrorCost(cost, len(j.Errors)) })
 	if n := len(j.Errors); e.Code != "" && n > 0 {
 		last := j.Errors[n-1]
 		s.store.update(j.ID, func(x *extra) {
 			x.sent = withSent(x.sent, sentCode{attempt: last.Attempt, at: last.Time, code: e.Code})
 		})
 	}
-	x := s.store.get(j.ID)
+	x = s.store.get(j.ID)
 	v := s.view(j, x)
 	resp := map[string]any{
 		"id": j.ID, "job_id": j.ID, "state": j.State.String(),
 		"attempt": v["attempt"], "max_attempts": v["max_attempts"], "job": v,
 	}
-	for _, k := range []string{"next_attempt_at", "retry_delay_ms", "discarded_at", "completed_at", "dead_letter"} {
+	for _, k := range []string{"next_attempt_at", "next_attempt_at_capped", "retry_delay_ms", "discarded_at", "completed_at", "dead_letter"} {
 		if val, ok := v[k]; ok {
 			resp[k] = val
 		}

@@ -277,6 +277,16 @@ var configuredSpecs = []string{
 	"aws_go@1.47:MaxBackoff=2562047h", "grpc_retry:backoffMultiplier=1000000", "grpc_connect:Multiplier=1.01,MaxDelay=2562047h",
 	"activejob:jitter=1000", "aws:total_max_attempts=2147483647", "faktory:retry=-1",
 	"decorrelated_jitter:base=1ns,cap=2562047h", "equal_jitter:base=2562047h,cap=2562047h", "resque_retry:retry_limit=0",
+	"resque_retry:retry_limit=-1", "flare:MaxAttempts=-2147483648", "gax:Multiplier=1.0000001,Initial=1ns,Max=2562047h",
+	"grpc_connect:Multiplier=-1000000,Jitter=1", "grpc_connect:Multiplier=0.5", "aws:mode=standard", "activejob:load_defaults=8.1,wait=0.5",
+	"cenkalti:RandomizationFactor=1000000,Multiplier=-3", "cenkalti:Multiplier=1.0000001,MaxInterval=2562047h,InitialInterval=1ns",
+	"retryablehttp:RetryWaitMin=1ns,RetryWaitMax=2562047h", "failsafe:Delay=2562047h,MaxDelay=2562047h,DelayFactor=1000000,JitterFactor=1000000",
+	"failsafe:Delay=1ns,MaxDelay=1s,Jitter=4611686018427387903ns", "retry_go:DelayType=full_jitter,Delay=2562047h", "retry_go:Delay=1ns,MaxJitter=2562047h",
+	"go_retry:backoff=fibonacci,base=1ns,jitter=4611686018427387903ns,jitter_percent=2147483647,full_jitter=true",
+	"tenacity:wait=wait_exponential_jitter,exp_base=1000000,jitter=1000000000000", "tenacity:wait=wait_random_exponential,multiplier=1000000000000",
+	"backoff:wait_gen=fibo,max_value=1000000000000", "backoff:base=1000000,jitter=random_jitter", "rq:max=2147483647,interval=1099511627776/0/5",
+	"p_retry:randomize=true,factor=1000000,minTimeout=1000000000000000", "bee_queue:retries=2147483647,strategy=exponential,delay=9007199254740992",
+	"delayed_job:max_attempts=2147483647",
 }
 
 // TestPropertyConfigured: configured profiles keep the invariants of

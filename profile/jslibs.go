@@ -16,7 +16,7 @@ import (
 func jsModels() []*model {
 	return []*model{
 		configured(pRetrySettings, pRetryModel), configured(beeQueueSettings, beeQueueModel),
-		configured(delayedJobSettings, delayedJobModel),
+		configured(delayedJobSettings, delayedJobModel), configured(expBackoffSettings, expBackoffModel),
 	}
 }
 
@@ -82,8 +82,8 @@ func beeQueueModel(c conf) (*model, error) {
 	rt, st, dl := c.int("retries"), c.str("strategy"), c.int("delay")
 	summary := map[string]string{"immediate": "0 ms", "fixed": fmt.Sprintf("%d ms flat", dl), "exponential": fmt.Sprintf("%d ms * 2^(attempt-1)", dl)}[st]
 	formula := map[string]string{
-		"immediate": "strategy immediate: 0 ms (backoff.js 5)",
-		"fixed":     fmt.Sprintf("strategy fixed: job.options.backoff.delay = %d ms (backoff.js 7)", dl),
+		"immediate":   "strategy immediate: 0 ms (backoff.js 5)",
+		"fixed":       fmt.Sprintf("strategy fixed: job.options.backoff.delay = %d ms (backoff.js 7)", dl),
 		"exponential": fmt.Sprintf("strategy exponential: returns backoff.delay, then doubles it in the job's options (backoff.js 9-14): %d * 2**(attempt - 1) ms", dl),
 	}[st]
 	exh := fmt.Sprintf("retries %d: computeDelay gives -1 once options.retries is 0 (job.js 232-240), each retry decrements it (queue.js 622-623), so %d runs", rt, rt+1)
@@ -140,6 +140,55 @@ func delayedJobModel(c conf) (*model, error) {
 		onExhaustion: act,
 		delay: func(n int, _ time.Duration, _ draws) time.Duration {
 			return satSeconds(sat.AddInt(sat.PowInt(int64(n), 4), 5))
+		},
+	}, nil
+}
+
+var expBackoffSettings = []setting{
+	{key: "numOfAttempts", kind: kInt, def: "10", lo: math.MinInt32, hi: math.MaxInt32, help: "total attempts (below 1 is 1)"},
+	{key: "startingDelay", kind: kFloat, def: "100", lo: 0, hi: 1e15, help: "the first delay, milliseconds"},
+	{key: "timeMultiple", kind: kFloat, def: "2", lo: 0, hi: 1e6, help: "the factor per retry"},
+	{key: "maxDelay", kind: kFloat, def: "1e300", lo: 0, hi: 1e300, help: "the cap, milliseconds (Infinity by default)"},
+	{key: "jitter", kind: kEnum, def: "none", enum: []string{"none", "full"}, help: "none, or full: Math.round(Math.random() * delay)"},
+	{key: "delayFirstAttempt", kind: kBool, def: "false", help: "true also waits before the first attempt, so the delay after attempt n uses the power n"},
+}
+
+func expBackoffModel(c conf) (*model, error) {
+	na, start, mult, mx, jit, first := max(c.int("numOfAttempts"), 1), c.float("startingDelay"), c.float("timeMultiple"), c.float("maxDelay"), c.str("jitter"), c.bool("delayFirstAttempt")
+	power := "attempt - 1 (SkipFirstDelay: numOfDelayedAttempts = attempt - 1)"
+	if first {
+		power = "attempt (AlwaysDelay: numOfDelayedAttempts = attempt)"
+	}
+	formula := fmt.Sprintf("delay = min(startingDelay %s * Math.pow(timeMultiple %s, %s), maxDelay %s) ms (delay.base.js)", fmtNum(start), fmtNum(mult), power, fmtNum(mx))
+	summary := fmt.Sprintf("min(%s * %s^(attempt-1), %s) ms", fmtNum(start), fmtNum(mult), fmtNum(mx))
+	if jit == "full" {
+		formula += "; full jitter: Math.round(Math.random() * delay) (full.jitter.js)"
+		summary = "round(uniform(0, " + summary + "))"
+	}
+	return &model{
+		name:         "exponential_backoff",
+		release:      "3.1.3",
+		system:       "exponential-backoff (Node.js), backOff",
+		version:      "exponential-backoff 3.1.3 (npm)",
+		source:       "https://github.com/coveooss/exponential-backoff/blob/v3.1.3/src/ (options.ts defaults; delay/delay.base.ts delay; delay/skip-first/skip-first.delay.ts; jitter/full/full.jitter.ts; backoff.ts attemptLimitReached)",
+		summary:      fmt.Sprintf("%s; %d attempts, then the last error", summary, na),
+		formula:      formula,
+		draw:         map[bool]string{true: "Math.random() = r, held at most 1 - 2**-52 (V8's largest)", false: ""}[jit == "full"],
+		exhaustion:   fmt.Sprintf("numOfAttempts %d: stops when attemptNumber >= %[1]d (backoff.js attemptLimitReached)", na),
+		terminal:     "backOff rejects with the last error",
+		maxAttempts:  int(na),
+		onExhaustion: policy.Discard,
+		jitter:       jit == "full",
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			p := n - 1
+			if first {
+				p = n
+			}
+			v := min(start*math.Pow(mult, float64(p)), mx)
+			if jit == "full" {
+				v = math.Round(min(d.next(), v8MaxRandom) * v)
+			}
+			return nanos(v * float64(time.Millisecond))
 		},
 	}, nil
 }

@@ -10,6 +10,8 @@ import (
 var debianSystems = []struct{ pkg, profile string }{
 	{"python3-celery", "celery"}, {"python3-botocore", "aws"},
 	{"ruby-sidekiq", "sidekiq6"}, {"ruby-activejob", "activejob"},
+	{"python3-tenacity", "tenacity"}, {"python3-backoff", "backoff"}, {"python3-rq", "rq"},
+	{"ruby-delayed-job", "delayed_job"},
 }
 
 // TestDebianDrift is the drift watch for Debian's packages: the version the

@@ -3,8 +3,8 @@
 # vectors through: Debian's python3-celery, python3-botocore, ruby-sidekiq,
 # ruby-activejob, python3-tenacity, python3-backoff, python3-rq and
 # ruby-delayed-job, node and npm (Debian's nodejs, unless a node is already
-# installed), redis-server (for asynq's own server), and the bullmq, p-retry
-# and bee-queue npm packages pinned by verify/node/package-lock.json.
+# installed), redis-server (for asynq's own server), and the bullmq, p-retry,
+# exponential-backoff and bee-queue npm packages pinned by verify/node/package-lock.json.
 # The Go libraries come from the module proxy with `go test`.
 #
 # Idempotent: Debian packages already installed are not reinstalled, and

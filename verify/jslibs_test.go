@@ -46,3 +46,13 @@ func TestDelayedJobReal(t *testing.T) {
 		{"delayed_job:max_attempts=40", map[string]any{"max_attempts": 40}},
 	})
 }
+
+// TestExponentialBackoffReal: exponential-backoff's backOff, with setTimeout
+// recording each wait and Math.random injected.
+func TestExponentialBackoffReal(t *testing.T) {
+	checkLib(t, "exponential_backoff", "exponential-backoff", nodeLib(t, "exponential-backoff"), map[string]any{}, 9, nil, []pyCase{
+		{"exponential_backoff:numOfAttempts=6,startingDelay=500,maxDelay=10000,jitter=full", map[string]any{"numOfAttempts": 6, "startingDelay": 500, "maxDelay": 10000, "jitter": "full"}},
+		{"exponential_backoff:timeMultiple=3,delayFirstAttempt=true,numOfAttempts=12", map[string]any{"timeMultiple": 3, "delayFirstAttempt": true, "numOfAttempts": 12}},
+		{"exponential_backoff:numOfAttempts=0", map[string]any{"numOfAttempts": 0}},
+	})
+}

@@ -107,7 +107,10 @@ func checkLib(t *testing.T, name, system string, drv libDriver, bare map[string]
 				cases = append(cases, delayCase(n, r))
 			}
 		}
-		env := runDriverWith[libDelay](t, drv.dir, argv, cases, extra(c.config), nil)
+		env := envelope[libDelay]{}
+		if len(cases) > 0 { // a configuration that never retries has no wait to compare
+			env = runDriverWith[libDelay](t, drv.dir, argv, cases, extra(c.config), nil)
+		}
 		for i, k := range cases {
 			if got, want := env.Results[i].ns(t), int64(p.DelayAt(k.Attempt, *k.Rand)); got != want {
 				t.Errorf("%s: attempt %d, r=%v: %s %s gives %d ns, the profile %d ns", c.spec, k.Attempt, *k.Rand, name, env.Version, got, want)

@@ -268,7 +268,11 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "retrykit conformance: --impl: cannot split %q into a command line\n", *impl)
 			return 2
 		}
-		p := protocol.NewProcess(argv, protocol.WithTimeout(*timeout))
+		// Each adapter death (a silent adapter's timeout above all) is
+		// named on standard error as it happens.
+		var alog io.Writer
+		stderr, alog = adapterLog(stderr, "retrykit conformance: ")
+		p := protocol.NewProcess(argv, protocol.WithTimeout(*timeout), protocol.WithLog(alog))
 		defer p.Close()
 		// Start the adapter and check its hello once, up front: an adapter
 		// that cannot start would otherwise turn every vector into the

@@ -160,7 +160,12 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil || len(argv) == 0 {
 		return usageErr(fmt.Sprintf("--impl: cannot split %q into a command line", *impl))
 	}
-	p := protocol.NewProcess(argv, protocol.WithTimeout(*timeout))
+	// A request waits at most the whole budget, so that a silent adapter
+	// is named (on standard error as it happens, and as an adapter
+	// failure in the report) within --time of falling silent.
+	var alog io.Writer
+	stderr, alog = adapterLog(stderr, "retrykit fuzz: ")
+	p := protocol.NewProcess(argv, protocol.WithTimeout(min(*timeout, *budget)), protocol.WithLog(alog))
 	defer p.Close()
 	ctx := context.Background()
 	if _, err := p.Hello(ctx); err != nil {

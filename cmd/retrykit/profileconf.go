@@ -108,7 +108,14 @@ func runProfileVectors(ctx context.Context, impl protocol.Implementation, dir, f
 		}
 		return *resp.DelayNS, ""
 	}
-	near := func(got, want int64) bool { return got > want-res && got < want+res }
+	// near compares without overflow: delays are non-negative, so their
+	// difference fits (want ± res did not, at a delay of MaxInt64).
+	near := func(got, want int64) bool {
+		if got >= want {
+			return got-want < res
+		}
+		return want-got < res
+	}
 	for _, file := range names {
 		if path.Base(file) == "profile.schema.json" {
 			continue

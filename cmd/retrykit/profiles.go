@@ -161,8 +161,9 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 			return 0, true
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		// Each line: the name, the release it models, the summary.
 		for _, p := range profile.All() {
-			fmt.Fprintf(tw, "%s\t%s\n", p.Name(), p.Summary())
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name(), p.Release(), p.Summary())
 		}
 		// An older release is listed by a NAME@VERSION that selects it
 		// ("aws_go@1.47", "sidekiq@6.4.1"), never by a profile name
@@ -173,7 +174,7 @@ func (x *scheduleExtra) run(nargs int, asJSON bool, limit int, r *float64, stdou
 				if !strings.Contains(name, "@") {
 					name = v
 				}
-				fmt.Fprintf(tw, "%s\t%s (release %s)\n", name, p.Summary(), p.Release())
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", name, p.Release(), p.Summary())
 			}
 		}
 		tw.Flush()

@@ -71,12 +71,13 @@ func TestListProfiles(t *testing.T) {
 	if len(lines) != len(profile.Names())+len(profile.Versions()) {
 		t.Fatalf("%d lines for %d profiles and %d older releases:\n%s", len(lines), len(profile.Names()), len(profile.Versions()), out)
 	}
-	if !strings.Contains(out, "aws_go@1.47 ") || !strings.Contains(out, "(release 1.47.7)") {
+	if !strings.Contains(out, "aws_go@1.47 ") || !strings.Contains(strings.Join(strings.Fields(out), " "), "aws_go@1.47 1.47.7 ") {
 		t.Errorf("the older releases are not listed:\n%s", out)
 	}
 	for i, n := range profile.Names() {
-		if f := strings.Fields(lines[i]); len(f) < 3 || f[0] != n {
-			t.Errorf("line %d = %q, want profile %s and a summary", i, lines[i], n)
+		p, _ := profile.Lookup(n)
+		if f := strings.Fields(lines[i]); len(f) < 3 || f[0] != n || f[1] != p.Release() {
+			t.Errorf("line %d = %q, want profile %s, its release %s and a summary", i, lines[i], n, p.Release())
 		}
 	}
 }
@@ -328,6 +329,30 @@ func TestScheduleConfigured(t *testing.T) {
 		code, _, errOut := runCLI(t, "", append([]string{"schedule"}, c.args...)...)
 		if code != 2 || !strings.Contains(errOut, c.want) || len(errOut) > 2000 {
 			t.Errorf("%.60q: exit %d, stderr %.300q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// The library and queue profiles added beside the job systems work in
+// compare and fit like any other, with their release listed.
+func TestCompareAndFitLibraryProfiles(t *testing.T) {
+	names := []string{"cenkalti", "retryablehttp", "failsafe", "retry_go", "go_retry", "tenacity", "backoff", "rq", "p_retry", "bee_queue", "delayed_job"}
+	args := []string{"compare", "--limit", "6"}
+	for _, n := range names {
+		args = append(args, "--profile", n)
+		code, out, errOut := runCLI(t, "", "fit", "--profile", n)
+		if code != 0 || !strings.Contains(out, "off %") {
+			t.Errorf("fit --profile %s: exit %d\n%s%s", n, code, out, errOut)
+		}
+	}
+	code, out, errOut := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	// delayed_job: attempt^4 + 5 s, so 21s after attempt 2; retryablehttp 2s.
+	for _, want := range []string{"delayed_job", "21s", "retryablehttp"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare lacks %q:\n%s", want, out)
 		}
 	}
 }

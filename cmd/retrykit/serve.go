@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/ojshttp"
 )
 
@@ -43,7 +45,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	vis := fs.Duration("visibility-timeout", 30*time.Second, "(positive) reservation of a fetched job when the FETCH request sets none")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "(positive) how long in-flight requests may take to finish on SIGINT/SIGTERM")
 	keep := fs.Int("keep-finished", 10000, "(at least 1) finished jobs kept per queue and state (completed, cancelled, discarded), the oldest pruned first, each for at most 24h; over all queues at least 100000 of them and 10000 dead letters")
-	maxConns := fs.Int("max-conns", 1024, "(at least 1) connections served at once; more wait to be accepted")
+	maxConns := fs.Int("max-conns", 1024, "(at least 1) connections held at once; a new client beyond it closes the longest idle keep-alive connection, or waits while none is idle")
+	idle := fs.Duration("idle-timeout", 30*time.Second, "(positive) how long a keep-alive connection may stay idle between requests")
 	maxJobs := fs.Int("max-jobs", ojshttp.DefaultMaxJobs, "(at least 1) jobs held at most, in every state (429 queue_full beyond)")
 	maxBytes := fs.Int64("max-bytes", ojshttp.DefaultMaxBytes, "(at least 1) bytes of job data (args, meta, results) held at most (429 queue_full beyond)")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
@@ -95,6 +98,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: --visibility-timeout: must be positive, got %v\n", *vis)
 		return 2
 	}
+	if *idle <= 0 {
+		fmt.Fprintf(stderr, "retrykit serve: --idle-timeout: must be positive, got %v\n", *idle)
+		return 2
+	}
 	if *grace <= 0 {
 		fmt.Fprintf(stderr, "retrykit serve: --shutdown-timeout: must be positive, got %v\n", *grace)
 		return 2
@@ -102,6 +109,13 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if _, port, err := net.SplitHostPort(*addr); err != nil || port == "" {
 		fmt.Fprintf(stderr, "retrykit serve: --addr: want HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one), got %q\n", *addr)
 		return 2
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A soft heap limit near what the flags let the server hold: the
+		// job data, the in-flight budget (bodies and answers, up to three
+		// times their size while encoded) and the runtime's own. The
+		// collector works harder near it instead of doubling the heap.
+		debug.SetMemoryLimit(sat.AddInt(sat.MulInt(*maxBytes, 2), 3*ojshttp.DefaultMaxInflightBytes+128<<20))
 	}
 	ropts, err := replayOptions(*rulesFile, perQueue)
 	if err != nil {
@@ -134,10 +148,15 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
 		return 1
 	}
-	ln = ojshttp.LimitListener(ln, *maxConns)
+	lim := ojshttp.LimitListener(ln, *maxConns)
+	ln = lim
 	hs := ojshttp.NewHTTPServer(ln.Addr().String(), srv)
 	silent := newSilentConns()
-	hs.ConnState = silent.track
+	hs.ConnState = func(c net.Conn, st http.ConnState) {
+		silent.track(c, st)
+		lim.ConnState(c, st) // idle connections give way to new clients
+	}
+	hs.IdleTimeout = *idle
 	base := "http://" + dialAddr(ln.Addr())
 	fmt.Fprintln(stdout, base)
 	if faults != 0 {

@@ -24,9 +24,11 @@ func (e *env) without(r retry, field string) map[string]any {
 // 20ms, coefficient 2, cap 1s, no jitter, 3 attempts, discard.
 var partialBase = retry{max: 3, initial: 20 * ms, coef: 2, maxIv: time.Second}
 
-// partialJitterJobs is how many jobs http-partial-jitter fails once: with
-// jitter on, 8 delay windows of at most 200ms all containing the base 2s
-// have a chance below 10^-8.
+// partialJitterJobs is how many jobs http-partial-jitter fails once. The
+// base delay is an hour, so that a FAIL round trip is tiny beside the
+// jitter's spread even on a slow or loaded server: with jitter on, 8 delay
+// windows of a few seconds all containing the base have a chance below
+// 10^-25. The jobs are never awaited (the run cancels them).
 const partialJitterJobs = 8
 
 // scenPartialFields pushes policies each without one field and judges the
@@ -141,7 +143,7 @@ func scenPartialFields(ctx context.Context, e *env) {
 	// jitter absent: on, judged over several jobs.
 	run(func() {
 		const check = "http-partial-jitter"
-		base := retry{max: 3, initial: 2 * time.Second, coef: 2, maxIv: time.Minute}
+		base := retry{max: 3, initial: time.Hour, coef: 2, maxIv: 2 * time.Hour}
 		pol := e.without(base, "jitter")
 		var mu sync.Mutex
 		varied, narrow, judged := 0, 0, 0
@@ -160,7 +162,7 @@ func scenPartialFields(ctx context.Context, e *env) {
 				lo, hi := jit.bounds(1)
 				bad, next := e.judgeDelay(ex, a, lo, hi)
 				if a.State != "retryable" || bad != "" {
-					e.fail(check, "a policy without jitter, attempt 1: state %q %s (jitter on by default: [1s, 3s))", a.State, bad)
+					e.fail(check, "a policy without jitter, attempt 1: state %q %s (jitter on by default: [%v, %v])", a.State, bad, lo, hi)
 					return
 				}
 				dlo, dhi := e.delayRange(ex, next)
@@ -183,9 +185,9 @@ func scenPartialFields(ctx context.Context, e *env) {
 		case varied > 0:
 			e.pass(check, "")
 		case narrow >= partialJitterJobs/2:
-			e.fail(check, "a policy without jitter: all %d first delays equal the base 2s (%d timed within 200ms): jitter is off, the default is on", partialJitterJobs, narrow)
+			e.fail(check, "a policy without jitter: all %d first delays equal the base %v (%d timed within %v): jitter is off, the default is on", partialJitterJobs, base.initial, narrow, base.initial/10)
 		default:
-			e.pass(check, fmt.Sprintf("whether jitter is on could not be seen: only %d of %d delays were timed within 200ms", narrow, partialJitterJobs))
+			e.pass(check, fmt.Sprintf("whether jitter is on could not be seen: only %d of %d delays were timed within %v", narrow, partialJitterJobs, base.initial/10))
 		}
 	})
 	// on_exhaustion absent: discard.

@@ -62,6 +62,7 @@ type processConfig struct {
 	dir      string
 	env      []string
 	stderr   int
+	log      io.Writer
 }
 
 // WithTimeout sets the per-request timeout, counted from the moment the
@@ -86,6 +87,15 @@ func WithRestarts(n int) Option {
 	}
 }
 
+// WithLog makes the Process write one line to w as each adapter process
+// ends other than by Close: why (a timeout, a crash, a protocol
+// violation), the request it did not answer (its number among the
+// process's requests, its wire id and the request itself), how many other
+// unanswered requests are sent again, and, when the adapter is given up,
+// that it is. A silent adapter is thus named as it happens, not only in
+// the report at the end. Default: no log.
+func WithLog(w io.Writer) Option { return func(c *processConfig) { c.log = w } }
+
 // WithDir sets the adapter's working directory (default: the caller's).
 func WithDir(dir string) Option { return func(c *processConfig) { c.dir = dir } }
 
@@ -106,6 +116,7 @@ type Process struct {
 	mu         sync.Mutex
 	cur        *proc
 	noProgress int   // consecutive deaths of processes that answered nothing
+	timeouts   int   // processes ended for a timeout, in all
 	gaveUp     error // set once the adapter is not restarted any more
 	hello      Hello
 	started    bool
@@ -230,6 +241,20 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 			// the adapter is restarted after that as usual.
 			return nil, p.deathError("")
 		}
+		if p.death.Kind == FailureTimeout {
+			// A silent adapter: restarting it only buys the next silence,
+			// each costing a whole timeout, so timeouts count against the
+			// restarts whatever was answered before them.
+			e.timeouts++
+			if e.timeouts > e.cfg.restarts {
+				e.gaveUp = &AdapterError{Kind: FailureDead, Detail: fmt.Sprintf("not restarted again after %d timeouts, the last: %s", e.timeouts, p.death.Detail),
+					Stderr: e.Stderr(), Request: p.death.Request}
+				if e.cfg.log != nil {
+					fmt.Fprintf(e.cfg.log, "adapter: given up after %d timeouts: every later request is an error, not sent\n", e.timeouts)
+				}
+				return nil, e.gaveUp
+			}
+		}
 		switch {
 		case p.answered.Load() > 0:
 			e.noProgress = 0
@@ -303,6 +328,7 @@ type proc struct {
 	errDone chan struct{} // closed when standard error is drained
 	done    chan struct{} // closed after the process is gone and death is set
 	stderr  *tailBuffer
+	log     io.Writer // see WithLog; nil: none
 
 	answered atomic.Int64 // answers delivered, hello excluded
 
@@ -402,7 +428,7 @@ func startProc(argv []string, cfg processConfig, stderr *tailBuffer) (*proc, err
 	p := &proc{cmd: cmd, stdin: inW, stdout: outR, errPipe: errR,
 		writeCh: make(chan []byte, 1024), quit: make(chan struct{}), exited: make(chan struct{}),
 		readEnd: make(chan struct{}), errDone: make(chan struct{}), done: make(chan struct{}),
-		stderr: stderr, pending: map[int64]*call{}}
+		stderr: stderr, log: cfg.log, pending: map[int64]*call{}}
 	go p.waitLoop()
 	go p.stderrLoop()
 	go p.writeLoop()
@@ -522,10 +548,12 @@ func (p *proc) deathError(when string) *AdapterError {
 }
 
 // kill records why the process is being killed (unless a cause is already
-// known) and ends its whole process group. The suspect is blamed only if
-// it is the one request unanswered: with several in flight, any of them
-// may be the cause, and they are all re-sent one at a time to the next
-// process.
+// known) and ends its whole process group. For a timeout the oldest
+// unanswered request is blamed: the adapter fell silent at it, however
+// many were sent after it (the others are re-sent one at a time to the
+// next process). For another cause the suspect is blamed only if it is
+// the one request unanswered: with several in flight, any of them may be
+// the cause, and they are all re-sent one at a time.
 func (p *proc) kill(suspect int64, why *AdapterError) {
 	p.mu.Lock()
 	if p.death == nil {
@@ -533,7 +561,19 @@ func (p *proc) kill(suspect int64, why *AdapterError) {
 			why = &AdapterError{Kind: FailureProtocol, Detail: "killed after a bad handshake"}
 		}
 		p.death = why
-		if _, ok := p.pending[suspect]; ok && len(p.pending) == 1 {
+		if why.Kind == FailureTimeout {
+			var oldest *call
+			for id, c := range p.pending {
+				if oldest == nil || c.seq < oldest.seq {
+					oldest, p.culprit = c, id
+				}
+			}
+			if oldest != nil && oldest.req != nil && oldest.req.Op != OpHello {
+				why.Detail = fmt.Sprintf("no answer to request %d of this adapter process (id %d) %s: %s",
+					oldest.seq-1, p.culprit, strings.TrimPrefix(why.Detail, "no answer "), quoteLine(oldest.req.AppendJSON(nil)))
+				why.Request = oldest.req
+			}
+		} else if _, ok := p.pending[suspect]; ok && len(p.pending) == 1 {
 			p.culprit = suspect
 		}
 	}
@@ -741,6 +781,13 @@ func (p *proc) finish(why *AdapterError) {
 		} else {
 			p.death.Detail += ": exit status 0"
 		}
+	}
+	if p.log != nil && !closing {
+		again := ""
+		if p.unblamed > 0 {
+			again = fmt.Sprintf("; %d other unanswered requests are sent again, one at a time", p.unblamed)
+		}
+		fmt.Fprintf(p.log, "adapter %s: %s%s\n", p.death.Kind, p.death.Detail, again)
 	}
 	close(p.done)
 }

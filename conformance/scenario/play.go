@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/bounded"
 	"github.com/retrykit/retrykit/policy"
+	"github.com/retrykit/retrykit/replay"
 )
 
 // Ops returns the operation names a step may use, in a new slice.
@@ -119,11 +121,21 @@ func msTime(ms int64) time.Time {
 	return time.Unix(epoch.Unix()+ms/1000, (ms%1000)*int64(time.Millisecond)).UTC()
 }
 
+// timeMs returns the instant t in milliseconds after the epoch, rounded up:
+// an instant between two milliseconds is reported as the next one. The
+// executor ends a time budget at the first instant past its limit (the
+// limit + 1 ns, RK-216); in the whole milliseconds of a scenario that is
+// the limit + 1 ms, the first step at which the limit has passed. The
+// executor's end of time (math.MaxInt64 ns after 1970, where its sums
+// saturate) has no later millisecond and is rounded down.
 func timeMs(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
 	}
 	ms := t.UnixMilli() - epoch.UnixMilli()
+	if t.Nanosecond()%int(time.Millisecond) != 0 && t.UnixNano() <= math.MaxInt64-int64(time.Millisecond) {
+		ms++
+	}
 	return &ms
 }
 
@@ -189,6 +201,14 @@ func Play(sc *Scenario) ([]Observation, error) {
 	}
 	if r := sc.Config.FinishedRetention; r != nil {
 		opts = append(opts, executor.WithFinishedRetention(msDur(r.MaxAgeMs), r.MaxCount))
+	}
+	if len(sc.Config.ReplayRules) > 0 {
+		doc := append(append([]byte(`{"replay_rules":`), sc.Config.ReplayRules...), '}')
+		rs, err := replay.Parse(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: scenario %s: config.replay_rules: %w", ErrMalformedScenario, sc.ID, err)
+		}
+		opts = append(opts, executor.WithReplayRules(rs))
 	}
 	e := executor.New(opts...)
 	dels := make(map[string][]uint64) // every delivery per job id, in fetch order
@@ -258,6 +278,19 @@ func step(e *executor.Executor, st *Step, dels map[string][]uint64) (obs Observa
 			spec.ExpiresAt = msTime(*in.ExpiresAtMs)
 		}
 		spec.EnqueueTTL = msDur(in.EnqueueTTLMs)
+		if len(in.Timeouts) > 0 {
+			if spec.Budget, err = budget.Parse(in.Timeouts); err != nil {
+				return obs, fmt.Errorf("job %q: timeouts: %w", in.ID, err)
+			}
+			// The budget's enqueue_ttl is the job's enqueue TTL, which
+			// the executor takes from JobSpec.EnqueueTTL.
+			if ttl := spec.Budget.Spec().EnqueueTTL; ttl != 0 {
+				if in.EnqueueTTLMs != 0 {
+					return obs, fmt.Errorf("job %q: both enqueue_ttl_ms and timeouts.enqueue_ttl: give the enqueue TTL once", in.ID)
+				}
+				spec.EnqueueTTL = ttl
+			}
+		}
 		_, opErr = e.Enqueue(spec)
 	case "fetch":
 		j, ok := e.Fetch(st.Queues...)
@@ -347,6 +380,12 @@ func observe(e *executor.Executor, obs *Observation) {
 				Attempt: x.Attempt, Type: x.Type, Message: x.Message, Code: string(x.Code),
 				AtMs: *timeMs(x.Time), Details: x.Details, Timeout: x.Type == executor.TimeoutErrorType,
 			})
+		}
+		if j.Replay.Count > 0 {
+			js.ReplayCount, js.LastReplayedAtMs, js.ReplayRule = j.Replay.Count, timeMs(j.Replay.LastAt), j.Replay.Rule
+		}
+		if at, _, ok := e.ReplayAt(j.ID); ok {
+			js.ReplayAtMs = timeMs(at)
 		}
 		obs.Jobs[j.ID] = js
 		obs.Counts[js.State]++
@@ -455,6 +494,14 @@ func checkJob(i int, id string, x JobExpect, jobs map[string]JobState, add func(
 	if x.DeadLetter != nil && *x.DeadLetter != j.DeadLetter {
 		add(i, p+".dead_letter", *x.DeadLetter, j.DeadLetter)
 	}
+	if x.ReplayCount != nil && *x.ReplayCount != j.ReplayCount {
+		add(i, p+".replay_count", *x.ReplayCount, j.ReplayCount)
+	}
+	checkMs(i, p+".last_replayed_at_ms", x.LastReplayedAtMs, j.LastReplayedAtMs, add)
+	if x.ReplayRule != nil && *x.ReplayRule != j.ReplayRule {
+		add(i, p+".replay_rule", *x.ReplayRule, j.ReplayRule)
+	}
+	checkMs(i, p+".replay_at_ms", x.ReplayAtMs, j.ReplayAtMs, add)
 	if x.Errors == nil {
 		return
 	}
@@ -484,6 +531,11 @@ func checkJob(i int, id string, x JobExpect, jobs map[string]JobState, add func(
 		if w.Code != "" && w.Code != g.Code {
 			add(i, q+".code", w.Code, g.Code)
 		}
+		if w.TimeoutKind != "" {
+			if k := timeoutKind(g.Details); k != w.TimeoutKind {
+				add(i, q+".timeout_kind", w.TimeoutKind, orNone(k))
+			}
+		}
 		if len(w.Details) > 0 && !jsonEqual(w.Details, g.Details) {
 			add(i, q+".details", string(w.Details), string(g.Details))
 		}
@@ -502,6 +554,18 @@ func checkMs(i int, what string, want OptMs, got *int64, add func(int, string, a
 	case !want.Null && *got != want.Ms:
 		add(i, what, want.Ms, *got)
 	}
+}
+
+// timeoutKind returns the timeout_kind member of an error entry's details
+// (the ojs-timeouts §8 object), "" when there is none.
+func timeoutKind(details []byte) string {
+	var obj struct {
+		Kind string `json:"timeout_kind"`
+	}
+	if json.Unmarshal(details, &obj) != nil {
+		return ""
+	}
+	return obj.Kind
 }
 
 func jsonEqual(a, b []byte) bool {

@@ -51,6 +51,10 @@ type Config struct {
 	// FinishedRetention bounds the other finished jobs (completed,
 	// cancelled, plainly discarded): count per queue and state, and age.
 	FinishedRetention *Retention `json:"finished_retention,omitempty"`
+	// ReplayRules are the automatic replay rules of every queue: the
+	// replay_rules array of ojs-dead-letter §7.1 (flag
+	// extension:dead-letter-replay); absent means none.
+	ReplayRules json.RawMessage `json:"replay_rules,omitempty"`
 }
 
 // Retention is a retention limit of a scenario: the dead-letter one
@@ -97,6 +101,10 @@ type JobInput struct {
 	// the start deadlines of flag extension:expiry; absent means none.
 	ExpiresAtMs  *int64 `json:"expires_at_ms,omitempty"`
 	EnqueueTTLMs int64  `json:"enqueue_ttl_ms,omitempty"`
+	// Timeouts is the job's time budget, the ojs-timeouts object in whole
+	// seconds: timeout, total_timeout, heartbeat_timeout, grace_period,
+	// enqueue_ttl (flag extension:timeouts); absent means none.
+	Timeouts json.RawMessage `json:"timeouts,omitempty"`
 }
 
 // ErrorInput is the error of a fail step (ojs-retry §7.3).
@@ -133,6 +141,15 @@ type JobExpect struct {
 	ReservedUntilMs OptMs          `json:"reserved_until_ms,omitzero"`
 	DeadLetter      *bool          `json:"dead_letter,omitempty"`
 	Errors          *[]ErrorExpect `json:"errors,omitempty"` // the whole history, oldest first
+	// ReplayCount, LastReplayedAtMs and ReplayRule are the job's automatic
+	// replay record, the meta keys ojs.replay_count, ojs.last_replayed_at
+	// and ojs.replay_rule (ojs-dead-letter §7.2); ReplayAtMs is the instant
+	// a rule will replay the dead letter, null when none is planned (flag
+	// extension:dead-letter-replay).
+	ReplayCount      *int    `json:"replay_count,omitempty"`
+	LastReplayedAtMs OptMs   `json:"last_replayed_at_ms,omitzero"`
+	ReplayRule       *string `json:"replay_rule,omitempty"`
+	ReplayAtMs       OptMs   `json:"replay_at_ms,omitzero"`
 }
 
 // ErrorExpect is one expected error history entry. With Timeout set the
@@ -146,6 +163,10 @@ type ErrorExpect struct {
 	AtMs    int64           `json:"at_ms"`
 	Details json.RawMessage `json:"details,omitempty"`
 	Timeout bool            `json:"timeout,omitempty"`
+	// TimeoutKind is the timeout_kind of the ojs-timeouts §8 error object
+	// an expired time budget records ("execution", "stalled", "total"),
+	// read from the entry's details (flag extension:timeouts).
+	TimeoutKind string `json:"timeout_kind,omitempty"`
 }
 
 // OptMs is an optional, nullable millisecond time: absent (not checked),
@@ -225,6 +246,12 @@ type JobState struct {
 	ReservedUntilMs *int64       `json:"reserved_until_ms"`
 	DeadLetter      bool         `json:"dead_letter"`
 	Errors          []ErrorState `json:"errors"`
+	// The automatic replay record (ojs-dead-letter §7.2) and the planned
+	// replay; absent (zero) for a job never replayed and none planned.
+	ReplayCount      int    `json:"replay_count,omitempty"`
+	LastReplayedAtMs *int64 `json:"last_replayed_at_ms,omitempty"`
+	ReplayRule       string `json:"replay_rule,omitempty"`
+	ReplayAtMs       *int64 `json:"replay_at_ms,omitempty"`
 }
 
 // ErrorState is one error history entry in an Observation.

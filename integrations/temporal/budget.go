@@ -39,7 +39,8 @@ func applyBudget(ctx workflow.Context, opts *workflow.ActivityOptions) {
 }
 
 // infoBudget is the time budget an activity runs under, read from its
-// info: timeout = StartToCloseTimeout (ScheduleToCloseTimeout when unset),
+// info: timeout = StartToCloseTimeout (1 s when unset or not shorter than
+// the schedule-to-close timeout),
 // total_timeout = ScheduleToCloseTimeout, created_at = ScheduledTime (the
 // first attempt's scheduling). Temporal's timeouts need not be whole
 // seconds, a budget's are: the timeout is rounded up and the total
@@ -52,8 +53,12 @@ func infoBudget(info activity.Info) (b *budget.Budget, createdAt time.Time, ok b
 		return nil, time.Time{}, false
 	}
 	timeout := info.StartToCloseTimeout
-	if timeout <= 0 {
-		timeout = info.ScheduleToCloseTimeout
+	if timeout <= 0 || timeout >= info.ScheduleToCloseTimeout {
+		// No attempt limit of its own (the SDK then reports the
+		// schedule-to-close timeout): counted as the least a budget
+		// allows, 1 s, so that a retry is not refused merely because a
+		// whole schedule-to-close could not fit again.
+		timeout = time.Second
 	}
 	if r := timeout % time.Second; r != 0 {
 		timeout += time.Second - r

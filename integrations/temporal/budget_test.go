@@ -30,6 +30,10 @@ func TestHandleScheduleToCloseIsTotalTimeout(t *testing.T) {
 		{"retry would end after it", 490 * time.Second, 600 * time.Second, 60 * time.Second, false, "temporalretry: dead_letter (no_time_left)"},
 		{"past the deadline", 610 * time.Second, 600 * time.Second, 60 * time.Second, false, "temporalretry: dead_letter (total_timeout)"},
 		{"no schedule-to-close: the policy alone", 100000 * time.Second, 0, 60 * time.Second, true, ""},
+		// Only a schedule-to-close timeout (the SDK reports it as the
+		// start-to-close too): the next attempt counts as 1 s.
+		{"start-to-close equal to schedule-to-close", 530 * time.Second, 600 * time.Second, 600 * time.Second, true, ""},
+		{"start-to-close unset, retry too late", 540500 * time.Millisecond, 600 * time.Second, 0, false, "temporalretry: dead_letter (no_time_left)"},
 		// A fractional timeout rounds up (61 s), the total down (600 s):
 		// 479.5 + 60 + 61 > 600 (with 60 s exactly, 599.5 <= 600: retried).
 		{"retry just before the deadline", 479500 * time.Millisecond, 600 * time.Second, 60 * time.Second, true, ""},

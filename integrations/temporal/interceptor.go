@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/activity"
@@ -227,6 +229,9 @@ func (i *Interceptor) handle(ctx context.Context, err error, header map[string]*
 	var app *temporal.ApplicationError
 	isApp := errors.As(err, &app)
 	if isApp && app.NonRetryable() {
+		if cut, size := fitFailure(err, app.Type(), true); size > 0 {
+			return cut
+		}
 		return err
 	}
 	pol, perr := i.policyFor(info.ActivityType.Name, header)
@@ -255,6 +260,9 @@ func (i *Interceptor) handle(ctx context.Context, err error, header map[string]*
 		tType = goTypeName(orig)
 	}
 	out := Outcome{Action: d.Action.String(), Reason: reason, Attempt: int(info.Attempt), ErrorType: errType, Delay: d.Delay}
+	if cut, size := fitFailure(err, tType, false); size > 0 {
+		err, out.CutFrom = cut, size
+	}
 	if d.Action == policy.Retry {
 		delay := max(d.Delay, minDelay)
 		return temporal.NewApplicationErrorWithOptions("temporalretry: retry after "+delay.String(), tType, temporal.ApplicationErrorOptions{
@@ -307,6 +315,44 @@ type Outcome struct {
 	Attempt   int           `json:"attempt"`    // the attempt that failed, from 1
 	ErrorType string        `json:"error_type"` // the OJS error type, "" when untyped
 	Delay     time.Duration `json:"delay_ns"`   // the requested NextRetryDelay; 0 unless Action is "retry"
+	// CutFrom is the size in bytes of the handler's error as Temporal
+	// would have received it (its failure message), when it was over
+	// [MaxFailureBytes] and so cut to fit; 0 when it was not cut.
+	CutFrom int `json:"cut_from,omitempty"`
+}
+
+// MaxFailureBytes bounds the failure an activity reports through the
+// interceptor (the handler's error and its causes, encoded as Temporal's
+// Failure message), well under Temporal's own limits: the server replaces
+// a failure over limit.blobSize.error (2 MB by default) with a
+// non-retryable "Failure exceeds size limit." (so a retryable error ran
+// once), and a response over gRPC's 4 MiB cannot be sent at all (the
+// attempt then ends only at its StartToClose timeout, and the error is
+// lost). A larger error is replaced by a temporal.ApplicationError of the
+// same type and non-retryable flag whose message is the original's cut to
+// fit and says so; its causes and details are dropped, and the
+// [Outcome]'s CutFrom gives the original size (docs/decisions.md RK-171).
+const MaxFailureBytes = 64 << 10
+
+// fitFailure returns, for an error whose failure (as the default failure
+// converter encodes it) is over MaxFailureBytes less room for the
+// interceptor's own wrapper, an ApplicationError of type typ and flag
+// nonRetryable with the error's message cut to fit, and the original
+// failure's size; otherwise nil and 0.
+func fitFailure(err error, typ string, nonRetryable bool) (error, int) {
+	const room = 4 << 10 // the wrapper's message, type and Outcome detail
+	size := temporal.GetDefaultFailureConverter().ErrorToFailure(err).Size()
+	if size <= MaxFailureBytes-room {
+		return nil, 0
+	}
+	msg := err.Error()
+	note := fmt.Sprintf(" [temporalretry: error of %d bytes cut to fit Temporal's size limits]", size)
+	keep := max(min(len(msg), MaxFailureBytes-2*room-len(note)-len(typ)), 0)
+	for keep > 0 && keep < len(msg) && !utf8.RuneStart(msg[keep]) {
+		keep-- // cut at a rune boundary
+	}
+	return temporal.NewApplicationErrorWithOptions(strings.ToValidUTF8(msg[:keep], "\uFFFD")+note, typ,
+		temporal.ApplicationErrorOptions{NonRetryable: nonRetryable}), size
 }
 
 // OutcomeOf finds, in err's chain (an activity's error as a workflow sees

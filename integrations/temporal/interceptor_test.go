@@ -391,3 +391,62 @@ func TestHeaderCacheBound(t *testing.T) {
 		t.Errorf("big header: %v %v, cached %d", p.Spec().MaxAttempts, err, j.cache.n.Load())
 	}
 }
+
+// failureSize is the size of err as the worker sends it to Temporal.
+func failureSize(err error) int {
+	return temporal.GetDefaultFailureConverter().ErrorToFailure(err).Size()
+}
+
+// TestHandleCutsHugeErrors: an error far over Temporal's size limits (the
+// server makes a failure over 2 MB a non-retryable "Failure exceeds size
+// limit.", and cannot take one over 4 MiB at all) comes out of Handle
+// within MaxFailureBytes, with the decision unchanged: a retry stays a
+// retry, its type and the start of its message are kept, and the outcome
+// gives the original size. A non-retryable ApplicationError, which Handle
+// passes on, is cut the same way and stays non-retryable.
+func TestHandleCutsHugeErrors(t *testing.T) {
+	p := mustParse(t, `{"max_attempts":3,"initial_interval":"PT1S","jitter":false,"non_retryable_errors":["auth.*"]}`)
+	big := strings.Repeat("é and more text ", 160_000) // 2.7 MB
+	for _, tc := range []struct {
+		name    string
+		err     error
+		typ     string
+		action  string
+		retries bool
+	}{
+		{"retry", errmatch.Wrap(errors.New(big), "external.timeout", ""), "external.timeout", "retry", true},
+		{"discard", errmatch.Wrap(errors.New(big), "auth.denied", ""), "auth.denied", "discard", false},
+		{"untyped", fmt.Errorf("wrapped: %w", errors.New(big+big)), "wrapError", "retry", true},
+		{"application", temporal.NewApplicationError(big, "payment.declined", strings.Repeat("d", 3<<20)), "payment.declined", "retry", true},
+		{"non-retryable application", temporal.NewNonRetryableApplicationError(big, "payment.fatal", nil, strings.Repeat("d", 3<<20)), "payment.fatal", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := failureSize(tc.err); n < 2<<20 {
+				t.Fatalf("the test error takes %d bytes, not over Temporal's 2 MB", n)
+			}
+			err := at(New(p), "charge", 1).Handle(context.Background(), tc.err)
+			if n := failureSize(err); n > MaxFailureBytes {
+				t.Errorf("failure of %d bytes, over MaxFailureBytes %d", n, MaxFailureBytes)
+			}
+			app := appErr(t, err)
+			if app.Type() != tc.typ || app.NonRetryable() == tc.retries {
+				t.Errorf("type %q non-retryable %v, want %q and %v", app.Type(), app.NonRetryable(), tc.typ, !tc.retries)
+			}
+			if !strings.Contains(err.Error(), "é and more text é and more text") || !strings.Contains(err.Error(), "cut to fit") {
+				t.Errorf("message does not keep the start of the error and say it was cut: %.200q", err.Error())
+			}
+			if tc.action == "" {
+				return
+			}
+			o, ok := OutcomeOf(err)
+			if !ok || o.Action != tc.action || o.CutFrom < 2<<20 {
+				t.Errorf("outcome %+v %v, want %s and the original size", o, ok, tc.action)
+			}
+		})
+	}
+	// A small error is not touched.
+	small := errmatch.Wrap(errors.New("boom"), "external.timeout", "")
+	if o, _ := OutcomeOf(at(New(p), "charge", 1).Handle(context.Background(), small)); o.CutFrom != 0 {
+		t.Errorf("a small error was cut: %+v", o)
+	}
+}

@@ -42,6 +42,8 @@ NOTES = {
     "extension:priority": "Uses the job field priority (ojs-core 5): within a queue a higher number is fetched first, equal numbers in the order the jobs became available; absent is 0. Skip if unsupported.",
     "extension:expiry": "Uses the job's start deadlines: expires_at_ms (ojs-core 5.2 expires_at) and enqueue_ttl_ms (ojs-timeouts 5.3 enqueue_ttl, in milliseconds). A job still waiting (scheduled, available, pending, retryable) once the clock is past its deadline is discarded without running and without an error entry; at the deadline itself it may still be fetched. expires_at bounds every start, the enqueue TTL (counted from the enqueue) only the first. A job active past its deadline finishes its attempt; if it fails with retries left it is discarded at once. A manual retry clears both deadlines. Skip if unsupported.",
     "implementation-defined:limits": "Size limits on caller data (RK-46): job id, type and queue at most 255 bytes, args at most 1 MiB of valid JSON, error type at most 1024 bytes, error details at most 64 KiB; over a limit is invalid_request and changes nothing. An error message over 4096 bytes is recorded cut to its first 4093 bytes (at a character boundary) followed by U+2026. Skip if your limits differ.",
+    "extension:timeouts": "Uses the job field timeouts, the ojs-timeouts object in whole seconds (timeout, total_timeout, heartbeat_timeout, grace_period, enqueue_ttl; defaults 1800, none, 60, 30, none). A limit has passed only when strictly more time has elapsed (ojs-timeouts 7.1, 7.3, 5.2; RK-216): in the whole milliseconds of a scenario at the first millisecond after it, so an attempt started at s is still running at s + (timeout + grace_period) * 1000 and has failed at the millisecond after; the reservation ends there (reserved_until_ms is that millisecond) and the failed attempt's error entry is at it. The entry has type timeout (execution timeout), stalled (no heartbeat for heartbeat_timeout) or total_timeout (created_at + total_timeout passed), code RETRY, and details holding the ojs-timeouts 8 object, whose timeout_kind (execution, stalled, total) the expectation checks (RK-219, RK-226). These failed attempts follow the retry policy; a passed total_timeout ends the job with its on_exhaustion action whatever attempts remain (ojs-timeouts 5.2, RK-217); a failure whose retry could not finish in time (created_at + total_timeout < now + backoff_delay + timeout, strict, RK-215) ends the job at once with no further entry (RK-220). A job still waiting when its total_timeout passes is ended at the latest when a fetch reaches it (RK-226). Skip if unsupported.",
+    "extension:dead-letter-replay": "Uses config.replay_rules, the replay_rules array of ojs-dead-letter 7.1 (name, filter, delay, max_replays, enabled; RK-221, RK-222), for every queue. A dead letter is replayed at discarded_at + delay (inclusive; RK-224) by the first rule that matches it while its replay count is below that rule's max_replays (RK-223): as a manual retry (attempt 0, error history kept) that writes replay_count, last_replayed_at_ms and replay_rule (the meta keys ojs.replay_count, ojs.last_replayed_at, ojs.replay_rule of 7.2). replay_at_ms is the planned replay of a dead letter, null when none is planned; a manual retry cancels it (RK-227). Skip if unsupported.",
 }
 
 KIND_NOTE = ("Timed sequences of job operations against an executor, each step at at_ms milliseconds after "
@@ -996,6 +998,158 @@ S(L, "scn-core-0033", "CORE-F04", "ojs-core 5", "A scheduled job of high priorit
   [enq(0, "s", X(), sched=1000, prio=10), enq(1, "a", X()), enq(2, "b", X()),
    fetch(999, X(fetched="a")), fetch(1000, X({"s": J("active", attempt=1)}, fetched="s")), fetch(1000, X(fetched="b"))],
   covers=["CORE-T04"], flags=PF)
+
+# ---- budgets.json: time budgets of ojs-timeouts (execution, heartbeat, total timeouts; section 9.1)
+B = "budgets"
+BF = ["extension:timeouts"]
+BB = BF + ["implementation-defined:boundary"]
+
+
+def TE(attempt, typ, kind, at):
+    """A budget expiry entry: error type and timeout_kind of ojs-timeouts 8, code RETRY."""
+    return {"attempt": attempt, "type": typ, "code": "RETRY", "at_ms": at, "timeout_kind": kind}
+
+
+def budget_job(at, jid, expect, timeouts, retry=P3, queue=None):
+    st = enq(at, jid, expect, retry=retry, queue=queue)
+    st["job"]["timeouts"] = timeouts
+    return st
+
+
+# Execution timeout: limit passes when now - started_at > timeout + grace_period (ojs-timeouts 7.1).
+TO1 = {"timeout": 30, "grace_period": 5, "heartbeat_timeout": 600}
+EXEC1 = 0 + (30 + 5) * 1000 + 1          # first millisecond past the limit of the attempt started at 0: 35001
+RETRY1 = EXEC1 + 1000                     # P3 first delay 1 s: 36001
+EXEC2 = RETRY1 + (30 + 5) * 1000 + 1      # attempt 2 started at 36001: 71002
+S(B, "scn-bud-0001", "TMO-01", "ojs-timeouts 7.1", "Execution timeout 30 s + grace 5 s, attempt started at 0: still active at 35000, failed at 35001 with type timeout (timeout_kind execution) as attempt 1 and retried after P3's 1 s at 36001; the refetch is attempt 2, reserved until 36001 + 35000 + 1 = 71002",
+  [budget_job(0, "a", X({"a": J("available", attempt=0)}), TO1),
+   fetch(0, X({"a": J("active", attempt=1, ru=EXEC1)}, fetched="a")),
+   op(EXEC1 - 1, "tick", X({"a": J("active", attempt=1, ru=EXEC1, errs=[])})),
+   op(EXEC1, "tick", X({"a": J("retryable", attempt=1, nra=RETRY1, ru=None, dl=False, errs=[TE(1, "timeout", "execution", EXEC1)])})),
+   fetch(RETRY1, X({"a": J("active", attempt=2, ru=EXEC2)}, fetched="a")),
+   op(40000, "ack", X({"a": J("completed", attempt=2, errs=[TE(1, "timeout", "execution", EXEC1)])}), id="a")],
+  covers=["TMO-06", "TMO-07", "TMO-08", "RK-216", "RK-226"], flags=BB)
+
+# Stall: limit passes when now - last_heartbeat > heartbeat_timeout (ojs-timeouts 7.3).
+TO2 = {"timeout": 600, "heartbeat_timeout": 60}
+BEAT = 50000
+STALL = BEAT + 60 * 1000 + 1              # 110001
+RETRY2 = STALL + 1000                     # 111001
+S(B, "scn-bud-0002", "TMO-04", "ojs-timeouts 7.3", "heartbeat_timeout 60 s: reserved until 60001 after the fetch at 0, a heartbeat at 50000 moves it to 110001; silent since, the job is active at 110000 and stalled at 110001: attempt 1 failed with type stalled, retried at 111001 (P3 1 s), refetched as attempt 2 reserved until 111001 + 60001",
+  [budget_job(0, "a", X(), TO2),
+   fetch(0, X({"a": J("active", attempt=1, ru=0 + 60 * 1000 + 1)}, fetched="a")),
+   op(BEAT, "heartbeat", X({"a": J("active", attempt=1, ru=STALL)}), id="a"),
+   op(STALL - 1, "tick", X({"a": J("active", attempt=1, ru=STALL, errs=[])})),
+   op(STALL, "tick", X({"a": J("retryable", attempt=1, nra=RETRY2, ru=None, errs=[TE(1, "stalled", "stalled", STALL)])})),
+   fetch(RETRY2, X({"a": J("active", attempt=2, ru=RETRY2 + 60 * 1000 + 1)}, fetched="a"))],
+  covers=["TMO-07", "RK-216", "RK-226"], flags=BB)
+
+# total_timeout 20 s from created_at 0; timeout 10 s (section 9.1 allows the retry at 5000: 20000 >= 5000 + 1000 + 10000).
+TO3 = {"timeout": 10, "total_timeout": 20, "heartbeat_timeout": 600}
+TOTAL3 = 0 + 20 * 1000 + 1                # 20001
+S(B, "scn-bud-0003", "TMO-02", "ojs-timeouts 5.2", "total_timeout precedes max_attempts: P5 (5 attempts), total 20 s from 0; attempt 1 fails at 5000 (retry at 6000: 0 + 20000 >= 5000 + 1000 + 10000), attempt 2 starts at 6000 and is reserved until 20001 (before 6000 + 40001); at 20001 the job is discarded with 3 attempts left, type total_timeout",
+  [budget_job(0, "a", X(), TO3, retry=P5), fetch(0, X(fetched="a")),
+   fail(5000, "a", X({"a": J("retryable", attempt=1, nra=6000)})),
+   fetch(6000, X({"a": J("active", attempt=2, ru=TOTAL3)}, fetched="a")),
+   op(TOTAL3 - 1, "tick", X({"a": J("active", attempt=2, ru=TOTAL3)})),
+   op(TOTAL3, "tick", X({"a": J("discarded", attempt=2, nra=None, ru=None, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 5000), TE(2, "total_timeout", "total", TOTAL3)])}, counts={"discarded": 1}))],
+  covers=["RK-217", "RK-226", "TMO-07"], flags=BB)
+S(B, "scn-bud-0004", "TMO-02", "ojs-timeouts 5.2", "The same with on_exhaustion dead_letter: the total timeout at 20001 dead-letters the job with 3 of its 5 attempts left",
+  [budget_job(0, "a", X(), TO3, retry={"max_attempts": 5, "initial_interval": "PT1S", "jitter": False, "on_exhaustion": "dead_letter"}),
+   fetch(0, X(fetched="a")),
+   fail(5000, "a", X({"a": J("retryable", attempt=1, nra=6000)})),
+   fetch(6000, X(fetched="a")),
+   op(TOTAL3, "tick", X({"a": J("discarded", attempt=2, dl=True, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", 5000), TE(2, "total_timeout", "total", TOTAL3)])}, counts={"dead_letter": 1}))],
+  covers=["RK-217", "DLQ-001"], flags=BB)
+
+# Section 9.1 boundary: discard now when created_at + total_timeout < now + backoff_delay + timeout.
+# total 60 s, timeout 10 s, first delay 1 s: a failure at t is retried while 60000 >= t + 1000 + 10000, i.e. t <= 49000.
+TO4 = {"timeout": 10, "total_timeout": 60, "heartbeat_timeout": 600}
+LAST_OK = 0 + 60 * 1000 - 1000 - 10 * 1000   # 49000
+S(B, "scn-bud-0005", "TMO-03", "ojs-timeouts 9.1", "Section 9.1 boundary (RK-215, strict): total 60 s, timeout 10 s, delay 1 s. a fails at 49000 (60000 < 49000 + 1000 + 10000 is false): retryable at 50000; b fails 1 ms later and c 1 s later: discarded now, with only their own failure recorded (RK-220)",
+  [budget_job(0, "a", X(), TO4, retry=P5), budget_job(0, "b", X(), TO4, retry=P5), budget_job(0, "c", X(), TO4, retry=P5),
+   fetch(30000, X(fetched="a")), fetch(30000, X(fetched="b")), fetch(30000, X(fetched="c")),
+   fail(LAST_OK, "a", X({"a": J("retryable", attempt=1, nra=LAST_OK + 1000, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", LAST_OK)])})),
+   fail(LAST_OK + 1, "b", X({"b": J("discarded", attempt=1, nra=None, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", LAST_OK + 1)])})),
+   fail(LAST_OK + 1000, "c", X({"c": J("discarded", attempt=1, nra=None, dl=False, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", LAST_OK + 1000)])})),
+   fetch(LAST_OK + 1000, X({"a": J("active", attempt=2, ru=60 * 1000 + 1)}, fetched="a")),
+   op(55000, "ack", X({"a": J("completed", attempt=2)}), id="a")],
+  covers=["RK-215", "RK-220"], flags=BB)
+S(B, "scn-bud-0006", "TMO-03", "ojs-timeouts 9.1", "Section 9.1 against the dead letter action: on_exhaustion dead_letter, the failure at 50000 (60000 < 50000 + 1000 + 10000) dead-letters the job at once",
+  [budget_job(0, "a", X(), TO4, retry={"max_attempts": 5, "initial_interval": "PT1S", "jitter": False, "on_exhaustion": "dead_letter"}),
+   fetch(30000, X(fetched="a")),
+   fail(LAST_OK + 1000, "a", X({"a": J("discarded", attempt=1, dl=True, errs=[E(1, "smtp.unavailable", "SMTP server unavailable", LAST_OK + 1000)])}))],
+  covers=["RK-215", "RK-217"], flags=BB)
+
+# A job waiting past its total timeout: retry due at 2000, nobody fetches until after 0 + 30000.
+TO5 = {"timeout": 10, "total_timeout": 30, "heartbeat_timeout": 600}
+S(B, "scn-bud-0007", "TMO-02", "ojs-timeouts 5.2", "A job still waiting when its total timeout (30 s from 0) has passed never runs again: failed at 1000 (retry at 2000: 30000 >= 1000 + 1000 + 10000), not fetched until 30001; that fetch discards it and claims b, which has no budget",
+  [budget_job(0, "a", X(), TO5), fetch(0, X(fetched="a")),
+   fail(1000, "a", X({"a": J("retryable", attempt=1, nra=2000)})),
+   enq(25000, "b", X()),
+   op(30000, "tick", X({"a": J("available", attempt=1)})),
+   fetch(30001, X({"a": J("discarded", attempt=1, dl=False), "b": J("active", attempt=1)}, fetched="b")),
+   fetch(30001, X(fetched=None))],
+  covers=["RK-226", "RK-216"], flags=BB)
+
+S(B, "scn-bud-0008", "TMO-08", "ojs-timeouts 9.1", "An execution timeout is matched against non_retryable_errors like any error (unlike a plain visibility timeout): with timeout listed, the timeout at 0 + (10 + 0) s + 1 ms = 10001 discards the job with 2 attempts left",
+  [budget_job(0, "a", X(), {"timeout": 10, "grace_period": 0, "heartbeat_timeout": 600}, retry={"max_attempts": 3, "non_retryable_errors": ["timeout"], "jitter": False}),
+   fetch(0, X({"a": J("active", attempt=1, ru=10 * 1000 + 1)}, fetched="a")),
+   op(10 * 1000 + 1, "tick", X({"a": J("discarded", attempt=1, dl=False, errs=[TE(1, "timeout", "execution", 10 * 1000 + 1)])}))],
+  covers=["TMO-01", "RK-226"], flags=BB)
+S(B, "scn-bud-0009", "TMO-01", "ojs-timeouts 5.1", "Execution timeouts exhaust the policy like failures: max_attempts 2, timeout 10 s, grace 0: timed out at 10001 (retry at 11001) and at 11001 + 10001 = 21002, then discarded with two timeout entries",
+  [budget_job(0, "a", X(), {"timeout": 10, "grace_period": 0, "heartbeat_timeout": 600}, retry={"max_attempts": 2, "initial_interval": "PT1S", "jitter": False}),
+   fetch(0, X(fetched="a")),
+   op(10001, "tick", X({"a": J("retryable", attempt=1, nra=11001)})),
+   fetch(11001, X({"a": J("active", attempt=2, ru=11001 + 10001)}, fetched="a")),
+   op(21002, "tick", X({"a": J("discarded", attempt=2, dl=False, errs=[TE(1, "timeout", "execution", 10001), TE(2, "timeout", "execution", 21002)])}))],
+  covers=["RK-216"], flags=BB)
+S(B, "scn-bud-0010", "CORE-X02", "ojs-timeouts 5.3", "timeouts.enqueue_ttl (30 s) is the job's enqueue TTL, as enqueue_ttl_ms: enqueued at 1000, still waiting at 31000, discarded without running at 31001",
+  [budget_job(1000, "a", X(), {"enqueue_ttl": 30}),
+   op(31000, "tick", X({"a": J("available", attempt=0)})),
+   op(31001, "tick", X({"a": J("discarded", attempt=0)})),
+   fetch(31001, X(fetched=None))],
+  covers=["RK-216"], flags=BB + ["extension:expiry"])
+
+# ---- replay.json: automatic replay of dead letters (ojs-dead-letter 7)
+RP = "replay"
+RPF = ["extension:dead-letter-replay"]
+RULE = {"name": "smtp-outage", "filter": {"error_type": "smtp.unavailable"}, "delay": "PT1M", "max_replays": 2}
+DELAY = 60 * 1000
+F0 = E(1, "smtp.unavailable", "SMTP server unavailable", 0)
+R1 = 0 + DELAY                 # first replay: discarded at 0 + 1 min
+D2 = R1 + 1000                 # second dead-lettering
+R2 = D2 + DELAY                # second replay
+D3 = R2 + 1000                 # third dead-lettering: the count (2) has reached max_replays
+S(RP, "scn-rpl-0001", "DLQ-R003", "ojs-dead-letter 7.1", "Rule smtp-outage (delay PT1M, max_replays 2) replays a dead letter at discarded_at + 1 min: at 60000 and, dead again at 61000, at 121000; dead again at 122000 it is left in the dead letter set (count 2 = max_replays). Each replay is a manual retry (attempt 0, errors kept) that writes replay_count, last_replayed_at and replay_rule",
+  [enq(0, "a", X(), retry=P1DL), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("discarded", attempt=1, dl=True, errs=[F0]) | {"replay_at_ms": R1, "replay_count": 0}})),
+   op(R1 - 1, "tick", X({"a": J("discarded", attempt=1, dl=True) | {"replay_at_ms": R1, "replay_count": 0}})),
+   op(R1, "tick", X({"a": J("available", attempt=0, dl=False, errs=[F0]) | {"replay_count": 1, "last_replayed_at_ms": R1, "replay_rule": "smtp-outage", "replay_at_ms": None}}, counts={"dead_letter": 0, "available": 1})),
+   fetch(D2, X({"a": J("active", attempt=1)}, fetched="a")),
+   fail(D2, "a", X({"a": J("discarded", attempt=1, dl=True, errs=[F0, E(1, "smtp.unavailable", "SMTP server unavailable", D2)]) | {"replay_at_ms": R2, "replay_count": 1}})),
+   op(R2, "tick", X({"a": J("available", attempt=0, dl=False) | {"replay_count": 2, "last_replayed_at_ms": R2, "replay_rule": "smtp-outage", "replay_at_ms": None}})),
+   fetch(D3, X(fetched="a")),
+   fail(D3, "a", X({"a": J("discarded", attempt=1, dl=True) | {"replay_at_ms": None, "replay_count": 2, "last_replayed_at_ms": R2}})),
+   op(D3 + 10 * DELAY, "tick", X({"a": J("discarded", attempt=1, dl=True, errs=[F0, E(1, "smtp.unavailable", "SMTP server unavailable", D2), E(1, "smtp.unavailable", "SMTP server unavailable", D3)]) | {"replay_count": 2, "replay_at_ms": None}}, counts={"dead_letter": 1}))],
+  covers=["RK-223", "RK-224", "DLQ-003"], flags=RPF + ["implementation-defined:boundary", "implementation-defined:manual-retry-errors"],
+  config={"replay_rules": [RULE]})
+S(RP, "scn-rpl-0002", "RK-227", "ojs-dead-letter 7.1", "A manual retry cancels the planned replay: dead-lettered at 0 (replay planned at 60000), retried by hand at 30000; at 60000 nothing is replayed (replay_count 0) and the job waits as the manual retry left it",
+  [enq(0, "a", X(), retry=P1DL), fetch(0, X(fetched="a")),
+   fail(0, "a", X({"a": J("discarded", attempt=1, dl=True) | {"replay_at_ms": R1}})),
+   op(30000, "retry", X({"a": J("available", attempt=0, dl=False, errs=[F0]) | {"replay_at_ms": None, "replay_count": 0}}), id="a"),
+   op(R1, "tick", X({"a": J("available", attempt=0, dl=False, errs=[F0]) | {"replay_at_ms": None, "replay_count": 0}})),
+   fetch(R1, X({"a": J("active", attempt=1)}, fetched="a"))],
+  covers=["DLQ-003"], flags=RPF + ["implementation-defined:manual-retry-errors"],
+  config={"replay_rules": [RULE]})
+S(RP, "scn-rpl-0003", "RK-225", "ojs-dead-letter 7", "Only matching dead letters are replayed: p is plainly discarded (on_exhaustion discard), t failed with another error type; neither has a replay planned or made, d (matching) is replayed at 60000",
+  [enq(0, "p", X(), retry=P1), enq(0, "t", X(), retry=P1DL), enq(0, "d", X(), retry=P1DL),
+   fetch(0, X(fetched="p")), fail(0, "p", X({"p": J("discarded", dl=False) | {"replay_at_ms": None}})),
+   fetch(0, X(fetched="t")), fail(0, "t", X({"t": J("discarded", dl=True) | {"replay_at_ms": None}}), typ="smtp.auth_failed", msg="bad credentials"),
+   fetch(0, X(fetched="d")), fail(0, "d", X({"d": J("discarded", dl=True) | {"replay_at_ms": R1}})),
+   op(R1, "tick", X({"p": J("discarded") | {"replay_count": 0}, "t": J("discarded", dl=True) | {"replay_count": 0}, "d": J("available", attempt=0) | {"replay_count": 1, "replay_rule": "smtp-outage"}}))],
+  covers=["RK-222", "DLQ-R003"], flags=RPF,
+  config={"replay_rules": [RULE]})
 
 
 if __name__ == "__main__":

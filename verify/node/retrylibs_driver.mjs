@@ -1,4 +1,4 @@
-// Drive p-retry's and Bee-Queue's real retry code for retrykit's verify module.
+// Drive p-retry's, exponential-backoff's and Bee-Queue's real retry code for retrykit's verify module.
 //
 // Reads one JSON request on stdin:
 //   {"system": "p-retry" | "bee-queue", "config": {...},
@@ -48,6 +48,31 @@ async function pRetryWaits(cfg, n, r) {
   return { waits, runs };
 }
 
+// exponential-backoff: backOff runs an always-failing function with the
+// config as its options; setTimeout records each wait and fires at once,
+// Math.random returns the draw (held at V8's largest, 1 - 2**-52).
+async function expBackoffWaits(cfg, n, r) {
+  const { backOff } = require('exponential-backoff');
+  const waits = [];
+  let runs = 0;
+  const savedRandom = Math.random;
+  const savedTimeout = globalThis.setTimeout;
+  Math.random = () => Math.min(r, 1 - 2 ** -52);
+  globalThis.setTimeout = (fn, ms) => { waits.push(ms); queueMicrotask(fn); return { unref() {} }; };
+  const opts = { ...cfg };
+  if (n !== null) opts.numOfAttempts = n + 1;
+  try {
+    await backOff(() => { runs++; throw new Error('retrykit verify'); }, opts);
+  } catch {
+    // exhausted
+  } finally {
+    Math.random = savedRandom;
+    globalThis.setTimeout = savedTimeout;
+  }
+  // With delayFirstAttempt the first wait comes before the first attempt.
+  return { waits: cfg.delayFirstAttempt ? waits.slice(1) : waits, runs };
+}
+
 function beeQueueRun(cfg, n) {
   const Job = require('bee-queue/lib/job.js');
   const strategies = require('bee-queue/lib/backoff.js');
@@ -79,6 +104,13 @@ for (const c of request.cases) {
       const { runs } = await pRetryWaits(cfg, 1000, 0.5);
       results.push({ runs });
     }
+  } else if (request.system === 'exponential-backoff') {
+    if (c.op === 'delay') {
+      const { waits } = await expBackoffWaits(cfg, c.attempt, c.rand);
+      results.push({ delay_ms: waits[c.attempt - 1] ?? null });
+    } else {
+      results.push({ runs: (await expBackoffWaits(cfg, null, 0.5)).runs });
+    }
   } else if (request.system === 'bee-queue') {
     if (c.op === 'delay') {
       const { delays } = beeQueueRun({ ...cfg, retries: cfg.retries ?? c.attempt }, c.attempt);
@@ -90,7 +122,7 @@ for (const c of request.cases) {
     throw new Error('retrylibs_driver: unknown system ' + request.system);
   }
 }
-const pkg = request.system === 'p-retry' ? 'p-retry' : 'bee-queue';
+const pkg = request.system;
 const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'node_modules', pkg);
 const version = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
 process.stdout.write(JSON.stringify({ system: request.system, version, file: dir, results }));

@@ -14,9 +14,11 @@ package servertest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -100,7 +102,8 @@ func (r *recorder) get(key string) []attemptRec {
 
 // scripted is an activity that behaves at attempt n as script[n-1] (the
 // last entry for later attempts): "ok" succeeds, "fail" returns a plain Go
-// error, "type:T" an error of OJS type T, "code:C" one with handler code C.
+// error, "type:T" an error of OJS type T, "code:C" one with handler code C,
+// "big:N:T" an error of OJS type T whose message is N bytes long.
 func (r *recorder) scripted(ctx context.Context, script []string) (string, error) {
 	n := r.add(ctx)
 	step := script[min(int(n), len(script))-1]
@@ -111,6 +114,11 @@ func (r *recorder) scripted(ctx context.Context, script []string) (string, error
 		return "", errmatch.Wrap(fmt.Errorf("typed failure %d", n), strings.TrimPrefix(step, "type:"), "")
 	case strings.HasPrefix(step, "code:"):
 		return "", errmatch.Wrap(fmt.Errorf("coded failure %d", n), "", errmatch.Code(strings.TrimPrefix(step, "code:")))
+	case strings.HasPrefix(step, "big:"):
+		size, typ, _ := strings.Cut(strings.TrimPrefix(step, "big:"), ":")
+		b, _ := strconv.Atoi(size)
+		msg := fmt.Sprintf("big failure %d: ", n)
+		return "", errmatch.Wrap(errors.New(msg+strings.Repeat("x", max(b-len(msg), 0))), typ, "")
 	}
 	return "", fmt.Errorf("boom %d", n)
 }
@@ -495,6 +503,40 @@ func TestServerDecisions(t *testing.T) {
 		}
 		if wantMsg := "temporalretry: " + c.action + " (" + c.reason + ")"; fa.GetFailure().GetMessage() != wantMsg || !strings.Contains(fa.GetFailure().GetCause().GetMessage(), fmt.Sprint(c.attempts)) {
 			t.Errorf("call %d: history failure %q cause %q", i, fa.GetFailure().GetMessage(), fa.GetFailure().GetCause().GetMessage())
+		}
+	}
+}
+
+// TestServerHugeErrorIsAnAttempt: an activity error far over Temporal's
+// size limits still counts as the attempt it is, with its OJS type kept.
+// Before, a 2.5 MB error was replaced by the server with a non-retryable
+// "Failure exceeds size limit." (one attempt of three ran), and a 5 MiB
+// one could not be sent at all: each attempt ended at its StartToClose
+// timeout and the error was lost.
+func TestServerHugeErrorIsAnAttempt(t *testing.T) {
+	ts := newServer(t, timerShift)
+	e := newEnv(t, ts, 1, temporalretry.New(nil))
+	pol := `{"max_attempts":3,"initial_interval":"PT0.05S","jitter":false}`
+	sizes := []int{2_500_000, 5 << 20}
+	var calls []call
+	for _, n := range sizes {
+		calls = append(calls, call{Type: "scripted", Policy: pol, Script: []string{"big:" + strconv.Itoa(n) + ":external.timeout"}})
+	}
+	res := e.run(t, "huge", calls)
+	for i, n := range sizes {
+		id := fmt.Sprint(i)
+		r := res[i]
+		if recs := e.rec.get("huge/" + id); len(recs) != 3 {
+			t.Errorf("%d-byte error: %d attempts ran, want 3", n, len(recs))
+		}
+		if !r.HasOut || r.Outcome.Action != "discard" || r.Outcome.Reason != "exhausted" || r.Outcome.Attempt != 3 ||
+			r.Outcome.ErrorType != "external.timeout" || r.Outcome.CutFrom < n {
+			t.Errorf("%d-byte error: outcome %+v (%v), want discard/exhausted at 3 of type external.timeout, cut from %d bytes: %.300s", n, r.Outcome, r.HasOut, n, r.Err)
+		}
+		_, _, closed := e.activityEvents(t, "huge", id)
+		f := closed.GetActivityTaskFailedEventAttributes().GetFailure()
+		if f.GetApplicationFailureInfo().GetType() != "external.timeout" || !strings.HasPrefix(f.GetCause().GetMessage(), "big failure 3: xxx") {
+			t.Errorf("%d-byte error: history failure %.200q type %q cause %.200q", n, f.GetMessage(), f.GetApplicationFailureInfo().GetType(), f.GetCause().GetMessage())
 		}
 	}
 }

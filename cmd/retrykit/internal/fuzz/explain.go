@@ -64,12 +64,12 @@ func (c Cause) Found() bool { return c.ok }
 // holds bounds, not an exact value), float-tolerance is dropped.
 func Explain(d *policytest.Disagreement, opaque bool) Cause {
 	c := explain(d)
-	own := func(f string) bool {
+	describesInput := func(f string) bool {
 		return strings.HasPrefix(f, "should:") || strings.HasPrefix(f, "extension:") || f == "float-tolerance"
 	}
 	var flags []string
 	for _, f := range c.Flags {
-		if !own(f) && f != "retrykit:decision" {
+		if !describesInput(f) && f != "retrykit:decision" {
 			flags = append(flags, f)
 		}
 	}
@@ -81,7 +81,7 @@ func Explain(d *policytest.Disagreement, opaque bool) Cause {
 		inputFlags = append(inputFlags, strings.Split(c.Model.Unclaim(), ",")...)
 	}
 	for _, f := range inputFlags {
-		if own(f) && !hasFlag(flags, f) && !(opaque && f == "float-tolerance") {
+		if describesInput(f) && !hasFlag(flags, f) && !(opaque && f == "float-tolerance") {
 			flags = append(flags, f)
 		}
 	}
