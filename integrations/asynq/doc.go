@@ -46,6 +46,25 @@
 // give such tasks [MaxRetry] of that policy when its max_attempts is above
 // 26, asynq's default MaxRetry being 25.
 //
+// # Time budgets
+//
+// A task can also carry an OJS time budget (package budget, the
+// ojs-timeouts extension) and its creation time, in the headers
+// [BudgetHeaderKey] and [CreatedAtHeaderKey] ([NewTaskWithBudget],
+// [BudgetHeaders]; asynq keeps no creation time a handler can read). After
+// a failure of such a task the decision is budget.Budget.DecideAt's: past
+// created_at + total_timeout the task is archived as on_exhaustion says,
+// whatever retries remain ([EndError.Budget] total_timeout), and a retry
+// that could not finish before that deadline is not scheduled
+// (no_time_left, ojs-timeouts §9.1). The middleware ends each attempt's
+// context at the budget's timeout (or the total deadline if sooner); the
+// task's asynq.Timeout, timeout + grace_period, is the forceful cut. asynq
+// draws the retry delay in RetryDelayFunc, after the decision, so §9.1 is
+// judged with the longest delay jitter can give (docs/decisions.md
+// RK-233). Failures asynq detects itself (its own timeout, a lost lease)
+// bypass the middleware and are retried without the budget's decision;
+// enqueue_ttl and heartbeat_timeout are carried, not enforced.
+//
 // # Adoption
 //
 //	rk, err := asynqretry.Parse(policyJSON) // or asynqretry.New(p)

@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -218,7 +219,13 @@ func attemptOf(retried int) int {
 // it.
 func (p *Plugin) Handler(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		err := next.ProcessTask(ctx, t)
+		now := time.Now
+		if p != nil && p.now != nil {
+			now = p.now
+		}
+		actx, cancel := attemptContext(ctx, t, now())
+		err := next.ProcessTask(actx, t)
+		cancel()
 		if err == nil || errors.Is(err, asynq.SkipRetry) || errors.Is(err, asynq.RevokeTask) {
 			return err
 		}
@@ -232,17 +239,17 @@ func (p *Plugin) Handler(next asynq.Handler) asynq.Handler {
 		}
 		pol, perr := p.policyFor(t)
 		errType, code, _ := errmatch.Classify(err)
-		d, derr := pol.DecideAt(policy.Failure{Attempt: attemptOf(retried), ErrorType: errType, Code: code}, 0.5)
+		d, why, berr, derr := p.decideFailure(t, pol, policy.Failure{Attempt: attemptOf(retried), ErrorType: errType, Code: code})
 		if derr != nil {
-			d = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}
+			d, why = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}, budget.ReasonPolicy
 		}
-		if perr != nil || derr != nil {
-			err = errors.Join(err, perr, derr)
+		if perr != nil || berr != nil || derr != nil {
+			err = errors.Join(err, perr, berr, derr)
 		}
 		if d.Action == policy.Retry {
 			return err
 		}
-		return &EndError{Decision: d, Err: err}
+		return &EndError{Decision: d, Budget: why, Err: err}
 	})
 }
 
@@ -255,13 +262,21 @@ func (p *Plugin) Handler(next asynq.Handler) asynq.Handler {
 // modified after Handler returns it, so it is safe to share.
 type EndError struct {
 	Decision policy.Decision // Action Discard or DeadLetter, and its Reason
-	Err      error           // the handler's error
+	// Budget is the time-budget rule that ended the task (total_timeout,
+	// no_time_left), or budget.ReasonPolicy when the policy did.
+	Budget budget.Reason
+	Err    error // the handler's error
 }
 
 // Error returns "asynqretry: ACTION (REASON): CAUSE", e.g.
-// "asynqretry: discard (non_retryable): validation.bad_input: no such user".
+// "asynqretry: discard (non_retryable): validation.bad_input: no such user";
+// REASON is the budget rule (total_timeout, no_time_left) when one decided.
 func (e *EndError) Error() string {
-	msg := "asynqretry: " + e.Decision.Action.String() + " (" + e.Decision.Reason.String() + ")"
+	reason := e.Decision.Reason.String()
+	if e.Budget != budget.ReasonPolicy {
+		reason = e.Budget.String()
+	}
+	msg := "asynqretry: " + e.Decision.Action.String() + " (" + reason + ")"
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}

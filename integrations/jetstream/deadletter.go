@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/retrykit/retrykit/budget"
 )
 
 // The headers of a dead-lettered message, beside the original's own
@@ -20,7 +22,7 @@ const (
 	HeaderSequence = "Retrykit-Sequence"      // its sequence in that stream
 	HeaderSubject  = "Retrykit-Subject"       // the subject it was published on
 	HeaderAttempt  = "Retrykit-Attempt"       // the attempt that ended it (the delivery count)
-	HeaderReason   = "Retrykit-Reason"        // why: handler_code, non_retryable or exhausted
+	HeaderReason   = "Retrykit-Reason"        // why: handler_code, non_retryable, exhausted, total_timeout or no_time_left
 	HeaderError    = "Retrykit-Error"         // the final error's message (at most MaxErrorLen bytes)
 	HeaderType     = "Retrykit-Error-Type"    // the final error's OJS type, when it has one
 	HeaderHistory  = "Retrykit-Error-History" // the failed attempts' errors this process saw, as JSON
@@ -47,7 +49,11 @@ func DeadLetterHeaders(md *jetstream.MsgMetadata, subject string, out Outcome) n
 	h.Set(HeaderSequence, strconv.FormatUint(md.Sequence.Stream, 10))
 	h.Set(HeaderSubject, subject)
 	h.Set(HeaderAttempt, strconv.Itoa(out.Attempt))
-	h.Set(HeaderReason, out.Decision.Reason.String())
+	if out.Budget != budget.ReasonPolicy {
+		h.Set(HeaderReason, out.Budget.String())
+	} else {
+		h.Set(HeaderReason, out.Decision.Reason.String())
+	}
 	if out.Err != nil {
 		h.Set(HeaderError, cut(out.Err.Error(), MaxErrorLen))
 	}

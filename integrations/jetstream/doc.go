@@ -57,6 +57,21 @@
 // messages it settled and settles such a redelivery again without running
 // the handler ([Outcome].Resettled); the memory is per process.
 //
+// # Time budgets
+//
+// A message can carry an OJS time budget (package budget, the
+// ojs-timeouts extension) in [HeaderTimeouts] ([SetBudget]); its
+// created_at is the stream's timestamp of the message. After a failure the
+// decision is budget.Budget.Decide's with the jitter draw whose delay is
+// then nakked: past created_at + total_timeout the message ends as
+// on_exhaustion says ([Outcome.Budget] total_timeout), and a retry that
+// could not finish before that deadline is not made (no_time_left,
+// ojs-timeouts §9.1). The handler's context ends at the budget's timeout
+// or the total deadline, whichever is sooner. AckWait and MaxAge are per
+// consumer and per stream, so a message's own timeout does not change its
+// redelivery, and enqueue_ttl, grace_period and heartbeat_timeout are
+// carried, not enforced.
+//
 // # Adoption
 //
 //	rk, err := jetstreamretry.Parse(policyJSON, jetstreamretry.WithDeadLetter(js, "dlq.orders"))

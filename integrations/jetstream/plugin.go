@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -217,6 +218,10 @@ type Outcome struct {
 	Done bool
 	// Decision is the policy's decision on a failure (zero when Done).
 	Decision policy.Decision
+	// Budget is the time-budget rule that ended the message (total_timeout,
+	// no_time_left; [HeaderTimeouts]), or budget.ReasonPolicy when the
+	// policy decided.
+	Budget budget.Reason
 	// Err is the handler's error, joined with any problem the plugin had
 	// reading the message's policy or judging the failure (nil when Done).
 	Err error
@@ -287,7 +292,9 @@ func (p *Plugin) Process(ctx context.Context, msg jetstream.Msg, h HandlerFunc) 
 	if out.Attempt > max(pol.Spec().MaxAttempts, 1) {
 		herr = ErrExhausted
 	} else {
-		herr = p.run(ctx, msg, h)
+		actx, cancel := attemptContext(ctx, msg.Headers(), md, time.Now())
+		herr = p.run(actx, msg, h)
+		cancel()
 		if p != nil {
 			// Another delivery settled the message while h ran (this one
 			// had timed out): h's late result must not act again.
@@ -309,13 +316,13 @@ func (p *Plugin) Process(ctx context.Context, msg jetstream.Msg, h HandlerFunc) 
 	if herr == ErrExhausted {
 		f = policy.Failure{Attempt: out.Attempt}
 	}
-	d, derr := pol.Decide(f, p.source())
+	d, why, berr, derr := p.decideFailure(msg.Headers(), md, pol, f)
 	if derr != nil {
-		d = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}
+		d, why = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}, budget.ReasonPolicy
 	}
-	out.Decision, out.Err, out.ErrorType = d, herr, errType
-	if perr != nil || derr != nil {
-		out.Err = errors.Join(herr, perr, derr)
+	out.Decision, out.Budget, out.Err, out.ErrorType = d, why, herr, errType
+	if perr != nil || berr != nil || derr != nil {
+		out.Err = errors.Join(herr, perr, berr, derr)
 	}
 	if p != nil {
 		p.hist.add(key, out.Attempt, errType, out.Err)

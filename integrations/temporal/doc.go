@@ -44,6 +44,19 @@
 // smallest delay that must be honoured, e.g. 10ms; the tests of this
 // package run a real server with it and check the delays from history.
 //
+// # Time budgets
+//
+// The activity's ScheduleToCloseTimeout is the OJS total timeout, counted
+// from its first ScheduledTime, and StartToCloseTimeout its timeout;
+// [WithBudget] sets both from a budget.Budget on the workflow side. For an
+// activity with a schedule-to-close timeout, [Interceptor.Handle] decides
+// with budget.Budget.Decide (same jitter draw as the NextRetryDelay it
+// returns): past the deadline on_exhaustion (total_timeout), and no retry
+// that could not finish before it (no_time_left, ojs-timeouts §9.1).
+// Timeouts are rounded to whole seconds, the timeout up and the total
+// down (docs/decisions.md RK-234). Failures that never reach the activity's
+// code (timeouts, lost workers) follow Temporal's own, weaker rule.
+//
 // # Adoption
 //
 //	rk, err := temporalretry.Parse(policyJSON) // or temporalretry.New(p, opts...)

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -242,9 +243,13 @@ func (i *Interceptor) handle(ctx context.Context, err error, header map[string]*
 	if i != nil {
 		src = i.src
 	}
-	d, derr := pol.Decide(policy.Failure{Attempt: max(int(info.Attempt), 1), ErrorType: errType, Code: code}, src)
+	d, why, derr := decideFailure(info, pol, policy.Failure{Attempt: max(int(info.Attempt), 1), ErrorType: errType, Code: code}, src, time.Now())
 	if derr != nil {
-		d = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}
+		d, why = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}, budget.ReasonPolicy
+	}
+	reason := d.Reason.String()
+	if why != budget.ReasonPolicy {
+		reason = why.String()
 	}
 	orig := err
 	if perr != nil || derr != nil {
@@ -254,7 +259,7 @@ func (i *Interceptor) handle(ctx context.Context, err error, header map[string]*
 	if !typed && !isApp {
 		tType = goTypeName(orig)
 	}
-	out := Outcome{Action: d.Action.String(), Reason: d.Reason.String(), Attempt: int(info.Attempt), ErrorType: errType, Delay: d.Delay}
+	out := Outcome{Action: d.Action.String(), Reason: reason, Attempt: int(info.Attempt), ErrorType: errType, Delay: d.Delay}
 	if cut, size := fitFailure(err, tType, false); size > 0 {
 		err, out.CutFrom = cut, size
 	}
@@ -271,7 +276,7 @@ func (i *Interceptor) handle(ctx context.Context, err error, header map[string]*
 			err = errors.Join(err, fmt.Errorf("temporalretry: dead-letter hook: %w", herr))
 		}
 	}
-	return temporal.NewApplicationErrorWithOptions("temporalretry: "+d.Action.String()+" ("+d.Reason.String()+")", tType, temporal.ApplicationErrorOptions{
+	return temporal.NewApplicationErrorWithOptions("temporalretry: "+d.Action.String()+" ("+reason+")", tType, temporal.ApplicationErrorOptions{
 		NonRetryable: true,
 		Cause:        err,
 		Details:      []any{out},
@@ -306,7 +311,7 @@ func goTypeName(err error) string {
 // activity failed with [OutcomeOf]. It is a plain value.
 type Outcome struct {
 	Action    string        `json:"action"`     // "retry", "discard" or "dead_letter"
-	Reason    string        `json:"reason"`     // "retry", "handler_code", "non_retryable" or "exhausted"
+	Reason    string        `json:"reason"`     // "retry", "handler_code", "non_retryable", "exhausted", "total_timeout" or "no_time_left"
 	Attempt   int           `json:"attempt"`    // the attempt that failed, from 1
 	ErrorType string        `json:"error_type"` // the OJS error type, "" when untyped
 	Delay     time.Duration `json:"delay_ns"`   // the requested NextRetryDelay; 0 unless Action is "retry"

@@ -62,6 +62,7 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 		rp.NonRetryableErrorTypes = opts.RetryPolicy.NonRetryableErrorTypes
 	}
 	opts.RetryPolicy = rp
+	applyBudget(ctx, &opts)
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	if call {
 		pj, _ := p.MarshalJSON() // never fails for a Policy

@@ -38,6 +38,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	temporalretry "github.com/retrykit/retrykit/integrations/temporal"
 	"github.com/retrykit/retrykit/policy"
@@ -131,6 +132,9 @@ type call struct {
 	// WorkflowNonRetryable, when set, is a RetryPolicy the workflow gives
 	// the activity itself (MaximumAttempts 99 and these error types).
 	WorkflowNonRetryable []string
+	// Budget, when set, is an OJS time budget (JSON) given to the call
+	// with temporalretry.WithBudget.
+	Budget string
 }
 
 // result is what the workflow saw of one call.
@@ -157,6 +161,13 @@ func runCalls(ctx workflow.Context, calls []call) ([]result, error) {
 				return nil, err
 			}
 			cctx = temporalretry.WithPolicy(cctx, p)
+		}
+		if c.Budget != "" {
+			b, err := budget.Parse([]byte(c.Budget))
+			if err != nil {
+				return nil, err
+			}
+			cctx = temporalretry.WithBudget(cctx, b)
 		}
 		futures[i] = workflow.ExecuteActivity(cctx, c.Type, c.Script)
 	}
