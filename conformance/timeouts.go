@@ -15,12 +15,6 @@ import (
 	"github.com/retrykit/retrykit/replay"
 )
 
-// caseEpoch is the instant the *_ms fields of a timeout or replay case
-// count from, as the scenarios' at_ms do (PROTOCOL.md 3.7).
-var caseEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func caseTime(ms int64) time.Time { return caseEpoch.Add(time.Duration(ms) * time.Millisecond) }
-
 // maxCaseMS bounds the *_ms fields of a case: 100 years.
 const maxCaseMS = int64(100 * 365 * 24 * time.Hour / time.Millisecond)
 
@@ -31,7 +25,7 @@ func caseMS(name string, v *int64) (time.Time, error) {
 	if *v < 0 || *v > maxCaseMS {
 		return time.Time{}, fmt.Errorf("conformance: case.%s: must be from 0 to %d, got %d", name, maxCaseMS, *v)
 	}
-	return caseTime(*v), nil
+	return protocol.CaseTime(*v), nil
 }
 
 // referenceCase answers timeout_decide, timeout_expiry and replay with the
@@ -41,28 +35,7 @@ func referenceCase(req protocol.Request, resp protocol.Response) protocol.Respon
 		resp.Error = &protocol.ErrorResult{Type: typ, Message: err.Error()}
 		return resp
 	}
-	var c struct {
-		Timeouts    json.RawMessage `json:"timeouts"`
-		Policy      json.RawMessage `json:"policy"`
-		CreatedAtMS *int64          `json:"created_at_ms"`
-		NowMS       *int64          `json:"now_ms"`
-		SinceMS     *int64          `json:"since_ms"`
-		Attempt     int64           `json:"attempt"`
-		Rand        *float64        `json:"rand"`
-		Error       *struct {
-			Type string `json:"type"`
-			Code string `json:"code"`
-		} `json:"error"`
-		Kind   string          `json:"kind"`
-		Rules  json.RawMessage `json:"rules"`
-		Letter *struct {
-			ErrorType     string          `json:"error_type"`
-			Queue         string          `json:"queue"`
-			Type          string          `json:"type"`
-			DiscardedAtMS *int64          `json:"discarded_at_ms"`
-			Meta          json.RawMessage `json:"meta"`
-		} `json:"letter"`
-	}
+	var c protocol.TimeoutCase
 	if len(req.Case) == 0 {
 		return reject(protocol.ErrorInvalidRequest, errors.New("conformance: case: required"))
 	}
@@ -174,7 +147,7 @@ func referenceCase(req protocol.Request, resp protocol.Response) protocol.Respon
 		if !ok {
 			return result(map[string]any{"replay": false})
 		}
-		return result(map[string]any{"replay": true, "rule": r.Rule, "at_ms": r.At.Sub(caseEpoch).Milliseconds(), "replay_count": r.Count})
+		return result(map[string]any{"replay": true, "rule": r.Rule, "at_ms": r.At.Sub(protocol.CaseEpoch).Milliseconds(), "replay_count": r.Count})
 	}
 	resp.Unsupported = true
 	return resp

@@ -12,35 +12,6 @@ import (
 	"github.com/retrykit/retrykit/replay"
 )
 
-// caseEpoch is the instant the *_ms fields of a case count from
-// (PROTOCOL.md 3.10).
-var caseEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// timeoutCase is the case object of timeout_decide, timeout_expiry and
-// replay requests.
-type timeoutCase struct {
-	Timeouts    json.RawMessage `json:"timeouts"`
-	Policy      json.RawMessage `json:"policy"`
-	CreatedAtMS *int64          `json:"created_at_ms"`
-	NowMS       *int64          `json:"now_ms"`
-	SinceMS     *int64          `json:"since_ms"`
-	Attempt     int64           `json:"attempt"`
-	Rand        *float64        `json:"rand"`
-	Error       *struct {
-		Type string `json:"type"`
-		Code string `json:"code"`
-	} `json:"error"`
-	Kind   string          `json:"kind"`
-	Rules  json.RawMessage `json:"rules"`
-	Letter *struct {
-		ErrorType     string          `json:"error_type"`
-		Queue         string          `json:"queue"`
-		Type          string          `json:"type"`
-		DiscardedAtMS *int64          `json:"discarded_at_ms"`
-		Meta          json.RawMessage `json:"meta"`
-	} `json:"letter"`
-}
-
 // caseOp answers the ops of the timeouts and dead-letter extensions with
 // e's bugs: the §9.1 boundary taken inclusively (bugBudgetInclusive), a
 // timed-out attempt not counted (bugTimeoutNotAttempt), one replay more
@@ -49,7 +20,7 @@ type timeoutCase struct {
 func (e engine) caseOp(req protocol.Request) (protocol.Response, bool) {
 	resp := protocol.Response{ID: req.ID}
 	bad := func(typ string, err error) (protocol.Response, bool) { return reject(req.ID, typ, err.Error()), true }
-	var c timeoutCase
+	var c protocol.TimeoutCase
 	if err := json.Unmarshal(req.Case, &c); err != nil {
 		return bad(protocol.ErrorInvalidRequest, err)
 	}
@@ -68,7 +39,7 @@ func (e engine) caseOp(req protocol.Request) (protocol.Response, bool) {
 		if v == nil || *v < 0 {
 			return time.Time{}, false
 		}
-		return caseEpoch.Add(time.Duration(*v) * time.Millisecond), true
+		return protocol.CaseEpoch.Add(time.Duration(*v) * time.Millisecond), true
 	}
 	switch req.Op {
 	case protocol.OpTimeoutDecide:
@@ -162,7 +133,7 @@ func (e engine) caseOp(req protocol.Request) (protocol.Response, bool) {
 			}
 			if rule.Match(l) && st.Count < limit {
 				return out(map[string]any{"replay": true, "rule": rule.Name,
-					"at_ms": at.Add(rule.Delay).Sub(caseEpoch).Milliseconds(), "replay_count": st.Count + 1})
+					"at_ms": at.Add(rule.Delay).Sub(protocol.CaseEpoch).Milliseconds(), "replay_count": st.Count + 1})
 			}
 		}
 		return out(map[string]any{"replay": false})
