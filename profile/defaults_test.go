@@ -35,6 +35,9 @@ func TestBareNameIsTheSystemsOwnDefaults(t *testing.T) {
 		// botocore's default retry mode is legacy: r * 2^(attempt-1) s, no cap, 5 attempts (_retry.json).
 		{"aws", 6, 0.5, 16 * s, 5, "legacy mode: no cap of 20 s"},
 		{"aws:mode=standard", 6, 0.5, 10 * s, 3, "standard: r * min(2^5, 20)"},
+		// pg-boss 12.38.0 dist/plans.js 85-94: retry_limit 2, retry_delay 0, retry_backoff false.
+		{"pg_boss", 2, 0.5, 0, 3, "retryLimit 2, retryDelay 0: retried at once, 3 attempts"},
+		{"pg_boss:retryBackoff=true", 1, 0.5, 1500 * time.Millisecond, 3, "GREATEST(0, 1) * (1 + 1 * 0.5) = 1.5 s"},
 	} {
 		p, err := profile.Parse(c.spec)
 		if err != nil {

@@ -17,6 +17,7 @@ func jsModels() []*model {
 	return []*model{
 		configured(pRetrySettings, pRetryModel), configured(beeQueueSettings, beeQueueModel),
 		configured(delayedJobSettings, delayedJobModel), configured(expBackoffSettings, expBackoffModel),
+		configured(pgBossSettings, pgBossModel),
 	}
 }
 
