@@ -1,0 +1,263 @@
+package verify_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/profile"
+)
+
+// pg-boss from npm (verify/node, pinned by its lock file) on a real
+// PostgreSQL: verify/node/pgboss_driver.mjs sends jobs with pg-boss's own
+// send, claims them with fetch and fails them with fail, and reads each
+// failure's start_after and state back from pg-boss's job table.
+
+// pgBossFailure is one failure the driver reports.
+type pgBossFailure struct {
+	Attempt    int     `json:"attempt"`
+	RetryCount int     `json:"retry_count"`
+	State      string  `json:"state"`
+	DelayUS    *string `json:"delay_us"` // start_after - now(), microseconds (numeric text)
+	R          *string `json:"r"`        // the seeded random(), as PostgreSQL printed it
+}
+
+type pgBossJob struct {
+	Failures []pgBossFailure `json:"failures"`
+}
+
+// pgBossCase is one job: its send options, whether random() is seeded, and
+// how often to fail it (at most; the driver stops once it is failed).
+type pgBossCase struct {
+	opts  map[string]any
+	seed  bool
+	fails int
+}
+
+// pgBossEnv finds node, the pg-boss package and a PostgreSQL: a throwaway
+// cluster (databaseURL) unless RETRYKIT_TEST_DATABASE_URL names one.
+func pgBossEnv(t *testing.T) (bin, url string) {
+	t.Helper()
+	bin = node(t)
+	if _, err := os.Stat("node/node_modules/pg-boss/package.json"); err != nil {
+		missing(t, "the pg-boss npm package", "verify/node/node_modules/pg-boss is absent (npm ci in verify/node)")
+	}
+	return bin, databaseURL(t)
+}
+
+// runPgBoss runs the cases through the driver (pg-boss from dir, or the
+// pinned one when dir is ""), in a schema of its own.
+func runPgBoss(t *testing.T, bin, url, dir string, cs []pgBossCase) envelope[pgBossJob] {
+	t.Helper()
+	cases := make([]kase, len(cs))
+	jobs := make([]map[string]any, len(cs))
+	for i, c := range cs {
+		cases[i] = kase{Op: "job", Attempt: c.fails}
+		jobs[i] = map[string]any{"opts": c.opts, "seed": c.seed}
+	}
+	var env []string
+	if dir != "" {
+		env = []string{"PGBOSS_DIR=" + dir}
+	}
+	schema := fmt.Sprintf("rk_pgboss_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	return runDriverWith[pgBossJob](t, "node", []string{bin, "pgboss_driver.mjs"}, cases,
+		map[string]any{"url": url, "schema": schema, "jobs": jobs}, env)
+}
+
+// pgDelay converts the driver's start_after - now() in microseconds, which
+// PostgreSQL prints as numeric text with six zero decimals, to a Duration.
+func pgDelay(t *testing.T, s *string) time.Duration {
+	t.Helper()
+	if s == nil {
+		t.Fatal("no delay reported for a retried job")
+	}
+	whole, frac, _ := strings.Cut(*s, ".")
+	if strings.Trim(frac, "0") != "" {
+		t.Fatalf("delay %s us: not a whole number of microseconds", *s)
+	}
+	us, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || us < 0 || us > math.MaxInt64/int64(time.Microsecond) {
+		t.Fatalf("delay %s us: %v", *s, err)
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+// checkPgBossJob compares one job's failures with the profile: the state
+// after attempt n is retry while n < MaxAttempts and failed at
+// MaxAttempts; retry_count is n - 1; each retry's delay lies in Bounds(n)
+// and, when random() was seeded, is exactly DelayAt(n, r). It returns the
+// delays by attempt.
+func checkPgBossJob(t *testing.T, spec string, p profile.Profile, version string, c pgBossCase, job pgBossJob) map[int]time.Duration {
+	t.Helper()
+	want := min(c.fails, p.MaxAttempts())
+	if len(job.Failures) != want {
+		t.Errorf("%s: pg-boss %s: %d failures recorded, want %d (MaxAttempts %d)", spec, version, len(job.Failures), want, p.MaxAttempts())
+	}
+	out := map[int]time.Duration{}
+	for _, f := range job.Failures {
+		n := f.Attempt
+		if f.RetryCount != n-1 {
+			t.Errorf("%s: attempt %d: retry_count %d, want attempt - 1", spec, n, f.RetryCount)
+		}
+		wantState := "retry"
+		if n >= p.MaxAttempts() {
+			wantState = "failed"
+		}
+		if f.State != wantState {
+			t.Errorf("%s: after attempt %d pg-boss %s set state %s, the profile says %s (MaxAttempts %d)", spec, n, version, f.State, wantState, p.MaxAttempts())
+		}
+		if f.State != "retry" {
+			continue
+		}
+		d := pgDelay(t, f.DelayUS)
+		out[n] = d
+		if lo, hi := p.Bounds(n); d < lo || d > hi {
+			t.Errorf("%s: attempt %d: pg-boss %s waits %v, outside the profile's [%v, %v]", spec, n, version, d, lo, hi)
+		}
+		if f.R != nil {
+			r, err := strconv.ParseFloat(*f.R, 64)
+			if err != nil {
+				t.Fatalf("%s: random() %q: %v", spec, *f.R, err)
+			}
+			if w := p.DelayAt(n, r); d != w {
+				t.Errorf("%s: attempt %d, random() = %s: pg-boss %s waits %v, the profile %v", spec, n, *f.R, version, d, w)
+			}
+		} else if !p.Jitter() {
+			if w := p.DelayAt(n, 0.5); d != w {
+				t.Errorf("%s: attempt %d: pg-boss %s waits %v, the profile %v", spec, n, version, d, w)
+			}
+		}
+	}
+	return out
+}
+
+// pgBossExact are configured profiles and the send options they stand
+// for, checked with random() seeded: every delay exact.
+var pgBossExact = []struct {
+	spec string
+	opts map[string]any
+	jobs int
+}{
+	{"pg_boss", map[string]any{}, 1},
+	{"pg_boss:retryLimit=4,retryDelay=7", map[string]any{"retryLimit": 4, "retryDelay": 7}, 1},
+	// 20 attempts: the exponent LEAST(16, retry_count + 1) stops at 16.
+	{"pg_boss:retryBackoff=true,retryLimit=19,retryDelay=3", map[string]any{"retryBackoff": true, "retryLimit": 19, "retryDelay": 3}, 4},
+	// retryDelay 0 with backoff: GREATEST(0, 1) = 1.
+	{"pg_boss:retryBackoff=true,retryLimit=6", map[string]any{"retryBackoff": true, "retryLimit": 6}, 4},
+	{"pg_boss:retryBackoff=true,retryLimit=12,retryDelay=5,retryDelayMax=300", map[string]any{"retryBackoff": true, "retryLimit": 12, "retryDelay": 5, "retryDelayMax": 300}, 4},
+	{"pg_boss:retryBackoff=true,retryLimit=3,retryDelayMax=0", map[string]any{"retryBackoff": true, "retryLimit": 3, "retryDelayMax": 0}, 1},
+	{"pg_boss:retryLimit=0", map[string]any{"retryLimit": 0}, 1},
+}
+
+// pgBossSampled is the configuration sampled with the server's own
+// random(): pgBossSamples jobs, each failed until pg-boss fails it for
+// good.
+const (
+	pgBossSampledSpec = "pg_boss:retryBackoff=true,retryLimit=2,retryDelay=2"
+	pgBossSamples     = 250
+)
+
+var pgBossSampledOpts = map[string]any{"retryBackoff": true, "retryLimit": 2, "retryDelay": 2}
+
+// checkPgBoss runs the exact and the sampled cases through pg-boss (from
+// dir, or the pinned one) and compares them with the profiles.
+func checkPgBoss(t *testing.T, bin, url, dir string) string {
+	var cs []pgBossCase
+	var specs []string
+	for _, c := range pgBossExact {
+		for range c.jobs {
+			cs = append(cs, pgBossCase{opts: c.opts, seed: true, fails: 25})
+			specs = append(specs, c.spec)
+		}
+	}
+	exact := len(cs)
+	for range pgBossSamples {
+		cs = append(cs, pgBossCase{opts: pgBossSampledOpts, fails: 5})
+		specs = append(specs, pgBossSampledSpec)
+	}
+	env := runPgBoss(t, bin, url, dir, cs)
+	t.Logf("real implementation: %s (%s)", env.System, env.File)
+	samples := map[int][]time.Duration{}
+	for i, job := range env.Results {
+		p, err := profile.Parse(specs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := checkPgBossJob(t, specs[i], p, env.Version, cs[i], job)
+		if i >= exact {
+			for n, d := range got {
+				samples[n] = append(samples[n], d)
+			}
+		}
+	}
+	// Sampled bounds: every sample inside Bounds (checked above), and the
+	// smallest and largest within 5 % of the range's ends.
+	p, err := profile.Parse(pgBossSampledSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n < p.MaxAttempts(); n++ {
+		ds := samples[n]
+		if len(ds) != pgBossSamples {
+			t.Errorf("%s: attempt %d: %d samples, want %d", pgBossSampledSpec, n, len(ds), pgBossSamples)
+			continue
+		}
+		lo, hi := p.Bounds(n)
+		sLo, sHi := ds[0], ds[0]
+		for _, d := range ds {
+			sLo, sHi = min(sLo, d), max(sHi, d)
+		}
+		slack := (hi - lo) / 20
+		if sLo > lo+slack || sHi < hi-slack {
+			t.Errorf("%s: attempt %d: pg-boss %s sampled [%v, %v] over %d jobs, the profile's range [%v, %v]: an end not reached within 5 %%",
+				pgBossSampledSpec, n, env.Version, sLo, sHi, len(ds), lo, hi)
+		}
+		t.Logf("%s: attempt %d: sampled [%v, %v], profile [%v, %v]", pgBossSampledSpec, n, sLo, sHi, lo, hi)
+	}
+	return env.Version
+}
+
+// TestPgBossReal: pg-boss's own send, fetch and fail on a real PostgreSQL,
+// at pg-boss's defaults and configured, exactly with random() seeded and
+// sampled with the server's own random().
+func TestPgBossReal(t *testing.T) {
+	bin, url := pgBossEnv(t)
+	checkPgBoss(t, bin, url, "")
+}
+
+// TestPgBossDrift checks npm's latest pg-boss beside the pinned one: when it
+// differs from the pinned release it is installed into a temporary
+// directory and run through the same checks.
+func TestPgBossDrift(t *testing.T) {
+	bin := node(t)
+	var pkg struct{ Version string }
+	data, err := os.ReadFile("node/node_modules/pg-boss/package.json")
+	if err == nil {
+		err = json.Unmarshal(data, &pkg)
+	}
+	if err != nil {
+		missing(t, "the pg-boss npm package", err.Error())
+	}
+	ok, latest := probe("npm", "view", "pg-boss@latest", "version")
+	if !ok {
+		unreachable(t, "npm's registry", fmt.Errorf("npm view pg-boss@latest version: %s", latest))
+	}
+	latest = strings.TrimSpace(latest)
+	if latest == pkg.Version && os.Getenv("RETRYKIT_DRIFT_ALL") != "1" {
+		t.Logf("pg-boss: pinned %s, newest %s: the pinned checks cover it", pkg.Version, latest)
+		return
+	}
+	dir := t.TempDir()
+	if ok, out := probe("npm", "install", "--prefix", dir, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "pg-boss@"+latest); !ok {
+		unreachable(t, "pg-boss@"+latest+" from npm", fmt.Errorf("%s", out))
+	}
+	_, url := pgBossEnv(t)
+	v := checkPgBoss(t, bin, url, filepath.Join(dir, "node_modules", "pg-boss"))
+	t.Logf("pg-boss: pinned %s, newest %s checked", pkg.Version, v)
+}
