@@ -34,9 +34,11 @@ type pgBossJob struct {
 
 // pgBossCase is one job: its send options, whether random() is seeded, and
 // how often to fail it (at most; the driver stops once it is failed).
+// With rands, the fail's random() is replaced by one returning rands[n-1].
 type pgBossCase struct {
 	opts  map[string]any
 	seed  bool
+	rands []float64 // injected random(): rands[n-1] for attempt n, the last one after
 	fails int
 }
 
@@ -60,6 +62,9 @@ func runPgBoss(t *testing.T, bin, url, dir string, cs []pgBossCase) envelope[pgB
 	for i, c := range cs {
 		cases[i] = kase{Op: "job", Attempt: c.fails}
 		jobs[i] = map[string]any{"opts": c.opts, "seed": c.seed}
+		if c.rands != nil {
+			jobs[i]["rands"] = c.rands
+		}
 	}
 	var env []string
 	if dir != "" {
@@ -91,8 +96,8 @@ func pgDelay(t *testing.T, s *string) time.Duration {
 // checkPgBossJob compares one job's failures with the profile: the state
 // after attempt n is retry while n < MaxAttempts and failed at
 // MaxAttempts; retry_count is n - 1; each retry's delay lies in Bounds(n)
-// and, when random() was seeded, is exactly DelayAt(n, r). It returns the
-// delays by attempt.
+// and, when random() was seeded or injected, is exactly DelayAt(n, r). It
+// returns the delays by attempt.
 func checkPgBossJob(t *testing.T, spec string, p profile.Profile, version string, c pgBossCase, job pgBossJob) map[int]time.Duration {
 	t.Helper()
 	want := min(c.fails, p.MaxAttempts())
@@ -165,32 +170,143 @@ const (
 
 var pgBossSampledOpts = map[string]any{"retryBackoff": true, "retryLimit": 2, "retryDelay": 2}
 
-// checkPgBoss runs the exact and the sampled cases through pg-boss (from
-// dir, or the pinned one) and compares them with the profiles.
-func checkPgBoss(t *testing.T, bin, url, dir string) string {
-	var cs []pgBossCase
-	var specs []string
-	for _, c := range pgBossExact {
-		for range c.jobs {
-			cs = append(cs, pgBossCase{opts: c.opts, seed: true, fails: 25})
-			specs = append(specs, c.spec)
+// pgMaxRandom is the largest value PostgreSQL 15's random() returns (a
+// multiple of 2^-52 below 1): the top of the grid of injected draws.
+const pgMaxRandom = 1 - 0x1p-52
+
+// pgBossGrid are the configurations whose every attempt runs at every draw
+// of the grid, random() injected.
+var pgBossGrid = []struct {
+	spec string
+	opts map[string]any
+}{
+	{"pg_boss:retryBackoff=true,retryLimit=18,retryDelay=3", map[string]any{"retryBackoff": true, "retryLimit": 18, "retryDelay": 3}},
+	{"pg_boss:retryBackoff=true,retryLimit=8,retryDelay=1,retryDelayMax=100", map[string]any{"retryBackoff": true, "retryLimit": 8, "retryDelay": 1, "retryDelayMax": 100}},
+}
+
+// pgBossRun is one job of a run and what its answer is checked against.
+type pgBossRun struct {
+	spec string
+	c    pgBossCase
+	// check, when set, checks the job's delays by attempt and its last
+	// state (the vector checks).
+	check   func(t *testing.T, version string, delays map[int]time.Duration, last pgBossFailure)
+	sampled bool
+}
+
+// pgBossVectorRuns are jobs for the vectors of testdata/profiles/pg_boss.json,
+// each with the vector's draw injected: a delay vector fails its job
+// attempt times at its r, a bounds vector at r = 0 and at the largest
+// random(), a decision vector reads the state after its attempt.
+func pgBossVectorRuns(t *testing.T) []pgBossRun {
+	f := load(t, "pg_boss")
+	p := vectorProfile(t, "pg_boss")
+	opts := pgBossOpts(t, p)
+	var runs []pgBossRun
+	at := func(spec string, n int, r float64, check func(*testing.T, string, time.Duration)) {
+		runs = append(runs, pgBossRun{spec: spec, c: pgBossCase{opts: opts, rands: []float64{r}, fails: n},
+			check: func(t *testing.T, version string, delays map[int]time.Duration, _ pgBossFailure) {
+				d, ok := delays[n]
+				if !ok {
+					t.Errorf("%s: pg-boss %s did not retry after attempt %d", spec, version, n)
+					return
+				}
+				check(t, version, d)
+			}})
+	}
+	for _, v := range f.Vectors {
+		id, spec := v.ID, f.Spec()
+		switch {
+		case v.Kind == "decision":
+			runs = append(runs, pgBossRun{spec: spec, c: pgBossCase{opts: opts, rands: []float64{0.5}, fails: v.Attempt},
+				check: func(t *testing.T, version string, _ map[int]time.Duration, last pgBossFailure) {
+					if last.Attempt != v.Attempt || (last.State == "retry") != v.Retry {
+						t.Errorf("%s: %s: after attempt %d pg-boss %s state %s (attempt %d), the vector says retry=%t", spec, id, v.Attempt, version, last.State, last.Attempt, v.Retry)
+					}
+				}})
+		case v.Attempt >= p.MaxAttempts():
+			t.Logf("%s: %s: attempt %d is past the %d attempts pg-boss makes: formula only", spec, id, v.Attempt, p.MaxAttempts())
+		case v.Kind == "delay" && v.Rand != nil:
+			at(spec, v.Attempt, *v.Rand, func(t *testing.T, version string, d time.Duration) {
+				if d != time.Duration(v.DelayNS) {
+					t.Errorf("%s: %s: attempt %d, random() = %v: pg-boss %s waits %v, the vector %v", spec, id, v.Attempt, *v.Rand, version, d, time.Duration(v.DelayNS))
+				}
+			})
+		case v.Kind == "bounds":
+			for _, end := range []struct {
+				r    float64
+				want int64
+			}{{0, v.MinNS}, {pgMaxRandom, v.MaxNS}} {
+				at(spec, v.Attempt, end.r, func(t *testing.T, version string, d time.Duration) {
+					if d != time.Duration(end.want) {
+						t.Errorf("%s: %s: attempt %d, random() = %v: pg-boss %s waits %v, the vector's bound %v", spec, id, v.Attempt, end.r, version, d, time.Duration(end.want))
+					}
+				})
+			}
 		}
 	}
-	exact := len(cs)
+	return runs
+}
+
+// pgBossOpts are the send options a pg_boss profile stands for, in
+// pg-boss's own names (retryDelayMax only when set: pg-boss refuses it
+// without retryBackoff).
+func pgBossOpts(t *testing.T, p profile.Profile) map[string]any {
+	t.Helper()
+	opts := map[string]any{}
+	for _, s := range p.Settings() {
+		switch {
+		case s.Value == "None":
+		case s.Value == "true" || s.Value == "false":
+			opts[s.Key] = s.Value == "true"
+		default:
+			v, err := strconv.Atoi(s.Value)
+			if err != nil {
+				t.Fatalf("%s: setting %s=%s", p.Name(), s.Key, s.Value)
+			}
+			opts[s.Key] = v
+		}
+	}
+	return opts
+}
+
+// checkPgBoss runs the exact, injected, vector and sampled cases through
+// pg-boss (from dir, or the pinned one) and compares them with the
+// profiles.
+func checkPgBoss(t *testing.T, bin, url, dir string) string {
+	var runs []pgBossRun
+	for _, c := range pgBossExact {
+		for range c.jobs {
+			runs = append(runs, pgBossRun{spec: c.spec, c: pgBossCase{opts: c.opts, seed: true, fails: 25}})
+		}
+	}
+	for _, c := range pgBossGrid {
+		for _, r := range drawGrid {
+			runs = append(runs, pgBossRun{spec: c.spec, c: pgBossCase{opts: c.opts, rands: []float64{min(r, pgMaxRandom)}, fails: 25}})
+		}
+	}
+	runs = append(runs, pgBossVectorRuns(t)...)
 	for range pgBossSamples {
-		cs = append(cs, pgBossCase{opts: pgBossSampledOpts, fails: 5})
-		specs = append(specs, pgBossSampledSpec)
+		runs = append(runs, pgBossRun{spec: pgBossSampledSpec, c: pgBossCase{opts: pgBossSampledOpts, fails: 5}, sampled: true})
+	}
+	cs := make([]pgBossCase, len(runs))
+	for i, r := range runs {
+		cs[i] = r.c
 	}
 	env := runPgBoss(t, bin, url, dir, cs)
 	t.Logf("real implementation: %s (%s)", env.System, env.File)
 	samples := map[int][]time.Duration{}
 	for i, job := range env.Results {
-		p, err := profile.Parse(specs[i])
+		run := runs[i]
+		p, err := profile.Parse(run.spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := checkPgBossJob(t, specs[i], p, env.Version, cs[i], job)
-		if i >= exact {
+		got := checkPgBossJob(t, run.spec, p, env.Version, run.c, job)
+		if run.check != nil && len(job.Failures) > 0 {
+			run.check(t, env.Version, got, job.Failures[len(job.Failures)-1])
+		}
+		if run.sampled {
 			for n, d := range got {
 				samples[n] = append(samples[n], d)
 			}

@@ -4,7 +4,7 @@
 //
 // Request on stdin: {"url": "postgres://…", "schema": "…",
 //   "cases": [{"op": "job", "attempt": K}, …],
-//   "jobs": [{"opts": {…send options…}, "seed": true|false}, …]}
+//   "jobs": [{"opts": {…send options…}, "seed": true|false, "rands": [r1, …]}, …]}
 // (jobs[i] belongs to cases[i]). For each case the driver creates a queue,
 // sends one job with opts, then K times: claims it with boss.fetch (after
 // moving a pending start_after to now, so the next attempt need not wait)
@@ -12,7 +12,10 @@
 // transaction, so that job_now() — now(), the transaction's timestamp — is
 // known. With "seed", setseed() is called before the fail and the first
 // random() it yields is read first and reported as r: the one draw pg-boss's
-// SQL takes is then that r. Without it, random() is the server's own.
+// SQL takes is then that r. With "rands", random() is replaced for the fail
+// (a function of that name in a schema of the driver's, searched before
+// pg_catalog) by one returning rands[n-1] (the last one for later attempts).
+// Otherwise random() is the server's own.
 //
 // The schema is dropped at the end.
 //
@@ -40,11 +43,18 @@ const boss = new PgBoss({ connectionString: req.url, schema, supervise: false, s
 boss.on('error', (e) => process.stderr.write('pg-boss error: ' + (e && e.stack) + '\n'))
 await boss.start()
 
-const client = new pg.Client({ connectionString: req.url })
-await client.connect()
-const db = { executeSql: (text, values) => client.query(text, values) }
+// Two connections: setseed() leaves its backend's random() on a known
+// sequence, so the jobs that keep the server's own random() fail on a
+// connection that never calls it.
+const drawn = new pg.Client({ connectionString: req.url })
+const plain = new pg.Client({ connectionString: req.url })
+await drawn.connect()
+await plain.connect()
+await drawn.query(`CREATE SCHEMA IF NOT EXISTS ${schema}_draw`)
 
 async function one (i, k, job) {
+  const client = job.seed || job.rands ? drawn : plain
+  const db = { executeSql: (text, values) => client.query(text, values) }
   const name = `rk_${i}_${process.pid}`
   await boss.createQueue(name)
   const id = await boss.send(name, { case: i }, job.opts || {})
@@ -61,7 +71,15 @@ async function one (i, k, job) {
     }
     await client.query('BEGIN')
     let r = null
-    if (job.seed) {
+    if (job.rands) {
+      // Injected draw: pg_catalog named last in search_path lets the
+      // schema's own random() shadow the built-in one for the unqualified
+      // random() in pg-boss's fail statement.
+      r = String(job.rands[Math.min(n, job.rands.length) - 1])
+      await client.query(`CREATE OR REPLACE FUNCTION ${schema}_draw.random() RETURNS double precision LANGUAGE sql AS 'SELECT ${Number(r)}::double precision'`)
+      await client.query(`SET LOCAL search_path = ${schema}_draw, pg_catalog, public`)
+      r = (await client.query('SELECT random()::text AS r')).rows[0].r
+    } else if (job.seed) {
       const seed = ((i * 7919 + n * 104729) % 2000000) / 1000000 - 1 // in [-1, 1)
       await client.query('SELECT setseed($1)', [seed])
       r = (await client.query('SELECT random()::text AS r')).rows[0].r
@@ -92,7 +110,8 @@ try {
     results.push(await one(i, req.cases[i].attempt, req.jobs[i] || {}))
   }
 } finally {
-  await client.end()
+  await drawn.end()
+  await plain.end()
   await boss.stop({ graceful: false, close: true })
 }
 // The schema is the run's own: drop it, so a shared database keeps nothing.
@@ -101,6 +120,7 @@ const server = await (async () => {
   await c.connect()
   try {
     await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await c.query(`DROP SCHEMA IF EXISTS ${schema}_draw CASCADE`)
     return (await c.query('SHOW server_version')).rows[0].server_version
   } finally { await c.end() }
 })()
