@@ -136,3 +136,29 @@ func TestBullMQJitterTopIsV8sLargestRandom(t *testing.T) {
 		t.Errorf("Bounds(1) top = %v, want 999ms", hi)
 	}
 }
+
+// pg-boss's backoff with the largest retryDelay reaches 2^31 * 2^15 * [1, 2)
+// seconds from attempt 16, more microseconds than PostgreSQL's interval
+// holds (it refuses the fail there): the profile saturates at the largest
+// Duration. Attempt 1 at r = 0 is 2147483647 s, which a Duration holds;
+// retryDelay 1 stays at 2^15 s from attempt 16 on (LEAST(16, ...)).
+func TestPgBossBackoffSaturates(t *testing.T) {
+	for _, c := range []struct {
+		spec    string
+		attempt int
+		want    time.Duration
+	}{
+		{"pg_boss:retryBackoff=true,retryDelay=2147483647,retryLimit=30", 16, math.MaxInt64},
+		{"pg_boss:retryBackoff=true,retryDelay=2147483647,retryLimit=30", 1, 2147483647 * time.Second},
+		{"pg_boss:retryBackoff=true,retryDelay=1,retryLimit=30", 16, 32768 * time.Second},
+		{"pg_boss:retryBackoff=true,retryDelay=1,retryLimit=30", 1000, 32768 * time.Second},
+	} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.DelayAt(c.attempt, 0); got != c.want {
+			t.Errorf("%s: DelayAt(%d, 0) = %v, want %v", c.spec, c.attempt, got, c.want)
+		}
+	}
+}
