@@ -196,11 +196,11 @@ func celeryModel(c conf) (*model, error) {
 		system = "Celery (Python), autoretry_for with retry_backoff"
 	}
 	return &model{
-		release:      "5.6.2",
+		release:      "5.6.3",
 		name:         "celery",
 		system:       system,
-		version:      "5.6.2 (5dc781f0bd5f36186bfcc74e0a4f9f654452c69b)",
-		source:       "https://github.com/celery/celery/blob/5dc781f0bd5f36186bfcc74e0a4f9f654452c69b/celery/utils/time.py (get_exponential_backoff_interval)",
+		version:      "5.6.3 (3f4d8d795ad128bd7430cc5dc174a802cded425c)",
+		source:       "https://github.com/celery/celery/blob/3f4d8d795ad128bd7430cc5dc174a802cded425c/celery/utils/time.py (get_exponential_backoff_interval)",
 		summary:      summary + "; " + attemptsText(ma) + ", then FAILURE",
 		formula:      formula,
 		draw:         map[bool]string{true: "random.randrange(c + 1) = floor(r * (c + 1))", false: ""}[factor > 0 && jit],
