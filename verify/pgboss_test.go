@@ -36,6 +36,7 @@ type pgBossJob struct {
 // how often to fail it (at most; the driver stops once it is failed).
 // With rands, the fail's random() is replaced by one returning rands[n-1].
 type pgBossCase struct {
+	queue map[string]any // createQueue options (nil: pg-boss's defaults)
 	opts  map[string]any
 	seed  bool
 	rands []float64 // injected random(): rands[n-1] for attempt n, the last one after
@@ -61,7 +62,7 @@ func runPgBoss(t *testing.T, bin, url, dir string, cs []pgBossCase) envelope[pgB
 	jobs := make([]map[string]any, len(cs))
 	for i, c := range cs {
 		cases[i] = kase{Op: "job", Attempt: c.fails}
-		jobs[i] = map[string]any{"opts": c.opts, "seed": c.seed}
+		jobs[i] = map[string]any{"queue": c.queue, "opts": c.opts, "seed": c.seed}
 		if c.rands != nil {
 			jobs[i]["rands"] = c.rands
 		}
@@ -142,25 +143,29 @@ func checkPgBossJob(t *testing.T, spec string, p profile.Profile, version string
 	return out
 }
 
-// pgBossExact are configured profiles and the send options they stand
-// for, checked with random() seeded: every delay exact.
+// pgBossExact are configured profiles and the send options (or, with
+// queue, the createQueue options, the send giving none) they stand for,
+// checked with random() seeded: every delay exact.
 var pgBossExact = []struct {
-	spec string
-	opts map[string]any
-	jobs int
+	spec  string
+	opts  map[string]any
+	jobs  int
+	queue bool
 }{
-	{"pg_boss", map[string]any{}, 1},
-	{"pg_boss:retryLimit=4,retryDelay=7", map[string]any{"retryLimit": 4, "retryDelay": 7}, 1},
+	{"pg_boss", map[string]any{}, 1, false},
+	{"pg_boss:retryLimit=4,retryDelay=7", map[string]any{"retryLimit": 4, "retryDelay": 7}, 1, false},
 	// 20 attempts: the exponent LEAST(16, retry_count + 1) stops at 16.
-	{"pg_boss:retryBackoff=true,retryLimit=19,retryDelay=3", map[string]any{"retryBackoff": true, "retryLimit": 19, "retryDelay": 3}, 2},
+	{"pg_boss:retryBackoff=true,retryLimit=19,retryDelay=3", map[string]any{"retryBackoff": true, "retryLimit": 19, "retryDelay": 3}, 2, false},
 	// retryDelay 0 with backoff: GREATEST(0, 1) = 1.
-	{"pg_boss:retryBackoff=true,retryLimit=6", map[string]any{"retryBackoff": true, "retryLimit": 6}, 2},
-	{"pg_boss:retryBackoff=true,retryLimit=12,retryDelay=5,retryDelayMax=300", map[string]any{"retryBackoff": true, "retryLimit": 12, "retryDelay": 5, "retryDelayMax": 300}, 2},
-	{"pg_boss:retryBackoff=true,retryLimit=3,retryDelayMax=0", map[string]any{"retryBackoff": true, "retryLimit": 3, "retryDelayMax": 0}, 1},
-	{"pg_boss:retryLimit=0", map[string]any{"retryLimit": 0}, 1},
+	{"pg_boss:retryBackoff=true,retryLimit=6", map[string]any{"retryBackoff": true, "retryLimit": 6}, 2, false},
+	{"pg_boss:retryBackoff=true,retryLimit=12,retryDelay=5,retryDelayMax=300", map[string]any{"retryBackoff": true, "retryLimit": 12, "retryDelay": 5, "retryDelayMax": 300}, 2, false},
+	{"pg_boss:retryBackoff=true,retryLimit=3,retryDelayMax=0", map[string]any{"retryBackoff": true, "retryLimit": 3, "retryDelayMax": 0}, 1, false},
+	{"pg_boss:retryLimit=0", map[string]any{"retryLimit": 0}, 1, false},
+	// The same settings on the queue: send takes them from it (COALESCE).
+	{"pg_boss:retryBackoff=true,retryLimit=5,retryDelay=2,retryDelayMax=40", map[string]any{"retryBackoff": true, "retryLimit": 5, "retryDelay": 2, "retryDelayMax": 40}, 2, true},
 }
 
-// pgBossSampled is the configuration sampled with the server's own
+// pgBossSampledSpec is the configuration sampled with the server's own
 // random(): pgBossSamples jobs, each failed twice (both retried; the
 // exhaustion is checked by the other cases).
 const (
@@ -277,7 +282,11 @@ func checkPgBoss(t *testing.T, bin, url, dir string) string {
 	var runs []pgBossRun
 	for _, c := range pgBossExact {
 		for range c.jobs {
-			runs = append(runs, pgBossRun{spec: c.spec, c: pgBossCase{opts: c.opts, seed: true, fails: 25}})
+			pc := pgBossCase{opts: c.opts, seed: true, fails: 25}
+			if c.queue {
+				pc.queue, pc.opts = c.opts, map[string]any{}
+			}
+			runs = append(runs, pgBossRun{spec: c.spec, c: pc})
 		}
 	}
 	for _, c := range pgBossGrid {

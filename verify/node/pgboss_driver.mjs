@@ -4,7 +4,8 @@
 //
 // Request on stdin: {"url": "postgres://…", "schema": "…",
 //   "cases": [{"op": "job", "attempt": K}, …],
-//   "jobs": [{"opts": {…send options…}, "seed": true|false, "rands": [r1, …]}, …]}
+//   "jobs": [{"queue": {…createQueue options…}, "opts": {…send options…},
+//             "seed": true|false, "rands": [r1, …]}, …]}
 // (jobs[i] belongs to cases[i]). For each case the driver creates a queue,
 // sends one job with opts, then K times: claims it with boss.fetch (after
 // moving a pending start_after to now, so the next attempt need not wait)
@@ -56,7 +57,7 @@ async function one (i, k, job) {
   const client = job.seed || job.rands ? drawn : plain
   const db = { executeSql: (text, values) => client.query(text, values) }
   const name = `rk_${i}_${process.pid}`
-  await boss.createQueue(name)
+  await boss.createQueue(name, job.queue || {})
   const id = await boss.send(name, { case: i }, job.opts || {})
   if (!id) throw new Error(`case ${i}: send returned no id`)
   const failures = []
