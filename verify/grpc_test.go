@@ -104,6 +104,9 @@ var grpcConnectConfigs = []struct {
 	{"grpc_connect:BaseDelay=5s,MaxDelay=1s", backoff.Config{BaseDelay: 5 * time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}, []int{1, 2, 3}},
 	{"grpc_connect:Jitter=0", backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, MaxDelay: 120 * time.Second}, []int{1, 2, 3, 11, 12, 13, 14}},
 	{"grpc_connect:Jitter=1", backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 1, MaxDelay: 120 * time.Second}, []int{1, 2, 12}},
+	// Above 1 the low end goes below 0, which grpc-go returns as 0.
+	{"grpc_connect:Jitter=2", backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 2, MaxDelay: 120 * time.Second}, []int{1, 2, 3, 12}},
+	{"grpc_connect:Jitter=1000000,Multiplier=0.5", backoff.Config{BaseDelay: time.Second, Multiplier: 0.5, Jitter: 1e6, MaxDelay: 120 * time.Second}, []int{1, 2, 20}},
 	// MaxDelay near the largest Duration, without jitter, so the real
 	// float64 stays below 2^63 (past it Go's conversion is
 	// implementation-specific and the profile saturates, RK-52).
@@ -440,6 +443,7 @@ var grpcRetryConfigs = []struct {
 	{"grpc_retry:maxAttempts=5,backoffMultiplier=1.005,initialBackoff=1s,maxBackoff=30s", 5, time.Second, 30 * time.Second, 1.005},
 	{"grpc_retry:maxAttempts=5,backoffMultiplier=0.5", 5, 100 * time.Millisecond, time.Second, 0.5},
 	{"grpc_retry:maxAttempts=4,backoffMultiplier=1000000", 4, 100 * time.Millisecond, time.Second, 1e6},
+	{"grpc_retry:maxAttempts=4,backoffMultiplier=1e-300", 4, 100 * time.Millisecond, time.Second, 1e-300},
 	{"grpc_retry:maxAttempts=3,initialBackoff=1ns,maxBackoff=1ns", 3, 1, 1, 2},
 	{"grpc_retry:maxAttempts=2,initialBackoff=3s,maxBackoff=1s", 2, 3 * time.Second, time.Second, 2},
 }
@@ -471,20 +475,30 @@ func TestGRPCRetryConfigured(t *testing.T) {
 	}
 }
 
-// TestGRPCRetryAttempts makes one RPC per maxAttempts on a channel with
-// grpc-go's defaults and compares the attempts it made with the profile's
-// MaxAttempts (grpc-go caps the policy's value at 5).
+// TestGRPCRetryAttempts makes one RPC per maxAttempts on a channel dialed
+// with and without grpc.WithMaxCallAttempts and compares the attempts it
+// made with the profile's MaxAttempts (grpc-go caps the policy's value at
+// the channel's maxCallAttempts, 5 by default or below 2).
 func TestGRPCRetryAttempts(t *testing.T) {
-	for _, ma := range []int{2, 3, 4, 5, 6, 9, 1000, math.MaxInt32} {
-		spec := fmt.Sprintf("grpc_retry:maxAttempts=%d,initialBackoff=0.001s", ma)
+	for _, c := range []struct{ maxAttempts, maxCallAttempts int }{
+		{2, 0}, {3, 0}, {4, 0}, {5, 0}, {6, 0}, {9, 0}, {1000, 0}, {math.MaxInt32, 0},
+		{9, 7}, {3, 100}, {9, 1}, {9, -5}, {12, 12}, {40, 30},
+	} {
+		spec := fmt.Sprintf("grpc_retry:maxAttempts=%d,initialBackoff=0.001s", c.maxAttempts)
+		var opts []grpc.DialOption
+		if c.maxCallAttempts != 0 {
+			spec += fmt.Sprintf(",maxCallAttempts=%d", c.maxCallAttempts)
+			opts = append(opts, grpc.WithMaxCallAttempts(c.maxCallAttempts))
+		}
 		p, err := profile.Parse(spec)
 		if err != nil {
 			t.Errorf("%s: %v (grpc-go accepts it)", spec, err)
 			continue
 		}
-		_, made := grpcRetryRuns(t, grpcRetryPolicy(ma, time.Millisecond, time.Second, 2), nil, 1)
+		_, made := grpcRetryRuns(t, grpcRetryPolicy(c.maxAttempts, time.Millisecond, time.Second, 2), opts, 1)
 		if made[0] != p.MaxAttempts() {
-			t.Errorf("maxAttempts %d: grpc-go made %d attempts; profile %s says MaxAttempts %d", ma, made[0], spec, p.MaxAttempts())
+			t.Errorf("maxAttempts %d, WithMaxCallAttempts %d: grpc-go made %d attempts; profile %s says MaxAttempts %d",
+				c.maxAttempts, c.maxCallAttempts, made[0], spec, p.MaxAttempts())
 		}
 	}
 }
