@@ -36,7 +36,11 @@ type driftSystem struct {
 	upTo    int    // attempts sampled
 	// probe is the body of the probe's main package: it must define
 	// func run(upTo int) probeResult, given the helpers in probeHelpers.
+	// With test set it is a test file instead and defines
+	// func run(t *testing.T, upTo int) probeResult, given probeTestHelpers
+	// (for probes that need a synctest bubble).
 	probe string
+	test  bool
 }
 
 // probeResult is what a probe prints.
@@ -56,7 +60,25 @@ type probeAttempt struct {
 }
 
 // probeHelpers is shared by every probe: sample draws f many times.
-const probeHelpers = `
+const probeHelpers = probeCommon + probeMain
+
+// probeTestHelpers is probeHelpers for a probe run by go test: TestProbe
+// writes the result to the file named by its second argument.
+const probeTestHelpers = probeCommon + `
+func TestProbe(t *testing.T) {
+	upTo, _ := strconv.Atoi(flag.Arg(0))
+	res := run(t, upTo)
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(flag.Arg(1), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+`
+
+const probeCommon = `
 type probeAttempt struct {
 	N   int   ` + "`json:\"n\"`" + `
 	Min int64 ` + "`json:\"min_ns\"`" + `
@@ -79,7 +101,9 @@ func sample(n int, f func() (time.Duration, time.Duration)) probeAttempt {
 	}
 	return a
 }
+`
 
+const probeMain = `
 func main() {
 	upTo, _ := strconv.Atoi(os.Args[1])
 	res := run(upTo)
@@ -361,6 +385,152 @@ func run(upTo int) probeResult {
 `},
 }
 
+// grpcProbes are the drift probes of grpc-go: its connection backoff
+// through go:linkname, its retry delays and attempt limit through a real
+// ClientConn and Server in a synctest bubble (as grpc_test.go does).
+var grpcProbes = []driftSystem{
+	{profile: "grpc_connect", module: "google.golang.org/grpc", upTo: 40, probe: `
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+	_ "unsafe"
+
+	_ "google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+)
+
+type exponential struct{ Config backoff.Config }
+
+//go:linkname defaultExponential google.golang.org/grpc/internal/backoff.DefaultExponential
+var defaultExponential exponential
+
+//go:linkname exponentialBackoff google.golang.org/grpc/internal/backoff.Exponential.Backoff
+func exponentialBackoff(bc exponential, retries int) time.Duration
+
+func run(upTo int) probeResult {
+	if defaultExponential.Config != backoff.DefaultConfig {
+		panic("internal/backoff.DefaultExponential does not read as backoff.DefaultConfig: the linked layout changed")
+	}
+	var res probeResult
+	for n := 1; n <= upTo; n++ {
+		res.Attempts = append(res.Attempts, sample(n, func() (time.Duration, time.Duration) {
+			d := exponentialBackoff(defaultExponential, n-1)
+			return d, d
+		}))
+	}
+	return res
+}
+`},
+	{profile: "grpc_retry", module: "google.golang.org/grpc", upTo: 8, test: true, probe: `
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"math"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return &net.UnixAddr{Name: "pipe", Net: "unix"} }
+func (l *pipeListener) dial(ctx context.Context, _ string) (net.Conn, error) {
+	c, s := net.Pipe()
+	select {
+	case l.conns <- s:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// runs makes rpcs RPCs with A6's example policy (maxAttempts as given),
+// returning each attempt's gaps (exact in the bubble) and the attempts made.
+func runs(t *testing.T, maxAttempts int, opts []grpc.DialOption, rpcs int) (map[int][]time.Duration, []int) {
+	gaps := map[int][]time.Duration{}
+	var made []int
+	sc := ` + "`" + `{"methodConfig":[{"name":[{"service":"retrykit.verify.Fail"}],"retryPolicy":{"maxAttempts":` + "`" + ` + strconv.Itoa(maxAttempts) +
+		` + "`" + `,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}}]}` + "`" + `
+	synctest.Test(t, func(t *testing.T) {
+		lis := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+		var mu sync.Mutex
+		var at []time.Time
+		srv := grpc.NewServer(grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
+			mu.Lock()
+			at = append(at, time.Now())
+			mu.Unlock()
+			return status.Error(codes.Unavailable, "drift probe")
+		}))
+		go srv.Serve(lis)
+		cc, err := grpc.NewClient("passthrough:///drift", append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithContextDialer(lis.dial), grpc.WithDefaultServiceConfig(sc)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range rpcs {
+			if err := cc.Invoke(context.Background(), "/retrykit.verify.Fail/Call", &emptypb.Empty{}, &emptypb.Empty{}); status.Code(err) != codes.Unavailable {
+				t.Fatalf("RPC ended with %v", err)
+			}
+			mu.Lock()
+			for n := 1; n < len(at); n++ {
+				gaps[n] = append(gaps[n], at[n].Sub(at[n-1]))
+			}
+			made = append(made, len(at))
+			at = nil
+			mu.Unlock()
+		}
+		cc.Close()
+		srv.Stop()
+	})
+	return gaps, made
+}
+
+func run(t *testing.T, upTo int) probeResult {
+	gaps, _ := runs(t, upTo+1, []grpc.DialOption{grpc.WithMaxCallAttempts(upTo + 1)}, 2000)
+	var res probeResult
+	for n := 1; n <= upTo; n++ {
+		i := 0
+		res.Attempts = append(res.Attempts, sample(n, func() (time.Duration, time.Duration) {
+			d := gaps[n][i%len(gaps[n])]
+			i++
+			return d, d
+		}))
+	}
+	_, made := runs(t, 4, nil, 1)
+	res.MaxAttempts = made[0]
+	return res
+}
+`},
+}
+
 // goTool runs the go command in dir with a deadline, returning its stdout.
 func goTool(dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -403,8 +573,11 @@ func newestVersion(t *testing.T, module string) string {
 func runProbe(t *testing.T, s driftSystem, v string) probeResult {
 	t.Helper()
 	dir := t.TempDir()
-	src := "package main\n" + s.probe + probeHelpers
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+	src, file := "package main\n"+s.probe+probeHelpers, "main.go"
+	if s.test {
+		src, file = "package main\n"+s.probe+probeTestHelpers, "probe_test.go"
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"mod", "init", "retrykit.dev/driftprobe"}, {"get", s.module + "@" + v}, {"mod", "tidy"}} {
@@ -412,13 +585,33 @@ func runProbe(t *testing.T, s driftSystem, v string) probeResult {
 			unreachable(t, s.module+"@"+v, err)
 		}
 	}
-	out, err := goTool(dir, "run", ".", fmt.Sprint(s.upTo), s.module)
+	var out string
+	var err error
+	if s.test {
+		// A test binary carries no dependency list: the version is the
+		// one the probe's module resolved.
+		resFile := filepath.Join(t.TempDir(), "result.json")
+		if _, err = goTool(dir, "test", "-count=1", "-run", "^TestProbe$", ".", "-args", fmt.Sprint(s.upTo), resFile); err == nil {
+			var data []byte
+			data, err = os.ReadFile(resFile)
+			out = string(data)
+		}
+	} else {
+		out, err = goTool(dir, "run", ".", fmt.Sprint(s.upTo), s.module)
+	}
 	if err != nil {
 		t.Fatalf("probe of %s@%s: %v", s.module, v, err)
 	}
 	var res probeResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("probe of %s@%s printed %q: %v", s.module, v, tail(out, 500), err)
+	}
+	if s.test {
+		ver, err := goTool(dir, "list", "-m", "-f", "{{.Version}}", s.module)
+		if err != nil {
+			t.Fatalf("probe of %s@%s: %v", s.module, v, err)
+		}
+		res.Version = strings.TrimSpace(ver)
 	}
 	return res
 }
@@ -457,7 +650,7 @@ func driftMismatches(s driftSystem, profName, pinned string, res probeResult) []
 
 // TestDrift checks each Go library's newest release against its profile.
 func TestDrift(t *testing.T) {
-	for _, s := range driftSystems {
+	for _, s := range append(driftSystems[:len(driftSystems):len(driftSystems)], grpcProbes...) {
 		t.Run(s.profile, func(t *testing.T) {
 			pinned := moduleVersion(t, s.module)
 			env := "RETRYKIT_DRIFT_" + strings.ToUpper(s.profile)
