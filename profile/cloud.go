@@ -343,7 +343,7 @@ func grpcRetryModel(c conf) (*model, error) {
 			"cur *= 0.8 + 0.4*r; delay = time.Duration(int64(cur)); A6 has no defaults: the profile's are A6's example (0.1s, 1s, 2, 4 attempts)", ib, fmtNum(mult), mb),
 		draw:         "rand.Float64() = r; multiplier 0.8 + 0.4r in [0.8, 1.2)",
 		exhaustion:   fmt.Sprintf("maxAttempts %d total attempts (values above the channel's maxCallAttempts, %d, are treated as it)", ma, capAt),
-		terminal:     "the RPC fails with the last attempt's status",
+		terminal:     "the RPC fails with the last attempt's status, wrapped as \"max retries exhausted: failed after N attempts: …\" (when the server answered before the request was sent, the wrapped error is io.EOF and the code Unknown)",
 		maxAttempts:  int(ma),
 		onExhaustion: policy.Discard,
 		jitter:       true,
