@@ -13,6 +13,11 @@
 //     server's CalculateExponentialRetryInterval (go.temporal.io/server, whose
 //     v1.32.1 sets this module's go directive to 1.26.8); the SDK's retry
 //     middleware for exhaustion and the x-amz-retry-after header.
+//   - grpc-go (google.golang.org/grpc), whose delays are unexported: its
+//     internal/backoff Exponential.Backoff through go:linkname, and real
+//     ClientConns and a real grpc.Server over net.Pipe in a testing/synctest
+//     bubble, where the time between a channel's dials or an RPC's attempts
+//     is exactly the delay grpc-go armed its timer with.
 //   - BullMQ's Backoffs and Job#shouldRetryJob from its npm package, driven by
 //     node (verify/node).
 //   - Celery's backoff and autoretry from Debian's python3-celery, and
@@ -30,7 +35,7 @@
 //
 // Configured profiles (profile.Parse("bullmq:type=fixed,delay=1500")) run
 // through the same code with the same settings: BullMQ, Celery, Temporal,
-// gax-go and the AWS SDK for Go.
+// gax-go, the AWS SDK for Go and grpc-go.
 //
 // The drift watch checks each system's newest published release beside the
 // pinned one: for a Go library, a probe program built in a temporary module
