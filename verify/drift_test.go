@@ -526,7 +526,14 @@ func TestDrift(t *testing.T) {
 			for _, m := range driftMismatches(s, s.name(), pinned, res) {
 				t.Error(m)
 			}
-			t.Logf("%s: pinned %s, probed %s: %d attempts sampled, the library's own limit %d", s.name(), pinned, res.Version, len(res.Attempts), res.MaxAttempts)
+			limit := fmt.Sprintf("the library stops after %d attempts", res.MaxAttempts)
+			switch res.MaxAttempts {
+			case -1:
+				limit = "its retry loop not reached"
+			case 0:
+				limit = "the library sets no attempt limit"
+			}
+			t.Logf("%s: pinned %s, probed %s: %d attempts sampled, %s", s.name(), pinned, res.Version, len(res.Attempts), limit)
 		})
 	}
 }
@@ -583,5 +590,24 @@ func TestDriftCatchesFailsafe041(t *testing.T) {
 	t.Logf("as intended, %d mismatches; the first: %s", len(got), got[0])
 	if fixed := driftMismatches(s, "failsafe:MaxRetries=5,Delay=1ms,JitterFactor=0.5", pinned, res); len(fixed) > 0 {
 		t.Errorf("a fixed delay does not match v0.4.1: %s", strings.Join(fixed, "; "))
+	}
+}
+
+// TestDriftMismatchesComparesAttemptLimit: a probe that reached the
+// library's retry loop is held to the profile's attempt limit (failsafe's
+// defaults: MaxRetries 2, so 3 attempts), and one that did not (-1) is not.
+func TestDriftMismatchesComparesAttemptLimit(t *testing.T) {
+	s := driftSystems[slices.IndexFunc(driftSystems, func(s driftSystem) bool { return s.name() == "failsafe" })]
+	delays := []probeAttempt{{N: 1}, {N: 2}}
+	if got := driftMismatches(s, "failsafe", "v0.9.8", probeResult{Version: "v9.9.9", Attempts: delays, MaxAttempts: 3}); len(got) > 0 {
+		t.Errorf("3 attempts, no wait: %s", strings.Join(got, "; "))
+	}
+	got := driftMismatches(s, "failsafe", "v0.9.8", probeResult{Version: "v9.9.9", Attempts: delays, MaxAttempts: 4})
+	want := "failsafe: github.com/failsafe-go/failsafe-go v9.9.9 (probed) against profile failsafe (modelled on 0.9.8, pinned v0.9.8): attempt 4: the library stops after 4 attempts, the profile after 3"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("4 attempts: %q, want [%q]", got, want)
+	}
+	if got := driftMismatches(s, "failsafe", "v0.9.8", probeResult{Version: "v9.9.9", Attempts: delays, MaxAttempts: -1}); len(got) > 0 {
+		t.Errorf("a probe that did not reach the retry loop is held to the limit: %s", strings.Join(got, "; "))
 	}
 }
