@@ -101,9 +101,10 @@ const probeImports = `
 	"time"
 `
 
-// probeHelpers completes every probe: main samples delay after attempts 1
-// to upTo (os.Args[1]), asks maxAttempts, and prints the result with the
-// version of the module os.Args[2] the probe was built with.
+// probeHelpers completes every probe: main prints result(upTo, module),
+// which samples delay after attempts 1 to upTo (os.Args[1]), asks
+// maxAttempts, and names the version of module (os.Args[2]) the probe was
+// built with.
 const probeHelpers = `
 type probeAttempt struct {
 	N   int   ` + "`json:\"n\"`" + `
@@ -131,8 +132,9 @@ func sample(n int) probeAttempt {
 	return a
 }
 
-func main() {
-	upTo, _ := strconv.Atoi(os.Args[1])
+// result samples attempts 1 to upTo, asks maxAttempts, and names the
+// version of module the probe was built with.
+func result(upTo int, module string) probeResult {
 	if retried >= 0 {
 		upTo = min(upTo, retried)
 	}
@@ -143,12 +145,17 @@ func main() {
 	res.MaxAttempts = maxAttempts()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == os.Args[2] {
+			if d.Path == module {
 				res.Version = d.Version
 			}
 		}
 	}
-	json.NewEncoder(os.Stdout).Encode(res)
+	return res
+}
+
+func main() {
+	upTo, _ := strconv.Atoi(os.Args[1])
+	json.NewEncoder(os.Stdout).Encode(result(upTo, os.Args[2]))
 }
 `
 
