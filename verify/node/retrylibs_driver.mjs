@@ -64,10 +64,14 @@ async function pRetryWaits(cfg, n, r) {
     Math.random = savedRandom;
     globalThis.setTimeout = savedTimeout;
   }
+  // A release whose shouldConsumeRetry is missing (before 7.0.0) or gets no
+  // retryDelay (7.x): its delays cannot be read this way, and a null delay
+  // would hide why.
   if (runs > 1 && waits.length === 0) {
-    // A release without shouldConsumeRetry (before 7.x): its delays cannot
-    // be read this way, and a null delay would hide why.
     throw new Error('retrylibs_driver: this p-retry retried without calling shouldConsumeRetry');
+  }
+  if (waits.some((w) => typeof w !== 'number')) {
+    throw new Error('retrylibs_driver: this p-retry gives shouldConsumeRetry no retryDelay');
   }
   return { waits, runs };
 }
@@ -102,6 +106,10 @@ function beeQueueRun(cfg, n) {
   const strategies = require('bee-queue/lib/backoff.js');
   const queue = { backoffStrategies: strategies, settings: {}, name: 'retrykit-verify' };
   const job = new Job(queue, null, {}, {});
+  if (typeof job.computeDelay !== 'function') {
+    // Before 1.7.0 Queue#_finishJob computed the delay inline.
+    throw new Error('retrylibs_driver: this bee-queue has no Job#computeDelay');
+  }
   if (cfg.retries) job.retries(cfg.retries);
   if (cfg.strategy) job.backoff(cfg.strategy, cfg.delay);
   const delays = [];
