@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -59,6 +60,10 @@ func (t trickImpl) Do(ctx context.Context, req protocol.Request) (protocol.Respo
 // malformedWriter rewrites answers to "malformed.answer" requests.
 func fakeAdapter(mode string) int {
 	impl := trickImpl{mode: mode}
+	if mode == "slowstart" {
+		// An interpreter that takes its time to start on a loaded machine.
+		time.Sleep(1500 * time.Millisecond)
+	}
 	if mode == "malformed" {
 		r, w, _ := os.Pipe()
 		go func() {
@@ -188,6 +193,24 @@ func TestExternalTimeout(t *testing.T) {
 	}
 	if rep.Totals.Pass != len(suite.Vectors)-1 {
 		t.Errorf("requests stuck behind the hung one must be resent and pass: %+v", rep.Totals)
+	}
+}
+
+// An adapter slow to start is not given up at hello for the per-request
+// timeout: the hello has its own, longer deadline (WithStartTimeout).
+func TestExternalSlowStartIsNotATimeout(t *testing.T) {
+	p := selfAdapter(t, "slowstart", protocol.WithTimeout(500*time.Millisecond))
+	if _, err := p.Hello(context.Background()); err != nil {
+		t.Fatalf("an adapter answering hello after 1.5 s, per-request timeout 0.5 s: %v", err)
+	}
+	if n := p.Timeouts(); n != 0 {
+		t.Errorf("%d timeouts counted for a slow start", n)
+	}
+	short := selfAdapter(t, "slowstart", protocol.WithTimeout(200*time.Millisecond), protocol.WithStartTimeout(300*time.Millisecond))
+	_, err := short.Hello(context.Background())
+	var ae *protocol.AdapterError
+	if !errors.As(err, &ae) || ae.Kind != protocol.FailureTimeout {
+		t.Fatalf("start timeout 0.3 s, hello after 1.5 s: %v, want a timeout AdapterError", err)
 	}
 }
 

@@ -98,6 +98,13 @@ func TestConfigured(t *testing.T) {
 		{"full_jitter:base=100ms,cap=1s", 0.5, []time.Duration{100 * ms, 200 * ms, 400 * ms, 500 * ms}, false},
 		// resque-retry retry_limit 2: the table's 0 and 1m, then give up.
 		{"resque_retry:retry_limit=2", 0, []time.Duration{0, 60 * s}, true},
+		// backoff_strategy 5/30: retry_limit ||= its length, 2 (exponential_backoff.rb 78).
+		{"resque_retry:backoff_strategy=5/30", 0, []time.Duration{5 * s, 30 * s}, true},
+		// Past the table the last entry repeats (backoff_strategy[i] || backoff_strategy.last).
+		{"resque_retry:backoff_strategy=10/20,retry_limit=4", 0, []time.Duration{10 * s, 20 * s, 20 * s, 20 * s}, true},
+		// Multiplicands 0.5..1.5 at r = 0.5: trunc(60 * 1.0) at the second retry; 2.5..2.5 draws nothing: trunc(3 * 2.5) = 7.
+		{"resque_retry:retry_delay_multiplicand_min=0.5,retry_delay_multiplicand_max=1.5,retry_limit=2", 0.5, []time.Duration{0, 60 * s}, true},
+		{"resque_retry:retry_delay_multiplicand_min=2.5,retry_delay_multiplicand_max=2.5,backoff_strategy=3/7", 0.5, []time.Duration{7 * s, 17 * s}, true},
 		// zzz_jobs max_attempts 2, r = 0: min(15 * 2^1, 3600) = 30s.
 		{"zzz_jobs:max_attempts=2", 0, []time.Duration{30 * s}, true},
 		{"flare:MaxAttempts=2", 0, []time.Duration{15 * s}, true},
@@ -277,7 +284,7 @@ var configuredSpecs = []string{
 	"aws_go@1.47:MaxBackoff=2562047h", "grpc_retry:backoffMultiplier=1000000", "grpc_connect:Multiplier=1.01,MaxDelay=2562047h",
 	"activejob:jitter=1000", "aws:total_max_attempts=2147483647", "faktory:retry=-1",
 	"decorrelated_jitter:base=1ns,cap=2562047h", "equal_jitter:base=2562047h,cap=2562047h", "resque_retry:retry_limit=0",
-	"resque_retry:retry_limit=-1", "flare:MaxAttempts=-2147483648", "gax:Multiplier=1.0000001,Initial=1ns,Max=2562047h",
+	"resque_retry:retry_limit=-1", "resque_retry:retry_limit=-2147483648,backoff_strategy=1099511627776,retry_delay_multiplicand_min=0,retry_delay_multiplicand_max=1000000", "flare:MaxAttempts=-2147483648", "gax:Multiplier=1.0000001,Initial=1ns,Max=2562047h",
 	"grpc_connect:Multiplier=-1000000,Jitter=1", "grpc_connect:Multiplier=0.5", "aws:mode=standard", "activejob:load_defaults=8.1,wait=0.5",
 	"cenkalti:RandomizationFactor=1000000,Multiplier=-3", "cenkalti:Multiplier=1.0000001,MaxInterval=2562047h,InitialInterval=1ns",
 	"retryablehttp:RetryWaitMin=1ns,RetryWaitMax=2562047h", "failsafe:Delay=2562047h,MaxDelay=2562047h,DelayFactor=1000000,JitterFactor=1000000",

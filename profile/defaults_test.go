@@ -1,6 +1,7 @@
 package profile_test
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -87,10 +88,28 @@ func TestValuesTheSystemsAccept(t *testing.T) {
 	if p, _ := profile.Parse("flare:MaxAttempts=100"); p.MaxAttempts() != 100 {
 		t.Errorf("flare:MaxAttempts=100: MaxAttempts() = %d, want 100", p.MaxAttempts())
 	}
-	// resque-retry retry_limit -1 retries forever.
-	p, err := profile.Parse("resque_retry:retry_limit=-1")
-	if err != nil || p.MaxAttempts() != 0 || p.DelayAt(1000, 0) != 6*time.Hour {
-		t.Errorf("resque_retry:retry_limit=-1: %v, MaxAttempts %d, delay %v; want unlimited, 6h", err, p.MaxAttempts(), p.DelayAt(1000, 0))
+	// resque-retry retry_limit -1, or any limit below 0, retries forever
+	// (retry_limit_reached? answers false unless retry_limit >= 0, retry.rb 338-346).
+	for _, spec := range []string{"resque_retry:retry_limit=-1", "resque_retry:retry_limit=-40"} {
+		p, err := profile.Parse(spec)
+		if err != nil || p.MaxAttempts() != 0 || p.DelayAt(1000, 0) != 6*time.Hour {
+			t.Errorf("%s: %v, MaxAttempts %d, delay %v; want unlimited, 6h", spec, err, p.MaxAttempts(), p.DelayAt(1000, 0))
+		}
+	}
+	// The multiplicand range 0.5..1.5 includes both ends: the top draw gives
+	// trunc(600 * 1.5) = 900 s at the third attempt, r = 0 trunc(600 * 0.5) = 300 s.
+	p, err := profile.Parse("resque_retry:retry_delay_multiplicand_min=0.5,retry_delay_multiplicand_max=1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := p.Bounds(3); lo != 300*time.Second || hi != 900*time.Second {
+		t.Errorf("resque_retry multiplicands 0.5..1.5: bounds at attempt 3 [%v, %v], want [5m, 15m]", lo, hi)
+	}
+	// A min above the max raises on extend: refused, naming the setting.
+	_, err = profile.Parse("resque_retry:retry_delay_multiplicand_min=2,retry_delay_multiplicand_max=1")
+	var se *profile.SettingError
+	if !errors.As(err, &se) || se.Key != "retry_delay_multiplicand_min" || !errors.Is(err, profile.ErrBadValue) {
+		t.Errorf("multiplicand min 2 > max 1: %v, want a SettingError for retry_delay_multiplicand_min", err)
 	}
 	// gax Multiplier 1.005: cur = time.Duration(float64(cur) * 1.005): 1e9 * 1.005 is
 	// 1004999999.9999999 in float64, so 1004999999; then 1010024998.995 -> 1010024998;

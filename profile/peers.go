@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retrykit/internal/sat"
@@ -196,11 +197,11 @@ func celeryModel(c conf) (*model, error) {
 		system = "Celery (Python), autoretry_for with retry_backoff"
 	}
 	return &model{
-		release:      "5.6.2",
+		release:      "5.6.3",
 		name:         "celery",
 		system:       system,
-		version:      "5.6.2 (5dc781f0bd5f36186bfcc74e0a4f9f654452c69b)",
-		source:       "https://github.com/celery/celery/blob/5dc781f0bd5f36186bfcc74e0a4f9f654452c69b/celery/utils/time.py (get_exponential_backoff_interval)",
+		version:      "5.6.3 (3f4d8d795ad128bd7430cc5dc174a802cded425c)",
+		source:       "https://github.com/celery/celery/blob/3f4d8d795ad128bd7430cc5dc174a802cded425c/celery/utils/time.py (get_exponential_backoff_interval)",
 		summary:      summary + "; " + attemptsText(ma) + ", then FAILURE",
 		formula:      formula,
 		draw:         map[bool]string{true: "random.randrange(c + 1) = floor(r * (c + 1))", false: ""}[factor > 0 && jit],
@@ -293,18 +294,45 @@ func bullmqModel(c conf) (*model, error) {
 }
 
 // resqueStrategy is resque-retry's default ExponentialBackoff
-// @backoff_strategy, in seconds.
-var resqueStrategy = [...]int64{0, 60, 600, 3600, 10800, 21600}
+// @backoff_strategy, in seconds (exponential_backoff.rb 129).
+var resqueStrategy = []int64{0, 60, 600, 3600, 10800, 21600}
 
 var resqueRetrySettings = []setting{
-	{key: "retry_limit", kind: kInt, def: "6", lo: -1, hi: math.MaxInt32, help: "@retry_limit: retries (ExponentialBackoff defaults it to the strategy's length, 6); -1 retries forever; past the table the last delay repeats"},
+	{key: "retry_limit", kind: kInt, def: "6", lo: math.MinInt32, hi: math.MaxInt32, help: "@retry_limit: retries (ExponentialBackoff defaults it to backoff_strategy's length, 6); 0 never retries; -1 or below retries forever"},
+	{key: "backoff_strategy", kind: kIntList, def: "0/60/600/3600/10800/21600", lo: 0, hi: 1 << 40, help: "@backoff_strategy: whole seconds by retry, written 0/60/600; past its end the last repeats"},
+	{key: "retry_delay_multiplicand_min", kind: kFloat, def: "1.0", lo: 0, hi: 1e6, help: "@retry_delay_multiplicand_min: each delay is multiplied by rand(min..max)"},
+	{key: "retry_delay_multiplicand_max", kind: kFloat, def: "1.0", lo: 0, hi: 1e6, help: "@retry_delay_multiplicand_max: at least the min, or the job class raises on extend"},
 }
 
 func resqueRetryModel(c conf) (*model, error) {
-	ma := c.int("retry_limit")
+	table := c.list("backoff_strategy")
+	if len(table) == 0 {
+		table = resqueStrategy
+	}
+	lo, hi := c.float("retry_delay_multiplicand_min"), c.float("retry_delay_multiplicand_max")
+	if lo > hi {
+		// exponential_backoff.rb 65-68: InvalidRetryDelayMultiplicandConfigurationException on extend.
+		return nil, badValue("resque_retry", "retry_delay_multiplicand_min", c, "must be at most retry_delay_multiplicand_max (resque-retry raises InvalidRetryDelayMultiplicandConfigurationException)")
+	}
+	// retry_limit ||= backoff_strategy.length (exponential_backoff.rb 78).
+	ma := int64(len(table))
+	if c.user("retry_limit") {
+		ma = c.int("retry_limit")
+	}
 	total, exh, ltext := int(ma+1), fmt.Sprintf("retry_limit %d: retried while retry_attempt < %[1]d", ma), fmt.Sprintf("%d attempts (%d retries)", ma+1, ma)
 	if ma < 0 {
-		total, exh, ltext = 0, "retry_limit -1: retry_limit_reached? is false forever (retry_limit == -1), retried until it succeeds", "unlimited attempts (retry_limit -1)"
+		total, exh, ltext = 0, fmt.Sprintf("retry_limit %d: retry_limit_reached? is false for any limit below 0, retried until it succeeds", ma), fmt.Sprintf("unlimited attempts (retry_limit %d)", ma)
+	}
+	strategy := make([]string, len(table))
+	for i, v := range table {
+		strategy[i] = fmt.Sprint(v)
+	}
+	list := strings.Join(strategy, ", ")
+	mult, draw, summary := fmt.Sprintf("multiplicand %v", lo), "", "table "+list+" s by retry, no jitter"
+	if lo != hi {
+		mult = fmt.Sprintf("multiplicand = rand(%v..%v), a float in [%[1]v, %[2]v] both ends included", lo, hi)
+		draw = fmt.Sprintf("rand(%v..%v) = min + r' * (max - min) with r' = r / (1 - 2^-53), so the top draw reaches max (Ruby's inclusive float range)", lo, hi)
+		summary = fmt.Sprintf("table %s s by retry, times rand(%v..%v), truncated", list, lo, hi)
 	}
 	return &model{
 		name:         "resque_retry",
@@ -312,15 +340,21 @@ func resqueRetryModel(c conf) (*model, error) {
 		system:       "resque-retry (Ruby), Resque::Plugins::ExponentialBackoff",
 		version:      "1.8.1 (f75421a98b91dcbe873dab4bfad4ead99e597009)",
 		source:       "https://github.com/lantins/resque-retry/blob/f75421a98b91dcbe873dab4bfad4ead99e597009/lib/resque/plugins/exponential_backoff.rb",
-		summary:      fmt.Sprintf("table 0, 1m, 10m, 1h, 3h, 6h by retry, no jitter; %s, then give up", ltext),
-		formula:      "i = retry_attempt = attempt - 1; delay_s = trunc((backoff_strategy[i] || backoff_strategy.last) * 1.0), backoff_strategy [0, 60, 600, 3600, 10800, 21600]",
-		draw:         "",
+		summary:      fmt.Sprintf("%s; %s, then give up", summary, ltext),
+		formula:      fmt.Sprintf("i = retry_attempt = attempt - 1; delay_s = trunc((backoff_strategy[i] || backoff_strategy.last) * multiplicand), backoff_strategy [%s], %s", list, mult),
+		draw:         draw,
 		exhaustion:   exh,
 		terminal:     "give up: the failure stays in Resque's failed queue",
 		maxAttempts:  total,
 		onExhaustion: policy.DeadLetter,
-		delay: func(n int, _ time.Duration, _ draws) time.Duration {
-			return satSeconds(resqueStrategy[min(n-1, len(resqueStrategy)-1)])
+		jitter:       lo != hi,
+		delay: func(n int, _ time.Duration, d draws) time.Duration {
+			base := float64(table[min(n-1, len(table)-1)])
+			m := lo
+			if lo != hi {
+				m = lo + min(1, d.next()/maxBelowOne)*(hi-lo)
+			}
+			return seconds(math.Trunc(base * m))
 		},
 	}, nil
 }

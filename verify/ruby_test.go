@@ -202,6 +202,112 @@ func TestSidekiq8Source(t *testing.T) {
 	}
 }
 
+// TestResqueRetrySource runs resque-retry's own ExponentialBackoff plugin
+// (retry_delay, retry_limit_reached?, before_perform_retry and
+// on_failure_retry, from a source checkout given in
+// RETRYKIT_RESQUE_RETRY_SRC, e.g. github.com/lantins/resque-retry at
+// f75421a, 1.8.1) with Debian's ruby, Resque and Redis stood in for, against
+// the resque_retry profile under its defaults and its settings: the delay
+// after each attempt at injected draws, the ranges rand was called with,
+// and where the retries run out (never, for any negative retry_limit).
+// No registry here serves resque-retry (no rubygems, not in Debian), so
+// without a checkout this skips, even in CI, like TestSidekiq8Source.
+func TestResqueRetrySource(t *testing.T) {
+	src := os.Getenv("RETRYKIT_RESQUE_RETRY_SRC")
+	if src == "" {
+		t.Skip("RETRYKIT_RESQUE_RETRY_SRC is not set: no resque-retry source to run (no registry here serves it)")
+	}
+	rb, err := exec.LookPath("ruby")
+	if err != nil {
+		missing(t, "ruby (Debian ruby)", "no ruby on PATH")
+	}
+	type answer struct {
+		Retry     bool         `json:"retry"`
+		DelayS    *json.Number `json:"delay_s"`
+		RandCalls [][]any      `json:"rand_calls"`
+		Runs      int          `json:"runs"`
+		GaveUp    bool         `json:"gave_up"`
+	}
+	const runCap = 60 // failures a "runs" case makes before it calls a limit unlimited
+	for _, c := range []struct {
+		spec   string
+		config map[string]any
+	}{
+		{"resque_retry", map[string]any{}},
+		{"resque_retry:retry_limit=2", map[string]any{"retry_limit": 2}},
+		{"resque_retry:retry_limit=0", map[string]any{"retry_limit": 0}},
+		{"resque_retry:retry_limit=-1", map[string]any{"retry_limit": -1}},
+		{"resque_retry:retry_limit=-7", map[string]any{"retry_limit": -7}},
+		{"resque_retry:backoff_strategy=5/30", map[string]any{"backoff_strategy": []int{5, 30}}},
+		{"resque_retry:backoff_strategy=10/20/45,retry_limit=6", map[string]any{"backoff_strategy": []int{10, 20, 45}, "retry_limit": 6}},
+		{"resque_retry:retry_delay_multiplicand_min=0.5,retry_delay_multiplicand_max=1.5", map[string]any{"retry_delay_multiplicand_min": 0.5, "retry_delay_multiplicand_max": 1.5}},
+		{"resque_retry:retry_delay_multiplicand_min=2.5,retry_delay_multiplicand_max=2.5,backoff_strategy=3/7", map[string]any{"retry_delay_multiplicand_min": 2.5, "retry_delay_multiplicand_max": 2.5, "backoff_strategy": []int{3, 7}}},
+	} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := 12
+		if p.MaxAttempts() > 0 {
+			last = p.MaxAttempts()
+		}
+		var cases []map[string]any
+		var draws []float64
+		for n := 1; n <= last; n++ {
+			for _, r := range []float64{0, 0.25, 0.5, 0.9, maxDraw} {
+				// Ruby's rand(a..b) on floats includes b; the profile reads
+				// its top draw 1 - 2^-53 as b, so the driver gets r / maxDraw.
+				cases = append(cases, map[string]any{"op": "delay", "attempt": n, "rand": min(1, r/maxDraw)})
+				draws = append(draws, r)
+			}
+		}
+		cases = append(cases, map[string]any{"op": "runs", "cap": runCap})
+		req, _ := json.Marshal(map[string]any{"config": c.config, "cases": cases})
+		cmd := exec.Command(rb, "-I", filepath.Join(src, "lib"), "resque_retry_driver.rb")
+		cmd.Dir = "ruby"
+		cmd.Stdin = bytes.NewReader(req)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("resque_retry_driver.rb: %v: %s", err, tail(stderr.String(), 2000))
+		}
+		var env envelope[answer]
+		dec := json.NewDecoder(bytes.NewReader(out))
+		dec.UseNumber()
+		if err := dec.Decode(&env); err != nil || len(env.Results) != len(cases) {
+			t.Fatalf("answer %q: %v", out, err)
+		}
+		for i, k := range cases[:len(cases)-1] {
+			n, r, a := k["attempt"].(int), draws[i], env.Results[i]
+			d := p.DecideAt(n, r)
+			if a.Retry != (d.Action == policy.Retry) {
+				t.Errorf("%s: after attempt %d resque-retry %s retries=%v, the profile says %v", c.spec, n, env.Version, a.Retry, d.Action)
+				continue
+			}
+			if !a.Retry {
+				continue
+			}
+			if got := time.Duration(seconds(t, *a.DelayS)); got != d.Delay {
+				t.Errorf("%s: attempt %d, r=%v: resque-retry %s enqueued in %v, the profile says %v", c.spec, n, r, env.Version, got, d.Delay)
+			}
+			if p.Jitter() != (len(a.RandCalls) > 0) {
+				t.Errorf("%s: attempt %d: resque-retry called rand %d times; the profile's jitter is %v", c.spec, n, len(a.RandCalls), p.Jitter())
+			}
+			for _, call := range a.RandCalls {
+				if len(call) != 3 || call[2] != false {
+					t.Errorf("%s: attempt %d: rand called with %v, want an inclusive float range", c.spec, n, call)
+				}
+			}
+		}
+		runs := env.Results[len(cases)-1]
+		if want := p.MaxAttempts(); (want == 0 && (runs.Runs != runCap || runs.GaveUp)) || (want > 0 && (runs.Runs != want || !runs.GaveUp)) {
+			t.Errorf("%s: resque-retry %s ran %d times (gave up %v); the profile's attempts are %d (0: unlimited, so %d runs without giving up)", c.spec, env.Version, runs.Runs, runs.GaveUp, want, runCap)
+		}
+		t.Logf("%s: resque-retry %s (%s) agrees at %d cases", c.spec, env.Version, env.File, len(cases))
+	}
+}
+
 // TestSidekiqConfigured runs configured Sidekiq profiles (the job's retry
 // option) through Sidekiq 6's own JobRetry#attempt_retry: where it stops
 // retrying, and whether it then moves the job to the Dead set.

@@ -214,7 +214,7 @@ func toOJS(p profile.Profile) (*translation, error) {
 			return nil, err
 		}
 		pol = f.pol
-		notes = append(notes, "no OJS policy gives this schedule exactly: this is the closest (least squares on the log of the middle (r = 0.5) delay, as retrykit fit)")
+		notes = append(notes, notExactNote)
 		kept, keptNotes := keepConfigured(p, pol)
 		pol, notes = kept, append(notes, keptNotes...)
 		if !f.capPinned && !slices.ContainsFunc(keptNotes, func(n string) bool { return strings.Contains(n, "max_interval") }) {
@@ -227,8 +227,17 @@ func toOJS(p profile.Profile) (*translation, error) {
 	ps := profileSubject(p)
 	os := policySubject("OJS policy", pol)
 	compareSubjects(t, ps, os, horizonOf(ps.attempts, os.attempts))
+	if t.Exact {
+		// The fit can land on the schedule itself (a table that doubles, say):
+		// then the policy is exact, and the note that it is only the closest
+		// would contradict the check.
+		t.Notes = slices.DeleteFunc(t.Notes, func(n string) bool { return n == notExactNote })
+	}
 	return t, nil
 }
+
+// notExactNote is toOJS's note for a policy found by fitting.
+const notExactNote = "no OJS policy gives this schedule exactly: this is the closest (least squares on the log of the middle (r = 0.5) delay, as retrykit fit)"
 
 // exactPolicy returns the OJS policy with the profile's schedule where the
 // system's formula is an OJS one (Temporal; BullMQ fixed and exponential
@@ -375,7 +384,7 @@ var customNeeds = map[string]string{
 	"gax":          "a custom gax.Retryer returning the policy's delay",
 	"grpc_retry":   "application-level retries: the service config's retryPolicy has no other shape",
 	"grpc_connect": "a custom backoff.Strategy in grpc.ConnectParams",
-	"resque_retry": "@backoff_strategy set to the policy's delays, or a retry_delay method",
+	"resque_retry": "a retry_delay method returning the policy's delay for retry_attempt (its @backoff_strategy holds whole seconds only, and its jitter is one multiplicand range for every entry)",
 }
 
 func baseName(p profile.Profile) string {
@@ -485,6 +494,19 @@ func candidates(pol *policy.Policy, system string) []string {
 	case "grpc_retry":
 		for _, k := range coefs {
 			add("grpc_retry:maxAttempts=%d,initialBackoff=%v,maxBackoff=%v,backoffMultiplier=%s", max(min(a, 5), 2), I, M, f(k))
+		}
+	case "resque_retry":
+		// @backoff_strategy holds any table of whole seconds (the last entry
+		// repeats), and the multiplicand range 0.5..1.5 is OJS's jitter
+		// factor 0.5 + r: the policy's own delays before jitter.
+		n := min(max(a-1, 1), 64)
+		table := make([]string, n)
+		for i := range table {
+			table[i] = strconv.FormatInt(int64(math.Round(pol.Backoff().DelayAt(i+1, 0.5).Seconds())), 10)
+		}
+		add("resque_retry:backoff_strategy=%s,retry_limit=%d", strings.Join(table, "/"), a-1)
+		if s.Jitter {
+			add("resque_retry:backoff_strategy=%s,retry_limit=%d,retry_delay_multiplicand_min=0.5,retry_delay_multiplicand_max=1.5", strings.Join(table, "/"), a-1)
 		}
 	case "grpc_connect":
 		for _, k := range coefs {

@@ -25,6 +25,9 @@ func TestTranslateToOJS(t *testing.T) {
 		// BullMQ's jitter is not OJS's, River's formula not an OJS one.
 		{"bullmq:type=exponential,delay=1000,attempts=3,jitter=0.5", "", false},
 		{"river", "", false},
+		// resque-retry's table 10, 20, 40 s is 10s * 2^(n-1): the fit finds it exactly.
+		{"resque_retry:backoff_strategy=10/20/40/80,retry_limit=3",
+			`"max_attempts":4,"initial_interval":"PT10S","backoff_coefficient":2.0`, true},
 	} {
 		code, out, errOut := runCLI(t, "", "translate", "--profile", c.spec, "--json")
 		var tr translation
@@ -36,6 +39,10 @@ func TestTranslateToOJS(t *testing.T) {
 		if tr.Exact != c.exact || !strings.Contains(compact.String(), c.policy) {
 			t.Errorf("%s: exact %t, policy %s; want exact %t and %s", c.spec, tr.Exact, tr.Policy, c.exact, c.policy)
 		}
+		// An exact translation never carries the note that it is only the closest.
+		if notes := strings.Join(tr.Notes, "\n"); tr.Exact && strings.Contains(notes, "no OJS policy gives this schedule exactly") {
+			t.Errorf("%s: exact, yet the notes say it is not: %s", c.spec, notes)
+		}
 	}
 }
 
@@ -43,6 +50,8 @@ func TestTranslateToSystem(t *testing.T) {
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "p.json")
 	os.WriteFile(pol, []byte(`{"max_attempts":5,"initial_interval":"PT2S","backoff_coefficient":3,"max_interval":"PT1M","jitter":false}`), 0o600)
+	dlq := filepath.Join(dir, "dlq.json")
+	os.WriteFile(dlq, []byte(`{"max_attempts":5,"initial_interval":"PT2S","backoff_coefficient":3,"max_interval":"PT1M","jitter":false,"on_exhaustion":"dead_letter"}`), 0o600)
 	for _, c := range []struct {
 		args  []string
 		conf  string
@@ -56,6 +65,11 @@ func TestTranslateToSystem(t *testing.T) {
 		{[]string{"--to", "bullmq"}, "bullmq:type=exponential,delay=1500,attempts=3,jitter=0.6666666666666666", false},
 		{[]string{"--to", "river"}, "river:MaxAttempts=3", false},
 		{[]string{"--to", "sidekiq"}, "sidekiq:retry=2", false},
+		// resque-retry's @backoff_strategy holds the policy's delays, 2, 6, 18
+		// and 54 s; it gives up to the failed queue where the policy discards.
+		{[]string{"--to", "resque_retry", pol}, "resque_retry:retry_limit=4,backoff_strategy=2/6/18/54", false},
+		// With dead_letter at exhaustion the two are the same schedule.
+		{[]string{"--to", "resque_retry", dlq}, "resque_retry:retry_limit=4,backoff_strategy=2/6/18/54", true},
 	} {
 		code, out, errOut := runCLI(t, "", append([]string{"translate", "--json"}, c.args...)...)
 		var tr translation

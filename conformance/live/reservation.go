@@ -93,12 +93,14 @@ var errStalled = errors.New("live: the checker paused too long to judge")
 // scenHeartbeat keeps a job reserved by heartbeats for two reservation
 // periods while another worker polls its queue. A run in which the
 // checker itself paused for half a reservation between heartbeats (an
-// overloaded machine) proves nothing and is played again, up to 3 times.
+// overloaded machine) proves nothing and is played again, up to 4 times,
+// each with twice the reservation (1 s, 2 s, 4 s, 8 s), so that a machine
+// slow enough to stall once is given room rather than the same window.
 func scenHeartbeat(ctx context.Context, e *env) {
 	const check = "http-heartbeat"
 	var err error
-	for try := 0; try < 3; try++ {
-		if err = playHeartbeat(ctx, e); !errors.Is(err, errStalled) {
+	for try := 0; try < 4; try++ {
+		if err = playHeartbeat(ctx, e, beatVisibility<<try); !errors.Is(err, errStalled) {
 			break
 		}
 	}
@@ -109,9 +111,8 @@ func scenHeartbeat(ctx context.Context, e *env) {
 
 // playHeartbeat plays the heartbeat scenario once; it records a pass or a
 // failure and returns an error when nothing could be judged.
-func playHeartbeat(ctx context.Context, e *env) error {
+func playHeartbeat(ctx context.Context, e *env, visibility time.Duration) error {
 	const check = "http-heartbeat"
-	const visibility = beatVisibility
 	q := e.queue("heartbeat")
 	id, err := e.c.push(ctx, q, "retrykit.live.heartbeat", retry{max: 3, initial: 20 * ms, coef: 2, maxIv: time.Second}.wire(e))
 	if err != nil {

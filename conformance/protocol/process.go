@@ -58,6 +58,7 @@ type Option func(*processConfig)
 
 type processConfig struct {
 	timeout  time.Duration
+	start    time.Duration // the hello's own deadline: see WithStartTimeout
 	restarts int
 	dir      string
 	env      []string
@@ -71,6 +72,19 @@ func WithTimeout(d time.Duration) Option {
 	return func(c *processConfig) {
 		if d > 0 {
 			c.timeout = d
+		}
+	}
+}
+
+// WithStartTimeout sets how long a freshly started adapter has to answer
+// hello (default 30s, and never less than the per-request timeout). The
+// hello's wait includes the adapter's own start: an interpreter, its
+// imports, a JIT, on a loaded machine. That is slower than any later
+// request, and a healthy adapter must not be given up for it.
+func WithStartTimeout(d time.Duration) Option {
+	return func(c *processConfig) {
+		if d > 0 {
+			c.start = d
 		}
 	}
 }
@@ -134,7 +148,7 @@ type Process struct {
 // NewProcess returns a [Process] that runs argv (program and arguments) as
 // an adapter subprocess. It does not start it yet.
 func NewProcess(argv []string, opts ...Option) *Process {
-	cfg := processConfig{timeout: 5 * time.Second, restarts: 1, stderr: 64 << 10}
+	cfg := processConfig{timeout: 5 * time.Second, start: 30 * time.Second, restarts: 1, stderr: 64 << 10}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -303,7 +317,7 @@ func (e *Process) process(ctx context.Context, dead *proc) (*proc, error) {
 	// Handshake.
 	id := e.nextID.Add(1)
 	line := fmt.Appendf(nil, "{\"id\":%d,\"op\":\"hello\"}\n", id)
-	a, died := p.roundTrip(ctx, id, &Request{ID: id, Op: OpHello}, line, e.cfg.timeout, true)
+	a, died := p.roundTrip(ctx, id, &Request{ID: id, Op: OpHello}, line, max(e.cfg.timeout, e.cfg.start), true)
 	if died {
 		return nil, p.deathError("during hello")
 	}
