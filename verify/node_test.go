@@ -143,21 +143,6 @@ func TestBullMQConfigured(t *testing.T) {
 	checkBullMQConfigured(t, node(t), "", "")
 }
 
-// TestBullMQDrift checks npm's latest bullmq (or RETRYKIT_DRIFT_BULLMQ),
-// beside the pinned one: when it differs from the pinned release it is
-// installed into a temporary directory (npmDrift) and run through the
-// checks of TestBullMQReal and TestBullMQConfigured.
-func TestBullMQDrift(t *testing.T) {
-	bin := node(t)
-	r, ok := npmDrift(t, "bullmq", "bullmq")
-	if !ok {
-		return
-	}
-	checkBullMQ(t, bin, r.dir(), r.who())
-	checkBullMQConfigured(t, bin, r.dir(), r.who())
-	t.Logf("bullmq: pinned %s, probed %s (%s)", r.pinned, r.version, r.dir())
-}
-
 // TestBullMQDefaults: a job added with BullMQ's own defaults (attempts 1,
 // no backoff) is not retried; with attempts 3 and no backoff it is retried at
 // once (0 ms); and the jitter's top, at V8's largest Math.random() 1 - 2^-52,

@@ -60,35 +60,43 @@ func npmPinned(t *testing.T, pkg string) string {
 // RETRYKIT_DRIFT_<PROF> when set, else npm's latest, which is checked only
 // when it differs from the pinned one or RETRYKIT_DRIFT_ALL=1. ok is false
 // (and the reason logged) when the pinned checks already cover it; else
-// the release is installed with npm into a temporary directory. npm's
-// registry or the release unreachable fails under CI=true and skips
-// otherwise.
+// the release is installed (npmInstall). npm's registry unreachable fails
+// under CI=true and skips otherwise.
 func npmDrift(t *testing.T, prof, pkg string) (r npmRelease, ok bool) {
 	t.Helper()
-	r = npmRelease{pkg: pkg, pinned: npmPinned(t, pkg)}
+	pinned := npmPinned(t, pkg)
 	env := "RETRYKIT_DRIFT_" + strings.ToUpper(prof)
-	r.version = os.Getenv(env)
-	if r.version != "" && !npmVersion.MatchString(r.version) {
-		t.Fatalf("%s=%q: not an npm version such as 8.0.0", env, r.version)
+	v := os.Getenv(env)
+	if v != "" && !npmVersion.MatchString(v) {
+		t.Fatalf("%s=%q: not an npm version such as 8.0.0", env, v)
 	}
-	if r.version == "" {
+	if v == "" {
 		reached, out := probe("npm", "view", pkg+"@latest", "version")
-		r.version = strings.TrimSpace(out)
-		if !reached || !npmVersion.MatchString(r.version) {
+		v = strings.TrimSpace(out)
+		if !reached || !npmVersion.MatchString(v) {
 			unreachable(t, "npm's registry", fmt.Errorf("npm view %s@latest version: %s", pkg, tail(out, 500)))
 		}
-		if r.version == r.pinned && os.Getenv("RETRYKIT_DRIFT_ALL") != "1" {
-			t.Logf("%s: pinned %s, newest %s: the pinned checks cover it", pkg, r.pinned, r.version)
-			return r, false
+		if v == pinned && os.Getenv("RETRYKIT_DRIFT_ALL") != "1" {
+			t.Logf("%s: pinned %s, newest %s: the pinned checks cover it", pkg, pinned, v)
+			return npmRelease{}, false
 		}
 	}
-	r.prefix = t.TempDir()
+	return npmInstall(t, pkg, pinned, v), true
+}
+
+// npmInstall installs pkg@version with npm into a fresh temporary directory
+// and checks that version is what landed there; flags are more npm flags.
+// The release unreachable fails under CI=true and skips otherwise.
+func npmInstall(t *testing.T, pkg, pinned, version string, flags ...string) npmRelease {
+	t.Helper()
+	r := npmRelease{pkg: pkg, pinned: pinned, version: version, prefix: t.TempDir()}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "npm", "install", "--prefix", r.prefix, "--ignore-scripts", "--no-audit", "--no-fund",
-		"--loglevel=error", pkg+"@"+r.version).CombinedOutput()
+	args := append([]string{"install", "--prefix", r.prefix, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"}, flags...)
+	start := time.Now()
+	out, err := exec.CommandContext(ctx, "npm", append(args, pkg+"@"+version)...).CombinedOutput()
 	if err != nil {
-		unreachable(t, pkg+"@"+r.version+" from npm", fmt.Errorf("npm install: %v: %s", err, tail(string(out), 1000)))
+		unreachable(t, pkg+"@"+version+" from npm", fmt.Errorf("npm install: %v: %s", err, tail(string(out), 1000)))
 	}
 	var meta struct{ Version string }
 	data, err := os.ReadFile(filepath.Join(r.dir(), "package.json"))
@@ -96,42 +104,59 @@ func npmDrift(t *testing.T, prof, pkg string) (r npmRelease, ok bool) {
 		err = json.Unmarshal(data, &meta)
 	}
 	if err != nil {
-		t.Fatalf("npm install %s@%s left no readable package.json: %v", pkg, r.version, err)
+		t.Fatalf("npm install %s@%s left no readable package.json: %v", pkg, version, err)
 	}
-	if meta.Version != r.version {
-		t.Fatalf("npm install %s@%s installed %s", pkg, r.version, meta.Version)
+	if meta.Version != version {
+		t.Fatalf("npm install %s@%s installed %s", pkg, version, meta.Version)
 	}
-	return r, true
+	t.Logf("npm install %s@%s: %v", pkg, version, time.Since(start).Round(time.Millisecond))
+	return r
 }
 
-// npmWatched are the npm retry libraries under the watch (BullMQ has
-// TestBullMQDrift), each with the checks its pinned test runs.
-var npmWatched = []struct {
+// npmWatch is an npm package under the watch: its profile, and check, the
+// checks its pinned tests run, given the release to run them against.
+type npmWatch struct {
 	profile, pkg string
-	check        func(t *testing.T, drv libDriver)
-}{
-	{"p_retry", "p-retry", checkPRetry},
-	{"bee_queue", "bee-queue", checkBeeQueue},
-	{"exponential_backoff", "exponential-backoff", checkExponentialBackoff},
+	check        func(t *testing.T, r npmRelease)
 }
 
-// TestNpmDrift checks npm's newest p-retry, Bee-Queue and
+// npmWatched are the npm packages verify/node pins.
+var npmWatched = []npmWatch{
+	{"bullmq", "bullmq", func(t *testing.T, r npmRelease) {
+		bin := node(t)
+		checkBullMQ(t, bin, r.dir(), r.who())
+		checkBullMQConfigured(t, bin, r.dir(), r.who())
+	}},
+	{"p_retry", "p-retry", retryLibRelease(checkPRetry)},
+	{"bee_queue", "bee-queue", retryLibRelease(checkBeeQueue)},
+	{"exponential_backoff", "exponential-backoff", retryLibRelease(checkExponentialBackoff)},
+}
+
+// retryLibRelease runs check, the checks of a library retrylibs_driver.mjs
+// drives, against release r (RETRYLIBS_DIR points the driver at it).
+func retryLibRelease(check func(t *testing.T, drv libDriver)) func(t *testing.T, r npmRelease) {
+	return func(t *testing.T, r npmRelease) {
+		drv := nodeLib(t, r.pkg)
+		drv.env = []string{"RETRYLIBS_DIR=" + r.prefix}
+		drv.who = r.who()
+		check(t, drv)
+	}
+}
+
+// TestNpmDrift checks npm's newest bullmq, p-retry, bee-queue and
 // exponential-backoff beside the pinned ones: when one differs from its
 // pinned release it is installed into a temporary directory and run
-// through the defaults and every configured case of TestPRetryReal,
-// TestBeeQueueReal and TestExponentialBackoffReal (RETRYLIBS_DIR points the
-// driver at it).
+// through the vectors, the defaults and every configured case of its
+// pinned tests (TestBullMQReal and TestBullMQConfigured, TestPRetryReal,
+// TestBeeQueueReal, TestExponentialBackoffReal).
 func TestNpmDrift(t *testing.T) {
 	for _, w := range npmWatched {
 		t.Run(w.profile, func(t *testing.T) {
-			drv := nodeLib(t, w.pkg)
 			r, ok := npmDrift(t, w.profile, w.pkg)
 			if !ok {
 				return
 			}
-			drv.env = []string{"RETRYLIBS_DIR=" + r.prefix}
-			drv.who = r.who()
-			w.check(t, drv)
+			w.check(t, r)
 			t.Logf("%s: pinned %s, probed %s (%s)", w.pkg, r.pinned, r.version, r.dir())
 		})
 	}
@@ -182,17 +207,20 @@ func TestDriftCatchesPRetry8(t *testing.T) {
 	t.Logf("as intended, the watch fails p-retry 8.0.0 with %d delay mismatches", n)
 }
 
-// TestNpmDriftPassesPinnedReleases is the watch's control: pointed at the
-// pinned releases themselves, installed afresh by npm into temporary
-// directories, TestNpmDrift and TestBullMQDrift must pass. A failure of the
-// watch then means a release changed, not that its install path or its
-// checks are broken (they run only when npm's latest moves on, so nothing
-// else would notice).
+// TestNpmDriftPassesPinnedReleases is the watch's control: each pinned
+// release, installed afresh by npm into a temporary directory, must pass
+// the watch's checks. A failure of the watch then means a release changed,
+// not that its install path or its checks are broken (they run only when
+// npm's latest moves on, so nothing else would notice). The four installs
+// run side by side, and --prefer-offline takes what npm ci already
+// fetched for them from npm's cache (missing data is still fetched); the
+// watch itself asks the registry afresh.
 func TestNpmDriftPassesPinnedReleases(t *testing.T) {
-	t.Setenv("RETRYKIT_DRIFT_BULLMQ", npmPinned(t, "bullmq"))
 	for _, w := range npmWatched {
-		t.Setenv("RETRYKIT_DRIFT_"+strings.ToUpper(w.profile), npmPinned(t, w.pkg))
+		t.Run(w.profile, func(t *testing.T) {
+			t.Parallel()
+			pinned := npmPinned(t, w.pkg)
+			w.check(t, npmInstall(t, w.pkg, pinned, pinned, "--prefer-offline"))
+		})
 	}
-	t.Run("bullmq", TestBullMQDrift)
-	t.Run("npm", TestNpmDrift)
 }
