@@ -123,75 +123,12 @@ func (e *Executor) expire(j *job) {
 
 // expiryHeap is a binary min-heap of waiting jobs ordered by (edue, seq),
 // each recording its index in eidx (-1 when absent).
-type expiryHeap []*job
+type expiryHeap = jobHeap[byExpiry]
 
-func (h expiryHeap) less(a, b *job) bool {
+// byExpiry orders an expiryHeap: start deadline, then enqueue order.
+type byExpiry struct{}
+
+func (byExpiry) less(a, b *job) bool {
 	return a.edue < b.edue || (a.edue == b.edue && a.seq < b.seq)
 }
-
-func (h expiryHeap) peek() *job {
-	if len(h) == 0 {
-		return nil
-	}
-	return h[0]
-}
-
-func (h *expiryHeap) push(j *job) {
-	j.eidx = int32(len(*h))
-	*h = append(*h, j)
-	h.up(int(j.eidx))
-}
-
-func (h *expiryHeap) remove(j *job) {
-	i := int(j.eidx)
-	if i < 0 {
-		return
-	}
-	s := *h
-	last := len(s) - 1
-	if i != last {
-		s[i] = s[last]
-		s[i].eidx = int32(i)
-	}
-	s[last] = nil
-	*h = s[:last]
-	j.eidx = -1
-	if i != last {
-		if !h.down(i) {
-			h.up(i)
-		}
-	}
-}
-
-func (h expiryHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(h[i], h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		h[i].eidx, h[p].eidx = int32(i), int32(p)
-		i = p
-	}
-}
-
-func (h expiryHeap) down(i int) bool {
-	start, n := i, len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(h[r], h[l]) {
-			m = r
-		}
-		if !h.less(h[m], h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		h[i].eidx, h[m].eidx = int32(i), int32(m)
-		i = m
-	}
-	return i > start
-}
+func (byExpiry) index(j *job) *int32 { return &j.eidx }

@@ -38,87 +38,17 @@ func (q *queue) next() *job { return q.kinds[Available].head }
 // timerHeap is a binary min-heap of jobs ordered by (due, seq): the
 // executor keeps one for scheduled and retryable jobs (scheduled_at,
 // next_retry_at) and one for active jobs (reservation deadline). A job is
-// in at most one heap and records its index there for O(log n) removal.
-type timerHeap []*job
+// in at most one of the two and records its index there (hidx) for
+// O(log n) removal.
+type timerHeap = jobHeap[byDue]
+
+// byDue orders a timerHeap: due time, then enqueue order.
+type byDue struct{}
+
+func (byDue) less(a, b *job) bool { return a.before(b) }
+func (byDue) index(j *job) *int32 { return &j.hidx }
 
 // before orders jobs by due time, then by enqueue order.
 func (j *job) before(k *job) bool {
 	return j.due < k.due || (j.due == k.due && j.seq < k.seq)
-}
-
-func (h timerHeap) less(a, b *job) bool { return a.before(b) }
-
-// peek returns the earliest job, or nil.
-func (h timerHeap) peek() *job {
-	if len(h) == 0 {
-		return nil
-	}
-	return h[0]
-}
-
-func (h *timerHeap) push(j *job) {
-	j.hidx = int32(len(*h))
-	*h = append(*h, j)
-	h.up(int(j.hidx))
-}
-
-func (h *timerHeap) remove(j *job) {
-	i := int(j.hidx)
-	if i < 0 {
-		return
-	}
-	s := *h
-	last := len(s) - 1
-	if i != last {
-		s[i] = s[last]
-		s[i].hidx = int32(i)
-	}
-	s[last] = nil
-	*h = s[:last]
-	j.hidx = -1
-	if i != last {
-		if !h.down(i) {
-			h.up(i)
-		}
-	}
-}
-
-// fix restores the order after j.due changed.
-func (h *timerHeap) fix(j *job) {
-	if !h.down(int(j.hidx)) {
-		h.up(int(j.hidx))
-	}
-}
-
-func (h timerHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(h[i], h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		h[i].hidx, h[p].hidx = int32(i), int32(p)
-		i = p
-	}
-}
-
-func (h timerHeap) down(i int) bool {
-	start, n := i, len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(h[r], h[l]) {
-			m = r
-		}
-		if !h.less(h[m], h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		h[i].hidx, h[m].hidx = int32(i), int32(m)
-		i = m
-	}
-	return i > start
 }

@@ -38,18 +38,10 @@ func scenCapBeforeJitter(ctx context.Context, e *env) {
 				e.fail(check, "after attempt 1: %s", bad)
 				return
 			}
-			next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
-			if _, err := e.await(ctx, q, id, next, 0); err != nil {
-				e.errored(err, check)
+			a, ex, ok = e.failRetried(ctx, check, pol.wire(e), q, id, a, 2)
+			if !ok {
 				return
 			}
-			fl := e.failWith("external.timeout", 2)
-			a, ex, err := e.nackOK(ctx, id, fl)
-			if err != nil {
-				e.errored(err, check)
-				return
-			}
-			e.recordFail(check, pol.wire(e), fl, 2, ex, a, nil)
 			if a.State != "retryable" || !is(a.Attempt, 2) {
 				e.fail(check, "the FAIL of attempt 2 of 3 answered state %q, attempt %s; want retryable, 2", a.State, intOr(a.Attempt))
 				return

@@ -88,18 +88,10 @@ func scenPartialFields(ctx context.Context, e *env) {
 			e.fail(check, "a policy without backoff_coefficient: the first FAIL answered state %q, want retryable", a.State)
 			return
 		}
-		next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
-		if _, err := e.await(ctx, q, id, next, 0); err != nil {
-			e.errored(err, check)
+		a, ex, ok = e.failRetried(ctx, check, pol, q, id, a, 2)
+		if !ok {
 			return
 		}
-		fl := e.failWith("external.timeout", 2)
-		a, ex, err := e.nackOK(ctx, id, fl)
-		if err != nil {
-			e.errored(err, check)
-			return
-		}
-		e.recordFail(check, pol, fl, 2, ex, a, nil)
 		if bad := e.retried(ex, a, 2, partialBase); bad != "" {
 			e.fail(check, "a policy without backoff_coefficient (jitter off), attempt 2: %s (the default 2.0)", bad)
 			return
@@ -122,18 +114,10 @@ func scenPartialFields(ctx context.Context, e *env) {
 			e.fail(check, "a policy without max_interval: the first FAIL answered state %q, want retryable", a.State)
 			return
 		}
-		next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
-		if _, err := e.await(ctx, q, id, next, 0); err != nil {
-			e.errored(err, check)
+		a, ex, ok = e.failRetried(ctx, check, pol, q, id, a, 2)
+		if !ok {
 			return
 		}
-		fl := e.failWith("external.timeout", 2)
-		a, ex, err := e.nackOK(ctx, id, fl)
-		if err != nil {
-			e.errored(err, check)
-			return
-		}
-		e.recordFail(check, pol, fl, 2, ex, a, nil)
 		if bad := e.retried(ex, a, 2, retry{max: 3, initial: 500 * ms, coef: 1000, maxIv: 5 * time.Minute}); bad != "" {
 			e.fail(check, "a policy without max_interval, PT0.5S × 1000 (jitter off), attempt 2: %s (capped at the default PT5M)", bad)
 			return

@@ -116,6 +116,26 @@ func (e *env) retried(ex *exchange, a *nackAnswer, n int, pol retry) string {
 	return ""
 }
 
+// failRetried waits for the retry that a (the answer to the FAIL of
+// attempt n-1 of job id in queue q) promised, fails attempt n with a
+// timeout and records the answer under check, policy pol. ok is false when
+// the check has already ended: an error was recorded.
+func (e *env) failRetried(ctx context.Context, check string, pol map[string]any, q, id string, a *nackAnswer, n int) (*nackAnswer, *exchange, bool) {
+	next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
+	if _, err := e.await(ctx, q, id, next, 0); err != nil {
+		e.errored(err, check)
+		return nil, nil, false
+	}
+	fl := e.failWith("external.timeout", n)
+	a, ex, err := e.nackOK(ctx, id, fl)
+	if err != nil {
+		e.errored(err, check)
+		return nil, nil, false
+	}
+	e.recordFail(check, pol, fl, n, ex, a, nil)
+	return a, ex, true
+}
+
 // nackOK sends FAIL and requires a 200 answer.
 func (e *env) nackOK(ctx context.Context, id string, f failure) (*nackAnswer, *exchange, error) {
 	a, ex, err := e.c.nack(ctx, id, f)

@@ -50,7 +50,7 @@ func bad(rep *conformance.Report) []string {
 func TestServePasses(t *testing.T) {
 	rep := runServe(t, 0)
 	if !rep.OK() || rep.Totals.NotRun != 0 || rep.Totals.Pass != len(live.Checks()) {
-		t.Fatalf("totals %+v; failed or errored: %q", rep.Totals, bad(rep))
+		t.Fatalf("totals %+v; failed or errored: %q; not run: %+v", rep.Totals, bad(rep), rep.NotRun)
 	}
 }
 

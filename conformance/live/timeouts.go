@@ -88,49 +88,64 @@ func (e *env) fetchWithin(ctx context.Context, queue string, d time.Duration) (*
 	}
 }
 
-// totalTimeout judges http-total-timeout-no-time-left.
+// totalTimeout judges http-total-timeout-no-time-left. A play whose first
+// failure could not be placed within 0.9 s of PUSH (a loaded checker or
+// server) judges nothing and is played again with a fresh job, up to 3
+// times, before the check is reported not run.
 func (e *env) totalTimeout(ctx context.Context) {
 	const id = "http-total-timeout-no-time-left"
+	for try := 0; try < 3; try++ {
+		if !e.playTotalTimeout(ctx, id) {
+			return
+		}
+	}
+	e.notRun(id, "in 3 plays the first failure came more than 0.9 s after PUSH: the checker or the server was too slow to place it before the §9.1 boundary")
+}
+
+// playTotalTimeout plays http-total-timeout-no-time-left once; it reports
+// true, having recorded nothing, when the first failure came too late to
+// judge.
+func (e *env) playTotalTimeout(ctx context.Context, id string) (tooSlow bool) {
 	q := e.queue("tmo-total")
 	pushed := time.Now()
 	jid, err := e.c.pushWith(ctx, q, map[string]any{"timeout": 1, "total_timeout": 4},
 		map[string]any{"max_attempts": 10, "initial_interval": "PT2S", "backoff_coefficient": 1, "jitter": false})
 	if err != nil {
 		e.errored(err, id)
-		return
+		return false
 	}
 	f, err := e.fetchWithin(ctx, q, 2*time.Second)
 	if err != nil || f == nil {
 		e.errored(orNotFetched(err), id)
-		return
+		return false
 	}
 	a, ex, err := e.c.nack(ctx, jid, failure{Type: "live.error", Message: "first"})
 	if err != nil || a == nil {
 		e.errored(orStatus(err, ex), id)
-		return
+		return false
 	}
 	if time.Since(pushed) > 900*time.Millisecond {
-		e.notRun(id, "the first failure came more than 0.9 s after PUSH: the checker or the server was too slow to place it before the §9.1 boundary")
-		return
+		return true
 	}
 	if a.State != "retryable" {
 		e.fail(id, "a failure within 0.9 s, whose retry (after 2 s, 1 s long) ends before total_timeout 4 s, answered %q, want retryable", a.State)
-		return
+		return false
 	}
 	if f, err = e.fetchWithin(ctx, q, 5*time.Second); err != nil || f == nil {
 		e.errored(orNotFetched(err), id)
-		return
+		return false
 	}
 	a, ex, err = e.c.nack(ctx, jid, failure{Type: "live.error", Message: "second"})
 	if err != nil || a == nil {
 		e.errored(orStatus(err, ex), id)
-		return
+		return false
 	}
 	if a.State != "discarded" {
 		e.fail(id, "the failure of the retry, %.1f s after created_at, answered %q: a further retry (2 s + 1 s) cannot end before total_timeout 4 s, so the job must be discarded now (§9.1)", time.Since(pushed).Seconds(), a.State)
-		return
+		return false
 	}
 	e.pass(id, "")
+	return false
 }
 
 // stalled judges http-stalled.

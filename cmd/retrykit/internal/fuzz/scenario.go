@@ -140,27 +140,11 @@ func WriteScenario(dir string, d *policytest.Disagreement, seed uint64) (path, i
 		seed, oneLine(d.Reason))
 	file.Scenarios = append(file.Scenarios, sc)
 
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&file); err != nil {
+	if err := writeChecked(dir, path, old, &file, "scenario", func(fsys fs.FS) error {
+		_, err := conformance.Load(nil, fsys)
+		return err
+	}); err != nil {
 		return "", "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", err
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return "", "", err
-	}
-	if _, err := conformance.Load(nil, os.DirFS(dir)); err != nil {
-		// Leave dir as it was (see WriteVector).
-		if old != nil {
-			_ = os.WriteFile(path, old, 0o644)
-		} else {
-			_ = os.Remove(path)
-		}
-		return "", "", fmt.Errorf("fuzz: %s would not load with the scenario (it was not written): %w", dir, err)
 	}
 	return path, id, nil
 }

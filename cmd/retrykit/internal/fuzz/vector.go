@@ -137,30 +137,43 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 	file.Vectors = append(file.Vectors, vector{ID: id, Requirement: req, Section: section,
 		Description: desc, Flags: flags, Input: input, Expected: expected})
 
+	if err := writeChecked(dir, path, old, &file, "vector", func(fsys fs.FS) error {
+		_, err := conformance.Load(fsys, nil)
+		return err
+	}); err != nil {
+		return "", "", err
+	}
+	return path, id, nil
+}
+
+// writeChecked writes file as indented JSON to path in dir and loads dir
+// back with load. When it does not load, dir is left as it was (old, the
+// file's previous content, is put back, or the new file removed): a
+// directory that no longer loads (another file of the same kind, say)
+// helps nobody. what names the entry in the error ("vector").
+func writeChecked(dir, path string, old []byte, file any, what string, load func(fs.FS) error) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&file); err != nil {
-		return "", "", err
+	if err := enc.Encode(file); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", err
+		return err
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return "", "", err
+		return err
 	}
-	if _, err := conformance.Load(os.DirFS(dir), nil); err != nil {
-		// Leave DIR as it was: a directory that no longer loads (another
-		// file of the same kind, say) helps nobody.
+	if err := load(os.DirFS(dir)); err != nil {
 		if old != nil {
 			_ = os.WriteFile(path, old, 0o644)
 		} else {
 			_ = os.Remove(path)
 		}
-		return "", "", fmt.Errorf("fuzz: %s would not load with the vector (it was not written): %w", dir, err)
+		return fmt.Errorf("fuzz: %s would not load with the %s (it was not written): %w", dir, what, err)
 	}
-	return path, id, nil
+	return nil
 }
 
 func oneLine(s string) string {
