@@ -96,6 +96,13 @@ func TestValuesTheSystemsAccept(t *testing.T) {
 			t.Errorf("%s: %v, MaxAttempts %d, delay %v; want unlimited, 6h", spec, err, p.MaxAttempts(), p.DelayAt(1000, 0))
 		}
 	}
+	// p-retry's retries: Infinity is written as JavaScript writes it, and is
+	// the same unlimited profile as None.
+	for _, spec := range []string{"p_retry:retries=Infinity", "p_retry:retries=None"} {
+		if p, err := profile.Parse(spec); err != nil || p.MaxAttempts() != 0 {
+			t.Errorf("%s: %v, MaxAttempts %d; want unlimited", spec, err, p.MaxAttempts())
+		}
+	}
 	// The multiplicand range 0.5..1.5 includes both ends: the top draw gives
 	// trunc(600 * 1.5) = 900 s at the third attempt, r = 0 trunc(600 * 0.5) = 300 s.
 	p, err := profile.Parse("resque_retry:retry_delay_multiplicand_min=0.5,retry_delay_multiplicand_max=1.5")

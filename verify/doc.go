@@ -40,11 +40,13 @@
 // The drift watch checks each system's newest published release beside the
 // pinned one: for a Go library, a probe program built in a temporary module
 // of its own at the module proxy's @latest (one go.mod cannot hold two
-// versions); npm's latest bullmq; Debian's candidate version. A mismatch
-// names the system, both versions, the attempt and the two delays.
-// RETRYKIT_DRIFT_<PROFILE>=VERSION points it at a given release
-// (RETRYKIT_DRIFT_AWS_GO=v1.47.7 fails on purpose; TestDriftCatchesAWS147
-// expects that failure on every run).
+// versions); npm's latest bullmq, p-retry, bee-queue and exponential-backoff,
+// installed into a temporary directory the drivers are pointed at; Debian's
+// candidate version. A mismatch names the system, both versions, the attempt
+// and the two delays. RETRYKIT_DRIFT_<PROFILE>=VERSION points it at a given
+// release (RETRYKIT_DRIFT_AWS_GO=v1.47.7 and RETRYKIT_DRIFT_P_RETRY=8.0.0
+// fail on purpose; TestDriftCatchesAWS147 and TestDriftCatchesPRetry8 expect
+// those failures on every run).
 //
 // The drivers speak one JSON request and one JSON answer over stdin and
 // stdout. verify/install.sh installs what they need (Debian packages, npm ci);
