@@ -280,10 +280,15 @@ func grpcConnectBackoff(retries int, r float64, base, mxd time.Duration, mult, j
 	return nanos(b)
 }
 
+// grpcGoRef is the grpc-go commit the gRPC profiles were read at; its
+// internal/backoff, backoff, stream.go and service_config.go are those of
+// v1.84.0, which verify/ runs.
+const grpcGoRef = "https://github.com/grpc/grpc-go/blob/4793ad0474669eafbd5346c8a3d098fdfa542498/"
+
 var grpcConnectSettings = []setting{
 	{key: "BaseDelay", kind: kDuration, def: "1s", lo: 1, hi: math.MaxInt64, help: "backoff.Config.BaseDelay, the first wait"},
 	{key: "Multiplier", kind: kFloat, def: "1.6", lo: -1e6, hi: 1e6, help: "backoff.Config.Multiplier (below 1 the wait shrinks; a negative wait fires at once)"},
-	{key: "Jitter", kind: kFloat, def: "0.2", lo: 0, hi: 1, help: "backoff.Config.Jitter: the wait is multiplied by 1 ± Jitter"},
+	{key: "Jitter", kind: kFloat, def: "0.2", lo: 0, hi: 1e6, help: "backoff.Config.Jitter: the wait is multiplied by 1 ± Jitter (above 1 a negative wait fires at once)"},
 	{key: "MaxDelay", kind: kDuration, def: "120s", lo: 1, hi: math.MaxInt64, help: "backoff.Config.MaxDelay, the cap before the jitter"},
 }
 
@@ -294,10 +299,10 @@ func grpcConnectModel(c conf) (*model, error) {
 		release: "1.84.0",
 		system:  "gRPC connection backoff (grpc-go internal/backoff, connection-backoff.md)",
 		version: "grpc-go@4793ad0474669eafbd5346c8a3d098fdfa542498 (2026-08-21)",
-		source:  "https://github.com/grpc/grpc-go/blob/4793ad0474669eafbd5346c8a3d098fdfa542498/internal/backoff/backoff.go (Exponential.Backoff); backoff/backoff.go (DefaultConfig); clientconn.go (backoffIdx)",
+		source:  grpcGoRef + "internal/backoff/backoff.go#L56-L75 (Exponential.Backoff); " + grpcGoRef + "backoff/backoff.go#L47-L52 (DefaultConfig); " + grpcGoRef + "clientconn.go#L1333 (Backoff(ac.backoffIdx)), #L1382-L1386 (the timer after the failure, backoffIdx++)",
 		summary: fmt.Sprintf("%v after the first failure, then min(%v*%s^(attempt-1), %v) * (1 ± %s); reconnects forever", base, base, fmtNum(mult), mxd, fmtNum(jit)),
 		formula: fmt.Sprintf("retries = attempt - 1 (ac.backoffIdx); retries 0: BaseDelay %v exactly; else b = BaseDelay, multiplied by %s while b < MaxDelay %v and retries remain, "+
-			"b = min(b, MaxDelay); b *= 1 + %s * (r*2 - 1); delay = time.Duration(b). grpc-go starts the wait when the attempt has failed (resetTransportAndUnlock)", base, fmtNum(mult), mxd, fmtNum(jit)),
+			"b = min(b, MaxDelay); b *= 1 + %s * (r*2 - 1); delay = time.Duration(b), 0 if b < 0. grpc-go starts the wait when the attempt has failed (resetTransportAndUnlock)", base, fmtNum(mult), mxd, fmtNum(jit)),
 		draw:         fmt.Sprintf("rand.Float64() = r; multiplier 1 + %s*(2r - 1)", fmtNum(jit)),
 		exhaustion:   "none: a channel keeps reconnecting",
 		terminal:     "none (unbounded)",
@@ -310,26 +315,35 @@ func grpcConnectModel(c conf) (*model, error) {
 }
 
 var grpcRetrySettings = []setting{
-	{key: "maxAttempts", kind: kInt, def: "4", lo: 2, hi: math.MaxInt32, help: "retryPolicy.maxAttempts: total attempts, more than 1; values above 5 are treated as 5"},
+	{key: "maxAttempts", kind: kInt, def: "4", lo: 2, hi: math.MaxInt32, help: "retryPolicy.maxAttempts: total attempts, more than 1; values above maxCallAttempts (5 by default) are treated as it"},
 	{key: "initialBackoff", kind: kDuration, def: "0.1s", lo: 1, hi: math.MaxInt64, help: "retryPolicy.initialBackoff"},
 	{key: "maxBackoff", kind: kDuration, def: "1s", lo: 1, hi: math.MaxInt64, help: "retryPolicy.maxBackoff, the cap before the jitter"},
-	{key: "backoffMultiplier", kind: kFloat, def: "2", lo: 0x1p-52, hi: 1e6, help: "retryPolicy.backoffMultiplier, above 0"},
+	{key: "backoffMultiplier", kind: kFloat, def: "2", lo: math.SmallestNonzeroFloat64, hi: 1e6, help: "retryPolicy.backoffMultiplier, above 0"},
+	{key: "maxCallAttempts", kind: kInt, def: "5", lo: math.MinInt32, hi: math.MaxInt32, help: "grpc.WithMaxCallAttempts(n) on the channel: maxAttempts above it are treated as it; below 2 (or unset) it is 5"},
 }
 
 func grpcRetryModel(c conf) (*model, error) {
-	ma, ib, mb, mult := min(c.int("maxAttempts"), 5), c.dur("initialBackoff"), c.dur("maxBackoff"), c.float("backoffMultiplier")
+	// grpc-go caps maxAttempts at the channel's maxCallAttempts when it
+	// parses the service config (service_config.go convertRetryPolicy);
+	// WithMaxCallAttempts reads n < 2 as the default 5 (dialoptions.go).
+	capAt := c.int("maxCallAttempts")
+	if capAt < 2 {
+		capAt = 5
+	}
+	ma, ib, mb, mult := min(c.int("maxAttempts"), capAt), c.dur("initialBackoff"), c.dur("maxBackoff"), c.float("backoffMultiplier")
 	return &model{
 		name:    "grpc_retry",
 		release: "1.84.0",
 		system:  "gRPC client retries (gRFC A6, grpc-go), A6's example retryPolicy",
 		version: "grpc-go@4793ad0474669eafbd5346c8a3d098fdfa542498; proposal@1fd061ad8e7c46422b326e5a60cf68d042476205",
-		source:  "https://github.com/grpc/grpc-go/blob/4793ad0474669eafbd5346c8a3d098fdfa542498/stream.go (clientStream.shouldRetry); https://github.com/grpc/proposal/blob/1fd061ad8e7c46422b326e5a60cf68d042476205/A6-client-retries.md",
+		source: grpcGoRef + "stream.go#L857 (exhaustion), #L866-L870 (csAttempt.shouldRetry: backoff and jitter); " + grpcGoRef + "service_config.go#L271-L292 (policy validation, maxAttempts cap); " +
+			grpcGoRef + "dialoptions.go#L43 (defaultMaxCallAttempts 5), #L809-L816 (WithMaxCallAttempts); https://github.com/grpc/proposal/blob/1fd061ad8e7c46422b326e5a60cf68d042476205/A6-client-retries.md",
 		summary: fmt.Sprintf("min(%v*%s^(attempt-1), %v) * U[0.8, 1.2); maxAttempts %d, then the RPC fails", ib, fmtNum(mult), mb, ma),
 		formula: fmt.Sprintf("n = attempt - 1 (numRetriesSincePushback, no pushback); cur = min(float64(initialBackoff %v) * math.Pow(backoffMultiplier %s, n), float64(maxBackoff %v)); "+
 			"cur *= 0.8 + 0.4*r; delay = time.Duration(int64(cur)); A6 has no defaults: the profile's are A6's example (0.1s, 1s, 2, 4 attempts)", ib, fmtNum(mult), mb),
 		draw:         "rand.Float64() = r; multiplier 0.8 + 0.4r in [0.8, 1.2)",
-		exhaustion:   fmt.Sprintf("maxAttempts %d total attempts (values above 5 are treated as 5)", ma),
-		terminal:     "the RPC fails with the last attempt's status",
+		exhaustion:   fmt.Sprintf("maxAttempts %d total attempts (values above the channel's maxCallAttempts, %d, are treated as it)", ma, capAt),
+		terminal:     "the RPC fails with the last attempt's status, wrapped as \"max retries exhausted: failed after N attempts: …\" (when the server answered before the request was sent, the wrapped error is io.EOF and the code Unknown)",
 		maxAttempts:  int(ma),
 		onExhaustion: policy.Discard,
 		jitter:       true,

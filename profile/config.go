@@ -247,13 +247,14 @@ func parseValue(s setting, text string) (value, string) {
 		}
 		v.f = f
 	case kIntNone:
-		if text == "None" || text == "none" || text == "unlimited" || text == ":unlimited" {
+		// Each system's own word: Python's None, Ruby's :unlimited, JavaScript's Infinity.
+		if text == "None" || text == "none" || text == "unlimited" || text == ":unlimited" || text == "Infinity" {
 			v.i = -1
 			break
 		}
 		n, why := num()
 		if why != "" {
-			return v, why + " or None"
+			return v, why + " or None (unlimited; also unlimited, :unlimited, Infinity)"
 		}
 		v.i = n
 	case kIntList:

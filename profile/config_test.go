@@ -295,7 +295,8 @@ var configuredSpecs = []string{
 	"tenacity:wait=wait_exponential_jitter,exp_base=1000000,jitter=1000000000000", "tenacity:wait=wait_random_exponential,multiplier=1000000000000",
 	"backoff:wait_gen=fibo,max_value=1000000000000", "backoff:base=1000000,jitter=random_jitter", "rq:max=2147483647,interval=1099511627776/0/5",
 	"p_retry:randomize=true,factor=1000000,minTimeout=1000000000000000", "bee_queue:retries=2147483647,strategy=exponential,delay=9007199254740992",
-	"delayed_job:max_attempts=2147483647",
+	"delayed_job:max_attempts=2147483647", "grpc_connect:Jitter=1000000,Multiplier=0.5", "grpc_connect:Jitter=1000000,MaxDelay=2562047h",
+	"grpc_retry:backoffMultiplier=5e-324,maxAttempts=2147483647,maxCallAttempts=2147483647",
 	"pg_boss:retryBackoff=true,retryDelay=2147483647,retryLimit=2147483647", "pg_boss:retryBackoff=true,retryDelayMax=0",
 	"pg_boss:retryBackoff=true,retryDelayMax=2147483647", "pg_boss:retryDelay=2147483647,retryLimit=0",
 }

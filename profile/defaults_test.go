@@ -99,6 +99,13 @@ func TestValuesTheSystemsAccept(t *testing.T) {
 			t.Errorf("%s: %v, MaxAttempts %d, delay %v; want unlimited, 6h", spec, err, p.MaxAttempts(), p.DelayAt(1000, 0))
 		}
 	}
+	// p-retry's retries: Infinity is written as JavaScript writes it, and is
+	// the same unlimited profile as None.
+	for _, spec := range []string{"p_retry:retries=Infinity", "p_retry:retries=None"} {
+		if p, err := profile.Parse(spec); err != nil || p.MaxAttempts() != 0 {
+			t.Errorf("%s: %v, MaxAttempts %d; want unlimited", spec, err, p.MaxAttempts())
+		}
+	}
 	// The multiplicand range 0.5..1.5 includes both ends: the top draw gives
 	// trunc(600 * 1.5) = 900 s at the third attempt, r = 0 trunc(600 * 0.5) = 300 s.
 	p, err := profile.Parse("resque_retry:retry_delay_multiplicand_min=0.5,retry_delay_multiplicand_max=1.5")
@@ -137,6 +144,50 @@ func TestValuesTheSystemsAccept(t *testing.T) {
 	p, err = profile.Parse("grpc_connect:Multiplier=0.5,Jitter=0")
 	if err != nil || p.DelayAt(3, 0) != 250*time.Millisecond {
 		t.Errorf("grpc_connect:Multiplier=0.5: %v, DelayAt(3) = %v, want 250ms", err, p.DelayAt(3, 0))
+	}
+}
+
+// TestGRPCValuesGRPCAccepts: settings grpc-go v1.84.0 accepts are accepted,
+// with grpc-go's result. Jitter above 1 (internal/backoff/backoff.go
+// L66-L72: b *= 1 + Jitter*(2r - 1), then 0 if b < 0); any backoffMultiplier
+// above 0 (service_config.go L271-L277 checks only > 0); and the channel's
+// grpc.WithMaxCallAttempts (dialoptions.go L809-L816: n < 2 means 5), to
+// which maxAttempts is capped (service_config.go L288-L290).
+func TestGRPCValuesGRPCAccepts(t *testing.T) {
+	p, err := profile.Parse("grpc_connect:Jitter=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attempt 2: b = 1.6s; r = 0: 1.6s * (1 - 2) < 0, so 0; r = 0.75: 1.6s * (1 + 2*0.5) = 3.2s.
+	if lo, mid := p.DelayAt(2, 0), p.DelayAt(2, 0.75); lo != 0 || mid != 3200*time.Millisecond {
+		t.Errorf("grpc_connect:Jitter=2: DelayAt(2, 0) = %v, DelayAt(2, 0.75) = %v, want 0 and 3.2s", lo, mid)
+	}
+	if _, err := profile.Parse("grpc_connect:Jitter=-0.2"); err == nil {
+		t.Error("grpc_connect:Jitter=-0.2 accepted; a negative jitter is refused (RK-248)")
+	}
+	p, err = profile.Parse("grpc_retry:backoffMultiplier=1e-300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attempt 1: 0.1s * 1e-300^0 * 1.0 = 100ms; attempt 2: 1e8 * 1e-300 ns * 1.2 < 1 ns, so 0.
+	if a, b := p.DelayAt(1, 0.5), p.DelayAt(2, maxDraw); a != 100*time.Millisecond || b != 0 {
+		t.Errorf("grpc_retry:backoffMultiplier=1e-300: DelayAt(1) = %v, DelayAt(2) = %v, want 100ms and 0", a, b)
+	}
+	for _, c := range []struct {
+		spec string
+		want int
+	}{
+		{"grpc_retry:maxAttempts=9", 5},
+		{"grpc_retry:maxAttempts=9,maxCallAttempts=7", 7},
+		{"grpc_retry:maxAttempts=3,maxCallAttempts=100", 3},
+		{"grpc_retry:maxAttempts=9,maxCallAttempts=1", 5},
+		{"grpc_retry:maxAttempts=9,maxCallAttempts=-2147483648", 5},
+		{"grpc_retry:maxAttempts=2147483647,maxCallAttempts=2147483647", 2147483647},
+	} {
+		p, err := profile.Parse(c.spec)
+		if err != nil || p.MaxAttempts() != c.want {
+			t.Errorf("%s: %v, MaxAttempts() = %d, want %d", c.spec, err, p.MaxAttempts(), c.want)
+		}
 	}
 }
 

@@ -26,7 +26,7 @@ func jsModels() []*model {
 const pRetryMaxDelay = 1<<31 - 1
 
 var pRetrySettings = []setting{
-	{key: "retries", kind: kIntNone, def: "10", lo: 0, hi: math.MaxInt32, help: "retries after the first attempt; Infinity (write None) retries forever"},
+	{key: "retries", kind: kIntNone, def: "10", lo: 0, hi: math.MaxInt32, help: "retries after the first attempt; Infinity retries forever"},
 	{key: "factor", kind: kFloat, def: "2", lo: 0, hi: 1e6, help: "the exponential factor"},
 	{key: "minTimeout", kind: kFloat, def: "1000", lo: 0, hi: 1e15, help: "the first wait, milliseconds"},
 	{key: "maxTimeout", kind: kFloat, def: "1e300", lo: 0, hi: 1e300, help: "the cap, milliseconds (Infinity by default; rounded up)"},

@@ -13,6 +13,11 @@
 //     server's CalculateExponentialRetryInterval (go.temporal.io/server, whose
 //     v1.32.1 sets this module's go directive to 1.26.8); the SDK's retry
 //     middleware for exhaustion and the x-amz-retry-after header.
+//   - grpc-go (google.golang.org/grpc), whose delays are unexported: its
+//     internal/backoff Exponential.Backoff through go:linkname, and real
+//     ClientConns and a real grpc.Server over net.Pipe in a testing/synctest
+//     bubble, where the time between a channel's dials or an RPC's attempts
+//     is exactly the delay grpc-go armed its timer with.
 //   - BullMQ's Backoffs and Job#shouldRetryJob from its npm package, driven by
 //     node (verify/node).
 //   - pg-boss from its npm package, driven by node on a real PostgreSQL (a
@@ -34,16 +39,18 @@
 //
 // Configured profiles (profile.Parse("bullmq:type=fixed,delay=1500")) run
 // through the same code with the same settings: BullMQ, Celery, Temporal,
-// gax-go and the AWS SDK for Go.
+// gax-go, the AWS SDK for Go and grpc-go.
 //
 // The drift watch checks each system's newest published release beside the
 // pinned one: for a Go library, a probe program built in a temporary module
 // of its own at the module proxy's @latest (one go.mod cannot hold two
-// versions); npm's latest bullmq and pg-boss; Debian's candidate version. A mismatch
-// names the system, both versions, the attempt and the two delays.
-// RETRYKIT_DRIFT_<PROFILE>=VERSION points it at a given release
-// (RETRYKIT_DRIFT_AWS_GO=v1.47.7 fails on purpose; TestDriftCatchesAWS147
-// expects that failure on every run).
+// versions); npm's latest bullmq, p-retry, bee-queue, exponential-backoff and pg-boss,
+// installed into a temporary directory the drivers are pointed at; Debian's
+// candidate version. A mismatch names the system, both versions, the attempt
+// and the two delays. RETRYKIT_DRIFT_<PROFILE>=VERSION points it at a given
+// release (RETRYKIT_DRIFT_AWS_GO=v1.47.7 and RETRYKIT_DRIFT_P_RETRY=8.0.0
+// fail on purpose; TestDriftCatchesAWS147 and TestDriftCatchesPRetry8 expect
+// those failures on every run).
 //
 // The drivers speak one JSON request and one JSON answer over stdin and
 // stdout. verify/install.sh installs what they need (Debian packages, npm ci);

@@ -20,6 +20,18 @@ type injected struct {
 	// those attempts are logged and not compared (the reason says why).
 	older  func(attempt int) bool
 	reason string
+	// who names the code that ran in mismatch messages ("" is "real
+	// code"): the drift watch names the system, the version probed and the
+	// pinned version.
+	who string
+}
+
+// label is who, or "real code".
+func (s injected) label() string {
+	if s.who == "" {
+		return "real code"
+	}
+	return s.who
 }
 
 func (s injected) comparable(attempt int) bool {
@@ -86,8 +98,8 @@ func (s injected) check(t *testing.T) {
 			continue
 		}
 		if g := got[key{v.Attempt, *v.Rand}]; g != time.Duration(v.DelayNS) {
-			t.Errorf("%s: attempt %d, r=%v: real code gives %v (%d ns), vector says %v (%d ns)",
-				v.ID, v.Attempt, *v.Rand, g, int64(g), time.Duration(v.DelayNS), v.DelayNS)
+			t.Errorf("%s: attempt %d, r=%v: %s gives %v (%d ns), vector says %v (%d ns)",
+				v.ID, v.Attempt, *v.Rand, s.label(), g, int64(g), time.Duration(v.DelayNS), v.DelayNS)
 		}
 		checked++
 	}
@@ -98,20 +110,20 @@ func (s injected) check(t *testing.T) {
 		s.checkBounds(t, v.ID, v.Attempt, time.Duration(v.MinNS), time.Duration(v.MaxNS), got)
 		checked++
 	}
-	t.Logf("%s: %d delay and bounds vectors match the real code (%d not comparable)", s.profile, checked, skipped)
+	t.Logf("%s: %d delay and bounds vectors checked against the %s (%d not comparable)", s.profile, checked, s.label(), skipped)
 
 	t.Run("profile_delays", func(t *testing.T) {
 		p := vectorProfile(t, s.profile)
 		for n := 1; n <= s.upTo; n++ {
 			for _, r := range drawGrid {
 				if d, g := p.DelayAt(n, r), got[key{n, r}]; d != g {
-					t.Errorf("profile.DelayAt(%d, %v) = %v (%d ns), real code gives %v (%d ns)", n, r, d, int64(d), g, int64(g))
+					t.Errorf("profile.DelayAt(%d, %v) = %v (%d ns), %s gives %v (%d ns)", n, r, d, int64(d), s.label(), g, int64(g))
 				}
 			}
 			lo, hi := p.Bounds(n)
 			s.checkBounds(t, fmt.Sprintf("profile.Bounds(%d)", n), n, lo, hi, got)
 		}
-		t.Logf("%s: profile.DelayAt and profile.Bounds match the real code for attempts 1..%d at %d draws each", s.profile, s.upTo, len(drawGrid))
+		t.Logf("%s: profile.DelayAt and profile.Bounds checked against the %s for attempts 1..%d at %d draws each", s.profile, s.label(), s.upTo, len(drawGrid))
 	})
 }
 
@@ -121,14 +133,14 @@ func (s injected) check(t *testing.T) {
 func (s injected) checkBounds(t *testing.T, id string, attempt int, lo, hi time.Duration, got map[key]time.Duration) {
 	t.Helper()
 	if g := got[key{attempt, 0}]; g != lo {
-		t.Errorf("%s: attempt %d: real delay at r=0 is %v (%d ns), lower bound %v (%d ns)", id, attempt, g, int64(g), lo, int64(lo))
+		t.Errorf("%s: attempt %d: %s: delay at r=0 is %v (%d ns), lower bound %v (%d ns)", id, attempt, s.label(), g, int64(g), lo, int64(lo))
 	}
 	if g := got[key{attempt, maxDraw}]; g != hi {
-		t.Errorf("%s: attempt %d: real delay at the largest draw is %v (%d ns), upper bound %v (%d ns)", id, attempt, g, int64(g), hi, int64(hi))
+		t.Errorf("%s: attempt %d: %s: delay at the largest draw is %v (%d ns), upper bound %v (%d ns)", id, attempt, s.label(), g, int64(g), hi, int64(hi))
 	}
 	for _, r := range drawGrid {
 		if g := got[key{attempt, r}]; g < lo || g > hi {
-			t.Errorf("%s: attempt %d, r=%v: real delay %v outside [%v, %v]", id, attempt, r, g, lo, hi)
+			t.Errorf("%s: attempt %d, r=%v: %s: delay %v outside [%v, %v]", id, attempt, r, s.label(), g, lo, hi)
 		}
 	}
 }
@@ -138,6 +150,16 @@ func (s injected) checkBounds(t *testing.T, id string, attempt int, lo, hi time.
 // whether the real system retries after attempt n failed.
 func checkDecisions(t *testing.T, name string, attempts []int, retry func(t *testing.T, attempts []int) []bool) {
 	t.Helper()
+	checkDecisionsOf(t, name, "", attempts, retry)
+}
+
+// checkDecisionsOf is [checkDecisions] naming the code that ran as who in
+// its messages ("" is "the real code").
+func checkDecisionsOf(t *testing.T, name, who string, attempts []int, retry func(t *testing.T, attempts []int) []bool) {
+	t.Helper()
+	if who == "" {
+		who = "the real code"
+	}
 	f := load(t, name)
 	seen := map[int]bool{}
 	var ask []int
@@ -160,25 +182,25 @@ func checkDecisions(t *testing.T, name string, attempts []int, retry func(t *tes
 	}
 	for _, v := range f.Of("decision") {
 		if got[v.Attempt] != v.Retry {
-			t.Errorf("%s: after attempt %d the real code retries=%v, vector says %v", v.ID, v.Attempt, got[v.Attempt], v.Retry)
+			t.Errorf("%s: after attempt %d %s retries=%v, vector says %v", v.ID, v.Attempt, who, got[v.Attempt], v.Retry)
 		}
 	}
 	if f.MaxAttempts != nil {
 		m := *f.MaxAttempts
 		if !got[m-1] && m > 1 {
-			t.Errorf("%s: max_attempts %d, but the real code does not retry after attempt %d", name, m, m-1)
+			t.Errorf("%s: max_attempts %d, but %s does not retry after attempt %d", name, m, who, m-1)
 		}
 		if got[m] {
-			t.Errorf("%s: max_attempts %d, but the real code retries after attempt %d", name, m, m)
+			t.Errorf("%s: max_attempts %d, but %s retries after attempt %d", name, m, who, m)
 		}
 	}
-	t.Logf("%s: %d decision vectors match the real code", name, len(f.Of("decision")))
+	t.Logf("%s: %d decision vectors checked against %s", name, len(f.Of("decision")), who)
 
 	t.Run("profile_decisions", func(t *testing.T) {
 		p := vectorProfile(t, name)
 		for _, n := range ask {
 			if want := p.MaxAttempts() == 0 || n < p.MaxAttempts(); want != got[n] {
-				t.Errorf("profile %s: MaxAttempts() = %d says retry after attempt %d is %v; the real code says %v", name, p.MaxAttempts(), n, want, got[n])
+				t.Errorf("profile %s: MaxAttempts() = %d says retry after attempt %d is %v; %s says %v", name, p.MaxAttempts(), n, want, who, got[n])
 			}
 		}
 	})

@@ -2,11 +2,8 @@ package verify_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,30 +36,42 @@ type bullmqDecision struct {
 // TestBullMQReal runs the bullmq vectors through Backoffs.calculate and
 // Job#shouldRetryJob from the bullmq npm package, with Math.random injected.
 func TestBullMQReal(t *testing.T) {
-	bin := node(t)
+	checkBullMQ(t, node(t), "", "")
+}
+
+// checkBullMQ runs the bullmq vectors, and package profile's delays and
+// decisions for the configuration they are for, through BullMQ loaded from
+// dir (the pinned one when dir is ""); who names the release in mismatch
+// messages ("": the real code).
+func checkBullMQ(t *testing.T, bin, dir, who string) {
 	argv := []string{bin, "bullmq_driver.js"}
+	var environ []string
+	if dir != "" {
+		environ = []string{"BULLMQ_DIR=" + dir}
+	}
 	injected{
 		profile: "bullmq",
 		upTo:    30,
+		who:     who,
 		delays: func(t *testing.T, cases []kase) []int64 {
-			env := runDriver[bullmqDelay](t, "node", argv, cases)
+			env := runDriverWith[bullmqDelay](t, "node", argv, cases, nil, environ)
 			t.Logf("real implementation: BullMQ %s (%s)", env.Version, env.File)
 			out := make([]int64, len(cases))
 			for i, r := range env.Results {
 				if r.RandomCalls != 0 {
-					t.Errorf("attempt %d: BullMQ called Math.random %d times; with jitter 0 the profile draws nothing", cases[i].Attempt, r.RandomCalls)
+					t.Errorf("attempt %d: BullMQ %s called Math.random %d times; with jitter 0 the profile draws nothing", cases[i].Attempt, env.Version, r.RandomCalls)
 				}
 				out[i] = millis(t, r.DelayMS)
 			}
 			return out
 		},
 	}.check(t)
-	checkDecisions(t, "bullmq", upTo(4), func(t *testing.T, attempts []int) []bool {
+	checkDecisionsOf(t, "bullmq", who, upTo(4), func(t *testing.T, attempts []int) []bool {
 		cases := make([]kase, len(attempts))
 		for i, n := range attempts {
 			cases[i] = kase{Op: "decision", Attempt: n}
 		}
-		env := runDriver[bullmqDecision](t, "node", argv, cases)
+		env := runDriverWith[bullmqDecision](t, "node", argv, cases, nil, environ)
 		out := make([]bool, len(attempts))
 		for i, r := range env.Results {
 			out[i] = r.Retry
@@ -85,8 +94,10 @@ var bullmqConfigured = []struct {
 
 // checkBullMQConfigured runs every configured case through BullMQ's own
 // Backoffs.calculate and Job#shouldRetryJob (bullmq loaded from dir, or the
-// pinned one when dir is ""), at every attempt and draw of the grid.
-func checkBullMQConfigured(t *testing.T, bin, dir string) {
+// pinned one when dir is ""), at every attempt and draw of the grid. who
+// names the release in mismatch messages ("": BullMQ and the version that
+// ran).
+func checkBullMQConfigured(t *testing.T, bin, dir, who string) {
 	var env []string
 	if dir != "" {
 		env = []string{"BULLMQ_DIR=" + dir}
@@ -108,16 +119,20 @@ func checkBullMQConfigured(t *testing.T, bin, dir string) {
 			Retry   *bool       `json:"retry"`
 		}
 		ans := runDriverWith[answer](t, "node", []string{bin, "bullmq_driver.js"}, cases, map[string]any{"opts": c.opts}, env)
+		who := who
+		if who == "" {
+			who = "BullMQ " + ans.Version
+		}
 		for i, k := range cases {
 			a := ans.Results[i]
 			if k.Op == "decision" {
 				if want := k.Attempt < p.MaxAttempts(); a.Retry == nil || *a.Retry != want {
-					t.Errorf("%s: after attempt %d BullMQ %s retries=%v, the profile says %v", c.spec, k.Attempt, ans.Version, a.Retry, want)
+					t.Errorf("%s: after attempt %d %s retries=%v, the profile says %v", c.spec, k.Attempt, who, a.Retry, want)
 				}
 				continue
 			}
 			if got, want := millis(t, a.DelayMS), int64(p.DelayAt(k.Attempt, *k.Rand)); got != want {
-				t.Errorf("%s: attempt %d, r=%v: BullMQ %s %v, the profile %v", c.spec, k.Attempt, *k.Rand, ans.Version, time.Duration(got), time.Duration(want))
+				t.Errorf("%s: attempt %d, r=%v: %s gives %v, the profile %v", c.spec, k.Attempt, *k.Rand, who, time.Duration(got), time.Duration(want))
 			}
 		}
 	}
@@ -125,52 +140,7 @@ func checkBullMQConfigured(t *testing.T, bin, dir string) {
 
 // TestBullMQConfigured: configured BullMQ profiles through the real code.
 func TestBullMQConfigured(t *testing.T) {
-	checkBullMQConfigured(t, node(t), "")
-}
-
-// TestBullMQDrift checks npm's latest bullmq, beside the pinned one: when
-// it differs from the pinned release it is installed into a temporary
-// directory and run through the default and configured checks.
-func TestBullMQDrift(t *testing.T) {
-	bin := node(t)
-	var pkg struct{ Version string }
-	data, err := os.ReadFile("node/node_modules/bullmq/package.json")
-	if err == nil {
-		err = json.Unmarshal(data, &pkg)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ok, latest := probe("npm", "view", "bullmq@latest", "version")
-	if !ok {
-		unreachable(t, "npm's registry", fmt.Errorf("npm view bullmq@latest version: %s", latest))
-	}
-	latest = strings.TrimSpace(latest)
-	if latest == pkg.Version && os.Getenv("RETRYKIT_DRIFT_ALL") != "1" {
-		t.Logf("bullmq: pinned %s, newest %s: the pinned checks cover it", pkg.Version, latest)
-		return
-	}
-	dir := t.TempDir()
-	if ok, out := probe("npm", "install", "--prefix", dir, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "bullmq@"+latest); !ok {
-		unreachable(t, "bullmq@"+latest+" from npm", fmt.Errorf("%s", out))
-	}
-	pkgDir := filepath.Join(dir, "node_modules", "bullmq")
-	p, err := profile.Lookup("bullmq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []kase
-	for n := 1; n <= 30; n++ {
-		cases = append(cases, delayCase(n, 0.5))
-	}
-	ans := runDriverWith[bullmqDelay](t, "node", []string{bin, "bullmq_driver.js"}, cases, nil, []string{"BULLMQ_DIR=" + pkgDir})
-	for i, k := range cases {
-		if got, want := millis(t, ans.Results[i].DelayMS), int64(p.DelayAt(k.Attempt, 0.5)); got != want {
-			t.Errorf("bullmq: npm latest %s (pinned %s): attempt %d: BullMQ %v, the profile %v", ans.Version, pkg.Version, k.Attempt, time.Duration(got), time.Duration(want))
-		}
-	}
-	checkBullMQConfigured(t, bin, pkgDir)
-	t.Logf("bullmq: pinned %s, newest %s checked", pkg.Version, ans.Version)
+	checkBullMQConfigured(t, node(t), "", "")
 }
 
 // TestBullMQDefaults: a job added with BullMQ's own defaults (attempts 1,

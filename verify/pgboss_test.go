@@ -1,11 +1,9 @@
 package verify_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -354,35 +352,4 @@ func checkPgBoss(t *testing.T, bin, url, dir string) string {
 func TestPgBossReal(t *testing.T) {
 	bin, url := pgBossEnv(t)
 	checkPgBoss(t, bin, url, "")
-}
-
-// TestPgBossDrift checks npm's latest pg-boss beside the pinned one: when it
-// differs from the pinned release it is installed into a temporary
-// directory and run through the same checks.
-func TestPgBossDrift(t *testing.T) {
-	bin := node(t)
-	var pkg struct{ Version string }
-	data, err := os.ReadFile("node/node_modules/pg-boss/package.json")
-	if err == nil {
-		err = json.Unmarshal(data, &pkg)
-	}
-	if err != nil {
-		missing(t, "the pg-boss npm package", err.Error())
-	}
-	ok, latest := probe("npm", "view", "pg-boss@latest", "version")
-	if !ok {
-		unreachable(t, "npm's registry", fmt.Errorf("npm view pg-boss@latest version: %s", latest))
-	}
-	latest = strings.TrimSpace(latest)
-	if latest == pkg.Version && os.Getenv("RETRYKIT_DRIFT_ALL") != "1" {
-		t.Logf("pg-boss: pinned %s, newest %s: the pinned checks cover it", pkg.Version, latest)
-		return
-	}
-	dir := t.TempDir()
-	if ok, out := probe("npm", "install", "--prefix", dir, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "pg-boss@"+latest); !ok {
-		unreachable(t, "pg-boss@"+latest+" from npm", fmt.Errorf("%s", out))
-	}
-	_, url := pgBossEnv(t)
-	v := checkPgBoss(t, bin, url, filepath.Join(dir, "node_modules", "pg-boss"))
-	t.Logf("pg-boss: pinned %s, newest %s checked", pkg.Version, v)
 }

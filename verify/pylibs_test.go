@@ -2,7 +2,9 @@ package verify_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrykit/retrykit/profile"
 )
@@ -30,6 +32,14 @@ func (d libDelay) ns(t *testing.T) int64 {
 type libDriver struct {
 	dir  string
 	argv []string
+	// env is added to the driver's environment: the drift watch points
+	// the driver at another installed release with it.
+	env []string
+	// who names the code that ran in mismatch messages when it is not the
+	// pinned release (the drift watch: the system, the version probed and
+	// the pinned one); "" names the system and the version the driver
+	// reports.
+	who string
 }
 
 type pyRuns struct {
@@ -52,7 +62,7 @@ type pyCase struct {
 // decision vectors are checked against (nil: bare).
 func checkPyLib(t *testing.T, name, module, pkg string, bare map[string]any, bareRetries int, decide map[string]any, configured []pyCase) {
 	bin := python(t, module, pkg)
-	checkLib(t, name, name, libDriver{"python", []string{bin, "pyretry_driver.py"}}, bare, bareRetries, decide, configured)
+	checkLib(t, name, name, libDriver{dir: "python", argv: []string{bin, "pyretry_driver.py"}}, bare, bareRetries, decide, configured)
 }
 
 // checkLib is checkPyLib for any driver that takes {"system", "config",
@@ -71,8 +81,9 @@ func checkLib(t *testing.T, name, system string, drv libDriver, bare map[string]
 		upTo:    upToN,
 		older:   older,
 		reason:  "the library computes a wait only while retries are left",
+		who:     drv.who,
 		delays: func(t *testing.T, cases []kase) []int64 {
-			env := runDriverWith[libDelay](t, drv.dir, argv, cases, extra(bare), nil)
+			env := runDriverWith[libDelay](t, drv.dir, argv, cases, extra(bare), drv.env)
 			t.Logf("real implementation: %s %s (%s)", name, env.Version, env.File)
 			out := make([]int64, len(cases))
 			for i, r := range env.Results {
@@ -84,8 +95,8 @@ func checkLib(t *testing.T, name, system string, drv libDriver, bare map[string]
 	if decide == nil {
 		decide = bare
 	}
-	runs := runDriverWith[pyRuns](t, drv.dir, argv, []kase{{Op: "runs"}}, extra(decide), nil).Results[0].Runs
-	checkDecisions(t, name, upTo(4), func(t *testing.T, attempts []int) []bool {
+	runs := runDriverWith[pyRuns](t, drv.dir, argv, []kase{{Op: "runs"}}, extra(decide), drv.env).Results[0].Runs
+	checkDecisionsOf(t, name, drv.who, upTo(4), func(t *testing.T, attempts []int) []bool {
 		out := make([]bool, len(attempts))
 		for i, n := range attempts {
 			out[i] = n < runs
@@ -109,16 +120,20 @@ func checkLib(t *testing.T, name, system string, drv libDriver, bare map[string]
 		}
 		env := envelope[libDelay]{}
 		if len(cases) > 0 { // a configuration that never retries has no wait to compare
-			env = runDriverWith[libDelay](t, drv.dir, argv, cases, extra(c.config), nil)
+			env = runDriverWith[libDelay](t, drv.dir, argv, cases, extra(c.config), drv.env)
+		}
+		who := drv.who
+		if who == "" {
+			who = strings.TrimSpace(name + " " + env.Version)
 		}
 		for i, k := range cases {
-			if got, want := env.Results[i].ns(t), int64(p.DelayAt(k.Attempt, *k.Rand)); got != want {
-				t.Errorf("%s: attempt %d, r=%v: %s %s gives %d ns, the profile %d ns", c.spec, k.Attempt, *k.Rand, name, env.Version, got, want)
+			if got, want := time.Duration(env.Results[i].ns(t)), p.DelayAt(k.Attempt, *k.Rand); got != want {
+				t.Errorf("%s: attempt %d, r=%v: %s gives %v (%d ns), the profile %v (%d ns)", c.spec, k.Attempt, *k.Rand, who, got, int64(got), want, int64(want))
 			}
 		}
-		runs := runDriverWith[pyRuns](t, drv.dir, argv, []kase{{Op: "runs"}}, extra(c.config), nil).Results[0].Runs
+		runs := runDriverWith[pyRuns](t, drv.dir, argv, []kase{{Op: "runs"}}, extra(c.config), drv.env).Results[0].Runs
 		if p.MaxAttempts() > 0 && runs != p.MaxAttempts() {
-			t.Errorf("%s: %s ran an always-failing function %d times, the profile's MaxAttempts is %d", c.spec, name, runs, p.MaxAttempts())
+			t.Errorf("%s: %s ran an always-failing function %d times, the profile's MaxAttempts is %d", c.spec, who, runs, p.MaxAttempts())
 		}
 	}
 }

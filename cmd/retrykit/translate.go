@@ -501,7 +501,12 @@ func candidates(pol *policy.Policy, system string) []string {
 		}
 	case "grpc_retry":
 		for _, k := range coefs {
-			add("grpc_retry:maxAttempts=%d,initialBackoff=%v,maxBackoff=%v,backoffMultiplier=%s", max(min(a, 5), 2), I, M, f(k))
+			if a <= 5 {
+				add("grpc_retry:maxAttempts=%d,initialBackoff=%v,maxBackoff=%v,backoffMultiplier=%s", max(a, 2), I, M, f(k))
+				continue
+			}
+			// More than 5 attempts needs the channel's grpc.WithMaxCallAttempts too.
+			add("grpc_retry:maxAttempts=%d,maxCallAttempts=%[1]d,initialBackoff=%v,maxBackoff=%v,backoffMultiplier=%s", a, I, M, f(k))
 		}
 	case "resque_retry":
 		// @backoff_strategy holds any table of whole seconds (the last entry

@@ -98,6 +98,14 @@ func TestTranslateToSystem(t *testing.T) {
 			t.Errorf("--to %s with max_attempts 2^63-1: exit %d, %q, want %q (%s)", sys, code, tr.Profile, want, errOut)
 		}
 	}
+	// gRPC keeps more than 5 attempts only with the channel's
+	// grpc.WithMaxCallAttempts: 8 attempts come out as both settings.
+	eight := filepath.Join(dir, "eight.json")
+	os.WriteFile(eight, []byte(`{"max_attempts":8,"initial_interval":"PT1S","max_interval":"PT1M","jitter":false}`), 0o600)
+	if code, out, errOut := runCLI(t, "", "translate", "--json", "--to", "grpc_retry", eight); code != 0 ||
+		!strings.Contains(out, "maxAttempts=8,") || !strings.Contains(out, "maxCallAttempts=8") {
+		t.Errorf("--to grpc_retry with max_attempts 8: exit %d, %s %s; want maxAttempts=8 and maxCallAttempts=8", code, out, errOut)
+	}
 	code, out, _ := runCLI(t, "", "translate", "--to", "bullmq", pol)
 	if code != 0 || !strings.Contains(out, "-33.3%") || !strings.Contains(out, "closest, not exact") {
 		t.Errorf("text: exit %d\n%s", code, out)

@@ -1,9 +1,13 @@
 // Drive p-retry's, exponential-backoff's and Bee-Queue's real retry code for retrykit's verify module.
 //
 // Reads one JSON request on stdin:
-//   {"system": "p-retry" | "bee-queue", "config": {...},
+//   {"system": "p-retry" | "exponential-backoff" | "bee-queue", "config": {...},
 //    "cases": [{"op": "delay", "attempt": N, "rand": R}, {"op": "runs"}]}
 // and writes {"system", "version", "file", "results"} on stdout.
+//
+// RETRYLIBS_DIR, when set, is the directory whose node_modules holds the
+// package (the drift watch installs another release there with npm install
+// --prefix); else the packages npm ci installed beside this file.
 //
 // p-retry: pRetry runs a function that always throws, with the config as its
 // options (retries, factor, minTimeout, maxTimeout, randomize). Math.random is
@@ -19,11 +23,26 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-const require = createRequire(import.meta.url);
+// root holds node_modules/<package>: the packages are resolved from there
+// and nowhere else, so a release installed elsewhere is the one that runs.
+const root = process.env.RETRYLIBS_DIR
+  ? path.resolve(process.env.RETRYLIBS_DIR)
+  : path.dirname(new URL(import.meta.url).pathname);
+const require = createRequire(path.join(root, 'package.json'));
+
+function packageDir(pkg) {
+  const dir = path.join(root, 'node_modules', pkg);
+  if (!fs.existsSync(path.join(dir, 'package.json'))) {
+    throw new Error(`retrylibs_driver: ${pkg} is not installed in ${root}/node_modules`);
+  }
+  return dir;
+}
 
 async function pRetryWaits(cfg, n, r) {
-  const { default: pRetry } = await import('p-retry');
+  const { default: pRetry } = await import(pathToFileURL(require.resolve('p-retry')).href);
+  if (typeof pRetry !== 'function') throw new Error('retrylibs_driver: this p-retry has no default export pRetry');
   const waits = [];
   let runs = 0;
   const savedRandom = Math.random;
@@ -44,6 +63,15 @@ async function pRetryWaits(cfg, n, r) {
   } finally {
     Math.random = savedRandom;
     globalThis.setTimeout = savedTimeout;
+  }
+  // A release whose shouldConsumeRetry is missing (before 7.0.0) or gets no
+  // retryDelay (7.x): its delays cannot be read this way, and a null delay
+  // would hide why.
+  if (runs > 1 && waits.length === 0) {
+    throw new Error('retrylibs_driver: this p-retry retried without calling shouldConsumeRetry');
+  }
+  if (waits.some((w) => typeof w !== 'number')) {
+    throw new Error('retrylibs_driver: this p-retry gives shouldConsumeRetry no retryDelay');
   }
   return { waits, runs };
 }
@@ -78,6 +106,10 @@ function beeQueueRun(cfg, n) {
   const strategies = require('bee-queue/lib/backoff.js');
   const queue = { backoffStrategies: strategies, settings: {}, name: 'retrykit-verify' };
   const job = new Job(queue, null, {}, {});
+  if (typeof job.computeDelay !== 'function') {
+    // Before 1.7.0 Queue#_finishJob computed the delay inline.
+    throw new Error('retrylibs_driver: this bee-queue has no Job#computeDelay');
+  }
   if (cfg.retries) job.retries(cfg.retries);
   if (cfg.strategy) job.backoff(cfg.strategy, cfg.delay);
   const delays = [];
@@ -93,6 +125,7 @@ function beeQueueRun(cfg, n) {
 }
 
 const request = JSON.parse(fs.readFileSync(0, 'utf8'));
+const dir = packageDir(request.system);
 const cfg = request.config ?? {};
 const results = [];
 for (const c of request.cases) {
@@ -122,7 +155,5 @@ for (const c of request.cases) {
     throw new Error('retrylibs_driver: unknown system ' + request.system);
   }
 }
-const pkg = request.system;
-const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'node_modules', pkg);
 const version = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
 process.stdout.write(JSON.stringify({ system: request.system, version, file: dir, results }));
