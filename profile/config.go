@@ -91,6 +91,10 @@ type setting struct {
 	lo, hi          float64
 	ifTrue, ifFalse int64
 	enum            []string
+	// clamp: a whole number below lo (down to math.MinInt32) is accepted
+	// and read as lo, as the system itself treats it (asynq's MaxRetry(-1)
+	// is MaxRetry(0)); the profile's name keeps the number as written.
+	clamp bool
 }
 
 // value is one parsed setting.
@@ -159,7 +163,14 @@ func parseValue(s setting, text string) (value, string) {
 		if err != nil {
 			return 0, "not an integer"
 		}
+		if s.clamp && float64(n) < s.lo && n >= math.MinInt32 {
+			// The system takes it and treats it as its least value.
+			return int64(s.lo), ""
+		}
 		if float64(n) < s.lo || float64(n) > s.hi {
+			if s.clamp {
+				return 0, fmt.Sprintf("must be between %s and %s (below %s it counts as %[3]s)", fmtNum(math.MinInt32), fmtNum(s.hi), fmtNum(s.lo))
+			}
 			return 0, fmt.Sprintf("must be between %s and %s", fmtNum(s.lo), fmtNum(s.hi))
 		}
 		return n, ""

@@ -99,6 +99,32 @@ func TestValuesTheSystemsAccept(t *testing.T) {
 			t.Errorf("%s: %v, MaxAttempts %d, delay %v; want unlimited, 6h", spec, err, p.MaxAttempts(), p.DelayAt(1000, 0))
 		}
 	}
+	// Values below a setting's least that the system itself takes, and reads
+	// as that least (each system's line in its help): the same attempts.
+	for spec, want := range map[string]int{
+		"asynq:MaxRetry=-1":          1, // MaxRetry(n) sets n = 0 when n < 0
+		"celery:max_retries=-2":      1, // retries > max_retries on the first failure
+		"activejob:attempts=0":       1, // executions < attempts is false at once
+		"activejob:attempts=-4":      1,
+		"delayed_job:max_attempts=0": 1, // (attempts += 1) < max_attempts
+		"retryablehttp:RetryMax=-1":  1, // remain = RetryMax - i <= 0
+		"sidekiq:retry=-1":           1, // count 0 >= max_retry_attempts -1: exhausted
+		"sidekiq6:retry=-3":          1,
+		"river:MaxAttempts=0":        25, // cmp.Or: 0 is unset, River's default 25
+	} {
+		p, err := profile.Parse(spec)
+		if err != nil || p.MaxAttempts() != want {
+			t.Errorf("%s: %v, MaxAttempts %d; want %d", spec, err, p.MaxAttempts(), want)
+		}
+	}
+	// A negative Sidekiq retry is an integer, so the job goes to the Dead set
+	// as with retry 0; only retry false discards it.
+	if p, _ := profile.Parse("sidekiq:retry=-1"); p.OnExhaustion() != policy.DeadLetter {
+		t.Errorf("sidekiq:retry=-1: %v after the first failure, want dead_letter (as retry 0)", p.OnExhaustion())
+	}
+	if _, err := profile.Parse("asynq:MaxRetry=-2147483649"); !errors.Is(err, profile.ErrBadValue) {
+		t.Errorf("asynq:MaxRetry below the int32 range: %v, want ErrBadValue", err)
+	}
 	// p-retry's retries: Infinity is written as JavaScript writes it, and is
 	// the same unlimited profile as None.
 	for _, spec := range []string{"p_retry:retries=Infinity", "p_retry:retries=None"} {

@@ -99,7 +99,7 @@ const retryablehttpRef = "https://github.com/hashicorp/go-retryablehttp/blob/v0.
 var retryablehttpSettings = []setting{
 	{key: "RetryWaitMin", kind: kDuration, def: "1s", lo: 0, hi: math.MaxInt64, help: "Client.RetryWaitMin, the first wait"},
 	{key: "RetryWaitMax", kind: kDuration, def: "30s", lo: 0, hi: math.MaxInt64, help: "Client.RetryWaitMax, the cap (a Retry-After header is not capped)"},
-	{key: "RetryMax", kind: kInt, def: "4", lo: 0, hi: math.MaxInt32, help: "Client.RetryMax: retries after the first attempt"},
+	{key: "RetryMax", kind: kInt, def: "4", lo: 0, hi: math.MaxInt32, clamp: true, help: "Client.RetryMax: retries after the first attempt; below 0 retries nothing (remain <= 0)"},
 }
 
 func retryablehttpModel(c conf) (*model, error) {

@@ -116,7 +116,7 @@ func beeQueueModel(c conf) (*model, error) {
 }
 
 var delayedJobSettings = []setting{
-	{key: "max_attempts", kind: kInt, def: "25", lo: 1, hi: math.MaxInt32, help: "Delayed::Worker.max_attempts (or the job's max_attempts): total attempts"},
+	{key: "max_attempts", kind: kInt, def: "25", lo: 1, hi: math.MaxInt32, clamp: true, help: "Delayed::Worker.max_attempts (or the job's max_attempts): total attempts; below 1 is 1 (attempts += 1 < max_attempts)"},
 	{key: "destroy_failed_jobs", kind: kBool, def: "true", help: "Delayed::Worker.destroy_failed_jobs: true deletes a job that used up its attempts; false keeps it with failed_at set"},
 }
 

@@ -26,7 +26,7 @@ func peerModels() []*model {
 }
 
 var sidekiqSettings = []setting{
-	{key: "retry", kind: kIntBool, def: "true", lo: 0, hi: math.MaxInt32 - 1, ifTrue: 25, ifFalse: -1, help: "sidekiq_options retry: retries (true is 25); 0: straight to the Dead set; false: no retry, not kept"},
+	{key: "retry", kind: kIntBool, def: "true", lo: 0, hi: math.MaxInt32 - 1, ifTrue: 25, ifFalse: -1, clamp: true, help: "sidekiq_options retry: retries (true is 25); 0 (or below): straight to the Dead set; false: no retry, not kept"},
 }
 
 // sidekiqExhaustion is Sidekiq's attempt limit and terminal outcome for the
@@ -90,7 +90,7 @@ func sidekiq6Model(c conf) (*model, error) {
 }
 
 var activeJobSettings = []setting{
-	{key: "attempts", kind: kIntNone, def: "5", lo: 1, hi: math.MaxInt32, help: "retry_on attempts: total executions, or unlimited"},
+	{key: "attempts", kind: kIntNone, def: "5", lo: 1, hi: math.MaxInt32, clamp: true, help: "retry_on attempts: total executions, or unlimited; below 1 is 1 (executions < attempts)"},
 	{key: "wait", kind: kWait, def: "3", lo: 0, hi: 1e9, help: "retry_on wait: seconds (3.seconds by default; read as a Duration, so truncated to whole seconds with .to_i), or polynomially_longer"},
 	{key: "jitter", kind: kFloat, def: "0", lo: 0, hi: 1000, help: "retry_on jitter; unset: the class's retry_jitter, 0.0 unless load_defaults is 6.1 or later (then 0.15)"},
 	{key: "load_defaults", kind: kEnum, def: "none", enum: []string{"none", "5.0", "5.1", "5.2", "6.0", "6.1", "7.0", "7.1", "7.2", "8.0", "8.1"},
@@ -167,7 +167,7 @@ var celerySettings = []setting{
 	{key: "retry_backoff", kind: kFloatBool, def: "false", lo: 0, hi: 1 << 40, help: "exponential backoff: factor int(max(1.0, retry_backoff)) seconds (True is 1); False (Celery's default) or 0: every retry waits default_retry_delay"},
 	{key: "retry_backoff_max", kind: kSeconds, def: "600", lo: 0, hi: 1 << 40, help: "cap of the backoff, whole seconds"},
 	{key: "retry_jitter", kind: kBool, def: "true", help: "full jitter: random.randrange(countdown + 1)"},
-	{key: "max_retries", kind: kIntNone, def: "3", lo: 0, hi: math.MaxInt32 - 1, help: "retries after the first run; None is unlimited"},
+	{key: "max_retries", kind: kIntNone, def: "3", lo: 0, hi: math.MaxInt32 - 1, clamp: true, help: "retries after the first run; None is unlimited; below 0 retries nothing (retries > max_retries)"},
 	{key: "default_retry_delay", kind: kSeconds, def: "180", lo: 0, hi: 1 << 40, help: "the countdown when retry_backoff is off, whole seconds"},
 }
 

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -16,23 +17,27 @@ import (
 var riverMaxSeconds = time.Duration(math.MaxInt64).Seconds()
 
 var riverSettings = []setting{
-	{key: "MaxAttempts", kind: kInt, def: "25", lo: 1, hi: math.MaxInt16, help: "total attempts (InsertOpts.MaxAttempts, Config.MaxAttempts); River stores a smallint"},
+	{key: "MaxAttempts", kind: kInt, def: "25", lo: 0, hi: math.MaxInt16, help: "total attempts (InsertOpts.MaxAttempts, Config.MaxAttempts); River stores a smallint; 0 is unset: the default 25 (client.go cmp.Or)"},
 }
 
 func riverModel(c conf) (*model, error) {
+	ma := c.int("MaxAttempts")
+	// client.go 1811: cmp.Or(insertOpts.MaxAttempts, jobInsertOpts.MaxAttempts,
+	// config.MaxAttempts), and config's is cmp.Or(c.MaxAttempts, 25) (559).
+	ma = cmp.Or(ma, 25)
 	return &model{
 		name:    "river",
 		release: "0.51.2",
 		system:  "River (Go, PostgreSQL), DefaultClientRetryPolicy",
 		version: "river v0.51.2 (internal/retrypolicy/default.go unchanged since fdf6cdf12567)",
 		source:  "https://github.com/riverqueue/river/blob/fdf6cdf12567a5b70c003f5ff850273f09e7efcf/internal/retrypolicy/default.go",
-		summary: fmt.Sprintf("attempt^4 seconds ±10%% (uniform); %d attempts, then discarded", c.int("MaxAttempts")),
+		summary: fmt.Sprintf("attempt^4 seconds ±10%% (uniform); %d attempts, then discarded", ma),
 		formula: "errors = attempt (len(job.Errors)+1, no snoozes); s = min(errors^4, maxDurationSeconds); " +
 			"s += s * (r*0.2 - 0.1); delay = time.Duration(min(s, maxDurationSeconds) * 1e9)",
 		draw:         "rand.Float64() = r",
-		exhaustion:   fmt.Sprintf("MaxAttempts %d total attempts: after attempt %[1]d fails the job is discarded, not retried", c.int("MaxAttempts")),
+		exhaustion:   fmt.Sprintf("MaxAttempts %d total attempts: after attempt %[1]d fails the job is discarded, not retried", ma),
 		terminal:     "discarded",
-		maxAttempts:  int(c.int("MaxAttempts")),
+		maxAttempts:  int(ma),
 		onExhaustion: policy.Discard,
 		jitter:       true,
 		delay: func(n int, _ time.Duration, d draws) time.Duration {
@@ -56,7 +61,7 @@ func sidekiqFormula(count int64, r float64) time.Duration {
 }
 
 var asynqSettings = []setting{
-	{key: "MaxRetry", kind: kInt, def: "25", lo: 0, hi: math.MaxInt32, help: "retries after the first run (asynq.MaxRetry option); asynq stores an int32"},
+	{key: "MaxRetry", kind: kInt, def: "25", lo: 0, hi: math.MaxInt32, clamp: true, help: "retries after the first run (asynq.MaxRetry option); asynq stores an int32; below 0 is 0 (client.go 95-99)"},
 }
 
 func asynqModel(c conf) (*model, error) {

@@ -84,6 +84,8 @@ func TestAsynqExhaustion(t *testing.T) {
 		{"asynq", nil},
 		{"asynq:MaxRetry=2", []asynq.Option{asynq.MaxRetry(2)}},
 		{"asynq:MaxRetry=0", []asynq.Option{asynq.MaxRetry(0)}},
+		// MaxRetry(-1) is MaxRetry(0) (client.go 95-99): one run, then archived.
+		{"asynq:MaxRetry=-1", []asynq.Option{asynq.MaxRetry(-1)}},
 	} {
 		p, err := profile.Parse(c.spec)
 		if err != nil {

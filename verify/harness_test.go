@@ -91,6 +91,10 @@ type kase struct {
 	// for the wait_delay and float_wait ops.
 	Wait   *float64 `json:"wait,omitempty"`
 	Jitter *float64 `json:"jitter,omitempty"`
+	// Attempts and Cap are Active Job's retry_on attempts and the most runs
+	// to make, for the attempts_runs op.
+	Attempts *int `json:"attempts,omitempty"`
+	Cap      int  `json:"cap,omitempty"`
 }
 
 func delayCase(attempt int, r float64) kase {

@@ -55,6 +55,9 @@ func TestDelayedJobReal(t *testing.T) {
 	checkLib(t, "delayed_job", "delayed_job", libDriver{dir: "ruby", argv: []string{bin, "delayed_job_driver.rb"}}, map[string]any{}, 24, nil, []pyCase{
 		{"delayed_job:max_attempts=5,destroy_failed_jobs=false", map[string]any{"max_attempts": 5, "destroy_failed_jobs": false}},
 		{"delayed_job:max_attempts=40", map[string]any{"max_attempts": 40}},
+		// (attempts += 1) < max_attempts: 0 or below fails the job at its first failure.
+		{"delayed_job:max_attempts=0", map[string]any{"max_attempts": 0}},
+		{"delayed_job:max_attempts=-3", map[string]any{"max_attempts": -3}},
 	})
 }
 

@@ -158,6 +158,8 @@ func TestCeleryConfigured(t *testing.T) {
 		{"celery:retry_backoff=5,retry_backoff_max=300,max_retries=7", map[string]any{"retry_backoff": 5, "retry_backoff_max": 300, "max_retries": 7}},
 		{"celery:retry_backoff=2,retry_jitter=false,max_retries=12", map[string]any{"retry_backoff": 2, "retry_jitter": false, "max_retries": 12}},
 		{"celery:retry_backoff=true,retry_backoff_max=10,max_retries=0", map[string]any{"retry_backoff": true, "retry_backoff_max": 10, "max_retries": 0}},
+		// retries > max_retries: a negative max_retries retries nothing, as 0.
+		{"celery:retry_backoff=true,max_retries=-2", map[string]any{"retry_backoff": true, "max_retries": -2}},
 	} {
 		p, err := profile.Parse(c.spec)
 		if err != nil {

@@ -154,6 +154,23 @@ func TestRetryablehttpReal(t *testing.T) {
 		}
 		return out
 	})
+	// RetryMax below 0: remain = RetryMax - i <= 0 after the first attempt,
+	// so the client gives up at once, as with RetryMax 0.
+	for _, rm := range []int{0, -1, -7} {
+		spec := fmt.Sprintf("retryablehttp:RetryMax=%d", rm)
+		p, err := profile.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits.Store(0)
+		cl.RetryMax = rm
+		if r, err := cl.Get(srv.URL); err == nil {
+			r.Body.Close()
+		}
+		if got := int(hits.Load()); got != p.MaxAttempts() {
+			t.Errorf("%s: the real client made %d attempts, the profile %d", spec, got, p.MaxAttempts())
+		}
+	}
 }
 
 // failsafeDelays runs an always-failing execution through a real

@@ -162,6 +162,13 @@ func TestRiverExhaustion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if c.max == 0 {
+			// InsertOpts.MaxAttempts 0 is unset: River's cmp.Or falls back to
+			// the default, so river:MaxAttempts=0 must be the bare profile.
+			if z, err := profile.Parse("river:MaxAttempts=0"); err != nil || z.MaxAttempts() != p.MaxAttempts() {
+				t.Errorf("river:MaxAttempts=0: %v, %d attempts; River runs InsertOpts{MaxAttempts: 0} as %s, %d", err, z.MaxAttempts(), c.spec, p.MaxAttempts())
+			}
+		}
 		runs.Store(0)
 		res, err := client.Insert(ctx, alwaysFailsArgs{}, &river.InsertOpts{MaxAttempts: c.max})
 		if err != nil {

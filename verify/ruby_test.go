@@ -3,6 +3,7 @@ package verify_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,6 +127,34 @@ func TestActiveJobReal(t *testing.T) {
 		}
 		return out
 	})
+}
+
+// TestActiveJobAttempts: retry_on attempts: N through Active Job's own
+// handler (executions < attempts): the runs until it re-raises match the
+// profile's attempts, for 0 and negative values too, which Active Job takes
+// and which retry nothing.
+func TestActiveJobAttempts(t *testing.T) {
+	bin := ruby(t, "active_job", "ruby-activejob")
+	type answer struct {
+		Runs int `json:"runs"`
+	}
+	var cases []kase
+	var specs []string
+	for _, n := range []int{-4, 0, 1, 2, 7} {
+		cases = append(cases, kase{Op: "attempts_runs", Attempts: &n, Cap: 50})
+		specs = append(specs, fmt.Sprintf("activejob:attempts=%d", n))
+	}
+	env := runDriver[answer](t, "ruby", []string{bin, "activejob_driver.rb"}, cases)
+	for i, spec := range specs {
+		p, err := profile.Parse(spec)
+		if err != nil {
+			t.Errorf("%s: %v (Active Job %s takes it and runs the job %d times)", spec, err, env.Version, env.Results[i].Runs)
+			continue
+		}
+		if got := env.Results[i].Runs; got != p.MaxAttempts() {
+			t.Errorf("%s: Active Job %s ran the job %d times, the profile allows %d attempts", spec, env.Version, got, p.MaxAttempts())
+		}
+	}
 }
 
 // TestSidekiq8Source runs Sidekiq 8's own retry scheduling
@@ -317,7 +346,9 @@ func TestSidekiqConfigured(t *testing.T) {
 	for _, c := range []struct {
 		spec string
 		opt  any
-	}{{"sidekiq6:retry=2", 2}, {"sidekiq6:retry=0", 0}, {"sidekiq6:retry=false", false}, {"sidekiq6:retry=5", 5}} {
+	}{{"sidekiq6:retry=2", 2}, {"sidekiq6:retry=0", 0}, {"sidekiq6:retry=false", false}, {"sidekiq6:retry=5", 5},
+		// count < max_retry_attempts: a negative retry exhausts at once, to the Dead set, as 0.
+		{"sidekiq6:retry=-1", -1}} {
 		p, err := profile.Parse(c.spec)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,8 @@
 # Drive Active Job's real retry_on code for retrykit's verify module.
 #
 # Reads one JSON request on stdin:
-#   {"cases": [{"op": "delay", "attempt": N, "rand": R}, {"op": "decision", "attempt": N}, ...]}
+#   {"cases": [{"op": "delay", "attempt": N, "rand": R}, {"op": "decision", "attempt": N},
+#              {"op": "attempts_runs", "attempts": N, "cap": C}, ...]}
 # and writes one JSON answer on stdout:
 #   {"system": "activejob", "version": "...", "algorithm": "...", "results": [...]}
 #
@@ -121,6 +122,38 @@ rescue RuntimeError => e
   {"raised" => true, "message" => e.message}
 end
 
+# "attempts_runs" declares retry_on with attempts: N (wait: 0) and performs
+# the job until retry_on re-raises instead of re-enqueuing, at most CAP
+# times, and reports how many runs that took.
+def attempts_runs(attempts, cap)
+  klass = Class.new(ActiveJob::Base) do
+    def self.name
+      "RetrykitAttemptsJob"
+    end
+    retry_on RetrykitVerifyError, attempts: attempts, wait: 0
+
+    def perform
+      raise RetrykitVerifyError, "retrykit verify"
+    end
+  end
+  adapter = ActiveJob::Base.queue_adapter
+  job = klass.new
+  runs = 0
+  with_rand(0.0) do
+    loop do
+      runs += 1
+      adapter.enqueued_jobs.clear
+      begin
+        job.perform_now
+      rescue RetrykitVerifyError
+        break
+      end
+      break if adapter.enqueued_jobs.size != 1 || runs >= cap
+    end
+  end
+  {"runs" => runs}
+end
+
 request = JSON.parse($stdin.read)
 results = request.fetch("cases").map do |c|
   case c.fetch("op")
@@ -129,6 +162,7 @@ results = request.fetch("cases").map do |c|
   when "default_wait" then default_wait
   when "wait_delay" then wait_delay(Integer(c.fetch("attempt")), Float(c.fetch("rand")), Float(c.fetch("wait")), Float(c.fetch("jitter")))
   when "float_wait" then float_wait(Float(c.fetch("wait")))
+  when "attempts_runs" then attempts_runs(Integer(c.fetch("attempts")), Integer(c.fetch("cap")))
   else abort "activejob_driver: unknown op #{c["op"].inspect}"
   end
 end
