@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retrykit/backoff"
@@ -106,7 +107,11 @@ func (p Profile) Version() string { return p.get().version }
 func (p Profile) Source() string { return p.get().source }
 
 // Summary is a one-line description: formula, jitter and exhaustion.
-func (p Profile) Summary() string { return p.get().summary }
+func (p Profile) Summary() string { return singular.Replace(p.get().summary) }
+
+// singular mends the counts the models write with %d where the number is 1
+// ("1 attempts" and "at most 1 times" read "1 attempt" and "at most once").
+var singular = strings.NewReplacer(" 1 attempts", " 1 attempt", " 1 retries", " 1 retry", "at most 1 times", "at most once")
 
 // Formula is the delay formula as the system computes it, with the attempt
 // number it passes (written in terms of attempt, the 1-based number of the
@@ -118,7 +123,7 @@ func (p Profile) Formula() string { return p.get().formula }
 func (p Profile) Draw() string { return p.get().draw }
 
 // Exhaustion says what counts as running out of attempts.
-func (p Profile) Exhaustion() string { return p.get().exhaustion }
+func (p Profile) Exhaustion() string { return singular.Replace(p.get().exhaustion) }
 
 // Terminal is the system's terminal outcome when attempts run out, in the
 // system's own words ("archived", "moved to the morgue").
