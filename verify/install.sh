@@ -4,7 +4,9 @@
 # ruby-activejob, python3-tenacity, python3-backoff, python3-rq and
 # ruby-delayed-job, node and npm (Debian's nodejs, unless a node is already
 # installed), redis-server (for asynq's own server), and the bullmq, p-retry,
-# exponential-backoff and bee-queue npm packages pinned by verify/node/package-lock.json.
+# exponential-backoff, bee-queue and graphile-worker npm packages pinned by
+# verify/node/package-lock.json (graphile-worker runs on the PostgreSQL 15 the
+# machine has: the tests start a throwaway cluster with initdb and pg_ctl).
 # The Go libraries come from the module proxy with `go test`.
 #
 # Idempotent: Debian packages already installed are not reinstalled, and

@@ -130,6 +130,9 @@ var npmWatched = []npmWatch{
 	{"p_retry", "p-retry", retryLibRelease(checkPRetry)},
 	{"bee_queue", "bee-queue", retryLibRelease(checkBeeQueue)},
 	{"exponential_backoff", "exponential-backoff", retryLibRelease(checkExponentialBackoff)},
+	{"graphile_worker", "graphile-worker", func(t *testing.T, r npmRelease) {
+		checkGraphileWorker(t, r.prefix, r.version, r.who())
+	}},
 }
 
 // retryLibRelease runs check, the checks of a library retrylibs_driver.mjs
@@ -143,12 +146,12 @@ func retryLibRelease(check func(t *testing.T, drv libDriver)) func(t *testing.T,
 	}
 }
 
-// TestNpmDrift checks npm's newest bullmq, p-retry, bee-queue and
-// exponential-backoff beside the pinned ones: when one differs from its
+// TestNpmDrift checks npm's newest bullmq, p-retry, bee-queue,
+// exponential-backoff and graphile-worker beside the pinned ones: when one differs from its
 // pinned release it is installed into a temporary directory and run
 // through the vectors, the defaults and every configured case of its
 // pinned tests (TestBullMQReal and TestBullMQConfigured, TestPRetryReal,
-// TestBeeQueueReal, TestExponentialBackoffReal).
+// TestBeeQueueReal, TestExponentialBackoffReal, TestGraphileWorkerReal).
 func TestNpmDrift(t *testing.T) {
 	for _, w := range npmWatched {
 		t.Run(w.profile, func(t *testing.T) {
