@@ -85,6 +85,28 @@ func checkGraphileWorker(t *testing.T, dir, version, who string) {
 	if who == "" {
 		who = "graphile-worker " + env.Version
 	}
+	// The vectors are for the bare profile: the first job, added without
+	// maxAttempts, failed at every attempt they name.
+	if graphileCases[0].max != nil {
+		t.Fatal("the first job must take graphile-worker's default maxAttempts")
+	}
+	def := env.Results[0]
+	f := load(t, "graphile_worker")
+	for _, v := range f.Of("delay") {
+		if v.Attempt > len(def.Failures) {
+			t.Errorf("%s: attempt %d: %s failed the default job only %d times", v.ID, v.Attempt, who, len(def.Failures))
+		} else if got := def.Failures[v.Attempt-1].DelayUS * 1000; got != v.DelayNS {
+			t.Errorf("%s: attempt %d: %s sets run_at = now() + %d ns, the vector %d ns", v.ID, v.Attempt, who, got, v.DelayNS)
+		}
+	}
+	for _, v := range f.Of("decision") {
+		if v.Attempt <= len(def.Failures) && def.Failures[v.Attempt-1].Retry != v.Retry {
+			t.Errorf("%s: attempt %d: %s leaves the job available %v, the vector says retry %v", v.ID, v.Attempt, who, def.Failures[v.Attempt-1].Retry, v.Retry)
+		}
+	}
+	if f.MaxAttempts == nil || *f.MaxAttempts != def.MaxAttempts {
+		t.Errorf("the vectors' max_attempts %v, %s's default %d", f.MaxAttempts, who, def.MaxAttempts)
+	}
 	for i, c := range graphileCases {
 		p, err := profile.Parse(c.spec)
 		if err != nil {
