@@ -221,6 +221,8 @@ func TestParseErrors(t *testing.T) {
 		{"temporal:initial_interval=2x", profile.ErrBadValue, "not a duration"},
 		{"temporal:initial_interval=10s,maximum_interval=1s", profile.ErrBadValue, "must not be less than initial_interval"},
 		{"temporal:backoff_coefficient=0.5", profile.ErrBadValue, "must be between 1"},
+		{"pg_boss:retryDelayMax=60", profile.ErrBadValue, "can only be set if retryBackoff is true"},
+		{"pg_boss:retryDelay=1.5", profile.ErrBadValue, "not an integer"},
 		{"celery:max_retries=many", profile.ErrBadValue, "or None"},
 		{"celery:retry_backoff=fast", profile.ErrBadValue, "not a number, true or false"},
 		{"activejob:wait=exponentially_longer", profile.ErrBadValue, "polynomially_longer or a number"},
@@ -295,6 +297,8 @@ var configuredSpecs = []string{
 	"p_retry:randomize=true,factor=1000000,minTimeout=1000000000000000", "bee_queue:retries=2147483647,strategy=exponential,delay=9007199254740992",
 	"delayed_job:max_attempts=2147483647", "grpc_connect:Jitter=1000000,Multiplier=0.5", "grpc_connect:Jitter=1000000,MaxDelay=2562047h",
 	"grpc_retry:backoffMultiplier=5e-324,maxAttempts=2147483647,maxCallAttempts=2147483647",
+	"pg_boss:retryBackoff=true,retryDelay=2147483647,retryLimit=2147483647", "pg_boss:retryBackoff=true,retryDelayMax=0",
+	"pg_boss:retryBackoff=true,retryDelayMax=2147483647", "pg_boss:retryDelay=2147483647,retryLimit=0",
 }
 
 // TestPropertyConfigured: configured profiles keep the invariants of

@@ -36,6 +36,9 @@ func TestBareNameIsTheSystemsOwnDefaults(t *testing.T) {
 		// botocore's default retry mode is legacy: r * 2^(attempt-1) s, no cap, 5 attempts (_retry.json).
 		{"aws", 6, 0.5, 16 * s, 5, "legacy mode: no cap of 20 s"},
 		{"aws:mode=standard", 6, 0.5, 10 * s, 3, "standard: r * min(2^5, 20)"},
+		// pg-boss 12.38.0 dist/plans.js 85-94: retry_limit 2, retry_delay 0, retry_backoff false.
+		{"pg_boss", 2, 0.5, 0, 3, "retryLimit 2, retryDelay 0: retried at once, 3 attempts"},
+		{"pg_boss:retryBackoff=true", 1, 0.5, 1500 * time.Millisecond, 3, "GREATEST(0, 1) * (1 + 1 * 0.5) = 1.5 s"},
 	} {
 		p, err := profile.Parse(c.spec)
 		if err != nil {
@@ -201,5 +204,31 @@ func TestBullMQJitterTopIsV8sLargestRandom(t *testing.T) {
 	// floor((1 - 2^-52) * 1000 * 0.5 + 500) = floor(999.9999999999999) = 999.
 	if _, hi := p.Bounds(1); hi != 999*time.Millisecond {
 		t.Errorf("Bounds(1) top = %v, want 999ms", hi)
+	}
+}
+
+// pg-boss's backoff with the largest retryDelay reaches 2^31 * 2^15 * [1, 2)
+// seconds from attempt 16, more microseconds than PostgreSQL's interval
+// holds (it refuses the fail there): the profile saturates at the largest
+// Duration. Attempt 1 at r = 0 is 2147483647 s, which a Duration holds;
+// retryDelay 1 stays at 2^15 s from attempt 16 on (LEAST(16, ...)).
+func TestPgBossBackoffSaturates(t *testing.T) {
+	for _, c := range []struct {
+		spec    string
+		attempt int
+		want    time.Duration
+	}{
+		{"pg_boss:retryBackoff=true,retryDelay=2147483647,retryLimit=30", 16, math.MaxInt64},
+		{"pg_boss:retryBackoff=true,retryDelay=2147483647,retryLimit=30", 1, 2147483647 * time.Second},
+		{"pg_boss:retryBackoff=true,retryDelay=1,retryLimit=30", 16, 32768 * time.Second},
+		{"pg_boss:retryBackoff=true,retryDelay=1,retryLimit=30", 1000, 32768 * time.Second},
+	} {
+		p, err := profile.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.DelayAt(c.attempt, 0); got != c.want {
+			t.Errorf("%s: DelayAt(%d, 0) = %v, want %v", c.spec, c.attempt, got, c.want)
+		}
 	}
 }

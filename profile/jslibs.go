@@ -18,6 +18,7 @@ func jsModels() []*model {
 		configured(pRetrySettings, pRetryModel), configured(beeQueueSettings, beeQueueModel),
 		configured(delayedJobSettings, delayedJobModel), configured(expBackoffSettings, expBackoffModel),
 		configured(graphileSettings, graphileModel),
+		configured(pgBossSettings, pgBossModel),
 	}
 }
 

@@ -20,6 +20,9 @@
 //     is exactly the delay grpc-go armed its timer with.
 //   - BullMQ's Backoffs and Job#shouldRetryJob from its npm package, driven by
 //     node (verify/node).
+//   - pg-boss from its npm package, driven by node on a real PostgreSQL (a
+//     throwaway cluster the test starts and stops): its own send, fetch and
+//     fail, with the delay and state read back from its job table.
 //   - Celery's backoff and autoretry from Debian's python3-celery, and
 //     botocore's standard retry mode from python3-botocore, driven by
 //     Debian's python3 (verify/python).
@@ -27,7 +30,8 @@
 //     from ruby-activejob, driven by ruby (verify/ruby).
 //
 // Where the real code takes its randomness from a replaceable source
-// (Math.random, random.randrange, botocore's random parameter, Kernel#rand),
+// (Math.random, random.randrange, botocore's random parameter, Kernel#rand,
+// PostgreSQL's random() after setseed),
 // the driver replaces it with the vector's draw r and the delay must match the
 // vector exactly. Where it seeds its own generator (the Go libraries), the
 // tests sample it many times and check every sample lies within the vector's
@@ -40,7 +44,7 @@
 // The drift watch checks each system's newest published release beside the
 // pinned one: for a Go library, a probe program built in a temporary module
 // of its own at the module proxy's @latest (one go.mod cannot hold two
-// versions); npm's latest bullmq, p-retry, bee-queue and exponential-backoff,
+// versions); npm's latest bullmq, p-retry, bee-queue, exponential-backoff and pg-boss,
 // installed into a temporary directory the drivers are pointed at; Debian's
 // candidate version. A mismatch names the system, both versions, the attempt
 // and the two delays. RETRYKIT_DRIFT_<PROFILE>=VERSION points it at a given

@@ -3,10 +3,11 @@
 # vectors through: Debian's python3-celery, python3-botocore, ruby-sidekiq,
 # ruby-activejob, python3-tenacity, python3-backoff, python3-rq and
 # ruby-delayed-job, node and npm (Debian's nodejs, unless a node is already
-# installed), redis-server (for asynq's own server), and the bullmq, p-retry,
-# exponential-backoff, bee-queue and graphile-worker npm packages pinned by
-# verify/node/package-lock.json (graphile-worker runs on the PostgreSQL 15 the
-# machine has: the tests start a throwaway cluster with initdb and pg_ctl).
+# installed), redis-server (for asynq's own server), PostgreSQL (Debian's
+# postgresql, for River's, pg-boss's and graphile-worker's own code; the tests
+# start a throwaway cluster with its initdb and pg_ctl), and the bullmq, p-retry,
+# exponential-backoff, bee-queue, pg-boss and graphile-worker npm packages pinned
+# by verify/node/package-lock.json.
 # The Go libraries come from the module proxy with `go test`.
 #
 # Idempotent: Debian packages already installed are not reinstalled, and
@@ -25,6 +26,11 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 # asynq's own server archives a task on a real Redis (TestAsynqExhaustion).
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# River's and pg-boss's tests run initdb and pg_ctl: on PATH, or where
+# Debian's postgresql package puts them.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+  missing+=(postgresql)
+fi
 
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "verify/install.sh: apt-get install ${missing[*]}"
@@ -53,4 +59,5 @@ done
 printf '  %-16s %s\n' node "$(node --version)"
 printf '  %-16s %s\n' bullmq "$(node -p "require('./node/node_modules/bullmq/package.json').version")"
 printf '  %-16s %s\n' bee-queue "$(node -p "require('./node/node_modules/bee-queue/package.json').version")"
+printf '  %-16s %s\n' pg-boss "$(node -p "JSON.parse(require('fs').readFileSync('./node/node_modules/pg-boss/package.json')).version")"
 printf '  %-16s %s\n' p-retry "$(node -p "JSON.parse(require('fs').readFileSync('./node/node_modules/p-retry/package.json')).version")"

@@ -130,6 +130,11 @@ var npmWatched = []npmWatch{
 	{"p_retry", "p-retry", retryLibRelease(checkPRetry)},
 	{"bee_queue", "bee-queue", retryLibRelease(checkBeeQueue)},
 	{"exponential_backoff", "exponential-backoff", retryLibRelease(checkExponentialBackoff)},
+	// pg-boss runs on a throwaway PostgreSQL cluster of the check's own.
+	{"pg_boss", "pg-boss", func(t *testing.T, r npmRelease) {
+		bin, url := pgBossEnv(t)
+		checkPgBoss(t, bin, url, r.dir())
+	}},
 	{"graphile_worker", "graphile-worker", func(t *testing.T, r npmRelease) {
 		checkGraphileWorker(t, r.prefix, r.version, r.who())
 	}},
@@ -147,11 +152,12 @@ func retryLibRelease(check func(t *testing.T, drv libDriver)) func(t *testing.T,
 }
 
 // TestNpmDrift checks npm's newest bullmq, p-retry, bee-queue,
-// exponential-backoff and graphile-worker beside the pinned ones: when one differs from its
-// pinned release it is installed into a temporary directory and run
-// through the vectors, the defaults and every configured case of its
-// pinned tests (TestBullMQReal and TestBullMQConfigured, TestPRetryReal,
-// TestBeeQueueReal, TestExponentialBackoffReal, TestGraphileWorkerReal).
+// exponential-backoff, pg-boss and graphile-worker beside the pinned ones:
+// when one differs from its pinned release it is installed into a temporary
+// directory and run through the vectors, the defaults and every configured
+// case of its pinned tests (TestBullMQReal and TestBullMQConfigured,
+// TestPRetryReal, TestBeeQueueReal, TestExponentialBackoffReal,
+// TestPgBossReal, TestGraphileWorkerReal).
 func TestNpmDrift(t *testing.T) {
 	for _, w := range npmWatched {
 		t.Run(w.profile, func(t *testing.T) {
@@ -214,7 +220,7 @@ func TestDriftCatchesPRetry8(t *testing.T) {
 // release, installed afresh by npm into a temporary directory, must pass
 // the watch's checks. A failure of the watch then means a release changed,
 // not that its install path or its checks are broken (they run only when
-// npm's latest moves on, so nothing else would notice). The four installs
+// npm's latest moves on, so nothing else would notice). The five installs
 // run side by side, and --prefer-offline takes what npm ci already
 // fetched for them from npm's cache (missing data is still fetched); the
 // watch itself asks the registry afresh.

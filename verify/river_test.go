@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,11 +33,7 @@ func databaseURL(t *testing.T) string {
 	if u := os.Getenv("RETRYKIT_TEST_DATABASE_URL"); u != "" {
 		return u
 	}
-	for _, b := range []string{"initdb", "pg_ctl"} {
-		if _, err := exec.LookPath(b); err != nil {
-			missing(t, "PostgreSQL ("+b+")", "not on PATH and RETRYKIT_TEST_DATABASE_URL unset")
-		}
-	}
+	initdb, pgCtl := pgBin(t, "initdb"), pgBin(t, "pg_ctl")
 	dir, err := os.MkdirTemp("", "rk-verify-pg-")
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +51,7 @@ func databaseURL(t *testing.T) string {
 		}
 	}
 	data := filepath.Join(dir, "data")
-	if out, err := asPG("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8").CombinedOutput(); err != nil {
+	if out, err := asPG(initdb, "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8").CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, tail(string(out), 2000))
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -63,11 +61,33 @@ func databaseURL(t *testing.T) string {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -k %s -c fsync=off", port, dir)
-	if out, err := asPG("pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "-o", opts, "start").CombinedOutput(); err != nil {
+	if out, err := asPG(pgCtl, "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "-o", opts, "start").CombinedOutput(); err != nil {
 		t.Fatalf("pg_ctl start: %v\n%s", err, tail(string(out), 2000))
 	}
-	t.Cleanup(func() { asPG("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop").Run() })
+	t.Cleanup(func() { asPG(pgCtl, "-D", data, "-m", "immediate", "-w", "stop").Run() })
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+}
+
+// pgBin finds a PostgreSQL server program: on PATH, else in Debian's
+// /usr/lib/postgresql/VERSION/bin (the newest version there), where the
+// postgresql-15 package puts it without linking it onto PATH.
+func pgBin(t *testing.T, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
+	if len(found) == 0 {
+		missing(t, "PostgreSQL ("+name+")", "not on PATH nor in /usr/lib/postgresql/*/bin, and RETRYKIT_TEST_DATABASE_URL unset")
+	}
+	sort.Slice(found, func(i, j int) bool { return pgVersion(found[i]) < pgVersion(found[j]) })
+	return found[len(found)-1]
+}
+
+// pgVersion is the VERSION of /usr/lib/postgresql/VERSION/bin/NAME.
+func pgVersion(path string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(path))))
+	return v
 }
 
 type alwaysFailsArgs struct{}

@@ -465,6 +465,14 @@ func candidates(pol *policy.Policy, system string) []string {
 			add("celery:retry_backoff=%s,retry_backoff_max=%s,retry_jitter=%s,max_retries=%d", secs(2*I), secs(2*M), jit, a-1)
 		}
 		add("celery:retry_backoff=false,default_retry_delay=%s,max_retries=%d", secs(I), a-1)
+	case "pg_boss":
+		// pg-boss waits whole seconds: flat retryDelay, or with
+		// retryBackoff retryDelay * 2^(n-1) * [1, 2), whose middle is
+		// 1.5 retryDelay * 2^(n-1), capped by retryDelayMax.
+		for _, d := range []time.Duration{I, geoMeanDelay(pol, min(a-1, translateCheck))} {
+			add("pg_boss:retryLimit=%d,retryDelay=%s", a-1, secs(d))
+		}
+		add("pg_boss:retryLimit=%d,retryBackoff=true,retryDelay=%s,retryDelayMax=%s", a-1, secs(I*2/3), secs(M))
 	case "river":
 		add("river:MaxAttempts=%d", min(a, math.MaxInt16))
 	case "graphile_worker":

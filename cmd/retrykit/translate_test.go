@@ -65,6 +65,11 @@ func TestTranslateToSystem(t *testing.T) {
 		{[]string{"--to", "bullmq"}, "bullmq:type=exponential,delay=1500,attempts=3,jitter=0.6666666666666666", false},
 		{[]string{"--to", "river"}, "river:MaxAttempts=3", false},
 		{[]string{"--to", "sidekiq"}, "sidekiq:retry=2", false},
+		// pg-boss's backoff waits retryDelay * 2^(n-1) * [1, 2) whole
+		// seconds: retryDelay round(2/3 of the first interval) = 1 s, with
+		// the policy's cap as retryDelayMax, is closer than a flat wait.
+		{[]string{"--to", "pg_boss", pol}, "pg_boss:retryLimit=4,retryDelay=1,retryBackoff=true,retryDelayMax=60", false},
+		{[]string{"--to", "pg_boss"}, "pg_boss:retryLimit=2,retryDelay=1,retryBackoff=true,retryDelayMax=300", false},
 		// resque-retry's @backoff_strategy holds the policy's delays, 2, 6, 18
 		// and 54 s; it gives up to the failed queue where the policy discards.
 		{[]string{"--to", "resque_retry", pol}, "resque_retry:retry_limit=4,backoff_strategy=2/6/18/54", false},
@@ -86,7 +91,7 @@ func TestTranslateToSystem(t *testing.T) {
 	// max_attempts 2^63-1 saturates at each system's own limit.
 	huge := filepath.Join(dir, "huge.json")
 	os.WriteFile(huge, []byte(`{"max_attempts":9223372036854775807,"initial_interval":"PT1S","jitter":false}`), 0o600)
-	for sys, want := range map[string]string{"temporal": "maximum_attempts=2147483646", "sidekiq": "sidekiq", "river": "river", "asynq": "asynq"} {
+	for sys, want := range map[string]string{"temporal": "maximum_attempts=2147483646", "sidekiq": "sidekiq", "river": "river", "asynq": "asynq", "pg_boss": "retryLimit=2147483645,"} {
 		code, out, errOut := runCLI(t, "", "translate", "--json", "--to", sys, huge)
 		var tr translation
 		if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || !strings.Contains(tr.Profile, want) {

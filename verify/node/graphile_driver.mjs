@@ -24,10 +24,11 @@
 // time is that transaction's now(): an AFTER UPDATE trigger on the jobs table
 // (an observer only: it writes to a side table, never to the job) records
 // now() and the row each time a locked job is unlocked by a failure. Between
-// rounds, graphile-worker's own reschedule_jobs moves every job's run_at one
-// second into the past, standing for the wait, so the next runOnce takes
-// every job that is still available; a job that used up its attempts is not
-// available and must not run again (the last round checks it).
+// rounds (each begins once no job is locked), graphile-worker's own
+// reschedule_jobs moves every job's run_at one second into the past, standing
+// for the wait, so the next runOnce takes every job that is still available;
+// a job that used up its attempts is not available and must not run again
+// (one more round after all are used up checks it).
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -97,13 +98,34 @@ try {
     await utils.release();
   }
 
-  const stored = await pgPool.query(`select max(max_attempts) as m from ${S}._private_jobs`);
-  const rounds = Number(stored.rows[0].m ?? 0) + 1;
-  for (let round = 0; round < rounds; round++) {
+  // runOnce can return before the failing update of its last job has
+  // committed (graphile-worker unlocks the job in the background): every
+  // round first waits until no job is locked.
+  const settle = async () => {
+    for (const deadline = Date.now() + 60000; ;) {
+      const { rows } = await pgPool.query(`select count(*)::int as n from ${S}._private_jobs where locked_by is not null`);
+      if (rows[0].n === 0) return;
+      if (Date.now() > deadline) throw new Error(`graphile_driver: ${rows[0].n} jobs still locked after 60 s`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  const stored = await pgPool.query(`select max(max_attempts)::int as m from ${S}._private_jobs`);
+  // Rounds until every job has used up its attempts, then one more, in
+  // which none may run; bounded, so a job that never exhausts ends the run.
+  const limit = 2 * (stored.rows[0].m ?? 0) + 10;
+  let extra = false;
+  for (let round = 0; round < limit; round++) {
+    await settle();
+    const { rows } = await pgPool.query(`select count(*)::int as n from ${S}._private_jobs where is_available`);
+    if (rows[0].n === 0) {
+      if (extra) break;
+      extra = true;
+    }
     // The wait: every job's run_at one second in the past.
     await pgPool.query(`select count(*) from ${S}.reschedule_jobs($1::bigint[], run_at := now() - interval '1 second')`, [ids]);
     await gw.runOnce({ ...opts, taskList });
   }
+  await settle();
 
   for (let i = 0; i < ids.length; i++) {
     const f = await pgPool.query(
