@@ -99,7 +99,7 @@ try {
   }
 
   // runOnce can return before the failing update of its last job has
-  // committed (graphile-worker unlocks the job in the background): every
+  // committed (dist/worker.js:262 calls failJob without awaiting it): every
   // round first waits until no job is locked.
   const settle = async () => {
     for (const deadline = Date.now() + 60000; ;) {
