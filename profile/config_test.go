@@ -73,6 +73,9 @@ func TestConfigured(t *testing.T) {
 		// River MaxAttempts 3: attempt^4 s * (1 + (0.5*0.2 - 0.1)) = attempt^4 s.
 		{"river:MaxAttempts=3", 0.5, []time.Duration{s, 16 * s}, true},
 		{"river:max_attempts=2", 0.5, []time.Duration{s}, true},
+		// graphile-worker maxAttempts 3: exp(1) s, exp(2) s, rounded to the microsecond.
+		{"graphile_worker:maxAttempts=3", 0.5, []time.Duration{2718282 * time.Microsecond, 7389056 * time.Microsecond}, true},
+		{"graphile_worker:maxAttempts=1", 0.5, nil, true},
 		// asynq MaxRetry 1: n^4 + 15 + rand(30)(n+1), n = 0, r = 0: 15s.
 		{"asynq:MaxRetry=1", 0, []time.Duration{15 * s}, true},
 		// Faktory retry 0: no retry (the job is dropped).
@@ -223,6 +226,8 @@ func TestParseErrors(t *testing.T) {
 		{"temporal:backoff_coefficient=0.5", profile.ErrBadValue, "must be between 1"},
 		{"pg_boss:retryDelayMax=60", profile.ErrBadValue, "can only be set if retryBackoff is true"},
 		{"pg_boss:retryDelay=1.5", profile.ErrBadValue, "not an integer"},
+		{"graphile_worker:maxAttempts=0", profile.ErrBadValue, "must be between 1 and 32767"},
+		{"graphile_worker:maxAttempts=32768", profile.ErrBadValue, "must be between 1 and 32767"},
 		{"celery:max_retries=many", profile.ErrBadValue, "or None"},
 		{"celery:retry_backoff=fast", profile.ErrBadValue, "not a number, true or false"},
 		{"activejob:wait=exponentially_longer", profile.ErrBadValue, "polynomially_longer or a number"},
@@ -299,6 +304,7 @@ var configuredSpecs = []string{
 	"grpc_retry:backoffMultiplier=5e-324,maxAttempts=2147483647,maxCallAttempts=2147483647",
 	"pg_boss:retryBackoff=true,retryDelay=2147483647,retryLimit=2147483647", "pg_boss:retryBackoff=true,retryDelayMax=0",
 	"pg_boss:retryBackoff=true,retryDelayMax=2147483647", "pg_boss:retryDelay=2147483647,retryLimit=0",
+	"graphile_worker:maxAttempts=32767", "graphile_worker:maxAttempts=1",
 }
 
 // TestPropertyConfigured: configured profiles keep the invariants of

@@ -39,6 +39,8 @@ func TestBareNameIsTheSystemsOwnDefaults(t *testing.T) {
 		// pg-boss 12.38.0 dist/plans.js 85-94: retry_limit 2, retry_delay 0, retry_backoff false.
 		{"pg_boss", 2, 0.5, 0, 3, "retryLimit 2, retryDelay 0: retried at once, 3 attempts"},
 		{"pg_boss:retryBackoff=true", 1, 0.5, 1500 * time.Millisecond, 3, "GREATEST(0, 1) * (1 + 1 * 0.5) = 1.5 s"},
+		// graphile-worker 0.18.0 generated/sql.js 2522: coalesce(spec.max_attempts, 25); failJobs.js 49: exp(least(attempts, 10)) s.
+		{"graphile_worker", 12, 0.5, 22026465795 * time.Microsecond, 25, "exp(least(12, 10)) = exp(10) s = 22026465795 us; 25 attempts"},
 	} {
 		p, err := profile.Parse(c.spec)
 		if err != nil {

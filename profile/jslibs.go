@@ -17,6 +17,7 @@ func jsModels() []*model {
 	return []*model{
 		configured(pRetrySettings, pRetryModel), configured(beeQueueSettings, beeQueueModel),
 		configured(delayedJobSettings, delayedJobModel), configured(expBackoffSettings, expBackoffModel),
+		configured(graphileSettings, graphileModel),
 		configured(pgBossSettings, pgBossModel),
 	}
 }
@@ -190,6 +191,39 @@ func expBackoffModel(c conf) (*model, error) {
 				v = math.Round(min(d.next(), v8MaxRandom) * v)
 			}
 			return nanos(v * float64(time.Millisecond))
+		},
+	}, nil
+}
+
+// graphileMaxAttempts is the largest max_attempts graphile-worker stores: its
+// jobs table keeps a smallint (add_job casts max_attempts::smallint).
+const graphileMaxAttempts = math.MaxInt16
+
+var graphileSettings = []setting{
+	{key: "maxAttempts", kind: kInt, def: "25", lo: 1, hi: graphileMaxAttempts, help: "the job's maxAttempts (addJob spec, add_job max_attempts): total attempts, at least 1; stored as a smallint"},
+}
+
+func graphileModel(c conf) (*model, error) {
+	ma := c.int("maxAttempts")
+	return &model{
+		name:    "graphile_worker",
+		release: "0.18.0",
+		system:  "Graphile Worker (Node.js, PostgreSQL), failJob",
+		version: "graphile-worker 0.18.0 (npm)",
+		source: "graphile-worker@0.18.0 (npm) dist/sql/failJobs.js:20,49,75 (run_at on failure); dist/sql/getJobs.js:186 (attempts + 1 when a job is taken); " +
+			"dist/generated/sql.js:1181-1182,1191 (attempts, max_attempts smallint default 25, is_available = locked_at is null and attempts < max_attempts)",
+		summary: fmt.Sprintf("exp(min(attempt, 10)) seconds (2.718s, 7.389s, ... 22026.466s), to the microsecond, no jitter; %s, then kept as permanently failed", attemptsText(int(ma))),
+		formula: "attempts = attempt (getJobs sets attempts = attempts + 1 when the run starts); " +
+			"run_at = greatest(now(), run_at) + (exp(least(attempts, 10)) * interval '1 second') (failJobs.js:49), " +
+			"run_at <= now() for a job that ran, so delay = exp(min(attempt, 10)) s, rounded to the microsecond by PostgreSQL's interval multiplication",
+		draw:         "",
+		exhaustion:   fmt.Sprintf("maxAttempts %d: a job is taken only while attempts < max_attempts (is_available), so after attempt %[1]d it is not run again", ma),
+		terminal:     "the job stays in the jobs table with attempts = max_attempts and its last_error (permanently failed), never taken again",
+		maxAttempts:  int(ma),
+		onExhaustion: policy.DeadLetter,
+		delay: func(n int, _ time.Duration, _ draws) time.Duration {
+			us := math.RoundToEven(math.Exp(float64(min(n, 10))) * 1e6)
+			return time.Duration(us) * time.Microsecond
 		},
 	}, nil
 }

@@ -199,6 +199,7 @@ func TestHugeAttempts(t *testing.T) {
 		"retry_go": 100 * time.Millisecond << 36,
 		"tenacity": 0, "backoff": 0, "rq": 0, "p_retry": (1<<31 - 1) * time.Millisecond, "bee_queue": 0,
 		"delayed_job": math.MaxInt64, "exponential_backoff": math.MaxInt64, "pg_boss": 0,
+		"graphile_worker": 22026465795 * time.Microsecond,
 	}
 	for _, p := range profile.All() {
 		got := p.DelayAt(math.MaxInt, 0)

@@ -19,7 +19,7 @@ import (
 const vectorsDir = "../testdata/profiles"
 
 // installHint is what to run when a real implementation is missing.
-const installHint = "run `bash verify/install.sh` from the repository root (as root: apt-get installs python3-celery, python3-botocore, ruby-sidekiq, ruby-activejob; npm installs bullmq, p-retry, bee-queue, exponential-backoff and pg-boss; PostgreSQL comes from Debian's postgresql)"
+const installHint = "run `bash verify/install.sh` from the repository root (as root: apt-get installs python3-celery, python3-botocore, ruby-sidekiq, ruby-activejob; npm installs bullmq, p-retry, bee-queue, exponential-backoff, pg-boss and graphile-worker; PostgreSQL comes from Debian's postgresql, or set RETRYKIT_TEST_DATABASE_URL)"
 
 // maxDraw is the largest float64 below 1: the top of every draw range.
 var maxDraw = math.Nextafter(1, 0)

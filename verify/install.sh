@@ -4,10 +4,10 @@
 # ruby-activejob, python3-tenacity, python3-backoff, python3-rq and
 # ruby-delayed-job, node and npm (Debian's nodejs, unless a node is already
 # installed), redis-server (for asynq's own server), PostgreSQL (Debian's
-# postgresql, for River's and pg-boss's own code; the tests start a throwaway
-# cluster with its initdb and pg_ctl), and the bullmq, p-retry,
-# exponential-backoff, bee-queue and pg-boss npm packages pinned by
-# verify/node/package-lock.json.
+# postgresql, for River's, pg-boss's and graphile-worker's own code; the tests
+# start a throwaway cluster with its initdb and pg_ctl), and the bullmq, p-retry,
+# exponential-backoff, bee-queue, pg-boss and graphile-worker npm packages pinned
+# by verify/node/package-lock.json.
 # The Go libraries come from the module proxy with `go test`.
 #
 # Idempotent: Debian packages already installed are not reinstalled, and

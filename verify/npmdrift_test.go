@@ -135,6 +135,9 @@ var npmWatched = []npmWatch{
 		bin, url := pgBossEnv(t)
 		checkPgBoss(t, bin, url, r.dir())
 	}},
+	{"graphile_worker", "graphile-worker", func(t *testing.T, r npmRelease) {
+		checkGraphileWorker(t, r.prefix, r.version, r.who())
+	}},
 }
 
 // retryLibRelease runs check, the checks of a library retrylibs_driver.mjs
@@ -149,11 +152,12 @@ func retryLibRelease(check func(t *testing.T, drv libDriver)) func(t *testing.T,
 }
 
 // TestNpmDrift checks npm's newest bullmq, p-retry, bee-queue,
-// exponential-backoff and pg-boss beside the pinned ones: when one differs
-// from its pinned release it is installed into a temporary directory and
-// run through the vectors, the defaults and every configured case of its
-// pinned tests (TestBullMQReal and TestBullMQConfigured, TestPRetryReal,
-// TestBeeQueueReal, TestExponentialBackoffReal, TestPgBossReal).
+// exponential-backoff, pg-boss and graphile-worker beside the pinned ones:
+// when one differs from its pinned release it is installed into a temporary
+// directory and run through the vectors, the defaults and every configured
+// case of its pinned tests (TestBullMQReal and TestBullMQConfigured,
+// TestPRetryReal, TestBeeQueueReal, TestExponentialBackoffReal,
+// TestPgBossReal, TestGraphileWorkerReal).
 func TestNpmDrift(t *testing.T) {
 	for _, w := range npmWatched {
 		t.Run(w.profile, func(t *testing.T) {

@@ -336,7 +336,7 @@ func TestScheduleConfigured(t *testing.T) {
 // The library and queue profiles added beside the job systems work in
 // compare and fit like any other, with their release listed.
 func TestCompareAndFitLibraryProfiles(t *testing.T) {
-	names := []string{"cenkalti", "retryablehttp", "failsafe", "retry_go", "go_retry", "tenacity", "backoff", "rq", "p_retry", "bee_queue", "delayed_job", "pg_boss"}
+	names := []string{"cenkalti", "retryablehttp", "failsafe", "retry_go", "go_retry", "tenacity", "backoff", "rq", "p_retry", "bee_queue", "delayed_job", "pg_boss", "graphile_worker"}
 	args := []string{"compare", "--limit", "6"}
 	for _, n := range names {
 		args = append(args, "--profile", n)

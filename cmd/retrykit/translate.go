@@ -369,22 +369,23 @@ func customNeed(system string) string {
 }
 
 var customNeeds = map[string]string{
-	"bullmq":       "a custom backoff strategy (the Worker's settings.backoffStrategy, with backoff {type: 'custom'}) returning the policy's delay for attemptsMade",
-	"celery":       "an explicit countdown: self.retry(countdown=...) with the policy's delay for self.request.retries",
-	"sidekiq":      "a sidekiq_retry_in block returning the policy's delay for count",
-	"sidekiq6":     "a sidekiq_retry_in block returning the policy's delay for count",
-	"activejob":    "a wait proc: retry_on ..., wait: ->(executions) { the policy's delay }",
-	"river":        "a custom ClientRetryPolicy (Config.RetryPolicy) whose NextRetry returns the policy's delay",
-	"asynq":        "a RetryDelayFunc (Config.RetryDelayFunc) returning the policy's delay",
-	"faktory":      "the worker to fail the job and re-push it with an 'at' time from the policy (Faktory's server owns the retry schedule)",
-	"oban":         "a backoff/1 callback in the worker returning the policy's delay in seconds",
-	"temporal":     "no more than its RetryPolicy for jitter-free exponential schedules; jitter or other shapes need the activity to fail non-retryably and the workflow to sleep the policy's delay",
-	"aws":          "a custom retry handler (botocore's retryhandler or a before-sleep event hook)",
-	"aws_go":       "a custom retry.BackoffDelayer set through retry.StandardOptions.Backoff",
-	"gax":          "a custom gax.Retryer returning the policy's delay",
-	"grpc_retry":   "application-level retries: the service config's retryPolicy has no other shape",
-	"grpc_connect": "a custom backoff.Strategy in grpc.ConnectParams",
-	"resque_retry": "a retry_delay method returning the policy's delay for retry_attempt (its @backoff_strategy holds whole seconds only, and its jitter is one multiplicand range for every entry)",
+	"bullmq":          "a custom backoff strategy (the Worker's settings.backoffStrategy, with backoff {type: 'custom'}) returning the policy's delay for attemptsMade",
+	"celery":          "an explicit countdown: self.retry(countdown=...) with the policy's delay for self.request.retries",
+	"sidekiq":         "a sidekiq_retry_in block returning the policy's delay for count",
+	"sidekiq6":        "a sidekiq_retry_in block returning the policy's delay for count",
+	"activejob":       "a wait proc: retry_on ..., wait: ->(executions) { the policy's delay }",
+	"river":           "a custom ClientRetryPolicy (Config.RetryPolicy) whose NextRetry returns the policy's delay",
+	"asynq":           "a RetryDelayFunc (Config.RetryDelayFunc) returning the policy's delay",
+	"faktory":         "the worker to fail the job and re-push it with an 'at' time from the policy (Faktory's server owns the retry schedule)",
+	"oban":            "a backoff/1 callback in the worker returning the policy's delay in seconds",
+	"temporal":        "no more than its RetryPolicy for jitter-free exponential schedules; jitter or other shapes need the activity to fail non-retryably and the workflow to sleep the policy's delay",
+	"aws":             "a custom retry handler (botocore's retryhandler or a before-sleep event hook)",
+	"aws_go":          "a custom retry.BackoffDelayer set through retry.StandardOptions.Backoff",
+	"gax":             "a custom gax.Retryer returning the policy's delay",
+	"grpc_retry":      "application-level retries: the service config's retryPolicy has no other shape",
+	"grpc_connect":    "a custom backoff.Strategy in grpc.ConnectParams",
+	"graphile_worker": "the task to catch its own error, re-add the job itself with helpers.addJob(..., {runAt: now + the policy's delay}) carrying the attempt in its payload, and return: failJob's exp(least(attempts, 10)) s is SQL with no setting or hook",
+	"resque_retry":    "a retry_delay method returning the policy's delay for retry_attempt (its @backoff_strategy holds whole seconds only, and its jitter is one multiplicand range for every entry)",
 }
 
 func baseName(p profile.Profile) string {
@@ -424,7 +425,7 @@ func score(a, b subject, k int) float64 {
 func candidates(pol *policy.Policy, system string) []string {
 	s := pol.Spec()
 	// Attempt limits saturate at what the systems store (int32 at most;
-	// River's smallint below), never wrap.
+	// River's and graphile-worker's smallint below), never wrap.
 	a := min(max(s.MaxAttempts, 1), math.MaxInt32-1)
 	I, M, c := s.InitialInterval, s.MaxInterval, s.BackoffCoefficient
 	ms := func(d time.Duration) string { return strconv.FormatInt(max(int64(d/time.Millisecond), 1), 10) }
@@ -474,6 +475,9 @@ func candidates(pol *policy.Policy, system string) []string {
 		add("pg_boss:retryLimit=%d,retryBackoff=true,retryDelay=%s,retryDelayMax=%s", a-1, secs(I*2/3), secs(M))
 	case "river":
 		add("river:MaxAttempts=%d", min(a, math.MaxInt16))
+	case "graphile_worker":
+		// The delay is fixed SQL; only the job's maxAttempts (a smallint) is set.
+		add("graphile_worker:maxAttempts=%d", min(a, math.MaxInt16))
 	case "sidekiq", "sidekiq6":
 		add("%s:retry=%d", system, a-1)
 	case "asynq":
