@@ -207,6 +207,42 @@ func TestSection91Boundary(t *testing.T) {
 	}
 }
 
+// DecideBeforeDraw judges §9.1 at the top of the jitter range and otherwise
+// gives the policy's decision at the middle draw. Timeout 10 s, total 60 s,
+// a failure at 40 s, initial_interval 8 s with jitter: the delay is 8 s ×
+// (0.5 + r), so 8 s at r = 0.5 (40 + 8 + 10 = 58 s, in time) but 12 s at
+// r = 1 (62 s, over): no time left. With initial 6 s: 9 s at the top, 59 s,
+// retried after the middle 6 s.
+func TestDecideBeforeDrawJudgesTheTopDraw(t *testing.T) {
+	b := mustBudget(t, `{"timeout": 10, "total_timeout": 60}`)
+	for _, c := range []struct {
+		initial string
+		action  policy.Action
+		reason  budget.Reason
+		delay   time.Duration
+	}{
+		{"PT8S", policy.Discard, budget.ReasonNoTimeLeft, 0},
+		{"PT6S", policy.Retry, budget.ReasonPolicy, 6 * time.Second},
+	} {
+		p := mustPolicy(t, `{"max_attempts": 5, "initial_interval": "`+c.initial+`", "max_interval": "PT1M", "jitter": true}`)
+		d, err := b.DecideBeforeDraw(p, fail(1, "x.err", 40*time.Second))
+		if err != nil || d.Action != c.action || d.Reason != c.reason || d.Delay != c.delay {
+			t.Errorf("initial %s: %+v, %v; want %v (%v) after %v", c.initial, d, err, c.action, c.reason, c.delay)
+		}
+	}
+	// A worker clock behind created_at is no time spent, not an error.
+	p := mustPolicy(t, `{"max_attempts": 5, "initial_interval": "PT6S", "max_interval": "PT1M", "jitter": true}`)
+	f := fail(1, "x.err", 0)
+	f.At = f.CreatedAt.Add(-time.Minute)
+	if d, err := b.DecideBeforeDraw(p, f); err != nil || d.Action != policy.Retry || d.Delay != 6*time.Second {
+		t.Errorf("at before created_at: %+v, %v; want a retry after 6 s", d, err)
+	}
+	// Without a total timeout it is the policy's decision at 0.5.
+	if d, err := budget.Default().DecideBeforeDraw(p, fail(1, "x.err", time.Hour)); err != nil || d.Reason != budget.ReasonPolicy || d.Delay != 6*time.Second {
+		t.Errorf("no total timeout: %+v, %v; want the policy's 6 s", d, err)
+	}
+}
+
 // §5.2: "regardless of remaining retry attempts"; "MUST take precedence over
 // the retry policy's max_attempts".
 func TestTotalTimeoutPrecedesMaxAttempts(t *testing.T) {

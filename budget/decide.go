@@ -126,6 +126,39 @@ func (b *Budget) Decide(p *policy.Policy, f Failure, src backoff.Source) (Decisi
 	return b.decide(p, f, func(pf policy.Failure) (policy.Decision, error) { return p.Decide(pf, src) })
 }
 
+// DecideBeforeDraw is the decision for a queue that draws the retry delay
+// itself, after this decision (River's NextRetry, asynq's RetryDelayFunc):
+// the decision cannot see that draw, so the rule of §9.1 is judged at the
+// top of the jitter range, r = 1, the longest delay the queue can draw,
+// and a retry it allows always has time to finish (RK-233). Where the
+// budget does not decide (Reason ReasonPolicy, or no total timeout), the
+// decision is the policy's own at the middle draw 0.5, its Delay included.
+//
+// f.At before f.CreatedAt (a worker's clock behind the one that stamped
+// created_at) is read as f.CreatedAt: no time spent yet, not an error.
+// A zero f.CreatedAt or f.At with a total timeout is still an error, as
+// for DecideAt.
+func (b *Budget) DecideBeforeDraw(p *policy.Policy, f Failure) (Decision, error) {
+	middle := func() (Decision, error) {
+		pd, err := p.DecideAt(f.Failure, 0.5)
+		if err != nil {
+			return Decision{}, err
+		}
+		return Decision{Action: pd.Action, Delay: pd.Delay, Reason: ReasonPolicy, Policy: pd}, nil
+	}
+	if b.get().spec.TotalTimeout == 0 {
+		return middle()
+	}
+	if f.At.Before(f.CreatedAt) {
+		f.At = f.CreatedAt
+	}
+	d, err := b.DecideAt(p, f, 1)
+	if err != nil || d.Reason != ReasonPolicy {
+		return d, err
+	}
+	return middle()
+}
+
 func (b *Budget) decide(p *policy.Policy, f Failure, pol func(policy.Failure) (policy.Decision, error)) (Decision, error) {
 	s := b.get().spec
 	if s.TotalTimeout != 0 {

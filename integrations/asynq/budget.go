@@ -99,20 +99,16 @@ func attemptContext(ctx context.Context, t *asynq.Task, now time.Time) (context.
 	return context.WithDeadline(ctx, dl)
 }
 
-// jitterForBudget is the jitter draw at which the middleware judges the
-// rule of §9.1: the top of the range, the longest delay RetryDelay can
-// draw, since asynq draws the delay after the middleware decided
-// (docs/decisions.md RK-233).
-const jitterForBudget = 1
-
 // decideFailure is the middleware's decision for failure f of t under pol:
-// the policy's alone (jitter at 0.5) when t carries no budget with a total
-// timeout, else budget.Budget.DecideAt with t's created_at. why says which
-// rule decided; berr is an unreadable budget (the policy then decides
-// alone).
+// the policy's alone (jitter at 0.5) when t carries no budget, else
+// budget.Budget.DecideBeforeDraw with t's created_at, since asynq draws
+// the delay (RetryDelayFunc) after the middleware decided
+// (docs/decisions.md RK-233); an enqueuer's clock ahead of the worker's is
+// read as no time spent yet. why says which rule decided; berr is an
+// unreadable budget (the policy then decides alone).
 func (p *Plugin) decideFailure(t *asynq.Task, pol *policy.Policy, f policy.Failure) (d policy.Decision, why budget.Reason, berr, derr error) {
 	b, createdAt, ok, berr := TaskBudget(t)
-	if !ok || b.Spec().TotalTimeout == 0 {
+	if !ok {
 		d, derr = pol.DecideAt(f, 0.5)
 		return d, budget.ReasonPolicy, berr, derr
 	}
@@ -120,17 +116,12 @@ func (p *Plugin) decideFailure(t *asynq.Task, pol *policy.Policy, f policy.Failu
 	if p != nil && p.now != nil {
 		now = p.now
 	}
-	at := now()
-	if at.Before(createdAt) { // the enqueuer's clock ahead of the worker's
-		at = createdAt
-	}
-	bd, derr := b.DecideAt(pol, budget.Failure{Failure: f, CreatedAt: createdAt, At: at}, jitterForBudget)
+	bd, derr := b.DecideBeforeDraw(pol, budget.Failure{Failure: f, CreatedAt: createdAt, At: now()})
 	if derr != nil {
 		return policy.Decision{}, budget.ReasonPolicy, nil, derr
 	}
 	if bd.Reason == budget.ReasonPolicy {
-		d, derr = pol.DecideAt(f, 0.5)
-		return d, budget.ReasonPolicy, nil, derr
+		return bd.Policy, budget.ReasonPolicy, nil, nil
 	}
 	return policy.Decision{Action: bd.Action, Reason: bd.Policy.Reason}, bd.Reason, nil, nil
 }

@@ -87,21 +87,17 @@ func metadataBudget(md []byte) (*budget.Budget, bool, error) {
 	return b, true, nil
 }
 
-// jitterForBudget is the jitter draw at which the middleware judges the
-// rule of §9.1: the top of the range, the longest delay NextRetry can
-// draw, so that a retry River schedules always has time to finish. River
-// draws the delay it uses in NextRetry, after the middleware's decision,
-// so the decision cannot see that draw (docs/decisions.md RK-233).
-const jitterForBudget = 1
-
 // decideFailure is the middleware's decision for failure f of job under
 // pol: the policy's alone (jitter at 0.5) when the job carries no time
-// budget, else budget.Budget.DecideAt with the job's created_at and the
-// plugin's clock. why says which rule decided; berr is an unreadable
-// budget (then the policy decides alone).
+// budget, else budget.Budget.DecideBeforeDraw with the job's created_at
+// and the plugin's clock, since River draws the delay it uses in
+// NextRetry, after this decision (docs/decisions.md RK-233). created_at is
+// PostgreSQL's clock, the plugin's clock the worker's: a worker clock
+// behind the database's is read as no time spent yet. why says which rule
+// decided; berr is an unreadable budget (then the policy decides alone).
 func (p *Plugin) decideFailure(job *rivertype.JobRow, pol *policy.Policy, f policy.Failure) (d policy.Decision, why budget.Reason, berr, derr error) {
 	b, ok, berr := JobBudget(job)
-	if !ok || b.Spec().TotalTimeout == 0 {
+	if !ok {
 		d, derr = pol.DecideAt(f, 0.5)
 		return d, budget.ReasonPolicy, berr, derr
 	}
@@ -109,20 +105,12 @@ func (p *Plugin) decideFailure(job *rivertype.JobRow, pol *policy.Policy, f poli
 	if p != nil && p.now != nil {
 		now = p.now
 	}
-	at := now()
-	// created_at is PostgreSQL's clock, at is the worker's: a worker clock
-	// behind the database's is read as no time spent yet.
-	if at.Before(job.CreatedAt) {
-		at = job.CreatedAt
-	}
-	bd, derr := b.DecideAt(pol, budget.Failure{Failure: f, CreatedAt: job.CreatedAt, At: at}, jitterForBudget)
+	bd, derr := b.DecideBeforeDraw(pol, budget.Failure{Failure: f, CreatedAt: job.CreatedAt, At: now()})
 	if derr != nil {
 		return policy.Decision{}, budget.ReasonPolicy, nil, derr
 	}
 	if bd.Reason == budget.ReasonPolicy {
-		// The policy's own decision, its delay at the usual 0.5 draw.
-		d, derr = pol.DecideAt(f, 0.5)
-		return d, budget.ReasonPolicy, nil, derr
+		return bd.Policy, budget.ReasonPolicy, nil, nil
 	}
 	return policy.Decision{Action: bd.Action, Reason: bd.Policy.Reason}, bd.Reason, nil, nil
 }
