@@ -261,17 +261,40 @@ type dlLookup struct {
 // one, or maxDLPages). A server that ignores the queue filter or sorts
 // by id still has every dead letter found; the jobs of other queues are
 // counted.
+//
+// Offsets shift while the list is read: a dead letter deleted or retried
+// meanwhile (by another check) moves every later one a place forward, and
+// the one at the page boundary is then never on a page. So a read that
+// misses a wanted id is done again from offset 0, up to dlPasses reads in
+// all; an id listed all along is on some read that saw no shift.
 func (c *client) deadLetterFind(ctx context.Context, queue string, want ...string) (*dlLookup, error) {
 	r := &dlLookup{found: map[string]bool{}}
+	for pass := 0; pass < dlPasses; pass++ {
+		if err := c.deadLetterRead(ctx, queue, want, r); err != nil {
+			return nil, err
+		}
+		if len(r.found) == len(want) {
+			break
+		}
+	}
+	return r, nil
+}
+
+// dlPasses is how many times deadLetterFind reads the list at most.
+const dlPasses = 3
+
+// deadLetterRead is one read of the list from offset 0, adding to r.
+func (c *client) deadLetterRead(ctx context.Context, queue string, want []string, r *dlLookup) error {
 	first := ""
-	for offset := 0; r.pages < maxDLPages; r.pages++ {
+	for offset, pages := 0, 0; pages < maxDLPages; pages++ {
 		q := url.Values{"queue": {queue}, "limit": {fmt.Sprint(dlPage)}, "offset": {fmt.Sprint(offset)}}
 		ex, err := c.do(ctx, "DEAD-LETTER LIST", http.MethodGet, "/dead-letter?"+q.Encode(), nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		r.pages++
 		if ex.status != http.StatusOK {
-			return nil, unexpected("DEAD-LETTER LIST", ex)
+			return unexpected("DEAD-LETTER LIST", ex)
 		}
 		var a struct {
 			Jobs       []job `json:"jobs"`
@@ -280,10 +303,10 @@ func (c *client) deadLetterFind(ctx context.Context, queue string, want ...strin
 			} `json:"pagination"`
 		}
 		if err := decode("DEAD-LETTER LIST", ex, &a); err != nil {
-			return nil, err
+			return err
 		}
 		if len(a.Jobs) == 0 || a.Jobs[0].ID == first && offset > 0 {
-			break
+			return nil
 		}
 		first = a.Jobs[0].ID
 		for _, j := range a.Jobs {
@@ -296,12 +319,11 @@ func (c *client) deadLetterFind(ctx context.Context, queue string, want ...strin
 			}
 		}
 		if len(r.found) == len(want) || a.Pagination != nil && a.Pagination.HasMore != nil && !*a.Pagination.HasMore {
-			r.pages++
-			break
+			return nil
 		}
 		offset += len(a.Jobs)
 	}
-	return r, nil
+	return nil
 }
 
 // cancel cancels a job (DELETE /jobs/{id}); false when the server refused.
