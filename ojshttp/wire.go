@@ -30,7 +30,7 @@ const (
 	CodeUnsupported    = "unsupported"      // 422: a known option or OJS-Version this server does not implement
 	CodeInternal       = "internal_error"   // 500, retryable
 	CodeQueueFull      = "queue_full"       // 429, retryable: WithMaxJobs or WithMaxBytes reached
-	CodeQueuePaused    = "queue_paused"     // 422, retryable: the binding's answer to a PUSH to a paused queue; serve accepts such a PUSH (RK-192) and never sends it
+	CodeQueuePaused    = "queue_paused"     // 422, retryable: a PUSH to a paused queue (the binding §11.3); details.queue names it and nothing is stored
 )
 
 // docsURL is where an error's docs_url points.
@@ -124,6 +124,10 @@ func defaultHint(code string) string {
 		return "job ids must be unique; omit id to let the server assign one"
 	case CodeValidation:
 		return "see ojs-retry.md for the retry policy fields and their ranges"
+	case CodeQueuePaused:
+		return "resume the queue (POST /ojs/v1/queues/{name}/resume), then push again"
+	case CodeUnsupported:
+		return "GET /ojs/manifest lists what this server implements"
 	case CodeQueueFull:
 		return "the server holds as many jobs as it is configured for; retry later"
 	}
