@@ -42,7 +42,7 @@ func TestParseRefusalsNameTheMember(t *testing.T) {
 		{`{"leaky": {}}`, "leaky", "unknown member"},
 		{`[]`, "", "must be a JSON object, got an array"},
 		{`{"ratio": {"ratio": 1}} x`, "", "invalid JSON"},
-		{`{"ratio": {"ratio": 1, "ratio": 2}}`, "ratio", `duplicate key "ratio"`},
+		{`{"ratio": {"ratio": 1, "ratio": 2}}`, "", "ratio.ratio: duplicate key"},
 		{"{\"ratio\": {\"ratio\": 1, \"w\xff\": 2}}", "", "not valid UTF-8"},
 		{`{"token_bucket": {}}`, "token_bucket.capacity", "is required"},
 		{`{"token_bucket": {"capacity": "100"}}`, "token_bucket.capacity", "must be a number, got a string"},
