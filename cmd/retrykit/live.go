@@ -160,4 +160,3 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	rep.Command = commandLine(args)
 	return report.write(rep, stdout, stderr)
 }
-
