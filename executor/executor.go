@@ -412,8 +412,9 @@ func (e *Executor) lookup(op, id string) (*job, error) {
 // in an int64) is rejected. ID, Type, Queue and Args are checked against
 // the limits [MaxIDLen], [MaxTypeLen], [MaxQueueLen] and [MaxArgsSize]
 // (valid UTF-8, valid JSON; RK-46) before anything else is done, in time
-// linear in their size. Other errors wrap ErrDuplicateID or ErrInvalidJob;
-// their messages name the field and the limit.
+// linear in their size. Other errors wrap ErrDuplicateID, ErrInvalidJob
+// or (with spec.RefusePaused) [ErrQueuePaused]; their messages name the
+// field and the limit.
 func (e *Executor) Enqueue(spec JobSpec) (Job, error) {
 	if err := prepare(&spec); err != nil {
 		return Job{}, err
@@ -457,6 +458,9 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	pol, err := e.resolvePolicy(spec.Retry, spec.Policy)
 	if err != nil {
 		return Job{}, fmt.Errorf("executor: enqueue %q: %w", clip(spec.ID), err)
+	}
+	if err := e.checkPaused(&spec); err != nil {
+		return Job{}, err
 	}
 	id := spec.ID
 	if id == "" {
@@ -741,6 +745,27 @@ const MaxPausedQueues = 10000
 // ErrTooManyPausedQueues is wrapped by the error PauseQueue returns when
 // MaxPausedQueues queues are paused already.
 var ErrTooManyPausedQueues = errors.New("executor: too many paused queues")
+
+// ErrQueuePaused is wrapped by the error Enqueue and EnqueueReplacing
+// return for a [JobSpec] with RefusePaused whose queue is paused. Nothing
+// is created.
+var ErrQueuePaused = errors.New("executor: queue is paused")
+
+// checkPaused refuses spec when it asks to be refused by a paused queue
+// and its queue is paused; e.mu is held.
+func (e *Executor) checkPaused(spec *JobSpec) error {
+	if !spec.RefusePaused {
+		return nil
+	}
+	name := spec.Queue
+	if name == "" {
+		name = DefaultQueue
+	}
+	if _, ok := e.paused[name]; ok {
+		return fmt.Errorf("executor: enqueue %q: %w: %q", clip(spec.ID), ErrQueuePaused, clip(name))
+	}
+	return nil
+}
 
 // ErrInvalidQueue is wrapped by the error PauseQueue and ResumeQueue return
 // for a name no queue can have: over [MaxQueueLen] bytes or not valid

@@ -58,6 +58,10 @@ type JobSpec struct {
 	// counted from its creation (ojs-timeouts §5.3): a job not yet started
 	// when it runs out is discarded. Zero means none; negative is refused.
 	EnqueueTTL time.Duration
+	// RefusePaused refuses the job while its queue is paused, with an
+	// error wrapping [ErrQueuePaused] (ojs-http-binding §11.3). The default
+	// accepts it: pausing stops only fetching (RK-36).
+	RefusePaused bool
 }
 
 // Failure is what a worker reports with Fail (ojs-retry §7.3): plain data.
