@@ -50,13 +50,16 @@ func (e *Executor) EnqueueReplacing(specs []JobSpec, cancel []string) ([]Job, er
 }
 
 // checkBatch applies the checks of EnqueueBatch that need the lock: each
-// policy resolves, and ids are unique within the batch and new.
+// policy resolves, no spec that refuses a paused queue names one, and ids are unique within the batch and new.
 func (e *Executor) checkBatch(specs []JobSpec) error {
 	seen := make(map[string]int, len(specs))
 	for i := range specs {
 		sp := &specs[i]
 		if _, err := e.resolvePolicy(sp.Retry, sp.Policy); err != nil {
 			return &BatchError{Index: i, Err: fmt.Errorf("executor: enqueue %q: %w", clip(sp.ID), err)}
+		}
+		if err := e.checkPaused(sp); err != nil {
+			return &BatchError{Index: i, Err: err}
 		}
 		if sp.ID == "" {
 			continue

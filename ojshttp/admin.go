@@ -38,21 +38,6 @@ func queueView(q executor.QueueInfo) map[string]any {
 	return map[string]any{"name": q.Name, "status": status, "stats": stats}
 }
 
-// queueObject is the queue as the official suite reads it from the stats,
-// pause and resume answers: {"name", "status", "paused", and a count per
-// state and "dead_letter"} (RK-191).
-func queueObject(q executor.QueueInfo) map[string]any {
-	status := "active"
-	if q.Paused {
-		status = "paused"
-	}
-	o := map[string]any{"name": q.Name, "status": status, "paused": q.Paused, "dead_letter": q.DeadLetter}
-	for st := executor.Scheduled; st <= executor.Discarded; st++ {
-		o[st.String()] = q.Counts[st]
-	}
-	return o
-}
-
 // queueInfo returns the executor's record of name, or an empty active
 // queue: a queue that holds no job and is not paused has no record.
 func (s *Server) queueInfo(name string) executor.QueueInfo {
@@ -88,11 +73,10 @@ func (s *Server) queueStats(w http.ResponseWriter, r *http.Request) (int, any, *
 	if aerr != nil {
 		return 0, nil, aerr
 	}
-	q := s.queueInfo(name)
-	v := queueView(q)
-	v["queue"] = queueObject(q)
-	v["computed_at"] = stamp(s.cfg.clock.Now())
-	return http.StatusOK, v, nil
+	// The binding §11.2: the queue's name, status and counts (RK-280).
+	v := queueView(s.queueInfo(name))
+	return http.StatusOK, map[string]any{"queue": name, "status": v["status"], "stats": v["stats"],
+		"computed_at": stamp(s.cfg.clock.Now())}, nil
 }
 
 func (s *Server) pause(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
@@ -106,7 +90,9 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		}
 		return 0, nil, invalid("name", "%v", err)
 	}
-	return http.StatusOK, map[string]any{"queue": queueObject(s.queueInfo(name)), "name": name, "status": "paused", "paused_at": stamp(s.cfg.clock.Now())}, nil
+	s.pauses.LoadOrStore(name, s.cfg.clock.Now())
+	// The binding §11.3 (RK-280).
+	return http.StatusOK, map[string]any{"queue": name, "status": "paused", "paused_at": stamp(s.pausedSince(name))}, nil
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
@@ -117,7 +103,9 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 	if err := s.exec.ResumeQueue(name); err != nil {
 		return 0, nil, invalid("name", "%v", err)
 	}
-	return http.StatusOK, map[string]any{"queue": queueObject(s.queueInfo(name)), "name": name, "status": "active", "resumed_at": stamp(s.cfg.clock.Now())}, nil
+	s.pauses.Delete(name)
+	// The binding §11.4 (RK-280).
+	return http.StatusOK, map[string]any{"queue": name, "status": "active", "resumed_at": stamp(s.cfg.clock.Now())}, nil
 }
 
 // clockHorizon is as far as the manual clock moves: an advance past it is
@@ -185,3 +173,28 @@ var moduleVersion = sync.OnceValue(func() string {
 	}
 	return v
 })
+
+// pausedSince is when name was paused through the server (the first of
+// repeated pauses), or now for a queue paused otherwise.
+func (s *Server) pausedSince(name string) time.Time {
+	if t, ok := s.pauses.Load(name); ok {
+		return t.(time.Time)
+	}
+	return s.cfg.clock.Now()
+}
+
+// pausedError is the binding's 422 queue_paused for a PUSH (job i of a
+// batch when batch) to the paused queue name: nothing was stored (RK-282).
+func (s *Server) pausedError(name string, i int, batch bool) *apiError {
+	if name == "" {
+		name = executor.DefaultQueue
+	}
+	e := &apiError{status: http.StatusUnprocessableEntity, code: CodeQueuePaused, retryable: true,
+		message: "queue " + strconv.Quote(name) + " is paused: no job can be enqueued to it or fetched from it until it is resumed",
+		details: map[string]any{"queue": name, "paused_at": stamp(s.pausedSince(name))}}
+	if batch {
+		e.message = "jobs[" + strconv.Itoa(i) + "]: " + e.message
+		e.details["index"] = i
+	}
+	return e
+}

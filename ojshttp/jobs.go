@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 
@@ -28,8 +29,14 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		// ojs-unique-jobs §5.4: 200, not 201, with the existing job.
 		return http.StatusOK, map[string]any{"job": jobs[0], "deduplicated": true}, nil
 	}
+	// The binding §9.1: a 201 names the new job's resource (RK-281).
+	w.Header().Set("Location", jobPath(p.spec.ID))
 	return http.StatusCreated, map[string]any{"job": jobs[0]}, nil
 }
+
+// jobPath is the resource of job id, where INFO reads it: the Location
+// of a 201 PUSH.
+func jobPath(id string) string { return "/ojs/v1/jobs/" + url.PathEscape(id) }
 
 // pushBatch is batch PUSH: POST /ojs/v1/jobs/batch, atomic.
 func (s *Server) pushBatch(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
@@ -92,8 +99,8 @@ func (s *Server) enqueue(all []*pushed) (out []map[string]any, dedup []int, aerr
 		s.uniqueMu.Lock()
 		defer s.uniqueMu.Unlock()
 	}
-	// A paused queue still accepts jobs: they wait as available until it
-	// is resumed (RK-192).
+	// A paused queue refuses jobs (the binding §11.3, RK-282): the
+	// executor checks it in the step that creates them (RefusePaused).
 	ps := all
 	var ignored []*executor.Job
 	var cancel []string
@@ -226,6 +233,7 @@ func (s *Server) create(ps []*pushed, cancel []string) ([]map[string]any, *apiEr
 			return nil, e
 		}
 		olds[i] = s.store.put(p.spec.ID, p.x)
+		p.spec.RefusePaused = true
 	}
 	var jobs []executor.Job
 	var err error
@@ -248,6 +256,13 @@ func (s *Server) create(ps []*pushed, cancel []string) ([]map[string]any, *apiEr
 	if err != nil {
 		for i := len(ps) - 1; i >= 0; i-- {
 			s.store.restore(ps[i].spec.ID, ps[i].x, olds[i])
+		}
+		if errors.Is(err, executor.ErrQueuePaused) {
+			i := 0
+			if be := (*executor.BatchError)(nil); errors.As(err, &be) {
+				i = be.Index
+			}
+			return nil, s.pausedError(ps[i].spec.Queue, i, len(ps) > 1)
 		}
 		var te *executor.TransitionError
 		if errors.As(err, &te) && te.Op == "cancel" {

@@ -69,11 +69,12 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			"reset_endpoint":    resetEndpoint(s.cfg.reset),
 			"clock_endpoint":    clockEndpoint(s.cfg.manual != nil),
 			"persistence":       "none: a restart loses every job",
-			"decisions":         "docs/decisions.md RK-100 to RK-109, RK-152 to RK-159, RK-175 to RK-195",
+			"decisions":         "docs/decisions.md RK-100 to RK-109, RK-152 to RK-159, RK-175 to RK-195, RK-280 to RK-299",
 			"max_jobs":          s.cfg.maxJobs,
 			"max_body_bytes":    s.cfg.maxBody,
 			"max_batch":         s.cfg.maxBatch,
 			"max_fetch_count":   MaxFetchCount,
+			"unsupported":       unsupportedManifest(),
 			"worker_directives": "POST /ojs/v1/admin/workers/{id}/quiet or /terminate: the next heartbeat answers that state",
 		},
 	}, nil

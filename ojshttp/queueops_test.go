@@ -2,28 +2,33 @@ package ojshttp_test
 
 import (
 	"testing"
+	"time"
 )
 
-// The official suite reads queue statistics and the pause and resume
-// answers as a "queue" object (RK-191); the binding's fields stay.
-func TestQueueObjectInStatsPauseResume(t *testing.T) {
+// The binding §11.2–§11.4: the statistics, pause and resume answers name
+// the queue as a string, with the counts under "stats" (RK-280).
+func TestQueueStatsPauseResumeFollowTheBinding(t *testing.T) {
 	s := newTestServer(t)
 	for range 3 {
 		s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "st"}})
 	}
 	s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"st"}})
 	st := s.must(200, "GET", "/ojs/v1/queues/st/stats", nil)
-	q := st["queue"].(map[string]any)
-	if q["name"] != "st" || q["available"] != 2.0 || q["active"] != 1.0 || q["completed"] != 0.0 || q["paused"] != false ||
-		st["status"] != "active" || st["stats"].(map[string]any)["available"] != 2.0 {
+	stats := st["stats"].(map[string]any)
+	if st["queue"] != "st" || st["status"] != "active" || stats["available"] != 2.0 || stats["active"] != 1.0 ||
+		stats["completed"] != 0.0 || st["computed_at"] != "2026-01-02T03:04:05Z" {
 		t.Fatalf("stats: %v", st)
 	}
+	s.clock.Advance(1500 * time.Millisecond)
 	p := s.must(200, "POST", "/ojs/v1/queues/st/pause", nil)
-	if q := p["queue"].(map[string]any); q["name"] != "st" || q["paused"] != true || p["status"] != "paused" {
+	if p["queue"] != "st" || p["status"] != "paused" || p["paused_at"] != "2026-01-02T03:04:06.5Z" {
 		t.Fatalf("pause: %v", p)
 	}
+	if st := s.must(200, "GET", "/ojs/v1/queues/st/stats", nil); st["status"] != "paused" {
+		t.Fatalf("stats of a paused queue: %v", st)
+	}
 	r := s.must(200, "POST", "/ojs/v1/queues/st/resume", nil)
-	if q := r["queue"].(map[string]any); q["paused"] != false || q["available"] != 2.0 || r["status"] != "active" {
+	if r["queue"] != "st" || r["status"] != "active" || r["resumed_at"] == nil {
 		t.Fatalf("resume: %v", r)
 	}
 }
@@ -49,7 +54,7 @@ func TestBatchOfHundredCountedInQueueStats(t *testing.T) {
 		}
 		seen[j["id"]] = true
 	}
-	if q := s.must(200, "GET", "/ojs/v1/queues/bulk/stats", nil)["queue"].(map[string]any); q["available"] != 100.0 {
-		t.Fatalf("stats: %v", q)
+	if st := s.must(200, "GET", "/ojs/v1/queues/bulk/stats", nil)["stats"].(map[string]any); st["available"] != 100.0 {
+		t.Fatalf("stats: %v", st)
 	}
 }

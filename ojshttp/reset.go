@@ -42,6 +42,7 @@ func (s *Server) resetAll(w http.ResponseWriter, r *http.Request) (int, any, *ap
 	for _, q := range s.exec.Queues() {
 		if q.Paused {
 			s.exec.ResumeQueue(q.Name)
+			s.pauses.Delete(q.Name)
 		}
 	}
 	// Only the entries of the jobs removed go: a PUSH racing the reset

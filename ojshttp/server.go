@@ -79,7 +79,9 @@ type Server struct {
 	cfg   config
 	mux   *http.ServeMux
 	store *store
-	start time.Time
+	// policies shares the parsed retry policies of PUSHes (intern.go).
+	policies policyCache
+	start    time.Time
 	// uniqueMu serialises the PUSHes of unique jobs, so that a
 	// uniqueness check and the insert it allows are atomic (RK-152).
 	uniqueMu sync.Mutex
@@ -92,6 +94,10 @@ type Server struct {
 	workers       *workers
 	// clockMu serialises manual clock advances against clockHorizon.
 	clockMu sync.Mutex
+	// pauses holds when each queue paused through the server was paused
+	// (name → time.Time), for the pause answer and queue_paused; at most
+	// executor.MaxPausedQueues entries, each deleted on resume.
+	pauses sync.Map
 	// inflight bounds the bytes of bodies being read and answers being
 	// rendered at once (WithMaxInflightBytes).
 	inflight *byteBudget
@@ -202,7 +208,7 @@ func New(exec *executor.Executor, opts ...Option) *Server {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Request-Id", "req_"+newUUIDv7(time.Now().UnixMilli()))
+	w.Header().Set("X-Request-Id", requestID(r))
 	header(w)
 	if v := r.Header.Get("OJS-Version"); !acceptVersion(v) {
 		writeError(w, r, versionError(v))
@@ -303,6 +309,7 @@ func (s *Server) routes() {
 	if s.cfg.reset {
 		s.handle("POST "+ResetPath, s.resetAll)
 	}
+	s.unsupportedRoutes()
 	s.handle("/", func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 		return 0, nil, errf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))
 	})

@@ -303,26 +303,6 @@ func TestErrors(t *testing.T) {
 	s.must(409, "DELETE", "/ojs/v1/jobs/"+avail, nil)
 }
 
-// TestPausedQueue: a paused queue is not fetched from; a PUSH to it is
-// accepted and waits as available until the queue is resumed (RK-192).
-func TestPausedQueue(t *testing.T) {
-	s := newTestServer(t)
-	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "p"}})
-	s.must(200, "POST", "/ojs/v1/queues/p/pause", nil)
-	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"p"}}); len(f["jobs"].([]any)) != 0 {
-		t.Fatalf("fetched from a paused queue: %v", f)
-	}
-	s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "p"}})
-	st := s.must(200, "GET", "/ojs/v1/queues/p/stats", nil)
-	if st["status"] != "paused" || st["stats"].(map[string]any)["available"] != 2.0 {
-		t.Fatalf("stats: %v", st)
-	}
-	s.must(200, "POST", "/ojs/v1/queues/p/resume", nil)
-	if f := s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"p"}, "count": 5}); len(f["jobs"].([]any)) != 2 {
-		t.Fatalf("nothing fetched after resume: %v", f)
-	}
-}
-
 // TestBatchAtomic: one bad job rejects the whole batch.
 func TestBatchAtomic(t *testing.T) {
 	s := newTestServer(t)
