@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -185,6 +186,9 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		})
 		if len(given) > 0 {
 			return usageError(stderr, fmt.Sprintf("--profiles runs the profile vectors, not the suite: it takes no %s", strings.Join(given, ", ")))
+		}
+		if slices.Contains(report.formats, "html") {
+			return usageError(stderr, "--format html: the profile vectors' report is text, json, junit or markdown")
 		}
 	}
 	if *strict && *skipFile == "" {

@@ -20,7 +20,7 @@ type reportFlags struct {
 // define adds --format, -o and --write-skip-file to fs; what names the
 // checks or vectors in the help text ("checks", "vectors").
 func (r *reportFlags) define(fs *flag.FlagSet, what string) {
-	fs.Var(&r.formats, "format", "report format: text, json, junit or markdown (repeatable, each with its own -o; default text)")
+	fs.Var(&r.formats, "format", "report format: "+strings.Join(conformance.Formats(), ", ")+" (repeatable, each with its own -o; default text)")
 	fs.Var(&r.outputs, "o", "write the report to this file instead of standard output (repeatable, one per --format, in order)")
 	r.writeSkip = fs.String("write-skip-file", "", "write the "+what+" that failed or errored to this file, as a skip file")
 }
