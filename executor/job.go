@@ -62,6 +62,11 @@ type JobSpec struct {
 	// error wrapping [ErrQueuePaused] (ojs-http-binding §11.3). The default
 	// accepts it: pausing stops only fetching (RK-36).
 	RefusePaused bool
+	// RateLimit, if not nil, is the job's rate limit (ojs-rate-limiting
+	// §6): Fetch skips the job while it would break it (see
+	// [RateLimit]). It is copied; an invalid one refuses the job with an
+	// error wrapping [ErrInvalidJob].
+	RateLimit *RateLimit
 }
 
 // Failure is what a worker reports with Fail (ojs-retry §7.3): plain data.
@@ -141,6 +146,10 @@ type Job struct {
 	EnqueueTTL time.Duration
 	Expired    Expiry
 
+	// RateLimit is the job's rate limit as enqueued (nil: none), shared:
+	// read it, never change it.
+	RateLimit *RateLimit
+
 	// Errors holds the most recent error entries, oldest first, at most the
 	// executor's WithErrorHistory size.
 	Errors []ErrorEntry
@@ -216,6 +225,8 @@ type job struct {
 	ewhy    Expiry
 	expired Expiry
 
+	rl *jobLimit // nil: no rate limit of its own
+
 	hidx    int32 // index in the timer heap, -1 when absent
 	attempt int32
 	prio    int32
@@ -233,6 +244,9 @@ func (j *job) snapshot(history int) Job {
 		VisibilityTimeout: time.Duration(j.vis),
 		ExpiresAt:         nsTime(j.expires), EnqueueTTL: time.Duration(j.ttl), Expired: j.expired,
 		Replay: j.replayState(),
+	}
+	if j.rl != nil {
+		s.RateLimit = j.rl.spec
 	}
 	switch j.state {
 	case Retryable:
