@@ -515,6 +515,7 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 		j.rl = &jobLimit{spec: r, lim: lim}
 		lim.jobs++
 		lim.note(r.Rate, r.Throttle)
+		lim.latest = r
 	}
 	e.jobs[id] = j
 	e.peaks.jobs = max(e.peaks.jobs, len(e.jobs))

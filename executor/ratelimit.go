@@ -177,6 +177,7 @@ type limiter struct {
 	jobs   int   // held jobs naming the key (keys only)
 	last   int64 // the last start, never when none
 	span   int64 // the longest window or throttle interval applied
+	latest *RateLimit // the limit of the job of the key enqueued last
 	starts []int64
 	head   int
 	n      int
@@ -471,6 +472,9 @@ type RateLimitState struct {
 	Jobs      int       // held jobs naming the key, in any state
 	Waiting   int       // available jobs naming the key
 	LastStart time.Time // zero when none remembered
+	// Limit is the rate limit of the job of the key enqueued last
+	// (shared: read it, never change it).
+	Limit *RateLimit
 }
 
 // StartsWithin returns how many remembered starts of key lie in
@@ -511,7 +515,7 @@ func (e *Executor) RateLimitKey(key string) (RateLimitState, bool) {
 	if l == nil {
 		return RateLimitState{}, false
 	}
-	s := RateLimitState{Key: key, Active: l.active, Jobs: l.jobs}
+	s := RateLimitState{Key: key, Active: l.active, Jobs: l.jobs, Limit: l.latest}
 	if l.last != never {
 		s.LastStart = nsTime(l.last)
 	}
