@@ -222,7 +222,8 @@ func Parse(data []byte) (*Budget, error) {
 	}
 	members, err := strictjson.Object(data, 32)
 	if err != nil {
-		return nil, &ValidationError{Errors: []*FieldError{{Reason: err.Error(), Err: err}}}
+		fe := err.(*strictjson.FieldError) // Object's only error type
+		return nil, &ValidationError{Errors: []*FieldError{{Field: fe.Path, Reason: fe.Reason, Err: err}}}
 	}
 	s := DefaultSpec()
 	var errs []*FieldError

@@ -229,8 +229,8 @@ func (e *Executor) drop(j *job) {
 	e.unretire(j)
 	e.timers.remove(j) // a planned automatic replay of a dead letter
 	j.q.kinds[kindOf(j)].unlink(j, byKind)
-	if j.rl != nil {
-		j.rl.lim.jobs--
+	if j.rare().rl != nil {
+		j.rare().rl.lim.jobs--
 	}
 	delete(e.jobs, j.id)
 	e.jobs = shrink(e.jobs, &e.peaks.jobs)

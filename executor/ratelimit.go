@@ -173,10 +173,10 @@ func (r *RateLimit) check() string {
 // queue's. starts is a ring of the last start times (oldest first from
 // head), as many as the largest window limit applied to it.
 type limiter struct {
-	active int   // jobs of the key that are active (keys only)
-	jobs   int   // held jobs naming the key (keys only)
-	last   int64 // the last start, never when none
-	span   int64 // the longest window or throttle interval applied
+	active int        // jobs of the key that are active (keys only)
+	jobs   int        // held jobs naming the key (keys only)
+	last   int64      // the last start, never when none
+	span   int64      // the longest window or throttle interval applied
 	latest *RateLimit // the limit of the job of the key enqueued last
 	starts []int64
 	head   int
@@ -292,10 +292,10 @@ func (e *Executor) checkRateLimit(spec *JobSpec, now int64) (*limiter, error) {
 // throttle holds it, the first time they allow it (never for a
 // concurrency limit alone); e.mu is held.
 func (e *Executor) blocked(j *job, now int64) (bool, int64) {
-	if j.rl == nil {
+	if j.rare().rl == nil {
 		return false, never
 	}
-	r, l := j.rl.spec, j.rl.lim
+	r, l := j.rare().rl.spec, j.rare().rl.lim
 	if r.Concurrency != nil && l.active >= *r.Concurrency {
 		return true, never
 	}
@@ -324,9 +324,9 @@ func (e *Executor) queueBlocked(q *queue, now int64) bool {
 
 // countStart records the start of j at now against its key and queue.
 func (e *Executor) countStart(j *job, now int64) {
-	if j.rl != nil {
-		r := j.rl.spec
-		j.rl.lim.started(now, max(r.Rate.Limit, 0))
+	if j.rare().rl != nil {
+		r := j.rare().rl.spec
+		j.rare().rl.lim.started(now, max(r.Rate.Limit, 0))
 	}
 	if l := e.qlimits[j.q.name]; l != nil {
 		l.started(now, l.conf.Rate.Limit)
@@ -368,17 +368,18 @@ func (e *Executor) holdBack(q *queue, j *job, now int64) bool {
 	if !limited {
 		return false
 	}
-	switch j.rl.spec.OnLimit {
+	switch j.rare().rl.spec.OnLimit {
 	case LimitReschedule:
 		if at != never {
 			e.move(j, Scheduled)
-			j.scheduled, j.due = at, at
+			j.more().scheduled, j.due = at, at
 			e.schedule(j)
 			return true
 		}
 	case LimitDrop:
 		e.move(j, Discarded)
-		j.finished, j.started, j.expired = now, never, DroppedByRateLimit
+		j.finished, j.started = now, never
+		j.more().expired = DroppedByRateLimit
 		if o := e.cfg.observer; o != nil {
 			o.Discarded(j.snapshot(e.cfg.history))
 		}
@@ -522,7 +523,7 @@ func (e *Executor) RateLimitKey(key string) (RateLimitState, bool) {
 	if l.jobs > 0 {
 		for _, q := range e.queues {
 			for j := q.kinds[Available].head; j != nil; j = j.link[byKind].next {
-				if j.rl != nil && j.rl.lim == l {
+				if j.rare().rl != nil && j.rare().rl.lim == l {
 					s.Waiting++
 				}
 			}
@@ -563,14 +564,14 @@ func copyRateLimit(r *RateLimit) *RateLimit {
 // or leaves (left true) active, in the same step as the transition
 // (ojs-rate-limiting §5.1); e.mu is held.
 func (e *Executor) countActive(j *job, left bool) {
-	if j.rl != nil {
+	if j.rare().rl != nil {
 		if left {
-			j.rl.lim.active--
+			j.rare().rl.lim.active--
 		} else {
-			j.rl.lim.active++
+			j.rare().rl.lim.active++
 		}
 	}
-	if left && (j.rl != nil || e.qlimits[j.q.name] != nil) {
+	if left && (j.rare().rl != nil || e.qlimits[j.q.name] != nil) {
 		e.limitFreed()
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -354,15 +353,9 @@ func (s *Server) deadLetterErr(err error, id string) *apiError {
 // readRetryBody reads the body of a single retry: none, {} or
 // {"override": {…}}; it returns the override (nil: none).
 func readRetryBody(w http.ResponseWriter, r *http.Request, limit int64) (json.RawMessage, *apiError) {
-	if r.ContentLength == 0 {
-		return nil, nil
-	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		return nil, errf(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body larger than %d bytes", limit)
-	}
-	if b = bytes.TrimSpace(b); len(b) == 0 {
-		return nil, nil
+	b, aerr := readJSON(w, r, limit, true, 0)
+	if aerr != nil || b == nil {
+		return nil, aerr
 	}
 	var body map[string]json.RawMessage
 	if json.Unmarshal(b, &body) != nil || body == nil {

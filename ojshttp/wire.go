@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/strictjson"
 )
 
 // Error codes: the "code" of the binding's error envelope
@@ -134,74 +136,107 @@ func defaultHint(code string) string {
 	return "see the OJS HTTP binding for the request format"
 }
 
-// readBody reads the request body as one JSON object into dst, through
-// http.MaxBytesReader with limit bytes. A body that is empty, not JSON, not
-// an object, followed by more data or too large gives an apiError.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *apiError {
+// readJSON is the one reader of every request body: through
+// http.MaxBytesReader with limit bytes, a supported Content-Type, then
+// strictjson.Check (valid JSON, UTF-8 strings, no repeated key; keys that
+// differ only in case refused down to fold levels, where encoding/json
+// fills a struct afterwards). It returns the trimmed body, which is one
+// JSON object, or nil for an empty body when optional is true.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64, optional bool, fold int) ([]byte, *apiError) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != MediaType && mt != "application/json") {
-			return errf(http.StatusBadRequest, CodeInvalidRequest,
+			return nil, errf(http.StatusBadRequest, CodeInvalidRequest,
 				"unsupported Content-Type %q: use %s or application/json", clip(ct), MediaType)
 		}
+	}
+	if optional && r.ContentLength == 0 {
+		return nil, nil
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			e := errf(http.StatusRequestEntityTooLarge, CodeInvalidRequest,
+			return nil, errf(http.StatusRequestEntityTooLarge, CodeInvalidRequest,
 				"request body larger than %d bytes", limit)
-			return e
 		}
-		return errf(http.StatusBadRequest, CodeInvalidPayload, "reading the request body: %v", err)
+		return nil, errf(http.StatusBadRequest, CodeInvalidPayload, "reading the request body: %v", err)
 	}
 	body = bytes.TrimSpace(body)
+	if optional && len(body) == 0 {
+		return nil, nil
+	}
 	if len(body) == 0 || body[0] != '{' {
-		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body must be a JSON object")
+		if optional {
+			return nil, errf(http.StatusBadRequest, CodeInvalidPayload, "the request body must be empty or a JSON object")
+		}
+		return nil, errf(http.StatusBadRequest, CodeInvalidPayload, "the request body must be a JSON object")
+	}
+	if aerr := strictBody(body, fold); aerr != nil {
+		return nil, aerr
+	}
+	return body, nil
+}
+
+// readBody reads the request body (readJSON) as one JSON object into dst.
+// A destination other than a map is a struct, whose fields encoding/json
+// matches without regard to case: keys that differ only in case are
+// refused in its top two levels.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *apiError {
+	fold := 2
+	if _, isMap := dst.(*map[string]json.RawMessage); isMap {
+		fold = 0
+	}
+	body, aerr := readJSON(w, r, limit, false, fold)
+	if aerr != nil {
+		return aerr
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
 		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body is not valid JSON: %v", jsonErr(err))
 	}
-	if dec.More() {
-		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body holds more than one JSON value")
-	}
-	return strictBody(body)
+	return nil
 }
 
-// strictBody refuses, naming the field, a body with a repeated key or a
-// string that is not UTF-8 (RK-163, RK-164): one reading of every body,
+// strictBody refuses, naming the field, a body that strictjson.Check
+// refuses: bad JSON (invalid_payload), a repeated key or a string that is
+// not UTF-8 (invalid_request, RK-163, RK-164): one reading of every body,
 // the library's.
-func strictBody(body []byte) *apiError {
-	if field, reason := strictJSON(body); reason != "" {
-		e := invalid(field, "%s", reason)
-		if reason == "not valid UTF-8" {
-			e.message += " (JSON text is UTF-8, RFC 8259 §8.1; the server echoes strings and never repairs them)"
-		}
-		return e
+func strictBody(body []byte, fold int) *apiError {
+	var opts []strictjson.Option
+	if fold > 0 {
+		opts = append(opts, strictjson.FoldKeys(fold))
 	}
-	return nil
+	err := strictjson.Check(body, opts...)
+	if err == nil {
+		return nil
+	}
+	fe := err.(*strictjson.FieldError) // Check's only error type
+	switch {
+	case errors.Is(err, strictjson.ErrInvalidUTF8):
+		e := invalid(fieldOrBody(fe.Path), "%s", fe.Reason)
+		e.message += " (JSON text is UTF-8, RFC 8259 §8.1; the server echoes strings and never repairs them)"
+		return e
+	case errors.Is(err, strictjson.ErrDuplicateKey):
+		return invalid(fieldOrBody(fe.Path), "%s", fe.Reason)
+	}
+	return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body is not valid JSON: %s", clip(fe.Reason))
+}
+
+// fieldOrBody names the whole body "(body)".
+func fieldOrBody(path string) string {
+	if path == "" {
+		return "(body)"
+	}
+	return path
 }
 
 // readOptionalBody reads a body that may be empty; when it is not, it must
 // be a JSON object (its fields are not used).
 func readOptionalBody(w http.ResponseWriter, r *http.Request, limit int64) *apiError {
-	if r.ContentLength == 0 {
-		return nil
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		return errf(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body larger than %d bytes", limit)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil || m == nil {
-		return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body must be empty or a JSON object")
-	}
-	return strictBody(body)
+	_, aerr := readJSON(w, r, limit, true, 0)
+	return aerr
 }
 
 // jsonErr shortens a JSON decoding error for a message.

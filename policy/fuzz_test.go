@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/sosodev/duration"
+
+	"github.com/retrykit/retrykit/internal/strictjson"
 )
 
 // durationGrammar is the §14 schema pattern as retrykit enforces it (RK-03):
@@ -143,8 +145,8 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if validJSON(data) != json.Valid(data) {
-			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", data, validJSON(data), json.Valid(data))
+		if strictjson.Valid(data) != json.Valid(data) {
+			t.Fatalf("strictjson.Valid(%q) = %v, json.Valid says %v", data, strictjson.Valid(data), json.Valid(data))
 		}
 		p, err := Parse(data)
 		if err != nil {

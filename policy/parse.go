@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/internal/strictjson"
 	"github.com/retrykit/retrykit/internal/suggest"
 )
 
@@ -67,7 +68,7 @@ func Parse(data []byte) (*Policy, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Default(), nil
 	}
-	d := decoder{dec: newLexer(data)}
+	d := decoder{dec: strictjson.NewDecoder(data)}
 	s, ok := d.document()
 	if !ok && len(d.c.errs) == 0 { // null
 		return Default(), nil
@@ -103,7 +104,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 }
 
 type decoder struct {
-	dec   *lexer
+	dec   *strictjson.Decoder
 	c     collector
 	given fieldBit
 	m     *errmatch.Matcher // compiled non_retryable_errors, if given and valid
@@ -126,12 +127,12 @@ func (d *decoder) document() (s Spec, ok bool) {
 	if err != nil {
 		return s, d.syntax(err)
 	}
-	switch tok.kind {
+	switch tok.Kind {
 	case '0':
 		return s, d.end()
 	case '{':
 	default:
-		d.c.add(0, "", tok.value(), "must be a JSON object, got "+describe(tok), nil)
+		d.c.add(0, "", tok.Value(), "must be a JSON object, got "+describe(tok), nil)
 		if !d.skip(tok) {
 			return s, false
 		}
@@ -147,7 +148,7 @@ func (d *decoder) document() (s Spec, ok bool) {
 		bit := fieldBitOf(kt)
 		key := fieldName(bit)
 		if bit == 0 {
-			key = kt.text()
+			key = kt.Text()
 		}
 		vt, err := d.dec.Token()
 		if err != nil {
@@ -171,10 +172,10 @@ func (d *decoder) document() (s Spec, ok bool) {
 				}
 				unknown[key] = struct{}{}
 				sug, _ := suggest.Closest(key, fieldNames[:])
-				d.c.errs = append(d.c.errs, &FieldError{Field: field, Value: vt.value(), Reason: unknownReason(sug), Err: ErrUnknownField, Suggestion: sug})
+				d.c.errs = append(d.c.errs, &FieldError{Field: field, Value: vt.Value(), Reason: unknownReason(sug), Err: ErrUnknownField, Suggestion: sug})
 			}
 		case d.given&bit != 0:
-			d.c.add(bit, key, vt.value(), "duplicate key", nil)
+			d.c.add(bit, key, vt.Value(), "duplicate key", nil)
 		default:
 			d.given |= bit
 			if !d.field(&s, key, bit, vt) {
@@ -203,10 +204,10 @@ func (d *decoder) end() bool {
 }
 
 // skip consumes the rest of a value whose first token is tok.
-func (d *decoder) skip(tok token) bool {
+func (d *decoder) skip(tok strictjson.Token) bool {
 	depth := 0
 	for {
-		switch tok.kind {
+		switch tok.Kind {
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -234,11 +235,11 @@ func fieldName(bit fieldBit) string {
 }
 
 // fieldBitOf returns the bit of a known key, 0 for any other.
-func fieldBitOf(t token) fieldBit {
-	if t.raw == nil {
-		return fieldBitOfString(t.s)
+func fieldBitOf(t strictjson.Token) fieldBit {
+	if raw, ok := t.Bytes(); ok {
+		return fieldBitOfString(string(raw)) // no allocation: the conversion does not escape
 	}
-	return fieldBitOfString(string(t.raw)) // no allocation: the conversion does not escape
+	return fieldBitOfString(t.Text())
 }
 
 func fieldBitOfString(key string) fieldBit {
@@ -276,14 +277,14 @@ func unknownReason(suggestion string) string {
 }
 
 // describe renders a token the way it appeared in the JSON, for messages.
-func describe(tok token) string {
-	switch tok.kind {
+func describe(tok strictjson.Token) string {
+	switch tok.Kind {
 	case '0':
 		return "null"
 	case 'n':
-		return clip(tok.s)
+		return clip(tok.Text())
 	case 's':
-		return strconv.Quote(clip(tok.text()))
+		return strconv.Quote(clip(tok.Text()))
 	case 't':
 		return "true"
 	case 'f':
@@ -297,8 +298,8 @@ func describe(tok token) string {
 }
 
 // got finishes a wrong-type reason: ", got X" plus a hint for null.
-func got(tok token) string {
-	if tok.kind == '0' {
+func got(tok strictjson.Token) string {
+	if tok.Kind == '0' {
 		return ", got null (omit the field to use the default)"
 	}
 	return ", got " + describe(tok)
@@ -306,43 +307,43 @@ func got(tok token) string {
 
 // field decodes the value of a known field whose first token is tok into s.
 // It reports false only after a fatal (syntax) error.
-func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
+func (d *decoder) field(s *Spec, key string, bit fieldBit, tok strictjson.Token) bool {
 	switch bit {
 	case bMaxAttempts:
-		if tok.kind != 'n' {
-			d.c.add(bit, key, tok.value(), "must be a non-negative integer"+got(tok), nil)
+		if tok.Kind != 'n' {
+			d.c.add(bit, key, tok.Value(), "must be a non-negative integer"+got(tok), nil)
 			break
 		}
-		n := tok.s
+		n := tok.Text()
 		v, reason := parseJSONInt(n)
 		if reason != "" {
-			d.c.add(bit, key, tok.value(), reason+", got "+clip(n), nil)
+			d.c.add(bit, key, tok.Value(), reason+", got "+clip(n), nil)
 			break
 		}
 		s.MaxAttempts = v
 	case bCoefficient:
-		if tok.kind != 'n' {
-			d.c.add(bit, key, tok.value(), "must be a number"+got(tok), nil)
+		if tok.Kind != 'n' {
+			d.c.add(bit, key, tok.Value(), "must be a number"+got(tok), nil)
 			break
 		}
-		n := tok.s
+		n := tok.Text()
 		if !atLeastOne(n) {
-			d.c.add(bit, key, tok.value(), "must be >= 1.0, got "+clip(n), nil)
+			d.c.add(bit, key, tok.Value(), "must be >= 1.0, got "+clip(n), nil)
 			break
 		}
 		dec := scanNumber(n)
 		f, err := strconv.ParseFloat(dec.short(), 64)
 		if err != nil || math.IsInf(f, 0) {
-			d.c.add(bit, key, tok.value(), "must be a finite number, got "+clip(n), err)
+			d.c.add(bit, key, tok.Value(), "must be a finite number, got "+clip(n), err)
 			break
 		}
 		s.BackoffCoefficient = f
 	case bInitial, bMaxInterval:
-		if tok.kind != 's' {
-			d.c.add(bit, key, tok.value(), "must be an ISO 8601 duration string"+got(tok), nil)
+		if tok.Kind != 's' {
+			d.c.add(bit, key, tok.Value(), "must be an ISO 8601 duration string"+got(tok), nil)
 			break
 		}
-		str := tok.text()
+		str := tok.Text()
 		v, err := ParseDuration(str)
 		if err != nil {
 			var de *DurationError
@@ -350,40 +351,40 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 			if errors.As(err, &de) {
 				reason = de.detail()
 			}
-			d.c.add(bit, key, tok.value(), reason, err)
+			d.c.add(bit, key, tok.Value(), reason, err)
 			break
 		}
 		if v <= 0 {
-			d.c.add(bit, key, tok.value(), "must be greater than zero, got "+describe(tok), nil)
+			d.c.add(bit, key, tok.Value(), "must be greater than zero, got "+describe(tok), nil)
 		} else if bit == bInitial {
 			s.InitialInterval = v
 		} else {
 			s.MaxInterval = v
 		}
 	case bJitter:
-		b := tok.kind == 't'
-		if tok.kind != 't' && tok.kind != 'f' {
-			d.c.add(bit, key, tok.value(), "must be a boolean"+got(tok), nil)
+		b := tok.Kind == 't'
+		if tok.Kind != 't' && tok.Kind != 'f' {
+			d.c.add(bit, key, tok.Value(), "must be a boolean"+got(tok), nil)
 			break
 		}
 		s.Jitter = b
 	case bOnExhaustion:
 		switch {
-		case tok.is("discard"):
+		case tok.Is("discard"):
 			s.OnExhaustion = Discard
-		case tok.is("dead_letter"):
+		case tok.Is("dead_letter"):
 			s.OnExhaustion = DeadLetter
 		default:
-			d.c.add(bit, key, tok.value(), `must be "discard" or "dead_letter"`+got(tok), nil)
+			d.c.add(bit, key, tok.Value(), `must be "discard" or "dead_letter"`+got(tok), nil)
 		}
 	case bStrategy:
-		if tok.kind != 's' {
-			d.c.add(bit, key, tok.value(), `must be "none", "linear", "exponential" or "polynomial"`+got(tok), nil)
+		if tok.Kind != 's' {
+			d.c.add(bit, key, tok.Value(), `must be "none", "linear", "exponential" or "polynomial"`+got(tok), nil)
 			break
 		}
 		st, err := strategyOf(tok)
 		if err != nil {
-			d.c.add(bit, key, tok.value(), `must be "none", "linear", "exponential" or "polynomial"`+got(tok), err)
+			d.c.add(bit, key, tok.Value(), `must be "none", "linear", "exponential" or "polynomial"`+got(tok), err)
 			break
 		}
 		s.Strategy = st
@@ -395,22 +396,22 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok token) bool {
 
 // strategyOf returns the strategy a backoff_strategy string token names,
 // without allocating for the four valid names.
-func strategyOf(tok token) (backoff.Strategy, error) {
+func strategyOf(tok strictjson.Token) (backoff.Strategy, error) {
 	for _, st := range [...]backoff.Strategy{backoff.Exponential, backoff.None, backoff.Linear, backoff.Polynomial} {
-		if tok.is(st.String()) {
+		if tok.Is(st.String()) {
 			return st, nil
 		}
 	}
-	return backoff.ParseStrategy(tok.text())
+	return backoff.ParseStrategy(tok.Text())
 }
 
 // patterns decodes non_retryable_errors. Every entry is checked: wrong types
 // by position here, string entries through checkPatterns. Past
 // errmatch.MaxPatterns entries nothing more is kept, only counted, so the
 // memory used is bounded whatever the length of the array.
-func (d *decoder) patterns(s *Spec, key string, tok token) bool {
-	if tok.kind != '[' {
-		d.c.add(bNonRetryable, key, tok.value(), "must be an array of strings"+got(tok), nil)
+func (d *decoder) patterns(s *Spec, key string, tok strictjson.Token) bool {
+	if tok.Kind != '[' {
+		d.c.add(bNonRetryable, key, tok.Value(), "must be an array of strings"+got(tok), nil)
 		return d.skip(tok)
 	}
 	var pats []string
@@ -422,15 +423,15 @@ func (d *decoder) patterns(s *Spec, key string, tok token) bool {
 			return d.syntax(err)
 		}
 		switch {
-		case t.kind == 's' && i < errmatch.MaxPatterns:
+		case t.Kind == 's' && i < errmatch.MaxPatterns:
 			if pats == nil {
 				pats = make([]string, 0, 4)
 			}
-			pats = append(pats, t.text())
+			pats = append(pats, t.Text())
 			if idx != nil {
 				idx = append(idx, i)
 			}
-		case t.kind == 's':
+		case t.Kind == 's':
 		default:
 			if idx == nil {
 				// From now on positions in pats and in the array differ.
@@ -442,7 +443,7 @@ func (d *decoder) patterns(s *Spec, key string, tok token) bool {
 			if d.c.full() {
 				d.c.skip(bNonRetryable, 1)
 			} else {
-				d.c.add(bNonRetryable, key+"["+strconv.Itoa(i)+"]", t.value(), "must be a string"+got(t), nil)
+				d.c.add(bNonRetryable, key+"["+strconv.Itoa(i)+"]", t.Value(), "must be a string"+got(t), nil)
 			}
 			if !d.skip(t) {
 				return false

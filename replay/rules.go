@@ -142,7 +142,8 @@ func Parse(data []byte) (*Rules, error) {
 	}
 	top, err := strictjson.Object(data, 8)
 	if err != nil {
-		return nil, &FieldError{Reason: err.Error(), Err: err}
+		fe := err.(*strictjson.FieldError) // Object's only error type
+		return nil, &FieldError{Field: fe.Path, Reason: fe.Reason, Err: err}
 	}
 	var list json.RawMessage
 	for _, m := range top {

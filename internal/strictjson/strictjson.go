@@ -1,16 +1,31 @@
-// Package strictjson reads the small JSON objects of retrykit's
-// configuration formats (time budgets, replay rules) strictly and in time
-// linear in their size: the text must be valid UTF-8 and valid JSON, an
-// object, with no duplicate key and no trailing data, and integers follow
-// the retry policy's rule (docs/decisions.md RK-10: 3, 3.0 and 3e0 are the
-// integer 3; 2.5 is not an integer).
+// Package strictjson is retrykit's one strict JSON reader: every JSON
+// input of the project (retry policies, time budgets, replay rules, every
+// request body of the HTTP server, the adapter protocol) is read through
+// it, so the same text is accepted or refused the same way on every path.
 //
-// [Object] splits an object into its members in document order; [Int],
-// [String], [Bool] and [Describe] read and describe one member's value.
-// The policy package keeps its own faster lexer; this package serves the
-// formats that are read once, at configuration time.
+// The rules, applied to the whole text whatever part of it the caller
+// reads:
 //
-// Non-goals: streaming, nested paths, numbers other than integers.
+//  1. The text is one JSON value (RFC 8259), nothing but white space
+//     after it; json.Valid and [Valid] agree on every input.
+//  2. Every string and key is valid UTF-8 after unescaping: a byte
+//     sequence that is not, or a \u escape of a lone surrogate, is
+//     refused, never replaced by U+FFFD.
+//  3. No object holds the same key twice (compared after unescaping).
+//     With [FoldKeys], two keys that differ only in case are refused too,
+//     where encoding/json would match both to one struct field.
+//  4. An integer is a JSON number with an integral value: 3, 3.0, 3e0 and
+//     30e-1 are 3, 2.5 is not an integer (docs/decisions.md RK-10); [Int]
+//     and [IntLiteral] are the one integer rule.
+//
+// Entry points: [Check] applies rules 1 to 3 and names the path of the
+// first offence in a *[FieldError]; [Object] and [Array] split a checked
+// value into its members; [Int], [String], [Bool] and [Describe] read and
+// describe one member's value; [Decoder] is the allocation-free tokenizer
+// under all of them, which policy.Parse drives directly.
+//
+// Non-goals: streaming (the whole text is in memory), numbers other than
+// integers (callers read floats from the literal), encoding.
 package strictjson
 
 import (
@@ -19,6 +34,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -30,86 +46,264 @@ type Member struct {
 	Value json.RawMessage
 }
 
-// ErrSyntax is matched (errors.Is) by every error of Object: the text is not
-// one well-formed JSON object read strictly.
+// ErrSyntax is matched (errors.Is) by every error of Check and Object: the
+// text is not one well-formed JSON value read strictly. The more specific
+// ErrDuplicateKey and ErrInvalidUTF8 are matched as well where they apply.
 var ErrSyntax = errors.New("not a strict JSON object")
 
-// syntaxError is an ErrSyntax with a reason.
-type syntaxError struct{ reason string }
+// ErrDuplicateKey is matched by the error for a key given twice in one
+// object (or, with FoldKeys, twice up to case).
+var ErrDuplicateKey = errors.New("duplicate key")
 
-func (e *syntaxError) Error() string        { return e.reason }
-func (e *syntaxError) Is(target error) bool { return target == ErrSyntax }
+// ErrInvalidUTF8 is matched by the error for a string or key that is not
+// valid UTF-8.
+var ErrInvalidUTF8 = errors.New("not valid UTF-8")
 
-// Object returns the members of the JSON object data in document order. It
-// refuses, with an error matching ErrSyntax that says why: text that is not
-// valid UTF-8 or not valid JSON, a value that is not an object, a key given
-// twice, and more than maxMembers members.
-func Object(data []byte, maxMembers int) ([]Member, error) {
-	if !utf8.Valid(data) {
-		return nil, &syntaxError{"not valid UTF-8"}
+// FieldError is the one error shape of the reader: the path of the
+// offending value and what is wrong with it. It matches ErrSyntax with
+// errors.Is, and Unwrap returns the cause (ErrDuplicateKey,
+// ErrInvalidUTF8, a *SyntaxError, or nil).
+//
+// A FieldError is not changed after it is returned; it is safe to read
+// from several goroutines. The zero value is a problem with the whole text
+// and no reason.
+type FieldError struct {
+	// Path is the offending value's path, keys joined by '.' and indexes
+	// in brackets ("options.retry.max_attempts", "jobs[2].args"), or ""
+	// for the text as a whole (bad syntax, not an object).
+	Path string
+	// Reason says what is wrong: "duplicate key", "not valid UTF-8",
+	// "invalid JSON: invalid character 'x' at offset 3", ….
+	Reason string
+	// Err is the cause, or nil.
+	Err error
+}
+
+// Error returns "PATH: REASON", or REASON alone for the whole text.
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Reason
 	}
-	if !json.Valid(data) {
-		// Let encoding/json say where.
-		var v any
-		err := json.Unmarshal(data, &v)
-		if err == nil {
-			err = errors.New("invalid JSON")
+	return e.Path + ": " + e.Reason
+}
+
+// Is reports whether target is ErrSyntax.
+func (e *FieldError) Is(target error) bool { return target == ErrSyntax }
+
+// Unwrap returns the cause, or nil.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Option changes what Check refuses.
+type Option func(*checkConfig)
+
+type checkConfig struct{ foldDepth int }
+
+// FoldKeys refuses, in the objects up to depth levels deep (1: the
+// top-level object only), two keys that are equal under Unicode case
+// folding but not equal: encoding/json matches struct fields without
+// regard to case, so {"queues":…,"QUEUES":…} would reach one field twice.
+// Objects deeper down (caller data such as args and meta) are not folded.
+func FoldKeys(depth int) Option { return func(c *checkConfig) { c.foldDepth = depth } }
+
+// Check applies rules 1 to 3 of the package doc to data and returns nil,
+// or a *FieldError naming the path of the first offence in document
+// order. It reads each byte of data a bounded number of times and keeps
+// the keys of the objects being read.
+func Check(data []byte, opts ...Option) error {
+	var cfg checkConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := checker{d: NewDecoder(data), fold: cfg.foldDepth}
+	return c.run()
+}
+
+// frame is one open container while Check reads.
+type frame struct {
+	array bool
+	index int      // next element index (arrays)
+	keys  []string // keys seen so far (objects)
+	set   map[string]struct{}
+	key   string // the current member's key
+}
+
+type checker struct {
+	d     *Decoder
+	stack []frame
+	fold  int
+}
+
+func (c *checker) path() string {
+	var b []byte
+	for i := range c.stack {
+		f := &c.stack[i]
+		if f.array {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(f.index-1), 10)
+			b = append(b, ']')
+			continue
 		}
-		return nil, &syntaxError{"invalid JSON: " + err.Error()}
+		if len(b) > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, f.key...)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, &syntaxError{"invalid JSON: " + err.Error()}
+	return string(b)
+}
+
+func (c *checker) run() error {
+	for {
+		tok, err := c.d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return &FieldError{Reason: "invalid JSON: " + err.Error(), Err: err}
+		}
+		var top *frame
+		if n := len(c.stack); n > 0 {
+			top = &c.stack[n-1]
+		}
+		if top != nil && !top.array && c.d.state == lexObjectKey {
+			// tok is a key
+			key := tok.Text()
+			top.key = key
+			if !utf8.ValidString(key) {
+				return &FieldError{Path: c.path(), Reason: "not valid UTF-8", Err: ErrInvalidUTF8}
+			}
+			if reason := top.add(key, len(c.stack) <= c.fold); reason != "" {
+				return &FieldError{Path: c.path(), Reason: reason, Err: ErrDuplicateKey}
+			}
+			continue
+		}
+		if top != nil && top.array && tok.Kind != ']' {
+			top.index++
+		}
+		switch tok.Kind {
+		case '{':
+			c.stack = append(c.stack, frame{})
+		case '[':
+			c.stack = append(c.stack, frame{array: true})
+		case '}', ']':
+			c.stack = c.stack[:len(c.stack)-1]
+		case 's':
+			if _, ascii := tok.Bytes(); !ascii && !utf8.ValidString(tok.s) {
+				return &FieldError{Path: c.path(), Reason: "not valid UTF-8", Err: ErrInvalidUTF8}
+			}
+		}
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, &syntaxError{"must be a JSON object, got " + describeToken(tok)}
+}
+
+// add records key in an object and returns why it is refused, or "".
+func (f *frame) add(key string, fold bool) string {
+	if f.set != nil {
+		if _, dup := f.set[key]; dup {
+			return "duplicate key"
+		}
+	} else {
+		for _, k := range f.keys {
+			if k == key {
+				return "duplicate key"
+			}
+		}
+	}
+	if fold {
+		for _, k := range f.keys {
+			if strings.EqualFold(k, key) {
+				return "duplicate key (differs only in case from " + strconv.Quote(clip(k)) + ")"
+			}
+		}
+	}
+	if f.set == nil && len(f.keys) < 16 || fold {
+		f.keys = append(f.keys, key)
+		return ""
+	}
+	if f.set == nil {
+		f.set = make(map[string]struct{}, 2*len(f.keys))
+		for _, k := range f.keys {
+			f.set[k] = struct{}{}
+		}
+		f.keys = nil
+	}
+	f.set[key] = struct{}{}
+	return ""
+}
+
+// Object checks data (rules 1 to 3) and returns the members of the JSON
+// object it holds, in document order, with the values as written. It
+// refuses, with a *FieldError that matches ErrSyntax: what Check refuses,
+// a value that is not an object, and more than maxMembers members.
+func Object(data []byte, maxMembers int) ([]Member, error) {
+	if err := Check(data); err != nil {
+		return nil, err
+	}
+	d := NewDecoder(data)
+	tok, _ := d.Token()
+	if tok.Kind != '{' {
+		return nil, &FieldError{Reason: "must be a JSON object, got " + describeToken(tok)}
 	}
 	var out []Member
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, &syntaxError{"invalid JSON: " + err.Error()}
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, &syntaxError{"invalid JSON: " + err.Error()}
-		}
-		if seen[key] {
-			return nil, &syntaxError{"duplicate key " + strconv.Quote(clip(key))}
-		}
+	for d.More() {
+		kt, _ := d.Token()
 		if len(out) == maxMembers {
-			return nil, &syntaxError{"more than " + strconv.Itoa(maxMembers) + " members"}
+			return nil, &FieldError{Reason: "more than " + strconv.Itoa(maxMembers) + " members"}
 		}
-		seen[key] = true
-		out = append(out, Member{Key: key, Value: raw})
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, &syntaxError{"invalid JSON: " + err.Error()}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &syntaxError{"trailing data after the object"}
+		start, end := d.value()
+		out = append(out, Member{Key: kt.Text(), Value: json.RawMessage(data[start:end:end])})
 	}
 	return out, nil
 }
 
-// Array returns the elements of the JSON array raw (valid JSON, as a
+// value skips the value that starts at the next token of a valid text and
+// returns its byte range.
+func (d *Decoder) value() (start, end int) {
+	for {
+		c, _ := d.peek()
+		if c == ':' && d.state == lexObjectKey {
+			d.state = lexObjectColon
+		} else if c == ',' && d.state == lexArrayValue {
+			d.state = lexArrayComma
+		} else {
+			break
+		}
+		d.pos++
+	}
+	start = d.pos
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return start, d.pos
+		}
+		switch tok.Kind {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+		if depth == 0 {
+			return start, d.pos
+		}
+	}
+}
+
+// Array returns the elements of the JSON array raw (a valid value, as a
 // Member's Value is), or ok false when raw is not an array or has more than
 // maxElems elements.
 func Array(raw json.RawMessage, maxElems int) (elems []json.RawMessage, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if d, isDelim := tok.(json.Delim); err != nil || !isDelim || d != '[' {
+	if !Valid(raw) {
 		return nil, false
 	}
-	for dec.More() {
-		var e json.RawMessage
-		if err := dec.Decode(&e); err != nil || len(elems) == maxElems {
+	d := NewDecoder(raw)
+	if tok, _ := d.Token(); tok.Kind != '[' {
+		return nil, false
+	}
+	for d.More() {
+		if len(elems) == maxElems {
 			return nil, false
 		}
-		elems = append(elems, e)
+		start, end := d.value()
+		elems = append(elems, json.RawMessage(raw[start:end:end]))
 	}
 	return elems, true
 }
@@ -138,30 +332,35 @@ func Describe(raw json.RawMessage) string {
 	return "the number " + clip(string(raw))
 }
 
-func describeToken(tok json.Token) string {
-	switch v := tok.(type) {
-	case json.Delim:
-		if v == '[' {
-			return "an array"
-		}
-	case string:
+func describeToken(tok Token) string {
+	switch tok.Kind {
+	case '[':
+		return "an array"
+	case 's':
 		return "a string"
-	case bool:
-		return strconv.FormatBool(v)
-	case nil:
+	case 't':
+		return "true"
+	case 'f':
+		return "false"
+	case '0':
 		return "null"
 	}
 	return "a number"
 }
 
-// String returns the value of a raw JSON string, or ok false when raw is not
-// a string.
+// String returns the value of a raw JSON string, or ok false when raw is
+// not one string that is valid UTF-8.
 func String(raw json.RawMessage) (s string, ok bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '"' {
+	d := NewDecoder(raw)
+	tok, err := d.Token()
+	if err != nil || tok.Kind != 's' {
 		return "", false
 	}
-	return s, json.Unmarshal(raw, &s) == nil
+	if _, err := d.Token(); err != io.EOF {
+		return "", false
+	}
+	s = tok.Text()
+	return s, utf8.ValidString(s)
 }
 
 // Bool returns the value of a raw JSON boolean, or ok false when raw is not
@@ -176,27 +375,48 @@ func Bool(raw json.RawMessage) (b bool, ok bool) {
 	return false, false
 }
 
-// Int returns the value of a raw JSON number that is an integer in
-// [lo, hi] exactly (3, 3.0, 3e0 and 30e-1 are 3). reason is "" on success,
-// else what is wrong, e.g. "must be an integer, got the number 2.5" or
-// "must be at most 100, got 1e9". It reads each byte once, whatever the
-// exponent.
-func Int(raw json.RawMessage, lo, hi int64) (v int64, reason string) {
-	s := string(bytes.TrimSpace(raw))
-	range_ := "from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10)
+// IntResult says how a number literal fared against an integer range.
+type IntResult uint8
+
+// The results of IntLiteral.
+const (
+	IntOK         IntResult = iota // an integer in range
+	IntNotInteger                  // not a number literal, or a number with a fractional part
+	IntBelowRange                  // an integer below lo
+	IntAboveRange                  // an integer above hi
+)
+
+// IntLiteral reads a JSON number literal (as Token.Text gives it) as an
+// integer in [lo, hi] exactly, under RK-10: 3, 3.0, 3e0 and 30e-1 are 3;
+// 2.5 and 1e-1 are not integers. It reads each byte once, whatever the
+// exponent, and never overflows.
+func IntLiteral(s string, lo, hi int64) (int64, IntResult) {
 	if len(s) == 0 || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
-		return 0, "must be an integer " + range_ + ", got " + Describe(raw)
+		return 0, IntNotInteger
 	}
 	neg, digits, scale, ok := scan(s)
 	if !ok {
-		return 0, "must be an integer " + range_ + ", got " + Describe(raw)
+		// an exponent too large to matter: far out of range, or not an integer
+		if scale < 0 {
+			return 0, IntNotInteger
+		}
+		if neg {
+			return 0, IntBelowRange
+		}
+		return 0, IntAboveRange
 	}
 	if scale < 0 {
-		return 0, "must be an integer, got " + Describe(raw)
+		return 0, IntNotInteger
+	}
+	out := func() (int64, IntResult) {
+		if neg {
+			return 0, IntBelowRange
+		}
+		return 0, IntAboveRange
 	}
 	// value = digits × 10^scale, digits without leading or trailing zeros.
 	if int64(len(digits))+scale > 19 {
-		return 0, "must be an integer " + range_ + ", got " + Describe(raw)
+		return out()
 	}
 	var u uint64
 	for i := 0; i < len(digits); i++ {
@@ -205,23 +425,50 @@ func Int(raw json.RawMessage, lo, hi int64) (v int64, reason string) {
 	for k := int64(0); k < scale; k++ {
 		u *= 10 // at most 19 digits in all: no overflow of uint64
 	}
-	if u > 1<<63-1 {
+	var v int64
+	switch {
+	case !neg && u > 1<<63-1, neg && u > 1<<63:
+		return out()
+	case neg:
+		v = -int64(u-1) - 1
+	default:
+		v = int64(u)
+	}
+	if v < lo {
+		return 0, IntBelowRange
+	}
+	if v > hi {
+		return 0, IntAboveRange
+	}
+	return v, IntOK
+}
+
+// Int returns the value of a raw JSON number that is an integer in
+// [lo, hi] exactly (IntLiteral's rule). reason is "" on success, else what
+// is wrong, e.g. "must be an integer, got the number 2.5" or "must be an
+// integer from 1 to 100, got the number 1e9".
+func Int(raw json.RawMessage, lo, hi int64) (v int64, reason string) {
+	s := string(bytes.TrimSpace(raw))
+	range_ := "from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10)
+	if !Valid([]byte(s)) {
 		return 0, "must be an integer " + range_ + ", got " + Describe(raw)
 	}
-	v = int64(u)
-	if neg {
-		v = -v
+	v, res := IntLiteral(s, lo, hi)
+	switch res {
+	case IntOK:
+		return v, ""
+	case IntNotInteger:
+		if len(s) > 0 && (s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+			return 0, "must be an integer, got " + Describe(raw)
+		}
 	}
-	if v < lo || v > hi {
-		return 0, "must be an integer " + range_ + ", got " + Describe(raw)
-	}
-	return v, ""
+	return 0, "must be an integer " + range_ + ", got " + Describe(raw)
 }
 
 // scan splits a JSON number literal into its sign, its significant digits
 // (no leading or trailing zeros; "" for zero) and the power of ten they are
-// multiplied by. ok is false for an exponent too large to matter (the value
-// is then far out of any range Int accepts, or not an integer).
+// multiplied by. ok is false for an exponent too large to matter; scale is
+// then negative for a negative exponent, else positive.
 func scan(s string) (neg bool, digits string, scale int64, ok bool) {
 	i := 0
 	if s[0] == '-' {
@@ -243,16 +490,18 @@ func scan(s string) (neg bool, digits string, scale int64, ok bool) {
 		frac = s[fs:i]
 	}
 	var exp int64
+	huge := false
+	eneg := false
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
-		eneg := false
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			eneg = s[i] == '-'
 			i++
 		}
 		for ; i < len(s); i++ {
 			if exp > 1<<40 {
-				return false, "", 0, false
+				huge = true
+				break
 			}
 			exp = exp*10 + int64(s[i]-'0')
 		}
@@ -261,7 +510,6 @@ func scan(s string) (neg bool, digits string, scale int64, ok bool) {
 		}
 	}
 	all := intp + frac
-	scale = exp - int64(len(frac))
 	j := 0
 	for j < len(all) && all[j] == '0' {
 		j++
@@ -271,12 +519,17 @@ func scan(s string) (neg bool, digits string, scale int64, ok bool) {
 	for k > 0 && all[k-1] == '0' {
 		k--
 	}
-	scale += int64(len(all) - k)
-	all = all[:k]
-	if all == "" {
-		return false, "", 0, true
+	if k == 0 {
+		return false, "", 0, true // zero, whatever the exponent
 	}
-	return neg, all, scale, true
+	if huge {
+		if eneg {
+			return neg, "", -1, false
+		}
+		return neg, "", 1, false
+	}
+	scale = exp - int64(len(frac)) + int64(len(all)-k)
+	return neg, all[:k], scale, true
 }
 
 // clip shortens s for an error message.

@@ -53,5 +53,5 @@ func ExampleObject() {
 	// Output:
 	// 2 timeout 30 <nil>
 	// 30 true
-	// duplicate key "a"
+	// a: duplicate key
 }

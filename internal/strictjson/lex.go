@@ -1,4 +1,4 @@
-package policy
+package strictjson
 
 import (
 	"encoding/json"
@@ -8,21 +8,25 @@ import (
 	"unicode/utf8"
 )
 
-// lexer is a strict RFC 8259 tokenizer with the interface of
-// json.Decoder.Token/More (delimiters, keys and values as json.Token,
-// numbers as json.Number, "," and ":" consumed and checked internally).
+// Decoder is a strict RFC 8259 tokenizer with the interface of
+// json.Decoder.Token/More (delimiters, keys and values as Tokens, numbers
+// as their literal text, "," and ":" consumed and checked internally).
 //
-// Parse used json.Decoder at first; its Token method costs several hundred
-// nanoseconds and allocations per token, which put a policy at ~15µs. This
-// lexer accepts exactly the texts json.Valid accepts (FuzzParse checks
-// that) and resolves escapes as encoding/json does, with one difference:
-// it never replaces anything with U+FFFD. Bytes that are not valid UTF-8
-// are kept as they are, and a \u escape of a lone surrogate becomes the
-// three bytes a UTF-8 encoder would write for it (which are not valid
-// UTF-8 either), so that the decoder can reject both, as New rejects such
-// strings (RK-19). It reads each byte of its input a bounded number of
-// times.
-type lexer struct {
+// It was written for policy.Parse: json.Decoder's Token method costs
+// several hundred nanoseconds and allocations per token, which put a
+// policy at ~15µs. A Decoder accepts exactly the texts json.Valid accepts
+// (FuzzDecoder checks that) and resolves escapes as encoding/json does,
+// with one difference: it never replaces anything with U+FFFD. Bytes that
+// are not valid UTF-8 are kept as they are, and a \u escape of a lone
+// surrogate becomes the three bytes a UTF-8 encoder would write for it
+// (which are not valid UTF-8 either), so that the caller can refuse both
+// (the one UTF-8 rule: a string must be valid UTF-8 after unescaping;
+// [Check] applies it to every string and key). It reads each byte of its
+// input a bounded number of times.
+//
+// The zero value is not usable; call [NewDecoder]. A Decoder is used by
+// one goroutine.
+type Decoder struct {
 	data  []byte
 	pos   int
 	state lexState
@@ -30,18 +34,21 @@ type lexer struct {
 	buf   [8]byte
 }
 
-// token is one lexed token, unboxed: kind is '{', '}', '[', ']', 's'
-// (string or key, text in s or raw), 'n' (number, literal in s), 't', 'f'
-// (booleans) or '0' (null).
-type token struct {
-	kind byte
+// Token is one lexed token, unboxed. Kind is '{', '}', '[', ']', 's'
+// (string or key), 'n' (number), 't', 'f' (booleans) or '0' (null); Text
+// returns a string's value or a number's literal.
+//
+// The zero value has Kind 0, which no lexed token has. A Token is a plain
+// value; a string token may share bytes with the Decoder's input.
+type Token struct {
+	Kind byte // '{', '}', '[', ']', 's', 'n', 't', 'f' or '0'
 	s    string
 	raw  []byte // for a string of printable ASCII without escapes: its bytes, s unset
 }
 
-// is reports whether t is a string token equal to w, without allocating.
-func (t token) is(w string) bool {
-	if t.kind != 's' {
+// Is reports whether t is a string token equal to w, without allocating.
+func (t Token) Is(w string) bool {
+	if t.Kind != 's' {
 		return false
 	}
 	if t.raw != nil {
@@ -50,21 +57,23 @@ func (t token) is(w string) bool {
 	return t.s == w
 }
 
-// text returns the string value of an 's' token.
-func (t token) text() string {
+// Text returns the value of an 's' token or the literal of an 'n' token
+// ("" for other kinds).
+func (t Token) Text() string {
 	if t.raw != nil {
 		return string(t.raw)
 	}
 	return t.s
 }
 
-// value returns the token as encoding/json would (for FieldError.Value).
-func (t token) value() any {
-	switch t.kind {
+// Value returns the token as encoding/json's Token would (json.Delim,
+// string, json.Number, bool or nil), for error values.
+func (t Token) Value() any {
+	switch t.Kind {
 	case '{', '}', '[', ']':
-		return json.Delim(t.kind)
+		return json.Delim(t.Kind)
 	case 's':
-		return t.text()
+		return t.Text()
 	case 'n':
 		return json.Number(t.s)
 	case 't':
@@ -75,8 +84,14 @@ func (t token) value() any {
 	return nil
 }
 
-func (t token) isDelim() bool {
-	return t.kind == '{' || t.kind == '}' || t.kind == '[' || t.kind == ']'
+// Bytes returns the bytes of a string token that needed no unescaping
+// (printable ASCII), without allocating; ok is false for any other token,
+// whose Text must be used instead.
+func (t Token) Bytes() (b []byte, ok bool) { return t.raw, t.raw != nil }
+
+// IsDelim reports whether t is one of '{', '}', '[', ']'.
+func (t Token) IsDelim() bool {
+	return t.Kind == '{' || t.Kind == '}' || t.Kind == '[' || t.Kind == ']'
 }
 
 type lexState uint8
@@ -94,25 +109,32 @@ const (
 	lexObjectComma                 // after ',' in an object
 )
 
-// syntaxError is a JSON syntax error at a byte offset.
-type syntaxError struct {
-	msg    string
+// SyntaxError is a JSON syntax error at a byte offset of the input. It
+// matches ErrSyntax with errors.Is.
+type SyntaxError struct {
+	Msg    string
 	Offset int
 }
 
-func (e *syntaxError) Error() string {
-	return e.msg + " at offset " + strconv.Itoa(e.Offset)
+// Is reports whether target is ErrSyntax.
+func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
+
+// Error returns the message and the offset, e.g. "invalid character 'x' at offset 3".
+func (e *SyntaxError) Error() string {
+	return e.Msg + " at offset " + strconv.Itoa(e.Offset)
 }
 
-func newLexer(data []byte) *lexer {
-	l := &lexer{data: data}
+// NewDecoder returns a Decoder reading data, which must not change while
+// the Decoder is used.
+func NewDecoder(data []byte) *Decoder {
+	l := &Decoder{data: data}
 	l.stack = l.buf[:0]
 	return l
 }
 
-func (l *lexer) errorf(msg string) error { return &syntaxError{msg: msg, Offset: l.pos} }
+func (l *Decoder) errorf(msg string) error { return &SyntaxError{Msg: msg, Offset: l.pos} }
 
-func (l *lexer) badChar() error {
+func (l *Decoder) badChar() error {
 	c := l.data[l.pos]
 	if c < utf8.RuneSelf {
 		return l.errorf("invalid character " + strconv.QuoteRune(rune(c)))
@@ -122,7 +144,7 @@ func (l *lexer) badChar() error {
 }
 
 // peek skips white space and returns the next byte.
-func (l *lexer) peek() (byte, bool) {
+func (l *Decoder) peek() (byte, bool) {
 	for l.pos < len(l.data) {
 		switch c := l.data[l.pos]; c {
 		case ' ', '\t', '\n', '\r':
@@ -134,13 +156,16 @@ func (l *lexer) peek() (byte, bool) {
 	return 0, false
 }
 
+// Offset returns the byte offset of the next unread byte.
+func (l *Decoder) Offset() int { return l.pos }
+
 // More reports whether the current array or object has another element.
-func (l *lexer) More() bool {
+func (l *Decoder) More() bool {
 	c, ok := l.peek()
 	return ok && c != ']' && c != '}'
 }
 
-func (l *lexer) valueAllowed() bool {
+func (l *Decoder) valueAllowed() bool {
 	switch l.state {
 	case lexTop, lexArrayStart, lexArrayComma, lexObjectColon:
 		return true
@@ -148,7 +173,7 @@ func (l *lexer) valueAllowed() bool {
 	return false
 }
 
-func (l *lexer) afterValue() {
+func (l *Decoder) afterValue() {
 	switch {
 	case len(l.stack) == 0:
 		l.state = lexTopDone
@@ -159,17 +184,17 @@ func (l *lexer) afterValue() {
 	}
 }
 
-// Token returns the next token: json.Delim for brackets and braces, string
-// for keys and strings, json.Number, bool, or nil for null. At the end of
+// Token returns the next token: a bracket or brace, a key or string, a
+// number, a boolean or null. At the end of
 // the input after a complete value it returns io.EOF.
-func (l *lexer) Token() (token, error) {
+func (l *Decoder) Token() (Token, error) {
 	for {
 		c, ok := l.peek()
 		if !ok {
 			if l.state == lexTopDone {
-				return token{}, io.EOF
+				return Token{}, io.EOF
 			}
-			return token{}, l.errorf("unexpected end of JSON input")
+			return Token{}, l.errorf("unexpected end of JSON input")
 		}
 		switch c {
 		case ',':
@@ -179,20 +204,20 @@ func (l *lexer) Token() (token, error) {
 			case lexObjectValue:
 				l.state = lexObjectComma
 			default:
-				return token{}, l.badChar()
+				return Token{}, l.badChar()
 			}
 			l.pos++
 			continue
 		case ':':
 			if l.state != lexObjectKey {
-				return token{}, l.badChar()
+				return Token{}, l.badChar()
 			}
 			l.state = lexObjectColon
 			l.pos++
 			continue
 		case '[', '{':
 			if !l.valueAllowed() {
-				return token{}, l.badChar()
+				return Token{}, l.badChar()
 			}
 			l.pos++
 			l.stack = append(l.stack, c)
@@ -201,86 +226,86 @@ func (l *lexer) Token() (token, error) {
 			} else {
 				l.state = lexObjectStart
 			}
-			return token{kind: c}, nil
+			return Token{Kind: c}, nil
 		case ']':
 			if l.state != lexArrayStart && l.state != lexArrayValue {
-				return token{}, l.badChar()
+				return Token{}, l.badChar()
 			}
 			l.pos++
 			l.stack = l.stack[:len(l.stack)-1]
 			l.afterValue()
-			return token{kind: c}, nil
+			return Token{Kind: c}, nil
 		case '}':
 			if l.state != lexObjectStart && l.state != lexObjectValue {
-				return token{}, l.badChar()
+				return Token{}, l.badChar()
 			}
 			l.pos++
 			l.stack = l.stack[:len(l.stack)-1]
 			l.afterValue()
-			return token{kind: c}, nil
+			return Token{Kind: c}, nil
 		case '"':
 			if l.state == lexObjectStart || l.state == lexObjectComma {
 				if raw, ok := l.rawKey(); ok {
 					l.state = lexObjectKey
-					return token{kind: 's', raw: raw}, nil
+					return Token{Kind: 's', raw: raw}, nil
 				}
 				s, err := l.str()
 				if err != nil {
-					return token{}, err
+					return Token{}, err
 				}
 				l.state = lexObjectKey
-				return token{kind: 's', s: s}, nil
+				return Token{Kind: 's', s: s}, nil
 			}
 			if !l.valueAllowed() {
-				return token{}, l.badChar()
+				return Token{}, l.badChar()
 			}
 			if raw, ok := l.rawKey(); ok {
 				l.afterValue()
-				return token{kind: 's', raw: raw}, nil
+				return Token{Kind: 's', raw: raw}, nil
 			}
 			s, err := l.str()
 			if err != nil {
-				return token{}, err
+				return Token{}, err
 			}
 			l.afterValue()
-			return token{kind: 's', s: s}, nil
+			return Token{Kind: 's', s: s}, nil
 		}
 		if !l.valueAllowed() {
-			return token{}, l.badChar()
+			return Token{}, l.badChar()
 		}
-		var tok token
+		var tok Token
 		switch c {
 		case 't':
 			if !l.literal("true") {
-				return token{}, l.literalErr("true")
+				return Token{}, l.literalErr("true")
 			}
-			tok.kind = 't'
+			tok.Kind = 't'
 		case 'f':
 			if !l.literal("false") {
-				return token{}, l.literalErr("false")
+				return Token{}, l.literalErr("false")
 			}
-			tok.kind = 'f'
+			tok.Kind = 'f'
 		case 'n':
 			if !l.literal("null") {
-				return token{}, l.literalErr("null")
+				return Token{}, l.literalErr("null")
 			}
-			tok.kind = '0'
+			tok.Kind = '0'
 		default:
 			if c != '-' && (c < '0' || c > '9') {
-				return token{}, l.badChar()
+				return Token{}, l.badChar()
 			}
 			n, err := l.number()
 			if err != nil {
-				return token{}, err
+				return Token{}, err
 			}
-			tok = token{kind: 'n', s: n}
+			tok = Token{Kind: 'n', s: n}
 		}
 		l.afterValue()
 		return tok, nil
 	}
 }
 
-func (l *lexer) literal(word string) bool {
+func (l *Decoder) literal(word string) bool {
 	if len(l.data)-l.pos >= len(word) && string(l.data[l.pos:l.pos+len(word)]) == word {
 		l.pos += len(word)
 		return true
@@ -288,7 +313,7 @@ func (l *lexer) literal(word string) bool {
 	return false
 }
 
-func (l *lexer) literalErr(word string) error {
+func (l *Decoder) literalErr(word string) error {
 	for i := 0; i < len(word); i++ {
 		if l.pos >= len(l.data) {
 			return l.errorf("unexpected end of JSON input")
@@ -304,7 +329,7 @@ func (l *lexer) literalErr(word string) error {
 func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
 
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
-func (l *lexer) number() (string, error) {
+func (l *Decoder) number() (string, error) {
 	d := l.data
 	start := l.pos
 	i := l.pos
@@ -361,7 +386,7 @@ func (l *lexer) number() (string, error) {
 // rawKey returns the bytes of a string (key or value) without escapes, control characters
 // or non-ASCII bytes, without allocating; ok is false (and nothing consumed)
 // for any other string.
-func (l *lexer) rawKey() ([]byte, bool) {
+func (l *Decoder) rawKey() ([]byte, bool) {
 	d := l.data
 	for i := l.pos + 1; i < len(d); i++ {
 		c := d[i]
@@ -378,7 +403,7 @@ func (l *lexer) rawKey() ([]byte, bool) {
 }
 
 // str scans a string starting at the opening quote and returns its value.
-func (l *lexer) str() (string, error) {
+func (l *Decoder) str() (string, error) {
 	d := l.data
 	i := l.pos + 1
 	start := i
@@ -499,9 +524,10 @@ func hex4(d []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// validJSON reports whether data is one complete JSON value (for tests).
-func validJSON(data []byte) bool {
-	l := newLexer(data)
+// Valid reports whether data is one complete JSON value, as json.Valid
+// does (the two agree on every input).
+func Valid(data []byte) bool {
+	l := NewDecoder(data)
 	for {
 		_, err := l.Token()
 		if err == io.EOF {

@@ -1,4 +1,4 @@
-package policy
+package strictjson
 
 import (
 	"encoding/json"
@@ -20,8 +20,8 @@ func TestLexerMatchesEncodingJSON(t *testing.T) {
 		`{"a\u0000b": 1}`, `{"é": 1}`,
 	}
 	for _, doc := range docs {
-		if got, want := validJSON([]byte(doc)), json.Valid([]byte(doc)); got != want {
-			t.Errorf("validJSON(%q) = %v, json.Valid = %v", doc, got, want)
+		if got, want := Valid([]byte(doc)), json.Valid([]byte(doc)); got != want {
+			t.Errorf("Valid(%q) = %v, json.Valid = %v", doc, got, want)
 		}
 	}
 	for _, doc := range []string{`"\ud83d\ude00"`, `"\ud83d"`, `"\ude00"`, `"\ud83d\u0041"`, "\"\xff\xfe\"", `"\/\b\f\n\r\t\"\\"`, `"a\u00e9"`, `"plain"`} {
@@ -29,19 +29,19 @@ func TestLexerMatchesEncodingJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(doc), &want); err != nil {
 			t.Fatal(err)
 		}
-		l := newLexer([]byte(doc))
+		l := NewDecoder([]byte(doc))
 		tok, err := l.Token()
-		if err != nil || asFFFD(tok.text()) != want {
-			t.Errorf("%s: got %q, %v; want %q", doc, tok.text(), err, want)
+		if err != nil || asFFFD(tok.Text()) != want {
+			t.Errorf("%s: got %q, %v; want %q", doc, tok.Text(), err, want)
 		}
 	}
 	for doc, want := range map[string]string{
 		`"\ud83d"`: "\xed\xa0\xbd", `"\ude00"`: "\xed\xb8\x80", `"\ud83d\u0041"`: "\xed\xa0\xbdA",
 		"\"\xff\xfe\"": "\xff\xfe", `"\ud83dx"`: "\xed\xa0\xbdx", `"\ud83d\ude00"`: "\U0001F600",
 	} {
-		tok, err := newLexer([]byte(doc)).Token()
-		if err != nil || tok.text() != want {
-			t.Errorf("%s: got %q, %v; want %q", doc, tok.text(), err, want)
+		tok, err := NewDecoder([]byte(doc)).Token()
+		if err != nil || tok.Text() != want {
+			t.Errorf("%s: got %q, %v; want %q", doc, tok.Text(), err, want)
 		}
 	}
 }
