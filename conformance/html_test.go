@@ -97,7 +97,9 @@ func TestHTMLReportCauseEvidence(t *testing.T) {
 	if !strings.Contains(page, want) {
 		t.Errorf("no reproduction command %q", want)
 	}
-	for _, s := range []string{"handler codes are ignored", `{&#34;state&#34;:&#34;discarded&#34;}`, `{&#34;state&#34;:&#34;retryable&#34;}`,
+	// the failures grouped by what was observed (wrong answers of kind
+	// live), not by their class flag
+	for _, s := range []string{"a delay differs from the expected value", `{&#34;state&#34;:&#34;discarded&#34;}`, `{&#34;state&#34;:&#34;retryable&#34;}`,
 		"retried &lt;instead&gt;", "promotion latency p50 12ms"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
