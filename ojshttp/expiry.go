@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/sat"
+	"github.com/retrykit/retrykit/internal/strictjson"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -49,7 +50,7 @@ func pushTime(field string, v json.RawMessage, now time.Time) (time.Time, *apiEr
 		}
 		return time.Unix(0, sat.AddInt(now.UnixNano(), int64(d))).UTC(), nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := strictjson.Timestamp(s)
 	if err != nil {
 		return time.Time{}, invalid(field, "must be an RFC 3339 timestamp or \"+\" and an ISO 8601 duration (\"+PT5S\"), got %q", clip(s))
 	}
