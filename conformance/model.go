@@ -74,7 +74,9 @@ type causeView struct {
 	Unclaim      string // the command that declares the flag unclaimed, or ""
 	Requirements string // "RET-16 ×46, RET-19 ×16, …"
 	Reproduce    string // the command that runs this cause's results again
-	Reproduction string // unexplained: the smallest failure as a replayable line
+	// Reproduction is the smallest failure of a group no model
+	// reproduces, as a replayable line ([Cause.Reproduction]).
+	Reproduction string
 }
 
 // model is the report as the formats render it.
