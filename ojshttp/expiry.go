@@ -84,6 +84,10 @@ func expiryView(v map[string]any, j executor.Job) {
 		e["type"] = ExpiredErrorType
 		e["code"] = ExpiredErrorType
 		e["message"] = "the job did not start before its expires_at " + stamp(j.ExpiresAt)
+	case executor.DroppedByRateLimit:
+		e["type"] = RateLimitedErrorType
+		e["code"] = RateLimitedErrorType
+		e["message"] = "dropped without running: its rate limit " + strconv.Quote(j.RateLimit.Key) + " was reached and its on_limit is drop"
 	case executor.ExpiredEnqueueTTL:
 		limit := int64(j.EnqueueTTL / time.Second)
 		e["type"] = EnqueueTTLErrorType

@@ -63,7 +63,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	for k, v := range raw {
 		switch k {
 		case "id", "type", "args", "meta", "options", "specversion":
-		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms", "expires_at", "enqueue_ttl":
+		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms", "expires_at", "enqueue_ttl", "rate_limit":
 			// Envelope attributes of ojs-core may also sit at the top level.
 			if opts == nil {
 				opts = map[string]json.RawMessage{}
@@ -142,6 +142,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 // decodeOptions applies the PUSH options.
 func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiError {
 	var pol *policy.Policy
+	var rl json.RawMessage
 	for k, v := range opts {
 		field := "options." + k
 		switch k {
@@ -224,7 +225,9 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				return err
 			}
 			p.spec.EnqueueTTL = d
-		case "rate_limit", "depends_on", "workflow":
+		case "rate_limit":
+			rl = v
+		case "depends_on", "workflow":
 			return &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 				message: field + ": not supported by this server (the manifest does not claim it)",
 				details: map[string]any{"field": field}}
@@ -245,6 +248,13 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				p.x.unknown[k] = v
 			}
 		}
+	}
+	if rl != nil && string(rl) != "null" {
+		r, err := parseRateLimit("options.rate_limit", rl, p.spec.Queue)
+		if err != nil {
+			return err
+		}
+		p.spec.RateLimit = r
 	}
 	if u := p.x.unique; u != nil {
 		key, err := uniqueKey(u, p.spec.Type, p.spec.Queue, p.spec.Args, p.x.meta)
