@@ -124,7 +124,7 @@ func writeFuzzHTML(w io.Writer, res *fuzz.Result, command string, repro func(str
 		switch {
 		case o.Disagreement != nil:
 			d := o.Disagreement
-			c := fuzz.Explain(d, h.Jitter == protocol.JitterOpaque)
+			c := causeOf(o, h.Jitter == protocol.JitterOpaque)
 			row.Status, row.Bad, row.Anchor = "disagreement", true, "op-"+o.Op
 			f := row
 			f.Title = "minimal disagreement (shrunk in " + o.Shrink.Round(time.Millisecond).String() + ")"
