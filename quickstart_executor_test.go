@@ -19,7 +19,11 @@ import (
 	"github.com/retrykit/retrykit/executor"
 )
 
-// Example_executorQuickStart is the README's executor quick start: worker
+// executorGuide is the guide whose executor quick start is
+// Example_executorQuickStart.
+const executorGuide = "docs/queue-authors.md"
+
+// Example_executorQuickStart is the executor quick start of executorGuide: worker
 // mode with two handlers, a failing job and a wait for the queues to
 // drain. Its body is the body of main there, line for line
 // (TestReadmeExecutorQuickStart checks that, and the imports).
@@ -86,26 +90,26 @@ func Example_executorQuickStart() {
 	//   attempt 2 failed: payment.card_stolen: card reported stolen
 }
 
-// TestReadmeExecutorQuickStart checks that the README's "## Executor quick
-// start" program is Example_executorQuickStart: the same body, the output
+// TestReadmeExecutorQuickStart checks that the "## Executor quick start"
+// program of docs/queue-authors.md is Example_executorQuickStart: the same body, the output
 // the example checks, and exactly the imports the body uses.
 func TestReadmeExecutorQuickStart(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(executorGuide)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(readme), "## Executor quick start")
 	if !ok {
-		t.Fatal(`README.md has no "## Executor quick start" section`)
+		t.Fatalf(`%s has no "## Executor quick start" section`, executorGuide)
 	}
 	block := between(t, after, "```go\n", "```")
 	if !strings.HasPrefix(block, "package main\n") {
 		t.Fatalf("the executor quick start's first go block is not a whole program:\n%s", block)
 	}
 	fset := token.NewFileSet()
-	prog, err := parser.ParseFile(fset, "README.md", block, 0)
+	prog, err := parser.ParseFile(fset, executorGuide, block, 0)
 	if err != nil {
-		t.Fatalf("the README program does not parse: %v", err)
+		t.Fatalf("the guide's program does not parse: %v", err)
 	}
 	src, err := os.ReadFile("quickstart_executor_test.go")
 	if err != nil {
@@ -114,7 +118,7 @@ func TestReadmeExecutorQuickStart(t *testing.T) {
 	readmeBody := between(t, block, "func main() {\n", "\n}\n")
 	exampleBody := between(t, string(src), "func Example_executorQuickStart() {\n", "\n\t// Output:")
 	if readmeBody != exampleBody {
-		t.Errorf("README executor quick start and Example_executorQuickStart differ:\n--- README main\n%s\n--- example\n%s", readmeBody, exampleBody)
+		t.Errorf("the guide's executor quick start and Example_executorQuickStart differ:\n--- guide main\n%s\n--- example\n%s", readmeBody, exampleBody)
 	}
 	printed := between(t, after, "It prints:\n\n```\n", "\n```")
 	fn := between(t, string(src), "func Example_executorQuickStart() {\n", "\n}\n")
@@ -123,10 +127,10 @@ func TestReadmeExecutorQuickStart(t *testing.T) {
 		want = append(want, strings.TrimPrefix(l, "\t// "))
 	}
 	if w := strings.Join(want, "\n"); printed != w {
-		t.Errorf("README shows the output\n%s\nthe example prints\n%s", printed, w)
+		t.Errorf("the guide shows the output\n%s\nthe example prints\n%s", printed, w)
 	}
 
-	// The README imports exactly the packages its body names.
+	// The guide's program imports exactly the packages its body names.
 	var imports []string
 	for _, im := range prog.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)
@@ -159,7 +163,7 @@ func TestReadmeExecutorQuickStart(t *testing.T) {
 	slices.Sort(imports)
 	slices.Sort(need)
 	if !slices.Equal(imports, need) {
-		t.Errorf("README program imports %q, its body uses %q", imports, need)
+		t.Errorf("the guide's program imports %q, its body uses %q", imports, need)
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 //
 //   - a whole Go file, starting with its package clause: TestSnippetsCompile
 //     builds it (go vet, which type-checks test files too) in a fresh module
-//     that depends on this clone exactly as dependRecipe tells a reader to;
+//     that depends on this clone exactly as the guide's recipe (dependRecipe)
+//     tells a reader to;
 //   - a fragment, marked on the line before its fence with
 //     <!-- snippet: compiled in PATH -->, where PATH (from the repository
 //     root) is a Go file that holds the fragment's lines in order (its
@@ -166,25 +167,51 @@ func checkHarness(t *testing.T, s snippet) {
 	t.Errorf("%v: the fragment is not in %s line for line; copy it there (the harness is what compiles)", s, h)
 }
 
-// dependRecipe is how README.md tells a reader to depend on a clone until a
-// version is published; TestSnippetsCompile follows it to the letter, and
-// TestDependRecipeInReadme checks that the README shows these commands.
-var dependRecipe = []string{
-	"go mod edit -replace github.com/retrykit/retrykit=",
-	"go mod tidy",
-	"go doc github.com/retrykit/retrykit/policy.Failure",
-}
+// recipeGuide holds the recipe a reader follows to depend on a clone until
+// a version is published: the sh block after the recipeMarker line.
+const (
+	recipeGuide  = "docs/queue-authors.md"
+	recipeMarker = "<!-- recipe: "
+)
 
-func TestDependRecipeInReadme(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+// dependRecipe returns the go commands of the guide's recipe, in order,
+// each as its arguments after "go", with the clone's path ($HOME/src/retrykit
+// in the guide) replaced by root and trailing comments dropped. The tests
+// run exactly these commands, so the guide cannot show a step that fails.
+func dependRecipe(t *testing.T, root string) [][]string {
+	t.Helper()
+	page, err := os.ReadFile(recipeGuide)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range dependRecipe {
-		if !strings.Contains(string(readme), c) {
-			t.Errorf("README.md lacks the command %q of the replace recipe", c)
+	_, after, ok := strings.Cut(string(page), "\n"+recipeMarker)
+	if !ok {
+		t.Fatalf("%s: no %q line before the recipe", recipeGuide, recipeMarker)
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatalf("%s: no sh block after the recipe marker", recipeGuide)
+	}
+	var cmds [][]string
+	for _, l := range strings.Split(block, "\n") {
+		l, _, _ = strings.Cut(l, "#")
+		f := strings.Fields(strings.ReplaceAll(l, "$HOME/src/retrykit", root))
+		if len(f) > 1 && f[0] == "go" {
+			cmds = append(cmds, f[1:])
 		}
 	}
+	if len(cmds) < 2 || strings.Join(cmds[0][:2], " ") != "mod edit" || strings.Join(cmds[len(cmds)-1], " ") != "doc github.com/retrykit/retrykit/policy.Failure" {
+		t.Fatalf("%s: the recipe's go commands are %q: want go mod edit -replace first and go doc github.com/retrykit/retrykit/policy.Failure last", recipeGuide, cmds)
+	}
+	return cmds
+}
+
+// recipeEnv is a reader's environment: the caller's own, proxy settings
+// included (GOPROXY, GONOSUMDB, …), with no workspace and the local
+// toolchain.
+func recipeEnv() []string {
+	return append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
 }
 
 // TestSnippetsCompile builds every whole-file block in a new module that
@@ -230,7 +257,7 @@ func TestSnippetsCompile(t *testing.T) {
 	if len(built) == 0 {
 		t.Fatal("no whole-file go blocks found")
 	}
-	env := append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+	env := recipeEnv()
 	run := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(goBin, args...)
@@ -240,7 +267,10 @@ func TestSnippetsCompile(t *testing.T) {
 		}
 	}
 	run("mod", "init", "example.com/snippets")
-	run(strings.Fields(dependRecipe[0] + root)[1:]...)
+	// The guide's recipe, as a reader runs it: replace, require, go doc.
+	for _, c := range dependRecipe(t, root) {
+		run(c...)
+	}
 	// The test-only modules the snippets may import (rapid, go-cmp), at
 	// this module's versions, so that tidy needs no network: the versions
 	// from go.mod, the hashes from go.sum.
@@ -256,9 +286,8 @@ func TestSnippetsCompile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run(strings.Fields(dependRecipe[1])[1:]...)
-	// After tidy, go doc reads the API from the clone.
-	run(strings.Fields(dependRecipe[2])[1:]...)
+	// The guide's next step once code imports retrykit.
+	run("mod", "tidy")
 	cmd := exec.Command(goBin, "vet", "./...")
 	cmd.Dir, cmd.Env = dir, env
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -299,10 +328,13 @@ func TestGettingStarted(t *testing.T) {
 	}
 }
 
-// In a module that imports nothing from retrykit yet, the replace line
-// alone leaves go doc with "cannot find package" (and go mod tidy, with
-// nothing to keep, does not help); go get writes the require line through
-// the replace, without the network, as the README says.
+// TestDependRecipeFreshModule runs the guide's recipe in a new module that
+// imports nothing yet, as a reader's machine would: with the caller's proxy
+// settings, not GOPROXY=off. No version of retrykit is published, so any
+// step that asks the module proxy about github.com/retrykit/retrykit (go
+// get, go get @latest) fails there with the proxy's 403 or 404; the recipe
+// must reach go doc without one. Then, once the module imports a retrykit
+// package, go mod tidy keeps the require line and the program builds.
 func TestDependRecipeFreshModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command; skipped with -short")
@@ -316,58 +348,52 @@ func TestDependRecipeFreshModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	env := append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command(goBin, args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	must := func(args ...string) string {
+	run := func(args ...string) string {
 		t.Helper()
-		out, err := run(args...)
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir, cmd.Env = dir, recipeEnv()
+		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("go %s (GOPROXY=%s): %v\n%s", strings.Join(args, " "), os.Getenv("GOPROXY"), err, out)
 		}
-		return out
+		return string(out)
 	}
-	doc := strings.Fields(dependRecipe[2])[1:]
-	must("mod", "init", "example.com/fresh")
-	must(strings.Fields(dependRecipe[0] + root)[1:]...)
-	if out, err := run(doc...); err == nil || !strings.Contains(out, "cannot find package") {
-		t.Errorf("go doc with the replace line alone: %v\n%s", err, out)
+	run("mod", "init", "example.com/fresh")
+	var out string
+	for _, c := range dependRecipe(t, root) {
+		out = run(c...)
 	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
+	if !strings.Contains(out, "type Failure struct") {
+		t.Errorf("go doc, the recipe's last step:\n%s", out)
+	}
+	const program = "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/retrykit/retrykit/policy\"\n)\n\nfunc main() { fmt.Println(policy.Default().Spec().MaxAttempts) }\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "go get\ngithub.com/retrykit/retrykit` writes it") {
-		t.Error("README.md no longer says that go get writes the require line in a module that imports nothing yet")
-	}
-	must("get", "github.com/retrykit/retrykit")
-	if out := must(doc...); !strings.Contains(out, "type Failure struct") {
-		t.Errorf("go doc after go get:\n%s", out)
+	run("mod", "tidy")
+	if got := strings.TrimSpace(run("run", ".")); got != "3" {
+		t.Errorf("a program built through the recipe printed %q, want the default max_attempts 3", got)
 	}
 }
 
 // Every queue integration (a nested module under integrations/) is named
-// where the replace recipe (README.md) and docs/getting-started.md tell
+// where the replace recipe (recipeGuide) and docs/getting-started.md tell
 // a reader how to depend on the clone.
 func TestRecipeNamesEveryIntegration(t *testing.T) {
 	mods, err := filepath.Glob("integrations/*/go.mod")
 	if err != nil || len(mods) < 4 {
 		t.Fatalf("integration modules: %v %v", mods, err)
 	}
-	readme, err := os.ReadFile("README.md")
+	page, err := os.ReadFile(recipeGuide)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recipe := string(readme)
-	i := strings.Index(recipe, "### Depending on a clone")
+	recipe := string(page)
+	i := strings.Index(recipe, "\n## Depending on a clone\n")
 	if i < 0 {
-		t.Fatal("README.md: no \"### Depending on a clone\"")
+		t.Fatalf("%s: no \"## Depending on a clone\"", recipeGuide)
 	}
-	recipe = recipe[i:]
+	recipe = recipe[i+1:]
 	if j := strings.Index(recipe, "\n## "); j >= 0 {
 		recipe = recipe[:j]
 	}
@@ -377,7 +403,7 @@ func TestRecipeNamesEveryIntegration(t *testing.T) {
 	}
 	for _, m := range mods {
 		dir := filepath.ToSlash(filepath.Dir(m))
-		for name, text := range map[string]string{"README.md replace recipe": recipe, "docs/getting-started.md": string(guide)} {
+		for name, text := range map[string]string{recipeGuide + " replace recipe": recipe, "docs/getting-started.md": string(guide)} {
 			if !strings.Contains(text, "`"+dir+"`") {
 				t.Errorf("%s does not name %s", name, dir)
 			}

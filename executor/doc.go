@@ -36,7 +36,7 @@
 //     [Executor.List] and [Executor.Count].
 //
 // Worker mode (Go handlers on the real clock; see ExampleWorker and the
-// README's executor quick start):
+// executor quick start of docs/queue-authors.md):
 //
 //   - [NewWorker] with [WithConcurrency] per queue ("default" is always
 //     served unless set to 0), [Worker.Handle] per job type, [Worker.Start];

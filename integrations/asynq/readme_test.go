@@ -17,9 +17,9 @@ import (
 // readmeExample is the example's README, checked with this module's.
 const readmeExample = "../../examples/asynq/README.md"
 
-// readmeMain is the repository's README: its go blocks that use this
-// package are checked too.
-const readmeMain = "../../README.md"
+// readmeMain is the repository's integrations guide: its go blocks that
+// use this package are checked too.
+const readmeMain = "../../docs/integrations.md"
 
 // readmeSnippetInstall is the README's "The lines you add".
 func readmeSnippetInstall(cfg asynq.Config, redisOpt asynq.RedisClientOpt, mux asynq.Handler, policyJSON string) error {
@@ -79,7 +79,7 @@ func TestReadmeSnippetsServer(t *testing.T) {
 }
 
 // TestReadmeSnippets: every go block of the module's README and of its
-// example's README, and each block of the repository's README that uses
+// example's README, and each block of docs/integrations.md that uses
 // this package, is line for line the body of a readmeSnippet function of
 // this file, so each snippet compiles (and the tests above run it).
 func TestReadmeSnippets(t *testing.T) {
