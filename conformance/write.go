@@ -213,7 +213,7 @@ func (r *Report) summary() []string {
 			if !c.Reproduced && !fallback {
 				fallback = true
 				if len(r.Causes) > 0 && r.Causes[0].Reproduced {
-					add("  not reproduced by any bug model (grouped by the vectors' class flags and symptoms):")
+					add("  not reproduced by any bug model or fitted family (grouped by what was observed):")
 				}
 			}
 			if c.Reproduced {
@@ -228,6 +228,9 @@ func (r *Report) summary() []string {
 				}
 			} else {
 				add("  %4d  %s: %s", len(c.IDs), c.Class, c.Explanation)
+				if c.Reproduction != "" {
+					add("        smallest reproduction: %s", c.Reproduction)
+				}
 			}
 			add("        requirements %s; e.g. %s", r.causeRequirements(c, byID), examples(c.IDs, maxExamples))
 		}

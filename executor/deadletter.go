@@ -87,7 +87,9 @@ func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
 	}
 	e.unretire(j)
 	e.timers.remove(j) // a planned automatic replay
-	j.replayNext = ""
+	if j.x != nil {
+		j.x.replayNext = ""
+	}
 	if o.Queue != "" && o.Queue != j.q.name {
 		old := j.q
 		old.kinds[kindOf(j)].unlink(j, byKind)
@@ -106,7 +108,9 @@ func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
 	}
 	j.attempt = 0
 	j.finished = never
-	j.expires, j.ttl, j.expired = never, 0, NotExpired // the operator decides anew
+	if r := j.x; r != nil {
+		r.expires, r.ttl, r.expired = never, 0, NotExpired // the operator decides anew
+	}
 	e.makeReady(j, now)
 	return j.snapshot(e.cfg.history), nil
 }
@@ -171,11 +175,7 @@ func (e *Executor) DeadLetters(q DeadLetterQuery) (page []Job, total int) {
 }
 
 func entryOf(j *job) DeadLetterEntry {
-	d := DeadLetterEntry{Queue: j.q.name, Type: j.typ, DeadAt: nsTime(j.finished)}
-	if n := len(j.errs); n > 0 {
-		d.ErrorType = j.errs[n-1].Type
-	}
-	return d
+	return DeadLetterEntry{Queue: j.q.name, Type: j.typ.name, DeadAt: nsTime(j.finished), ErrorType: j.lastErrorType()}
 }
 
 // DeadLetterStats summarises the dead letter set (ojs-dead-letter §10.1).

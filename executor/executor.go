@@ -150,10 +150,10 @@ func (e *Executor) release(q *queue) {
 	}
 }
 
-// intern returns the executor's copy of typ and counts one more job of
+// intern returns the executor's record of typ and counts one more job of
 // it; unintern undoes that when the job goes, and forgets a type with no
 // job left.
-func (e *Executor) intern(typ string) string {
+func (e *Executor) intern(typ string) *typeRef {
 	t := e.types[typ]
 	if t == nil {
 		t = &typeRef{name: typ}
@@ -161,13 +161,13 @@ func (e *Executor) intern(typ string) string {
 		e.peaks.types = max(e.peaks.types, len(e.types))
 	}
 	t.jobs++
-	return t.name
+	return t
 }
 
-func (e *Executor) unintern(typ string) {
-	if t := e.types[typ]; t != nil {
+func (e *Executor) unintern(t *typeRef) {
+	if e.types[t.name] == t {
 		if t.jobs--; t.jobs <= 0 {
-			delete(e.types, typ)
+			delete(e.types, t.name)
 			e.types = shrink(e.types, &e.peaks.types)
 		}
 	}
@@ -250,7 +250,7 @@ func (e *Executor) move(j *job, to State) {
 		if w {
 			e.arm(j)
 		} else {
-			e.expiries.remove(j)
+			e.disarm(j)
 		}
 	}
 	switch {
@@ -291,7 +291,7 @@ func (e *Executor) advance(now int64) {
 			l = nil
 		}
 		switch {
-		case x != nil && x.edue <= now && (t == nil || x.edue <= t.due) && (l == nil || x.edue <= l.due):
+		case x != nil && x.x.edue <= now && (t == nil || x.x.edue <= t.due) && (l == nil || x.x.edue <= l.due):
 			// A start deadline goes first among things due at one
 			// instant: a job expired at t cannot start at t.
 			e.expiries.remove(x)
@@ -481,9 +481,13 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	e.seq++
 	j := &job{
 		id: id, typ: e.intern(spec.Type), q: e.queue(spec.Queue), args: spec.Args, pol: pol,
-		bud: spec.Budget, prio: int32(spec.Priority), seq: e.seq, created: now, enqueued: never, scheduled: timeNs(spec.ScheduledAt),
+		prio: int32(spec.Priority), seq: e.seq, created: now, enqueued: never,
 		started: never, finished: never, vis: int64(vis), hidx: -1,
-		expires: timeNs(spec.ExpiresAt), ttl: int64(spec.EnqueueTTL), eidx: -1,
+	}
+	if spec.Budget != nil || !spec.ScheduledAt.IsZero() || !spec.ExpiresAt.IsZero() || spec.EnqueueTTL != 0 {
+		r := j.more()
+		r.bud, r.scheduled = spec.Budget, timeNs(spec.ScheduledAt)
+		r.expires, r.ttl = timeNs(spec.ExpiresAt), int64(spec.EnqueueTTL)
 	}
 	e.jobs[id] = j
 	e.peaks.jobs = max(e.peaks.jobs, len(e.jobs))
@@ -491,9 +495,9 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 	switch {
 	case spec.Pending:
 		e.move(j, Pending)
-	case j.scheduled != never && j.scheduled > now:
+	case j.rare().scheduled != never && j.x.scheduled > now:
 		e.move(j, Scheduled)
-		j.due = j.scheduled
+		j.due = j.x.scheduled
 		e.schedule(j)
 	default:
 		e.makeReady(j, now)
@@ -547,7 +551,7 @@ func (e *Executor) claim(j *job, now int64) {
 	e.deliveries++
 	j.delivery = e.deliveries
 	j.started = now
-	j.beat = now
+	j.heartbeat(now)
 	j.due = e.leaseEnd(j, now)
 	e.leases.push(j)
 	e.dueChanged(j.due)
@@ -661,7 +665,7 @@ func (e *Executor) Heartbeat(id string, d uint64) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	j.beat = now
+	j.heartbeat(now)
 	j.due = e.leaseEnd(j, now)
 	e.leases.fix(j)
 	return j.snapshot(e.cfg.history), nil
@@ -857,8 +861,8 @@ func (e *Executor) nextDue() int64 {
 	if h := e.leases.peek(); h != nil && h.due < next {
 		next = h.due
 	}
-	if h := e.expiries.peek(); h != nil && h.edue < next {
-		next = h.edue
+	if h := e.expiries.peek(); h != nil && h.x.edue < next {
+		next = h.x.edue
 	}
 	if h := e.dl.head; h != nil {
 		next = min(next, sat.AddInt(sat.AddInt(h.finished, int64(e.cfg.maxAge)), 1))

@@ -68,11 +68,12 @@ func waiting(s State) bool {
 // deadline it is; math.MaxInt64 when none applies.
 func (j *job) startBy() (int64, Expiry) {
 	at, why := int64(math.MaxInt64), NotExpired
-	if j.expires != never {
-		at, why = j.expires, ExpiredAt
+	r := j.rare()
+	if r.expires != never {
+		at, why = r.expires, ExpiredAt
 	}
-	if j.ttl > 0 && j.delivery == 0 {
-		if t := sat.AddInt(j.created, j.ttl); t < at {
+	if r.ttl > 0 && j.delivery == 0 {
+		if t := sat.AddInt(j.created, r.ttl); t < at {
 			at, why = t, ExpiredEnqueueTTL
 		}
 	}
@@ -89,7 +90,8 @@ func (e *Executor) arm(j *job) {
 	if why == NotExpired {
 		return
 	}
-	j.edue, j.ewhy = at, why
+	r := j.more() // already there: a job with a deadline has one
+	r.edue, r.ewhy = at, why
 	e.expiries.push(j)
 	e.dueChanged(at)
 }
@@ -99,22 +101,31 @@ func (e *Executor) arm(j *job) {
 // deadline, or enqueued past it, is discarded when it would wait, at that
 // instant rather than at the deadline already gone by.
 func (e *Executor) expireDue(j *job, at int64) {
-	if j.eidx < 0 || j.edue > at {
+	r := j.x
+	if r == nil || r.eidx < 0 || r.edue > at {
 		return
 	}
 	e.expiries.remove(j)
-	j.edue = max(j.edue, at)
+	r.edue = max(r.edue, at)
 	e.expire(j)
+}
+
+// disarm takes j out of the expiry heap, if it is there.
+func (e *Executor) disarm(j *job) {
+	if j.x != nil {
+		e.expiries.remove(j)
+	}
 }
 
 // expire discards the waiting job j at its start deadline.
 func (e *Executor) expire(j *job) {
-	at, why := j.edue, j.ewhy
+	r := j.more()
+	at, why := r.edue, r.ewhy
 	e.unschedule(j) // a scheduled or retryable job leaves the timer heap
 	e.move(j, Discarded)
 	j.finished = at
 	j.started = never
-	j.expired = why
+	r.expired = why
 	if o := e.cfg.observer; o != nil {
 		o.Discarded(j.snapshot(e.cfg.history))
 	}
@@ -122,13 +133,14 @@ func (e *Executor) expire(j *job) {
 }
 
 // expiryHeap is a binary min-heap of waiting jobs ordered by (edue, seq),
-// each recording its index in eidx (-1 when absent).
+// each recording its index in eidx (-1 when absent). Only jobs with
+// out-of-line fields (x) enter it; disarm leaves the others alone.
 type expiryHeap = jobHeap[byExpiry]
 
 // byExpiry orders an expiryHeap: start deadline, then enqueue order.
 type byExpiry struct{}
 
 func (byExpiry) less(a, b *job) bool {
-	return a.edue < b.edue || (a.edue == b.edue && a.seq < b.seq)
+	return a.x.edue < b.x.edue || (a.x.edue == b.x.edue && a.seq < b.seq)
 }
-func (byExpiry) index(j *job) *int32 { return &j.eidx }
+func (byExpiry) index(j *job) *int32 { return &j.x.eidx }

@@ -172,15 +172,18 @@ func timeNs(t time.Time) int64 {
 // job is the executor's compact record of one job. Times are Unix
 // nanoseconds (never when unset); due is the time of the job's timer
 // (scheduled_at, next_retry_at or reservation deadline) while it is in the
-// timer heap.
+// timer heap. What few jobs use (a time budget, an error history, start
+// deadlines, automatic replays, a requested scheduled_at) lives out of
+// line in x, allocated on first use: a plain job waiting to run is a
+// 192-byte record (TestJobRecordSize), half of what it was with every
+// field inline (docs/benchmarks.md, "Memory per held job").
 type job struct {
 	id   string
-	typ  string // interned
+	typ  *typeRef // interned
 	q    *queue
 	args json.RawMessage
 	pol  *policy.Policy // shared
-	bud  *budget.Budget // shared; nil: no time budget
-	errs []ErrorEntry   // append-only window, see addError
+	x    *jobRare       // nil until a rare field is set; read through rare()
 	// link holds the job's place in two lists: byKind, the list of its
 	// queue and kind (see kindOf), and byAge, the executor's retention list
 	// of finished or dead-lettered jobs (unused while the job is not
@@ -190,16 +193,30 @@ type job struct {
 	// context; it is called and cleared when the job leaves active.
 	stop func()
 
-	seq       uint64
-	delivery  uint64
-	created   int64
-	enqueued  int64
+	seq      uint64
+	delivery uint64
+	created  int64
+	enqueued int64
+	started  int64
+	finished int64
+	due      int64
+	vis      int64
+
+	hidx    int32 // index in the timer heap, -1 when absent
+	attempt int32
+	prio    int32
+	state   State
+	dead    bool
+}
+
+// jobRare holds the fields of a job that few jobs set. A job without one
+// (x nil) reads as noRare.
+type jobRare struct {
+	bud  *budget.Budget // shared; nil: no time budget
+	errs []ErrorEntry   // append-only window, see addError
+	// scheduled is the requested scheduled_at (never when none).
 	scheduled int64
-	started   int64
-	finished  int64
-	due       int64
-	vis       int64
-	beat      int64 // the last fetch or heartbeat, for the stall deadline
+	beat      int64 // the last fetch or heartbeat of a budgeted job, for the stall deadline
 	replayAt  int64 // the last automatic replay
 	// replayRule is the rule of the last automatic replay, replayNext the
 	// rule of the one planned (while the dead letter waits in the timers).
@@ -215,23 +232,39 @@ type job struct {
 	eidx    int32
 	ewhy    Expiry
 	expired Expiry
+}
 
-	hidx    int32 // index in the timer heap, -1 when absent
-	attempt int32
-	prio    int32
-	state   State
-	dead    bool
+// noRare is what a job without out-of-line fields reads. Never written.
+var noRare = jobRare{scheduled: never, expires: never, eidx: -1}
+
+// rare returns j's out-of-line fields for reading (noRare when none are
+// set); write through more.
+func (j *job) rare() *jobRare {
+	if j.x == nil {
+		return &noRare
+	}
+	return j.x
+}
+
+// more returns j's out-of-line fields for writing, allocating them first.
+func (j *job) more() *jobRare {
+	if j.x == nil {
+		r := noRare
+		j.x = &r
+	}
+	return j.x
 }
 
 // snapshot copies the job into a Job. history is the error window size.
 func (j *job) snapshot(history int) Job {
+	r := j.rare()
 	s := Job{
-		ID: j.id, Type: j.typ, Queue: j.q.name, Args: j.args, Policy: j.pol,
+		ID: j.id, Type: j.typ.name, Queue: j.q.name, Args: j.args, Policy: j.pol,
 		State: j.state, DeadLetter: j.dead, Priority: int(j.prio), Attempt: int(j.attempt), Delivery: j.delivery,
-		CreatedAt: nsTime(j.created), EnqueuedAt: nsTime(j.enqueued), ScheduledAt: nsTime(j.scheduled),
+		CreatedAt: nsTime(j.created), EnqueuedAt: nsTime(j.enqueued), ScheduledAt: nsTime(r.scheduled),
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),
-		ExpiresAt:         nsTime(j.expires), EnqueueTTL: time.Duration(j.ttl), Expired: j.expired,
+		ExpiresAt:         nsTime(r.expires), EnqueueTTL: time.Duration(r.ttl), Expired: r.expired,
 		Replay: j.replayState(),
 	}
 	switch j.state {
@@ -240,25 +273,35 @@ func (j *job) snapshot(history int) Job {
 	case Active:
 		s.ReservedUntil = nsTime(j.due)
 	}
-	if n := len(j.errs); n > 0 {
+	if n := len(r.errs); n > 0 {
 		lo := n - history
 		if lo < 0 {
 			lo = 0
 		}
-		s.Errors = j.errs[lo:n:n]
+		s.Errors = r.errs[lo:n:n]
 	}
 	return s
 }
 
-// addError appends e to the error history. Entries below len(j.errs) are
+// addError appends e to the error history. Entries below len(errs) are
 // never modified, so snapshots can share the backing array: the slice grows
 // up to 2*history entries and is then reallocated with the newest
 // history-1 entries, so copying is amortised over history appends.
 func (j *job) addError(e ErrorEntry, history int) {
-	if len(j.errs) >= 2*history {
+	r := j.more()
+	if len(r.errs) >= 2*history {
 		fresh := make([]ErrorEntry, history-1, 2*history)
-		copy(fresh, j.errs[len(j.errs)-(history-1):])
-		j.errs = fresh
+		copy(fresh, r.errs[len(r.errs)-(history-1):])
+		r.errs = fresh
 	}
-	j.errs = append(j.errs, e)
+	r.errs = append(r.errs, e)
+}
+
+// lastErrorType returns the type of j's most recent error entry, "" if
+// none.
+func (j *job) lastErrorType() string {
+	if errs := j.rare().errs; len(errs) > 0 {
+		return errs[len(errs)-1].Type
+	}
+	return ""
 }

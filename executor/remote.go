@@ -58,7 +58,7 @@ func (e *Executor) HeartbeatFor(id string, d uint64, vis time.Duration) (Job, er
 		return Job{}, err
 	}
 	j.vis = int64(vis)
-	j.beat = now
+	j.heartbeat(now)
 	j.due = e.leaseEnd(j, now)
 	e.leases.fix(j)
 	return j.snapshot(e.cfg.history), nil

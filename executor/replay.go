@@ -53,15 +53,13 @@ func (e *Executor) planReplay(j *job) {
 	if rs == nil || e.jobs[j.id] != j || !j.dead {
 		return
 	}
-	l := replay.Letter{Queue: j.q.name, Type: j.typ, DiscardedAt: nsTime(j.finished), Count: int(j.replays)}
-	if n := len(j.errs); n > 0 {
-		l.ErrorType = j.errs[n-1].Type
-	}
+	l := replay.Letter{Queue: j.q.name, Type: j.typ.name, DiscardedAt: nsTime(j.finished), Count: int(j.rare().replays),
+		ErrorType: j.lastErrorType()}
 	r, ok := rs.Next(l)
 	if !ok {
 		return
 	}
-	j.replayNext = r.Rule
+	j.more().replayNext = r.Rule
 	j.due = timeNs(r.At)
 	e.schedule(j)
 }
@@ -71,10 +69,11 @@ func (e *Executor) replayDue(j *job, at int64) {
 	e.unretire(j)
 	j.attempt = 0
 	j.finished = never
-	j.replays++
-	j.replayAt = at
-	j.replayRule = j.replayNext
-	j.replayNext = ""
+	r := j.more()
+	r.replays++
+	r.replayAt = at
+	r.replayRule = r.replayNext
+	r.replayNext = ""
 	e.makeReady(j, at)
 	if g, ok := e.cfg.observer.(guarded); ok {
 		if o, ok := g.o.(ReplayObserver); ok {
@@ -98,10 +97,11 @@ type ReplayObserver interface {
 
 // replayState returns j's replay record for a snapshot.
 func (j *job) replayState() replay.State {
-	if j.replays == 0 {
+	r := j.rare()
+	if r.replays == 0 {
 		return replay.State{}
 	}
-	return replay.State{Count: int(j.replays), LastAt: nsTime(j.replayAt), Rule: j.replayRule}
+	return replay.State{Count: int(r.replays), LastAt: nsTime(r.replayAt), Rule: r.replayRule}
 }
 
 // ReplayAt returns when the dead letter id is due to be replayed by a rule,
@@ -115,7 +115,7 @@ func (e *Executor) ReplayAt(id string) (at time.Time, rule string, ok bool) {
 	if j == nil || !j.dead || j.hidx < 0 {
 		return time.Time{}, "", false
 	}
-	return nsTime(j.due), j.replayNext, true
+	return nsTime(j.due), j.rare().replayNext, true
 }
 
 // ReplayRules returns the automatic replay rules: those of every queue

@@ -160,7 +160,7 @@ func TestStateMachine(t *testing.T) {
 			switch {
 			case from == Retryable && to == Available && (now < j.due || j.enqueued > now):
 				m.bad = append(m.bad, fmt.Sprintf("%s available at %d before next_retry_at %d", id, now, j.due))
-			case from == Scheduled && to == Available && now < j.scheduled:
+			case from == Scheduled && to == Available && now < j.rare().scheduled:
 				m.bad = append(m.bad, fmt.Sprintf("%s available before scheduled_at", id))
 			case from == Available && to == Active && j.enqueued > now:
 				m.bad = append(m.bad, fmt.Sprintf("%s fetched before it was available", id))

@@ -33,10 +33,11 @@ import (
 // largest representable time saturates there.
 func (e *Executor) leaseEnd(j *job, now int64) int64 {
 	d := sat.AddInt(now, j.vis)
-	if j.bud == nil {
+	bud := j.rare().bud
+	if bud == nil {
 		return d
 	}
-	s := j.bud.Spec()
+	s := bud.Spec()
 	d = min(d, sat.AddInt(sat.AddInt(j.started, int64(s.Timeout+s.GracePeriod)), 1))
 	d = min(d, sat.AddInt(sat.AddInt(now, int64(s.HeartbeatTimeout)), 1))
 	if s.TotalTimeout != 0 {
@@ -45,30 +46,40 @@ func (e *Executor) leaseEnd(j *job, now int64) int64 {
 	return d
 }
 
+// heartbeat records a fetch or heartbeat of j at now for its budget's
+// stall deadline (a job without a budget has none).
+func (j *job) heartbeat(now int64) {
+	if r := j.x; r != nil && r.bud != nil {
+		r.beat = now
+	}
+}
+
 // budgetExpiry returns the limit of j's budget that had passed when its
 // reservation ended at at, in the order total, execution, stall; ok is
 // false for a job without a budget or a plain visibility timeout.
 func (j *job) budgetExpiry(at int64) (budget.Expiry, bool) {
-	if j.bud == nil {
+	r := j.rare()
+	if r.bud == nil {
 		return budget.Expiry{}, false
 	}
-	if x, ok := j.bud.Total(nsTime(j.created), nsTime(at)); ok {
+	if x, ok := r.bud.Total(nsTime(j.created), nsTime(at)); ok {
 		return x, true
 	}
-	if x, ok := j.bud.Execution(nsTime(j.started), nsTime(at)); ok {
+	if x, ok := r.bud.Execution(nsTime(j.started), nsTime(at)); ok {
 		return x, true
 	}
-	return j.bud.Stalled(nsTime(j.beat), nsTime(at))
+	return r.bud.Stalled(nsTime(r.beat), nsTime(at))
 }
 
 // decide is the retry decision for the failed attempt of j at at: the
 // policy's, through the budget when j has one.
 func (e *Executor) decide(j *job, typ string, code errmatch.Code, at int64) (policy.Decision, error) {
 	f := policy.Failure{Attempt: int(j.attempt), ErrorType: typ, Code: code}
-	if j.bud == nil {
+	bud := j.rare().bud
+	if bud == nil {
 		return j.pol.Decide(f, e.cfg.rand)
 	}
-	d, err := j.bud.Decide(j.pol, budget.Failure{Failure: f, CreatedAt: nsTime(j.created), At: nsTime(at)}, e.cfg.rand)
+	d, err := bud.Decide(j.pol, budget.Failure{Failure: f, CreatedAt: nsTime(j.created), At: nsTime(at)}, e.cfg.rand)
 	return policy.Decision{Action: d.Action, Delay: d.Delay, Reason: d.Policy.Reason}, err
 }
 
@@ -89,10 +100,10 @@ func (e *Executor) expired(j *job, x budget.Expiry, at int64) {
 func (e *Executor) next(q *queue, now int64) *job {
 	for {
 		j := q.next()
-		if j == nil || j.bud == nil {
+		if j == nil || j.rare().bud == nil {
 			return j
 		}
-		x, over := j.bud.Total(nsTime(j.created), nsTime(now))
+		x, over := j.x.bud.Total(nsTime(j.created), nsTime(now))
 		if !over {
 			return j
 		}

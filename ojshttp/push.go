@@ -35,10 +35,17 @@ const (
 // against WithMaxBytes: the executor's record and the server's entry.
 const entryOverhead = 512
 
+// tagOverhead is what each tag costs beyond its bytes (its string header
+// in the tag slice), counted against WithMaxBytes with them.
+const tagOverhead = 16
+
 // pushed is one decoded PUSH: the executor's spec and the server's extra.
 type pushed struct {
 	spec executor.JobSpec
 	x    *extra
+	// polCost is what the job's retry policy costs it when not shared
+	// (see policyCache.parse).
+	polCost int64
 }
 
 // decodeJob turns one PUSH envelope into a spec. now is used for the id.
@@ -122,7 +129,10 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	if size > maxUnknown {
 		return nil, invalid("(unknown fields)", "at most %d bytes of extension fields, got %d", maxUnknown, size)
 	}
-	p.x.size = int64(len(p.spec.Args)+len(p.x.meta)+size) + entryOverhead
+	for _, t := range p.x.tags {
+		size += len(t) + tagOverhead
+	}
+	p.x.size = int64(len(p.spec.Args)+len(p.x.meta)+size) + p.polCost + entryOverhead
 	return p, nil
 }
 
@@ -189,7 +199,7 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			p.x.tags = tags
 		case "retry":
 			var err *apiError
-			if pol, err = parseRetry(v); err != nil {
+			if pol, p.polCost, err = s.policies.parse(v); err != nil {
 				return err
 			}
 			pol = s.plantNoMerge(v, pol)

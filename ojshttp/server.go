@@ -79,7 +79,9 @@ type Server struct {
 	cfg   config
 	mux   *http.ServeMux
 	store *store
-	start time.Time
+	// policies shares the parsed retry policies of PUSHes (intern.go).
+	policies policyCache
+	start    time.Time
 	// uniqueMu serialises the PUSHes of unique jobs, so that a
 	// uniqueness check and the insert it allows are atomic (RK-152).
 	uniqueMu sync.Mutex

@@ -3,6 +3,8 @@ package ojshttp
 import (
 	"encoding/json"
 	"errors"
+	"math"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -60,12 +62,24 @@ func (x *extra) addErrorCost(cost int64, shown int) {
 	}
 }
 
+// slot is what the store keeps of one job: its extra, or, for a plain
+// entry (one whose extra sets nothing but size and born, as most PUSHes
+// leave it), the two packed into a word with no extra allocated: the size
+// in the low 32 bits, born in the next 31 as seconds since the store's
+// epoch (rounded up), and the top bit set. A plain job thus costs the map's slot alone
+// instead of a 240-byte extra (docs/benchmarks.md, "Memory per held job").
+type slot struct {
+	x    *extra
+	pack uint64
+}
+
 // store maps job ids to their extra, bounded by the executor's own
 // retention: entries of jobs the executor no longer holds are swept once
 // the map has doubled since the last sweep.
 type store struct {
 	mu       sync.Mutex
-	m        map[string]*extra
+	epoch    time.Time // born of packed slots counts from here
+	m        map[string]slot
 	bytes    int64 // sum of the entries' size
 	sweepAt  int
 	sweeping atomic.Bool
@@ -83,7 +97,55 @@ const minSweep = 4096
 const sweepGrace = 10 * time.Second
 
 func newStore() *store {
-	return &store{m: make(map[string]*extra), sweepAt: minSweep, byKey: make(map[string][]string)}
+	return &store{m: make(map[string]slot), epoch: time.Now(), sweepAt: minSweep, byKey: make(map[string][]string)}
+}
+
+// plain reports whether x sets nothing but size and born, whatever fields
+// extra gains.
+func plain(x *extra) bool {
+	c := *x
+	c.size, c.born = 0, time.Time{}
+	return reflect.ValueOf(&c).Elem().IsZero()
+}
+
+// packed marks a packed slot.
+const packed = 1 << 63
+
+// slotOf returns the slot that keeps x: packed when x is plain, its size
+// fits 32 bits and its born lies within 68 years after the epoch.
+func (st *store) slotOf(x *extra) slot {
+	if x == nil {
+		return slot{}
+	}
+	sec := (x.born.Sub(st.epoch) + time.Second - 1) / time.Second // rounded up: a sweep never finds an entry older than it is
+	if x.size < 0 || x.size > math.MaxUint32 || sec < 0 || sec > math.MaxInt32 || !plain(x) {
+		return slot{x: x}
+	}
+	return slot{pack: packed | uint64(sec)<<32 | uint64(x.size)}
+}
+
+// bornOf and sizeOfSlot read a slot without building its extra.
+func (st *store) bornOf(sl slot) time.Time {
+	if sl.x != nil {
+		return sl.x.born
+	}
+	return st.epoch.Add(time.Duration(sl.pack>>32&math.MaxInt32) * time.Second)
+}
+
+func sizeOfSlot(sl slot) int64 {
+	if sl.x != nil {
+		return sl.x.size
+	}
+	return int64(sl.pack & math.MaxUint32)
+}
+
+// extra returns the entry sl keeps (nil for none): a fresh copy for a
+// packed slot, which the caller may keep.
+func (st *store) extra(sl slot) *extra {
+	if sl.x != nil || sl.pack&packed == 0 {
+		return sl.x
+	}
+	return &extra{size: sizeOfSlot(sl), born: st.bornOf(sl)}
 }
 
 // index adds id under x's uniqueness key; under mu. The oldest ids of a
@@ -135,18 +197,20 @@ func keyOf(x *extra) string {
 	return x.uniqueKey
 }
 
+// get returns id's entry, nil if none. The entry is read-only (views
+// rendered from it may be in flight); change it through update.
 func (st *store) get(id string) *extra {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.m[id]
+	return st.extra(st.m[id])
 }
 
 // put stores x for id and returns the entry it replaced (nil if none).
 func (st *store) put(id string, x *extra) (old *extra) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	old = st.m[id]
-	st.m[id] = x
+	old = st.extra(st.m[id])
+	st.m[id] = st.slotOf(x)
 	st.bytes += x.size - sizeOf(old)
 	st.unindexLocked(keyOf(old), id)
 	st.index(id, x)
@@ -168,11 +232,12 @@ func (st *store) weight() int64 {
 }
 
 // restore undoes put(id, x) when the job was not created: the entry goes
-// back to old, unless someone replaced x since.
+// back to old, unless someone replaced x since (for a packed entry: with
+// an entry of another size or second).
 func (st *store) restore(id string, x, old *extra) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.m[id] != x {
+	if st.m[id] != st.slotOf(x) {
 		return
 	}
 	st.bytes += sizeOf(old) - x.size
@@ -181,15 +246,16 @@ func (st *store) restore(id string, x, old *extra) {
 	if old == nil {
 		delete(st.m, id)
 	} else {
-		st.m[id] = old
+		st.m[id] = st.slotOf(old)
 	}
 }
 
 func (st *store) drop(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.bytes -= sizeOf(st.m[id])
-	st.unindexLocked(keyOf(st.m[id]), id)
+	x := st.extra(st.m[id])
+	st.bytes -= sizeOf(x)
+	st.unindexLocked(keyOf(x), id)
 	delete(st.m, id)
 }
 
@@ -198,18 +264,18 @@ func (st *store) drop(id string) {
 func (st *store) update(id string, fn func(x *extra)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	x := st.m[id]
+	x := st.extra(st.m[id])
 	if x == nil {
 		x = &extra{}
 	} else {
 		c := *x
 		x = &c
 	}
-	old := sizeOf(st.m[id])
+	old := x.size
 	base := x.size - int64(len(x.result)) - x.errBytes // args and the rest, counted at put
 	fn(x)
 	x.size = base + int64(len(x.result)) + x.errBytes
-	st.m[id] = x
+	st.m[id] = st.slotOf(x)
 	st.bytes += x.size - old
 }
 
@@ -233,14 +299,14 @@ func (st *store) sweep(exec *executor.Executor, force bool) {
 	}
 	defer st.sweeping.Store(false)
 	st.mu.Lock()
-	ids := make(map[string]*extra, len(st.m))
-	for id, x := range st.m {
-		ids[id] = x
+	ids := make(map[string]slot, len(st.m))
+	for id, sl := range st.m {
+		ids[id] = sl
 	}
 	st.mu.Unlock()
 	var gone []string
-	for id, x := range ids {
-		if time.Since(x.born) < sweepGrace {
+	for id, sl := range ids {
+		if time.Since(st.bornOf(sl)) < sweepGrace {
 			continue
 		}
 		if _, err := exec.Get(id); errors.Is(err, executor.ErrNotFound) {
@@ -250,7 +316,8 @@ func (st *store) sweep(exec *executor.Executor, force bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, id := range gone {
-		if x := st.m[id]; x == ids[id] {
+		if sl := st.m[id]; sl == ids[id] {
+			x := st.extra(sl)
 			st.bytes -= x.size
 			st.unindexLocked(x.uniqueKey, id)
 			delete(st.m, id)
