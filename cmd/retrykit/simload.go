@@ -41,17 +41,18 @@ type loadRun struct {
 	completed int
 	exhausted int // ended by the policy: max_attempts reached (discarded or dead-lettered)
 	refused   int // ended because the budget refused the retry
-	buckets   []int
+	buckets   []int // attempts per bucket
+	retried   []int // retries (attempts after the first) per bucket
 	lastAt    time.Duration // start of the last attempt
 }
 
 // amplification is attempts per original job.
 func (r *loadRun) amplification() float64 { return float64(r.attempts) / float64(r.jobs) }
 
-// peakPerSecond is the largest count of attempts in one bucket, per second,
+// peakPerSecond is the largest count in one bucket of counts, per second,
 // and the bucket's start.
-func (r *loadRun) peakPerSecond(bucket time.Duration) (float64, time.Duration) {
-	pk, at := peak(r.buckets)
+func peakPerSecond(counts []int, bucket time.Duration) (float64, time.Duration) {
+	pk, at := peak(counts)
 	return float64(pk) / bucket.Seconds(), time.Duration(at) * bucket
 }
 
@@ -113,7 +114,7 @@ func loadOffset(c loadConfig, i int) time.Duration {
 // PCG streams of the seed: one for failure draws (made only when the
 // failure rate is strictly between 0 and 1), one for jitter draws (made
 // only when the policy jitters), so that a seed gives one exact run.
-func simulateLoad(c loadConfig, p *policy.Policy, mode string, b retrybudget.Budget, budgetName string) *loadRun {
+func simulateLoad(c loadConfig, p *loadPolicy, mode string, b retrybudget.Budget, budgetName string) *loadRun {
 	r := &loadRun{mode: mode, budget: budgetName}
 	failSrc := rand.New(rand.NewPCG(c.seed, 1))
 	jitterSrc := rand.New(rand.NewPCG(c.seed, 2))
@@ -140,15 +141,18 @@ func simulateLoad(c loadConfig, p *policy.Policy, mode string, b retrybudget.Bud
 			if b != nil {
 				b.DepositAt(now)
 			}
-		} else {
-			r.retries++
 		}
 		r.attempts++
 		k := int(e.at / c.bucket)
 		for len(r.buckets) <= k {
 			r.buckets = append(r.buckets, 0)
+			r.retried = append(r.retried, 0)
 		}
 		r.buckets[k]++
+		if e.retry {
+			r.retries++
+			r.retried[k]++
+		}
 		r.lastAt = e.at
 		fails := false
 		if e.at < c.outage {
@@ -210,10 +214,11 @@ func writeLoadText(w io.Writer, c loadConfig, p *policy.Policy, budgetText strin
 	fmt.Fprintf(w, "outage from 0s to %s, failure rate %g (attempts starting in it fail with that probability; all others succeed)\n", human.Exact(c.outage), c.failureRate)
 	fmt.Fprintf(w, "policy: max_attempts %d, initial %s, coefficient %g, max %s, strategy %s; budget: %s; seed %d; peak over %s buckets\n\n",
 		s.MaxAttempts, human.Exact(s.InitialInterval), s.BackoffCoefficient, human.Exact(s.MaxInterval), s.Strategy, budgetText, c.seed, human.Exact(c.bucket))
-	fmt.Fprintf(w, "%-13s %-7s %13s %12s %9s %10s %10s %9s %9s\n", "jitter", "budget", "attempts/job", "peak/s", "(at)", "peak/base", "completed", "exhausted", "refused")
+	fmt.Fprintf(w, "%-13s %-7s %13s %10s %9s %13s %9s %10s %9s %9s\n", "jitter", "budget", "attempts/job", "peak/s", "(at)", "retry peak/s", "(at)", "completed", "exhausted", "refused")
 	for _, r := range runs {
-		pk, at := r.peakPerSecond(c.bucket)
-		fmt.Fprintf(w, "%-13s %-7s %13.3f %12.1f %9s %10.2f %10d %9d %9d\n", r.mode, budgetColumn(r.budget), r.amplification(), pk, human.Exact(at), pk/base, r.completed, r.exhausted, r.refused)
+		pk, at := peakPerSecond(r.buckets, c.bucket)
+		rpk, rat := peakPerSecond(r.retried, c.bucket)
+		fmt.Fprintf(w, "%-13s %-7s %13.3f %10.1f %9s %13.1f %9s %10d %9d %9d\n", r.mode, budgetColumn(r.budget), r.amplification(), pk, human.Exact(at), rpk, human.Exact(rat), r.completed, r.exhausted, r.refused)
 	}
 }
 
@@ -234,7 +239,7 @@ func writeLoadSVG(w io.Writer, c loadConfig, runs []*loadRun) {
 		XLabel: "time since the outage began", YLabel: "attempts per " + chart.FormatDuration(c.bucket),
 	}
 	for _, r := range runs {
-		pk, _ := r.peakPerSecond(c.bucket)
+		pk, _ := peakPerSecond(r.buckets, c.bucket)
 		name := "jitter " + r.mode
 		if r.budget != "none" {
 			name += ", budget"
@@ -338,7 +343,7 @@ func runLoad(f loadFlags, p *policy.Policy, stdin io.Reader, stdout io.Writer, b
 		budgetText = loadBudgetName(b)
 		newBudget = func() retrybudget.Budget { b, _ := retrybudget.Parse(data); return b }
 	}
-	var pols []*policy.Policy
+	var pols []*loadPolicy
 	span := c.until
 	for _, m := range modes {
 		q, err := withJitterMode(p, m)
@@ -396,7 +401,7 @@ func runLoad(f loadFlags, p *policy.Policy, stdin io.Reader, stdout io.Writer, b
 // half of it with proportional or equal jitter, initial_interval with
 // decorrelated jitter, 0 with full jitter), the first attempt at or after
 // the end of the outage succeeds, and max(max_attempts, 1) ends the job.
-func loadAttempts(p *policy.Policy, m string, outage time.Duration) (n uint64, ok bool) {
+func loadAttempts(p *loadPolicy, m string, outage time.Duration) (n uint64, ok bool) {
 	s := p.Spec()
 	last := max(s.MaxAttempts, 1)
 	b := p.Backoff()

@@ -2,11 +2,13 @@ package main
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // loadRow is one row of the load report.
@@ -14,6 +16,8 @@ type loadRow struct {
 	perJob            float64
 	peak              float64
 	at                string
+	retryPeak         float64
+	retryAt           string
 	completed, exh, r int
 }
 
@@ -28,7 +32,7 @@ func loadRows(t *testing.T, out string) map[string]loadRow {
 			in = true
 			continue
 		}
-		if !in || len(f) != 9 {
+		if !in || len(f) != 10 {
 			continue
 		}
 		num := func(s string) float64 {
@@ -38,8 +42,8 @@ func loadRows(t *testing.T, out string) map[string]loadRow {
 			}
 			return v
 		}
-		rows[f[0]+"/"+f[1]] = loadRow{perJob: num(f[2]), peak: num(f[3]), at: f[4],
-			completed: int(num(f[6])), exh: int(num(f[7])), r: int(num(f[8]))}
+		rows[f[0]+"/"+f[1]] = loadRow{perJob: num(f[2]), peak: num(f[3]), at: f[4], retryPeak: num(f[5]), retryAt: f[6],
+			completed: int(num(f[7])), exh: int(num(f[8])), r: int(num(f[9]))}
 	}
 	return rows
 }
@@ -196,6 +200,46 @@ func TestLoadBadInput(t *testing.T) {
 		code, out, errOut := runCLI(t, "", append([]string{"simulate"}, c.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, c.has) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 saying %q", c.args, code, out, errOut, c.has)
+		}
+	}
+}
+
+// One job through a 60 s outage under each jitter mode, against the
+// formulas of docs/extensions.md §3.4 written out here, with the jitter
+// draws taken from PCG(seed, 2) in order as the help says: the attempts
+// the job makes and the instant of its last one are the model's.
+func TestLoadJitterModesFollowTheFormulas(t *testing.T) {
+	I, M := time.Second, 5*time.Minute
+	for i := 0; i < 32; i++ {
+		mode, seed := []string{"proportional", "full", "equal", "decorrelated"}[i%4], uint64(i)
+		src := rand.New(rand.NewPCG(seed, 2))
+		at, prev, attempts := time.Duration(0), time.Duration(0), 1
+		for n := 1; at < 60*time.Second; n++ {
+			b := min(I<<(n-1), M)
+			r := src.Float64()
+			var d time.Duration
+			switch mode {
+			case "proportional":
+				d = min(time.Duration(float64(b)*(0.5+r)), M)
+			case "full":
+				d = time.Duration(float64(b) * r)
+			case "equal":
+				d = b/2 + time.Duration(float64(b/2)*r)
+			case "decorrelated":
+				p := max(prev, I)
+				d = min(M, I+time.Duration(r*float64(3*p-I)))
+			}
+			at, prev = at+d, d
+			attempts++
+		}
+		code, out, errOut := runCLI(t, "", "simulate", "--clients", "1", "--every", "1h", "--until", "1ns", "--outage", "60s",
+			"--modes", mode, "--budget", "none", "--seed", strconv.FormatUint(seed, 10))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", mode, code, errOut)
+		}
+		row := loadRows(t, out)[mode+"/none"]
+		if row.perJob != float64(attempts) {
+			t.Errorf("%s, seed %d: %v attempts, the formulas give %d\n%s", mode, seed, row.perJob, attempts, out)
 		}
 	}
 }

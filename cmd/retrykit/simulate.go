@@ -28,18 +28,15 @@ func init() {
 	}
 }
 
-const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--policy FILE|-|JSON|default]
-                         [--jitter both|on|off|policy] [--seed S] [--bucket 1s] [--svg FILE]
-       retrykit simulate --clients N [--every 1s] [--until T] [--outage 60s]
-                         [--failure-rate 1] [--policy …] [--budget JSON|FILE|none]
-                         [--modes all|off,proportional,full,equal,decorrelated]
-                         [--seed S] [--bucket 1s] [--svg FILE]
+const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--jitter both|on|off] …
+       retrykit simulate --clients N [--every 1s] [--failure-rate 1] …
 
 Two models. Without --clients, the thundering herd (below). With --clients,
 the load of N clients through an outage (further below).
 
-The herd: N jobs are enqueued at t=0 and run at once. Every attempt that starts before
-the end of the outage fails (a retryable error); attempts after it succeed.
+The herd: N jobs are enqueued at t=0 and run at once. An attempt that
+starts before the end of the outage fails (a retryable error) with
+probability --failure-rate (default 1: every one); others succeed.
 Each job follows the retry policy on the reference executor with a fake
 clock and infinitely many workers. The histogram counts retry arrivals
 (attempts 2 and later) per bucket. --jitter both (default) runs the policy
@@ -47,12 +44,12 @@ with jitter off and on, side by side; on/off force one; policy keeps the
 policy's own setting.
 
 The policy is a file, "-" for standard input, inline OJS JSON, or
-"default" for the OJS default policy. Without --policy it is ` + simDefaultPolicy + `: the OJS
-defaults (PT1S, x2, cap PT5M) with enough attempts to ride out outages of
-up to about an hour, so that the herd's return after the outage shows. With
-the OJS default's 3 attempts every job gives up within seconds of a long
-outage (the report counts them as discarded, or as dead-lettered under
-on_exhaustion dead_letter).
+"default" for the OJS default policy. Without --policy it is
+` + simDefaultPolicy + `: the OJS defaults (PT1S, x2, cap PT5M) with
+enough attempts to ride out outages of up to about an hour, so that the
+herd's return after the outage shows. With the OJS default's 3 attempts
+every job gives up within seconds of a long outage (the report counts
+them as discarded, or as dead-lettered under on_exhaustion dead_letter).
 
 The load (--clients N): client c (0-based) enqueues one job at
 c·every/N + k·every, k = 0, 1, …, while that is before --until (default:
@@ -61,8 +58,10 @@ truncated). The outage runs from t=0 to --outage: an attempt that starts
 before its end fails with probability --failure-rate (default 1: every
 one), and every other attempt succeeds. Workers are unlimited and an
 attempt takes no time. A failed attempt n gets the policy's decision
-(policy.DecideAt, error type upstream.unavailable): retried after the
-delay, or exhausted at max_attempts (discarded or dead-lettered). With a
+(policy.DecideAt, error type upstream.unavailable): retried, or
+exhausted at max_attempts (discarded or dead-lettered). The delay is the
+jitter mode's: backoff's DelayAfterAt(n, prev, r) with the policy's
+strategy and intervals, prev the delay before attempt n. With a
 budget (docs/extensions.md §3.6), each first attempt deposits, each
 success credits, and a retry the policy schedules asks the budget at the
 instant of the failure; a refused retry ends the job. Events at the same
@@ -74,13 +73,14 @@ jitters, both math/rand/v2 Float64 in event order.
 
 Each jitter mode of --modes (default all: off, proportional (OJS), full,
 equal, decorrelated; docs/extensions.md §3.4) runs without a budget, then
-with --budget (default ` + loadDefaultBudget + `,
-the Finagle and Linkerd defaults; none: no budget runs). The report gives
+with --budget (default, the Finagle and Linkerd defaults:
+` + loadDefaultBudget + `;
+none: no budget runs). The report gives
 for each run: attempts per original job (all attempts, first ones
 included, over jobs), the peak attempts per second (the largest count of
 attempts starting in one --bucket window [k·bucket, (k+1)·bucket), over the
-bucket in seconds) and when, the peak over the arrival rate N/every, and
-how the jobs ended (completed, exhausted by the policy, refused by the
+bucket in seconds) and when, the same for retries alone, and how the
+jobs ended (completed, exhausted by the policy, refused by the
 budget). Every job ends: the run goes on until no attempt is pending.
 
 Ranges (out of range is a usage error, exit status 2, before anything runs):
