@@ -39,10 +39,10 @@ type loadRun struct {
 	attempts  int    // every attempt, first ones included
 	retries   int    // attempts after the first
 	completed int
-	exhausted int // ended by the policy: max_attempts reached (discarded or dead-lettered)
-	refused   int // ended because the budget refused the retry
-	buckets   []int // attempts per bucket
-	retried   []int // retries (attempts after the first) per bucket
+	exhausted int           // ended by the policy: max_attempts reached (discarded or dead-lettered)
+	refused   int           // ended because the budget refused the retry
+	buckets   []int         // attempts per bucket
+	retried   []int         // retries (attempts after the first) per bucket
 	lastAt    time.Duration // start of the last attempt
 }
 
