@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/strictjson"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -119,7 +120,7 @@ func (f *dlFilter) set(field, key, v string) *apiError {
 	case "error_type":
 		f.errorType = v
 	case "since", "until", "older_than":
-		t, err := time.Parse(time.RFC3339Nano, v)
+		t, err := strictjson.Timestamp(v)
 		if err != nil {
 			return invalid(field, "must be an RFC 3339 timestamp, got %q", clip(v))
 		}
@@ -449,39 +450,14 @@ func (s *Server) decodeOverride(raw json.RawMessage, j executor.Job, x *extra) (
 }
 
 // mergeRetry returns the job's policy (as the client gave it) with the keys
-// of override replacing its own, read as a PUSH reads options.retry.
+// of override replacing its own, read as a PUSH reads options.retry
+// (policy.Over: one reading of the bytes sent, RK-261).
 func mergeRetry(j executor.Job, x *extra, override json.RawMessage) (*policy.Policy, *apiError) {
-	var add map[string]json.RawMessage
-	if json.Unmarshal(override, &add) != nil || add == nil {
-		return nil, invalid("override.retry", "must be a JSON object")
-	}
 	pol := j.Policy
 	if x != nil && x.shown != nil {
 		pol = x.shown
 	}
-	base := map[string]json.RawMessage{}
-	if b, err := pol.MarshalJSON(); err == nil {
-		_ = json.Unmarshal(b, &base)
-	}
-	for k, v := range add {
-		// An override in the binding's other spelling replaces the base's.
-		switch k {
-		case "initial_interval_ms":
-			delete(base, "initial_interval")
-		case "max_interval_ms":
-			delete(base, "max_interval")
-		case "backoff_type":
-			delete(base, "backoff_strategy")
-		}
-		base[k] = v
-	}
-	b, _ := json.Marshal(base)
-	p, aerr := parseRetry(b)
-	if aerr != nil {
-		aerr.message = strings.Replace(aerr.message, "options.retry", "override.retry", 1)
-		aerr.details = map[string]any{"field": "override.retry"}
-	}
-	return p, aerr
+	return parseRetry("override.retry", override, policy.Over(pol))
 }
 
 // deadLetterRetry is POST …/dead-letter/{id}/retry: the job becomes

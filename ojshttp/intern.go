@@ -35,14 +35,14 @@ type policyCache struct {
 	m  map[string]*policy.Policy
 }
 
-// parse returns the policy of the options.retry text v (parseRetry's
+// parse returns the policy of the retry text v at field (parseRetry's
 // grammar) and the bytes it costs this job: 0 when the policy is shared
 // (the default, or a text the cache holds or now keeps), its text plus
 // unsharedPolicyCost otherwise.
-func (c *policyCache) parse(v json.RawMessage) (*policy.Policy, int64, *apiError) {
+func (c *policyCache) parse(field string, v json.RawMessage) (*policy.Policy, int64, *apiError) {
 	text := bytes.TrimSpace(v)
 	if len(text) > maxPolicyText {
-		p, err := parseRetry(v)
+		p, err := parseRetry(field, v)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -54,7 +54,7 @@ func (c *policyCache) parse(v json.RawMessage) (*policy.Policy, int64, *apiError
 	if ok {
 		return p, 0, nil
 	}
-	p, err := parseRetry(v)
+	p, err := parseRetry(field, v)
 	if err != nil {
 		return nil, 0, err
 	}

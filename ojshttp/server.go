@@ -309,6 +309,7 @@ func (s *Server) routes() {
 	if s.cfg.reset {
 		s.handle("POST "+ResetPath, s.resetAll)
 	}
+	s.rateLimitRoutes()
 	s.unsupportedRoutes()
 	s.handle("/", func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 		return 0, nil, errf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, clip(r.URL.Path))

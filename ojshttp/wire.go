@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retrykit/internal/strictjson"
@@ -203,7 +204,10 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *api
 // refuses: bad JSON (invalid_payload), a repeated key or a string that is
 // not UTF-8 (invalid_request, RK-163, RK-164): one reading of every body,
 // the library's.
-func strictBody(body []byte, fold int) *apiError {
+func strictBody(body []byte, fold int) *apiError { return strictPart("", body, fold) }
+
+// strictPart is strictBody for the value at path prefix of a body.
+func strictPart(prefix string, body []byte, fold int) *apiError {
 	var opts []strictjson.Option
 	if fold > 0 {
 		opts = append(opts, strictjson.FoldKeys(fold))
@@ -213,13 +217,17 @@ func strictBody(body []byte, fold int) *apiError {
 		return nil
 	}
 	fe := err.(*strictjson.FieldError) // Check's only error type
+	path := fe.Path
+	if prefix != "" {
+		path = strings.TrimSuffix(prefix+"."+path, ".")
+	}
 	switch {
 	case errors.Is(err, strictjson.ErrInvalidUTF8):
-		e := invalid(fieldOrBody(fe.Path), "%s", fe.Reason)
+		e := invalid(fieldOrBody(path), "%s", fe.Reason)
 		e.message += " (JSON text is UTF-8, RFC 8259 §8.1; the server echoes strings and never repairs them)"
 		return e
 	case errors.Is(err, strictjson.ErrDuplicateKey):
-		return invalid(fieldOrBody(fe.Path), "%s", fe.Reason)
+		return invalid(fieldOrBody(path), "%s", fe.Reason)
 	}
 	return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body is not valid JSON: %s", clip(fe.Reason))
 }

@@ -69,7 +69,9 @@ import (
 // (errmatch.ErrTooManyPatterns, errmatch.ErrPatternTooLong). Within them
 // Parse costs time and memory linear in len(data): each byte is read once,
 // and no field is parsed twice.
-func Parse(data []byte) (*Policy, error) {
+func Parse(data []byte) (*Policy, error) { return parse(data, parseConfig{}) }
+
+func parse(data []byte, cfg parseConfig) (*Policy, error) {
 	if len(data) > MaxDocumentSize {
 		var c collector
 		c.add(0, "", nil, "the document is "+strconv.Itoa(len(data))+" bytes, more than the limit of "+
@@ -77,18 +79,22 @@ func Parse(data []byte) (*Policy, error) {
 		return nil, c.err()
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return Default(), nil
+		return cfg.start(), nil
 	}
-	d := decoder{dec: strictjson.NewDecoder(data)}
+	d := decoder{dec: strictjson.NewDecoder(data), cfg: cfg}
 	s, ok := d.document()
 	var rms []*errmatch.Matcher
 	if !ok && len(d.c.errs) == 0 { // null
-		return Default(), nil
+		return cfg.start(), nil
 	}
 	if ok {
+		given := d.given
+		if cfg.base != nil {
+			given |= bMaxInterval // the base's max_interval is not the default
+		}
 		d.mergeRules(&s)
 		rms = checkExtension(&s, &d.c, d.ruleBad)
-		checkIntervals(&s, &d.c, d.given)
+		checkIntervals(&s, &d.c, given)
 	}
 	if err := d.c.err(); err != nil {
 		return nil, err
@@ -118,6 +124,8 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 }
 
 type decoder struct {
+	cfg   parseConfig
+	alias aliases // the binding dialect's keys seen (ParseWith, BindingDialect)
 	dec   *strictjson.Decoder
 	c     collector
 	given fieldBit
@@ -141,7 +149,11 @@ func (d *decoder) syntax(err error) bool {
 // document decodes the top-level value. ok is false for a top-level null
 // (with no errors) or after a fatal error.
 func (d *decoder) document() (s Spec, ok bool) {
-	s = DefaultSpec()
+	if d.cfg.base != nil {
+		s = d.cfg.base.Spec()
+	} else {
+		s = DefaultSpec()
+	}
 	tok, err := d.dec.Token()
 	if err != nil {
 		return s, d.syntax(err)
@@ -172,6 +184,14 @@ func (d *decoder) document() (s Spec, ok bool) {
 		vt, err := d.dec.Token()
 		if err != nil {
 			return s, d.syntax(err)
+		}
+		if bit == 0 && d.cfg.binding {
+			if handled, ok := d.dialect(key, vt); handled {
+				if !ok {
+					return s, false
+				}
+				continue
+			}
 		}
 		switch {
 		case bit == 0:
@@ -208,6 +228,9 @@ func (d *decoder) document() (s Spec, ok bool) {
 	}
 	if _, err := d.dec.Token(); err != nil { // '}'
 		return s, d.syntax(err)
+	}
+	if d.alias.seen != 0 {
+		d.reconcile(&s)
 	}
 	return s, d.end()
 }
