@@ -495,10 +495,14 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 		if c.opts.Policy != nil {
 			cp.shown = c.shown
 		}
-		if grow := cp.size - sizeOf(x); grow > 0 && s.store.weight()+grow > s.cfg.maxBytes {
-			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
-				message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data"}
+		// The growth is claimed in PUSH's step (reserveBytes), so that
+		// concurrent overrides cannot together pass WithMaxBytes, and held
+		// until the store counts it.
+		release, aerr := s.reserveBytes("override", cp.size-sizeOf(x), "a dead letter")
+		if aerr != nil {
+			return 0, nil, aerr
 		}
+		defer release()
 		nx = &cp
 	}
 	c.opts.DeadLetterOnly = true
