@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/retrykit/retrykit/retrybudget"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,5 +192,58 @@ func TestTranslateSaysWhatTheTargetNeeds(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("translate --to bullmq lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// translate --profile says how each retry feature the system has crosses
+// into the extension; a retry quota comes out as a retry_budget that
+// retrybudget.Parse reads.
+func TestTranslateCarriesSystemFeatures(t *testing.T) {
+	get := func(name string) map[string]trFeature {
+		code, out, errOut := runCLI(t, "", "translate", "--profile", name, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		var tr translation
+		if err := json.Unmarshal([]byte(out), &tr); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]trFeature{}
+		for _, f := range tr.Features {
+			m[f.Feature] = f
+		}
+		if len(m) != 5 {
+			t.Fatalf("%s: %d features", name, len(m))
+		}
+		return m
+	}
+	aws := get("aws_go")
+	b := aws["retry_budget"]
+	if b.Carried != "yes" || b.JSON == "" {
+		t.Fatalf("aws_go retry_budget: %+v", b)
+	}
+	bud, err := retrybudget.Parse([]byte(b.JSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := bud.(*retrybudget.TokenBucket).Spec(); s.Capacity != 100 || s.CreditPerSuccess != 0.2 {
+		t.Fatalf("aws_go budget %+v: want 500 tokens and 1 per success divided by the retry cost 5", s)
+	}
+	if f := aws["jitter_mode"]; f.Carried != "yes" || !strings.Contains(f.Note, "full") {
+		t.Fatalf("aws_go jitter: %+v", f)
+	}
+	if f := get("river")["snooze"]; f.Level != "yes" || f.Carried != "yes" || !strings.Contains(f.How, "JobSnooze") {
+		t.Fatalf("river snooze: %+v", f)
+	}
+	if f := get("temporal")["snooze"]; f.Level != "no" || f.Carried != "no" {
+		t.Fatalf("temporal snooze: %+v", f)
+	}
+	_, out, _ := runCLI(t, "", "translate", "--profile", "bee_queue")
+	if !strings.Contains(out, "bee_queue has none of the five") {
+		t.Fatalf("bee_queue:\n%s", out)
+	}
+	_, out, _ = runCLI(t, "", "translate", "--to", "grpc_retry")
+	if !strings.Contains(out, `retry_budget {"token_bucket": {"capacity": 5, "credit_per_success": 0.1}}`) {
+		t.Fatalf("--to grpc_retry names no budget equivalent:\n%s", out)
 	}
 }
