@@ -162,6 +162,17 @@ def run(case, inputs, want_fail):
     assert text.startswith("### ") and "| score |" in text, f"{case}: no summary written: {text[:200]!r}"
     assert os.path.getsize(ctx["steps"]["run"]["report"]) > 1000, f"{case}: no HTML report"
     print(f"action ({case}): {'failed as it must' if want_fail else 'passed'}; summary {len(text)} bytes; report {ctx['steps']['run']['report']}")
+# The guide's examples use inputs the action has.
+import re
+guide = open("docs/publishing.md").read()
+uses = 0
+for block in re.findall(r"```yaml\n(.*?)```", guide, re.S):
+    for m in re.finditer(r"uses: retrykit/retrykit@\S+\n\s+with:\n((?:\s+[a-z-]+: .*\n)+)", block):
+        for key in re.findall(r"^\s+([a-z-]+):", m.group(1), re.M):
+            assert key in action["inputs"], f"docs/publishing.md uses the input {key}, which action.yml lacks"
+        assert "version:" in m.group(1), "docs/publishing.md: an example without version"
+        uses += 1
+assert uses >= 2, f"docs/publishing.md: {uses} examples of the action found"
 run("reference", {"version": "local", "impl": rk + " adapter"}, False)
 run("planted", {"version": "local", "impl": "python3 conformance/adapters/testdata/planted_adapter.py regex-match", "args": "--jitter-samples 200"}, True)
 PY
