@@ -151,7 +151,9 @@ func (b *Backoff) slowBase(n int) time.Duration {
 // without jitter (r is then ignored), else min(trunc(Base(n)*(0.5+r)), Max)
 // computed as rules 3 and 4 of [Backoff] say. r is clamped into [0, 1) as
 // [Fixed] clamps it. DelayAt is a pure function of (b, n, r); it never
-// allocates.
+// allocates. With a [Config.JitterMode] other than Proportional the jitter
+// is that mode's, and it is DelayAfterAt(n, 0, r): Decorrelated then takes
+// the job's first delay as its previous one.
 func (b *Backoff) DelayAt(n int, r float64) time.Duration {
 	if b == nil {
 		return 0
@@ -162,6 +164,9 @@ func (b *Backoff) DelayAt(n int, r float64) time.Duration {
 	}
 	if !b.cfg.Jitter {
 		return d
+	}
+	if b.cfg.JitterMode != Proportional {
+		return b.spread(d, 0, r)
 	}
 	return b.jitter(d, r)
 }
@@ -207,6 +212,9 @@ func (b *Backoff) Delay(n int, src Source) time.Duration {
 	if !b.cfg.Jitter {
 		return d
 	}
+	if b.cfg.JitterMode != Proportional {
+		return b.spread(d, 0, draw(src))
+	}
 	// The package's own sources are read without the interface call (jitter
 	// clamps r as Fixed.Float64 would).
 	switch s := src.(type) {
@@ -227,10 +235,24 @@ func (b *Backoff) Delay(n int, src Source) time.Duration {
 // multiplier is then the largest float64 below 1.5, so hi is just under
 // 1.5*Base(n) (15s-1ns for a 10s base, as the spec's half-open [5s, 15s)
 // asks), capped at Max. Both bounds are inclusive.
+//
+// With a [Config.JitterMode] other than Proportional the bounds are that
+// mode's: [0, Base(n)] for Full and [Base(n)/2, Base(n)] for Equal (the top
+// below Base(n) except where float64 rounding reaches it), and for
+// Decorrelated, whose delay depends on the earlier draws, the range over
+// every chain of them: [Initial, the top draw taken at every attempt up to
+// n], at most Max. [Backoff.BoundsAfter] gives the range for a known
+// previous delay.
 func (b *Backoff) Bounds(n int) (lo, hi time.Duration) {
 	d := b.Base(n)
 	if b == nil || !b.cfg.Jitter {
 		return d, d
 	}
-	return b.jitter(d, 0), b.jitter(d, maxBelowOne)
+	switch b.cfg.JitterMode {
+	case Proportional:
+		return b.jitter(d, 0), b.jitter(d, maxBelowOne)
+	case Decorrelated:
+		return b.spread(d, 0, 0), b.decorrelatedTop(n)
+	}
+	return b.spread(d, 0, 0), b.spread(d, 0, maxBelowOne)
 }

@@ -20,15 +20,19 @@ type Config struct {
 	Initial     time.Duration // delay after attempt 1; must be > 0 (JSON: initial_interval)
 	Coefficient float64       // growth factor or exponent; finite and >= 1, checked for every strategy (JSON: backoff_coefficient)
 	Max         time.Duration // cap on every delay, before and after jitter; must be >= Initial (JSON: max_interval)
-	Jitter      bool          // if true, delays are multiplied by 0.5 + r, r drawn from [0, 1) (JSON: jitter)
+	Jitter      bool          // if true, delays are spread by a draw r from [0, 1), as JitterMode says (JSON: jitter)
+	JitterMode  JitterMode    // how Jitter spreads a delay; the zero value is the OJS multiplier 0.5 + r; ignored without Jitter (JSON: jitter_mode, docs/extensions.md)
 }
 
 // validate returns nil or the errors.Join of one *ConfigError per problem,
-// in field order Strategy, Initial, Coefficient, Max.
+// in field order Strategy, JitterMode, Initial, Coefficient, Max.
 func (c Config) validate() error {
 	var errs []error
 	if !c.Strategy.valid() {
 		errs = append(errs, &ConfigError{Field: "Strategy", Value: c.Strategy, Reason: "must be Exponential, None, Linear or Polynomial"})
+	}
+	if !c.JitterMode.valid() {
+		errs = append(errs, &ConfigError{Field: "JitterMode", Value: c.JitterMode, Reason: "must be Proportional, Full, Equal or Decorrelated"})
 	}
 	if c.Initial <= 0 {
 		errs = append(errs, &ConfigError{Field: "Initial", Value: c.Initial, Reason: "must be greater than zero"})

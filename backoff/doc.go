@@ -31,6 +31,15 @@
 // So a jittered delay lies between half the capped delay and Max, never
 // reaches 1.5 times the capped delay, and never exceeds Max.
 //
+// That multiplier is the OJS jitter, [Proportional]. The extension of
+// docs/extensions.md adds [Config.JitterMode] with the three modes of the
+// AWS note "Exponential Backoff And Jitter": [Full] (b·r), [Equal]
+// (b/2 + b/2·r) and [Decorrelated] (I + r·(3·prev − I), capped), which
+// grows from the previous delay: [Backoff.DelayAfterAt] takes it
+// explicitly, [Backoff.DelayAfter] draws r from a Source, and
+// [Backoff.Schedule] threads it from one attempt to the next. See
+// [JitterMode] for the formulas and ranges.
+//
 // # Exactness and saturation
 //
 // None, Linear, and Exponential and Polynomial with an integral coefficient

@@ -13,6 +13,10 @@ var ErrInvalidConfig = errors.New("backoff: invalid config")
 // error [New] reports for a Strategy outside the four constants.
 var ErrUnknownStrategy = errors.New("backoff: unknown strategy")
 
+// ErrUnknownJitterMode is matched by the error of [ParseJitterMode] and by
+// the error [New] reports for a JitterMode outside the four constants.
+var ErrUnknownJitterMode = errors.New("backoff: unknown jitter mode")
+
 // ConfigError describes one invalid field of a [Config].
 //
 // Its message names the Go field and the matching OJS JSON field, for
@@ -23,7 +27,7 @@ var ErrUnknownStrategy = errors.New("backoff: unknown strategy")
 // modifies one after returning it, so it is safe to read from several
 // goroutines.
 type ConfigError struct {
-	Field  string // Go field name of Config: "Strategy", "Initial", "Coefficient" or "Max"
+	Field  string // Go field name of Config: "Strategy", "JitterMode", "Initial", "Coefficient" or "Max"
 	Value  any    // the rejected value
 	Reason string // what the value must satisfy, e.g. "must be greater than zero"
 }
@@ -35,6 +39,7 @@ var jsonNames = map[string]string{
 	"Coefficient": "backoff_coefficient",
 	"Max":         "max_interval",
 	"Jitter":      "jitter",
+	"JitterMode":  "jitter_mode",
 }
 
 // Error returns "backoff: FIELD (json_name): REASON, got VALUE".
@@ -53,8 +58,10 @@ func (e *ConfigError) Error() string {
 	return "backoff: " + field + ": " + e.Reason + ", got " + got
 }
 
-// Is reports whether target is [ErrInvalidConfig], or [ErrUnknownStrategy]
-// for an error about the Strategy field.
+// Is reports whether target is [ErrInvalidConfig], [ErrUnknownStrategy]
+// for an error about the Strategy field, or [ErrUnknownJitterMode] for one
+// about the JitterMode field.
 func (e *ConfigError) Is(target error) bool {
-	return target == ErrInvalidConfig || (target == ErrUnknownStrategy && e.Field == "Strategy")
+	return target == ErrInvalidConfig || (target == ErrUnknownStrategy && e.Field == "Strategy") ||
+		(target == ErrUnknownJitterMode && e.Field == "JitterMode")
 }

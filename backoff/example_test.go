@@ -149,3 +149,47 @@ func ExampleNewPCG() {
 	// Output:
 	// replayed exactly, within bounds: true
 }
+
+// Decorrelated jitter (docs/extensions.md §3.4) draws each delay from
+// [Initial, 3 × the previous delay), capped at Max: with the draw fixed at
+// 0.5 every delay is (1s + 3p)/2 from the previous p.
+func ExampleBackoff_DelayAfter() {
+	b, err := backoff.New(backoff.Config{
+		Initial:     time.Second,
+		Coefficient: 2,
+		Max:         10 * time.Second,
+		Jitter:      true,
+		JitterMode:  backoff.Decorrelated,
+	})
+	if err != nil {
+		panic(err)
+	}
+	var prev time.Duration
+	for n := 1; n <= 5; n++ {
+		prev = b.DelayAfter(n, prev, backoff.Fixed(0.5))
+		fmt.Println(n, prev)
+	}
+	// Output:
+	// 1 2s
+	// 2 3.5s
+	// 3 5.75s
+	// 4 9.125s
+	// 5 10s
+}
+
+// Full and equal jitter of the AWS note, for the same base delay of 4s
+// (attempt 3 of PT1S × 2) and the draw 0.25.
+func ExampleJitterMode() {
+	for _, m := range []backoff.JitterMode{backoff.Proportional, backoff.Full, backoff.Equal} {
+		b, err := backoff.New(backoff.Config{Initial: time.Second, Coefficient: 2, Max: time.Minute, Jitter: true, JitterMode: m})
+		if err != nil {
+			panic(err)
+		}
+		lo, hi := b.Bounds(3)
+		fmt.Printf("%-12s %v in [%v, %v]\n", m, b.DelayAt(3, 0.25), lo, hi)
+	}
+	// Output:
+	// proportional 3s in [2s, 5.999999999s]
+	// full         1s in [0s, 3.999999999s]
+	// equal        2.5s in [2s, 3.999999999s]
+}

@@ -43,19 +43,21 @@ func levelOf(requirement string, flags []string) string {
 	return levelMust
 }
 
-// Cause is one root cause of a run's failures and errors: a failure class
-// of the vectors (a "class:…" flag, explained in the vector file's notes)
-// or a symptom the runner derives from the answers ("accepts-invalid": a
-// rejection was expected and a result came back; "adapter-crash"; ...).
-// Every failed or errored result is listed under exactly one cause.
+// Cause is one root cause of a run's failures and errors. Every failed or
+// errored result is listed under exactly one cause.
 //
 // A cause named "bug:…" is a bug model of package
-// [github.com/retrykit/retrykit/conformance/diagnose] that reproduces each
-// of its results' answers exactly (Reproduced is set); its explanation is
-// the fix, and Contradicted lists the passing vectors the model would have
-// failed. The other causes group what no model reproduces.
+// [github.com/retrykit/retrykit/conformance/diagnose], from its catalogue
+// or a family fitted to the run ("bug:time-factor(×2)"), that reproduces
+// each of its results' answers exactly and contradicts no passing vector
+// (Reproduced is set); its explanation is the fix. A cause named
+// "unexplained:…" groups failures no model reproduces by the deviation
+// observed ("unexplained:delay-ratio(×2)"), with its smallest
+// reproduction. The other causes are symptoms the runner observed
+// ("accepts-invalid", "adapter-crash", ...); a vector's class flag never
+// groups failures.
 type Cause struct {
-	Class        string   `json:"class"`                  // "bug:no-post-jitter-cap", "class:overflow", "accepts-invalid", ...
+	Class        string   `json:"class"`                  // "bug:no-post-jitter-cap", "unexplained:delay-ratio(×2)", "adapter-crash", ...
 	Explanation  string   `json:"explanation"`            // one line; for a bug model, the fix
 	IDs          []string `json:"ids"`                    // the results it explains, in result order
 	Reproduced   bool     `json:"reproduced"`             // a bug model reproduced every answer in IDs
@@ -65,6 +67,10 @@ type Cause struct {
 	// vector flag the implementation declares unclaimed instead of fixing
 	// it ("extension:backoff_strategy", see diagnose.Model.Unclaim).
 	Unclaim string `json:"unclaim,omitempty"`
+	// Reproduction, for failures no model reproduces, is the smallest
+	// failure of the group as a replayable line: the request, the answer
+	// and the spec's answer.
+	Reproduction string `json:"reproduction,omitempty"`
 }
 
 // symptoms explains the causes the runner derives from answers.
@@ -111,28 +117,33 @@ func explain(class string, notes map[string]string) string {
 	return n
 }
 
-// findCauses groups the failed and errored results by root cause. First
-// the bug models of package diagnose that reproduce failures exactly, most
-// failures first (diagnose.Diagnose); then, for the results no model
-// reproduces, each may be explained by its class flags and by its
-// symptom, and causes are taken by these rules, in order, until every
-// result is explained:
+// findCauses groups the failed and errored results by root cause:
 //
-//  1. among the class flags and the specific symptoms (every symptom but
-//     the generic "wrong-…" ones), the one explaining the most results not
-//     yet explained, class flags first on a tie, then by name;
-//  2. then the generic symptoms, in the same way.
-//
-// So one missing validation step shows as one cause, not as the hundred
-// vectors it breaks, and a failure class of the vectors is named before
-// the kinds of wrong answers it produced.
+//  1. the bug models of package diagnose, catalogue or fitted family, that
+//     reproduce failures exactly and contradict no pass, most failures
+//     first (diagnose.Diagnose);
+//  2. the failures of vectors no model reproduces, grouped by the deviation
+//     observed between the answer and the spec's, largest group first,
+//     each with its smallest reproduction (diagnose.Deviations): a class
+//     flag of a vector is never a reason to group failures;
+//  3. what is left (scenarios, errors, skip-file entries, the jitter
+//     distribution) grouped by the symptom the runner observed, the
+//     specific symptoms before the generic "wrong-…" ones.
 func findCauses(results []Result, notes map[string]string) []Cause {
 	var out []Cause
 	explained := map[string]bool{}
-	for _, f := range diagnoseResults(results) {
+	found, groups := diagnoseResults(results)
+	for _, f := range found {
 		out = append(out, Cause{Class: "bug:" + f.Model.Name, Explanation: f.Model.Fix, IDs: f.Explains,
 			Reproduced: true, Contradicted: f.Contradicted, Equivalent: f.Equivalent, Unclaim: f.Model.Unclaim()})
 		for _, id := range f.Explains {
+			explained[id] = true
+		}
+	}
+	for _, g := range groups {
+		out = append(out, Cause{Class: "unexplained:" + g.Name, IDs: g.IDs, Reproduction: g.Reproduction,
+			Explanation: "no bug model or fitted family reproduces these; observed: " + g.Explanation})
+		for _, id := range g.IDs {
 			explained[id] = true
 		}
 	}
@@ -144,11 +155,6 @@ func findCauses(results []Result, notes map[string]string) []Cause {
 			continue
 		}
 		left++
-		for _, f := range res.Flags {
-			if strings.HasPrefix(f, "class:") {
-				cands[f] = append(cands[f], i)
-			}
-		}
 		cands[res.symptom()] = append(cands[res.symptom()], i)
 	}
 	keys := make([]string, 0, len(cands))
@@ -169,8 +175,7 @@ func findCauses(results []Result, notes map[string]string) []Cause {
 					n++
 				}
 			}
-			isClass := strings.HasPrefix(k, "class:")
-			if n > bestN || n == bestN && n > 0 && isClass && !strings.HasPrefix(best, "class:") {
+			if n > bestN {
 				best, bestN = k, n
 			}
 		}

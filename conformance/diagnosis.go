@@ -22,10 +22,11 @@ type probe struct {
 }
 
 // diagnoseResults attributes the failures among results to bug models
-// (package diagnose). Verdicts of vectors take part (not scenarios, not
-// errors); a draw-dependent one is reproduced by a model whose range over
-// all draws holds the answer.
-func diagnoseResults(results []Result) []diagnose.Finding {
+// (package diagnose), and groups the rest by the deviation observed.
+// Verdicts of vectors take part (not scenarios, not errors); a
+// draw-dependent one is reproduced by a model whose range over all draws
+// holds the answer.
+func diagnoseResults(results []Result) ([]diagnose.Finding, []diagnose.Deviation) {
 	var cases []diagnose.Case
 	for i := range results {
 		res := &results[i]
@@ -42,8 +43,8 @@ func diagnoseResults(results []Result) []diagnose.Finding {
 			Same:  func(a protocol.Response) bool { return sameAnswer(p.cmp, p.v.Kind, a, p.got) },
 		})
 	}
-	f, _ := diagnose.Diagnose(cases)
-	return f
+	f, unexplained := diagnose.Diagnose(cases)
+	return f, diagnose.Deviations(cases, unexplained)
 }
 
 // sameAnswer reports whether the implementation's answer got equals the

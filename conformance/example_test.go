@@ -74,6 +74,6 @@ func ExampleReport_Write() {
 	//
 	// **pass 3  fail 0  error 0  skip 0  |  not run 0 (coverage 100.0% of selected)**
 	//
-	// | requirement | pass | fail | error | skip | not run |
-	// |---|---:|---:|---:|---:|---:|
+	// | requirement | section | pass | fail | error | skip | not run |
+	// |---|---|---:|---:|---:|---:|---:|
 }

@@ -289,7 +289,7 @@ func TestReportFormats(t *testing.T) {
 	}
 
 	md := write("markdown")
-	if !strings.Contains(md, "| requirement | pass | fail | error | skip | not run |") || !strings.Contains(md, "`"+failed[0].ID+"`") {
+	if !strings.Contains(md, "| requirement | section | pass | fail | error | skip | not run |") || !strings.Contains(md, "`"+failed[0].ID+"`") {
 		t.Errorf("markdown report:\n%s", md)
 	}
 	if err := rep.Write(io.Discard, "yaml"); err == nil {

@@ -81,7 +81,7 @@ func TestStatusTextRoundTrip(t *testing.T) {
 
 func TestFormatsIsACopy(t *testing.T) {
 	f := Formats()
-	if strings.Join(f, ",") != "text,json,junit,markdown" {
+	if strings.Join(f, ",") != "text,json,junit,markdown,html" {
 		t.Fatalf("Formats() = %v", f)
 	}
 	f[0] = "yaml"

@@ -13,14 +13,14 @@ import (
 )
 
 // formats are the report formats accepted by [Report.Write].
-var formats = [...]string{"text", "json", "junit", "markdown"}
+var formats = [...]string{"text", "json", "junit", "markdown", "html"}
 
 // Formats returns the names of the report formats accepted by
 // [Report.Write], a fresh slice on every call.
 func Formats() []string { return append([]string(nil), formats[:]...) }
 
 // Write writes the report in the named format: "text" (the default when
-// format is ""), "json", "junit" or "markdown". Every format opens with the
+// format is ""), "json", "junit", "markdown" or "html". Every format opens with the
 // same summary, before any per-vector detail:
 //
 //  1. the scores per level (spec requirements, SHOULD-level and optional
@@ -34,7 +34,11 @@ func Formats() []string { return append([]string(nil), formats[:]...) }
 // adapter's stderr, skips, coverage and the per-requirement table; JSON is
 // the [Report] itself (plus "spec_only_command"); JUnit XML has a leading
 // "summary" testsuite carrying the summary as properties and system-out,
-// then one testsuite per kind; Markdown is meant for a README.
+// then one testsuite per kind; Markdown is meant for a README; HTML is one
+// self-contained page (style inline, no script, nothing loaded from
+// elsewhere) with the causes' evidence and reproduction commands and the
+// requirement table linked to the spec. Markdown, JUnit and HTML draw
+// their tables from one model of the report, built from its tallies.
 func (r *Report) Write(w io.Writer, format string) error {
 	switch format {
 	case "", "text":
@@ -45,6 +49,8 @@ func (r *Report) Write(w io.Writer, format string) error {
 		return r.writeJUnit(w)
 	case "markdown", "md":
 		return r.writeMarkdown(w)
+	case "html":
+		return r.writeHTML(w)
 	}
 	return fmt.Errorf("conformance: unknown report format %q (want %s)", format, strings.Join(Formats(), ", "))
 }
@@ -213,7 +219,7 @@ func (r *Report) summary() []string {
 			if !c.Reproduced && !fallback {
 				fallback = true
 				if len(r.Causes) > 0 && r.Causes[0].Reproduced {
-					add("  not reproduced by any bug model (grouped by the vectors' class flags and symptoms):")
+					add("  not reproduced by any bug model or fitted family (grouped by what was observed):")
 				}
 			}
 			if c.Reproduced {
@@ -228,6 +234,9 @@ func (r *Report) summary() []string {
 				}
 			} else {
 				add("  %4d  %s: %s", len(c.IDs), c.Class, c.Explanation)
+				if c.Reproduction != "" {
+					add("        smallest reproduction: %s", c.Reproduction)
+				}
 			}
 			add("        requirements %s; e.g. %s", r.causeRequirements(c, byID), examples(c.IDs, maxExamples))
 		}
@@ -365,73 +374,81 @@ func (r *Report) writeJSON(w io.Writer) error {
 }
 
 // writeMarkdown writes a summary an implementer can paste into a README:
-// the summary of [Report.Write], the totals, the per-requirement table and
-// a table of failures and errors.
+// the summary of [Report.Write], the totals, the per-requirement table
+// (each requirement's section linked to the spec) and a table of
+// failures and errors: the tables of the model HTML draws too.
 func (r *Report) writeMarkdown(w io.Writer) error {
+	m := r.buildModel()
 	ew := &errWriter{w: w}
-	ew.printf("### %s\n\n", mdEscape(r.title()))
-	ew.printf("| score | pass | fail | error | skip | not run |\n|---|---:|---:|---:|---:|---:|\n")
-	for _, s := range r.Scores {
-		ew.printf("| %s | %d | %d | %d | %d | %d |\n", levelLabel(s.Name), s.Pass, s.Fail, s.Error, s.Skip, s.NotRun)
-	}
-	if cmd := r.specOnlyCommand(); cmd != "" {
-		ew.printf("\nSpec-only run (MUST level only): `%s`\n", strings.ReplaceAll(cmd, "`", "'"))
+	ew.printf("### %s\n\n", mdEscape(m.Title))
+	mdTable(ew, m.Scores)
+	if m.SpecOnly != "" {
+		ew.printf("\nSpec-only run (MUST level only): `%s`\n", strings.ReplaceAll(m.SpecOnly, "`", "'"))
 	} else {
 		ew.printf("\nThis is the spec-only run: SHOULD-level features and retrykit decisions were not selected.\n")
 	}
-	if len(r.Causes) > 0 {
-		ew.printf("\n#### Failures by cause (%d failed or errored, %d %s)\n\n", r.Totals.Fail+r.Totals.Error, len(r.Causes), plural(len(r.Causes), "cause", "causes"))
-		ew.printf("| count | cause | explanation | requirements | examples |\n|---:|---|---|---|---|\n")
-		byID := r.byID()
-		for _, c := range r.Causes {
-			ew.printf("| %d | `%s` | %s | %s | %s |\n", len(c.IDs), c.Class, mdEscape(c.Explanation),
-				r.causeRequirements(c, byID), mdEscape(examples(c.IDs, maxExamples)))
-		}
+	if len(m.Causes) > 0 {
+		ew.printf("\n#### Failures by cause (%d failed or errored, %d %s)\n\n", r.Totals.Fail+r.Totals.Error, len(m.Causes), plural(len(m.Causes), "cause", "causes"))
+		mdTable(ew, m.CauseTable)
 	}
-	if ids := r.randomIDs(); len(ids) > 0 {
+	if ids := m.Random; len(ids) > 0 {
 		ew.printf("\n%d %s on the implementation's own random draws: %s.", len(ids),
 			plural(len(ids), "verdict depends", "verdicts depend"), mdEscape(examples(ids, maxExamples)))
 		switch {
-		case r.Repeat > 1 && len(r.Flipped) > 0:
-			ew.printf(" Run %d times each, %d flipped: %s.\n", r.Repeat, len(r.Flipped), mdEscape(examples(r.Flipped, 2*maxExamples)))
-		case r.Repeat > 1:
-			ew.printf(" Run %d times each, none flipped.\n", r.Repeat)
+		case m.Repeat > 1 && len(m.Flipped) > 0:
+			ew.printf(" Run %d times each, %d flipped: %s.\n", m.Repeat, len(m.Flipped), mdEscape(examples(m.Flipped, 2*maxExamples)))
+		case m.Repeat > 1:
+			ew.printf(" Run %d times each, none flipped.\n", m.Repeat)
 		default:
 			ew.printf(" Run once; `--repeat K` runs them K times and reports any that flip.\n")
 		}
 	}
-	for _, f := range r.Figures {
+	for _, f := range m.Figures {
 		ew.printf("\nFigure: %s\n", mdEscape(f))
 	}
-	ew.printf("\n**%s**\n\n", r.totalsLine())
-	ew.printf("| requirement | pass | fail | error | skip | not run |\n|---|---:|---:|---:|---:|---:|\n")
-	for _, s := range r.Requirements {
-		ew.printf("| %s | %d | %d | %d | %d | %d |\n", s.Name, s.Pass, s.Fail, s.Error, s.Skip, s.NotRun)
+	ew.printf("\n**%s**\n\n", m.Totals)
+	mdTable(ew, m.Requirements)
+	if len(m.Problems.Rows) > 0 {
+		ew.printf("\n")
+		mdTable(ew, m.Problems)
 	}
-	var bad []Result
-	for _, res := range r.Results {
-		if res.Status != StatusPass {
-			bad = append(bad, res)
-		}
-	}
-	if len(bad) > 0 {
-		ew.printf("\n| vector | requirement | result | reason |\n|---|---|---|---|\n")
-		for _, res := range bad {
-			ew.printf("| `%s` | %s | %s%s | %s |\n", res.ID, res.Requirement, res.Status, drawNote(res), mdEscape(res.Reason))
-		}
-	}
-	if len(r.NotRun) > 0 {
-		ew.printf("\n%d vectors not run (coverage): ", len(r.NotRun))
-		reasons, keys := notRunReasons(r.NotRun)
-		for i, k := range keys {
-			if i > 0 {
-				ew.printf("; ")
-			}
-			ew.printf("%s (%d)", mdEscape(k), reasons[k])
-		}
-		ew.printf(".\n")
+	if len(m.NotRun) > 0 {
+		ew.printf("\n%d vectors not run (coverage): %s.\n", len(r.NotRun), mdEscape(strings.Join(m.NotRun, "; ")))
 	}
 	return ew.err
+}
+
+// mdTable writes t as a Markdown table: ids and commands as code, and a
+// link where a cell has one outside the page (anchors of the HTML page
+// have no target in Markdown).
+func mdTable(ew *errWriter, t table) {
+	ew.printf("|")
+	for _, h := range t.Head {
+		ew.printf(" %s |", h)
+	}
+	ew.printf("\n|")
+	for i := range t.Head {
+		if t.IsNum(i) {
+			ew.printf("---:|")
+		} else {
+			ew.printf("---|")
+		}
+	}
+	ew.printf("\n")
+	for _, row := range t.Rows {
+		ew.printf("|")
+		for _, c := range row {
+			text := mdEscape(c.Text)
+			if c.Code {
+				text = "`" + strings.ReplaceAll(c.Text, "`", "'") + "`"
+			}
+			if c.Href != "" && !strings.HasPrefix(c.Href, "#") && text != "" {
+				text = "[" + text + "](" + c.Href + ")"
+			}
+			ew.printf(" %s |", text)
+		}
+		ew.printf("\n")
+	}
 }
 
 func mdEscape(s string) string {
@@ -531,7 +548,7 @@ func (r *Report) writeJUnit(w io.Writer) error {
 		case StatusFail:
 			s.Failures++
 			c.Failure = &junitMessage{Message: res.Reason, Type: res.Requirement,
-				Body: fmt.Sprintf("want: %s\ngot:  %s\n", res.Want, res.Got)}
+				Body: fmt.Sprintf("want: %s\ngot:  %s\n", compactJSON(res.Want), compactJSON(res.Got))}
 		case StatusSkip:
 			s.Skipped++
 			c.Skipped = &junitMessage{Message: res.Reason}

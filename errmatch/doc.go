@@ -59,6 +59,10 @@
 //     [Classify] (and its shorthand [Type]) reads them back from anywhere in
 //     an error tree; [Find] returns the *Error itself. The walk is bounded
 //     ([MaxUnwrapDepth], [MaxUnwrapErrors]), so a cyclic tree cannot hang it.
+//   - [WithRetryAfter] and [Snoozed] let a handler ask for a delay before
+//     the next attempt or for a snooze (docs/extensions.md), carried as a
+//     [Request] on the *Error; [RequestOf] reads it back. Package policy
+//     bounds both when it decides.
 //
 // # Non-goals
 //

@@ -18,15 +18,22 @@ type Error struct {
 	Type string // dot-namespaced OJS error type; may be empty
 	Code Code   // handler response code; "" means CodeRetry
 	Err  error  // the cause; may be nil
+	// Request is a delay the handler asked for, or a snooze
+	// (docs/extensions.md); the zero value asks for nothing. See
+	// [WithRetryAfter], [Snoozed] and [RequestOf].
+	Request Request
 }
 
 // Error returns "<type>: <cause message>". When Type is empty it returns just
 // the cause's message, and when Err is nil just the type; with neither it
-// returns "errmatch: untyped error".
+// returns "errmatch: untyped error", or "errmatch: snooze DELAY" for a
+// snooze ([Snoozed]).
 func (e *Error) Error() string {
 	switch {
 	case e == nil:
 		return "errmatch: <nil Error>"
+	case e.Err == nil && e.Type == "" && e.Request.Kind == Snooze:
+		return "errmatch: snooze " + e.Request.Delay.String()
 	case e.Err == nil && e.Type == "":
 		return "errmatch: untyped error"
 	case e.Err == nil:

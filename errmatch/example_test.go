@@ -3,6 +3,7 @@ package errmatch_test
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/retrykit/retrykit/errmatch"
 )
@@ -143,4 +144,19 @@ func ExampleFind() {
 	// Output:
 	// payment.declined DEAD_LETTER card declined
 	// true
+}
+
+// A handler that got HTTP 429 with "Retry-After: 30" asks for that delay;
+// one whose input is not ready yet snoozes without spending an attempt.
+// Package policy bounds both (docs/extensions.md).
+func ExampleWithRetryAfter() {
+	err := errmatch.WithRetryAfter(errmatch.Wrap(errors.New("429 Too Many Requests"), "rate_limit.exceeded", ""), 30*time.Second)
+	typ, _, _ := errmatch.Classify(err)
+	fmt.Println(typ, errmatch.RequestOf(err))
+
+	err = fmt.Errorf("report not ready: %w", errmatch.Snoozed(5*time.Minute))
+	fmt.Println(errmatch.RequestOf(err))
+	// Output:
+	// rate_limit.exceeded {retry_after 30s}
+	// {snooze 5m0s}
 }

@@ -124,7 +124,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var (
 		impl       = fset.String("impl", "", "adapter command line, e.g. \"python3 conformance/adapters/python/adapter.py\" (default: the built-in reference)")
-		format     = fset.String("format", "text", "report format: text, json, junit or markdown")
+		format     = fset.String("format", "text", "report format: text, json, junit, markdown or html")
 		skipFile   = fset.String("skip-file", "", "known-failure list: vector ids to report as skipped")
 		strict     = fset.Bool("strict", false, "run skip-listed vectors anyway and fail on those that pass")
 		writeSkip  = fset.String("write-skip-file", "", "write the vectors that failed or errored to this file, as a skip file")
@@ -186,6 +186,9 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		})
 		if len(given) > 0 {
 			return usageError(stderr, fmt.Sprintf("--profiles runs the profile vectors, not the suite: it takes no %s", strings.Join(given, ", ")))
+		}
+		if *format == "html" {
+			return usageError(stderr, "--format html: the profile vectors' report is text, json, junit or markdown")
 		}
 	}
 	if *strict && *skipFile == "" {

@@ -111,7 +111,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		probe     = fset.Bool("probe", true, "probe the server's dialect (interval form, error type field) before the checks")
 		ids       listFlag
 	)
-	fset.Var(&formats, "format", "report format: text, json, junit or markdown (repeatable, each with its own -o; default text)")
+	fset.Var(&formats, "format", "report format: text, json, junit, markdown or html (repeatable, each with its own -o; default text)")
 	fset.Var(&outputs, "o", "write the report to this file instead of standard output (repeatable, one per --format, in order)")
 	fset.Var(&ids, "run", "run only these check ids (comma-separated, repeatable)")
 	if err := parseTerse(fset, args); err != nil {

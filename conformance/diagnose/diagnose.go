@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"math"
+
+	"github.com/retrykit/retrykit/internal/cover"
 	"sort"
 	"strings"
 
@@ -12,27 +14,40 @@ import (
 // one rule broken. The zero Model is not useful; take models from
 // [Models]. A Model is immutable and safe for concurrent use.
 type Model struct {
-	Name string // "no-post-jitter-cap", ...
+	Name string // "no-post-jitter-cap", "strategy-as(linear→exponential)", ...
 	Fix  string // one line: what to change in the implementation
-	bug  bug
-	// also holds the further bugs of a combination of models (bit b for
-	// bug b), see [Combine]; zero for a model of the catalogue.
-	also uint64
+	// Family, for a model fitted to a run's observations (see
+	// [Families]), is the name of its family ("strategy-as"); "" for a
+	// model of the fixed catalogue.
+	Family string
+	bug    bug
+	// also holds the further bugs of a combination of models, see
+	// [Combine]; empty for a model of the catalogue.
+	also bugSet
+	dev  deviation
 }
 
 // mask returns the engine's bug set for m.
-func (m Model) mask() uint64 {
+func (m Model) mask() bugSet {
 	if m.bug == noBug {
 		return m.also
 	}
-	return 1<<m.bug | m.also
+	return m.also.set(m.bug)
 }
+
+// engine returns the engine answering as m.
+func (m Model) engine() engine { return engine{bugs: m.mask(), dev: m.dev} }
 
 // Combine returns the model with the bugs of both a and b: one
 // implementation can have several bugs, and one answer can show two of them
-// at once. Its name is "a+b" and its fix both fixes.
+// at once. Its name is "a+b" and its fix both fixes. A fitted deviation is
+// kept from a, or else from b.
 func Combine(a, b Model) Model {
-	return Model{Name: a.Name + "+" + b.Name, Fix: a.Fix + "; and " + b.Fix, bug: a.bug, also: a.also | b.mask()}
+	dev := a.dev
+	if dev == (deviation{}) {
+		dev = b.dev
+	}
+	return Model{Name: a.Name + "+" + b.Name, Fix: a.Fix + "; and " + b.Fix, bug: a.bug, also: a.also.union(b.mask()), dev: dev}
 }
 
 // Answer returns the model's answer to req. ok is false when the model
@@ -41,61 +56,76 @@ func Combine(a, b Model) Model {
 // implementation's own draw (no rand, jitter on) has no DelayNS: see
 // [Drawn].
 func (m Model) Answer(req protocol.Request) (resp protocol.Response, ok bool) {
-	return engine{m.mask()}.do(req)
+	return m.engine().do(req)
 }
 
-var catalogue = []Model{
-	{"no-defaults-merge", "merge a partial policy over the section 8 defaults field by field (an absent field takes its default, not a zero value)", bugNoMerge, 0},
-	{"no-on-exhaustion", "add the on_exhaustion field (discard | dead_letter, default discard), report it in the effective policy and apply it on exhaustion and to non-retryable errors", bugNoOnExhaustion, 0},
-	{"no-duplicate-key-check", "reject a policy that repeats a key (RK-12) instead of keeping the last value", bugNoDupCheck, 0},
-	{"unknown-fields-ignored", "reject unknown policy fields (RK-12), naming the field", bugUnknownFieldsIgnored, 0},
-	{"no-post-jitter-cap", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", bugNoPostCap, 0},
-	{"jitter-before-cap", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", bugJitterBeforeCap, 0},
-	{"additive-jitter", "jitter multiplies the capped delay by 0.5 + r; do not add r times the delay", bugAdditiveJitter, 0},
-	{"float-seconds", "compute durations and delays in integer nanoseconds, not float64 seconds (whose power raises on overflow, as Python's does, and whose rounding loses nanoseconds)", bugFloatSeconds, 0},
-	{"float-milliseconds", "compute durations and delays in integer nanoseconds, not float64 milliseconds (JavaScript numbers)", bugFloatMillis, 0},
-	{"date-part-unsupported", "support the date part of a duration (P1D, P1Y, P1M): Y, M and D before T (RK-07), not only PT...", bugDurTimeOnly, 0},
-	{"zero-duration-rejected", "accept PT0S as a duration (RK-12): only initial_interval must be above zero", bugDurZeroRejected, 0},
-	{"duration-shorthand", `reject shorthand durations ("30s", "5m", "2h", "1d"): only ISO 8601 is OJS`, bugDurShorthand, 0},
-	{"lenient-duration-regex", `match durations with [0-9] and the end of the text: \d accepts every Unicode digit and $ a final newline`, bugDurRegexLenient, 0},
-	{"millisecond-rounding", "keep durations and delays to the nanosecond; do not round them to whole milliseconds", bugRoundMillis, 0},
-	{"month-as-30-days", "a month (M before T) is 730 hours, a twelfth of a 365-day year (RK-07), not 30 days", bugMonth30Days, 0},
-	{"precision-53-bits", "read max_attempts and attempt as 64-bit integers; a float64 (JSON.parse, json.loads into float) loses them above 2^53", bugFloat53, 0},
-	{"math-pow-drift", "compute integral powers exactly in integers and saturate; math.Pow in float64 nanoseconds drifts on large delays, and time.Duration(f) of a float from 2^63 up wraps to -2^63", bugPowDrift, 0},
-	{"attempt-from-zero", "attempt is the 1-based number of the attempt that just failed: the delay after attempt 1 is initial_interval", bugAttemptFrom0, 0},
-	{"unknown-strategy-as-exponential", "reject an unknown backoff_strategy instead of falling back to exponential", bugUnknownStrategyExp, 0},
-	{"none-strategy-unsupported", `implement the strategy "none" (a constant initial_interval) under that name instead of falling back to exponential`, bugNoneUnsupported, 0},
-	{"no-defaults-merge-fallbacks", "merge a partial policy over the section 8 defaults: a struct decoded from it leaves max_attempts 0, jitter false and no cap, and only the delay formula falls back to 1s and coefficient 2", bugNoMergeFallbacks, 0},
-	{"polynomial-unsupported", "implement the polynomial strategy, initial_interval × n^coefficient, instead of falling back to exponential", bugPolynomialUnsupported, 0},
-	{"strategy-field-ignored", "read the strategy from backoff_strategy (RK-01); it is not exponential always", bugStrategyIgnored, 0},
-	{"lenient-duration-empty", `reject durations without a component ("P", "PT", "P1DT", "")`, bugDurEmpty, 0},
-	{"lenient-duration-weeks", `reject weeks ("P1W"): the OJS grammar has no W`, bugDurWeeks, 0},
-	{"lenient-duration-case", "reject lower-case designators: the grammar is upper case only", bugDurLower, 0},
-	{"lenient-duration-comma", `reject a comma as the decimal sign: only "." is allowed`, bugDurComma, 0},
-	{"duration-no-upper-bound", "reject a duration that does not fit 2^63−1 nanoseconds instead of saturating", bugDurNoUpperBound, 0},
-	{"date-components-as-zero", "parse date components (Y, M, D) with their lengths (RK-07) instead of ignoring them", bugDurDateZero, 0},
-	{"zero-initial-interval-accepted", "reject initial_interval PT0S: it must be positive", bugZeroInterval, 0},
-	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions`, bugRegexMatch, 0},
-	{"prefix-without-dot", `"auth.*" matches types that start with "auth." (dot included), not "auth" or "authx"`, bugPrefixNoDot, 0},
-	{"prefix-matches-bare-type", `"auth.*" matches types that start with "auth." only; "auth" itself is not a match (section 6.2 table)`, bugBarePrefixMatch, 0},
-	{"max-attempts-zero-rejected", "accept max_attempts 0: it behaves as 1, the job runs once and is not retried (RK-04)", bugZeroAttemptsRejected, 0},
-	{"no-prefix-match", `support prefix patterns: "auth.*" matches every type starting with "auth."`, bugNoPrefix, 0},
-	{"max-attempts-unchecked", "reject a max_attempts that is not a non-negative integer up to 2^63−1", bugNoCheckMaxAttempts, 0},
-	{"coefficient-unchecked", "reject a backoff_coefficient that is below 1, not finite or not a number", bugNoCheckCoefficient, 0},
-	{"max-interval-unchecked", "reject a max_interval below initial_interval", bugNoCheckMaxInterval, 0},
-	{"jitter-unchecked", "reject a jitter that is not a JSON boolean", bugNoCheckJitter, 0},
-	{"patterns-unchecked", `reject a non_retryable_errors list with an empty pattern, ".*" alone or a non-string entry`, bugNoCheckPatterns, 0},
-	{"on-exhaustion-unchecked", `reject an on_exhaustion other than "discard" or "dead_letter"`, bugNoCheckOnExhaustion, 0},
-	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt, 0},
-	{"no-validation", "validate the policy before merging it: every field's type and range, unknown fields, duplicate keys (sections 8 and 11, RK-02, RK-08); the merge alone keeps bad values", bugNoValidation, 0},
-	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted, 0},
-	{"fraction-unsupported", "accept a decimal fraction on the seconds (PT0.5S is 500 ms, section 4.1); a parser of whole numbers only, such as PHP's DateInterval, rejects it", bugDurNoFraction, 0},
-	{"budget-boundary-inclusive", "ojs-timeouts 9.1: discard only when created_at + total_timeout < now + delay + timeout, strictly; a retry whose attempt ends exactly at the deadline is scheduled (RK-215)", bugBudgetInclusive, 0},
-	{"timeout-not-an-attempt", "count an attempt that timed out or stalled like any failed attempt (ojs-timeouts 5.1, 5.5, 8): it uses one of max_attempts", bugTimeoutNotAttempt, 0},
-	{"max-replays-off-by-one", "replay a dead letter only while ojs.replay_count < max_replays (ojs-dead-letter 7.2): a rule with max_replays 3 replays a job 3 times, not 4", bugReplayOffByOne, 0},
-	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth, 0},
-	{"backoff-strategy-unsupported", "the backoff_strategy field is retrykit's extension (RK-01), not an OJS requirement: an implementation without it declares it unclaimed (--unclaimed extension:backoff_strategy, or \"unclaimed_flags\": [\"extension:backoff_strategy\"] in hello), or accepts the field and reports it in the effective policy", bugNoStrategyExtension, 0},
+// entry is one row of the catalogue's table.
+type entry struct {
+	name, fix string
+	bug       bug
 }
+
+// models turns the catalogue's table into models.
+func models(es []entry) []Model {
+	out := make([]Model, len(es))
+	for i, e := range es {
+		out[i] = Model{Name: e.name, Fix: e.fix, bug: e.bug}
+	}
+	return out
+}
+
+var catalogue = models([]entry{
+	{"no-defaults-merge", "merge a partial policy over the section 8 defaults field by field (an absent field takes its default, not a zero value)", bugNoMerge},
+	{"no-on-exhaustion", "add the on_exhaustion field (discard | dead_letter, default discard), report it in the effective policy and apply it on exhaustion and to non-retryable errors", bugNoOnExhaustion},
+	{"no-duplicate-key-check", "reject a policy that repeats a key (RK-12) instead of keeping the last value", bugNoDupCheck},
+	{"unknown-fields-ignored", "reject unknown policy fields (RK-12), naming the field", bugUnknownFieldsIgnored},
+	{"no-post-jitter-cap", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", bugNoPostCap},
+	{"jitter-before-cap", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", bugJitterBeforeCap},
+	{"additive-jitter", "jitter multiplies the capped delay by 0.5 + r; do not add r times the delay", bugAdditiveJitter},
+	{"float-seconds", "compute durations and delays in integer nanoseconds, not float64 seconds (whose power raises on overflow, as Python's does, and whose rounding loses nanoseconds)", bugFloatSeconds},
+	{"float-milliseconds", "compute durations and delays in integer nanoseconds, not float64 milliseconds (JavaScript numbers)", bugFloatMillis},
+	{"date-part-unsupported", "support the date part of a duration (P1D, P1Y, P1M): Y, M and D before T (RK-07), not only PT...", bugDurTimeOnly},
+	{"zero-duration-rejected", "accept PT0S as a duration (RK-12): only initial_interval must be above zero", bugDurZeroRejected},
+	{"duration-shorthand", `reject shorthand durations ("30s", "5m", "2h", "1d"): only ISO 8601 is OJS`, bugDurShorthand},
+	{"lenient-duration-regex", `match durations with [0-9] and the end of the text: \d accepts every Unicode digit and $ a final newline`, bugDurRegexLenient},
+	{"millisecond-rounding", "keep durations and delays to the nanosecond; do not round them to whole milliseconds", bugRoundMillis},
+	{"month-as-30-days", "a month (M before T) is 730 hours, a twelfth of a 365-day year (RK-07), not 30 days", bugMonth30Days},
+	{"precision-53-bits", "read max_attempts and attempt as 64-bit integers; a float64 (JSON.parse, json.loads into float) loses them above 2^53", bugFloat53},
+	{"math-pow-drift", "compute integral powers exactly in integers and saturate; math.Pow in float64 nanoseconds drifts on large delays, and time.Duration(f) of a float from 2^63 up wraps to -2^63", bugPowDrift},
+	{"attempt-from-zero", "attempt is the 1-based number of the attempt that just failed: the delay after attempt 1 is initial_interval", bugAttemptFrom0},
+	{"unknown-strategy-as-exponential", "reject an unknown backoff_strategy instead of falling back to exponential", bugUnknownStrategyExp},
+	{"none-strategy-unsupported", `implement the strategy "none" (a constant initial_interval) under that name instead of falling back to exponential`, bugNoneUnsupported},
+	{"no-defaults-merge-fallbacks", "merge a partial policy over the section 8 defaults: a struct decoded from it leaves max_attempts 0, jitter false and no cap, and only the delay formula falls back to 1s and coefficient 2", bugNoMergeFallbacks},
+	{"polynomial-unsupported", "implement the polynomial strategy, initial_interval × n^coefficient, instead of falling back to exponential", bugPolynomialUnsupported},
+	{"strategy-field-ignored", "read the strategy from backoff_strategy (RK-01); it is not exponential always", bugStrategyIgnored},
+	{"lenient-duration-empty", `reject durations without a component ("P", "PT", "P1DT", "")`, bugDurEmpty},
+	{"lenient-duration-weeks", `reject weeks ("P1W"): the OJS grammar has no W`, bugDurWeeks},
+	{"lenient-duration-case", "reject lower-case designators: the grammar is upper case only", bugDurLower},
+	{"lenient-duration-comma", `reject a comma as the decimal sign: only "." is allowed`, bugDurComma},
+	{"duration-no-upper-bound", "reject a duration that does not fit 2^63−1 nanoseconds instead of saturating", bugDurNoUpperBound},
+	{"date-components-as-zero", "parse date components (Y, M, D) with their lengths (RK-07) instead of ignoring them", bugDurDateZero},
+	{"zero-initial-interval-accepted", "reject initial_interval PT0S: it must be positive", bugZeroInterval},
+	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions`, bugRegexMatch},
+	{"prefix-without-dot", `"auth.*" matches types that start with "auth." (dot included), not "auth" or "authx"`, bugPrefixNoDot},
+	{"prefix-matches-bare-type", `"auth.*" matches types that start with "auth." only; "auth" itself is not a match (section 6.2 table)`, bugBarePrefixMatch},
+	{"max-attempts-zero-rejected", "accept max_attempts 0: it behaves as 1, the job runs once and is not retried (RK-04)", bugZeroAttemptsRejected},
+	{"no-prefix-match", `support prefix patterns: "auth.*" matches every type starting with "auth."`, bugNoPrefix},
+	{"max-attempts-unchecked", "reject a max_attempts that is not a non-negative integer up to 2^63−1", bugNoCheckMaxAttempts},
+	{"coefficient-unchecked", "reject a backoff_coefficient that is below 1, not finite or not a number", bugNoCheckCoefficient},
+	{"max-interval-unchecked", "reject a max_interval below initial_interval", bugNoCheckMaxInterval},
+	{"jitter-unchecked", "reject a jitter that is not a JSON boolean", bugNoCheckJitter},
+	{"patterns-unchecked", `reject a non_retryable_errors list with an empty pattern, ".*" alone or a non-string entry`, bugNoCheckPatterns},
+	{"on-exhaustion-unchecked", `reject an on_exhaustion other than "discard" or "dead_letter"`, bugNoCheckOnExhaustion},
+	{"attempt-unchecked", "reject an attempt below 1 (invalid_request)", bugNoCheckAttempt},
+	{"no-validation", "validate the policy before merging it: every field's type and range, unknown fields, duplicate keys (sections 8 and 11, RK-02, RK-08); the merge alone keeps bad values", bugNoValidation},
+	{"invalid-fields-defaulted", "reject a policy with an invalid field instead of replacing the field by its default", bugInvalidDefaulted},
+	{"fraction-unsupported", "accept a decimal fraction on the seconds (PT0.5S is 500 ms, section 4.1); a parser of whole numbers only, such as PHP's DateInterval, rejects it", bugDurNoFraction},
+	{"budget-boundary-inclusive", "ojs-timeouts 9.1: discard only when created_at + total_timeout < now + delay + timeout, strictly; a retry whose attempt ends exactly at the deadline is scheduled (RK-215)", bugBudgetInclusive},
+	{"timeout-not-an-attempt", "count an attempt that timed out or stalled like any failed attempt (ojs-timeouts 5.1, 5.5, 8): it uses one of max_attempts", bugTimeoutNotAttempt},
+	{"max-replays-off-by-one", "replay a dead letter only while ojs.replay_count < max_replays (ojs-dead-letter 7.2): a rule with max_replays 3 replays a job 3 times, not 4", bugReplayOffByOne},
+	{"date-components-unsupported", "support the date components Y and M (RK-07: Y = 365 days, M = 730 hours), a SHOULD of section 4.2", bugDurNoYearMonth},
+	{"backoff-strategy-unsupported", "the backoff_strategy field is retrykit's extension (RK-01), not an OJS requirement: an implementation without it declares it unclaimed (--unclaimed extension:backoff_strategy, or \"unclaimed_flags\": [\"extension:backoff_strategy\"] in hello), or accepts the field and reports it in the effective policy", bugNoStrategyExtension},
+})
 
 // Unclaim returns the vector flag that an implementation lacking the
 // optional feature this model misses declares unclaimed instead of
@@ -106,13 +136,11 @@ var catalogue = []Model{
 // combination, the flags of its bugs, comma-separated.
 func (m Model) Unclaim() string {
 	var flags []string
-	for b := bug(1); b < 64; b++ {
-		if m.mask()&(1<<b) != 0 {
-			if f, ok := unclaimable[b]; ok {
-				flags = append(flags, f)
-			}
+	m.mask().each(func(b bug) {
+		if f, ok := unclaimable[b]; ok {
+			flags = append(flags, f)
 		}
-	}
+	})
 	return strings.Join(flags, ",")
 }
 
@@ -157,16 +185,29 @@ type Finding struct {
 }
 
 // Diagnose attributes the failed cases to models by the rules in the
-// package documentation. It returns the findings, most failures first,
-// and the ids of the failures no model reproduces, in case order.
+// package documentation: the catalogue and the family models fitted to
+// these failures ([Families]) compete in one greedy cover (package
+// internal/cover). It returns the findings, most failures first, and the
+// ids of the failures no model reproduces, in case order (see
+// [Deviations] to group them by what was observed).
 func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 	done := map[int]bool{}
-	findings = pick(cases, catalogue, done)
-	// Failures that show two bugs at once: each model found so far,
-	// combined with every model of the catalogue.
+	open := map[int]bool{}
+	for i, c := range cases {
+		if c.Failed {
+			open[i] = true
+		}
+	}
+	pool := append(Models(), fitted(cases, open)...)
+	findings = pick(cases, pool, done)
+	// Failures that show two bugs at once: each catalogue model found so
+	// far, combined with every model of the catalogue.
 	var pairs []Model
-	seen := map[uint64]bool{}
+	seen := map[bugSet]bool{}
 	for _, f := range findings {
+		if f.Model.Family != "" {
+			continue
+		}
 		for _, m := range catalogue {
 			c := Combine(f.Model, m)
 			if m.Name == f.Model.Name || seen[c.mask()] {
@@ -203,78 +244,55 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 // pick applies rules 1 to 3 of the package documentation with the given
 // models to the failed cases not yet done, and marks those it explains.
 func pick(cases []Case, models []Model, done map[int]bool) []Finding {
-	type cand struct {
-		m      Model
-		repro  []int
-		contra []string
-	}
-	var live []*cand
-	for _, m := range models {
-		cd := &cand{m: m}
-		for i, c := range cases {
-			if !c.Failed || done[i] {
-				continue
-			}
-			if m.reproduces(c) && m.allNeeded(c) {
-				cd.repro = append(cd.repro, i)
-			}
-		}
-		if len(cd.repro) == 0 {
-			continue
-		}
-		for _, c := range cases {
-			if c.Failed || c.Drawn {
-				continue
-			}
-			if a, ok := m.Answer(c.Request); ok && !Drawn(a) && !c.Judge(a) {
-				cd.contra = append(cd.contra, c.ID)
-			}
-		}
-		if len(cd.contra) <= len(cd.repro) {
-			live = append(live, cd)
+	var failures []int
+	for i, c := range cases {
+		if c.Failed && !done[i] {
+			failures = append(failures, i)
 		}
 	}
-	var findings []Finding
-	for {
-		var best *cand
-		bestN := 0
-		for _, cd := range live {
-			n := 0
-			for _, i := range cd.repro {
-				if !done[i] {
-					n++
+	if len(failures) == 0 {
+		return nil
+	}
+	cands := make([]cover.Candidate, len(models))
+	for k, m := range models {
+		cd := cover.Candidate{Name: m.Name, Rank: m.rank()}
+		for _, i := range failures {
+			if m.reproduces(cases[i]) && m.allNeeded(cases[i]) {
+				cd.Reproduces = append(cd.Reproduces, i)
+			} else if DebugHook != nil {
+				DebugHook(m, cases[i], false)
+			}
+		}
+		if len(cd.Reproduces) > 0 {
+			for i, c := range cases {
+				if c.Failed || c.Drawn {
+					continue
+				}
+				if a, ok := m.Answer(c.Request); ok && !Drawn(a) && c.Judge != nil && !c.Judge(a) {
+					cd.Contradicts = append(cd.Contradicts, i)
+					if DebugHook != nil {
+						DebugHook(m, c, true)
+					}
+					break // one pass is enough to refuse the model
 				}
 			}
-			if n == 0 {
-				continue
-			}
-			// net: failures explained less passes contradicted
-			net, bestNet := n-len(cd.contra), 0
-			if best != nil {
-				bestNet = bestN - len(best.contra)
-			}
-			if best == nil || net > bestNet || net == bestNet && (n > bestN ||
-				n == bestN && cd.m.Name < best.m.Name) {
-				best, bestN = cd, n
-			}
 		}
-		if best == nil {
-			return findings
+		cands[k] = cd
+	}
+	picks, _ := cover.Greedy(cands, failures)
+	var findings []Finding
+	for _, p := range picks {
+		f := Finding{Model: models[p.Index], Reproduces: len(cands[p.Index].Reproduces)}
+		for _, e := range p.Equivalent {
+			f.Equivalent = append(f.Equivalent, models[e].Name)
 		}
-		f := Finding{Model: best.m, Reproduces: len(best.repro), Contradicted: best.contra}
-		for _, cd := range live {
-			if cd != best && len(cd.contra) == len(best.contra) && sameLeft(cd.repro, best.repro, done) {
-				f.Equivalent = append(f.Equivalent, cd.m.Name)
-			}
-		}
-		for _, i := range best.repro {
-			if !done[i] {
-				done[i] = true
-				f.Explains = append(f.Explains, cases[i].ID)
-			}
+		for _, i := range p.Claims {
+			done[i] = true
+			f.Explains = append(f.Explains, cases[i].ID)
 		}
 		findings = append(findings, f)
 	}
+	return findings
 }
 
 // reproduces reports whether m gives c's failed answer: the same answer,
@@ -297,15 +315,16 @@ func (m Model) reproduces(c Case) bool {
 // would come back under a partner that changes nothing.
 func (m Model) allNeeded(c Case) bool {
 	mask := m.mask()
-	if mask&(mask-1) == 0 {
+	if mask.count() <= 1 {
 		return true // a single model
 	}
-	for b := uint(0); b < 64; b++ {
-		if mask&(1<<b) != 0 && (Model{also: mask &^ (1 << b)}).reproduces(c) {
-			return false
+	needed := true
+	mask.each(func(b bug) {
+		if needed && (Model{also: mask.without(b), dev: m.dev}).reproduces(c) {
+			needed = false
 		}
-	}
-	return true
+	})
+	return needed
 }
 
 // sameLeft reports whether a and b hold the same indexes not yet done.
@@ -359,3 +378,5 @@ func (m Model) within(req protocol.Request, got protocol.Response) bool {
 	l, h := min(*a.DelayNS, *b.DelayNS), max(*a.DelayNS, *b.DelayNS)
 	return l <= *got.DelayNS && *got.DelayNS <= h
 }
+
+var DebugHook func(Model, Case, bool)

@@ -14,6 +14,18 @@
 // backoff_strategy extension) names the flag the implementation declares
 // unclaimed instead ([Model.Unclaim]).
 //
+// Beside the fixed catalogue, [Diagnose] searches parameterised
+// families of bugs ([Families]): an attempt or exponent offset, each
+// strategy computed as each other, a jitter multiplier range fitted from
+// the answers to injected draws, no cap, exhaustion off by ±k, handler
+// codes ignored in whole or in part, loosened matching (letter case,
+// bare prefix, unanchored regular expressions), rounding or truncation of
+// delays and durations, a constant factor or offset in time. Parameter
+// values are read off the failures (the ratio and the difference of the
+// delays, the draws and the multipliers they show, the codes of the
+// failing requests) and each fitted model is then judged like a
+// catalogue entry.
+//
 // [Diagnose] takes the answers of one run ([Case] values: request, answer,
 // verdict) and applies these rules, in order:
 //
@@ -21,27 +33,28 @@
 //     same request equals the implementation's answer (the caller's Same
 //     function decides equality, within the declared resolution) and
 //     fails the vector too;
-//  2. each model that reproduces at least one failure is held against
-//     every passing case: a pass the model would have failed contradicts
-//     it, and a model contradicted more often than it reproduces is
-//     dropped;
-//  3. models are taken greedily, the one with the most failures not yet
-//     explained less its contradictions first (then more failures, then
-//     the name), and each failure is listed under the first model that
-//     reproduces it; failures no single model reproduces are then tried
-//     with two and three models combined ([Combine]), each combination
+//  2. a model is claimed only when it reproduces every failure it claims
+//     and contradicts no pass: a model that would have failed one passing
+//     case is dropped, however many failures it reproduces;
+//  3. models are taken greedily by one cover shared with the live
+//     checker's diagnosis (internal/cover): the one with the most failures
+//     not yet explained first, then a catalogue entry before a fitted
+//     family, fewer fitted parameters before more, then the name; each
+//     failure is listed under the first model that reproduces it;
+//     failures no single model reproduces are then tried with two and
+//     three catalogue models combined ([Combine]), each combination
 //     starting from a model already found; a combination reproduces a
 //     failure only when every one of its bugs takes part (no combination
 //     with one bug left out reproduces it too), so a bug the answer does
-//     not show is never named, and a model dropped by rule 2 does not come
-//     back under a partner that changes nothing;
+//     not show is never named;
 //  4. failures no model reproduces are returned apart, never forced into a
-//     group (the conformance report then falls back to the vectors' class
-//     flags for them).
+//     group; [Deviations] groups them by the deviation observed between
+//     each answer and the reference's ("every delay is 2× the spec's",
+//     "one attempt past max_attempts retried", "matches differ only in
+//     letter case"), each group with its smallest reproduction.
 //
-// So "explains 37 failures, contradicted by 0 passes" means 37 answers
-// were reproduced exactly by one bug and no passing answer speaks against
-// it.
+// So "explains 37 failures" means 37 answers were reproduced exactly by
+// one bug and no passing answer speaks against it.
 //
 // # Non-goals
 //
@@ -49,7 +62,8 @@
 // scenario are left to the caller. An answer the implementation drew
 // itself (no rand) is reproduced when it lies in the model's range over
 // all draws. Combinations of more than three bugs in one answer are not
-// searched; such a failure stays unexplained. The catalogue is built from
+// searched, nor combinations of a fitted family with another bug; such a
+// failure stays unexplained. The catalogue is built from
 // what real implementations do; a bug it lacks shows as unexplained
 // failures rather than under a model that does not reproduce them.
 package diagnose

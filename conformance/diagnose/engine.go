@@ -20,7 +20,7 @@ import (
 
 // bug is one broken rule of the engine. An engine with no bug answers
 // every vector of the suite as the reference does (TestBaselinePasses).
-type bug uint8
+type bug uint16
 
 const (
 	noBug bug = iota
@@ -81,7 +81,51 @@ const (
 	bugTimeoutNotAttempt
 	bugReplayOffByOne
 	bugNoStrategyExtension
+	numBugs // the count of bugs; a bugSet has a bit for each
 )
+
+// bugSet is a set of bugs, bit b%64 of word b/64 for bug b: it grows with
+// the catalogue, so no count of bugs overflows it.
+type bugSet [(numBugs + 63) / 64]uint64
+
+// set returns s with bug b added.
+func (s bugSet) set(b bug) bugSet {
+	s[b/64] |= 1 << (b % 64)
+	return s
+}
+
+// has reports whether b is in s.
+func (s bugSet) has(b bug) bool { return s[b/64]&(1<<(b%64)) != 0 }
+
+// union returns the bugs of s and o.
+func (s bugSet) union(o bugSet) bugSet {
+	for i := range s {
+		s[i] |= o[i]
+	}
+	return s
+}
+
+// without returns s with b removed.
+func (s bugSet) without(b bug) bugSet {
+	s[b/64] &^= 1 << (b % 64)
+	return s
+}
+
+// each calls fn for every bug of s, in order.
+func (s bugSet) each(fn func(bug)) {
+	for b := bug(1); b < numBugs; b++ {
+		if s.has(b) {
+			fn(b)
+		}
+	}
+}
+
+// count returns the number of bugs in s.
+func (s bugSet) count() int {
+	n := 0
+	s.each(func(bug) { n++ })
+	return n
+}
 
 // unclaimable maps a bug that is a missing optional feature to the vector
 // flag an implementation without the feature declares unclaimed instead
@@ -100,11 +144,16 @@ var noCheckField = map[string]bug{
 	"on_exhaustion":        bugNoCheckOnExhaustion,
 }
 
-// engine is the reference rules with a set of bugs (bit b set for bug b).
-type engine struct{ bugs uint64 }
+// engine is the reference rules with a set of catalogue bugs and the
+// parameter values of a fitted deviation (family.go); the zero engine is
+// the reference.
+type engine struct {
+	bugs bugSet
+	dev  deviation
+}
 
 // has reports whether e has bug b.
-func (e engine) has(b bug) bool { return b != noBug && e.bugs&(1<<b) != 0 }
+func (e engine) has(b bug) bool { return b != noBug && e.bugs.has(b) }
 
 // hasAny reports whether e has one of bs.
 func (e engine) hasAny(bs ...bug) bool {
@@ -166,6 +215,9 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 		}
 		if e.has(bugRoundMillis) {
 			ns = roundMillis(ns)
+		}
+		if e.dev.roundScope&scopeDurations != 0 {
+			ns = e.dev.round(ns)
 		}
 		resp.NS = &ns
 		return resp, true
@@ -424,6 +476,9 @@ func bigDuration(s string) (int64, bool) {
 
 // match reports whether typ matches patterns, with e's bug.
 func (e engine) match(patterns []string, typ string) (bool, error) {
+	if e.dev.match != 0 {
+		return e.dev.devMatch(patterns, typ)
+	}
 	m, err := errmatch.Compile(patterns)
 	if err != nil && !e.has(bugNoCheckPatterns) {
 		return false, err
@@ -581,7 +636,7 @@ func (e engine) readPolicy(data json.RawMessage) (spec, error) {
 		s = spec{maxAttempts: int64(ps.MaxAttempts), initial: int64(ps.InitialInterval), max: int64(ps.MaxInterval),
 			coef: ps.BackoffCoefficient, jitter: ps.Jitter, patterns: append([]string{}, ps.NonRetryableErrors...),
 			onExhaustion: ps.OnExhaustion.String(), strategy: ps.Strategy.String()}
-		if e.bugs == 0 {
+		if e.bugs == (bugSet{}) && e.dev == (deviation{}) {
 			return s, nil
 		}
 		if err := json.Unmarshal(data, &raw); err != nil {
@@ -804,6 +859,9 @@ func formatNS(ns int64) string {
 // ---- decisions and delays
 
 func (e engine) decide(s spec, n int64, typ, code string) (string, error) {
+	if e.dev.ignores(code) {
+		code = ""
+	}
 	switch code {
 	case "", "RETRY":
 	case "DISCARD", "FAIL":
@@ -822,6 +880,11 @@ func (e engine) decide(s spec, n int64, typ, code string) (string, error) {
 		return exh, nil
 	}
 	last := max(s.maxAttempts, 1)
+	if k := int64(e.dev.exhaustShift); k > 0 && last > math.MaxInt64-k {
+		last = math.MaxInt64
+	} else if k != 0 {
+		last = max(last+k, 1)
+	}
 	if e.has(bugAttemptFrom0) && n < math.MaxInt64 {
 		n++
 	}
@@ -833,6 +896,11 @@ func (e engine) decide(s spec, n int64, typ, code string) (string, error) {
 
 // delay computes the delay after attempt n with draw r.
 func (e engine) delay(s spec, n int64, r float64) (int64, bool) {
+	if e.dev.delays() {
+		if d, ok := e.devDelay(s, n, r); ok {
+			return d, true
+		}
+	}
 	if e.has(bugAttemptFrom0) && n < math.MaxInt64 {
 		n++
 	}
@@ -1037,8 +1105,8 @@ func (e engine) floatDuration(s string) (int64, bool) {
 }
 
 // lenientAll has every bug of a lenient duration grammar.
-var lenientAll = engine{bugs: 1<<bugDurEmpty | 1<<bugDurWeeks | 1<<bugDurLower | 1<<bugDurComma |
-	1<<bugDurNoUpperBound | 1<<bugDurRegexLenient | 1<<bugDurShorthand}
+var lenientAll = engine{bugs: bugSet{}.set(bugDurEmpty).set(bugDurWeeks).set(bugDurLower).set(bugDurComma).
+	set(bugDurNoUpperBound).set(bugDurRegexLenient).set(bugDurShorthand)}
 
 // SameDuration reports whether two duration strings of effective policies
 // stand for the same nanoseconds under the most lenient grammar the models

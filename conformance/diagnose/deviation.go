@@ -1,0 +1,311 @@
+package diagnose
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// Deviation is a group of failures that no model reproduces, grouped by
+// what was observed of them (never by a vector's flags): "every delay is
+// 2× the expected one", "matches differ only in letter case".
+type Deviation struct {
+	Name        string   // "delay-ratio(×2)", "case-folded-match", ...
+	Explanation string   // one line: what every failure of the group shows
+	IDs         []string // the failures, in case order
+	// Reproduction is the smallest failure of the group (its request the
+	// shortest): the request, the answer and the reference's answer.
+	Reproduction string
+}
+
+// key is one way to describe a failure's deviation.
+type key struct{ name, expl string }
+
+// Deviations groups the failures ids (of cases) by the deviation observed
+// between each answer and the reference's: for each failure the most
+// specific descriptions shared by at least two failures are tried first
+// (a constant ratio or offset of delays, a rounding, a letter-case
+// difference, one attempt past max_attempts), the largest group first;
+// a failure sharing none is grouped by its generic description ("a delay
+// larger than the expected one"). Every id is in exactly one group.
+func Deviations(cases []Case, ids []string) []Deviation {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	type item struct {
+		c        *Case
+		specific []key
+		generic  key
+	}
+	var items []item
+	for i := range cases {
+		if want[cases[i].ID] {
+			s, g := describe(&cases[i])
+			items = append(items, item{&cases[i], s, g})
+			delete(want, cases[i].ID)
+		}
+	}
+	done := make([]bool, len(items))
+	var out []Deviation
+	take := func(k key, members []int) {
+		d := Deviation{Name: k.name, Explanation: k.expl}
+		smallest, size := -1, 0
+		for _, i := range members {
+			done[i] = true
+			d.IDs = append(d.IDs, items[i].c.ID)
+			n := len(items[i].c.Request.AppendJSON(nil))
+			if smallest < 0 || n < size {
+				smallest, size = i, n
+			}
+		}
+		d.Reproduction = reproduction(items[smallest].c)
+		out = append(out, d)
+	}
+	for {
+		count := map[key][]int{}
+		for i, it := range items {
+			if done[i] {
+				continue
+			}
+			for _, k := range it.specific {
+				count[k] = append(count[k], i)
+			}
+		}
+		var best key
+		bestN := 0
+		// a specific description is taken only for most of the open
+		// failures with the same generic one: a few delays that happen to
+		// share an offset prove nothing
+		dim := map[key]int{}
+		for i, it := range items {
+			if !done[i] {
+				dim[it.generic]++
+			}
+		}
+		for k, m := range count {
+			if 2*len(m) <= dim[items[m[0]].generic] {
+				continue
+			}
+			if len(m) > bestN || len(m) == bestN && k.name < best.name {
+				best, bestN = k, len(m)
+			}
+		}
+		if bestN < 2 {
+			break
+		}
+		take(best, count[best])
+	}
+	generic := map[key][]int{}
+	var order []key
+	for i, it := range items {
+		if done[i] {
+			continue
+		}
+		k := it.generic
+		if _, ok := generic[k]; !ok {
+			order = append(order, k)
+		}
+		generic[k] = append(generic[k], i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(generic[order[i]]) > len(generic[order[j]]) })
+	for _, k := range order {
+		take(k, generic[k])
+	}
+	return out // ids of no case (a scenario, an error) are the caller's
+}
+
+// reproduction writes a failure as a replayable line.
+func reproduction(c *Case) string {
+	ref, _ := engine{}.do(c.Request)
+	got, _ := json.Marshal(c.Answer)
+	exp, _ := json.Marshal(ref)
+	return fmt.Sprintf("%s: %s → answered %s; the spec answers %s", c.ID, c.Request.AppendJSON(nil), got, exp)
+}
+
+// describe returns the specific descriptions of c's deviation from the
+// reference's answer, and its generic one.
+func describe(c *Case) (specific []key, generic key) {
+	req, got := c.Request, c.Answer
+	ref, ok := engine{}.do(req)
+	if !ok {
+		return nil, key{"answer-differs(" + req.Op + ")", "the " + req.Op + " answer differs from the spec's"}
+	}
+	if c.Drawn {
+		return nil, delayDiffers
+	}
+	switch {
+	case ref.Error != nil && got.Error == nil:
+		if f := badField(req); f != "" {
+			return []key{{"accepts-invalid(" + f + ")", "accepts a policy whose " + f + " the spec rejects"}},
+				key{"accepts-invalid", "accepts input the spec rejects"}
+		}
+		return nil, key{"accepts-invalid(" + req.Op + ")", "accepts " + req.Op + " input the spec rejects"}
+	case ref.Error == nil && got.Error != nil:
+		return nil, key{"rejects-valid(" + req.Op + ")", "rejects " + req.Op + " input the spec accepts"}
+	case ref.Error != nil && got.Error != nil:
+		return nil, key{"error-type(" + got.Error.Type + "≠" + ref.Error.Type + ")",
+			"rejects with error type " + got.Error.Type + " where the spec says " + ref.Error.Type}
+	}
+	switch req.Op {
+	case protocol.OpMatch:
+		if ref.Match != nil && got.Match != nil {
+			if *got.Match {
+				if folded, err := (deviation{match: matchFold}).devMatch(req.Patterns, req.ErrorType); err == nil && folded {
+					return []key{{"case-folded-match", "matches differ only in letter case: the type matches a pattern ignoring case"}},
+						key{"matches-too-much", "an error type matches where the spec says it does not"}
+				}
+				return nil, key{"matches-too-much", "an error type matches where the spec says it does not"}
+			}
+			return nil, key{"matches-too-little", "an error type does not match where the spec says it does"}
+		}
+	case protocol.OpParseDuration:
+		if ref.NS != nil && got.NS != nil {
+			return timeKeys("duration", *ref.NS, *got.NS)
+		}
+	case protocol.OpValidate:
+		if f := effectiveDiff(ref.Effective, got.Effective); f != "" {
+			return nil, key{"effective(" + f + ")", "the effective policy's " + f + " differs from the spec's"}
+		}
+		return nil, key{"effective", "the effective policy differs from the spec's"}
+	case protocol.OpDelay:
+		if ref.DelayNS != nil && got.DelayNS != nil {
+			return timeKeys("delay", *ref.DelayNS, *got.DelayNS)
+		}
+	case protocol.OpDecide:
+		return decideKeys(req, ref, got)
+	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay:
+		if f := effectiveDiff(ref.Result, got.Result); f != "" {
+			return nil, key{req.Op + "(" + f + ")", "the " + req.Op + " result's " + f + " differs from the spec's"}
+		}
+	}
+	return nil, key{"answer-differs(" + req.Op + ")", "the " + req.Op + " answer differs from the spec's"}
+}
+
+// delayDiffers is the generic description of every wrong delay, drawn by
+// the implementation or injected.
+var delayDiffers = key{"delay-differs", "a delay differs from the spec's, or a delay the implementation drew itself lies outside the spec's range"}
+
+// timeKeys describes a wrong delay or duration got where want was due.
+func timeKeys(what string, want, got int64) (specific []key, generic key) {
+	generic = key{what + "-differs", "a " + what + " differs from the spec's"}
+	if what == "delay" {
+		generic = delayDiffers
+	}
+	for _, u := range []time.Duration{time.Microsecond, time.Millisecond, time.Second} {
+		for _, m := range []struct {
+			mode uint8
+			verb string
+		}{{roundNearest, "rounded"}, {roundDown, "truncated"}, {roundUp, "rounded up"}} {
+			if (deviation{roundUnit: int64(u), roundMode: m.mode}).round(want) == got {
+				specific = append(specific, key{fmt.Sprintf("%s-%s(%v)", what, strings.ReplaceAll(m.verb, " ", "-"), u),
+					fmt.Sprintf("every %s is %s to whole %v where the spec keeps nanoseconds", what, m.verb, u)})
+			}
+		}
+	}
+	if got-want == 1 {
+		specific = append(specific, key{what + "-rounded(1ns)", "every " + what + " is 1 ns above the spec's: rounded where the spec truncates"})
+	}
+	if want > 0 && got > 0 {
+		r := float64(got) / float64(want)
+		p := math.Pow(10, 2-math.Floor(math.Log10(r)))
+		r = math.Round(r*p) / p
+		specific = append(specific, key{fmt.Sprintf("%s-ratio(×%g)", what, r), fmt.Sprintf("every %s is %g× the spec's", what, r)})
+	}
+	specific = append(specific, key{fmt.Sprintf("%s-offset(%+v)", what, time.Duration(got-want)),
+		fmt.Sprintf("every %s is the spec's %+v", what, time.Duration(got-want))})
+	return specific, generic
+}
+
+// decideKeys describes a wrong decision.
+func decideKeys(req protocol.Request, ref, got protocol.Response) (specific []key, generic key) {
+	if ref.Action == got.Action {
+		if ref.DelayNS != nil && got.DelayNS != nil {
+			return timeKeys("delay", *ref.DelayNS, *got.DelayNS)
+		}
+		return nil, key{"decision-delay", "the decision's delay differs from the spec's"}
+	}
+	code := ""
+	if req.Error != nil {
+		code = req.Error.Code
+	}
+	s, _ := engine{}.parsePolicy(req.Policy)
+	last := max(s.maxAttempts, 1)
+	if got.Action == "retry" {
+		generic = key{"retried-where-spec-gives-up", "retried where the spec gives up (" + ref.Action + ")"}
+		switch {
+		case code != "" && code != "RETRY":
+			return []key{{"handler-code-ignored(" + code + ")", "the handler code " + code + " is ignored: the job is retried"}}, generic
+		case req.Attempt < last:
+			return []key{{"non-retryable-retried", "an error non_retryable_errors names is retried"}}, generic
+		case req.Attempt >= last:
+			k := req.Attempt - last + 1
+			return []key{{fmt.Sprintf("retried-past-max-attempts(%d)", k), fmt.Sprintf("%d attempt(s) past max_attempts retried", k)}}, generic
+		}
+		return nil, generic
+	}
+	if ref.Action == "retry" {
+		generic = key{"gave-up-where-spec-retries", "gave up (" + got.Action + ") where the spec retries"}
+		if code == "" || code == "RETRY" {
+			if k := last - req.Attempt; k > 0 && k <= 2 {
+				return []key{{fmt.Sprintf("exhausted-early(%d)", k), fmt.Sprintf("gave up %d attempt(s) before max_attempts", k)}}, generic
+			}
+		}
+		return nil, generic
+	}
+	return nil, key{"exhaustion-action(" + got.Action + "≠" + ref.Action + ")", "a job given up is " + got.Action + " where the spec says " + ref.Action}
+}
+
+// badField returns the first field the reference rejects a policy for, ""
+// when the request's policy is not the reason.
+func badField(req protocol.Request) string {
+	if len(req.Policy) == 0 {
+		return ""
+	}
+	_, err := policy.Parse(req.Policy)
+	var ve *policy.ValidationError
+	if errors.As(err, &ve) && len(ve.Errors) > 0 {
+		f := ve.Errors[0].Field
+		if i := strings.IndexByte(f, '['); i > 0 {
+			f = f[:i]
+		}
+		return f
+	}
+	return ""
+}
+
+// effectiveDiff returns the first top-level key whose JSON value differs
+// between two objects, "" when none does or either is not an object.
+func effectiveDiff(a, b json.RawMessage) string {
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(ma)+len(mb))
+	for k := range ma {
+		keys = append(keys, k)
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var ca, cb bytes.Buffer
+		_ = json.Compact(&ca, ma[k])
+		_ = json.Compact(&cb, mb[k])
+		if !bytes.Equal(ca.Bytes(), cb.Bytes()) {
+			return k
+		}
+	}
+	return ""
+}

@@ -1,0 +1,534 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/errmatch"
+)
+
+// deviation holds the parameter values of one fitted family of bugs; the
+// zero deviation is the reference. Each field is one family's parameter.
+type deviation struct {
+	delayShift   int    // delay-attempt-offset: the delay after attempt n is computed for n+delayShift
+	exhaustShift int    // exhaustion-offset: exhausted from attempt max_attempts+exhaustShift
+	stratFrom    string // strategy-as: strategy stratFrom computed as stratTo
+	stratTo      string
+	jitterLo     float64 // jitter-range: the multiplier is jitterLo + r·(jitterHi − jitterLo); 0, 0: the reference
+	jitterHi     float64
+	jitterRounds bool  // jitter-rounded: the jittered delay rounded to the nanosecond, not truncated
+	noCap        bool  // no-cap: max_interval never applied
+	codesIgnored uint8 // handler-codes-ignored: bit i for codes[i]
+	match        uint8 // loosened-match: matchFold or matchPrefix
+	roundUnit    int64 // rounding: delays and/or durations to this many ns
+	roundMode    uint8 // roundNearest, roundDown, roundUp
+	roundScope   uint8 // scopeDelays | scopeDurations
+	factor       float64
+	offset       int64 // time-offset: every delay shifted by offset ns
+}
+
+const (
+	matchFold   = 1 // letter case ignored
+	matchPrefix = 2 // a pattern matches every type it is a prefix of, ".*" or not
+	matchSearch = 3 // a pattern is an unanchored regular expression searched in the type
+
+	roundNearest = 1
+	roundDown    = 2
+	roundUp      = 3
+
+	scopeDelays    = 1
+	scopeDurations = 2
+)
+
+// codes are the handler codes, in the order of deviation.codesIgnored's bits.
+var codes = [...]string{"RETRY", "DISCARD", "FAIL", "DEAD_LETTER"}
+
+// delays reports whether d changes how a delay is computed.
+func (d deviation) delays() bool {
+	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds ||
+		d.noCap || d.roundScope&scopeDelays != 0 || d.factor != 0 || d.offset != 0
+}
+
+// ignores reports whether d ignores the handler code c.
+func (d deviation) ignores(c string) bool {
+	for i, k := range codes {
+		if k == c {
+			return d.codesIgnored&(1<<i) != 0
+		}
+	}
+	return false
+}
+
+// Family is one parameterised family of bugs that the diagnosis fits to a
+// run's observations: [Diagnose] reads candidate parameter values off the
+// failures, replays each candidate, and names one only under the rules
+// of the package documentation.
+type Family struct {
+	Name string // "strategy-as", ...
+	Doc  string // what the family's parameters mean
+}
+
+// Families returns the families searched, a fresh slice on every call.
+func Families() []Family {
+	return []Family{
+		{"delay-attempt-offset", "the delay after attempt n is computed for attempt n+k (an exponent or attempt counted from 0 or 2), k in ±1, ±2"},
+		{"exhaustion-offset", "the job is exhausted after max_attempts+k attempts instead of max_attempts, k in ±1, ±2"},
+		{"strategy-as", "the strategy A is computed as the strategy B, for each pair of none, linear, exponential and polynomial"},
+		{"jitter-range", "the jitter multiplier is drawn from [lo, hi) instead of [0.5, 1.5), lo and hi fitted from the answers to injected draws"},
+		{"jitter-rounded", "the jittered delay is rounded to the nanosecond where the spec truncates it"},
+		{"no-cap", "max_interval is never applied, before or after jitter"},
+		{"handler-codes-ignored", "the handler codes of a subset (fitted from the failing requests) are ignored and the policy decides"},
+		{"loosened-match", "non_retryable_errors are matched ignoring letter case, or by bare prefix"},
+		{"rounding", "delays, durations or both are rounded, truncated or raised to a whole µs, ms or s"},
+		{"time-factor", "every delay is a constant factor (fitted) times the spec's"},
+		{"time-offset", "every delay is the spec's plus a constant (fitted)"},
+	}
+}
+
+// devDelay computes the delay after attempt n with draw r under e's
+// deviation. ok is false outside the reference's domain, where the
+// catalogue's rules apply.
+func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
+	d := e.dev
+	st := s.strategy
+	if d.stratFrom != "" && st == d.stratFrom {
+		st = d.stratTo
+	}
+	strat, err := backoff.ParseStrategy(st)
+	if err != nil || s.initial <= 0 || s.max < s.initial || s.coef < 1 || math.IsInf(s.coef, 0) || n < 1 {
+		return 0, false
+	}
+	limit := s.max
+	if d.noCap {
+		limit = math.MaxInt64
+	}
+	n2 := n + int64(d.delayShift)
+	if d.delayShift > 0 && n > math.MaxInt64-int64(d.delayShift) {
+		n2 = math.MaxInt64
+	}
+	var base int64
+	if n2 >= 1 {
+		bo, err := backoff.New(backoff.Config{Strategy: strat, Initial: time.Duration(s.initial), Coefficient: s.coef, Max: time.Duration(limit)})
+		if err != nil {
+			return 0, false
+		}
+		base = int64(bo.Base(int(min(n2, math.MaxInt))))
+	} else {
+		i, f := float64(s.initial), float64(n2)
+		var raw float64
+		switch strat {
+		case backoff.None:
+			raw = i
+		case backoff.Linear:
+			raw = i * f
+		case backoff.Polynomial:
+			raw = i * math.Pow(math.Max(f, 0), s.coef)
+		default:
+			raw = i * math.Pow(s.coef, f-1)
+		}
+		base = min(satNS(math.Floor(raw)), limit)
+	}
+	out := base
+	if s.jitter && base > 0 {
+		lo, hi := d.jitterLo, d.jitterHi
+		r2 := r // the draw giving the same multiplier over [0.5, 1.5)
+		if lo != 0 || hi != 0 {
+			r2 = lo + r*(hi-lo) - 0.5
+		}
+		if r2 >= 0 && r2 < 1 && !d.jitterRounds {
+			// the reference's exact jitter, over this base
+			bo, err := backoff.New(backoff.Config{Strategy: backoff.None, Initial: time.Duration(base), Coefficient: 1,
+				Max: time.Duration(max(limit, base)), Jitter: true})
+			if err != nil {
+				return 0, false
+			}
+			out = int64(bo.DelayAt(1, r2))
+		} else {
+			if lo == 0 && hi == 0 {
+				lo, hi = 0.5, 1.5
+			}
+			x := float64(base) * (lo + r*(hi-lo))
+			if d.jitterRounds {
+				x = math.Round(x)
+			}
+			out = min(satNS(math.Floor(x)), limit)
+		}
+	}
+	if d.roundScope&scopeDelays != 0 {
+		out = d.round(out)
+	}
+	if d.factor != 0 {
+		out = satNS(math.Round(float64(out) * d.factor))
+	}
+	switch {
+	case d.offset > 0 && out > math.MaxInt64-d.offset:
+		out = math.MaxInt64
+	case d.offset != 0:
+		out += d.offset
+	}
+	return max(out, 0), true
+}
+
+// round applies d's rounding to ns.
+func (d deviation) round(ns int64) int64 {
+	u := d.roundUnit
+	if u <= 1 || ns <= 0 {
+		return ns
+	}
+	q, rem := ns/u, ns%u
+	switch d.roundMode {
+	case roundNearest:
+		if 2*rem >= u {
+			q++
+		}
+	case roundUp:
+		if rem > 0 {
+			q++
+		}
+	}
+	if q > math.MaxInt64/u {
+		return math.MaxInt64
+	}
+	return q * u
+}
+
+// devMatch reports whether typ matches patterns under a loosened match.
+func (d deviation) devMatch(patterns []string, typ string) (bool, error) {
+	if d.match == matchFold {
+		low := make([]string, len(patterns))
+		for i, p := range patterns {
+			low[i] = strings.ToLower(p)
+		}
+		m, err := errmatch.Compile(low)
+		if err != nil {
+			return false, err
+		}
+		return m.Match(strings.ToLower(typ)), nil
+	}
+	if d.match == matchSearch {
+		res := make([]*regexp.Regexp, len(patterns))
+		for i, p := range patterns {
+			re, err := regexp.Compile(p)
+			if err != nil || p == "" {
+				return false, fmt.Errorf("pattern %q: not a regular expression", p)
+			}
+			res[i] = re
+		}
+		for _, re := range res {
+			if re.MatchString(typ) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	m, err := errmatch.Compile(patterns)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range patterns {
+		p = strings.TrimSuffix(strings.TrimSuffix(p, "*"), ".")
+		if p != "" && strings.HasPrefix(typ, p) {
+			return true, nil
+		}
+	}
+	return m.Match(typ), nil
+}
+
+// satNS converts f to int64 nanoseconds, saturating (NaN is 0).
+func satNS(f float64) int64 {
+	switch {
+	case math.IsNaN(f) || f <= 0:
+		return 0
+	case f >= 0x1p63:
+		return math.MaxInt64
+	}
+	return int64(f)
+}
+
+// ---- the search
+
+// fitted returns the family models whose parameters the failed cases
+// suggest: a bounded set (at most a few dozen), each to be replayed
+// against every case.
+func fitted(cases []Case, open map[int]bool) []Model {
+	var out []Model
+	add := func(name, fix, family string, d deviation) {
+		out = append(out, Model{Name: name, Fix: fix, Family: family, dev: d})
+	}
+	var delays, decides, durations, matches bool
+	strategies := map[string]bool{}
+	codesSeen := uint8(0)
+	var ratios, diffs []float64
+	var points []point
+	roundFits := map[[2]int64]int{}
+	for i := range cases {
+		c := &cases[i]
+		if !open[i] {
+			continue
+		}
+		req := c.Request
+		switch req.Op {
+		case protocol.OpDelay:
+			delays = true
+		case protocol.OpDecide:
+			decides = true
+			if req.Error != nil {
+				for b, k := range codes {
+					if req.Error.Code == k {
+						codesSeen |= 1 << b
+					}
+				}
+			}
+		case protocol.OpParseDuration:
+			durations = true
+		case protocol.OpMatch:
+			matches = true
+		}
+		if req.Op == protocol.OpDelay || req.Op == protocol.OpDecide || req.Op == protocol.OpValidate {
+			strategies[strategyOf(req.Policy)] = true
+		}
+		ref, ok := engine{}.do(req)
+		if !ok {
+			continue
+		}
+		want, got := ref.DelayNS, c.Answer.DelayNS
+		if req.Op == protocol.OpParseDuration {
+			want, got = ref.NS, c.Answer.NS
+		}
+		if want == nil || got == nil || c.Drawn {
+			continue
+		}
+		w, g := *want, *got
+		if w > 0 {
+			ratios = append(ratios, float64(g)/float64(w))
+		}
+		diffs = append(diffs, float64(g)-float64(w))
+		for _, u := range []int64{int64(time.Microsecond), int64(time.Millisecond), int64(time.Second)} {
+			for _, m := range []uint8{roundNearest, roundDown, roundUp} {
+				if (deviation{roundUnit: u, roundMode: m}).round(w) == g {
+					roundFits[[2]int64{u, int64(m)}]++
+				}
+			}
+		}
+		// the multiplier at an injected draw, from the capped base (the
+		// delay at r = 0.5, multiplier 1)
+		if req.Rand != nil && req.Op == protocol.OpDelay {
+			half := 0.5
+			q := req
+			q.Rand = &half
+			sp, _ := engine{}.parsePolicy(req.Policy)
+			if b, ok := (engine{}).do(q); ok && b.DelayNS != nil && *b.DelayNS > 0 && g < sp.max && g < 1<<53 {
+				points = append(points, point{*req.Rand, float64(g) / float64(*b.DelayNS)})
+			}
+		}
+	}
+	if delays || decides {
+		for _, k := range []int{-2, -1, 1, 2} {
+			add(fmt.Sprintf("delay-attempt-offset(%+d)", k),
+				fmt.Sprintf("compute the delay after attempt n for n itself (the first retry waits initial_interval), not for n%+d", k),
+				"delay-attempt-offset", deviation{delayShift: k})
+		}
+		for _, names := range [][2]string{{"none", "linear"}, {"none", "exponential"}, {"none", "polynomial"},
+			{"linear", "none"}, {"linear", "exponential"}, {"linear", "polynomial"},
+			{"exponential", "none"}, {"exponential", "linear"}, {"exponential", "polynomial"},
+			{"polynomial", "none"}, {"polynomial", "linear"}, {"polynomial", "exponential"}} {
+			// the effective policy still names the strategy given: the
+			// catalogue's polynomial-unsupported reports exponential
+			if strategies[names[0]] {
+				add("strategy-as("+names[0]+"→"+names[1]+")",
+					"compute the "+names[0]+" strategy by its own formula ("+formula[names[0]]+"), not as "+names[1]+" ("+formula[names[1]]+")",
+					"strategy-as", deviation{stratFrom: names[0], stratTo: names[1]})
+			}
+		}
+		add("no-cap", "cap the delay at max_interval (cap, jitter, cap)", "no-cap", deviation{noCap: true})
+		add("jitter-rounded", "truncate the jittered delay to whole nanoseconds, as the spec's formula does; do not round it to the nearest",
+			"jitter-rounded", deviation{jitterRounds: true})
+		if lo, hi, ok := fitRange(points); ok {
+			add(fmt.Sprintf("jitter-range([%g,%g))", lo, hi),
+				fmt.Sprintf("draw the jitter multiplier from [0.5, 1.5) (0.5 + r), not from [%g, %g)", lo, hi),
+				"jitter-range", deviation{jitterLo: lo, jitterHi: hi})
+		}
+		if f, ok := mode(ratios, 1e-3); ok && f != 1 && f > 0 {
+			add(fmt.Sprintf("time-factor(×%g)", f), fmt.Sprintf("every delay is %g× the spec's: drop the factor (a unit mixed up, a base doubled)", f),
+				"time-factor", deviation{factor: f})
+		}
+		if o, ok := mode(diffs, -1); ok && o != 0 {
+			add(fmt.Sprintf("time-offset(%s)", signed(time.Duration(o))), fmt.Sprintf("every delay is the spec's %s: drop the constant", signed(time.Duration(o))),
+				"time-offset", deviation{offset: int64(o)})
+		}
+	}
+	if decides {
+		for _, k := range []int{-2, -1, 1, 2} {
+			what := fmt.Sprintf("it retries %d attempt(s) past max_attempts", k)
+			if k < 0 {
+				what = fmt.Sprintf("it gives up %d attempt(s) early", -k)
+			}
+			add(fmt.Sprintf("exhaustion-offset(%+d)", k),
+				"exhaust a job when the attempt that failed is max_attempts (attempt >= max_attempts): "+what,
+				"exhaustion-offset", deviation{exhaustShift: k})
+		}
+		for sub := uint8(1); sub < 16; sub++ {
+			if sub&^codesSeen != 0 {
+				continue
+			}
+			var names []string
+			for b, k := range codes {
+				if sub&(1<<b) != 0 {
+					names = append(names, k)
+				}
+			}
+			add("handler-codes-ignored("+strings.Join(names, ",")+")",
+				"obey the handler code"+plural(len(names))+" "+strings.Join(names, ", ")+" in error.code before the policy, as for the other codes",
+				"handler-codes-ignored", deviation{codesIgnored: sub})
+		}
+	}
+	if matches || decides {
+		add("loosened-match(case)", "match non_retryable_errors case-sensitively: \"Auth.Error\" is not \"auth.error\"", "loosened-match", deviation{match: matchFold})
+		add("loosened-match(regex-search)", `match non_retryable_errors exactly or by the ".*" prefix; do not search them as unanchored regular expressions ("b" matches "abc")`, "loosened-match", deviation{match: matchSearch})
+		add("loosened-match(prefix)", `match a pattern by prefix only when it ends in ".*", and then only at the dot: "auth" does not match "authx"`, "loosened-match", deviation{match: matchPrefix})
+	}
+	scope := uint8(0)
+	if durations {
+		scope |= scopeDurations
+	}
+	if delays || decides {
+		scope |= scopeDelays
+	}
+	if scope != 0 {
+		keys := make([][2]int64, 0, len(roundFits))
+		for k := range roundFits {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			return roundFits[keys[i]] > roundFits[keys[j]] || roundFits[keys[i]] == roundFits[keys[j]] && (keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1])
+		})
+		for _, k := range keys[:min(len(keys), 3)] {
+			if k[0] == 1 || k[1] == roundDown && k[0] <= 1 {
+				continue
+			}
+			what := map[uint8]string{scopeDelays: "delays", scopeDurations: "durations", scopeDelays | scopeDurations: "delays and durations"}[scope]
+			how := map[int64]string{roundNearest: "rounded", roundDown: "truncated", roundUp: "rounded up"}[k[1]]
+			unit := time.Duration(k[0]).String()
+			add(fmt.Sprintf("rounding(%s %s to %s)", what, how, unit),
+				fmt.Sprintf("keep %s to the nanosecond; do not %s them to whole %s", what, strings.TrimSuffix(map[int64]string{roundNearest: "round", roundDown: "truncate", roundUp: "round up"}[k[1]], "d"), unit),
+				"rounding", deviation{roundUnit: k[0], roundMode: uint8(k[1]), roundScope: scope})
+		}
+	}
+	return out
+}
+
+var formula = map[string]string{
+	"none": "initial_interval", "linear": "initial_interval × n",
+	"exponential": "initial_interval × coefficient^(n−1)", "polynomial": "initial_interval × n^coefficient",
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// strategyOf returns the backoff_strategy a policy names, "exponential"
+// when none.
+func strategyOf(p json.RawMessage) string {
+	var m struct {
+		S *string `json:"backoff_strategy"`
+	}
+	if json.Unmarshal(p, &m) != nil || m.S == nil {
+		return "exponential"
+	}
+	return *m.S
+}
+
+// mode returns the value most of xs share (within tol, relative to it),
+// rounded to 3 significant digits (tol < 0: exactly equal, not rounded),
+// when at least two agree or there is only one. ok is false for no value.
+func mode(xs []float64, tol float64) (float64, bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	best, bestN := 0.0, 0
+	for _, x := range xs {
+		n := 0
+		for _, y := range xs {
+			if x == y || tol > 0 && math.Abs(x-y) <= tol*math.Abs(x) {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = x, n
+		}
+	}
+	if bestN < 2 && len(xs) > 1 {
+		return 0, false
+	}
+	if best == 0 || tol < 0 {
+		return best, true
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(best, 'g', 3, 64), 64)
+	return r, true
+}
+
+// point is one injected draw r and the multiplier m an answer shows.
+type point struct{ r, m float64 }
+
+// fitRange fits the multiplier range lo + r·(hi − lo) to (r, m) points:
+// each pair of points with distinct draws gives a line, snapped to
+// hundredths, and the line most pairs give wins (a few points off the
+// line, a capped or a saturated answer, do not move it). ok is false
+// with fewer than two distinct draws, for the reference's range, or for
+// a range that is not one.
+func fitRange(points []point) (lo, hi float64, ok bool) {
+	votes := map[[2]float64]int{}
+	var best [2]float64
+	bestN := 0
+	for i, p := range points {
+		for _, q := range points[i+1:] {
+			if math.Abs(p.r-q.r) < 1e-3 {
+				continue
+			}
+			slope := (q.m - p.m) / (q.r - p.r)
+			l := math.Round((p.m-slope*p.r)*100) / 100
+			h := math.Round((p.m-slope*p.r+slope)*100) / 100
+			k := [2]float64{l, h}
+			votes[k]++
+			if votes[k] > bestN || votes[k] == bestN && (k[0] < best[0] || k[0] == best[0] && k[1] < best[1]) {
+				best, bestN = k, votes[k]
+			}
+		}
+	}
+	lo, hi = best[0], best[1]
+	if bestN == 0 || !(lo >= 0 && hi > lo) || lo == 0.5 && hi == 1.5 {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// rank is a model's tie-break rank for package cover: the catalogue first,
+// then families by their count of fitted parameters.
+func (m Model) rank() int {
+	switch {
+	case m.Family == "":
+		return 0
+	case m.dev.jitterLo != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0:
+		return 2
+	}
+	return 1
+}
+
+// signed writes d with its sign: "+1s", "-5ms".
+func signed(d time.Duration) string {
+	if d > 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}
