@@ -374,6 +374,9 @@ type retryChange struct {
 	opts  executor.RetryOptions
 	meta  json.RawMessage // the merged meta; nil: unchanged
 	shown *policy.Policy  // the client's policy when planted faults run another
+	// polCost is what the merged policy costs the job when not shared
+	// (policyCache.parse), valid when opts.Policy is set.
+	polCost int64
 }
 
 // decodeOverride reads override for the dead letter j: queue, args,
@@ -432,7 +435,7 @@ func (s *Server) decodeOverride(raw json.RawMessage, j executor.Job, x *extra) (
 			}
 			c.meta = b
 		case "retry":
-			pol, aerr := mergeRetry(j, x, v)
+			pol, cost, aerr := s.mergeRetry(j, x, v)
 			if aerr != nil {
 				return nil, aerr
 			}
@@ -440,7 +443,7 @@ func (s *Server) decodeOverride(raw json.RawMessage, j executor.Job, x *extra) (
 			if run != pol {
 				c.shown = pol
 			}
-			c.opts.Policy = run
+			c.opts.Policy, c.polCost = run, cost
 		default:
 			return nil, invalid(field, "unknown field; an override takes queue, args, meta, priority and retry")
 		}
@@ -449,11 +452,13 @@ func (s *Server) decodeOverride(raw json.RawMessage, j executor.Job, x *extra) (
 }
 
 // mergeRetry returns the job's policy (as the client gave it) with the keys
-// of override replacing its own, read as a PUSH reads options.retry.
-func mergeRetry(j executor.Job, x *extra, override json.RawMessage) (*policy.Policy, *apiError) {
+// of override replacing its own, read as a PUSH reads options.retry and
+// shared as a PUSH shares it (the merged text is canonical: sorted keys),
+// and what it costs the job (policyCache.parse).
+func (s *Server) mergeRetry(j executor.Job, x *extra, override json.RawMessage) (*policy.Policy, int64, *apiError) {
 	var add map[string]json.RawMessage
 	if json.Unmarshal(override, &add) != nil || add == nil {
-		return nil, invalid("override.retry", "must be a JSON object")
+		return nil, 0, invalid("override.retry", "must be a JSON object")
 	}
 	pol := j.Policy
 	if x != nil && x.shown != nil {
@@ -476,12 +481,12 @@ func mergeRetry(j executor.Job, x *extra, override json.RawMessage) (*policy.Pol
 		base[k] = v
 	}
 	b, _ := json.Marshal(base)
-	p, aerr := parseRetry(b)
+	p, cost, aerr := s.policies.parse(b)
 	if aerr != nil {
 		aerr.message = strings.Replace(aerr.message, "options.retry", "override.retry", 1)
 		aerr.details = map[string]any{"field": "override.retry"}
 	}
-	return p, aerr
+	return p, cost, aerr
 }
 
 // deadLetterRetry is POST …/dead-letter/{id}/retry: the job becomes
@@ -504,7 +509,7 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 		return 0, nil, aerr
 	}
 	var nx *extra
-	if c.meta != nil || c.shown != nil || c.opts.Args != nil {
+	if c.meta != nil || c.shown != nil || c.opts.Args != nil || c.opts.Policy != nil && c.polCost != sizeOfPolicy(x) {
 		cp := extra{}
 		if x != nil {
 			cp = *x
@@ -517,6 +522,8 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 			cp.size += int64(len(c.opts.Args) - len(j.Args))
 		}
 		if c.opts.Policy != nil {
+			cp.size += c.polCost - cp.polCost
+			cp.polCost = c.polCost
 			cp.shown = c.shown
 		}
 		if grow := cp.size - sizeOf(x); grow > 0 && s.store.weight()+grow > s.cfg.maxBytes {

@@ -46,6 +46,17 @@ type extra struct {
 	// history window, see executor's addError); errBytes is their sum.
 	errCosts []int64
 	errBytes int64
+	// polCost is the part of size the job's retry policy accounts for
+	// when not shared (policyCache.parse).
+	polCost int64
+}
+
+// sizeOfPolicy returns x's polCost (0 for nil).
+func sizeOfPolicy(x *extra) int64 {
+	if x == nil {
+		return 0
+	}
+	return x.polCost
 }
 
 // addErrorCost records a failure of cost bytes; shown is how many error

@@ -250,3 +250,204 @@ func BenchmarkServeHeldJobs(b *testing.B) {
 	}
 }
 
+
+// fillSmall pushes small jobs to queue q in batches of 1000 until the
+// server refuses with 429 or n are pushed, and returns how many it took.
+func (p *serveProc) fillSmall(q string, n int) int {
+	held := 0
+	for held < n {
+		k := min(1000, n-held)
+		code, b := p.call("POST", "/ojs/v1/jobs/batch", smallJobs(q, held, k))
+		if code == http.StatusTooManyRequests {
+			break
+		}
+		if code != 201 {
+			p.tb.Fatalf("batch PUSH at %d: %d %.300s", held, code, b)
+		}
+		held += k
+	}
+	return held
+}
+
+// fillHuge pushes jobs of about size bytes of args to queue q, one per
+// PUSH, until the server refuses with 429 or n are pushed, and returns
+// how many it took.
+func (p *serveProc) fillHuge(q string, size, n int) int {
+	arg := strings.Repeat("h", size)
+	for i := range n {
+		code, b := p.call("POST", "/ojs/v1/jobs", `{"type":"load.huge","args":["`+arg+`"],"queue":"`+q+`"}`)
+		if code == http.StatusTooManyRequests {
+			return i
+		}
+		if code != 201 {
+			p.tb.Fatalf("PUSH %d: %d %.300s", i, code, b)
+		}
+	}
+	return n
+}
+
+// fillDeadOverrides makes dead letters and retries them with overrides,
+// rounds of at most round jobs (the dead letter set keeps 10 000): each
+// job is pushed with max_attempts 1 and on_exhaustion dead_letter,
+// fetched, failed with an error of details bytes of details, then
+// retried with an override of its queue (q + "-held"), args, meta and
+// retry policy (a max_attempts of its own, so no two jobs share a policy)
+// and so waits again, available, with its error history. It stops at n jobs or at the
+// first 429 and returns how many jobs went through.
+func (p *serveProc) fillDeadOverrides(q string, n, round, details int) int {
+	det := `{"trace":"` + strings.Repeat("d", details) + `"}`
+	done := 0
+	for done < n {
+		k := min(round, n-done)
+		var sb strings.Builder
+		ids := make([]string, 0, k)
+		for i := 0; i < k; i += 1000 {
+			sb.Reset()
+			sb.WriteString(`{"jobs":[`)
+			for m := i; m < min(i+1000, k); m++ {
+				if m > i {
+					sb.WriteByte(',')
+				}
+				fmt.Fprintf(&sb, `{"type":"load.dead","args":[%d],"queue":%q,"retry":{"max_attempts":1,"on_exhaustion":"dead_letter"}}`, done+m, q)
+			}
+			sb.WriteString(`]}`)
+			code, b := p.call("POST", "/ojs/v1/jobs/batch", sb.String())
+			if code == http.StatusTooManyRequests {
+				return done + i
+			}
+			var resp struct{ Jobs []struct{ ID string } }
+			if json.Unmarshal(b, &resp); code != 201 {
+				p.tb.Fatalf("batch PUSH: %d %.300s", code, b)
+			}
+			for _, j := range resp.Jobs {
+				ids = append(ids, j.ID)
+			}
+		}
+		for len(ids) > 0 {
+			code, b := p.call("POST", "/ojs/v1/workers/fetch", `{"queues":["`+q+`"],"count":1000}`)
+			var resp struct{ Jobs []struct{ ID string } }
+			if json.Unmarshal(b, &resp); code != 200 || len(resp.Jobs) == 0 {
+				p.tb.Fatalf("FETCH: %d %.300s", code, b)
+			}
+			for _, j := range resp.Jobs {
+				code, b := p.call("POST", "/ojs/v1/workers/nack", `{"job_id":"`+j.ID+`","error":{"type":"load.error","message":"m","details":`+det+`}}`)
+				if code == http.StatusTooManyRequests {
+					return done
+				}
+				if code != 200 {
+					p.tb.Fatalf("FAIL: %d %.300s", code, b)
+				}
+			}
+			for _, j := range resp.Jobs {
+				ov := fmt.Sprintf(`{"override":{"queue":"%s-held","args":[%d,"override"],"meta":{"round":%d},"retry":{"max_attempts":%d}}}`, q, done, done/round, 2+done)
+				code, b := p.call("POST", "/ojs/v1/dead-letter/"+j.ID+"/retry", ov)
+				if code == http.StatusTooManyRequests {
+					return done
+				}
+				if code != 200 {
+					p.tb.Fatalf("dead letter retry: %d %.300s", code, b)
+				}
+				done++
+			}
+			ids = ids[len(resp.Jobs):]
+		}
+	}
+	return done
+}
+
+// fillRich pushes jobs to queue q carrying every per-job structure the
+// server keeps beside the executor (meta, two tags, an unknown top-level
+// field, options.unique over args, a visibility timeout), fetches each and
+// fails it once with a retryable error, so that it waits, retryable, with
+// an error history and a server entry of its own. It stops at n jobs or
+// at the first 429 and returns how many jobs went through.
+func (p *serveProc) fillRich(q string, n int) int {
+	done := 0
+	var sb strings.Builder
+	for done < n {
+		k := min(1000, n-done)
+		sb.Reset()
+		sb.WriteString(`{"jobs":[`)
+		for m := range k {
+			if m > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `{"type":"load.rich","args":[%d],"meta":{"tenant":"acme"},"x_trace":"t%d","options":{"queue":%q,"tags":["a","b"],"unique":{"keys":["args"]},"retry":{"max_attempts":5,"initial_interval":"PT1H","max_interval":"PT2H"}}}`, done+m, m, q)
+		}
+		sb.WriteString(`]}`)
+		code, b := p.call("POST", "/ojs/v1/jobs/batch", sb.String())
+		if code == http.StatusTooManyRequests {
+			return done
+		}
+		if code != 201 {
+			p.tb.Fatalf("batch PUSH: %d %.300s", code, b)
+		}
+		code, b = p.call("POST", "/ojs/v1/workers/fetch", `{"queues":["`+q+`"],"count":1000}`)
+		var resp struct{ Jobs []struct{ ID string } }
+		if json.Unmarshal(b, &resp); code != 200 || len(resp.Jobs) != k {
+			p.tb.Fatalf("FETCH: %d, %d jobs, want %d: %.300s", code, len(resp.Jobs), k, b)
+		}
+		for _, j := range resp.Jobs {
+			code, b := p.call("POST", "/ojs/v1/workers/nack", `{"job_id":"`+j.ID+`","error":{"type":"load.error","message":"timeout"}}`)
+			if code == http.StatusTooManyRequests {
+				return done
+			}
+			if code != 200 {
+				p.tb.Fatalf("FAIL: %d %.300s", code, b)
+			}
+			done++
+		}
+	}
+	return done
+}
+
+// memoryBound is the resident memory docs/servers.md promises for
+// `serve --max-bytes B --max-jobs J`: 2 × B + perJobBound × J + 200 MiB.
+func memoryBound(maxBytes, maxJobs int64) int64 {
+	return 2*maxBytes + perJobBound*maxJobs + 200<<20
+}
+
+// perJobBound is the bound's per-job term, in bytes.
+const perJobBound = 1 << 10
+
+// BenchmarkServeShapes loads `retrykit serve` at its default flags with
+// each of the worst shapes docs/servers.md's memory bound is measured
+// on: small jobs up to --max-jobs, jobs of 1 MB args up to --max-bytes,
+// and dead letters retried with overrides. It reports the peak resident
+// memory and its ratio to the bound. Run it with -benchtime 1x.
+func BenchmarkServeShapes(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads /proc/PID/status")
+	}
+	bin := buildServe(b)
+	if *loadOld != "" {
+		bin = *loadOld
+	}
+	const maxJobs, maxBytes = 500_000, 256 << 20
+	for _, shape := range []struct {
+		name string
+		load func(p *serveProc) int
+	}{
+		{"small", func(p *serveProc) int { return p.fillSmall("s", maxJobs) }},
+		{"huge", func(p *serveProc) int { return p.fillHuge("h", 1_000_000, maxJobs) }},
+		{"dead-overrides", func(p *serveProc) int { return p.fillDeadOverrides("d", 200_000, 10_000, 1000) }},
+		{"rich-failed", func(p *serveProc) int { return p.fillRich("r", maxJobs) }},
+	} {
+		b.Run(shape.name, func(b *testing.B) {
+			for range b.N {
+				p := startServeBin(b, bin)
+				start := time.Now()
+				n := shape.load(p)
+				took := time.Since(start)
+				time.Sleep(time.Second)
+				held, peak := p.rss()
+				b.ReportMetric(float64(n), "jobs")
+				b.ReportMetric(took.Seconds(), "load-s")
+				b.ReportMetric(float64(held)/(1<<20), "RSS-MiB")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				b.ReportMetric(float64(peak)/float64(memoryBound(maxBytes, maxJobs)), "peak/bound")
+				p.stop()
+			}
+		})
+	}
+}
