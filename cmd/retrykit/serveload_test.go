@@ -250,7 +250,6 @@ func BenchmarkServeHeldJobs(b *testing.B) {
 	}
 }
 
-
 // fillSmall pushes small jobs to queue q in batches of 1000 until the
 // server refuses with 429 or n are pushed, and returns how many it took.
 func (p *serveProc) fillSmall(q string, n int) int {
@@ -401,15 +400,6 @@ func (p *serveProc) fillRich(q string, n int) int {
 	return done
 }
 
-// memoryBound is the resident memory docs/servers.md promises for
-// `serve --max-bytes B --max-jobs J`: 2 × B + perJobBound × J + 200 MiB.
-func memoryBound(maxBytes, maxJobs int64) int64 {
-	return 2*maxBytes + perJobBound*maxJobs + 200<<20
-}
-
-// perJobBound is the bound's per-job term, in bytes.
-const perJobBound = 1 << 10
-
 // BenchmarkServeShapes loads `retrykit serve` at its default flags with
 // each of the worst shapes docs/servers.md's memory bound is measured
 // on: small jobs up to --max-jobs, jobs of 1 MB args up to --max-bytes,
@@ -445,7 +435,7 @@ func BenchmarkServeShapes(b *testing.B) {
 				b.ReportMetric(took.Seconds(), "load-s")
 				b.ReportMetric(float64(held)/(1<<20), "RSS-MiB")
 				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-				b.ReportMetric(float64(peak)/float64(memoryBound(maxBytes, maxJobs)), "peak/bound")
+				b.ReportMetric(float64(peak)/float64(serveMemoryBound(maxBytes, maxJobs)), "peak/bound")
 				p.stop()
 			}
 		})
