@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 
 	"github.com/retrykit/retrykit/conformance/diagnose"
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -44,6 +45,16 @@ func diagnoseResults(results []Result) ([]diagnose.Finding, []diagnose.Deviation
 		})
 	}
 	f, unexplained := diagnose.Diagnose(cases)
+	for i := range results {
+		if res := &results[i]; res.ID == JitterCheckID && res.Status == StatusFail && len(res.draws) > 0 {
+			for j := range f {
+				if drawsFit(f[j].Model, res.draws) {
+					f[j].Explains = append(f[j].Explains, res.ID)
+					break
+				}
+			}
+		}
+	}
 	return f, diagnose.Deviations(cases, unexplained)
 }
 
@@ -118,4 +129,31 @@ func sameEffective(c comparison, a, b json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// drawsFit reports whether the jitter check's multipliers are what model m
+// draws: one out-of-range multiplier within the model's range over every
+// draw, or a sample that passes the check's Kolmogorov–Smirnov test
+// against the uniform range of the model's multipliers.
+func drawsFit(m diagnose.Model, draws []float64) bool {
+	at := func(r float64) (float64, bool) {
+		a, ok := m.Answer(protocol.Request{Op: protocol.OpDelay, Policy: []byte(jitterPolicy), Attempt: 1, Rand: &r})
+		if !ok || a.DelayNS == nil {
+			return 0, false
+		}
+		return float64(*a.DelayNS) / float64(jitterBaseNS), true
+	}
+	lo, ok1 := at(0)
+	hi, ok2 := at(math.Nextafter(1, 0))
+	if !ok1 || !ok2 || hi <= lo || lo == 0.5 && hi > 1.4999 {
+		return false
+	}
+	if len(draws) == 1 {
+		return lo <= draws[0] && draws[0] <= hi
+	}
+	u := make([]float64, len(draws))
+	for i, x := range draws {
+		u[i] = (x - lo) / (hi - lo)
+	}
+	return ksUniform(u) <= ksThreshold(len(u), jitterFalseAlarm)+1e-9/(hi-lo)
 }

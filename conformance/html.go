@@ -63,7 +63,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 {{if .V.Equivalent}}<p class="meta">Equally explained by: {{join .V.Equivalent}}</p>{{end}}
 {{if .V.Unclaim}}<p>Without the feature: <code class="cmd">{{.V.Unclaim}}</code></p>{{end}}
 {{else}}<p>{{.V.Explanation}}</p>
-<p class="meta">Not reproduced by any bug model: grouped by the results' class flags and symptoms.</p>{{end}}
+<p class="meta">Not reproduced by any bug model: grouped by what was observed.</p>
+{{with .V.Reproduction}}<p>Smallest reproduction:</p><pre>{{.}}</pre>{{end}}{{end}}
 <p class="meta">Requirements: {{.V.Requirements}}</p>
 <p class="repro">Reproduce: <code class="cmd">{{.V.Reproduce}}</code></p>
 <h4>Evidence</h4>

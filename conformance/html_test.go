@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"encoding/json"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
@@ -97,7 +98,15 @@ func TestHTMLReportCauseEvidence(t *testing.T) {
 	if !strings.Contains(page, want) {
 		t.Errorf("no reproduction command %q", want)
 	}
-	for _, s := range []string{"handler codes are ignored", `{&#34;state&#34;:&#34;discarded&#34;}`, `{&#34;state&#34;:&#34;retryable&#34;}`,
+	if len(rep.Causes) == 0 {
+		t.Fatal("no cause")
+	}
+	for _, c := range rep.Causes {
+		if !strings.Contains(page, html.EscapeString(c.Explanation)) {
+			t.Errorf("page lacks the explanation of %s: %q", c.Class, c.Explanation)
+		}
+	}
+	for _, s := range []string{`{&#34;state&#34;:&#34;discarded&#34;}`, `{&#34;state&#34;:&#34;retryable&#34;}`,
 		"retried &lt;instead&gt;", "promotion latency p50 12ms"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)

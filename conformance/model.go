@@ -74,6 +74,9 @@ type causeView struct {
 	Unclaim      string // the command that declares the flag unclaimed, or ""
 	Requirements string // "RET-16 ×46, RET-19 ×16, …"
 	Reproduce    string // the command that runs this cause's results again
+	// Reproduction is the smallest failure of a group no model
+	// reproduces, as a replayable line ([Cause.Reproduction]).
+	Reproduction string
 }
 
 // model is the report as the formats render it.
@@ -118,7 +121,7 @@ func (r *Report) buildModel() *model {
 	for i, c := range r.Causes {
 		v := causeView{Anchor: fmt.Sprintf("cause-%d", i+1), Class: c.Class, Explanation: c.Explanation,
 			Reproduced: c.Reproduced, IDs: c.IDs, Contradicted: c.Contradicted, Equivalent: c.Equivalent,
-			Requirements: r.causeRequirements(c, byID), Reproduce: r.rerunCommand(c.IDs)}
+			Requirements: r.causeRequirements(c, byID), Reproduce: r.rerunCommand(c.IDs), Reproduction: c.Reproduction}
 		if c.Unclaim != "" {
 			v.Unclaim = r.unclaimCommand(c.Unclaim)
 		}

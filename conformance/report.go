@@ -76,6 +76,9 @@ type Result struct {
 	Random bool `json:"random,omitempty"`
 
 	cause string // the symptom the runner derived, for [Report.Causes]
+	// draws, for the jitter check, are the multipliers of its samples
+	// (delay / PT100S), or the one out of range that stopped it.
+	draws []float64
 	probe *probe // the request and answer, for the diagnosis; nil if none
 }
 

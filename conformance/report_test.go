@@ -288,21 +288,25 @@ func TestOpaqueJitterVerdictsAndRepeat(t *testing.T) {
 	}
 }
 
-// The spec-only hint drops the output file of the command it repeats, and
-// the text report opens with the verdict.
-func TestSpecOnlyHintDropsOutputFile(t *testing.T) {
-	for _, cmd := range []string{
-		"retrykit conformance --impl 'python3 a.py' -o out.txt --format json",
-		"retrykit conformance --impl 'python3 a.py' --o=out.txt --format json",
+// The spec-only hint repeats the command with every file it writes renamed
+// (.spec-only before the extension), so that it writes the same formats
+// without overwriting the first run's files, and the text report opens with
+// the verdict.
+func TestSpecOnlyHintRenamesOutputFiles(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"retrykit conformance --impl 'python3 a.py' -o out.txt --format json":                             "retrykit conformance --impl 'python3 a.py' -o out.spec-only.txt --format json --spec-only",
+		"retrykit conformance --impl 'python3 a.py' --o=out.txt --format json":                            "retrykit conformance --impl 'python3 a.py' --o=out.spec-only.txt --format json --spec-only",
+		"retrykit conformance --server URL --format text -o a.txt --format junit -o dir/a.xml":            "retrykit conformance --server URL --format text -o a.spec-only.txt --format junit -o dir/a.spec-only.xml --spec-only",
+		"retrykit conformance --write-skip-file known --format markdown -o 'my report.md'":                "retrykit conformance --write-skip-file known.spec-only --format markdown -o 'my report.spec-only.md' --spec-only",
+		"go run ./cmd/retrykit conformance --skip-file known.txt --strict -o ./out/.hidden --format text": "go run ./cmd/retrykit conformance --skip-file known.txt --strict -o ./out/.hidden.spec-only --format text --spec-only",
 	} {
 		rep := &conformance.Report{Command: cmd}
 		var b strings.Builder
 		if err := rep.Write(&b, "text"); err != nil {
 			t.Fatal(err)
 		}
-		want := "spec-only run (MUST level only): retrykit conformance --impl 'python3 a.py' --format json --spec-only"
-		if !strings.Contains(b.String(), want) || !strings.HasPrefix(b.String(), "PASS") {
-			t.Errorf("%s:\n%s", cmd, b.String())
+		if !strings.Contains(b.String(), "spec-only run (MUST level only): "+want+"\n") || !strings.HasPrefix(b.String(), "PASS") {
+			t.Errorf("%s: want the hint %s in\n%s", cmd, want, b.String())
 		}
 	}
 }

@@ -107,6 +107,7 @@ func jitterCheck(ctx context.Context, impl protocol.Implementation, h protocol.H
 					r.Status, r.cause = StatusFail, "wrong-delay"
 					r.Reason = fmt.Sprintf("sample %d: delay_ns %d outside [%d, %d] (multiplier %.6f)", i+1, d, jitterBaseNS/2, jitterBaseNS*3/2, float64(d)/float64(jitterBaseNS))
 					r.Got = []byte(fmt.Sprintf(`{"delay_ns":%d}`, d))
+					r.draws = []float64{float64(d) / float64(jitterBaseNS)}
 				default:
 					u[i] = float64(*a.DelayNS)/float64(jitterBaseNS) - 0.5
 					continue
@@ -132,10 +133,27 @@ func jitterCheck(ctx context.Context, impl protocol.Implementation, h protocol.H
 	limit := ksThreshold(k, jitterFalseAlarm) + float64(resNS)/float64(jitterBaseNS)
 	res.Got = []byte(fmt.Sprintf(`{"ks_statistic":%.6f,"threshold":%.6f,"mean_multiplier":%.6f}`, stat, limit, mean))
 	if stat > limit {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		res.draws = make([]float64, k)
+		for i, x := range u {
+			res.draws[i] = x + 0.5
+			lo, hi = math.Min(lo, x+0.5), math.Max(hi, x+0.5)
+		}
 		res.Status, res.cause = StatusFail, "jitter-distribution"
-		res.Reason = fmt.Sprintf("jitter multiplier is not Uniform[0.5, 1.5): KS statistic %.4f > %.4f (K=%d, mean multiplier %.4f)", stat, limit, k, mean)
+		res.Reason = fmt.Sprintf("jitter multiplier is not Uniform[0.5, 1.5): KS statistic %.4f > %.4f (K=%d, mean multiplier %.4f); %s",
+			stat, limit, k, mean, rangeEstimate(lo, hi, k))
 		return res
 	}
 	res.Status = StatusPass
 	return res
+}
+
+// rangeEstimate states the multiplier range [lo, hi] seen in k draws and
+// how far the range drawn from can reach beyond it: for a uniform range of
+// width w, no draw falls within δ·w of an end with probability (1 − δ)^k,
+// so both ends lie within δ·w of the extremes seen with confidence
+// 1 − 2·jitterFalseAlarm for δ = ln(1/jitterFalseAlarm)/k.
+func rangeEstimate(lo, hi float64, k int) string {
+	d := math.Log(1/jitterFalseAlarm) / float64(k) * (hi - lo)
+	return fmt.Sprintf("the multipliers drawn lie in [%.4f, %.4f]: the range they come from is within %.4f of these ends (confidence 1 − %g)", lo, hi, d, 2*jitterFalseAlarm)
 }

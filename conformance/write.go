@@ -95,18 +95,44 @@ func (r *Report) totalsLine() string {
 	return fmt.Sprintf("pass %d  fail %d  error %d  skip %d  |  not run %d (coverage %.1f%% of selected)", t.Pass, t.Fail, t.Error, t.Skip, t.NotRun, cov)
 }
 
-// outputFlagRE matches an output-file flag of a command line, which the
-// spec-only hint leaves out (the hint prints to the terminal).
-var outputFlagRE = regexp.MustCompile(`\s--?o(?:=\S+|\s+(?:'[^']*'|"[^"]*"|\S+))`)
+// outputFlagRE matches a flag of a command line that names a file the run
+// writes (-o, --write-skip-file), with its value: group 1 the flag and its
+// separator, group 2 the value, quoted as the command line quotes it.
+var outputFlagRE = regexp.MustCompile(`(\s--?(?:o|write-skip-file)(?:=|\s+))('[^']*'|"[^"]*"|\S+)`)
+
+// renameOutputs returns cmd with every file it writes renamed by tag
+// ("spec-only": report.txt becomes report.spec-only.txt), so that the
+// command runs as printed, writes the same formats, and leaves the first
+// run's files as they are.
+func renameOutputs(cmd, tag string) string {
+	return outputFlagRE.ReplaceAllStringFunc(cmd, func(m string) string {
+		sub := outputFlagRE.FindStringSubmatch(m)
+		v, q := sub[2], ""
+		if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
+			v, q = v[1:len(v)-1], v[:1]
+		}
+		dir, base := "", v
+		if i := strings.LastIndex(v, "/"); i >= 0 {
+			dir, base = v[:i+1], v[i+1:]
+		}
+		if i := strings.LastIndex(base, "."); i > 0 {
+			base = base[:i] + "." + tag + base[i:]
+		} else {
+			base += "." + tag
+		}
+		return sub[1] + q + dir + base + q
+	})
+}
 
 // specOnlyCommand returns the command that gives the spec-only run (MUST
-// level only), or "" when this report is that run.
+// level only), or "" when this report is that run. It writes the same
+// formats as this run, to files renamed with ".spec-only".
 func (r *Report) specOnlyCommand() string {
 	switch {
 	case r.SpecOnly:
 		return ""
 	case r.Command != "":
-		return outputFlagRE.ReplaceAllString(r.Command, "") + " --spec-only"
+		return renameOutputs(r.Command, "spec-only") + " --spec-only"
 	case r.Implementation.Implementation == "retrykit":
 		return "retrykit conformance --spec-only"
 	}
@@ -119,7 +145,7 @@ func (r *Report) unclaimCommand(flags string) string {
 	var cmd string
 	switch {
 	case r.Command != "":
-		cmd = outputFlagRE.ReplaceAllString(r.Command, "")
+		cmd = renameOutputs(r.Command, "unclaimed")
 	case r.Implementation.Implementation == "retrykit":
 		cmd = "retrykit conformance"
 	default:

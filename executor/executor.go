@@ -78,6 +78,14 @@ type Executor struct {
 	// (see wake.go).
 	keepers []*keeperWait
 
+	// limits are the rate limit records by key, qlimits the queues'
+	// own (see ratelimit.go); limited are the queues that held back a
+	// job since limitWake, the earliest time a limit frees.
+	limits    map[string]*limiter
+	qlimits   map[string]*limiter
+	limited   map[*queue]struct{}
+	limitWake int64
+
 	// onTransition, if set, sees every state change (test seam).
 	onTransition func(id string, from, to State)
 }
@@ -102,6 +110,10 @@ func New(opts ...Option) *Executor {
 		policies: make(map[string]*policy.Policy),
 		active:   make(map[string]*job),
 		defPol:   policy.Default(),
+		limits:   make(map[string]*limiter),
+		qlimits:  make(map[string]*limiter),
+
+		limitWake: math.MaxInt64,
 	}
 	if n, ok := cfg.clock.(nower); ok {
 		e.now = n.nowNanos
@@ -253,6 +265,9 @@ func (e *Executor) move(j *job, to State) {
 			e.disarm(j)
 		}
 	}
+	if from == Active || to == Active {
+		e.countActive(j, from == Active)
+	}
 	switch {
 	case from == Active:
 		delete(e.active, j.id)
@@ -310,6 +325,7 @@ func (e *Executor) advance(now int64) {
 			}
 		default:
 			e.pruneAge(now)
+			e.wakeLimited(now)
 			return
 		}
 	}
@@ -439,6 +455,11 @@ func prepare(spec *JobSpec) error {
 	if spec.VisibilityTimeout < 0 {
 		return fmt.Errorf("%w: enqueue %q: negative visibility timeout %v", ErrInvalidJob, clip(spec.ID), spec.VisibilityTimeout)
 	}
+	if r := spec.RateLimit; r != nil {
+		if reason := r.check(); reason != "" {
+			return fmt.Errorf("%w: enqueue %q: rate_limit: %s", ErrInvalidJob, clip(spec.ID), reason)
+		}
+	}
 	if spec.EnqueueTTL < 0 {
 		return fmt.Errorf("%w: enqueue %q: negative enqueue TTL %v", ErrInvalidJob, clip(spec.ID), spec.EnqueueTTL)
 	}
@@ -462,6 +483,10 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 		return Job{}, fmt.Errorf("executor: enqueue %q: %w", clip(spec.ID), err)
 	}
 	if err := e.checkPaused(&spec); err != nil {
+		return Job{}, err
+	}
+	lim, err := e.checkRateLimit(&spec, now)
+	if err != nil {
 		return Job{}, err
 	}
 	id := spec.ID
@@ -490,6 +515,13 @@ func (e *Executor) insert(spec JobSpec, now int64) (Job, error) {
 		r := j.more()
 		r.bud, r.scheduled = spec.Budget, timeNs(spec.ScheduledAt)
 		r.expires, r.ttl = timeNs(spec.ExpiresAt), int64(spec.EnqueueTTL)
+	}
+	if lim != nil {
+		r := copyRateLimit(spec.RateLimit)
+		j.more().rl = &jobLimit{spec: r, lim: lim}
+		lim.jobs++
+		lim.note(r.Rate, r.Throttle)
+		lim.latest = r
 	}
 	e.jobs[id] = j
 	e.peaks.jobs = max(e.peaks.jobs, len(e.jobs))
@@ -549,6 +581,7 @@ var defaultQueues = []string{DefaultQueue}
 // at its start, even on a clock at that limit.
 func (e *Executor) claim(j *job, now int64) {
 	e.move(j, Active)
+	e.countStart(j, now)
 	j.attempt++
 	e.deliveries++
 	j.delivery = e.deliveries
@@ -872,7 +905,7 @@ func (e *Executor) nextDue() int64 {
 	if h := e.fin.head; h != nil {
 		next = min(next, sat.AddInt(sat.AddInt(h.finished, int64(e.cfg.finMaxAge)), 1))
 	}
-	return next
+	return min(next, e.limitWake)
 }
 
 // Get returns a snapshot of the job (ojs-core INFO), after applying what is

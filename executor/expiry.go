@@ -46,15 +46,20 @@ const (
 	// ExpiredEnqueueTTL: the job's EnqueueTTL ran out before its first
 	// start.
 	ExpiredEnqueueTTL
+	// DroppedByRateLimit: its rate limit held it back at a fetch and its
+	// OnLimit is [LimitDrop] (ojs-rate-limiting §6.2).
+	DroppedByRateLimit
 )
 
-// String returns "", "expires_at" or "enqueue_ttl".
+// String returns "", "expires_at", "enqueue_ttl" or "rate_limit".
 func (x Expiry) String() string {
 	switch x {
 	case ExpiredAt:
 		return "expires_at"
 	case ExpiredEnqueueTTL:
 		return "enqueue_ttl"
+	case DroppedByRateLimit:
+		return "rate_limit"
 	}
 	return ""
 }

@@ -229,6 +229,9 @@ func (e *Executor) drop(j *job) {
 	e.unretire(j)
 	e.timers.remove(j) // a planned automatic replay of a dead letter
 	j.q.kinds[kindOf(j)].unlink(j, byKind)
+	if j.rare().rl != nil {
+		j.rare().rl.lim.jobs--
+	}
 	delete(e.jobs, j.id)
 	e.jobs = shrink(e.jobs, &e.peaks.jobs)
 	e.unintern(j.typ)

@@ -62,6 +62,11 @@ type JobSpec struct {
 	// error wrapping [ErrQueuePaused] (ojs-http-binding §11.3). The default
 	// accepts it: pausing stops only fetching (RK-36).
 	RefusePaused bool
+	// RateLimit, if not nil, is the job's rate limit (ojs-rate-limiting
+	// §6): Fetch skips the job while it would break it (see
+	// [RateLimit]). It is copied; an invalid one refuses the job with an
+	// error wrapping [ErrInvalidJob].
+	RateLimit *RateLimit
 }
 
 // Failure is what a worker reports with Fail (ojs-retry §7.3): plain data.
@@ -140,6 +145,10 @@ type Job struct {
 	ExpiresAt  time.Time
 	EnqueueTTL time.Duration
 	Expired    Expiry
+
+	// RateLimit is the job's rate limit as enqueued (nil: none), shared:
+	// read it, never change it.
+	RateLimit *RateLimit
 
 	// Errors holds the most recent error entries, oldest first, at most the
 	// executor's WithErrorHistory size.
@@ -232,6 +241,7 @@ type jobRare struct {
 	eidx    int32
 	ewhy    Expiry
 	expired Expiry
+	rl      *jobLimit // nil: no rate limit of its own (see ratelimit.go)
 }
 
 // noRare is what a job without out-of-line fields reads. Never written.
@@ -266,6 +276,9 @@ func (j *job) snapshot(history int) Job {
 		VisibilityTimeout: time.Duration(j.vis),
 		ExpiresAt:         nsTime(r.expires), EnqueueTTL: time.Duration(r.ttl), Expired: r.expired,
 		Replay: j.replayState(),
+	}
+	if r.rl != nil {
+		s.RateLimit = r.rl.spec
 	}
 	switch j.state {
 	case Retryable:

@@ -53,6 +53,9 @@ func (e *Executor) EnqueueReplacing(specs []JobSpec, cancel []string) ([]Job, er
 // policy resolves, no spec that refuses a paused queue names one, and ids are unique within the batch and new.
 func (e *Executor) checkBatch(specs []JobSpec) error {
 	seen := make(map[string]int, len(specs))
+	if err := e.roomForKeys(specs); err != nil {
+		return err
+	}
 	for i := range specs {
 		sp := &specs[i]
 		if _, err := e.resolvePolicy(sp.Retry, sp.Policy); err != nil {

@@ -56,6 +56,7 @@ var transitions = func() (t [numStates][numStates]bool) {
 		{Retryable, Available}, // timer: backoff elapsed
 		{Scheduled, Cancelled}, {Available, Cancelled}, {Pending, Cancelled}, {Retryable, Cancelled},
 		{Discarded, Available}, // manual retry
+		{Available, Scheduled}, // rate limit, on_limit reschedule (ojs-rate-limiting §6.2)
 		// expiry: a waiting job past its start deadline (ojs-core §5.2
 		// expires_at, ojs-timeouts §5.3 enqueue TTL; see expiry.go)
 		{Scheduled, Discarded}, {Available, Discarded}, {Pending, Discarded}, {Retryable, Discarded},

@@ -15,7 +15,8 @@ func TestTransitionTable(t *testing.T) {
 	// ojs-core §6.3: 17 rows; "initial" is the zero State. Plus the four
 	// expiries of a waiting job (ojs-core §5.2 expires_at, ojs-timeouts
 	// §5.3: "MUST transition the job to discarded"), which the table
-	// does not list (RK-179).
+	// does not list (RK-179), and a rate-limited job rescheduled
+	// (ojs-rate-limiting §6.2 on_limit "reschedule", RK-287).
 	want := map[string]bool{
 		"initial>scheduled": true, "initial>available": true, "initial>pending": true,
 		"scheduled>available": true, "pending>available": true, "available>active": true,
@@ -24,6 +25,7 @@ func TestTransitionTable(t *testing.T) {
 		"scheduled>cancelled": true, "available>cancelled": true, "pending>cancelled": true,
 		"retryable>cancelled": true, "discarded>available": true,
 		"scheduled>discarded": true, "available>discarded": true, "pending>discarded": true, "retryable>discarded": true,
+		"available>scheduled": true,
 	}
 	n := 0
 	for from := State(0); from <= Discarded; from++ {
@@ -37,8 +39,8 @@ func TestTransitionTable(t *testing.T) {
 			}
 		}
 	}
-	if n != 21 {
-		t.Errorf("%d transitions, want 21", n)
+	if n != 22 {
+		t.Errorf("%d transitions, want 22", n)
 	}
 	if s := State(200).String(); s != "state(200)" {
 		t.Errorf("State(200) prints %q", s)
@@ -104,6 +106,16 @@ func TestTransitionsCovered(t *testing.T) {
 	must(e.Fail("xr", j.Delivery, Failure{})) // retryable until +1s, expires at +0.5s
 	clock.Advance(time.Second + time.Nanosecond)
 	e.Tick() // scheduled, available, pending, retryable -> discarded
+	// A rate-limited job rescheduled: the second start within the window.
+	rl := &RateLimit{Key: "k", Rate: Window{Limit: 1, Period: time.Hour}, OnLimit: LimitReschedule}
+	must(e.Enqueue(JobSpec{ID: "r1", Type: "t", Queue: "rq", RateLimit: rl}))
+	must(e.Enqueue(JobSpec{ID: "r2", Type: "t", Queue: "rq", RateLimit: rl}))
+	if j, _ := e.Fetch("rq"); j.ID != "r1" {
+		t.Fatalf("fetched %q, want r1", j.ID)
+	}
+	if _, ok := e.Fetch("rq"); ok { // available -> scheduled
+		t.Fatal("the second job started within its window")
+	}
 	for from := 0; from < numStates; from++ {
 		for to := 1; to < numStates; to++ {
 			p := [2]State{State(from), State(to)}

@@ -94,20 +94,30 @@ func (e *Executor) expired(j *job, x budget.Expiry, at int64) {
 	}
 }
 
-// next returns the job of q a fetch claims at now: the head of its
-// available list, after ending the jobs before it whose total timeout has
-// passed (the policy's on_exhaustion action, error type "total_timeout").
+// next returns the job of q a fetch claims at now: the first of its
+// available list that its rate limits let start (see ratelimit.go), after
+// ending the jobs before it whose total timeout has passed (the policy's
+// on_exhaustion action, error type "total_timeout"); nil when the queue's
+// own rate limit lets none start.
 func (e *Executor) next(q *queue, now int64) *job {
-	for {
-		j := q.next()
-		if j == nil || j.rare().bud == nil {
-			return j
-		}
-		x, over := j.x.bud.Total(nsTime(j.created), nsTime(now))
-		if !over {
-			return j
-		}
-		e.expired(j, x, now)
-		e.apply(j, policy.Decision{Action: j.pol.Spec().OnExhaustion}, now)
+	if len(e.qlimits) > 0 && e.queueBlocked(q, now) {
+		return nil
 	}
+	for j := q.next(); j != nil; {
+		nx := j.link[byKind].next // j may leave the list below
+		if r := j.rare(); r.bud != nil {
+			if x, over := r.bud.Total(nsTime(j.created), nsTime(now)); over {
+				e.expired(j, x, now)
+				e.apply(j, policy.Decision{Action: j.pol.Spec().OnExhaustion}, now)
+				j = nx
+				continue
+			}
+		}
+		if j.rare().rl != nil && e.holdBack(q, j, now) {
+			j = nx
+			continue
+		}
+		return j
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/strictjson"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -119,7 +120,7 @@ func (f *dlFilter) set(field, key, v string) *apiError {
 	case "error_type":
 		f.errorType = v
 	case "since", "until", "older_than":
-		t, err := time.Parse(time.RFC3339Nano, v)
+		t, err := strictjson.Timestamp(v)
 		if err != nil {
 			return invalid(field, "must be an RFC 3339 timestamp, got %q", clip(v))
 		}
@@ -452,41 +453,20 @@ func (s *Server) decodeOverride(raw json.RawMessage, j executor.Job, x *extra) (
 }
 
 // mergeRetry returns the job's policy (as the client gave it) with the keys
-// of override replacing its own, read as a PUSH reads options.retry and
-// shared as a PUSH shares it (the merged text is canonical: sorted keys),
-// and what it costs the job (policyCache.parse).
+// of override replacing its own, read as a PUSH reads options.retry
+// (policy.Over: one reading of the bytes sent, RK-261), and what it costs
+// the job, counted against WithMaxBytes: a merged policy is the job's
+// alone, so its override text plus unsharedPolicyCost.
 func (s *Server) mergeRetry(j executor.Job, x *extra, override json.RawMessage) (*policy.Policy, int64, *apiError) {
-	var add map[string]json.RawMessage
-	if json.Unmarshal(override, &add) != nil || add == nil {
-		return nil, 0, invalid("override.retry", "must be a JSON object")
-	}
 	pol := j.Policy
 	if x != nil && x.shown != nil {
 		pol = x.shown
 	}
-	base := map[string]json.RawMessage{}
-	if b, err := pol.MarshalJSON(); err == nil {
-		_ = json.Unmarshal(b, &base)
-	}
-	for k, v := range add {
-		// An override in the binding's other spelling replaces the base's.
-		switch k {
-		case "initial_interval_ms":
-			delete(base, "initial_interval")
-		case "max_interval_ms":
-			delete(base, "max_interval")
-		case "backoff_type":
-			delete(base, "backoff_strategy")
-		}
-		base[k] = v
-	}
-	b, _ := json.Marshal(base)
-	p, cost, aerr := s.policies.parse(b)
+	p, aerr := parseRetry("override.retry", override, policy.Over(pol))
 	if aerr != nil {
-		aerr.message = strings.Replace(aerr.message, "options.retry", "override.retry", 1)
-		aerr.details = map[string]any{"field": "override.retry"}
+		return nil, 0, aerr
 	}
-	return p, cost, aerr
+	return p, int64(len(bytes.TrimSpace(override))) + unsharedPolicyCost, nil
 }
 
 // deadLetterRetry is POST …/dead-letter/{id}/retry: the job becomes
@@ -526,10 +506,14 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 			cp.polCost = c.polCost
 			cp.shown = c.shown
 		}
-		if grow := cp.size - sizeOf(x); grow > 0 && s.store.weight()+grow > s.cfg.maxBytes {
-			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: CodeQueueFull, retryable: true,
-				message: "the server holds its maximum of " + strconv.FormatInt(s.cfg.maxBytes, 10) + " bytes of job data"}
+		// The growth is claimed in PUSH's step (reserveBytes), so that
+		// concurrent overrides cannot together pass WithMaxBytes, and held
+		// until the store counts it.
+		release, aerr := s.reserveBytes("override", cp.size-sizeOf(x), "a dead letter")
+		if aerr != nil {
+			return 0, nil, aerr
 		}
+		defer release()
 		nx = &cp
 	}
 	c.opts.DeadLetterOnly = true

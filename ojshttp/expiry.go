@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/sat"
+	"github.com/retrykit/retrykit/internal/strictjson"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -49,7 +50,7 @@ func pushTime(field string, v json.RawMessage, now time.Time) (time.Time, *apiEr
 		}
 		return time.Unix(0, sat.AddInt(now.UnixNano(), int64(d))).UTC(), nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := strictjson.Timestamp(s)
 	if err != nil {
 		return time.Time{}, invalid(field, "must be an RFC 3339 timestamp or \"+\" and an ISO 8601 duration (\"+PT5S\"), got %q", clip(s))
 	}
@@ -83,6 +84,10 @@ func expiryView(v map[string]any, j executor.Job) {
 		e["type"] = ExpiredErrorType
 		e["code"] = ExpiredErrorType
 		e["message"] = "the job did not start before its expires_at " + stamp(j.ExpiresAt)
+	case executor.DroppedByRateLimit:
+		e["type"] = RateLimitedErrorType
+		e["code"] = RateLimitedErrorType
+		e["message"] = "dropped without running: its rate limit " + strconv.Quote(j.RateLimit.Key) + " was reached and its on_limit is drop"
 	case executor.ExpiredEnqueueTTL:
 		limit := int64(j.EnqueueTTL / time.Second)
 		e["type"] = EnqueueTTLErrorType

@@ -35,16 +35,16 @@ type policyCache struct {
 	m  map[string]*policy.Policy
 }
 
-// parse returns the policy of the options.retry text v (parseRetry's
+// parse returns the policy of the retry text v at field (parseRetry's
 // grammar) and the bytes it costs this job, counted against WithMaxBytes:
 // 0 when the job shares a policy already held (the default, or a text the
 // cache holds); its text plus unsharedPolicyCost when the job brings a
 // new one, which the cache then keeps for the jobs that send it next (up
 // to maxPolicyText bytes of text).
-func (c *policyCache) parse(v json.RawMessage) (*policy.Policy, int64, *apiError) {
+func (c *policyCache) parse(field string, v json.RawMessage) (*policy.Policy, int64, *apiError) {
 	text := bytes.TrimSpace(v)
 	if len(text) > maxPolicyText {
-		p, err := parseRetry(v)
+		p, err := parseRetry(field, v)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -56,7 +56,7 @@ func (c *policyCache) parse(v json.RawMessage) (*policy.Policy, int64, *apiError
 	if ok {
 		return p, 0, nil
 	}
-	p, err := parseRetry(v)
+	p, err := parseRetry(field, v)
 	if err != nil {
 		return nil, 0, err
 	}

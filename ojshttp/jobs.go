@@ -170,17 +170,19 @@ func (s *Server) reserve(ps []*pushed) (release func(), aerr *apiError) {
 }
 
 // reserveBytes claims n more bytes of job data for field (an ACK result,
-// a FAIL's error) under WithMaxBytes, or refuses with 429 queue_full
-// naming the field; release gives the claim back once the store counts
-// the bytes (or the request failed).
-func (s *Server) reserveBytes(field string, n int64) (release func(), aerr *apiError) {
+// a FAIL's error, a dead letter's override) under WithMaxBytes, in the
+// same step as reserve (admitMu), or refuses with 429 queue_full naming
+// the field and, in stays, what became of the job ("active"); release
+// gives the claim back once the store counts the bytes (or the request
+// failed).
+func (s *Server) reserveBytes(field string, n int64, stays string) (release func(), aerr *apiError) {
 	if n <= 0 {
 		return func() {}, nil
 	}
 	s.admitMu.Lock()
 	defer s.admitMu.Unlock()
 	if aerr := s.roomFor(n + s.inflightBytes); aerr != nil {
-		aerr.message = field + ": " + aerr.message + "; the job stays active"
+		aerr.message = field + ": " + aerr.message + "; the job stays " + stays
 		aerr.details["field"] = field
 		return nil, aerr
 	}

@@ -1,6 +1,10 @@
 package ojshttp
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/retrykit/retrykit/executor"
+)
 
 // ManifestExtension is the name under which the manifest lists retrykit's
 // own extension and, as a top-level object of the same name, describes it.
@@ -55,26 +59,34 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			"delayed_jobs":      true,
 			"job_ttl":           true,
 			"priority_queues":   true,
-			"rate_limiting":     false,
+			"rate_limiting":     true,
 			"schema_validation": false,
 			"unique_jobs":       true,
 			"workflows":         false,
 			"pause_resume":      true,
 		},
-		"extensions": []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter"},
+		"extensions": []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting"},
 		"endpoints":  endpoints,
 		ManifestExtension: map[string]any{
-			"manual_clock":      s.cfg.manual != nil,
-			"events":            eventsEndpoint(s.cfg.events != nil),
-			"reset_endpoint":    resetEndpoint(s.cfg.reset),
-			"clock_endpoint":    clockEndpoint(s.cfg.manual != nil),
-			"persistence":       "none: a restart loses every job",
-			"decisions":         "docs/decisions.md RK-100 to RK-109, RK-152 to RK-159, RK-175 to RK-195, RK-280 to RK-299",
-			"max_jobs":          s.cfg.maxJobs,
-			"max_body_bytes":    s.cfg.maxBody,
-			"max_batch":         s.cfg.maxBatch,
-			"max_fetch_count":   MaxFetchCount,
-			"unsupported":       unsupportedManifest(),
+			"manual_clock":    s.cfg.manual != nil,
+			"events":          eventsEndpoint(s.cfg.events != nil),
+			"reset_endpoint":  resetEndpoint(s.cfg.reset),
+			"clock_endpoint":  clockEndpoint(s.cfg.manual != nil),
+			"persistence":     "none: a restart loses every job",
+			"decisions":       "docs/decisions.md RK-100 to RK-109, RK-152 to RK-159, RK-175 to RK-195, RK-280 to RK-299",
+			"max_jobs":        s.cfg.maxJobs,
+			"max_body_bytes":  s.cfg.maxBody,
+			"max_batch":       s.cfg.maxBatch,
+			"max_fetch_count": MaxFetchCount,
+			"unsupported":     unsupportedManifest(),
+			"rate_limits": map[string]any{
+				"window":           "sliding log: fewer than limit starts of the key in (now - period, now] (RK-285)",
+				"throttle":         "at least ceil(period / limit) after the key's last start (RK-286)",
+				"queue_limits":     "PUT /ojs/v1/admin/queues/{name}/rate-limit",
+				"max_window_limit": executor.MaxWindowLimit,
+				"max_keys":         executor.MaxRateLimitKeys,
+				"headers":          "no X-RateLimit-* headers: serve limits job starts, not requests (RK-289)",
+			},
 			"worker_directives": "POST /ojs/v1/admin/workers/{id}/quiet or /terminate: the next heartbeat answers that state",
 		},
 	}, nil

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
 	"github.com/retrykit/retrykit/internal/sat"
+	"github.com/retrykit/retrykit/internal/strictjson"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -68,7 +71,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	for k, v := range raw {
 		switch k {
 		case "id", "type", "args", "meta", "options", "specversion":
-		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms", "expires_at", "enqueue_ttl":
+		case "queue", "priority", "retry", "scheduled_at", "tags", "timeout_ms", "pending", "visibility_timeout_ms", "expires_at", "enqueue_ttl", "rate_limit":
 			// Envelope attributes of ojs-core may also sit at the top level.
 			if opts == nil {
 				opts = map[string]json.RawMessage{}
@@ -154,6 +157,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 // decodeOptions applies the PUSH options.
 func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiError {
 	var pol *policy.Policy
+	var rl json.RawMessage
 	for k, v := range opts {
 		field := "options." + k
 		switch k {
@@ -214,7 +218,7 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			p.x.tags = tags
 		case "retry":
 			var err *apiError
-			if pol, p.polCost, err = s.policies.parse(v); err != nil {
+			if pol, p.polCost, err = s.policies.parse(field, v); err != nil {
 				return err
 			}
 			pol = s.plantNoMerge(v, pol)
@@ -236,7 +240,9 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 				return err
 			}
 			p.spec.EnqueueTTL = d
-		case "rate_limit", "depends_on", "workflow":
+		case "rate_limit":
+			rl = v
+		case "depends_on", "workflow":
 			return &apiError{status: http.StatusUnprocessableEntity, code: CodeUnsupported,
 				message: field + ": not supported by this server (the manifest does not claim it)",
 				details: map[string]any{"field": field}}
@@ -247,10 +253,23 @@ func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiE
 			if p.x.unknown == nil {
 				p.x.unknown = map[string]json.RawMessage{}
 			}
-			if _, ok := p.x.unknown[k]; !ok {
+			_, top := p.x.unknown[k]
+			if top && isBudgetField(k) {
+				// The timeouts fields set the job's budget: one of two
+				// values would be dropped silently (as for queue, priority).
+				return invalid(k, "given both at the top level and in options")
+			}
+			if !top {
 				p.x.unknown[k] = v
 			}
 		}
+	}
+	if rl != nil && string(rl) != "null" {
+		r, err := parseRateLimit("options.rate_limit", rl, p.spec.Queue)
+		if err != nil {
+			return err
+		}
+		p.spec.RateLimit = r
 	}
 	if u := p.x.unique; u != nil {
 		key, err := uniqueKey(u, p.spec.Type, p.spec.Queue, p.spec.Args, p.x.meta)
@@ -280,83 +299,65 @@ const maxVisibilityMS = 7 * 24 * 3600 * 1000
 // errNotNumber is intField's error for a value that is not a JSON number.
 var errNotNumber = errors.New("not a JSON number")
 
-// intField decodes an integral JSON number. A string holding digits is
-// refused, as policy.Parse refuses it (encoding/json would accept it for
-// a json.Number).
+// errNotInteger is intField's error for a number that is not an int64.
+var errNotInteger = errors.New("not an integer")
+
+// intField decodes an integral JSON number under the project's one integer
+// rule (RK-10, strictjson.IntLiteral: 3000, 3000.0 and 3e3 are 3000). A
+// string holding digits is refused, as policy.Parse refuses it.
 func intField(v json.RawMessage) (int64, error) {
-	if t := bytes.TrimSpace(v); len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
+	if t := bytes.TrimSpace(v); len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) || !strictjson.Valid(t) {
 		return 0, errNotNumber
 	}
-	var n json.Number
-	if err := json.Unmarshal(v, &n); err != nil {
-		return 0, err
+	n, res := strictjson.IntLiteral(string(bytes.TrimSpace(v)), math.MinInt64, math.MaxInt64)
+	if res != strictjson.IntOK {
+		return 0, errNotInteger
 	}
-	return strconv.ParseInt(n.String(), 10, 64)
-}
-
-// parseRetry reads an OJS retry policy, accepting the binding's variants
-// (RK-101, RK-102): initial_interval_ms and max_interval_ms integers for
-// the ISO 8601 durations, and openapi's backoff_type
-// (exponential|linear|constant, and polynomial) for retrykit's
-// backoff_strategy. Anything else is policy.Parse's strict grammar. An
-// invalid policy is a 422 validation_error naming the field.
-func parseRetry(v json.RawMessage) (*policy.Policy, *apiError) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(v, &m); err != nil || m == nil {
-		return nil, invalid("options.retry", "must be a JSON object")
-	}
-	for _, f := range []string{"initial_interval", "max_interval"} {
-		ms, ok := m[f+"_ms"]
-		if !ok {
-			continue
-		}
-		if _, both := m[f]; both {
-			return nil, retryErr(f+"_ms", "give "+f+" or "+f+"_ms, not both")
-		}
-		n, err := intField(ms)
-		if err != nil || n < 0 || n > int64(maxDurationMS) {
-			return nil, retryErr(f+"_ms", "must be an integer number of milliseconds from 0 to "+strconv.FormatInt(maxDurationMS, 10))
-		}
-		iso, _ := json.Marshal(policy.FormatDuration(time.Duration(n) * time.Millisecond))
-		m[f] = iso
-		delete(m, f+"_ms")
-	}
-	if bt, ok := m["backoff_type"]; ok {
-		var name string
-		if json.Unmarshal(bt, &name) != nil {
-			return nil, retryErr("backoff_type", "must be a string")
-		}
-		switch strings.ToLower(name) {
-		case "constant", "fixed":
-			name = "none"
-		}
-		if old, both := m["backoff_strategy"]; both {
-			var o string
-			if json.Unmarshal(old, &o) != nil || !strings.EqualFold(o, name) {
-				return nil, retryErr("backoff_type", "disagrees with backoff_strategy")
-			}
-		}
-		b, _ := json.Marshal(name)
-		m["backoff_strategy"] = b
-		delete(m, "backoff_type")
-	}
-	norm, _ := json.Marshal(m)
-	p, err := policy.Parse(norm)
-	if err != nil {
-		return nil, retryErr("", strings.TrimPrefix(err.Error(), "policy: "))
-	}
-	return p, nil
+	return n, nil
 }
 
 // maxDurationMS is the longest *_ms interval: the largest time.Duration.
 const maxDurationMS = int64(1<<63-1) / int64(time.Millisecond)
 
-func retryErr(field, msg string) *apiError {
-	if field != "" {
-		msg = field + ": " + msg
+// parseRetry reads an OJS retry policy with policy.ParseWith and the
+// binding's dialect (RK-101, RK-102, RK-261): the library reads the bytes
+// the client sent, once, so a policy is accepted or refused alike over
+// HTTP and in Go. opts are further parse options (policy.Over for an
+// override). An invalid policy is a 422 validation_error naming the
+// field's full path (field is the policy's own path in the body).
+func parseRetry(field string, v json.RawMessage, opts ...policy.ParseOption) (*policy.Policy, *apiError) {
+	p, err := policy.ParseWith(v, append(opts, policy.BindingDialect())...)
+	if err != nil {
+		return nil, retryErr(field, err)
+	}
+	return p, nil
+}
+
+// retryErr is the 422 answer for a policy error, each problem named by its
+// full path under field ("options.retry.max_attempts").
+func retryErr(field string, err error) *apiError {
+	path := field
+	msg := field + ": " + strings.TrimPrefix(err.Error(), "policy: ")
+	var ve *policy.ValidationError
+	if errors.As(err, &ve) && len(ve.Errors) > 0 {
+		parts := make([]string, 0, len(ve.Errors)+1)
+		for i, fe := range ve.Errors {
+			at := field
+			if fe.Field != "" {
+				at += "." + fe.Field
+			}
+			if i == 0 {
+				path = at
+			}
+			parts = append(parts, at+": "+fe.Reason)
+		}
+		if ve.Omitted > 0 {
+			parts = append(parts, "and "+strconv.Itoa(ve.Omitted)+" more")
+		}
+		msg = strings.Join(parts, "; ")
 	}
 	return &apiError{status: http.StatusUnprocessableEntity, code: CodeValidation,
-		message: "options.retry: " + msg, details: map[string]any{"field": "options.retry"}}
+		message: msg, details: map[string]any{"field": path}}
 }
 
 // plantPolicy returns the policy the executor runs for a client's policy:
@@ -404,7 +405,7 @@ func errorFor(err error, id string) *apiError {
 		return &apiError{status: http.StatusConflict, code: CodeDuplicate,
 			message: "a job with id " + strconv.Quote(clip(id)) + " already exists", details: map[string]any{"job_id": id}}
 	case errors.Is(err, policy.ErrInvalidPolicy):
-		return retryErr("", err.Error())
+		return retryErr("options.retry", err)
 	case errors.Is(err, executor.ErrInvalidJob):
 		return errf(http.StatusBadRequest, CodeInvalidRequest, "%s", err.Error())
 	}
@@ -420,4 +421,19 @@ func notFound(id string) *apiError {
 func conflict(id string, st executor.State, msg string) *apiError {
 	return &apiError{status: http.StatusConflict, code: CodeConflict, message: msg,
 		details: map[string]any{"job_id": id, "current_state": st.String()}}
+}
+
+// ErrQueueName is matched by CheckQueueName's error.
+var ErrQueueName = errors.New("ojshttp: invalid queue name")
+
+// CheckQueueName returns nil when name is a queue name the server accepts
+// (openapi.yaml: lowercase letters, digits, '-' and '.', starting with a
+// letter or digit, at most executor.MaxQueueLen bytes), else an error
+// matching ErrQueueName that says why. serve checks its configuration with
+// it, so that a replay rule cannot name a queue no job can be in.
+func CheckQueueName(name string) error {
+	if len(name) > executor.MaxQueueLen || !queuePattern.MatchString(name) {
+		return fmt.Errorf("%w %q: must match %s, at most %d bytes", ErrQueueName, clip(name), queuePattern, executor.MaxQueueLen)
+	}
+	return nil
 }

@@ -30,6 +30,16 @@ import (
 // budgetFields are the ojs-timeouts envelope fields PUSH reads.
 var budgetFields = []string{"timeout", "total_timeout", "grace_period", "heartbeat_timeout"}
 
+// isBudgetField reports whether k is one of budgetFields.
+func isBudgetField(k string) bool {
+	for _, f := range budgetFields {
+		if k == f {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeBudget gives p the time budget of its timeouts fields, if any. The
 // fields stay among the job's unknown fields, which the view echoes.
 func decodeBudget(p *pushed) *apiError {

@@ -80,6 +80,10 @@ func parseUnique(v json.RawMessage) (*uniquePolicy, *apiError) {
 	if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '{' {
 		return nil, invalid("options.unique", "must be a JSON object")
 	}
+	// encoding/json matches struct fields without regard to case.
+	if aerr := strictPart("options.unique", v, 1); aerr != nil {
+		return nil, aerr
+	}
 	if err := dec.Decode(&in); err != nil {
 		return nil, invalid("options.unique", "fields are keys (or key), args_keys, meta_keys, period (or period_ms), states, on_conflict: %s", jsonErr(err))
 	}
@@ -100,7 +104,7 @@ func parseUnique(v json.RawMessage) (*uniquePolicy, *apiError) {
 		if in.Period != nil {
 			return nil, invalid("options.unique.period_ms", "give period or period_ms, not both")
 		}
-		ms, err := strconv.ParseInt(in.PeriodMS.String(), 10, 64)
+		ms, err := intField(json.RawMessage(in.PeriodMS.String()))
 		if err != nil || ms <= 0 || ms > maxDurationMS {
 			return nil, invalid("options.unique.period_ms", "must be a positive integer number of milliseconds, at most %d, got %s", maxDurationMS, clip(in.PeriodMS.String()))
 		}

@@ -48,6 +48,9 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	if x.tags != nil {
 		v["tags"] = x.tags
 	}
+	if j.RateLimit != nil {
+		v["rate_limit"] = rateLimitView(j.RateLimit)
+	}
 	if x.timeoutMS != nil {
 		v["timeout_ms"] = *x.timeoutMS
 	}

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retrykit/internal/strictjson"
@@ -153,12 +155,17 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, optional bool
 	if optional && r.ContentLength == 0 {
 		return nil, nil
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readMinRate(w, r, limit)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, errf(http.StatusRequestEntityTooLarge, CodeInvalidRequest,
 				"request body larger than %d bytes", limit)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, errf(http.StatusRequestTimeout, CodeInvalidRequest,
+				"the request body came slower than %d bytes a second (ojshttp.MinRequestRate)", MinRequestRate)
 		}
 		return nil, errf(http.StatusBadRequest, CodeInvalidPayload, "reading the request body: %v", err)
 	}
@@ -176,6 +183,45 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, optional bool
 		return nil, aerr
 	}
 	return body, nil
+}
+
+// bodyGrace is the time a body may take beyond what MinRequestRate gives.
+const bodyGrace = 2 * time.Second
+
+// readMinRate reads r's body, at most limit bytes, with a read deadline
+// that moves with the bytes received: bodyGrace plus one second per
+// MinRequestRate bytes read so far, so a client that sends a byte a second
+// is cut off after about bodyGrace, whatever the server's ReadTimeout, and
+// one that keeps the rate is never. The connection is marked as reading a
+// body for ConnLimiter meanwhile.
+func readMinRate(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	markConn(r.Context(), true)
+	defer markConn(r.Context(), false)
+	mr := &minRateReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, start: time.Now()}
+	b, err := io.ReadAll(mr)
+	if err == nil && mr.set {
+		rc.SetReadDeadline(time.Time{}) // read whole: no deadline for the rest of the request
+	}
+	return b, err
+}
+
+type minRateReader struct {
+	r     io.Reader
+	rc    *http.ResponseController
+	start time.Time
+	n     int64
+	set   bool // a deadline was set (the ResponseWriter supports it)
+}
+
+func (m *minRateReader) Read(p []byte) (int, error) {
+	dl := m.start.Add(bodyGrace + time.Duration(m.n)*time.Second/MinRequestRate)
+	if m.rc.SetReadDeadline(dl) == nil {
+		m.set = true
+	}
+	n, err := m.r.Read(p)
+	m.n += int64(n)
+	return n, err
 }
 
 // readBody reads the request body (readJSON) as one JSON object into dst.
@@ -203,7 +249,10 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst any) *api
 // refuses: bad JSON (invalid_payload), a repeated key or a string that is
 // not UTF-8 (invalid_request, RK-163, RK-164): one reading of every body,
 // the library's.
-func strictBody(body []byte, fold int) *apiError {
+func strictBody(body []byte, fold int) *apiError { return strictPart("", body, fold) }
+
+// strictPart is strictBody for the value at path prefix of a body.
+func strictPart(prefix string, body []byte, fold int) *apiError {
 	var opts []strictjson.Option
 	if fold > 0 {
 		opts = append(opts, strictjson.FoldKeys(fold))
@@ -213,13 +262,17 @@ func strictBody(body []byte, fold int) *apiError {
 		return nil
 	}
 	fe := err.(*strictjson.FieldError) // Check's only error type
+	path := fe.Path
+	if prefix != "" {
+		path = strings.TrimSuffix(prefix+"."+path, ".")
+	}
 	switch {
 	case errors.Is(err, strictjson.ErrInvalidUTF8):
-		e := invalid(fieldOrBody(fe.Path), "%s", fe.Reason)
+		e := invalid(fieldOrBody(path), "%s", fe.Reason)
 		e.message += " (JSON text is UTF-8, RFC 8259 §8.1; the server echoes strings and never repairs them)"
 		return e
 	case errors.Is(err, strictjson.ErrDuplicateKey):
-		return invalid(fieldOrBody(fe.Path), "%s", fe.Reason)
+		return invalid(fieldOrBody(path), "%s", fe.Reason)
 	}
 	return errf(http.StatusBadRequest, CodeInvalidPayload, "the request body is not valid JSON: %s", clip(fe.Reason))
 }

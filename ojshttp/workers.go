@@ -148,7 +148,7 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) (int, any, *apiErro
 	// The result is kept with the job: it counts against WithMaxBytes
 	// (RK-161), and an ACK the server cannot hold is refused, the job
 	// staying active.
-	release, aerr := s.reserveBytes("result", int64(len(req.Result)))
+	release, aerr := s.reserveBytes("result", int64(len(req.Result)), "active")
 	if aerr != nil {
 		return 0, nil, aerr
 	}
@@ -239,7 +239,7 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	// WithMaxBytes (RK-161), and a FAIL the server cannot hold is refused,
 	// the job staying active.
 	cost := failureCost(f)
-	release, aerr := s.reserveBytes("error", cost)
+	release, aerr := s.reserveBytes("error", cost, "active")
 	if aerr != nil {
 		return 0, nil, aerr
 	}

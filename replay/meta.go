@@ -77,7 +77,7 @@ func ReadMeta(meta []byte) (State, error) {
 			s.Count = int(v)
 		case MetaLastAt:
 			str, ok := strictjson.String(m.Value)
-			t, err := time.Parse(time.RFC3339Nano, str)
+			t, err := strictjson.Timestamp(str)
 			if !ok || err != nil || len(str) > 64 {
 				return State{}, &MetaError{Field: "meta." + MetaLastAt, Reason: "must be an RFC 3339 time, got " + strictjson.Describe(m.Value)}
 			}

@@ -252,7 +252,7 @@ func parseFilter(at string, raw json.RawMessage) (Filter, error) {
 		case "type":
 			f.Type = s
 		case "since":
-			t, err := time.Parse(time.RFC3339Nano, s)
+			t, err := strictjson.Timestamp(s)
 			if err != nil || len(s) > 64 {
 				return Filter{}, &FieldError{Field: path, Reason: "must be an RFC 3339 time, got " + strconv.Quote(clip(s)), Err: err}
 			}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,10 +125,9 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var (
 		impl       = fset.String("impl", "", "adapter command line, e.g. \"python3 conformance/adapters/python/adapter.py\" (default: the built-in reference)")
-		format     = fset.String("format", "text", "report format: text, json, junit, markdown or html")
+		report     reportFlags
 		skipFile   = fset.String("skip-file", "", "known-failure list: vector ids to report as skipped")
 		strict     = fset.Bool("strict", false, "run skip-listed vectors anyway and fail on those that pass")
-		writeSkip  = fset.String("write-skip-file", "", "write the vectors that failed or errored to this file, as a skip file")
 		timeout    = fset.Duration("timeout", 5*time.Second, "per-request timeout for --impl, above 0 and at most 1h")
 		vectorsDir = fset.String("vectors", "", "directory of vector files (default: the vectors embedded in retrykit)")
 		scenarios  = fset.Bool("scenarios", true, "also run the executor scenario vectors (op scenario)")
@@ -136,12 +136,12 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		samples    = fset.Int("jitter-samples", conformance.DefaultJitterSamples, "samples for the statistical jitter check, 0..1000000 (0: leave it out)")
 		repeat     = fset.Int("repeat", 1, "run draw-dependent vectors this many times, 1..100, and report any whose verdict flips")
 		specOnly   = fset.Bool("spec-only", false, "run only the spec's MUST level: leave out SHOULD-level and optional features and retrykit decisions")
-		output     = fset.String("o", "", "write the report to this file instead of standard output")
 		profiles   = fset.Bool("profiles", false, "run the profile vectors (testdata/profiles) through the delay op's profile form instead of the suite (PROTOCOL.md 3.4.1)")
 		profDir    = fset.String("profiles-dir", "", "directory of profile vector files (default: the ones embedded in retrykit)")
 		ids, reqs  listFlag
 		flags, unc listFlag
 	)
+	report.define(fset, "vectors")
 	fset.Var(&ids, "run", "run only these vector ids (comma-separated, repeatable)")
 	fset.Var(&reqs, "requirement", "run only vectors of these requirements, e.g. RET-04 (comma-separated, repeatable)")
 	fset.Var(&flags, "flag", "run only vectors carrying one of these flags (comma-separated, repeatable)")
@@ -187,16 +187,18 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if len(given) > 0 {
 			return usageError(stderr, fmt.Sprintf("--profiles runs the profile vectors, not the suite: it takes no %s", strings.Join(given, ", ")))
 		}
-		if *format == "html" {
+		if slices.Contains(report.formats, "html") {
 			return usageError(stderr, "--format html: the profile vectors' report is text, json, junit or markdown")
 		}
 	}
 	if *strict && *skipFile == "" {
 		return usageError(stderr, "--strict: needs --skip-file (it runs the skip-listed vectors anyway and fails on those that pass)")
 	}
-	if !validFormat(*format) {
-		fmt.Fprintf(stderr, "retrykit conformance: unknown --format %q (want %s)\n", *format, strings.Join(conformance.Formats(), ", "))
-		return 2
+	if msg := report.check(); msg != "" {
+		return usageError(stderr, msg)
+	}
+	if (*profiles || *profDir != "") && len(report.formats) > 1 {
+		return usageError(stderr, "--profiles writes one report: give --format once")
 	}
 
 	if *scenDir != "" && !*scenarios {
@@ -260,9 +262,6 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		opts = append(opts, conformance.WithSkips(skips))
 	}
-	if msg := checkOutputs(*output, *writeSkip); msg != "" {
-		return usageError(stderr, msg)
-	}
 
 	var target protocol.Implementation = conformance.Reference()
 	if *impl != "" {
@@ -292,14 +291,14 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 	// writeOut writes a report to -o, or to stdout without it.
 	writeOut := func(write func(io.Writer) error) error {
-		if *output == "" {
+		if len(report.outputs) == 0 {
 			return write(stdout)
 		}
-		return writeFile(*output, write)
+		return writeFile(report.outputs[0], write)
 	}
 	if *profiles || *profDir != "" { // profileconf.go
 		var buf bytes.Buffer
-		code := runProfileVectors(context.Background(), target, *profDir, *format, &buf, stderr)
+		code := runProfileVectors(context.Background(), target, *profDir, report.formats[0], &buf, stderr)
 		if code == 2 {
 			return code
 		}
@@ -317,7 +316,7 @@ func runConformance(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		p.Close()
 	}
 
-	return writeReport(rep, *format, *output, *writeSkip, stdout, stderr)
+	return report.write(rep, stdout, stderr)
 }
 
 // readSkipFile reads the known-failure list named by --skip-file.

@@ -94,9 +94,12 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		timeout  = fset.Duration("timeout", 5*time.Second, "per-request timeout (1ms..1h)")
 		budget   = fset.Duration("time", fuzzDefaultTime, "total time budget (1s..24h): each op gets an equal share of the time left; the report then says how many cases were sent")
 		quiet    = fset.Bool("quiet", false, "no progress lines on standard error")
-		format   = fset.String("format", "text", "report format: text or json")
+		formats  repeatFlag
+		outputs  repeatFlag
 		ops, unc listFlag
 	)
+	fset.Var(&formats, "format", "report format: text, json or html (repeatable, each with its own -o; default text)")
+	fset.Var(&outputs, "o", "write the report to this file instead of standard output (repeatable, one per --format, in order)")
 	fset.Var(&ops, "ops", "ops to fuzz, comma-separated (default: every op the adapter lists): "+strings.Join(policytest.Ops(), ", "))
 	fset.Var(&unc, "unclaimed", "flags the implementation does not claim, as for conformance; requests carrying one are not sent: "+strings.Join(fuzzRequestFlags, ", "))
 	if err := parseTerse(fset, args); err != nil {
@@ -122,9 +125,26 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageErr(fmt.Sprintf("--timeout: must be in 1ms..1h, got %v", *timeout))
 	case *budget < time.Second || *budget > 24*time.Hour:
 		return usageErr(fmt.Sprintf("--time: must be in 1s..24h, got %v", *budget))
-	case *format != "text" && *format != "json":
-		return usageErr(fmt.Sprintf("--format: want text or json, got %q", *format))
 	}
+	if len(formats) == 0 {
+		formats = repeatFlag{"text"}
+	}
+	for _, f := range formats {
+		if f != "text" && f != "json" && f != "html" {
+			return usageErr(fmt.Sprintf("--format: want text, json or html, got %q", f))
+		}
+	}
+	if msg := pairOutputs(formats, outputs); msg != "" {
+		return usageErr(msg)
+	}
+	for _, o := range outputs {
+		if msg := checkOutputs(o, ""); msg != "" {
+			return usageErr(msg)
+		}
+	}
+	// textOut: the text report goes to standard output, which then shows
+	// the random seed before the run.
+	textOut := len(outputs) < len(formats) && formats[len(formats)-1] == "text"
 	if *out != "" {
 		// Checked before the run, not after it: a run can take minutes,
 		// and its findings would be lost to a bad --out.
@@ -177,7 +197,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *seedStr == "" && *format == "text" {
+	if *seedStr == "" && textOut {
 		fmt.Fprintf(stdout, "seed %d (random; --seed %d repeats this run)\n", seed, seed)
 	}
 	cfg := fuzz.Config{Cases: *cases, Seed: seed, Ops: ops, Parallel: *parallel, Time: *budget, Unclaimed: unc}
@@ -235,22 +255,39 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 				path, id, err = fuzz.WriteVector(*out, o.Disagreement, seed, opaque)
 			}
 			if err != nil {
-				writeErrs = append(writeErrs, fmt.Sprintf("%s: %v", o.Op, err))
+				writeErrs = append(writeErrs, fmt.Sprintf("--out: %s: %v", o.Op, err))
 				continue
 			}
 			vectors[o.Op] = [2]string{path, id}
 		}
 	}
-	if *format == "json" {
-		writeFuzzJSON(stdout, res, repro, vectors)
-	} else {
-		replay := func(id, dir string) string {
-			return fmt.Sprintf("retrykit conformance --impl %s %s --run %s --jitter-samples 0", shellQuote(*impl), dir, id)
+	replay := func(id, dir string) string {
+		return fmt.Sprintf("retrykit conformance --impl %s %s --run %s --jitter-samples 0", shellQuote(*impl), dir, id)
+	}
+	for i, f := range formats {
+		write := func(w io.Writer) error {
+			switch f {
+			case "json":
+				writeFuzzJSON(w, res, repro, vectors)
+			case "html":
+				return writeFuzzHTML(w, res, fuzzCommandLine(args), repro, replay, vectors)
+			default:
+				writeFuzzText(w, res, repro, replay, vectors)
+			}
+			return nil
 		}
-		writeFuzzText(stdout, res, repro, replay, vectors)
+		var err error
+		if i < len(outputs) {
+			err = writeFile(outputs[i], write)
+		} else {
+			err = write(stdout)
+		}
+		if err != nil {
+			writeErrs = append(writeErrs, fmt.Sprintf("writing the %s report: %v", f, err))
+		}
 	}
 	for _, e := range writeErrs {
-		fmt.Fprintf(stderr, "retrykit fuzz: --out: %s\n", e)
+		fmt.Fprintf(stderr, "retrykit fuzz: %s\n", e)
 	}
 	if len(writeErrs) > 0 {
 		return 2

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/live"
 )
 
@@ -91,11 +90,9 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	var (
 		server    = fset.String("server", "", "URL of the OJS server (before /ojs/v1), e.g. http://127.0.0.1:8080")
 		reset     = fset.String("reset-url", "", "POST to this URL before the checks (servers that offer a reset)")
-		formats   repeatFlag
-		outputs   repeatFlag
+		report    reportFlags
 		skipFile  = fset.String("skip-file", "", "known-failure list: check ids to report as skipped")
 		strict    = fset.Bool("strict", false, "run skip-listed checks anyway and fail on those that pass")
-		writeSkip = fset.String("write-skip-file", "", "write the checks that failed or errored to this file, as a skip file")
 		specOnly  = fset.Bool("spec-only", false, "run only the checks of spec requirements (MUST), not the readings (RK-nn)")
 		timeout   = fset.Duration("timeout", live.DefaultTimeout, "per-request timeout, above 0 and at most 1h")
 		late      = fset.Duration("late-bound", live.DefaultLateBound, "how long after its next_attempt_at a retry may become fetchable, above 0 and at most 10m")
@@ -111,8 +108,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		probe     = fset.Bool("probe", true, "probe the server's dialect (interval form, error type field) before the checks")
 		ids       listFlag
 	)
-	fset.Var(&formats, "format", "report format: text, json, junit, markdown or html (repeatable, each with its own -o; default text)")
-	fset.Var(&outputs, "o", "write the report to this file instead of standard output (repeatable, one per --format, in order)")
+	report.define(fset, "checks")
 	fset.Var(&ids, "run", "run only these check ids (comma-separated, repeatable)")
 	if err := parseTerse(fset, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -129,15 +125,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	if *timeout > maxTimeout {
 		return usageError(stderr, fmt.Sprintf("--timeout: must be at most %v, got %v", maxTimeout, *timeout))
 	}
-	if len(formats) == 0 {
-		formats = repeatFlag{"text"}
-	}
-	for _, f := range formats {
-		if !validFormat(f) {
-			return usageError(stderr, fmt.Sprintf("unknown --format %q (want %s)", f, strings.Join(conformance.Formats(), ", ")))
-		}
-	}
-	if msg := pairOutputs(formats, outputs); msg != "" {
+	if msg := report.check(); msg != "" {
 		return usageError(stderr, msg)
 	}
 	if *budget < 0 {
@@ -163,14 +151,6 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		}
 		opts = append(opts, live.WithSkips(skips))
 	}
-	for _, o := range outputs {
-		if msg := checkOutputs(o, ""); msg != "" {
-			return usageError(stderr, msg)
-		}
-	}
-	if msg := checkOutputs("", *writeSkip); msg != "" {
-		return usageError(stderr, msg)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := live.Run(ctx, *server, opts...)
@@ -178,43 +158,5 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, err.Error())
 	}
 	rep.Command = commandLine(args)
-	rc := 0
-	for i, f := range formats {
-		out, skip := "", ""
-		if i < len(outputs) {
-			out = outputs[i]
-		}
-		if i == 0 {
-			skip = *writeSkip
-		}
-		rc = max(rc, writeReport(rep, f, out, skip, stdout, stderr))
-	}
-	return rc
-}
-
-// repeatFlag is a flag that may be given several times, one value each.
-type repeatFlag []string
-
-func (r *repeatFlag) String() string { return strings.Join(*r, " ") }
-
-func (r *repeatFlag) Set(s string) error { *r = append(*r, s); return nil }
-
-// pairOutputs checks that the -o files pair with the formats: format i
-// goes to -o i, and at most one format (the last) to standard output; no
-// file twice.
-func pairOutputs(formats, outputs []string) string {
-	switch {
-	case len(outputs) > len(formats):
-		return fmt.Sprintf("-o: %d files for %d formats (one -o per --format, in order)", len(outputs), len(formats))
-	case len(outputs) < len(formats)-1:
-		return fmt.Sprintf("--format: %d formats but %d -o files; only the last format may go to standard output", len(formats), len(outputs))
-	}
-	seen := map[string]bool{}
-	for _, o := range outputs {
-		if seen[o] {
-			return fmt.Sprintf("-o: %q given twice", o)
-		}
-		seen[o] = true
-	}
-	return ""
+	return report.write(rep, stdout, stderr)
 }

@@ -136,6 +136,29 @@ func TestSchedulePolicySVG(t *testing.T) {
 	}
 }
 
+// The chart of a policy file is titled and labelled with the file's name,
+// wherever the file stands among the flags.
+func TestSchedulePolicySVGNamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "my-policy.json")
+	if err := os.WriteFile(file, []byte(`{"max_attempts": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after, before := filepath.Join(dir, "after.svg"), filepath.Join(dir, "before.svg")
+	for svg, args := range map[string][]string{
+		after:  {"schedule", file, "--svg", after},
+		before: {"schedule", "--svg", before, file},
+	} {
+		if code, _, errOut := runCLI(t, "", args...); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		series, texts := svgSeriesAndTexts(t, svg)
+		if !slices.Equal(series, []string{file}) || !slices.Contains(texts, "Retry delays of "+file) {
+			t.Errorf("%q: series %q texts %q, want the file's name %s", args, series, texts, file)
+		}
+	}
+}
+
 func TestCompare(t *testing.T) {
 	dir := t.TempDir()
 	svg := filepath.Join(dir, "cmp.svg")

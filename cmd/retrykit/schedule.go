@@ -171,9 +171,10 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	p := policy.Default()
+	p, file := policy.Default(), ""
 	if len(pos) == 1 {
 		name := pos[0]
+		file = name
 		if name == "" {
 			fmt.Fprintln(stderr, `retrykit schedule: the policy file name is empty; give a file, "-" for stdin, or nothing for the default policy`)
 			return 2
@@ -198,7 +199,7 @@ func runSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "retrykit schedule: %v\n", err)
 		return 2
 	}
-	if code := extra.svgPolicy(p, policyName(fs.Arg(0)), *limit, stderr); code != 0 {
+	if code := extra.svgPolicy(p, policyName(file), *limit, stderr); code != 0 {
 		return code
 	}
 	if *asJSON {

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/bounded"
+	"github.com/retrykit/retrykit/ojshttp"
 	"github.com/retrykit/retrykit/replay"
 )
 
@@ -40,6 +42,9 @@ func replayOptions(all string, perQueue queueRules) ([]executor.Option, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--replay-rules %s: %w", all, err)
 		}
+		if err := ruleQueues(rs, ""); err != nil {
+			return nil, fmt.Errorf("--replay-rules %s: %w", all, err)
+		}
 		opts = append(opts, executor.WithReplayRules(rs))
 	}
 	seen := map[string]bool{}
@@ -48,15 +53,41 @@ func replayOptions(all string, perQueue queueRules) ([]executor.Option, error) {
 		if !ok || q == "" || path == "" {
 			return nil, fmt.Errorf("--queue-replay-rules: want QUEUE=FILE, got %q", v)
 		}
+		if err := ojshttp.CheckQueueName(q); err != nil {
+			return nil, fmt.Errorf("--queue-replay-rules %s: %w", v, err)
+		}
 		if seen[q] {
 			return nil, fmt.Errorf("--queue-replay-rules: queue %q given twice", q)
 		}
 		seen[q] = true
 		rs, err := readRules(path)
+		if err == nil {
+			err = ruleQueues(rs, q)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--queue-replay-rules %s: %w", v, err)
 		}
 		opts = append(opts, executor.WithQueueReplayRules(q, rs))
 	}
 	return opts, nil
+}
+
+// ruleQueues refuses a rule whose filter.queue no job of the server can be
+// in: not a valid queue name, or, in the rules of queue (non-empty), another
+// queue than it.
+func ruleQueues(rs *replay.Rules, queue string) error {
+	for i, r := range rs.Rules() {
+		fq := r.Filter.Queue
+		if fq == "" {
+			continue
+		}
+		at := "replay_rules[" + strconv.Itoa(i) + "].filter.queue"
+		if err := ojshttp.CheckQueueName(fq); err != nil {
+			return fmt.Errorf("%s: %w; the rule could never match", at, err)
+		}
+		if queue != "" && fq != queue {
+			return fmt.Errorf("%s: %q in the rules of queue %q; the rule could never match", at, fq, queue)
+		}
+	}
+	return nil
 }

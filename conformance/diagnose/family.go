@@ -19,6 +19,7 @@ import (
 // zero deviation is the reference. Each field is one family's parameter.
 type deviation struct {
 	delayShift   int    // delay-attempt-offset: the delay after attempt n is computed for n+delayShift
+	expOnly      bool   // exponent-offset: delayShift applies to the exponential strategy only
 	exhaustShift int    // exhaustion-offset: exhausted from attempt max_attempts+exhaustShift
 	stratFrom    string // strategy-as: strategy stratFrom computed as stratTo
 	stratTo      string
@@ -79,7 +80,8 @@ type Family struct {
 // Families returns the families searched, a fresh slice on every call.
 func Families() []Family {
 	return []Family{
-		{"delay-attempt-offset", "the delay after attempt n is computed for attempt n+k (an exponent or attempt counted from 0 or 2), k in ±1, ±2"},
+		{"delay-attempt-offset", "the delay after attempt n is computed for attempt n+k (an attempt counted from 0 or 2), k in ±1, ±2, for every strategy"},
+		{"exponent-offset", "the exponential strategy's exponent is off by k (coefficient^(n−1+k)), k in ±1; the other strategies are right"},
 		{"exhaustion-offset", "the job is exhausted after max_attempts+k attempts instead of max_attempts, k in ±1, ±2"},
 		{"strategy-as", "the strategy A is computed as the strategy B, for each pair of none, linear, exponential and polynomial"},
 		{"jitter-range", "the jitter multiplier is drawn from [lo, hi) instead of [0.5, 1.5), lo and hi fitted from the answers to injected draws"},
@@ -113,6 +115,9 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 	n2 := n + int64(d.delayShift)
 	if d.delayShift > 0 && n > math.MaxInt64-int64(d.delayShift) {
 		n2 = math.MaxInt64
+	}
+	if d.expOnly && strat != backoff.Exponential {
+		n2 = n
 	}
 	var base int64
 	if n2 >= 1 {
@@ -335,6 +340,13 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			add(fmt.Sprintf("delay-attempt-offset(%+d)", k),
 				fmt.Sprintf("compute the delay after attempt n for n itself (the first retry waits initial_interval), not for n%+d", k),
 				"delay-attempt-offset", deviation{delayShift: k})
+		}
+		if strategies["exponential"] {
+			for _, k := range []int{-1, 1} {
+				add(fmt.Sprintf("exponent-offset(%+d)", k),
+					fmt.Sprintf("the exponential delay after attempt n is initial_interval × coefficient^(n−1); this one raises the coefficient to n−1%+d", k),
+					"exponent-offset", deviation{delayShift: k, expOnly: true})
+			}
 		}
 		for _, names := range [][2]string{{"none", "linear"}, {"none", "exponential"}, {"none", "polynomial"},
 			{"linear", "none"}, {"linear", "exponential"}, {"linear", "polynomial"},

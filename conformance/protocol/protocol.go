@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/retrykit/retrykit/internal/strictjson"
 )
 
 // Version is the adapter protocol version this package speaks
@@ -315,61 +316,14 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 
 // duplicateKey returns a top-level key of the JSON object data that occurs
 // more than once, compared as encoding/json matches field names (without
-// regard to case). data must be valid JSON (the caller has decoded it). It
-// is one pass over data; keys are kept in a map only past a few.
+// regard to case). data must be valid JSON (the caller has decoded it).
+// The reader is the project's one (strictjson.Check); the payloads the
+// line carries (policies, strings) are passed on as written, for the
+// implementation under test to judge.
 func duplicateKey(data []byte) (string, bool) {
-	var few [16]string
-	n := 0
-	var many map[string]bool
-	depth, expectKey := 0, false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; c {
-		case '{', '[':
-			depth++
-			expectKey = depth == 1 && c == '{'
-		case '}', ']':
-			depth--
-		case ',':
-			expectKey = depth == 1
-		case '"':
-			start := i
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
-			if !expectKey {
-				continue
-			}
-			expectKey = false
-			k, err := decodeString("key", data[start:i+1])
-			if err != nil {
-				return "", false
-			}
-			fk := strings.ToLower(strings.ToUpper(k)) // "ſ" and "s", "K" (Kelvin) and "k" fold together
-			if many != nil {
-				if many[fk] {
-					return k, true
-				}
-				many[fk] = true
-				continue
-			}
-			for _, x := range few[:n] {
-				if x == fk {
-					return k, true
-				}
-			}
-			if n < len(few) {
-				few[n] = fk
-				n++
-				continue
-			}
-			many = make(map[string]bool, 2*len(few))
-			for _, x := range few {
-				many[x] = true
-			}
-			many[fk] = true
-		}
+	var fe *strictjson.FieldError
+	if errors.As(strictjson.Check(data, strictjson.CarrierOnly(1), strictjson.FoldKeys(1)), &fe) && errors.Is(fe, strictjson.ErrDuplicateKey) {
+		return fe.Path, true
 	}
 	return "", false
 }

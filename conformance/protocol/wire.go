@@ -1,15 +1,14 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/retrykit/retrykit/internal/strictjson"
 )
 
 // MaxLineBytes is the longest protocol line, its terminating newline
@@ -36,97 +35,21 @@ func readInt(raw []byte) (int64, error) {
 	if c := s[0]; c != '-' && (c < '0' || c > '9') {
 		return 0, fmt.Errorf("want a whole number of nanoseconds, got a JSON %s", jsonKind(c))
 	}
-	neg := s[0] == '-'
-	i := 0
-	if neg {
-		i++
-	}
-	intStart := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	intDigits := s[intStart:i]
-	var fracDigits []byte
-	if i < len(s) && s[i] == '.' {
-		i++
-		start := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		fracDigits = s[start:i]
-	}
-	// The exponent saturates far beyond any value that matters: a number
-	// with more than 19 integral digits saturates anyway.
-	const expCap = 1 << 40
-	exp := int64(0)
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		eneg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
-			i++
-		}
-		for i < len(s) && isDigit(s[i]) {
-			if exp < expCap {
-				exp = exp*10 + int64(s[i]-'0')
-			}
-			i++
-		}
-		if eneg {
-			exp = -exp
-		}
-	}
-	if i != len(s) || len(intDigits) == 0 {
+	// The project's one integer rule (strictjson.IntLiteral, RK-10), with
+	// values past the int64 range saturated.
+	if !strictjson.Valid(s) {
 		return 0, fmt.Errorf("want a whole number of nanoseconds, got %s", clip(raw))
 	}
-	// The value is digits × 10^e10, digits being intDigits followed by
-	// fracDigits without leading and trailing zeros.
-	n := len(intDigits) + len(fracDigits)
-	digit := func(k int) byte {
-		if k < len(intDigits) {
-			return intDigits[k]
-		}
-		return fracDigits[k-len(intDigits)]
-	}
-	lo, hi := 0, n
-	for lo < hi && digit(lo) == '0' {
-		lo++
-	}
-	if lo == hi {
-		return 0, nil
-	}
-	for digit(hi-1) == '0' {
-		hi--
-	}
-	e10 := exp - int64(len(fracDigits)) + int64(n-hi)
-	if e10 < 0 {
+	v, res := strictjson.IntLiteral(s, math.MinInt64, math.MaxInt64)
+	switch res {
+	case strictjson.IntBelowRange:
+		return math.MinInt64, nil
+	case strictjson.IntAboveRange:
+		return math.MaxInt64, nil
+	case strictjson.IntNotInteger:
 		return 0, fmt.Errorf("want a whole number of nanoseconds, got %s", clip(raw))
 	}
-	sat := int64(math.MaxInt64)
-	limit := uint64(math.MaxInt64)
-	if neg {
-		sat, limit = math.MinInt64, uint64(math.MaxInt64)+1
-	}
-	if int64(hi-lo)+e10 > 19 {
-		return sat, nil
-	}
-	var v uint64
-	for k := lo; k < hi; k++ {
-		v = v*10 + uint64(digit(k)-'0') // at most 19 digits: no overflow of uint64
-	}
-	for ; e10 > 0; e10-- {
-		if v > math.MaxUint64/10 {
-			return sat, nil
-		}
-		v *= 10
-	}
-	if v > limit {
-		return sat, nil
-	}
-	if neg {
-		return int64(-v), nil
-	}
-	return int64(v), nil
+	return v, nil
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -209,88 +132,23 @@ func goKind(t reflect.Type) string {
 // clip returns b quoted, cut after 200 bytes.
 func clip(b []byte) string { return quoteLine(b) }
 
-// decodeString decodes a JSON string literal as encoding/json does, with
-// one difference: nothing becomes U+FFFD. Bytes that are not valid UTF-8
-// are kept as they are, and a \u escape of a lone surrogate becomes the
-// three bytes a UTF-8 encoder would write for it (not valid UTF-8 either),
-// so that the implementation sees, and can reject, what was sent; the
-// policy decoder treats policy strings the same way (RK-19). JSON null
-// decodes to "". raw must be a syntactically valid JSON value (the caller
-// has it from encoding/json); anything but a string or null is a type
-// error naming field.
+// decodeString decodes a JSON string literal with the project's one
+// reader (strictjson.Decoder), which differs from encoding/json in one
+// way: nothing becomes U+FFFD. Bytes that are not valid UTF-8 are kept as
+// they are, and a \u escape of a lone surrogate becomes the three bytes a
+// UTF-8 encoder would write for it (not valid UTF-8 either), so that the
+// implementation sees, and can reject, what was sent; the policy decoder
+// treats policy strings the same way (RK-19). JSON null decodes to "". raw
+// must be a syntactically valid JSON value (the caller has it from
+// encoding/json); anything but a string or null is a type error naming
+// field.
 func decodeString(field string, raw []byte) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
-	if raw[0] != '"' || len(raw) < 2 || raw[len(raw)-1] != '"' {
+	tok, err := strictjson.NewDecoder(raw).Token()
+	if err != nil || tok.Kind != 's' {
 		return "", fmt.Errorf("field %s: got a JSON %s, want a string", field, jsonKind(raw[0]))
 	}
-	s := raw[1 : len(raw)-1]
-	if bytes.IndexByte(s, '\\') < 0 {
-		return string(s), nil
-	}
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			out = append(out, c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(s[i+1:])
-			if !ok {
-				return "", fmt.Errorf("field %s: bad \\u escape", field)
-			}
-			i += 4
-			if utf16.IsSurrogate(r) && r < 0xDC00 {
-				if lo, ok := hex4(s[min(i+3, len(s)):]); ok && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' && lo >= 0xDC00 && lo <= 0xDFFF {
-					out = utf8.AppendRune(out, utf16.DecodeRune(r, lo))
-					i += 6
-					continue
-				}
-			}
-			if utf16.IsSurrogate(r) {
-				// Lone surrogate: its three bytes, as WTF-8 writes them.
-				out = append(out, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
-				continue
-			}
-			out = utf8.AppendRune(out, r)
-		default: // '"', '\\', '/'
-			out = append(out, s[i])
-		}
-	}
-	return string(out), nil
-}
-
-// hex4 reads four hex digits at the start of b.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	return tok.Text(), nil
 }

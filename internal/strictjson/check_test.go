@@ -21,7 +21,7 @@ func TestCheckNamesThePathOfTheFirstOffence(t *testing.T) {
 		{"{\"meta\":{\"k\":\"\xff\"}}", "meta.k", strictjson.ErrInvalidUTF8},
 		{"{\"override\":{\"args\":[\"ok\",\"\xc3\"]}}", "override.args[1]", strictjson.ErrInvalidUTF8},
 		{`{"a":"\ud800"}`, "a", strictjson.ErrInvalidUTF8},                             // a lone surrogate escape (RK-19)
-		{"{\"\xff\":1}", "\xff", strictjson.ErrInvalidUTF8},                            // in a key
+		{"{\"\xff\":1}", "\uFFFD", strictjson.ErrInvalidUTF8},                          // in a key
 		{`[1,2,{"b":{"c":[true,"\udfff"]}}]`, "[2].b.c[1]", strictjson.ErrInvalidUTF8}, // a top-level array
 		{`{"a":1} {}`, "", nil},
 		{`{"a":1,}`, "", nil},
@@ -187,4 +187,24 @@ func FuzzDecoder(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTimestampRefusesOffsetsPastRFC3339: time-numoffset is
+// time-hour ":" time-minute, 00-23 and 00-59 (RFC 3339 §5.6).
+func TestTimestampRefusesOffsetsPastRFC3339(t *testing.T) {
+	for _, s := range []string{"2026-01-01T00:00:00+24:00", "2026-01-01T00:00:00-24:00", "2026-01-01T00:00:00+23:60", "2026-01-01T00:00:00.5+99:00", "2026-01-01T24:00:00Z"} {
+		if _, err := strictjson.Timestamp(s); err == nil {
+			t.Errorf("Timestamp(%s) accepted", s)
+		}
+	}
+	for s, unix := range map[string]int64{
+		"2026-01-01T00:00:00Z":        1767225600,
+		"2026-01-01T00:00:00+23:59":   1767225600 - 23*3600 - 59*60,
+		"2026-01-01T00:00:00-23:59":   1767225600 + 23*3600 + 59*60,
+		"2026-01-01T00:00:00.5+00:00": 1767225600,
+	} {
+		if got, err := strictjson.Timestamp(s); err != nil || got.Unix() != unix {
+			t.Errorf("Timestamp(%s) = %v (%d), %v; want %d", s, got, got.Unix(), err, unix)
+		}
+	}
 }

@@ -27,11 +27,12 @@ import (
 // The zero value is not usable; call [NewDecoder]. A Decoder is used by
 // one goroutine.
 type Decoder struct {
-	data  []byte
-	pos   int
-	state lexState
-	stack []byte // open containers, '[' or '{'
-	buf   [8]byte
+	data   []byte
+	pos    int
+	state  lexState
+	stack  []byte // open containers, '[' or '{'
+	noText bool   // Valid: numbers are checked, not copied
+	buf    [8]byte
 }
 
 // Token is one lexed token, unboxed. Kind is '{', '}', '[', ']', 's'
@@ -380,6 +381,9 @@ func (l *Decoder) number() (string, error) {
 		}
 	}
 	l.pos = i
+	if l.noText {
+		return "", nil
+	}
 	return string(d[start:i]), nil
 }
 
@@ -528,6 +532,7 @@ func hex4(d []byte, i int) (rune, bool) {
 // does (the two agree on every input).
 func Valid(data []byte) bool {
 	l := NewDecoder(data)
+	l.noText = true
 	for {
 		_, err := l.Token()
 		if err == io.EOF {

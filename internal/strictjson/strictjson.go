@@ -70,7 +70,8 @@ var ErrInvalidUTF8 = errors.New("not valid UTF-8")
 type FieldError struct {
 	// Path is the offending value's path, keys joined by '.' and indexes
 	// in brackets ("options.retry.max_attempts", "jobs[2].args"), or ""
-	// for the text as a whole (bad syntax, not an object).
+	// for the text as a whole (bad syntax, not an object). It is valid
+	// UTF-8: a key that is not has each bad byte shown as U+FFFD.
 	Path string
 	// Reason says what is wrong: "duplicate key", "not valid UTF-8",
 	// "invalid JSON: invalid character 'x' at offset 3", ….
@@ -96,7 +97,16 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // Option changes what Check refuses.
 type Option func(*checkConfig)
 
-type checkConfig struct{ foldDepth int }
+type checkConfig struct{ foldDepth, carrier int }
+
+// CarrierOnly is for a text that carries payloads for another reader to
+// judge, as the adapter protocol carries the policies and strings a
+// conformance vector sends to the implementation under test: rules 2 and
+// 3 then apply only to the keys of the objects down to depth levels (the
+// carrier's own fields); string values and deeper objects are passed on
+// as written, for their reader to refuse. Rule 1 still applies to the
+// whole text.
+func CarrierOnly(depth int) Option { return func(c *checkConfig) { c.carrier = depth } }
 
 // FoldKeys refuses, in the objects up to depth levels deep (1: the
 // top-level object only), two keys that are equal under Unicode case
@@ -114,7 +124,8 @@ func Check(data []byte, opts ...Option) error {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := checker{d: NewDecoder(data), fold: cfg.foldDepth}
+	c := checker{d: NewDecoder(data), fold: cfg.foldDepth, carrier: cfg.carrier}
+	c.d.noText = true // numbers are checked, never read
 	return c.run()
 }
 
@@ -128,9 +139,10 @@ type frame struct {
 }
 
 type checker struct {
-	d     *Decoder
-	stack []frame
-	fold  int
+	d       *Decoder
+	stack   []frame
+	fold    int
+	carrier int // 0: check everything
 }
 
 func (c *checker) path() string {
@@ -148,7 +160,7 @@ func (c *checker) path() string {
 		}
 		b = append(b, f.key...)
 	}
-	return string(b)
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 func (c *checker) run() error {
@@ -168,6 +180,9 @@ func (c *checker) run() error {
 			// tok is a key
 			key := tok.Text()
 			top.key = key
+			if c.carrier > 0 && len(c.stack) > c.carrier {
+				continue
+			}
 			if !utf8.ValidString(key) {
 				return &FieldError{Path: c.path(), Reason: "not valid UTF-8", Err: ErrInvalidUTF8}
 			}
@@ -187,7 +202,7 @@ func (c *checker) run() error {
 		case '}', ']':
 			c.stack = c.stack[:len(c.stack)-1]
 		case 's':
-			if _, ascii := tok.Bytes(); !ascii && !utf8.ValidString(tok.s) {
+			if _, ascii := tok.Bytes(); !ascii && c.carrier == 0 && !utf8.ValidString(tok.s) {
 				return &FieldError{Path: c.path(), Reason: "not valid UTF-8", Err: ErrInvalidUTF8}
 			}
 		}
@@ -386,50 +401,43 @@ const (
 	IntAboveRange                  // an integer above hi
 )
 
-// IntLiteral reads a JSON number literal (as Token.Text gives it) as an
-// integer in [lo, hi] exactly, under RK-10: 3, 3.0, 3e0 and 30e-1 are 3;
-// 2.5 and 1e-1 are not integers. It reads each byte once, whatever the
-// exponent, and never overflows.
-func IntLiteral(s string, lo, hi int64) (int64, IntResult) {
+// IntLiteral reads a JSON number literal (as Token.Text gives it, a string
+// or bytes) as an integer in [lo, hi] exactly, under RK-10: 3, 3.0, 3e0
+// and 30e-1 are 3; 2.5 and 1e-1 are not integers. It reads each byte once,
+// whatever the exponent, never overflows and does not allocate.
+func IntLiteral[T string | []byte](s T, lo, hi int64) (int64, IntResult) {
 	if len(s) == 0 || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
 		return 0, IntNotInteger
 	}
-	neg, digits, scale, ok := scan(s)
-	if !ok {
-		// an exponent too large to matter: far out of range, or not an integer
-		if scale < 0 {
-			return 0, IntNotInteger
-		}
-		if neg {
-			return 0, IntBelowRange
-		}
-		return 0, IntAboveRange
+	n := scan(s)
+	if n.sig == 0 {
+		return clampZero(lo, hi)
 	}
-	if scale < 0 {
+	if n.scale < 0 {
 		return 0, IntNotInteger
 	}
 	out := func() (int64, IntResult) {
-		if neg {
+		if n.neg {
 			return 0, IntBelowRange
 		}
 		return 0, IntAboveRange
 	}
-	// value = digits × 10^scale, digits without leading or trailing zeros.
-	if int64(len(digits))+scale > 19 {
+	// value = sig digits × 10^scale, without leading or trailing zeros.
+	if int64(n.sig)+n.scale > 19 {
 		return out()
 	}
 	var u uint64
-	for i := 0; i < len(digits); i++ {
-		u = u*10 + uint64(digits[i]-'0')
+	for k := 0; k < n.sig; k++ {
+		u = u*10 + uint64(digitAt(&n, s, k))
 	}
-	for k := int64(0); k < scale; k++ {
+	for k := int64(0); k < n.scale; k++ {
 		u *= 10 // at most 19 digits in all: no overflow of uint64
 	}
 	var v int64
 	switch {
-	case !neg && u > 1<<63-1, neg && u > 1<<63:
+	case !n.neg && u > 1<<63-1, n.neg && u > 1<<63:
 		return out()
-	case neg:
+	case n.neg:
 		v = -int64(u-1) - 1
 	default:
 		v = int64(u)
@@ -441,6 +449,16 @@ func IntLiteral(s string, lo, hi int64) (int64, IntResult) {
 		return 0, IntAboveRange
 	}
 	return v, IntOK
+}
+
+func clampZero(lo, hi int64) (int64, IntResult) {
+	switch {
+	case 0 < lo:
+		return 0, IntBelowRange
+	case 0 > hi:
+		return 0, IntAboveRange
+	}
+	return 0, IntOK
 }
 
 // Int returns the value of a raw JSON number that is an integer in
@@ -465,29 +483,48 @@ func Int(raw json.RawMessage, lo, hi int64) (v int64, reason string) {
 	return 0, "must be an integer " + range_ + ", got " + Describe(raw)
 }
 
-// scan splits a JSON number literal into its sign, its significant digits
-// (no leading or trailing zeros; "" for zero) and the power of ten they are
-// multiplied by. ok is false for an exponent too large to matter; scale is
-// then negative for a negative exponent, else positive.
-func scan(s string) (neg bool, digits string, scale int64, ok bool) {
+// literal is a JSON number literal as sig significant digits (no leading
+// or trailing zeros; 0 for zero) times 10^scale. A huge exponent (beyond
+// 2^40) saturates scale far past any range IntLiteral accepts, keeping its
+// sign.
+type literal struct {
+	neg             bool
+	intEnd, fracBeg int // the integer digits are s[start:intEnd], the fraction's s[fracBeg:fracEnd]
+	start, fracEnd  int
+	first, sig      int // index of the first significant digit among all digits; their count
+	scale           int64
+}
+
+// digitAt returns significant digit k of the literal s that n describes.
+func digitAt[T string | []byte](n *literal, s T, k int) byte {
+	k += n.first
+	if nInt := n.intEnd - n.start; k < nInt {
+		return s[n.start+k] - '0'
+	} else {
+		return s[n.fracBeg+k-nInt] - '0'
+	}
+}
+
+func scan[T string | []byte](s T) literal {
+	var n literal
 	i := 0
 	if s[0] == '-' {
-		neg = true
+		n.neg = true
 		i++
 	}
-	start := i
+	n.start = i
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	intp := s[start:i]
-	frac := ""
+	n.intEnd = i
+	n.fracBeg, n.fracEnd = i, i
 	if i < len(s) && s[i] == '.' {
 		i++
-		fs := i
+		n.fracBeg = i
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			i++
 		}
-		frac = s[fs:i]
+		n.fracEnd = i
 	}
 	var exp int64
 	huge := false
@@ -498,10 +535,10 @@ func scan(s string) (neg bool, digits string, scale int64, ok bool) {
 			eneg = s[i] == '-'
 			i++
 		}
-		for ; i < len(s); i++ {
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
 			if exp > 1<<40 {
 				huge = true
-				break
+				continue
 			}
 			exp = exp*10 + int64(s[i]-'0')
 		}
@@ -509,27 +546,35 @@ func scan(s string) (neg bool, digits string, scale int64, ok bool) {
 			exp = -exp
 		}
 	}
-	all := intp + frac
-	j := 0
-	for j < len(all) && all[j] == '0' {
-		j++
-	}
-	all = all[j:]
-	k := len(all)
-	for k > 0 && all[k-1] == '0' {
-		k--
-	}
-	if k == 0 {
-		return false, "", 0, true // zero, whatever the exponent
-	}
-	if huge {
-		if eneg {
-			return neg, "", -1, false
+	nInt, nFrac := n.intEnd-n.start, n.fracEnd-n.fracBeg
+	total := nInt + nFrac
+	at := func(k int) byte {
+		if k < nInt {
+			return s[n.start+k]
 		}
-		return neg, "", 1, false
+		return s[n.fracBeg+k-nInt]
 	}
-	scale = exp - int64(len(frac)) + int64(len(all)-k)
-	return neg, all[:k], scale, true
+	first := 0
+	for first < total && at(first) == '0' {
+		first++
+	}
+	if first == total {
+		return literal{} // zero, whatever the exponent
+	}
+	last := total - 1
+	for at(last) == '0' {
+		last--
+	}
+	n.first, n.sig = first, last-first+1
+	switch {
+	case huge && eneg:
+		n.scale = -1 << 50
+	case huge:
+		n.scale = 1 << 50
+	default:
+		n.scale = exp - int64(nFrac) + int64(total-1-last)
+	}
+	return n
 }
 
 // clip shortens s for an error message.

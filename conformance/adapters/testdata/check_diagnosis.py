@@ -14,6 +14,11 @@ otherwise, with the causes found.
 # report must tell the implementer to declare unclaimed.
 UNCLAIM = {"no-backoff-strategy": ("backoff-strategy-unsupported", "extension:backoff_strategy")}
 
+# The planted bugs of a family the diagnosis fits, and the fitted cause
+# that must name each.
+FAMILY = {"jitter-range": "jitter-range([0.75,1.25))", "exponent-offset": "exponent-offset(+1)",
+          "linear-as-exponential": "strategy-as(linear→exponential)"}
+
 import json
 import sys
 
@@ -21,7 +26,7 @@ import sys
 def main():
     want, flags = set(), {}
     for b in sys.argv[1].split("+"):
-        model, flag = UNCLAIM.get(b, (b, ""))
+        model, flag = UNCLAIM.get(b, (FAMILY.get(b, b), ""))
         want.add("bug:" + model)
         flags["bug:" + model] = flag
     rep = json.load(sys.stdin)

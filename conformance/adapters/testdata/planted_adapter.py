@@ -12,6 +12,14 @@ Usage: planted_adapter.py BUG[+BUG...], where each BUG is one of
                       unknown field, and the effective policy lacks it,
                       while hello still claims every flag
 
+  jitter-range        the jitter multiplier is 0.75 + r/2, in [0.75, 1.25),
+                      not 0.5 + r
+  exponent-offset     the exponential delay after attempt n is
+                      initial_interval * coefficient^n (one power too many)
+  linear-as-exponential
+                      the linear strategy is computed by the exponential
+                      formula; the effective policy still says linear
+
 Everything else is the example adapter's. The conformance report of each
 must name exactly those bugs as its causes, explaining every failure
 (.ci/run, conformance/adapters/testdata/check_diagnosis.py).
@@ -48,6 +56,36 @@ def _regex_match(self, error_type):
     return False
 
 
+def _narrow_delay(self, n, r=None, rng=None):
+    d = self.base(n)
+    if not self.jitter:
+        return d
+    if r is None:
+        r = (rng or lib._RNG).random()
+    a, b = lib._clamped_ratio(r)
+    j = (d * (3 * b + 2 * a)) // (4 * b)  # 0.75 + r/2
+    return min(j, self.max_interval)
+
+
+_base = lib.Policy.base
+
+
+def _exponent_offset_base(self, n):
+    if self.backoff_strategy == "exponential" and type(n) is int and n >= 1:
+        return _base(self, n + 1)
+    return _base(self, n)
+
+
+def _linear_as_exponential_base(self, n):
+    if self.backoff_strategy == "linear":
+        object.__setattr__(self, "backoff_strategy", "exponential")
+        try:
+            return _base(self, n)
+        finally:
+            object.__setattr__(self, "backoff_strategy", "linear")
+    return _base(self, n)
+
+
 _effective = lib.Policy.effective
 
 
@@ -66,6 +104,9 @@ BUGS = {
     "no-post-jitter-cap": lambda: setattr(lib.Policy, "delay", _uncapped_delay),
     "regex-match": lambda: setattr(lib.Matcher, "match", _regex_match),
     "no-backoff-strategy": _no_backoff_strategy,
+    "jitter-range": lambda: setattr(lib.Policy, "delay", _narrow_delay),
+    "exponent-offset": lambda: setattr(lib.Policy, "base", _exponent_offset_base),
+    "linear-as-exponential": lambda: setattr(lib.Policy, "base", _linear_as_exponential_base),
 }
 
 if __name__ == "__main__":
