@@ -19,6 +19,11 @@
 //	message-match        non_retryable_errors also matched against the message
 //	glob-match           non_retryable_errors also matched as shell globs
 //	dead-letter-pages    the dead-letter list ignores queue, 2 jobs a page
+//	polynomial-as-exponential  backoff_strategy polynomial computed as exponential
+//	linear-as-exponential      backoff_strategy linear computed as exponential
+//	delay-doubled        every delay twice the policy's
+//	exhaust-late         one attempt past max_attempts retried
+//	discard-code-ignored the handler code DISCARD ignored
 package ojsfault
 
 import (
@@ -75,6 +80,20 @@ const (
 	// as servers that list one global dead letter set do: a reader of one
 	// page misses jobs.
 	DeadLetterPages
+	// PolynomialAsExponential accepts backoff_strategy polynomial and
+	// computes the exponential delay, as the four public OJS servers do.
+	PolynomialAsExponential
+	// LinearAsExponential computes the linear strategy as exponential.
+	LinearAsExponential
+	// DelayDoubled runs every policy with its intervals doubled (every
+	// delay twice the policy's), showing the client's policy.
+	DelayDoubled
+	// ExhaustLate retries one attempt past max_attempts, showing the
+	// client's max_attempts.
+	ExhaustLate
+	// DiscardCodeIgnored ignores the handler code DISCARD (the policy
+	// decides), obeying the other codes.
+	DiscardCodeIgnored
 )
 
 // all lists the faults in flag order with their names.
@@ -91,6 +110,11 @@ var all = []struct {
 	{MessageMatch, "message-match"},
 	{GlobMatch, "glob-match"},
 	{DeadLetterPages, "dead-letter-pages"},
+	{PolynomialAsExponential, "polynomial-as-exponential"},
+	{LinearAsExponential, "linear-as-exponential"},
+	{DelayDoubled, "delay-doubled"},
+	{ExhaustLate, "exhaust-late"},
+	{DiscardCodeIgnored, "discard-code-ignored"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.
