@@ -79,6 +79,15 @@ func TestPlantedFaults(t *testing.T) {
 		// The list pages 2 jobs at a time and ignores its queue: the
 		// dead-letter checks still pass (the checker reads every page).
 		{ojsfault.DeadLetterPages, []string{"http-dead-letter-filter"}, nil, []string{"dead-letter-queue-filter-ignored"}},
+		// The binding's rules beyond retries: each fault fails its check
+		// alone.
+		{ojsfault.NoLocation, []string{"http-location"}, nil, nil},
+		{ojsfault.NoVersionOnErrors, []string{"http-ojs-version"}, nil, nil},
+		{ojsfault.BadErrorObject, []string{"http-error-object"}, []string{"http-paused-queue"}, nil}, // queue_paused loses retryable too
+		{ojsfault.TextErrors, []string{"http-content-type"}, nil, nil},
+		{ojsfault.PausedAccepts, []string{"http-paused-queue"}, nil, nil},
+		{ojsfault.RateLimitIgnored, []string{"http-rate-limit-attempt"}, nil, nil},
+		{ojsfault.RateLimitSpendsAttempt, []string{"http-rate-limit-attempt"}, nil, nil},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			rep := runServe(t, tc.fault)
