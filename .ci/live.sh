@@ -42,6 +42,7 @@ echo "-- load test against retrykit serve"
 
 echo "-- planted faults (each must be caught and named by its bug model)"
 # fault : the check that must fail : the bug model that must explain it
+# (the last two are bugs of families the diagnosis fits to the answers)
 for triple in attempt-off-by-one:http-attempts:attempt-from-zero \
               no-cap-after-jitter:http-jitter-cap:no-cap-after-jitter \
               regex-match:http-prefix-boundary:regex-match \
@@ -50,7 +51,9 @@ for triple in attempt-off-by-one:http-attempts:attempt-from-zero \
               no-defaults-merge:http-partial-max-attempts:no-merge-max-attempts \
               message-match:http-match-message:message-match \
               glob-match:http-match-glob:glob-match \
-              dead-letter-pages:http-dead-letter-filter:dead-letter-queue-filter-ignored; do
+              dead-letter-pages:http-dead-letter-filter:dead-letter-queue-filter-ignored \
+              polynomial-as-exponential:http-strategy-polynomial:'strategy-as(polynomial→exponential)' \
+              discard-code-ignored:http-code-discard:'handler-codes-ignored(DISCARD)'; do
   IFS=: read -r fault check model <<<"$triple"
   start_serve "$fault" --plant "$fault"
   status=0
@@ -70,7 +73,7 @@ if not named or check not in named[0]["ids"] or named[0].get("contradicted"):
 bad = sorted(i for i, s in st.items() if s != "pass")
 print(f"planted fault {fault}: caught by {', '.join(bad)}; named bug:{model}")
 PY
-  grep -q "bug:$model" "$tmp/$fault.txt" || { echo "planted fault $fault: the text report of the same run does not name bug:$model"; exit 1; }
+  grep -qF "bug:$model" "$tmp/$fault.txt" || { echo "planted fault $fault: the text report of the same run does not name bug:$model"; exit 1; }
 done
 
 echo "-- planted binding faults (each must fail its check)"

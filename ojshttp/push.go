@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
 	"github.com/retrykit/retrykit/internal/sat"
@@ -363,6 +364,20 @@ func (s *Server) plantPolicy(p *policy.Policy) *policy.Policy {
 	if f.Has(ojsfault.EarlyRetry) {
 		sp.InitialInterval = max(sp.InitialInterval/2, 1)
 		sp.MaxInterval = max(sp.MaxInterval/2, sp.InitialInterval)
+		changed = true
+	}
+	if f.Has(ojsfault.PolynomialAsExponential) && sp.Strategy == backoff.Polynomial ||
+		f.Has(ojsfault.LinearAsExponential) && sp.Strategy == backoff.Linear {
+		sp.Strategy = backoff.Exponential
+		changed = true
+	}
+	if f.Has(ojsfault.DelayDoubled) {
+		sp.InitialInterval = time.Duration(sat.AddInt(int64(sp.InitialInterval), int64(sp.InitialInterval)))
+		sp.MaxInterval = time.Duration(sat.AddInt(int64(sp.MaxInterval), int64(sp.MaxInterval)))
+		changed = true
+	}
+	if f.Has(ojsfault.ExhaustLate) && sp.MaxAttempts < math.MaxInt {
+		sp.MaxAttempts = max(sp.MaxAttempts, 1) + 1
 		changed = true
 	}
 	if !changed {

@@ -233,7 +233,7 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if f.Type == "" {
 		f.Type = e.Code
 	}
-	if c, err := errmatch.ParseCode(e.Code); err == nil && e.Code != "" {
+	if c, err := errmatch.ParseCode(e.Code); err == nil && e.Code != "" && !(e.Code == "DISCARD" && s.faults().Has(ojsfault.DiscardCodeIgnored)) {
 		f.Code = c
 	}
 	// The failure joins the job's error history: it counts against

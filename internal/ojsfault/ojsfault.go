@@ -19,6 +19,11 @@
 //	message-match        non_retryable_errors also matched against the message
 //	glob-match           non_retryable_errors also matched as shell globs
 //	dead-letter-pages    the dead-letter list ignores queue, 2 jobs a page
+//	polynomial-as-exponential  backoff_strategy polynomial computed as exponential
+//	linear-as-exponential      backoff_strategy linear computed as exponential
+//	delay-doubled        every delay twice the policy's
+//	exhaust-late         one attempt past max_attempts retried
+//	discard-code-ignored the handler code DISCARD ignored
 //	no-location          a 201 PUSH has no Location header
 //	no-version-on-errors error answers have no OJS-Version header
 //	bad-error-object     error answers lack retryable, request_id differs
@@ -82,6 +87,20 @@ const (
 	// as servers that list one global dead letter set do: a reader of one
 	// page misses jobs.
 	DeadLetterPages
+	// PolynomialAsExponential accepts backoff_strategy polynomial and
+	// computes the exponential delay, as the four public OJS servers do.
+	PolynomialAsExponential
+	// LinearAsExponential computes the linear strategy as exponential.
+	LinearAsExponential
+	// DelayDoubled runs every policy with its intervals doubled (every
+	// delay twice the policy's), showing the client's policy.
+	DelayDoubled
+	// ExhaustLate retries one attempt past max_attempts, showing the
+	// client's max_attempts.
+	ExhaustLate
+	// DiscardCodeIgnored ignores the handler code DISCARD (the policy
+	// decides), obeying the other codes.
+	DiscardCodeIgnored
 	// NoLocation leaves the Location header out of a 201 PUSH answer
 	// (the binding §9.1 MUST).
 	NoLocation
@@ -122,6 +141,11 @@ var all = []struct {
 	{MessageMatch, "message-match"},
 	{GlobMatch, "glob-match"},
 	{DeadLetterPages, "dead-letter-pages"},
+	{PolynomialAsExponential, "polynomial-as-exponential"},
+	{LinearAsExponential, "linear-as-exponential"},
+	{DelayDoubled, "delay-doubled"},
+	{ExhaustLate, "exhaust-late"},
+	{DiscardCodeIgnored, "discard-code-ignored"},
 	{NoLocation, "no-location"},
 	{NoVersionOnErrors, "no-version-on-errors"},
 	{BadErrorObject, "bad-error-object"},
