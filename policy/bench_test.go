@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/errmatch"
 )
 
 var fullPolicy = []byte(`{
@@ -198,4 +199,26 @@ func byteSize(n int) string {
 		return strconv.Itoa(n>>10) + "KB"
 	}
 	return strconv.Itoa(n) + "B"
+}
+
+// BenchmarkDecideAtExtension decides under the policy of docs/extensions.md
+// §2.1: a rule lookup, decorrelated jitter from the previous delay, and a
+// bounded Retry-After, each without allocating.
+func BenchmarkDecideAtExtension(b *testing.B) {
+	p, err := Parse([]byte(`{"max_attempts":5,"jitter_mode":"decorrelated","non_retryable_errors":["validation.*"],
+		"error_rules":[{"match":["rate_limit.*","http.429"],"max_attempts":10,"initial_interval":"PT1M","backoff_strategy":"none","jitter":false},
+		{"match":["network.*"],"max_attempts":8,"initial_interval":"PT0.2S","max_interval":"PT10S"}],"max_retry_after":"PT10M"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fs := []Failure{
+		{Attempt: 2, ErrorType: "network.reset", PrevDelay: time.Second},
+		{Attempt: 3, ErrorType: "db.deadlock", PrevDelay: 2 * time.Second},
+		{Attempt: 1, ErrorType: "http.429", Request: errmatch.Request{Kind: errmatch.RetryAfter, Delay: time.Hour}},
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		d, _ := p.DecideAt(fs[i%len(fs)], 0.5)
+		sinkDur = d.Delay
+	}
 }

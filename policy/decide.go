@@ -21,6 +21,19 @@ type Failure struct {
 	ErrorType string
 	// Code is the handler's response code; "" means errmatch.CodeRetry.
 	Code errmatch.Code
+
+	// The fields below are the retry extensions of docs/extensions.md;
+	// their zero values decide as OJS 1.0 does.
+
+	// Request is a delay the handler asked for (errmatch.RetryAfter) or a
+	// snooze (errmatch.Snooze); its Delay must not be negative.
+	Request errmatch.Request
+	// PrevDelay is the delay the job waited before the attempt that
+	// failed (0 before the first retry): decorrelated jitter grows from
+	// it. It must not be negative.
+	PrevDelay time.Duration
+	// Snoozes is how many snoozes the job has taken; not negative.
+	Snoozes int
 }
 
 // Reason says which rule produced a Decision.
@@ -38,10 +51,16 @@ const (
 	ReasonNonRetryable
 	// ReasonExhausted: the attempt was the last one max_attempts allows.
 	ReasonExhausted
+	// ReasonRetryAfter: the policy allows another attempt, after the
+	// delay the handler asked for, bounded (docs/extensions.md §3.3).
+	ReasonRetryAfter
+	// ReasonSnoozed: the job snoozes: it runs again after the delay and
+	// its attempt is not spent (docs/extensions.md §3.5).
+	ReasonSnoozed
 )
 
-// String returns "retry", "handler_code", "non_retryable" or "exhausted";
-// any other value prints as "Reason(N)".
+// String returns "retry", "handler_code", "non_retryable", "exhausted",
+// "retry_after" or "snoozed"; any other value prints as "Reason(N)".
 func (r Reason) String() string {
 	switch r {
 	case ReasonRetry:
@@ -52,6 +71,10 @@ func (r Reason) String() string {
 		return "non_retryable"
 	case ReasonExhausted:
 		return "exhausted"
+	case ReasonRetryAfter:
+		return "retry_after"
+	case ReasonSnoozed:
+		return "snoozed"
 	}
 	return "Reason(" + strconv.Itoa(int(r)) + ")"
 }
@@ -69,19 +92,32 @@ type Decision struct {
 // DecideAt decides what happens after failure f, drawing the jitter from r
 // (a number in [0,1), clamped; ignored when the policy has no jitter). It is
 // pure: the same f and r always give the same Decision. The rules, in order
-// (spec §7.2, docs/decisions.md RK-13):
+// (spec §7.2, docs/decisions.md RK-13, docs/extensions.md §3.1):
 //
-//  1. f.Attempt < 1, or a Code that is not "", RETRY, DISCARD, DEAD_LETTER
-//     or FAIL: an error (*FailureError, errors.Is ErrInvalidFailure; an
-//     unknown code also matches errmatch.ErrUnknownCode).
+//  1. f.Attempt < 1, a Code that is not "", RETRY, DISCARD, DEAD_LETTER
+//     or FAIL, a negative f.Request.Delay, f.PrevDelay or f.Snoozes, or an
+//     unknown f.Request.Kind: an error (*FailureError, errors.Is
+//     ErrInvalidFailure; an unknown code also matches
+//     errmatch.ErrUnknownCode).
 //  2. DISCARD or FAIL: Discard, whatever the policy says.
 //  3. DEAD_LETTER: DeadLetter, whatever the policy says.
-//  4. RETRY or no code, and f.ErrorType matches non_retryable_errors: the
+//  4. A snooze (f.Request.Kind errmatch.Snooze) while f.Snoozes <
+//     max_snoozes: Retry after min(f.Request.Delay, max_snooze or else
+//     max_interval), ReasonSnoozed: the attempt is not spent. A snooze
+//     past max_snoozes is a requested delay from here on (rule 8).
+//  5. RETRY or no code, and f.ErrorType matches non_retryable_errors: the
 //     on_exhaustion action (ReasonNonRetryable).
-//  5. f.Attempt >= max(max_attempts, 1): the on_exhaustion action
-//     (ReasonExhausted). RETRY never extends a job past max_attempts, and
-//     max_attempts 0 behaves as 1 (RK-04).
-//  6. Otherwise Retry, with Delay = Backoff().DelayAt(f.Attempt, r).
+//  6. The first error rule whose match matches f.ErrorType is in force
+//     (Policy.RuleFor); none: the policy itself.
+//  7. f.Attempt >= max(max_attempts, 1) of the rule in force: the
+//     on_exhaustion action (ReasonExhausted). RETRY never extends a job
+//     past max_attempts, and max_attempts 0 behaves as 1 (RK-04).
+//  8. A requested delay: Retry after min(f.Request.Delay, B),
+//     ReasonRetryAfter, B the max_retry_after of the rule, else of the
+//     policy, else the max_interval in force; never jittered.
+//  9. Otherwise Retry, with Delay the backoff of the rule in force:
+//     DelayAfterAt(f.Attempt, f.PrevDelay, r) (DelayAt for every jitter
+//     mode but decorrelated).
 //
 // For the default policy (3 attempts, exponential, PT1S, jitter):
 //
@@ -95,53 +131,70 @@ type Decision struct {
 // unless it returns an error.
 func (p *Policy) DecideAt(f Failure, r float64) (Decision, error) {
 	p = p.get()
-	d, err := p.decide(f)
-	if err == nil && d.Action == Retry {
-		d.Delay = p.bo.DelayAt(f.Attempt, r)
+	d, bo, err := p.decide(f)
+	if err == nil && bo != nil {
+		d.Delay = bo.DelayAfterAt(f.Attempt, f.PrevDelay, r)
 	}
 	return d, err
 }
 
 // Decide is DecideAt with the jitter drawn from src: src.Float64() is called
-// once, only when the decision is Retry and the policy has jitter. A nil src
-// uses backoff.Random().
+// once, only when the decision is a backoff Retry and the policy (or the
+// rule in force) has jitter. A nil src uses backoff.Random().
 func (p *Policy) Decide(f Failure, src backoff.Source) (Decision, error) {
 	p = p.get()
-	d, err := p.decide(f)
-	if err == nil && d.Action == Retry {
+	d, bo, err := p.decide(f)
+	if err == nil && bo != nil {
 		if src == nil {
 			src = backoff.Random()
 		}
-		d.Delay = p.bo.Delay(f.Attempt, src)
+		d.Delay = bo.DelayAfter(f.Attempt, f.PrevDelay, src)
 	}
 	return d, err
 }
 
-// decide applies the rules of DecideAt without the delay.
-func (p *Policy) decide(f Failure) (Decision, error) {
+// decide applies the rules of DecideAt. For a backoff Retry it returns the
+// Backoff that computes the delay; for every other decision nil.
+func (p *Policy) decide(f Failure) (Decision, *backoff.Backoff, error) {
 	if f.Attempt < 1 {
-		return Decision{}, &FailureError{Field: "attempt", Value: f.Attempt,
+		return Decision{}, nil, &FailureError{Field: "attempt", Value: f.Attempt,
 			Reason: "must be at least 1, got " + strconv.Itoa(f.Attempt)}
+	}
+	if err := checkExtensionFailure(&f); err != nil {
+		return Decision{}, nil, err
 	}
 	switch f.Code {
 	case "", errmatch.CodeRetry:
 	case errmatch.CodeDiscard, errmatch.CodeFail:
-		return Decision{Action: Discard, Reason: ReasonHandlerCode}, nil
+		return Decision{Action: Discard, Reason: ReasonHandlerCode}, nil, nil
 	case errmatch.CodeDeadLetter:
-		return Decision{Action: DeadLetter, Reason: ReasonHandlerCode}, nil
+		return Decision{Action: DeadLetter, Reason: ReasonHandlerCode}, nil, nil
 	default:
 		_, err := errmatch.ParseCode(string(f.Code))
-		return Decision{}, &FailureError{Field: "code", Value: f.Code,
+		return Decision{}, nil, &FailureError{Field: "code", Value: f.Code,
 			Reason: "unknown handler code " + strconv.Quote(string(f.Code)) + " (want RETRY, DISCARD, DEAD_LETTER or FAIL)",
 			Err:    err}
 	}
+	s := &p.spec
+	if f.Request.Kind == errmatch.Snooze && f.Snoozes < s.MaxSnoozes {
+		return Decision{Action: Retry, Delay: min(f.Request.Delay, boundOr(s.MaxSnooze, s.MaxInterval)), Reason: ReasonSnoozed}, nil, nil
+	}
 	if p.m.Match(f.ErrorType) {
-		return Decision{Action: p.spec.OnExhaustion, Reason: ReasonNonRetryable}, nil
+		return Decision{Action: s.OnExhaustion, Reason: ReasonNonRetryable}, nil, nil
 	}
-	if f.Attempt >= max(p.spec.MaxAttempts, 1) {
-		return Decision{Action: p.spec.OnExhaustion, Reason: ReasonExhausted}, nil
+	i := p.ruleFor(f.ErrorType)
+	limit, bo, maxInterval, retryAfter := s.MaxAttempts, p.bo, s.MaxInterval, s.MaxRetryAfter
+	if i > 0 {
+		r := &s.ErrorRules[i-1]
+		limit, bo, maxInterval, retryAfter = r.MaxAttempts, p.rules[i-1].bo, r.MaxInterval, boundOr(r.MaxRetryAfter, s.MaxRetryAfter)
 	}
-	return Decision{Action: Retry, Reason: ReasonRetry}, nil
+	if f.Attempt >= max(limit, 1) {
+		return Decision{Action: s.OnExhaustion, Reason: ReasonExhausted}, nil, nil
+	}
+	if f.Request.Kind != errmatch.NoRequest {
+		return Decision{Action: Retry, Delay: min(f.Request.Delay, boundOr(retryAfter, maxInterval)), Reason: ReasonRetryAfter}, nil, nil
+	}
+	return Decision{Action: Retry, Reason: ReasonRetry}, bo, nil
 }
 
 // Schedule returns the delays of a job whose every attempt fails with a

@@ -183,7 +183,7 @@ func TestHandlerCodePrecedence(t *testing.T) {
 		{dl, 1, "y.z", "", Decision{Retry, time.Second, ReasonRetry}},
 	}
 	for _, tt := range tests {
-		got, err := tt.p.DecideAt(Failure{tt.attempt, tt.errType, tt.code}, 0.3)
+		got, err := tt.p.DecideAt(Failure{Attempt: tt.attempt, ErrorType: tt.errType, Code: tt.code}, 0.3)
 		if err != nil || got != tt.want {
 			t.Errorf("attempt %d %q %q: %+v, %v; want %+v", tt.attempt, tt.errType, tt.code, got, err, tt.want)
 		}
@@ -197,10 +197,10 @@ func TestHandlerOverrideExample(t *testing.T) {
 		f    Failure
 		want Decision
 	}{
-		{Failure{1, "payment.card_declined", errmatch.CodeDiscard}, Decision{Discard, 0, ReasonHandlerCode}},
-		{Failure{1, "payment.card_stolen", errmatch.CodeDeadLetter}, Decision{DeadLetter, 0, ReasonHandlerCode}},
-		{Failure{1, "external.timeout", errmatch.CodeRetry}, Decision{Retry, time.Second, ReasonRetry}},
-		{Failure{2, "external.server_error", ""}, Decision{Retry, 2 * time.Second, ReasonRetry}},
+		{Failure{Attempt: 1, ErrorType: "payment.card_declined", Code: errmatch.CodeDiscard}, Decision{Discard, 0, ReasonHandlerCode}},
+		{Failure{Attempt: 1, ErrorType: "payment.card_stolen", Code: errmatch.CodeDeadLetter}, Decision{DeadLetter, 0, ReasonHandlerCode}},
+		{Failure{Attempt: 1, ErrorType: "external.timeout", Code: errmatch.CodeRetry}, Decision{Retry, time.Second, ReasonRetry}},
+		{Failure{Attempt: 2, ErrorType: "external.server_error", Code: ""}, Decision{Retry, 2 * time.Second, ReasonRetry}},
 	} {
 		got, err := p.DecideAt(tt.f, 0)
 		if err != nil || got != tt.want {

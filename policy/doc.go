@@ -15,6 +15,18 @@
 // from backoff_strategy; durations follow the schema grammar exactly and are
 // exact to the nanosecond.
 //
+// # Extensions
+//
+// The retry extensions of docs/extensions.md (a proposal for OJS) add
+// per-error-type rules ([Spec.ErrorRules], [ErrorRule]), the full, equal
+// and decorrelated jitter of [backoff.JitterMode], a bound on the delay a
+// handler asks for ([Spec.MaxRetryAfter]) and snoozes that wait without
+// spending an attempt ([Spec.MaxSnoozes], [Spec.MaxSnooze]). A [Failure]
+// carries the handler's [errmatch.Request] and the job's previous delay
+// and snooze count; [Policy.DecideAt] applies the rules of §3.1 in order
+// and says which decided ([ReasonRetryAfter], [ReasonSnoozed]). A policy
+// without the extension fields decides exactly as OJS 1.0.
+//
 // # Entry points
 //
 //   - [Parse] (and [Policy.UnmarshalJSON]) decodes OJS JSON, merges it over

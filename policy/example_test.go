@@ -206,3 +206,37 @@ func ExamplePolicy_Schedule() {
 	// after attempt 2: retry in 20s
 	// after attempt 3: retry in 40s
 }
+
+// A policy of the retry extensions (docs/extensions.md): rate limits wait
+// a fixed minute for up to 10 attempts, other errors back off with
+// decorrelated jitter, a handler's Retry-After is honoured up to 10
+// minutes, and a job may snooze twice without spending an attempt.
+func ExamplePolicy_DecideAt_extensions() {
+	p, err := policy.Parse([]byte(`{
+		"max_attempts": 5,
+		"jitter_mode": "decorrelated",
+		"error_rules": [{"match": ["rate_limit.*"], "max_attempts": 10,
+		                 "initial_interval": "PT1M", "backoff_strategy": "none", "jitter": false}],
+		"max_retry_after": "PT10M",
+		"max_snoozes": 2
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range []policy.Failure{
+		{Attempt: 7, ErrorType: "rate_limit.exceeded"},
+		{Attempt: 2, ErrorType: "db.deadlock", PrevDelay: 2 * time.Second},
+		{Attempt: 1, ErrorType: "http.503", Request: errmatch.Request{Kind: errmatch.RetryAfter, Delay: time.Hour}},
+		{Attempt: 3, Request: errmatch.Request{Kind: errmatch.Snooze, Delay: 30 * time.Second}, Snoozes: 1},
+		{Attempt: 3, Request: errmatch.Request{Kind: errmatch.Snooze, Delay: 30 * time.Second}, Snoozes: 2},
+	} {
+		d, _ := p.DecideAt(f, 0.5)
+		fmt.Println(d.Action, d.Delay, d.Reason)
+	}
+	// Output:
+	// retry 1m0s retry
+	// retry 3.5s retry
+	// retry 10m0s retry_after
+	// retry 30s snoozed
+	// retry 30s retry_after
+}

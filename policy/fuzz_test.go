@@ -7,8 +7,11 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/sosodev/duration"
+
+	"github.com/retrykit/retrykit/errmatch"
 
 	"github.com/retrykit/retrykit/internal/strictjson"
 )
@@ -141,6 +144,10 @@ func FuzzParse(f *testing.F) {
 		"{\"non_retryable_errors\": [\"a.\xff\"]}",
 		`{"non_retryable_errors": ["\ud800.x"]}`,
 		`{"initial_interval": "PT1.00000000000000000000000000000000001S"}`,
+		`{"jitter_mode": "decorrelated", "max_snoozes": 3, "max_snooze": "PT1M", "max_retry_after": "PT1H"}`,
+		`{"error_rules": [{"match": ["rate_limit.*"], "max_attempts": 10, "initial_interval": "PT1M", "jitter": false}, {"match": ["a", 1]}, 3, {}]}`,
+		`{"error_rules": [{"match": ["a"], "on_exhaustion": "discard", "match": []}], "match": ["x"]}`,
+		`{"jitter": false, "error_rules": [{"match": ["a"], "jitter_mode": "full", "max_atempts": 1}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -175,8 +182,73 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("New(Parse(%q).Spec()) = %v, %v", data, n, err)
 		}
 		d, err := p.DecideAt(Failure{Attempt: 1, ErrorType: "x.y"}, 0.5)
-		if err != nil || d.Delay < 0 || d.Delay > p.Spec().MaxInterval {
+		if err != nil || d.Delay < 0 || d.Delay > p.BackoffFor("x.y").Config().Max {
 			t.Fatalf("DecideAt: %+v %v", d, err)
+		}
+	})
+}
+
+// FuzzDecideExtension decides random failures, with requested delays,
+// snoozes and previous delays, under random policies of the retry
+// extensions (docs/extensions.md), and checks the bounds of §3: a delay
+// is never negative nor above the bound of the rule that chose it, a
+// snooze only while snoozes remain and never longer than max_snooze, and
+// an error only for invalid input.
+func FuzzDecideExtension(f *testing.F) {
+	f.Add([]byte(`{"jitter_mode":"decorrelated","max_snoozes":2,"max_snooze":"PT1M","error_rules":[{"match":["a.*"],"max_attempts":9,"initial_interval":"PT1M","max_retry_after":"PT2H"}]}`),
+		3, "a.b", uint8(1), int64(3600e9), int64(0), 0, 0.5)
+	f.Add([]byte(`{"max_snoozes":1}`), 1, "", uint8(2), int64(-1), int64(5), 1, 0.0)
+	f.Add([]byte(`{"jitter_mode":"full","error_rules":[{"match":["x"],"jitter_mode":"equal"}]}`), 2, "x", uint8(0), int64(0), int64(1e12), 0, 0.99)
+	f.Fuzz(func(t *testing.T, doc []byte, attempt int, errType string, kind uint8, reqDelay, prev int64, snoozes int, r float64) {
+		p, err := Parse(doc)
+		if err != nil {
+			return
+		}
+		s := p.Spec()
+		fl := Failure{Attempt: attempt, ErrorType: errType, Request: errmatch.Request{Kind: errmatch.RequestKind(kind % 4), Delay: time.Duration(reqDelay)},
+			PrevDelay: time.Duration(prev), Snoozes: snoozes}
+		d, err := p.DecideAt(fl, r)
+		invalid := attempt < 1 || fl.Request.Kind > errmatch.Snooze || (fl.Request.Kind != errmatch.NoRequest && reqDelay < 0) || prev < 0 || snoozes < 0
+		if invalid != (err != nil) {
+			t.Fatalf("DecideAt(%+v) error %v, invalid input %v", fl, err, invalid)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalidFailure) {
+				t.Fatalf("error %v is not ErrInvalidFailure", err)
+			}
+			return
+		}
+		if d.Action != Retry && d.Delay != 0 || d.Delay < 0 {
+			t.Fatalf("decision %+v", d)
+		}
+		maxInterval, retryAfter, limit := s.MaxInterval, s.MaxRetryAfter, s.MaxAttempts
+		if i := p.RuleFor(errType); i > 0 {
+			rl := s.ErrorRules[i-1]
+			maxInterval, limit = rl.MaxInterval, rl.MaxAttempts
+			if rl.MaxRetryAfter != 0 {
+				retryAfter = rl.MaxRetryAfter
+			}
+		}
+		if retryAfter == 0 {
+			retryAfter = maxInterval
+		}
+		snoozeBound := s.MaxSnooze
+		if snoozeBound == 0 {
+			snoozeBound = s.MaxInterval
+		}
+		switch d.Reason {
+		case ReasonSnoozed:
+			if fl.Request.Kind != errmatch.Snooze || snoozes >= s.MaxSnoozes || d.Delay > snoozeBound || d.Delay > fl.Request.Delay {
+				t.Fatalf("snooze %+v for %+v under %s", d, fl, doc)
+			}
+		case ReasonRetryAfter:
+			if fl.Request.Kind == errmatch.NoRequest || d.Delay > retryAfter || d.Delay > fl.Request.Delay || attempt >= max(limit, 1) {
+				t.Fatalf("retry-after %+v for %+v under %s", d, fl, doc)
+			}
+		case ReasonRetry:
+			if d.Delay > maxInterval || attempt >= max(limit, 1) {
+				t.Fatalf("retry %+v for %+v under %s", d, fl, doc)
+			}
 		}
 	})
 }

@@ -1,11 +1,15 @@
 package policy
 
 import (
+	"strconv"
 	"unicode/utf8"
+
+	"github.com/retrykit/retrykit/backoff"
 )
 
 // MarshalJSON writes the policy in canonical form: all eight fields, always in
-// this order, with no white space:
+// this order, with no white space (then the extension fields of
+// docs/extensions.md that are set, see appendExtension):
 //
 //	{"max_attempts":3,"initial_interval":"PT1S","backoff_coefficient":2.0,
 //	 "max_interval":"PT5M","jitter":true,"non_retryable_errors":[],
@@ -49,7 +53,78 @@ func (p *Policy) appendJSON(b []byte) []byte {
 	b = append(b, s.OnExhaustion.String()...)
 	b = append(b, `","backoff_strategy":"`...)
 	b = append(b, s.Strategy.String()...)
-	return append(b, `"}`...)
+	b = append(b, '"')
+	b = appendExtension(b, s)
+	return append(b, '}')
+}
+
+// appendExtension appends the extension fields of s that differ from their
+// zero values (docs/extensions.md), each after a comma, in the order
+// jitter_mode, error_rules, max_retry_after, max_snoozes, max_snooze. A
+// policy without them is written exactly as OJS 1.0 writes it. Each error
+// rule is written with all its fields, so that a reader inherits nothing.
+func appendExtension(b []byte, s *Spec) []byte {
+	if s.JitterMode != backoff.Proportional {
+		b = append(b, `,"jitter_mode":"`...)
+		b = append(b, s.JitterMode.String()...)
+		b = append(b, '"')
+	}
+	if len(s.ErrorRules) > 0 {
+		b = append(b, `,"error_rules":[`...)
+		for i := range s.ErrorRules {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendRule(b, &s.ErrorRules[i])
+		}
+		b = append(b, ']')
+	}
+	if s.MaxRetryAfter != 0 {
+		b = append(b, `,"max_retry_after":"`...)
+		b = appendDuration(b, s.MaxRetryAfter)
+		b = append(b, '"')
+	}
+	if s.MaxSnoozes != 0 {
+		b = append(b, `,"max_snoozes":`...)
+		b = appendInt(b, s.MaxSnoozes)
+	}
+	if s.MaxSnooze != 0 {
+		b = append(b, `,"max_snooze":"`...)
+		b = appendDuration(b, s.MaxSnooze)
+		b = append(b, '"')
+	}
+	return b
+}
+
+func appendRule(b []byte, r *ErrorRule) []byte {
+	b = append(b, `{"match":[`...)
+	for i, pat := range r.Match {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, pat)
+	}
+	b = append(b, `],"max_attempts":`...)
+	b = appendInt(b, r.MaxAttempts)
+	b = append(b, `,"initial_interval":"`...)
+	b = appendDuration(b, r.InitialInterval)
+	b = append(b, `","backoff_coefficient":`...)
+	b = appendFloat(b, r.BackoffCoefficient)
+	b = append(b, `,"max_interval":"`...)
+	b = appendDuration(b, r.MaxInterval)
+	b = append(b, `","jitter":`...)
+	b = strconv.AppendBool(b, r.Jitter)
+	b = append(b, `,"jitter_mode":"`...)
+	b = append(b, r.JitterMode.String()...)
+	b = append(b, `","backoff_strategy":"`...)
+	b = append(b, r.Strategy.String()...)
+	b = append(b, '"')
+	if r.MaxRetryAfter != 0 {
+		b = append(b, `,"max_retry_after":"`...)
+		b = appendDuration(b, r.MaxRetryAfter)
+		b = append(b, '"')
+	}
+	return append(b, '}')
 }
 
 func appendInt(b []byte, n int) []byte {

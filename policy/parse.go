@@ -21,8 +21,12 @@ import (
 // the default policy (RK-09). Otherwise the input must be exactly one JSON
 // object, and decoding is strict:
 //
-//   - only the seven OJS fields and the extension field backoff_strategy are
-//     allowed; any other key is an error naming it (RK-02);
+//   - only the seven OJS fields, the extension field backoff_strategy and
+//     the retry extensions of docs/extensions.md (jitter_mode,
+//     error_rules, max_retry_after, max_snoozes, max_snooze) are allowed;
+//     any other key is an error naming it (RK-02), also inside an error
+//     rule, whose members are match plus the backoff fields, max_attempts
+//     and max_retry_after;
 //   - a key given twice is an error, whichever value it has (RK-08);
 //   - every field must have its JSON type; null is a wrong type, not a
 //     request for the default (RK-09);
@@ -36,6 +40,13 @@ import (
 //     alone (RK-15);
 //   - on_exhaustion is "discard" or "dead_letter"; backoff_strategy is
 //     "none", "linear", "exponential" or "polynomial";
+//   - jitter_mode is "proportional", "full", "equal" or "decorrelated",
+//     and a mode other than "proportional" needs jitter true;
+//     max_retry_after and max_snooze are durations > 0, max_snoozes an
+//     integer >= 0; error_rules holds at most MaxErrorRules objects, each
+//     with a non-empty match list, its other fields merged over the
+//     policy's (a rule without jitter inherits no jitter mode) and then
+//     checked as the policy's are;
 //   - nothing but white space may follow the object.
 //
 // Parse reports every problem it finds, not only the first, as one
@@ -72,6 +83,7 @@ func parse(data []byte, cfg parseConfig) (*Policy, error) {
 	}
 	d := decoder{dec: strictjson.NewDecoder(data), cfg: cfg}
 	s, ok := d.document()
+	var rms []*errmatch.Matcher
 	if !ok && len(d.c.errs) == 0 { // null
 		return cfg.start(), nil
 	}
@@ -80,12 +92,14 @@ func parse(data []byte, cfg parseConfig) (*Policy, error) {
 		if cfg.base != nil {
 			given |= bMaxInterval // the base's max_interval is not the default
 		}
+		d.mergeRules(&s)
+		rms = checkExtension(&s, &d.c, d.ruleBad)
 		checkIntervals(&s, &d.c, given)
 	}
 	if err := d.c.err(); err != nil {
 		return nil, err
 	}
-	return compile(s, d.m)
+	return compile(s, d.m, rms)
 }
 
 // MaxDocumentSize is the largest policy document Parse reads, in bytes
@@ -116,6 +130,11 @@ type decoder struct {
 	c     collector
 	given fieldBit
 	m     *errmatch.Matcher // compiled non_retryable_errors, if given and valid
+
+	rules      []ruleDraft // error_rules as given
+	rulesGiven bool        // error_rules was given
+	rulesBad   bool        // error_rules had too many entries
+	ruleBad    []fieldBit  // per merged rule, the fields with a problem
 }
 
 // syntax records a decoding error and reports false.
@@ -157,7 +176,7 @@ func (d *decoder) document() (s Spec, ok bool) {
 		if err != nil {
 			return s, d.syntax(err)
 		}
-		bit := fieldBitOf(kt)
+		bit := fieldBitOf(kt) &^ bMatch // match belongs to error rules only
 		key := fieldName(bit)
 		if bit == 0 {
 			key = kt.Text()
@@ -191,7 +210,7 @@ func (d *decoder) document() (s Spec, ok bool) {
 					unknown = make(map[string]struct{})
 				}
 				unknown[key] = struct{}{}
-				sug, _ := suggest.Closest(key, fieldNames[:])
+				sug, _ := suggest.Closest(key, policyFieldNames)
 				d.c.errs = append(d.c.errs, &FieldError{Field: field, Value: vt.Value(), Reason: unknownReason(sug), Err: ErrUnknownField, Suggestion: sug})
 			}
 		case d.given&bit != 0:
@@ -283,11 +302,28 @@ func fieldBitOfString(key string) fieldBit {
 		return bOnExhaustion
 	case fStrategy:
 		return bStrategy
+	case fJitterMode:
+		return bJitterMode
+	case fErrorRules:
+		return bErrorRules
+	case fMaxRetryAfter:
+		return bMaxRetryAfter
+	case fMaxSnoozes:
+		return bMaxSnoozes
+	case fMaxSnooze:
+		return bMaxSnooze
+	case fMatch:
+		return bMatch
 	}
 	return 0
 }
 
-var fieldNames = [...]string{fMaxAttempts, fInitial, fCoefficient, fMaxInterval, fJitter, fNonRetryable, fOnExhaustion, fStrategy}
+// fieldNames are the JSON names, in the order of their bits.
+var fieldNames = [...]string{fMaxAttempts, fInitial, fCoefficient, fMaxInterval, fJitter, fNonRetryable, fOnExhaustion, fStrategy,
+	fJitterMode, fErrorRules, fMaxRetryAfter, fMaxSnoozes, fMaxSnooze, fMatch}
+
+// policyFieldNames are the fields of the policy object, for suggestions.
+var policyFieldNames = fieldNames[:len(fieldNames)-1]
 
 // unknownReason is the reason of an unknown key, with the known field
 // suggest.Closest found for it ("" for none). Only the suggestion, a known
@@ -413,6 +449,8 @@ func (d *decoder) field(s *Spec, key string, bit fieldBit, tok strictjson.Token)
 		s.Strategy = st
 	case bNonRetryable:
 		return d.patterns(s, key, tok)
+	case bJitterMode, bErrorRules, bMaxRetryAfter, bMaxSnoozes, bMaxSnooze:
+		return d.extensionField(s, key, bit, tok)
 	}
 	return d.skip(tok)
 }

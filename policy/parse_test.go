@@ -76,8 +76,7 @@ func TestParseEffective(t *testing.T) {
 			"max_interval": "PT1H", "jitter": true,
 			"non_retryable_errors": ["payment.card_stolen", "payment.card_expired", "validation.*"],
 			"on_exhaustion": "dead_letter", "backoff_strategy": "polynomial"}`,
-			Spec{25, 15 * time.Second, 4, time.Hour, true,
-				[]string{"payment.card_stolen", "payment.card_expired", "validation.*"}, DeadLetter, backoff.Polynomial}},
+			Spec{MaxAttempts: 25, InitialInterval: 15 * time.Second, BackoffCoefficient: 4, MaxInterval: time.Hour, Jitter: true, NonRetryableErrors: []string{"payment.card_stolen", "payment.card_expired", "validation.*"}, OnExhaustion: DeadLetter, Strategy: backoff.Polynomial}},
 		{"§12.3 without the extension field stays exponential (RK-01)", `{
 			"max_attempts": 25, "initial_interval": "PT15S", "backoff_coefficient": 4.0, "max_interval": "PT1H"}`,
 			with(func(s *Spec) {
@@ -91,13 +90,11 @@ func TestParseEffective(t *testing.T) {
 			"max_interval": "PT15M", "jitter": true,
 			"non_retryable_errors": ["auth.invalid_credentials", "auth.account_suspended", "resource.not_found", "validation.*", "external.crm.api_deprecated"],
 			"on_exhaustion": "dead_letter"}`,
-			Spec{5, 30 * time.Second, 2, 15 * time.Minute, true,
-				[]string{"auth.invalid_credentials", "auth.account_suspended", "resource.not_found", "validation.*", "external.crm.api_deprecated"},
-				DeadLetter, backoff.Exponential}},
+			Spec{MaxAttempts: 5, InitialInterval: 30 * time.Second, BackoffCoefficient: 2, MaxInterval: 15 * time.Minute, Jitter: true, NonRetryableErrors: []string{"auth.invalid_credentials", "auth.account_suspended", "resource.not_found", "validation.*", "external.crm.api_deprecated"}, OnExhaustion: DeadLetter, Strategy: backoff.Exponential}},
 		{"§12.5 constant polling", `{
 			"max_attempts": 60, "initial_interval": "PT10S", "backoff_coefficient": 1.0,
 			"max_interval": "PT10S", "jitter": false, "non_retryable_errors": [], "on_exhaustion": "dead_letter"}`,
-			Spec{60, 10 * time.Second, 1, 10 * time.Second, false, []string{}, DeadLetter, backoff.Exponential}},
+			Spec{MaxAttempts: 60, InitialInterval: 10 * time.Second, BackoffCoefficient: 1, MaxInterval: 10 * time.Second, Jitter: false, NonRetryableErrors: []string{}, OnExhaustion: DeadLetter, Strategy: backoff.Exponential}},
 		{"§12.6 direct to dead letter", `{"max_attempts": 1, "on_exhaustion": "dead_letter"}`,
 			with(func(s *Spec) { s.MaxAttempts = 1; s.OnExhaustion = DeadLetter })},
 		{"RK-04 max_attempts 0 valid and kept", `{"max_attempts": 0}`,
@@ -423,8 +420,7 @@ func TestMarshal(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
 
-	s := Spec{0, 1500 * time.Millisecond, 1.5, 36 * time.Hour, false,
-		[]string{"a.*", "quote\"back\\slash", "ctl\x01\n", "uni\u2028é"}, DeadLetter, backoff.Polynomial}
+	s := Spec{MaxAttempts: 0, InitialInterval: 1500 * time.Millisecond, BackoffCoefficient: 1.5, MaxInterval: 36 * time.Hour, Jitter: false, NonRetryableErrors: []string{"a.*", "quote\"back\\slash", "ctl\x01\n", "uni\u2028é"}, OnExhaustion: DeadLetter, Strategy: backoff.Polynomial}
 	q, err := New(s)
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +455,7 @@ func TestMarshal(t *testing.T) {
 // The largest values of every field survive the round trip, written in a
 // form the strict parser accepts (hours at most, never days or months).
 func TestMarshalExtremes(t *testing.T) {
-	s := Spec{math.MaxInt, math.MaxInt64, math.MaxFloat64, math.MaxInt64, true, []string{"a.*"}, DeadLetter, backoff.Linear}
+	s := Spec{MaxAttempts: math.MaxInt, InitialInterval: math.MaxInt64, BackoffCoefficient: math.MaxFloat64, MaxInterval: math.MaxInt64, Jitter: true, NonRetryableErrors: []string{"a.*"}, OnExhaustion: DeadLetter, Strategy: backoff.Linear}
 	p, err := New(s)
 	if err != nil {
 		t.Fatal(err)
@@ -475,7 +471,7 @@ func TestMarshalExtremes(t *testing.T) {
 		t.Fatalf("Parse(Marshal) = %+v, %v", q.Spec(), err)
 	}
 	// Smallest: 1ns intervals, coefficient just above 1.
-	s = Spec{0, 1, math.Nextafter(1, 2), 1, false, nil, Discard, backoff.Exponential}
+	s = Spec{MaxAttempts: 0, InitialInterval: 1, BackoffCoefficient: math.Nextafter(1, 2), MaxInterval: 1, Jitter: false, NonRetryableErrors: nil, OnExhaustion: Discard, Strategy: backoff.Exponential}
 	p, _ = New(s)
 	b, _ = p.MarshalJSON()
 	if want := `"initial_interval":"PT0.000000001S","backoff_coefficient":1.0000000000000002,"max_interval":"PT0.000000001S"`; !strings.Contains(string(b), want) {

@@ -16,6 +16,8 @@ type Policy struct {
 	spec Spec // owns its NonRetryableErrors slice
 	bo   *backoff.Backoff
 	m    *errmatch.Matcher
+	// rules are the compiled ErrorRules, in order.
+	rules []rule
 }
 
 var defaultPolicy = mustDefault()
@@ -57,18 +59,19 @@ func (p *Policy) get() *Policy {
 // ErrInvalidPolicy). New copies NonRetryableErrors; s may be reused.
 func New(s Spec) (*Policy, error) {
 	var c collector
-	m := validateSpec(&s, &c)
+	m, rms := validateSpec(&s, &c)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	return compile(s.clone(), m)
+	return compile(s.clone(), m, rms)
 }
 
 // compile builds a Policy from a Spec that passed validation; m is the
-// matcher already compiled for s.NonRetryableErrors, or nil. The Policy
-// keeps s.NonRetryableErrors: the caller must own it (a fresh slice, never
-// one a user can still modify) and must not use it afterwards.
-func compile(s Spec, m *errmatch.Matcher) (*Policy, error) {
+// matcher already compiled for s.NonRetryableErrors, or nil, and rms those
+// of the error rules. The Policy keeps s.NonRetryableErrors and
+// s.ErrorRules: the caller must own them (fresh slices, never ones a user
+// can still modify) and must not use them afterwards.
+func compile(s Spec, m *errmatch.Matcher, rms []*errmatch.Matcher) (*Policy, error) {
 	if s.NonRetryableErrors == nil {
 		s.NonRetryableErrors = []string{}
 	}
@@ -79,6 +82,7 @@ func compile(s Spec, m *errmatch.Matcher) (*Policy, error) {
 		Coefficient: s.BackoffCoefficient,
 		Max:         s.MaxInterval,
 		Jitter:      s.Jitter,
+		JitterMode:  s.JitterMode,
 	})
 	if err != nil {
 		c.add(0, "", nil, err.Error(), err)
@@ -88,10 +92,11 @@ func compile(s Spec, m *errmatch.Matcher) (*Policy, error) {
 			c.add(bNonRetryable, fNonRetryable, s.NonRetryableErrors, err.Error(), err)
 		}
 	}
+	rules := compileRules(&s, rms, &c)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	return &Policy{spec: s, bo: bo, m: m}, nil
+	return &Policy{spec: s, bo: bo, m: m, rules: rules}, nil
 }
 
 // Spec returns a copy of the policy's data; the NonRetryableErrors slice is
@@ -106,14 +111,14 @@ func (p *Policy) Backoff() *backoff.Backoff { return p.get().bo }
 func (p *Policy) Matcher() *errmatch.Matcher { return p.get().m }
 
 // Equal reports whether p and q hold the same Spec (a nil or zero Policy
-// counts as Default). NonRetryableErrors are compared in order, nil equal to
-// empty.
+// counts as Default). NonRetryableErrors and ErrorRules are compared in
+// order, nil equal to empty.
 func (p *Policy) Equal(q *Policy) bool {
 	a, b := &p.get().spec, &q.get().spec
 	if a.MaxAttempts != b.MaxAttempts || a.InitialInterval != b.InitialInterval ||
 		a.BackoffCoefficient != b.BackoffCoefficient || a.MaxInterval != b.MaxInterval ||
 		a.Jitter != b.Jitter || a.OnExhaustion != b.OnExhaustion || a.Strategy != b.Strategy ||
-		len(a.NonRetryableErrors) != len(b.NonRetryableErrors) {
+		len(a.NonRetryableErrors) != len(b.NonRetryableErrors) || !extensionEqual(a, b) {
 		return false
 	}
 	for i := range a.NonRetryableErrors {

@@ -42,7 +42,7 @@ func specGen() *rapid.Generator[Spec] {
 			rapid.Float64Range(1, math.MaxFloat64),
 			rapid.SampledFrom([]float64{1, 1.5, 2, 4, 1.0000000000000002, math.MaxFloat64, 1e21, 0.1 + 0.9}),
 		).Draw(t, "coef")
-		return Spec{
+		s := Spec{
 			MaxAttempts:        rapid.OneOf(rapid.IntRange(0, 30), rapid.IntRange(0, math.MaxInt)).Draw(t, "max_attempts"),
 			InitialInterval:    initial,
 			BackoffCoefficient: coef,
@@ -51,6 +51,171 @@ func specGen() *rapid.Generator[Spec] {
 			NonRetryableErrors: rapid.SliceOfN(patternGen(), 0, 6).Draw(t, "patterns"),
 			OnExhaustion:       rapid.SampledFrom([]Action{Discard, DeadLetter}).Draw(t, "on_exhaustion"),
 			Strategy:           rapid.SampledFrom([]backoff.Strategy{backoff.Exponential, backoff.None, backoff.Linear, backoff.Polynomial}).Draw(t, "strategy"),
+		}
+		if rapid.Bool().Draw(t, "extension") {
+			addExtension(t, &s)
+		}
+		return s
+	})
+}
+
+// addExtension draws the extension fields of docs/extensions.md into s:
+// a jitter mode (with jitter), bounds, and up to three error rules, each
+// a valid policy of its own.
+func addExtension(t *rapid.T, s *Spec) {
+	mode := func(jitter bool, label string) backoff.JitterMode {
+		if !jitter {
+			return backoff.Proportional
+		}
+		return backoff.JitterMode(rapid.IntRange(0, 3).Draw(t, label))
+	}
+	s.JitterMode = mode(s.Jitter, "jitter_mode")
+	pos := durationGen().Filter(func(d time.Duration) bool { return d > 0 })
+	if rapid.Bool().Draw(t, "has_max_retry_after") {
+		s.MaxRetryAfter = pos.Draw(t, "max_retry_after")
+	}
+	s.MaxSnoozes = rapid.OneOf(rapid.IntRange(0, 5), rapid.IntRange(0, math.MaxInt)).Draw(t, "max_snoozes")
+	if rapid.Bool().Draw(t, "has_max_snooze") {
+		s.MaxSnooze = pos.Draw(t, "max_snooze")
+	}
+	for k := range rapid.IntRange(0, 3).Draw(t, "rules") {
+		r := s.Rule(rapid.SliceOfN(patternGen(), 1, 3).Draw(t, "match"+strconv.Itoa(k))...)
+		r.MaxAttempts = rapid.IntRange(0, 40).Draw(t, "rule_max_attempts")
+		r.InitialInterval = pos.Draw(t, "rule_initial")
+		r.MaxInterval = time.Duration(rapid.Int64Range(int64(r.InitialInterval), math.MaxInt64).Draw(t, "rule_max"))
+		r.Jitter = rapid.Bool().Draw(t, "rule_jitter")
+		r.JitterMode = mode(r.Jitter, "rule_jitter_mode")
+		r.Strategy = rapid.SampledFrom([]backoff.Strategy{backoff.Exponential, backoff.None, backoff.Linear, backoff.Polynomial}).Draw(t, "rule_strategy")
+		if rapid.Bool().Draw(t, "rule_has_max_retry_after") {
+			r.MaxRetryAfter = pos.Draw(t, "rule_max_retry_after")
+		}
+		s.ErrorRules = append(s.ErrorRules, r)
+	}
+}
+
+// TestPropNoDelayAboveItsBound: whatever the failure (type, requested
+// delay, snooze, previous delay, draw), a retry's delay is never above
+// the bound of the rule that chose it (docs/extensions.md §3.3-§3.5):
+// max_snooze (else max_interval) for a snooze, max_retry_after (the
+// rule's, the policy's, else the max_interval in force) for a requested
+// delay, the max_interval in force for a backoff; never above what the
+// handler asked for, and a snooze only while snoozes remain.
+func TestPropNoDelayAboveItsBound(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := specGen().Draw(t, "spec")
+		if !rapid.Bool().Draw(t, "plain") {
+			addExtension(t, &s)
+		}
+		p, err := New(s)
+		if err != nil {
+			t.Skip("invalid spec: ", err)
+		}
+		types := append([]string{"", "x.y"}, s.NonRetryableErrors...)
+		for _, r := range s.ErrorRules {
+			types = append(types, r.Match...)
+		}
+		f := Failure{
+			Attempt:   rapid.OneOf(rapid.IntRange(1, 50), rapid.IntRange(1, math.MaxInt)).Draw(t, "attempt"),
+			ErrorType: rapid.SampledFrom(types).Draw(t, "type"),
+			Request:   errmatch.Request{Kind: errmatch.RequestKind(rapid.IntRange(0, 2).Draw(t, "kind")), Delay: durationGen().Draw(t, "asked")},
+			PrevDelay: durationGen().Draw(t, "prev"),
+			Snoozes:   rapid.OneOf(rapid.IntRange(0, 6), rapid.IntRange(0, math.MaxInt)).Draw(t, "snoozes"),
+		}
+		d, err := p.DecideAt(f, rapid.Float64Range(0, 1).Draw(t, "r"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inForce, limit, retryAfter := s.MaxInterval, s.MaxAttempts, s.MaxRetryAfter
+		if i := p.RuleFor(f.ErrorType); i > 0 {
+			r := s.ErrorRules[i-1]
+			inForce, limit = r.MaxInterval, r.MaxAttempts
+			if r.MaxRetryAfter != 0 {
+				retryAfter = r.MaxRetryAfter
+			}
+		}
+		if retryAfter == 0 {
+			retryAfter = inForce
+		}
+		snoozeBound := s.MaxSnooze
+		if snoozeBound == 0 {
+			snoozeBound = s.MaxInterval
+		}
+		switch d.Reason {
+		case ReasonSnoozed:
+			if f.Request.Kind != errmatch.Snooze || f.Snoozes >= s.MaxSnoozes || d.Delay > min(snoozeBound, f.Request.Delay) {
+				t.Fatalf("snooze %+v for %+v", d, f)
+			}
+		case ReasonRetryAfter:
+			if f.Request.Kind == errmatch.NoRequest || d.Delay != min(retryAfter, f.Request.Delay) || f.Attempt >= max(limit, 1) {
+				t.Fatalf("retry after %+v for %+v (bound %v)", d, f, retryAfter)
+			}
+		case ReasonRetry:
+			if f.Request.Kind != errmatch.NoRequest || d.Delay > inForce || d.Delay < 0 || f.Attempt >= max(limit, 1) {
+				t.Fatalf("retry %+v for %+v (max_interval in force %v)", d, f, inForce)
+			}
+		default:
+			if d.Action == Retry || d.Delay != 0 {
+				t.Fatalf("decision %+v", d)
+			}
+		}
+	})
+}
+
+// TestPropSnoozesAreBounded plays a job whose handler always snoozes:
+// it runs at most max_snoozes + max(max_attempts, 1) times (the
+// max_attempts of the rule in force), snoozes at
+// most max_snoozes times (the attempt unchanged each time) and waits at
+// most max_snoozes × max_snooze while snoozed.
+func TestPropSnoozesAreBounded(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := specGen().Draw(t, "spec")
+		s.MaxAttempts = rapid.IntRange(0, 20).Draw(t, "max_attempts")
+		s.MaxSnoozes = rapid.IntRange(0, 20).Draw(t, "max_snoozes")
+		if rapid.Bool().Draw(t, "has_max_snooze") {
+			s.MaxSnooze = time.Duration(rapid.Int64Range(1, 1<<40).Draw(t, "max_snooze"))
+		}
+		p, err := New(s)
+		if err != nil {
+			t.Skip("invalid spec: ", err)
+		}
+		asked := durationGen().Draw(t, "asked")
+		bound := s.MaxSnooze
+		if bound == 0 {
+			bound = s.MaxInterval
+		}
+		f := Failure{Attempt: 1, ErrorType: "x.y", Request: errmatch.Request{Kind: errmatch.Snooze, Delay: asked}}
+		limit := s.MaxAttempts
+		if i := p.RuleFor(f.ErrorType); i > 0 {
+			limit = s.ErrorRules[i-1].MaxAttempts
+		}
+		runs, snoozed := 0, time.Duration(0)
+		for {
+			runs++
+			if runs > s.MaxSnoozes+max(limit, 1) {
+				t.Fatalf("run %d: more than max_snoozes + max_attempts", runs)
+			}
+			d, err := p.DecideAt(f, 0.5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Action != Retry {
+				break
+			}
+			if d.Reason == ReasonSnoozed {
+				f.Snoozes++
+				snoozed += d.Delay
+				if d.Delay > bound || f.Snoozes > s.MaxSnoozes {
+					t.Fatalf("snooze %d of %v (bound %v, max %d)", f.Snoozes, d.Delay, bound, s.MaxSnoozes)
+				}
+				continue
+			}
+			f.Attempt++
+		}
+		if f.Snoozes != s.MaxSnoozes && !p.m.Match("x.y") {
+			t.Fatalf("the job took %d snoozes, want all %d before ending", f.Snoozes, s.MaxSnoozes)
+		}
+		if snoozed/time.Duration(max(s.MaxSnoozes, 1)) > bound {
+			t.Fatalf("snoozed %v in all, more than %d × %v", snoozed, s.MaxSnoozes, bound)
 		}
 	})
 }
@@ -173,7 +338,7 @@ func TestPropDecisions(t *testing.T) {
 			errType = rapid.StringMatching(`[a-z]{1,5}(\.[a-z]{1,5}){0,2}`).Draw(t, "errType")
 		}
 		r := rapid.Float64Range(0, 1).Draw(t, "r")
-		d, err := p.DecideAt(Failure{attempt, errType, code}, r)
+		d, err := p.DecideAt(Failure{Attempt: attempt, ErrorType: errType, Code: code}, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +474,11 @@ func rawJSON(s Spec) []byte {
 	b = append(b, s.OnExhaustion.String()...)
 	b = append(b, `","backoff_strategy":"`...)
 	b = append(b, s.Strategy.String()...)
-	return append(b, `"}`...)
+	b = append(b, '"')
+	// The extension fields specGen draws are valid; they are spelled as
+	// MarshalJSON spells them.
+	b = appendExtension(b, &s)
+	return append(b, '}')
 }
 
 // fieldsOf returns the sorted Field of every problem err lists.

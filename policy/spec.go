@@ -105,6 +105,26 @@ type Spec struct {
 	// Strategy is the backoff formula, set only by the extension field
 	// backoff_strategy; the zero value is exponential (RK-01).
 	Strategy backoff.Strategy
+
+	// The fields below are the retry extensions of docs/extensions.md;
+	// their zero values are an OJS 1.0 policy.
+
+	// JitterMode is how Jitter spreads a delay; the zero value is the OJS
+	// multiplier. Another mode needs Jitter. JSON: jitter_mode.
+	JitterMode backoff.JitterMode
+	// ErrorRules are tried in order; the first whose Match matches a
+	// failure's error type sets its attempt limit and backoff (at most
+	// MaxErrorRules). JSON: error_rules.
+	ErrorRules []ErrorRule
+	// MaxRetryAfter bounds a delay the handler asks for; 0 means the
+	// MaxInterval in force (the rule's or the policy's). JSON:
+	// max_retry_after.
+	MaxRetryAfter time.Duration
+	// MaxSnoozes is how many snoozes a job may take; 0 turns snoozing off
+	// (a snooze then spends an attempt). JSON: max_snoozes.
+	MaxSnoozes int
+	// MaxSnooze bounds one snooze; 0 means MaxInterval. JSON: max_snooze.
+	MaxSnooze time.Duration
 }
 
 // DefaultSpec returns the OJS default retry policy (spec §8): 3 attempts,
@@ -123,11 +143,22 @@ func DefaultSpec() Spec {
 	}
 }
 
-// clone returns s with its own copy of NonRetryableErrors (never nil).
+// clone returns s with its own copy of NonRetryableErrors (never nil) and
+// of ErrorRules (nil when there are none) and their Match lists.
 func (s Spec) clone() Spec {
 	p := make([]string, len(s.NonRetryableErrors))
 	copy(p, s.NonRetryableErrors)
 	s.NonRetryableErrors = p
+	if len(s.ErrorRules) == 0 {
+		s.ErrorRules = nil
+		return s
+	}
+	rules := make([]ErrorRule, len(s.ErrorRules))
+	for i, r := range s.ErrorRules {
+		r.Match = append([]string(nil), r.Match...)
+		rules[i] = r
+	}
+	s.ErrorRules = rules
 	return s
 }
 
@@ -141,11 +172,18 @@ const (
 	fNonRetryable = "non_retryable_errors"
 	fOnExhaustion = "on_exhaustion"
 	fStrategy     = "backoff_strategy"
+	// The retry extensions (docs/extensions.md).
+	fJitterMode    = "jitter_mode"
+	fErrorRules    = "error_rules"
+	fMaxRetryAfter = "max_retry_after"
+	fMaxSnoozes    = "max_snoozes"
+	fMaxSnooze     = "max_snooze"
+	fMatch         = "match" // in an error rule only
 )
 
 // fieldBit is a bit set of fields, used to skip cross-field checks on fields
 // that already failed.
-type fieldBit uint8
+type fieldBit uint16
 
 const (
 	bMaxAttempts fieldBit = 1 << iota
@@ -156,7 +194,16 @@ const (
 	bNonRetryable
 	bOnExhaustion
 	bStrategy
+	bJitterMode
+	bErrorRules
+	bMaxRetryAfter
+	bMaxSnoozes
+	bMaxSnooze
+	bMatch
 )
+
+// ruleBits are the fields an error rule may hold.
+const ruleBits = bMatch | bMaxAttempts | bInitial | bCoefficient | bMaxInterval | bJitter | bJitterMode | bStrategy | bMaxRetryAfter
 
 // collector accumulates FieldErrors: the first MaxListedErrors, and a count
 // of the others.
@@ -198,7 +245,7 @@ func formatDur(d time.Duration) string { return strconv.Quote(FormatDuration(d))
 // validateSpec checks the rules of spec §11.1 plus retrykit's own (RK-12,
 // RK-14) on a Go Spec, for New. It returns the compiled matcher when the
 // patterns are valid.
-func validateSpec(s *Spec, c *collector) (m *errmatch.Matcher) {
+func validateSpec(s *Spec, c *collector) (m *errmatch.Matcher, rms []*errmatch.Matcher) {
 	if s.MaxAttempts < 0 {
 		c.add(bMaxAttempts, fMaxAttempts, s.MaxAttempts, "must be a non-negative integer, got "+strconv.Itoa(s.MaxAttempts), nil)
 	}
@@ -221,8 +268,9 @@ func validateSpec(s *Spec, c *collector) (m *errmatch.Matcher) {
 	if _, err := backoff.ParseStrategy(s.Strategy.String()); err != nil {
 		c.add(bStrategy, fStrategy, s.Strategy, `must be "none", "linear", "exponential" or "polynomial", got `+s.Strategy.String(), err)
 	}
+	rms = checkExtension(s, c, nil)
 	checkIntervals(s, c, 0)
-	return m
+	return m, rms
 }
 
 // checkIntervals reports max_interval < initial_interval, unless either

@@ -291,6 +291,11 @@ func step(e *executor.Executor, st *Step, dels map[string][]uint64) (obs Observa
 				spec.EnqueueTTL = ttl
 			}
 		}
+		if in.RateLimit != nil {
+			if spec.RateLimit, err = rateLimit(in.RateLimit); err != nil {
+				return obs, fmt.Errorf("job %q: %w", in.ID, err)
+			}
+		}
 		_, opErr = e.Enqueue(spec)
 	case "fetch":
 		j, ok := e.Fetch(st.Queues...)
@@ -576,4 +581,25 @@ func jsonEqual(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// rateLimit turns a scenario's rate limit into the executor's.
+func rateLimit(in *RateLimitInput) (*executor.RateLimit, error) {
+	r := &executor.RateLimit{Key: in.Key, Concurrency: in.Concurrency}
+	switch in.OnLimit {
+	case "", "wait":
+	case "reschedule":
+		r.OnLimit = executor.LimitReschedule
+	case "drop":
+		r.OnLimit = executor.LimitDrop
+	default:
+		return nil, fmt.Errorf("rate_limit.on_limit: %q is not wait, reschedule or drop", in.OnLimit)
+	}
+	if w := in.Rate; w != nil {
+		r.Rate = executor.Window{Limit: w.Limit, Period: msDur(w.PeriodMs)}
+	}
+	if w := in.Throttle; w != nil {
+		r.Throttle = executor.Window{Limit: w.Limit, Period: msDur(w.PeriodMs)}
+	}
+	return r, nil
 }

@@ -57,7 +57,7 @@ func TestScenarios(t *testing.T) {
 
 var (
 	idRe  = regexp.MustCompile(`^scn-[a-z]+-[0-9]{4}$`)
-	reqRe = regexp.MustCompile(`^(RET-(0[1-9]|1[0-9]|20)|DLQ-(00[1-6]|R00[1-5])|CORE-[A-Z][0-9]{2}|TMO-0[1-8]|RK-[0-9]{2,3})$`)
+	reqRe = regexp.MustCompile(`^(RET-(0[1-9]|1[0-9]|20)|DLQ-(00[1-6]|R00[1-5])|CORE-[A-Z][0-9]{2}|TMO-0[1-8]|RL-(00[1-6]|R00[1-5])|RK-[0-9]{2,3})$`)
 )
 
 // TestScenarioMetadata checks the versioning discipline: header fields,

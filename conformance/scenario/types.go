@@ -105,6 +105,26 @@ type JobInput struct {
 	// seconds: timeout, total_timeout, heartbeat_timeout, grace_period,
 	// enqueue_ttl (flag extension:timeouts); absent means none.
 	Timeouts json.RawMessage `json:"timeouts,omitempty"`
+	// RateLimit is the job's rate limit (ojs-rate-limiting §6, periods in
+	// milliseconds; flag extension:rate-limiting); absent means none.
+	RateLimit *RateLimitInput `json:"rate_limit,omitempty"`
+}
+
+// RateLimitInput is a job's rate limit in a scenario: ojs-rate-limiting
+// §6.1 with each period in whole milliseconds. OnLimit is "wait"
+// (default), "reschedule" or "drop".
+type RateLimitInput struct {
+	Key         string       `json:"key"`
+	Concurrency *int         `json:"concurrency,omitempty"`
+	Rate        *WindowInput `json:"rate,omitempty"`
+	Throttle    *WindowInput `json:"throttle,omitempty"`
+	OnLimit     string       `json:"on_limit,omitempty"`
+}
+
+// WindowInput is a rate or throttle: Limit starts per PeriodMs.
+type WindowInput struct {
+	Limit    int   `json:"limit"`
+	PeriodMs int64 `json:"period_ms"`
 }
 
 // ErrorInput is the error of a fail step (ojs-retry §7.3).

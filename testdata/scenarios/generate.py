@@ -41,6 +41,7 @@ NOTES = {
     "implementation-defined:error-classes": "Expects a specific error class (invalid_request, duplicate_id, not_found) for a rejected operation.",
     "extension:priority": "Uses the job field priority (ojs-core 5): within a queue a higher number is fetched first, equal numbers in the order the jobs became available; absent is 0. Skip if unsupported.",
     "extension:expiry": "Uses the job's start deadlines: expires_at_ms (ojs-core 5.2 expires_at) and enqueue_ttl_ms (ojs-timeouts 5.3 enqueue_ttl, in milliseconds). A job still waiting (scheduled, available, pending, retryable) once the clock is past its deadline is discarded without running and without an error entry; at the deadline itself it may still be fetched. expires_at bounds every start, the enqueue TTL (counted from the enqueue) only the first. A job active past its deadline finishes its attempt; if it fails with retries left it is discarded at once. A manual retry clears both deadlines. Skip if unsupported.",
+    "extension:rate-limiting": "Uses the job field rate_limit (ojs-rate-limiting 6.1, each period as period_ms): key, concurrency, rate {limit, period_ms}, throttle {limit, period_ms}, on_limit wait (default), reschedule or drop. A fetch skips a job its limits hold back and claims the next eligible one in FETCH order (8.1, 8.2); the held-back job is not claimed, so its attempt does not change. Counts belong to the key, limits to each job. The window is a sliding log: fewer than limit starts of the key in (now - period_ms, now] (RK-285). The throttle spaces starts by ceil(period / limit) nanoseconds after the key's last start, the first free (RK-286). reschedule makes the job scheduled at the first instant its rate and throttle allow; held back by concurrency alone it waits; drop discards it without running, not dead-lettered, with no error entry (RK-287). A job leaving active (ack, fail, visibility timeout) frees its key's concurrency. Skip if unsupported.",
     "implementation-defined:limits": "Size limits on caller data (RK-46): job id, type and queue at most 255 bytes, args at most 1 MiB of valid JSON, error type at most 1024 bytes, error details at most 64 KiB; over a limit is invalid_request and changes nothing. An error message over 4096 bytes is recorded cut to its first 4093 bytes (at a character boundary) followed by U+2026. Skip if your limits differ.",
     "extension:timeouts": "Uses the job field timeouts, the ojs-timeouts object in whole seconds (timeout, total_timeout, heartbeat_timeout, grace_period, enqueue_ttl; defaults 1800, none, 60, 30, none). A limit has passed only when strictly more time has elapsed (ojs-timeouts 7.1, 7.3, 5.2; RK-216): in the whole milliseconds of a scenario at the first millisecond after it, so an attempt started at s is still running at s + (timeout + grace_period) * 1000 and has failed at the millisecond after; the reservation ends there (reserved_until_ms is that millisecond) and the failed attempt's error entry is at it. The entry has type timeout (execution timeout), stalled (no heartbeat for heartbeat_timeout) or total_timeout (created_at + total_timeout passed), code RETRY, and details holding the ojs-timeouts 8 object, whose timeout_kind (execution, stalled, total) the expectation checks (RK-219, RK-226). These failed attempts follow the retry policy; a passed total_timeout ends the job with its on_exhaustion action whatever attempts remain (ojs-timeouts 5.2, RK-217); a failure whose retry could not finish in time (created_at + total_timeout < now + backoff_delay + timeout, strict, RK-215) ends the job at once with no further entry (RK-220). A job still waiting when its total_timeout passes is ended at the latest when a fetch reaches it (RK-226). Skip if unsupported.",
     "extension:dead-letter-replay": "Uses config.replay_rules, the replay_rules array of ojs-dead-letter 7.1 (name, filter, delay, max_replays, enabled; RK-221, RK-222), for every queue. A dead letter is replayed at discarded_at + delay (inclusive; RK-224) by the first rule that matches it while its replay count is below that rule's max_replays (RK-223): as a manual retry (attempt 0, error history kept) that writes replay_count, last_replayed_at_ms and replay_rule (the meta keys ojs.replay_count, ojs.last_replayed_at, ojs.replay_rule of 7.2). replay_at_ms is the planned replay of a dead letter, null when none is planned; a manual retry cancels it (RK-227). Skip if unsupported.",
@@ -84,7 +85,7 @@ def X(jobs=None, fetched=ABS, error=None, absent=None, counts=None):
     return d
 
 
-def enq(at, jid, expect, typ="email.send", queue=None, retry=ABS, sched=None, pending=False, vis=None, expires=None, ttl=None, prio=None):
+def enq(at, jid, expect, typ="email.send", queue=None, retry=ABS, sched=None, pending=False, vis=None, expires=None, ttl=None, prio=None, rl=None):
     job = {"id": jid, "type": typ}
     if queue: job["queue"] = queue
     job["args"] = [jid]
@@ -95,6 +96,7 @@ def enq(at, jid, expect, typ="email.send", queue=None, retry=ABS, sched=None, pe
     if vis is not None: job["visibility_timeout_ms"] = vis
     if expires is not None: job["expires_at_ms"] = expires
     if ttl is not None: job["enqueue_ttl_ms"] = ttl
+    if rl is not None: job["rate_limit"] = rl
     return {"at_ms": at, "op": "enqueue", "job": job, "expect": expect}
 
 
@@ -1150,6 +1152,74 @@ S(RP, "scn-rpl-0003", "RK-225", "ojs-dead-letter 7", "Only matching dead letters
    op(R1, "tick", X({"p": J("discarded") | {"replay_count": 0}, "t": J("discarded", dl=True) | {"replay_count": 0}, "d": J("available", attempt=0) | {"replay_count": 1, "replay_rule": "smtp-outage"}}))],
   covers=["RK-222", "DLQ-R003"], flags=RPF,
   config={"replay_rules": [RULE]})
+
+
+# ---- ratelimits.json: rate limits (ojs-rate-limiting 5-8; RK-285 .. RK-287)
+RL = "ratelimits"
+RLF = ["extension:rate-limiting"]
+def lim(key="api", conc=None, rate=None, throttle=None, on=None):
+    d = {"key": key}
+    if conc is not None: d["concurrency"] = conc
+    if rate is not None: d["rate"] = {"limit": rate[0], "period_ms": rate[1]}
+    if throttle is not None: d["throttle"] = {"limit": throttle[0], "period_ms": throttle[1]}
+    if on is not None: d["on_limit"] = on
+    return d
+C1 = lim(conc=1)
+S(RL, "scn-rl-0001", "RL-001", "ojs-rate-limiting 5.1", "Concurrency 1: while a (key api) is active, b (key api) is skipped and c (no limit) behind it is fetched (8.1); b stays available with attempt 0 and starts as attempt 1 once a is acked",
+  [enq(0, "a", X(), queue="q", rl=C1), enq(0, "b", X(), queue="q", rl=C1), enq(0, "c", X(), queue="q"),
+   fetch(0, X({"a": J("active", attempt=1)}, fetched="a"), "q"),
+   fetch(0, X({"b": J("available", attempt=0), "c": J("active", attempt=1)}, fetched="c"), "q"),
+   fetch(0, X({"b": J("available", attempt=0)}, fetched=None), "q"),
+   op(10, "ack", X({"a": J("completed", attempt=1)}), id="a"),
+   fetch(10, X({"b": J("active", attempt=1)}, fetched="b"), "q")],
+  covers=["RL-003", "RL-004"], flags=RLF)
+W2 = lim(rate=(2, 10000))
+S(RL, "scn-rl-0002", "RK-285", "ojs-rate-limiting 5.2", "Sliding window of 2 starts per 10000 ms: starts at 0 and 3000; at 9999 two starts lie in (-1, 9999] so c waits (attempt 0); at 10000 the start at 0 has left (0, 10000] and c starts; d waits until 13000, when the start at 3000 leaves",
+  [enq(0, "a", X(), rl=W2), enq(0, "b", X(), rl=W2), enq(0, "c", X(), rl=W2), enq(0, "d", X(), rl=W2),
+   fetch(0, X(fetched="a")), fetch(3000, X(fetched="b")),
+   fetch(9999, X({"c": J("available", attempt=0)}, fetched=None)),
+   fetch(10000, X({"c": J("active", attempt=1)}, fetched="c")),
+   fetch(12999, X({"d": J("available", attempt=0)}, fetched=None)),
+   fetch(13000, X(fetched="d"))],
+  covers=["RL-002", "RL-003"], flags=RLF + ["implementation-defined:boundary"])
+T3 = lim(throttle=(3, 1000))
+S(RL, "scn-rl-0003", "RK-286", "ojs-rate-limiting 5.3", "Throttle of 3 per 1000 ms: starts are spaced by ceil(1000 ms / 3) = 333.333334 ms after the last start, the first free: b may not start at 333 ms but at 334 ms; c not at 667 ms (334 + 333.333334 = 667.333334) but at 668 ms",
+  [enq(0, "a", X(), rl=T3), enq(0, "b", X(), rl=T3), enq(0, "c", X(), rl=T3),
+   fetch(0, X(fetched="a")),
+   fetch(333, X({"b": J("available", attempt=0)}, fetched=None)),
+   fetch(334, X(fetched="b")),
+   fetch(667, X(fetched=None)),
+   fetch(668, X({"c": J("active", attempt=1)}, fetched="c"))],
+  covers=["RL-002"], flags=RLF + ["implementation-defined:boundary"])
+S(RL, "scn-rl-0004", "RK-287", "ojs-rate-limiting 6.2", "on_limit with a window of 1 start per 60000 ms: a starts at 1000; at the next fetch r (reschedule) becomes scheduled for 61000, when the window allows, and d (drop) is discarded without running (attempt 0, not dead-lettered, no error entry); r is available at 61000 and starts as attempt 1",
+  [enq(0, "a", X(), rl=lim(key="k", rate=(1, 60000))), enq(0, "r", X(), rl=lim(key="k", rate=(1, 60000), on="reschedule")),
+   enq(0, "d", X(), rl=lim(key="k", rate=(1, 60000), on="drop")),
+   fetch(1000, X(fetched="a")),
+   fetch(1000, X({"r": J("scheduled", attempt=0), "d": J("discarded", attempt=0, dl=False, errs=[])}, fetched=None)),
+   op(60999, "tick", X({"r": J("scheduled", attempt=0)})),
+   op(61000, "tick", X({"r": J("available", attempt=0)})),
+   fetch(61000, X({"r": J("active", attempt=1)}, fetched="r"))],
+  covers=["RL-003"], flags=RLF)
+S(RL, "scn-rl-0005", "RL-004", "ojs-rate-limiting 8.2", "Priority and retries: p (priority 10, key api, concurrency 1) starts; p2 (priority 10, same key) is skipped for q (priority 0, no limit); p fails at 100 (retry at 1100) and p2 starts; at 1100 p is available but its key is busy, so it waits with attempt 1; after p2's ack at 1200 p starts as attempt 2",
+  [enq(0, "p", X(), retry=P3, prio=10, rl=C1), enq(0, "p2", X(), prio=10, rl=C1), enq(0, "q", X()),
+   fetch(0, X(fetched="p")), fetch(0, X(fetched="q")),
+   fail(100, "p", X({"p": J("retryable", attempt=1, nra=1100)})),
+   fetch(100, X(fetched="p2")),
+   fetch(1100, X({"p": J("available", attempt=1)}, fetched=None)),
+   op(1200, "ack", X(), id="p2"),
+   fetch(1200, X({"p": J("active", attempt=2)}, fetched="p"))],
+  covers=["RL-001", "CORE-F04"], flags=RLF + ["extension:priority"])
+S(RL, "scn-rl-0006", "RL-001", "ojs-rate-limiting 6.2", "Concurrency 0 lets no job of the key start: a (key stop) is never fetched; b of another key is",
+  [enq(0, "a", X(), rl=lim(key="stop", conc=0)), enq(0, "b", X(), rl=lim(key="go", conc=0 + 1)),
+   fetch(0, X(fetched="b")),
+   fetch(100000, X({"a": J("available", attempt=0)}, fetched=None))],
+  flags=RLF)
+S(RL, "scn-rl-0007", "RL-001", "ojs-rate-limiting 5.1", "A visibility timeout frees the key: a (concurrency 1, visibility 5000) is fetched at 0 and b waits; at 5000 a's reservation expires (a failed attempt, retry at 6000) and b starts; at 6000 a waits for b, attempt still 1",
+  [enq(0, "a", X(), retry=P3, vis=5000, rl=C1), enq(0, "b", X(), vis=5000, rl=C1),
+   fetch(0, X(fetched="a")), fetch(1, X(fetched=None)),
+   fetch(5000, X({"a": J("retryable", attempt=1, nra=6000, errs=[T(1, 5000)]), "b": J("active", attempt=1)}, fetched="b")),
+   fetch(6000, X({"a": J("available", attempt=1)}, fetched=None))],
+  flags=RLF + ["implementation-defined:timeout-transition", "implementation-defined:boundary"])
 
 
 if __name__ == "__main__":
