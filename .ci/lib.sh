@@ -1,6 +1,9 @@
 # Sections of the CI script: sourced by .ci/run.
 #
-#   section NAME CMD...      run CMD now, its output shown as it comes
+#   section [--after B] NAME CMD...
+#                            run CMD now, its output shown as it comes; with
+#                            --after, once background section B has passed
+#                            (the wait is not counted in NAME's time)
 #   section_bg [--after B] NAME CMD...
 #                            start CMD in the background, its output kept in
 #                            $ci_logs/NAME.log and shown when it is waited for;
@@ -21,32 +24,37 @@
 # section_bg for an independent suite that mostly waits, such as a test
 # against a real server), and record its measured time in .ci/times
 # ("NAME WARM COLD": seconds on the project's 2-core machines with Go's
-# caches warm, and on a cold machine). The run is judged cold when Go's build
-# cache holds no build of most of the main module's packages as it starts
-# (ci_detect_cold). A section with no recorded time
-# is listed by section_times but does not fail the run.
+# caches warm, and on a cold machine; ci_detect_cold says which applies). A
+# section with no recorded time is listed by section_times but does not
+# fail the run.
 
 ci_logs=$(mktemp -d "${TMPDIR:-/tmp}/retrykit-ci.XXXXXX")
 ci_start=$(date +%s)
 ci_cold=0
+declare -A ci_bg_pid=() ci_bg_start=()
 
 # ci_detect_cold: the run is cold when Go's build cache holds no build of
-# most of the main module's packages (a fresh machine, or a cleaned cache).
+# the standard library (fmt is stale: a fresh machine, or a cleaned cache)
+# or the module cache lacks the largest dependency (the Temporal server,
+# which integrations/temporal and verify build). A warm cache with the
+# repository's own packages changed is still warm: those are seconds.
 ci_detect_cold() {
-  local stale all
-  stale=$(go list -f '{{.Stale}}' ./... | grep -c true || true)
-  all=$(go list ./... | wc -l)
-  if [ $((2 * stale)) -gt "$all" ]; then ci_cold=1; fi
-  echo "ci: $stale of $all packages to build: judged a $([ "$ci_cold" = 1 ] && echo cold || echo warm) run"
+  local why=""
+  [ "$(go list -f '{{.Stale}}' fmt)" = true ] && why="the standard library is not in the build cache"
+  [ -d "$(go env GOMODCACHE)/go.temporal.io/server@v1.32.1" ] || why="${why:+$why; }the module cache lacks go.temporal.io/server"
+  if [ -n "$why" ]; then ci_cold=1; fi
+  echo "ci: judged a $([ "$ci_cold" = 1 ] && echo "cold run ($why)" || echo "warm run (Go's caches hold the standard library and the Temporal server)")"
 }
-declare -A ci_bg_pid=() ci_bg_start=()
 
 # ci_record NAME SECONDS RC: one line of $ci_logs/times.
 ci_record() { printf '%s %s %s\n' "$1" "$2" "$3" >>"$ci_logs/times"; }
 
 section() {
+  local after=""
+  if [ "$1" = --after ]; then after=$2; shift 2; fi
   local name=$1 t0 rc; shift
-  echo "== $name"
+  echo "== $name${after:+ (after $after)}"
+  if [ -n "$after" ]; then ci_after "$after"; fi
   t0=$(date +%s)
   set +e
   (set -e; "$@")

@@ -233,8 +233,8 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	markSilence(res, p.Timeouts())
 	repro := func(op string) string {
-		return fmt.Sprintf("retrykit fuzz --impl %s --seed %d --ops %s --parallel %d --cases %d%s",
-			shellQuote(*impl), seed, op, *parallel, *cases, unclaimedArgs(unc))
+		return fmt.Sprintf("%s fuzz --impl %s --seed %d --ops %s --parallel %d --cases %d%s",
+			self, shellQuote(*impl), seed, op, *parallel, *cases, unclaimedArgs(unc))
 	}
 	vectors := map[string][2]string{}
 	var writeErrs []string
@@ -262,7 +262,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	replay := func(id, dir string) string {
-		return fmt.Sprintf("retrykit conformance --impl %s %s --run %s --jitter-samples 0", shellQuote(*impl), dir, id)
+		return fmt.Sprintf("%s conformance --impl %s %s --run %s --jitter-samples 0", self, shellQuote(*impl), dir, id)
 	}
 	for i, f := range formats {
 		write := func(w io.Writer) error {

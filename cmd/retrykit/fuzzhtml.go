@@ -175,9 +175,10 @@ func writeFuzzHTML(w io.Writer, res *fuzz.Result, command string, repro func(str
 	return fuzzHTMLTemplate.Execute(w, p)
 }
 
-// fuzzCommandLine returns "retrykit fuzz" and args, quoted for a shell.
+// fuzzCommandLine returns "retrykit fuzz" (self) and args, quoted for a
+// shell.
 func fuzzCommandLine(args []string) string {
-	parts := []string{"retrykit", "fuzz"}
+	parts := []string{self, "fuzz"}
 	for _, a := range args {
 		parts = append(parts, shellQuote(a))
 	}
