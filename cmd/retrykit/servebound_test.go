@@ -20,7 +20,7 @@ func TestServeMemoryBoundFormula(t *testing.T) {
 		maxJobs  int
 		want     int64
 	}{
-		// Defaults: 2 × 256 MiB + 500 000 KiB + 200 MiB = 1 224 000 000 bytes, about 1 167 MiB.
+		// Defaults: 2 × 256 MiB + 500 000 KiB + 200 MiB = 1 258 586 112 bytes, about 1 200 MiB.
 		{256 * MiB, 500_000, 2*256*MiB + 500_000*1024 + 200*MiB},
 		{1, 1, 2 + 1024 + 200*MiB},
 		{math.MaxInt64, 1, math.MaxInt64},
