@@ -76,6 +76,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		return true
 	}
 	jobs := s.exec.FetchWithin(int(n), vis, fit, req.Queues...)
+	s.plantHeldBack(req.Queues)
 	out := make([]map[string]any, len(jobs))
 	for i, j := range jobs {
 		started := j.StartedAt

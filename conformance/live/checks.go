@@ -56,6 +56,11 @@ var checks = []Check{
 	{"http-heartbeat", "RET-13", "9.3", "heartbeats extend the reservation: the job is not handed out again while they come, and ACK then succeeds", []string{"class:heartbeat"}},
 	{"http-default-policy", "RET-09", "8", "a job without a retry policy retries under the default: max_attempts 3, first delay in [0.5s, 1.5s)", []string{"class:default-policy"}},
 	{"http-content-type", "HTTP-4.1", "4.1", "every answer with a body has Content-Type application/openjobspec+json (the binding's MUST; application/json, which servers must accept from clients, is noted, not failed)", []string{"class:content-type"}},
+	{"http-ojs-version", "HTTP-6.5", "6.5", "every answer carries the OJS-Version header", []string{"class:headers"}},
+	{"http-error-object", "HTTP-16.1", "16.1", "every error answer is the binding's envelope: error.code and error.message strings, error.retryable a boolean, error.request_id equal to the X-Request-Id header", []string{"class:error-object"}},
+	{"http-location", "HTTP-9.1", "9.1", "a 201 PUSH carries Location /ojs/v1/jobs/{id}, and a GET on it returns that job", []string{"class:location"}},
+	{"http-paused-queue", "HTTP-11.3", "11.3", "a paused queue is not fetched from; a PUSH to it is refused with 422 queue_paused, retryable, and stores nothing; after the resume its jobs are fetched (not run when the server does not pause queues)", []string{"class:paused-queue"}},
+	{"http-rate-limit-attempt", "RL-003", "8.1", "when the manifest claims rate limiting: a job held back by its key's concurrency 1 stays available with attempt 0 through FETCHes that skip it, and starts as attempt 1 once the other job is acked (ojs-rate-limiting §5.1, §8.1)", []string{"class:rate-limit"}},
 	{"http-nonretryable-dead-letter", "RK-115", "6.3", "a non-retryable error under on_exhaustion dead_letter is dead-lettered (retry spec); --nonretryable-discards also accepts a plain discard (the binding's L1-RET-003)", []string{"class:reading"}},
 	{"http-interval-ms", "RK-113", "2.1", "initial_interval_ms (the binding's examples) is rejected (retry spec) or honoured (binding), never accepted and ignored", []string{"class:reading"}},
 	{"http-backoff-type", "RK-114", "3", "backoff_type constant (openapi) is rejected (retry spec) or honoured (openapi), never accepted and ignored", []string{"class:reading"}},
@@ -75,6 +80,11 @@ func Checks() []Check {
 // notes explains the failure classes of the checks, for the report's
 // causes.
 var notes = map[string]string{
+	"class:headers":            "Failure class: answers without the OJS-Version header (binding 6.5: every response MUST carry it); clients detect version mismatches by it.",
+	"class:error-object":       "Failure class: error answers that are not the binding's envelope (16.1): a client cannot read code, retryable or request_id, so it cannot decide whether to retry.",
+	"class:location":           "Failure class: a 201 PUSH without a Location header naming the job (binding 9.1), or one that does not lead to it.",
+	"class:paused-queue":       "Failure class: a paused queue is fetched from, or accepts a PUSH, or refuses it with something other than 422 queue_paused (binding 11.3; ojs-admin-api 6.3 lets a paused queue accept jobs, the binding does not).",
+	"class:rate-limit":         "Failure class: a rate-limited job spends attempts while it waits, or its limit is not applied (ojs-rate-limiting 5.1, 8.1: it MUST remain available and be skipped).",
 	"class:attempt-count":      "Failure class: the attempt or max_attempts a FAIL answer or INFO reports is not the 1-based attempt that failed (off by one), or the job is delivered more or fewer times than max_attempts.",
 	"class:wrong-delay":        "Failure class: next_attempt_at is not the failure time plus the policy's delay.",
 	"class:jitter":             "Failure class: jittered delays leave [0.5, 1.5) times the base delay, or no jitter is applied.",

@@ -42,6 +42,9 @@ var scenarios = []scenario{
 	{"strategies", []string{"http-strategy-none", "http-strategy-linear", "http-strategy-exponential", "http-strategy-polynomial"}, scenStrategies},
 	{"jitter-distribution", []string{"http-jitter-distribution"}, scenJitterDistribution},
 	{"relative-lateness", []string{"http-promoted-relative"}, scenRelativeLateness},
+	{"location", []string{"http-location"}, scenLocation},
+	{"paused-queue", []string{"http-paused-queue"}, scenPaused},
+	{"rate-limit", []string{"http-rate-limit-attempt"}, scenRateLimit},
 }
 
 // start pushes a job with policy r (nil for none) to a fresh queue and

@@ -91,6 +91,15 @@ func TestPlantedFaults(t *testing.T) {
 		{ojsfault.DelayDoubled, []string{"http-cap", "http-strategy-exponential"}, wide, []string{"time-factor(×2)"}},
 		{ojsfault.ExhaustLate, []string{"http-attempts", "http-discard"}, wide, []string{"exhaustion-offset(+1)"}},
 		{ojsfault.DiscardCodeIgnored, []string{"http-code-discard"}, nil, []string{"handler-codes-ignored(DISCARD)"}},
+		// The binding's rules beyond retries: each fault fails its check
+		// alone.
+		{ojsfault.NoLocation, []string{"http-location"}, nil, nil},
+		{ojsfault.NoVersionOnErrors, []string{"http-ojs-version"}, nil, nil},
+		{ojsfault.BadErrorObject, []string{"http-error-object"}, []string{"http-paused-queue"}, nil}, // queue_paused loses retryable too
+		{ojsfault.TextErrors, []string{"http-content-type"}, nil, nil},
+		{ojsfault.PausedAccepts, []string{"http-paused-queue"}, nil, nil},
+		{ojsfault.RateLimitIgnored, []string{"http-rate-limit-attempt"}, nil, nil},
+		{ojsfault.RateLimitSpendsAttempt, []string{"http-rate-limit-attempt"}, nil, nil},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			rep := runServe(t, tc.fault)
