@@ -208,6 +208,7 @@ func New(exec *executor.Executor, opts ...Option) *Server {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	markConn(r.Context(), false) // the request is ours now, not a slow client's (ConnLimiter)
 	w.Header().Set("X-Request-Id", requestID(r))
 	header(w)
 	if v := r.Header.Get("OJS-Version"); !acceptVersion(v) {
@@ -220,7 +221,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // NewHTTPServer returns an http.Server for h on addr with timeouts against
 // slow or stalled clients: 5 s to read the headers, 30 s to read a request,
 // 30 s to write the answer, 30 s idle between keep-alive requests, and
-// 64 KiB of headers. With a [ConnLimiter], set its ConnState hook too. Stop it with its Shutdown method, which lets
+// 64 KiB of headers; a request body must keep up MinRequestRate after a
+// 2 s grace. With a [ConnLimiter], set its ConnState and ConnContext hooks
+// too. Stop it with its Shutdown method, which lets
 // in-flight requests finish.
 func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{

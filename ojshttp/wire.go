@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -154,12 +155,17 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, optional bool
 	if optional && r.ContentLength == 0 {
 		return nil, nil
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readMinRate(w, r, limit)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, errf(http.StatusRequestEntityTooLarge, CodeInvalidRequest,
 				"request body larger than %d bytes", limit)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, errf(http.StatusRequestTimeout, CodeInvalidRequest,
+				"the request body came slower than %d bytes a second (ojshttp.MinRequestRate)", MinRequestRate)
 		}
 		return nil, errf(http.StatusBadRequest, CodeInvalidPayload, "reading the request body: %v", err)
 	}
@@ -177,6 +183,45 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, optional bool
 		return nil, aerr
 	}
 	return body, nil
+}
+
+// bodyGrace is the time a body may take beyond what MinRequestRate gives.
+const bodyGrace = 2 * time.Second
+
+// readMinRate reads r's body, at most limit bytes, with a read deadline
+// that moves with the bytes received: bodyGrace plus one second per
+// MinRequestRate bytes read so far, so a client that sends a byte a second
+// is cut off after about bodyGrace, whatever the server's ReadTimeout, and
+// one that keeps the rate is never. The connection is marked as reading a
+// body for ConnLimiter meanwhile.
+func readMinRate(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	markConn(r.Context(), true)
+	defer markConn(r.Context(), false)
+	mr := &minRateReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, start: time.Now()}
+	b, err := io.ReadAll(mr)
+	if err == nil && mr.set {
+		rc.SetReadDeadline(time.Time{}) // read whole: no deadline for the rest of the request
+	}
+	return b, err
+}
+
+type minRateReader struct {
+	r     io.Reader
+	rc    *http.ResponseController
+	start time.Time
+	n     int64
+	set   bool // a deadline was set (the ResponseWriter supports it)
+}
+
+func (m *minRateReader) Read(p []byte) (int, error) {
+	dl := m.start.Add(bodyGrace + time.Duration(m.n)*time.Second/MinRequestRate)
+	if m.rc.SetReadDeadline(dl) == nil {
+		m.set = true
+	}
+	n, err := m.r.Read(p)
+	m.n += int64(n)
+	return n, err
 }
 
 // readBody reads the request body (readJSON) as one JSON object into dst.

@@ -74,6 +74,9 @@
 // backoff functions (asynq's RetryDelayFunc, Sidekiq's sidekiq_retry_in,
 // BullMQ custom strategies). Server push-back other than aws_go's
 // x-amz-retry-after (gRPC retry pushback, River snoozes), retry quotas
-// and deadlines are out of scope. The package
+// and deadlines are not modelled as delays; [Profile.Supports] says which
+// of the five retry features of docs/extensions.md (per-error rules,
+// requested delays, snoozes, jitter modes, retry budgets) each system
+// has, and through which of its mechanisms. The package
 // keeps no global mutable state and draws only from the Source it is given.
 package profile

@@ -45,7 +45,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	vis := fs.Duration("visibility-timeout", 30*time.Second, "(positive) reservation of a fetched job when the FETCH request sets none")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "(positive) how long in-flight requests may take to finish on SIGINT/SIGTERM")
 	keep := fs.Int("keep-finished", 10000, "(at least 1) finished jobs kept per queue and state (completed, cancelled, discarded), the oldest pruned first, each for at most 24h; over all queues at least 100000 of them and 10000 dead letters")
-	maxConns := fs.Int("max-conns", 1024, "(at least 1) connections held at once; a new client beyond it closes the longest idle keep-alive connection, or waits while none is idle")
+	maxConns := fs.Int("max-conns", 1024, "(at least 1) connections held at once; a new client beyond it closes the longest idle keep-alive connection, else the slowest one sending below ojshttp.MinRequestRate, or waits while none is")
 	idle := fs.Duration("idle-timeout", 30*time.Second, "(positive) how long a keep-alive connection may stay idle between requests")
 	maxJobs := fs.Int("max-jobs", ojshttp.DefaultMaxJobs, "(at least 1) jobs held at most, in every state (429 queue_full beyond)")
 	maxBytes := fs.Int64("max-bytes", ojshttp.DefaultMaxBytes, "(at least 1) bytes of job data (args, meta, results) held at most (429 queue_full beyond)")
@@ -154,8 +154,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	silent := newSilentConns()
 	hs.ConnState = func(c net.Conn, st http.ConnState) {
 		silent.track(c, st)
-		lim.ConnState(c, st) // idle connections give way to new clients
+		lim.ConnState(c, st) // idle and slow connections give way to new clients
 	}
+	hs.ConnContext = lim.ConnContext // a request being handled is never taken for a slow one
 	hs.IdleTimeout = *idle
 	base := "http://" + dialAddr(ln.Addr())
 	fmt.Fprintln(stdout, base)

@@ -23,16 +23,20 @@ import (
 
 func init() {
 	commands["simulate"] = command{
-		summary: "simulate N jobs retrying through an outage (thundering herd, with and without jitter)",
+		summary: "simulate jobs retrying through an outage: the thundering herd, or the load of N clients with each jitter mode and a retry budget",
 		run:     runSimulate,
 	}
 }
 
-const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--policy FILE|-|JSON|default]
-                         [--jitter both|on|off|policy] [--seed S] [--bucket 1s] [--svg FILE]
+const simulateUsage = `usage: retrykit simulate [--jobs N] [--outage 60s] [--jitter both|on|off] …
+       retrykit simulate --clients N [--every 1s] [--failure-rate 1] …
 
-N jobs are enqueued at t=0 and run at once. Every attempt that starts before
-the end of the outage fails (a retryable error); attempts after it succeed.
+Two models. Without --clients, the thundering herd (below). With --clients,
+the load of N clients through an outage (further below).
+
+The herd: N jobs are enqueued at t=0 and run at once. An attempt that
+starts before the end of the outage fails (a retryable error) with
+probability --failure-rate (default 1: every one); others succeed.
 Each job follows the retry policy on the reference executor with a fake
 clock and infinitely many workers. The histogram counts retry arrivals
 (attempts 2 and later) per bucket. --jitter both (default) runs the policy
@@ -40,12 +44,44 @@ with jitter off and on, side by side; on/off force one; policy keeps the
 policy's own setting.
 
 The policy is a file, "-" for standard input, inline OJS JSON, or
-"default" for the OJS default policy. Without --policy it is ` + simDefaultPolicy + `: the OJS
-defaults (PT1S, x2, cap PT5M) with enough attempts to ride out outages of
-up to about an hour, so that the herd's return after the outage shows. With
-the OJS default's 3 attempts every job gives up within seconds of a long
-outage (the report counts them as discarded, or as dead-lettered under
-on_exhaustion dead_letter).
+"default" for the OJS default policy. Without --policy it is
+` + simDefaultPolicy + `: the OJS defaults (PT1S, x2, cap PT5M) with
+enough attempts to ride out outages of up to about an hour, so that the
+herd's return after the outage shows. With the OJS default's 3 attempts
+every job gives up within seconds of a long outage (the report counts
+them as discarded, or as dead-lettered under on_exhaustion dead_letter).
+
+The load (--clients N): client c (0-based) enqueues one job at
+c·every/N + k·every, k = 0, 1, …, while that is before --until (default:
+the end of the outage plus 1m); times are exact nanoseconds (c·every/N
+truncated). The outage runs from t=0 to --outage: an attempt that starts
+before its end fails with probability --failure-rate (default 1: every
+one), and every other attempt succeeds. Workers are unlimited and an
+attempt takes no time. A failed attempt n gets the policy's decision
+(policy.DecideAt, error type upstream.unavailable): retried, or
+exhausted at max_attempts (discarded or dead-lettered), the policy's
+jitter_mode set to the run's (Failure.PrevDelay: the delay before attempt
+n, which decorrelated jitter reads). With a
+budget (docs/extensions.md §3.6), each first attempt deposits, each
+success credits, and a retry the policy schedules asks the budget at the
+instant of the failure; a refused retry ends the job. Events at the same
+instant run first attempts before retries, each in job order (jobs are
+numbered by arrival time, then client). Randomness: failure draws u from
+PCG(seed, 1), made only when 0 < failure rate < 1 (the attempt fails when
+u < rate), and jitter draws r from PCG(seed, 2), made only when the policy
+jitters, both math/rand/v2 Float64 in event order.
+
+Each jitter mode of --modes (default all: off, proportional (OJS), full,
+equal, decorrelated; docs/extensions.md §3.4) runs without a budget, then
+with --budget (default, the Finagle and Linkerd defaults:
+` + loadDefaultBudget + `;
+none: no budget runs). The report gives
+for each run: attempts per original job (all attempts, first ones
+included, over jobs), the peak attempts per second (the largest count of
+attempts starting in one --bucket window [k·bucket, (k+1)·bucket), over the
+bucket in seconds) and when, the same for retries alone, and how the
+jobs ended (completed, exhausted by the policy, refused by the
+budget). Every job ends: the run goes on until no attempt is pending.
 
 Ranges (out of range is a usage error, exit status 2, before anything runs):
   --jobs    1 to 1000000. Jobs run in batches of 4096 on a fresh executor
@@ -59,6 +95,11 @@ Ranges (out of range is a usage error, exit status 2, before anything runs):
             whatever max_attempts is (up to 2^63-1). An attempt costs about
             1-2 µs, so a run at the limit takes 10-20 s, and --jitter both
             makes two runs.
+  load      --clients 1 to 100000, --every 1ms to 24h, --until 1ns to
+            10000h, at most 1000000 jobs; a job makes at most max_attempts
+            attempts, and no more than fit in the outage at the shortest
+            delays of each mode (full jitter's is 0), and jobs times that is
+            at most 10000000 per run; --failure-rate 0 to 1.
 
 flags:
 `
@@ -101,6 +142,12 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed of the jitter randomness")
 	bucket := fs.Duration("bucket", time.Second, "histogram bucket width, 1ms to 10000h")
 	svg := fs.String("svg", "", "also write an SVG chart to this file")
+	clients := fs.Int("clients", 0, "the load model: number of clients, 1 to 100000 (0: the herd model)")
+	every := fs.Duration("every", time.Second, "load: each client enqueues one job this often")
+	until := fs.Duration("until", 0, "load: clients enqueue jobs before this instant (default: the outage's end plus 1m)")
+	failureRate := fs.Float64("failure-rate", 1, "probability that an attempt starting during the outage fails, 0 to 1")
+	budgetArg := fs.String("budget", loadDefaultBudget, "load: a retry_budget (inline JSON or a file), or none")
+	modesArg := fs.String("modes", "all", "load: jitter modes to compare, all or a comma-separated list")
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -124,6 +171,24 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *bucket < minSimBucket || *bucket > maxSimBucket {
 		return bad("--bucket must be between %v and %v, got %v", minSimBucket, maxSimBucket, *bucket)
 	}
+	if !(*failureRate >= 0 && *failureRate <= 1) {
+		return bad("--failure-rate must be between 0 and 1, got %v", *failureRate)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *clients == 0 {
+		for _, name := range []string{"every", "until", "budget", "modes"} {
+			if set[name] {
+				return bad("--%s belongs to the load model: give --clients N too", name)
+			}
+		}
+	} else {
+		for _, name := range []string{"jobs", "jitter"} {
+			if set[name] {
+				return bad("--%s belongs to the herd model, not to --clients (the load model runs every jitter mode of --modes)", name)
+			}
+		}
+	}
 	p := policy.Default()
 	switch t := strings.TrimSpace(*polFile); {
 	case t == "":
@@ -141,6 +206,13 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if p, err = policy.Parse(data); err != nil {
 			return bad("--policy %s: %v", clipArg(*polFile), err)
 		}
+	}
+	if *clients != 0 {
+		return runLoad(loadFlags{
+			cfg: loadConfig{clients: *clients, every: *every, until: *until, outage: *outage,
+				failureRate: *failureRate, bucket: *bucket, seed: *seed},
+			untilSet: set["until"], budget: *budgetArg, modes: *modesArg, svg: *svg,
+		}, p, stdin, stdout, bad)
 	}
 	var modes []string
 	switch *jitter {
@@ -203,7 +275,8 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var runs []*simRun
 	for i, q := range qs {
-		runs = append(runs, simulate(q, *jobs, *outage, *bucket, int(nb), rand.New(rand.NewPCG(*seed, 0x5eed)), labels[i]))
+		fails := failureDraw(*failureRate, *seed)
+		runs = append(runs, simulate(q, *jobs, *outage, *bucket, int(nb), rand.New(rand.NewPCG(*seed, 0x5eed)), fails, labels[i]))
 	}
 	writeSimText(stdout, p, *jobs, *outage, *bucket, runs)
 	if svgFile != nil {
@@ -278,16 +351,17 @@ func simSpan(p *policy.Policy, outage time.Duration) time.Duration {
 // workers are unlimited), so the batches add up to the whole run while
 // memory stays that of one batch plus nb histogram buckets. src is shared
 // by the batches, so a seed gives one reproducible run.
-func simulate(p *policy.Policy, n int, outage, bucket time.Duration, nb int, src backoff.Source, label string) *simRun {
+func simulate(p *policy.Policy, n int, outage, bucket time.Duration, nb int, src backoff.Source, fails func() bool, label string) *simRun {
 	r := &simRun{label: label, buckets: make([]int, 0, nb)}
 	for done := 0; done < n; done += simBatch {
-		simulateBatch(r, p, min(simBatch, n-done), outage, bucket, src)
+		simulateBatch(r, p, min(simBatch, n-done), outage, bucket, src, fails)
 	}
 	return r
 }
 
 // simulateBatch runs n jobs on a fresh executor and adds them to r.
-func simulateBatch(r *simRun, p *policy.Policy, n int, outage, bucket time.Duration, src backoff.Source) {
+// An attempt that starts during the outage fails when fails() says so.
+func simulateBatch(r *simRun, p *policy.Policy, n int, outage, bucket time.Duration, src backoff.Source, fails func() bool) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := executor.NewFakeClock(start)
 	e := executor.New(executor.WithClock(clock), executor.WithRand(src), executor.WithErrorHistory(10),
@@ -312,7 +386,7 @@ func simulateBatch(r *simRun, p *policy.Policy, n int, outage, bucket time.Durat
 				r.retries++
 			}
 			var after executor.Job
-			if now < outage {
+			if now < outage && fails() {
 				after, _ = e.Fail(j.ID, j.Delivery, fail)
 			} else {
 				after, _ = e.Ack(j.ID, j.Delivery)
@@ -336,6 +410,22 @@ func simulateBatch(r *simRun, p *policy.Policy, n int, outage, bucket time.Durat
 			break
 		}
 		clock.Set(next)
+	}
+}
+
+// failureDraw returns the failure test of an attempt during the outage:
+// always true at rate 1, never at 0, else a draw u from PCG(seed, 1)
+// with u < rate.
+func failureDraw(rate float64, seed uint64) func() bool {
+	src := rand.New(rand.NewPCG(seed, 1))
+	return func() bool {
+		switch {
+		case rate >= 1:
+			return true
+		case rate <= 0:
+			return false
+		}
+		return src.Float64() < rate
 	}
 }
 

@@ -128,6 +128,9 @@ type translation struct {
 	Checked int      `json:"attempts_checked"`
 	Notes   []string `json:"notes,omitempty"`
 	Rows    []trRow  `json:"attempts"`
+	// Features says, for each of the five retry features of
+	// docs/extensions.md, what the system has and how it crosses over.
+	Features []trFeature `json:"features"`
 }
 
 // trRow compares one attempt: the source's and the target's range and
@@ -224,6 +227,7 @@ func toOJS(p profile.Profile) (*translation, error) {
 	js, _ := pol.MarshalJSON()
 	t.Policy = js
 	t.Notes = notes
+	t.Features = featuresFrom(p)
 	ps := profileSubject(p)
 	os := policySubject("OJS policy", pol)
 	compareSubjects(t, ps, os, horizonOf(ps.attempts, os.attempts))
@@ -325,7 +329,7 @@ func toSystem(pol *policy.Policy, name string, base profile.Profile) *translatio
 		best = base
 	}
 	js, _ := pol.MarshalJSON()
-	t := &translation{From: name, To: baseName(base), Policy: js, Profile: best.Name()}
+	t := &translation{From: name, To: baseName(base), Policy: js, Profile: best.Name(), Features: featuresTo(pol, base)}
 	if len(best.Settings()) == 0 {
 		t.Notes = append(t.Notes, baseName(base)+" has no settings that change its schedule: its fixed scheme is shown as it is")
 	}
@@ -560,6 +564,7 @@ func writeTranslation(stdout, stderr io.Writer, t *translation, asJSON bool) int
 	for _, n := range t.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	writeFeatures(w, t)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "attempt\tfrom range\tfrom middle (r = 0.5)\tto range\tto middle (r = 0.5)\toff %\t")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/retrykit/retrykit/retrybudget"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,5 +192,101 @@ func TestTranslateSaysWhatTheTargetNeeds(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("translate --to bullmq lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// translate --profile says how each retry feature the system has crosses
+// into the extension; a retry quota comes out as a retry_budget that
+// retrybudget.Parse reads.
+func TestTranslateCarriesSystemFeatures(t *testing.T) {
+	get := func(name string) map[string]trFeature {
+		code, out, errOut := runCLI(t, "", "translate", "--profile", name, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		var tr translation
+		if err := json.Unmarshal([]byte(out), &tr); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]trFeature{}
+		for _, f := range tr.Features {
+			m[f.Feature] = f
+		}
+		if len(m) != 5 {
+			t.Fatalf("%s: %d features", name, len(m))
+		}
+		return m
+	}
+	aws := get("aws_go")
+	b := aws["retry_budget"]
+	if b.Carried != "yes" || b.JSON == "" {
+		t.Fatalf("aws_go retry_budget: %+v", b)
+	}
+	bud, err := retrybudget.Parse([]byte(b.JSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := bud.(*retrybudget.TokenBucket).Spec(); s.Capacity != 100 || s.CreditPerSuccess != 0.2 {
+		t.Fatalf("aws_go budget %+v: want 500 tokens and 1 per success divided by the retry cost 5", s)
+	}
+	if f := aws["jitter_mode"]; f.Carried != "yes" || !strings.Contains(f.Note, "full") {
+		t.Fatalf("aws_go jitter: %+v", f)
+	}
+	if f := get("river")["snooze"]; f.Level != "yes" || f.Carried != "yes" || !strings.Contains(f.How, "JobSnooze") {
+		t.Fatalf("river snooze: %+v", f)
+	}
+	if f := get("temporal")["snooze"]; f.Level != "no" || f.Carried != "no" {
+		t.Fatalf("temporal snooze: %+v", f)
+	}
+	_, out, _ := runCLI(t, "", "translate", "--profile", "bee_queue")
+	if !strings.Contains(out, "bee_queue has none of the five") {
+		t.Fatalf("bee_queue:\n%s", out)
+	}
+	_, out, _ = runCLI(t, "", "translate", "--to", "grpc_retry")
+	if !strings.Contains(out, `retry_budget {"token_bucket": {"capacity": 5, "credit_per_success": 0.1}}`) {
+		t.Fatalf("--to grpc_retry names no budget equivalent:\n%s", out)
+	}
+}
+
+// translate --to carries the retry features a policy uses where the
+// target has them, and says so where it cannot express them.
+func TestTranslateToSaysWhichFeaturesCross(t *testing.T) {
+	pol := `{"max_attempts": 5, "jitter_mode": "full", "max_snoozes": 3, "max_retry_after": "PT1M",
+		"error_rules": [{"match": ["http.429"], "initial_interval": "PT1M"}]}`
+	get := func(system string) map[string]trFeature {
+		code, out, errOut := runCLI(t, pol, "translate", "--to", system, "-", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", system, code, errOut)
+		}
+		var tr translation
+		if err := json.Unmarshal([]byte(out), &tr); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]trFeature{}
+		for _, f := range tr.Features {
+			m[f.Feature] = f
+		}
+		return m
+	}
+	river := get("river")
+	if f := river["snooze"]; !f.Used || f.Carried != "yes" || !strings.Contains(f.Note, "JobSnooze") {
+		t.Errorf("river snooze: %+v", f)
+	}
+	if f := river["jitter_mode"]; !f.Used || f.Carried != "no" || !strings.Contains(f.Note, "cannot express") {
+		t.Errorf("river jitter_mode: %+v", f)
+	}
+	temporal := get("temporal")
+	if f := temporal["snooze"]; f.Carried != "no" || !strings.Contains(f.Note, "temporal cannot express it") {
+		t.Errorf("temporal snooze: %+v", f)
+	}
+	if f := temporal["retry_after"]; !f.Used || f.Carried != "yes" || !strings.Contains(f.Note, "NextRetryDelay") {
+		t.Errorf("temporal retry_after: %+v", f)
+	}
+	if f := get("sidekiq")["error_rules"]; !f.Used || f.Carried != "partly" {
+		t.Errorf("sidekiq error_rules: %+v", f)
+	}
+	_, out, _ := runCLI(t, pol, "translate", "--to", "temporal", "-")
+	if !strings.Contains(out, "snooze") || !strings.Contains(out, "cannot express it") {
+		t.Errorf("text output says nothing of what temporal cannot carry:\n%s", out)
 	}
 }

@@ -1,6 +1,6 @@
 // The causes of a run's failures: a failing server, then the server bug
-// models that reproduce the answers (package servermodel), then the
-// checks' failure classes for the rest.
+// models and fitted families that reproduce the answers (package
+// servermodel), then the rest grouped by the deviation observed.
 
 package live
 
@@ -22,8 +22,9 @@ import (
 //  2. else the bug models of package servermodel that reproduce the
 //     server's answers, each with the checks it explains, the passes that
 //     contradict it, and the dialect flag that explains it, if any;
-//  3. the failed and errored checks no model explains keep their class
-//     causes, after the models.
+//  3. the failed checks no model explains, grouped by the deviation
+//     observed (servermodel.Deviations), each with an example;
+//  4. errored checks keep the runner's symptoms.
 func (e *env) diagnose(rep *conformance.Report) {
 	if rep.Totals.Fail+rep.Totals.Error == 0 {
 		return
@@ -62,7 +63,7 @@ func (e *env) diagnose(rep *conformance.Report) {
 	e.mu.Lock()
 	obs := append([]servermodel.Obs(nil), e.obs...)
 	e.mu.Unlock()
-	found, _ := servermodel.Diagnose(obs, failed)
+	found, unexplained := servermodel.Diagnose(obs, failed)
 	explained := map[string]bool{}
 	var causes []conformance.Cause
 	for _, f := range found {
@@ -76,6 +77,24 @@ func (e *env) diagnose(rep *conformance.Report) {
 			explained[id] = true
 		}
 	}
+	reason := map[string]string{}
+	for _, r := range rep.Results {
+		reason[r.ID] = r.Reason
+	}
+	for _, g := range servermodel.Deviations(obs, unexplained) {
+		c := conformance.Cause{Class: "unexplained:" + g.Name, IDs: g.Checks,
+			Explanation: "no bug model or fitted family reproduces these; observed: " + g.Explanation}
+		c.Reproduction = g.Example
+		if c.Reproduction == "" && len(g.Checks) > 0 {
+			c.Reproduction = g.Checks[0] + ": " + reason[g.Checks[0]]
+		}
+		causes = append(causes, c)
+		for _, id := range g.Checks {
+			explained[id] = true
+		}
+	}
+	// what is left (errors, checks Diagnose does not judge) keeps the
+	// runner's symptoms
 	for _, c := range rep.Causes {
 		if c.Reproduced {
 			continue
