@@ -583,6 +583,9 @@ var defaultQueues = []string{DefaultQueue}
 func (e *Executor) claim(j *job, now int64) {
 	e.move(j, Active)
 	e.countStart(j, now)
+	if j.x != nil {
+		j.x.snoozing = false
+	}
 	j.attempt++
 	e.deliveries++
 	j.delivery = e.deliveries
@@ -684,7 +687,9 @@ func (e *Executor) Fail(id string, d uint64, f Failure) (Job, error) {
 		// A snooze is not a failure: no error entry, and the attempt
 		// that ran is given back, so the next fetch runs the same one.
 		j.attempt--
-		j.more().snoozes++
+		r := j.more()
+		r.snoozes++
+		r.snoozing = true
 		e.apply(j, dec, now)
 		return j.snapshot(e.cfg.history), nil
 	}

@@ -131,6 +131,9 @@ type Job struct {
 	// Snoozes is how many snoozes the job has taken (docs/extensions.md
 	// §3.5): each ran an attempt and gave it back. A manual retry resets it.
 	Snoozes int
+	// Snoozed is true while the job is retryable after a snooze: its
+	// NextRetryAt ends the snooze, not a backoff after a failure.
+	Snoozed bool
 	// Delivery identifies the current or last fetch of the job: 0 before the
 	// first fetch, then a number the executor never hands out again (not
 	// even after a manual retry). Ack, Fail and Heartbeat take it, so only
@@ -255,6 +258,7 @@ type jobRare struct {
 	// decorrelated jitter (docs/extensions.md §3.4, §3.5); both reset by a
 	// manual retry or replay.
 	snoozes   int32
+	snoozing  bool // retryable after a snooze, until the next claim
 	prevDelay int64
 }
 
@@ -289,7 +293,7 @@ func (j *job) snapshot(history int) Job {
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),
 		ExpiresAt:         nsTime(r.expires), EnqueueTTL: time.Duration(r.ttl), Expired: r.expired,
-		Replay: j.replayState(), Snoozes: int(r.snoozes),
+		Replay: j.replayState(), Snoozes: int(r.snoozes), Snoozed: r.snoozing && j.state == Retryable,
 	}
 	if r.rl != nil {
 		s.RateLimit = r.rl.spec
