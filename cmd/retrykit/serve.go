@@ -17,7 +17,6 @@ import (
 
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
-	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/ojshttp"
 )
 
@@ -111,11 +110,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// A soft heap limit near what the flags let the server hold: the
-		// job data, the in-flight budget (bodies and answers, up to three
-		// times their size while encoded) and the runtime's own. The
-		// collector works harder near it instead of doubling the heap.
-		debug.SetMemoryLimit(sat.AddInt(sat.MulInt(*maxBytes, 2), 3*ojshttp.DefaultMaxInflightBytes+128<<20))
+		// A soft limit just below the memory bound of the flags
+		// (serve_memory.go): the collector works harder near it instead
+		// of doubling the heap past it.
+		debug.SetMemoryLimit(serveMemoryLimit(*maxBytes, *maxJobs))
 	}
 	ropts, err := replayOptions(*rulesFile, perQueue)
 	if err != nil {
@@ -169,6 +167,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if serveReady != nil {
 		serveReady <- ln.Addr().String()
 	}
+	stopReclaim := make(chan struct{})
+	defer close(stopReclaim)
+	go reclaimLoop(srv, stopReclaim)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	stop := serveStop
