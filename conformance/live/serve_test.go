@@ -294,3 +294,32 @@ func TestSelection(t *testing.T) {
 		t.Errorf("results %+v, not run %+v", rep.Results, rep.NotRun)
 	}
 }
+
+// A loaded host is not a failing server: behind a proxy that holds every
+// FETCH for 300 ms (over half the 400 ms late bound), a correct server
+// fails no check; what could not be seen in time is inconclusive (not
+// run, with the reason), never a failure of the spec.
+func TestSlowFetchesAreInconclusiveNotFailures(t *testing.T) {
+	srv := ojshttp.New(executor.New())
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/workers/fetch") {
+			time.Sleep(300 * time.Millisecond)
+		}
+		srv.ServeHTTP(w, r)
+	})
+	hs := httptest.NewServer(slow)
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithLateBound(400*time.Millisecond),
+		live.WithIDs("http-attempts", "http-promoted", "http-not-early", "http-promoted-relative"))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusFail {
+			t.Errorf("%s failed on a correct server behind slow FETCHes: %s", r.ID, r.Reason)
+		}
+	}
+	for _, u := range rep.NotRun {
+		t.Logf("not run: %s: %s", u.ID, u.Reason)
+	}
+}
