@@ -91,6 +91,9 @@ func TestPlantedFaults(t *testing.T) {
 		{ojsfault.DelayDoubled, []string{"http-cap", "http-strategy-exponential"}, wide, []string{"time-factor(×2)"}},
 		{ojsfault.ExhaustLate, []string{"http-attempts", "http-discard"}, wide, []string{"exhaustion-offset(+1)"}},
 		{ojsfault.DiscardCodeIgnored, []string{"http-code-discard"}, nil, []string{"handler-codes-ignored(DISCARD)"}},
+		// A retry fetchable at twice its delay: late against the delay,
+		// though within the 2 s late bound; no model describes it.
+		{ojsfault.LateRetry, []string{"http-promoted-relative"}, wide, nil},
 		// The binding's rules beyond retries: each fault fails its check
 		// alone.
 		{ojsfault.NoLocation, []string{"http-location"}, nil, nil},

@@ -24,6 +24,7 @@
 //	delay-doubled        every delay twice the policy's
 //	exhaust-late         one attempt past max_attempts retried
 //	discard-code-ignored the handler code DISCARD ignored
+//	late-retry           a retry becomes fetchable at twice its delay
 //	no-location          a 201 PUSH has no Location header
 //	no-version-on-errors error answers have no OJS-Version header
 //	bad-error-object     error answers lack retryable, request_id differs
@@ -125,6 +126,10 @@ const (
 	// back a limited job would: its attempt shows one more per such FETCH
 	// (ojs-rate-limiting §8.1: it MUST remain available).
 	RateLimitSpendsAttempt
+	// LateRetry runs the job under its policy with every interval doubled
+	// while reporting the delay of the real policy in next_attempt_at: the
+	// job becomes fetchable at twice the delay the server announced.
+	LateRetry
 )
 
 // all lists the faults in flag order with their names.
@@ -153,6 +158,7 @@ var all = []struct {
 	{PausedAccepts, "paused-accepts"},
 	{RateLimitIgnored, "rate-limit-ignored"},
 	{RateLimitSpendsAttempt, "rate-limit-spends-attempt"},
+	{LateRetry, "late-retry"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.
