@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
-	"github.com/retrykit/retrykit/internal/sat"
 	"github.com/retrykit/retrykit/ojshttp"
 )
 
@@ -111,11 +111,18 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// A soft heap limit near what the flags let the server hold: the
-		// job data, the in-flight budget (bodies and answers, up to three
-		// times their size while encoded) and the runtime's own. The
-		// collector works harder near it instead of doubling the heap.
-		debug.SetMemoryLimit(sat.AddInt(sat.MulInt(*maxBytes, 2), 3*ojshttp.DefaultMaxInflightBytes+128<<20))
+		// A soft heap limit inside the memory bound of docs/servers.md
+		// (heapLimit). The collector works harder near it instead of
+		// doubling the heap.
+		debug.SetMemoryLimit(heapLimit(*maxBytes))
+	}
+	heap := debug.SetMemoryLimit(-1)
+	if heap == math.MaxInt64 { // GOMEMLIMIT=off: the heap the flags let it reach
+		heap = heapLimit(*maxBytes)
+	}
+	if err := checkAddressSpace(*maxBytes, heap); err != nil {
+		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
+		return 2
 	}
 	ropts, err := replayOptions(*rulesFile, perQueue)
 	if err != nil {
