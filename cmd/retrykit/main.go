@@ -8,6 +8,7 @@
 //	retrykit adapter
 //	retrykit simulate [flags]
 //	retrykit fuzz --impl CMD [flags]
+//	retrykit scoreboard DIR -o SITE
 //	retrykit serve [--addr HOST:PORT] [--clock real|manual]
 //	retrykit version
 //	retrykit help [command]

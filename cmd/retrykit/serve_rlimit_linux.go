@@ -12,8 +12,9 @@ import (
 // (RLIMIT_AS: ulimit -v, some container runtimes) cannot hold what the
 // server may use: the address space the process has already reserved
 // (VmSize; the Go runtime reserves about 1.2 GiB at start, and a cgo
-// build's C library about 0.5 GiB more), plus heap, the soft memory limit
-// serve runs under, plus a margin for thread stacks (threadMargin). A
+// build's C library about 0.5 GiB more), plus heap (what the heap may
+// reach for its --max-bytes: addressSpaceHeap, or a lower
+// GOMEMLIMIT), plus a margin for thread stacks (threadMargin). A
 // server started anyway would die with an out-of-memory crash once its
 // heap grew, losing every job (RK-267). It returns nil without a limit.
 func checkAddressSpace(maxBytes, heap int64) error {
@@ -37,7 +38,7 @@ func checkAddressSpace(maxBytes, heap int64) error {
 	if cgoBuild {
 		msg += "; a binary built with CGO_ENABLED=0 reserves about 0.5 GiB less"
 	}
-	if fit := (limit - reserved - threadMargin - (heap - 2*maxBytes)) / 2; fit >= 1<<20 && heap == heapLimit(maxBytes) {
+	if fit := (limit - reserved - threadMargin - (heap - 2*maxBytes)) / 2; fit >= 1<<20 && heap == addressSpaceHeap(maxBytes) {
 		msg += fmt.Sprintf("; --max-bytes %d fits", fit)
 	}
 	return fmt.Errorf("%s; raise the limit to at least %d MiB", msg, (need>>20)+1)

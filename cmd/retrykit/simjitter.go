@@ -7,12 +7,9 @@ import (
 	"github.com/retrykit/retrykit/policy"
 )
 
-// loadPolicy is the policy of a load run under one jitter mode: the
-// policy decides retry or exhaustion, and the mode's backoff gives the
-// delay (docs/extensions.md §3.4).
+// loadPolicy is the policy of a load run under one jitter mode.
 type loadPolicy struct {
 	*policy.Policy
-	delays *backoff.Backoff
 }
 
 // jitterModes maps a --modes name to backoff's jitter mode.
@@ -24,30 +21,20 @@ var jitterModes = map[string]backoff.JitterMode{
 }
 
 // withJitterMode returns p with jitter set as mode: "off", or on with the
-// named jitter mode.
+// named jitter_mode (docs/extensions.md §3.4).
 func withJitterMode(p *policy.Policy, mode string) (*loadPolicy, error) {
 	s := p.Spec()
 	s.Jitter = mode != "off"
+	s.JitterMode = jitterModes[mode]
 	q, err := policy.New(s)
 	if err != nil {
 		return nil, err
 	}
-	b, err := backoff.New(backoff.Config{Strategy: s.Strategy, Initial: s.InitialInterval, Coefficient: s.BackoffCoefficient,
-		Max: s.MaxInterval, Jitter: s.Jitter, JitterMode: jitterModes[mode]})
-	if err != nil {
-		return nil, err
-	}
-	return &loadPolicy{Policy: q, delays: b}, nil
+	return &loadPolicy{Policy: q}, nil
 }
 
-// decideLoad is the decision after a failed attempt whose delay before it
-// was prev, for the jitter draw r: the policy's action, with the delay of
-// the run's jitter mode (Backoff.DelayAfterAt).
+// decideLoad is the policy's decision after a failed attempt whose delay
+// before it was prev (decorrelated jitter reads it), for the jitter draw r.
 func decideLoad(p *loadPolicy, attempt int, prev time.Duration, r float64) (policy.Decision, error) {
-	d, err := p.DecideAt(policy.Failure{Attempt: attempt, ErrorType: "upstream.unavailable"}, r)
-	if err != nil || d.Action != policy.Retry {
-		return d, err
-	}
-	d.Delay = p.delays.DelayAfterAt(attempt, prev, r)
-	return d, nil
+	return p.DecideAt(policy.Failure{Attempt: attempt, ErrorType: "upstream.unavailable", PrevDelay: prev}, r)
 }

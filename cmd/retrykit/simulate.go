@@ -59,9 +59,9 @@ before its end fails with probability --failure-rate (default 1: every
 one), and every other attempt succeeds. Workers are unlimited and an
 attempt takes no time. A failed attempt n gets the policy's decision
 (policy.DecideAt, error type upstream.unavailable): retried, or
-exhausted at max_attempts (discarded or dead-lettered). The delay is the
-jitter mode's: backoff's DelayAfterAt(n, prev, r) with the policy's
-strategy and intervals, prev the delay before attempt n. With a
+exhausted at max_attempts (discarded or dead-lettered), the policy's
+jitter_mode set to the run's (Failure.PrevDelay: the delay before attempt
+n, which decorrelated jitter reads). With a
 budget (docs/extensions.md §3.6), each first attempt deposits, each
 success credits, and a retry the policy schedules asks the budget at the
 instant of the failure; a refused retry ends the job. Events at the same

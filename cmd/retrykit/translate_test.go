@@ -247,3 +247,46 @@ func TestTranslateCarriesSystemFeatures(t *testing.T) {
 		t.Fatalf("--to grpc_retry names no budget equivalent:\n%s", out)
 	}
 }
+
+// translate --to carries the retry features a policy uses where the
+// target has them, and says so where it cannot express them.
+func TestTranslateToSaysWhichFeaturesCross(t *testing.T) {
+	pol := `{"max_attempts": 5, "jitter_mode": "full", "max_snoozes": 3, "max_retry_after": "PT1M",
+		"error_rules": [{"match": ["http.429"], "initial_interval": "PT1M"}]}`
+	get := func(system string) map[string]trFeature {
+		code, out, errOut := runCLI(t, pol, "translate", "--to", system, "-", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", system, code, errOut)
+		}
+		var tr translation
+		if err := json.Unmarshal([]byte(out), &tr); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]trFeature{}
+		for _, f := range tr.Features {
+			m[f.Feature] = f
+		}
+		return m
+	}
+	river := get("river")
+	if f := river["snooze"]; !f.Used || f.Carried != "yes" || !strings.Contains(f.Note, "JobSnooze") {
+		t.Errorf("river snooze: %+v", f)
+	}
+	if f := river["jitter_mode"]; !f.Used || f.Carried != "no" || !strings.Contains(f.Note, "cannot express") {
+		t.Errorf("river jitter_mode: %+v", f)
+	}
+	temporal := get("temporal")
+	if f := temporal["snooze"]; f.Carried != "no" || !strings.Contains(f.Note, "temporal cannot express it") {
+		t.Errorf("temporal snooze: %+v", f)
+	}
+	if f := temporal["retry_after"]; !f.Used || f.Carried != "yes" || !strings.Contains(f.Note, "NextRetryDelay") {
+		t.Errorf("temporal retry_after: %+v", f)
+	}
+	if f := get("sidekiq")["error_rules"]; !f.Used || f.Carried != "partly" {
+		t.Errorf("sidekiq error_rules: %+v", f)
+	}
+	_, out, _ := runCLI(t, pol, "translate", "--to", "temporal", "-")
+	if !strings.Contains(out, "snooze") || !strings.Contains(out, "cannot express it") {
+		t.Errorf("text output says nothing of what temporal cannot carry:\n%s", out)
+	}
+}

@@ -1,6 +1,6 @@
 // The causes of a run's failures: a failing server, then the server bug
-// models that reproduce the answers (package servermodel), then the
-// checks' failure classes for the rest.
+// models and fitted families that reproduce the answers (package
+// servermodel), then the rest grouped by the deviation observed.
 
 package live
 
@@ -13,17 +13,22 @@ import (
 	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
+// wireCheck names the checks judged on every answer's headers and error
+// bodies, which a failing server can pass.
+var wireCheck = map[string]bool{"http-content-type": true, "http-ojs-version": true, "http-error-object": true}
+
 // diagnose replaces the report's causes (computed by Report.Tally from
 // the checks' classes) by the diagnosis of the run:
 //
-//  1. a server that passed no retry check (http-content-type aside) and
+//  1. a server that passed no retry check (the wireCheck checks aside) and
 //     answered at least half of the requests with 5xx or not at all is
 //     failing: one cause lists every failed and errored check;
 //  2. else the bug models of package servermodel that reproduce the
 //     server's answers, each with the checks it explains, the passes that
 //     contradict it, and the dialect flag that explains it, if any;
-//  3. the failed and errored checks no model explains keep their class
-//     causes, after the models.
+//  3. the failed checks no model explains, grouped by the deviation
+//     observed (servermodel.Deviations), each with an example;
+//  4. errored checks keep the runner's symptoms.
 func (e *env) diagnose(rep *conformance.Report) {
 	if rep.Totals.Fail+rep.Totals.Error == 0 {
 		return
@@ -35,7 +40,7 @@ func (e *env) diagnose(rep *conformance.Report) {
 	// failing with well-typed 500s passes that check alone.
 	passed := 0
 	for _, r := range rep.Results {
-		if r.Status == conformance.StatusPass && r.ID != "http-content-type" {
+		if r.Status == conformance.StatusPass && !wireCheck[r.ID] {
 			passed++
 		}
 	}
@@ -62,7 +67,7 @@ func (e *env) diagnose(rep *conformance.Report) {
 	e.mu.Lock()
 	obs := append([]servermodel.Obs(nil), e.obs...)
 	e.mu.Unlock()
-	found, _ := servermodel.Diagnose(obs, failed)
+	found, unexplained := servermodel.Diagnose(obs, failed)
 	explained := map[string]bool{}
 	var causes []conformance.Cause
 	for _, f := range found {
@@ -76,6 +81,24 @@ func (e *env) diagnose(rep *conformance.Report) {
 			explained[id] = true
 		}
 	}
+	reason := map[string]string{}
+	for _, r := range rep.Results {
+		reason[r.ID] = r.Reason
+	}
+	for _, g := range servermodel.Deviations(obs, unexplained) {
+		c := conformance.Cause{Class: "unexplained:" + g.Name, IDs: g.Checks,
+			Explanation: "no bug model or fitted family reproduces these; observed: " + g.Explanation}
+		c.Reproduction = g.Example
+		if c.Reproduction == "" && len(g.Checks) > 0 {
+			c.Reproduction = g.Checks[0] + ": " + reason[g.Checks[0]]
+		}
+		causes = append(causes, c)
+		for _, id := range g.Checks {
+			explained[id] = true
+		}
+	}
+	// what is left (errors, checks Diagnose does not judge) keeps the
+	// runner's symptoms
 	for _, c := range rep.Causes {
 		if c.Reproduced {
 			continue

@@ -34,6 +34,18 @@
 // Errors River itself defines (JobCancel, JobSnooze) pass through
 // untouched.
 //
+// # Retry extensions
+//
+// The policy may use the retry extensions (docs/extensions.md). A snooze
+// (errmatch.Snoozed) becomes river.JobSnooze while River's snooze count in
+// the job's metadata is below max_snoozes: River runs the job again with
+// its attempt unchanged. A requested delay (errmatch.WithRetryAfter), an
+// error rule's backoff and decorrelated jitter reach [Plugin.NextRetry]
+// through the plugin, which holds the failure for the job's id between the
+// middleware and River's call; an error rule allowing more attempts than
+// the row raises River's in-memory max_attempts for that failure. A retry
+// budget is not carried (River has no queue-wide hook before a retry).
+//
 // # Per-job policies
 //
 // A job carries its own policy when its args implement [ArgsWithPolicy]:

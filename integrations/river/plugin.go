@@ -36,6 +36,9 @@ type Plugin struct {
 	now   func() time.Time // nil: time.Now
 	byRaw policyCache      // policy JSON -> policy
 	byMD  policyCache      // a job's whole metadata -> its policy
+	// pending hands a failure from the middleware to NextRetry
+	// (extensions.go).
+	pending pendingFailures
 }
 
 // Compile-time checks of the three River roles.
@@ -164,6 +167,14 @@ func (p *Plugin) NextRetry(job *rivertype.JobRow) time.Time {
 	if p != nil && p.now != nil {
 		now = p.now
 	}
+	if p != nil && job != nil {
+		if f, ok := p.pending.take(job.ID); ok {
+			var src backoff.Source = p.src
+			if d, err := p.Policy(job).Decide(f, src); err == nil && d.Action == policy.Retry {
+				return now().UTC().Add(d.Delay)
+			}
+		}
+	}
 	return now().UTC().Add(p.Delay(job))
 }
 
@@ -218,13 +229,24 @@ func (p *Plugin) Work(ctx context.Context, job *rivertype.JobRow, doInner func(c
 		return err
 	}
 	pol, perr := p.policyFor(job)
-	errType, code, _ := errmatch.Classify(err)
-	d, why, berr, derr := p.decideFailure(job, pol, policy.Failure{Attempt: max(job.Attempt, 1), ErrorType: errType, Code: code})
+	f := failureOf(job, err)
+	d, why, berr, derr := p.decideFailure(job, pol, f)
 	if derr != nil {
 		d, why = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}, budget.ReasonPolicy
 	}
 	if perr != nil || berr != nil || derr != nil {
 		err = errors.Join(err, perr, berr, derr)
+	}
+	if d.Action == policy.Retry {
+		if d.Reason == policy.ReasonSnoozed {
+			return river.JobSnooze(d.Delay) // River gives the attempt back
+		}
+		if job.Attempt >= job.MaxAttempts && job.Attempt < maxRiverAttempts {
+			job.MaxAttempts = job.Attempt + 1 // an error rule allows more attempts than the row
+		}
+		if p != nil && needsHandOver(pol, f, d) {
+			p.pending.put(job.ID, f)
+		}
 	}
 	switch d.Action {
 	case policy.Discard:

@@ -3,6 +3,7 @@ package riverretry_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river"
 
@@ -33,6 +34,11 @@ func readmeSnippetClassify() error {
 	return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.CodeDeadLetter)
 }
 
+// readmeSnippetSnooze is the README's snooze.
+func readmeSnippetSnooze() error {
+	return errmatch.Snoozed(30 * time.Second) // not ready yet: River runs it again, attempt unchanged
+}
+
 // The snippets do what the README says.
 func TestReadmeSnippetsRun(t *testing.T) {
 	config := &river.Config{}
@@ -45,6 +51,9 @@ func TestReadmeSnippetsRun(t *testing.T) {
 	}
 	if err := readmeSnippetInstall(config, `{"max_attempts":-1}`); err == nil {
 		t.Error("an invalid policy was accepted")
+	}
+	if r := errmatch.RequestOf(readmeSnippetSnooze()); r.Kind != errmatch.Snooze || r.Delay != 30*time.Second {
+		t.Errorf("snooze snippet: %+v", r)
 	}
 	if typ, code, ok := errmatch.Classify(readmeSnippetClassify()); !ok || typ != "payment.declined" || code != errmatch.CodeDeadLetter {
 		t.Errorf("Classify: %q %q %v", typ, code, ok)

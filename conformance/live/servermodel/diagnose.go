@@ -1,6 +1,10 @@
 package servermodel
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/retrykit/retrykit/internal/cover"
+)
 
 // Finding is one model taken by [Diagnose]: the failed checks it explains
 // (in the order of the observations), the passing checks that contradict
@@ -40,7 +44,7 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 	}
 	ref := make([]answer, len(obs))
 	for i := range obs {
-		ref[i] = predict(0, &obs[i])
+		ref[i] = predict(set{}, &obs[i])
 	}
 	// explained reports whether the server with quirks s explains check c
 	// (rule 1); contradicts whether it contradicts a passing c (rule 2).
@@ -63,70 +67,79 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 		}
 		return false
 	}
+	var failedObs []int
+	for _, c := range checks {
+		if failed[c] {
+			failedObs = append(failedObs, byCheck[c]...)
+		}
+	}
+	pool := append(Models(), fitted(obs, failedObs)...)
+	index := map[string]int{}
+	for i, c := range checks {
+		index[c] = i
+	}
+	// on returns the server taken so far with m added: a catalogue quirk
+	// joins the others, a fitted family replaces none (one per server).
+	on := func(taken set, m Model) set {
+		if m.Family != "" {
+			taken.dev = m.dev
+			return taken
+		}
+		return taken.with(m.q)
+	}
 	var taken set
+	used := map[string]bool{}
 	done := map[string]bool{}
-	dropped := map[quirk]bool{}
 	for {
-		best, bestGain := -1, 0
-		var bestEx, bestCon []string
-		for mi, m := range catalogue {
-			if taken.has(m.q) || dropped[m.q] {
-				continue
-			}
-			s := taken | 1<<m.q
-			var ex, con []string
-			for _, c := range checks {
-				switch {
-				case failed[c] && !done[c] && explained(s, c):
-					ex = append(ex, c)
-				case !failed[c] && contradicts(1<<m.q, c):
-					con = append(con, c)
-				}
-			}
-			if len(ex) == 0 {
-				continue
-			}
-			if len(con) > len(ex) {
-				dropped[m.q] = true
-				continue
-			}
-			gain := len(ex) - len(con)
-			if best < 0 || gain > bestGain || gain == bestGain && len(ex) > len(bestEx) {
-				best, bestGain, bestEx, bestCon = mi, gain, ex, con
+		var open []int
+		for _, c := range checks {
+			if failed[c] && !done[c] {
+				open = append(open, index[c])
 			}
 		}
-		if best < 0 {
+		if len(open) == 0 {
 			break
 		}
-		m := catalogue[best]
-		f := Finding{Model: m, Explains: bestEx, Contradicted: bestCon}
-		// Equivalent: another model that, in place of this one, explains
-		// the same checks and is contradicted by the same passes.
-		for _, o := range catalogue {
-			if o.q == m.q || taken.has(o.q) || dropped[o.q] {
+		var cands []cover.Candidate
+		var models []Model
+		for _, m := range pool {
+			if used[m.Name] || m.Family != "" && taken.dev != (deviation{}) {
 				continue
 			}
-			s := taken | 1<<o.q
-			eq := true
+			s := on(taken, m)
+			cd := cover.Candidate{Name: m.Name, Rank: rankOf(m)}
 			for _, c := range checks {
-				switch {
-				case failed[c] && !done[c]:
-					eq = explained(s, c) == contains(bestEx, c)
-				case !failed[c]:
-					eq = contradicts(1<<o.q, c) == contains(bestCon, c)
-				}
-				if !eq {
-					break
+				if failed[c] && !done[c] && explained(s, c) {
+					cd.Reproduces = append(cd.Reproduces, index[c])
 				}
 			}
-			if eq {
-				f.Equivalent = append(f.Equivalent, o.Name)
+			if len(cd.Reproduces) == 0 {
+				continue
 			}
+			for _, c := range checks {
+				if !failed[c] && contradicts(m.server(), c) {
+					cd.Contradicts = append(cd.Contradicts, index[c])
+				}
+			}
+			cands = append(cands, cd)
+			models = append(models, m)
 		}
-		taken |= 1 << m.q
-		for _, c := range bestEx {
-			done[c] = true
+		picks, _ := cover.Greedy(cands, open)
+		if len(picks) == 0 {
+			break
 		}
+		p := picks[0]
+		m := models[p.Index]
+		f := Finding{Model: m}
+		for _, k := range p.Claims {
+			f.Explains = append(f.Explains, checks[k])
+			done[checks[k]] = true
+		}
+		for _, e := range p.Equivalent {
+			f.Equivalent = append(f.Equivalent, models[e].Name)
+		}
+		used[m.Name] = true
+		taken = on(taken, m)
 		found = append(found, f)
 	}
 	sort.SliceStable(found, func(i, j int) bool { return len(found[i].Explains) > len(found[j].Explains) })
@@ -136,6 +149,14 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 		}
 	}
 	return found, unexplained
+}
+
+// rankOf is a model's tie-break rank: the catalogue, then families.
+func rankOf(m Model) int {
+	if m.Family == "" {
+		return 0
+	}
+	return 1
 }
 
 func contains(l []string, s string) bool {

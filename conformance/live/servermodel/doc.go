@@ -26,11 +26,22 @@
 //     (a model that changes nothing explains nothing);
 //  2. a passing check with an observation the model answers otherwise
 //     than both the reference and the server contradicts it; a model
-//     contradicted more often than it explains is dropped;
-//  3. models are taken greedily, the most failed checks newly explained
-//     less contradictions first (then the name), so that a failure needing
-//     two bugs is explained by the pair;
-//  4. failed checks no set of models explains are returned apart.
+//     contradicted by any pass is never taken (a cause is claimed only
+//     when it reproduces every failure it claims and contradicts no pass);
+//  3. models are taken one at a time by the greedy cover shared with the
+//     library diagnosis (internal/cover): the most failed checks newly
+//     explained first, a catalogue model before a fitted family, then the
+//     name; so a failure needing two bugs is explained by the pair;
+//  4. failed checks no set of models explains are returned apart, and
+//     [Deviations] groups them by what was observed.
+//
+// Beside the catalogue, families of bugs are fitted to the observations
+// ([Families]): each strategy computed as each other (a server that
+// accepts polynomial and computes exponential is
+// strategy-as(polynomial→exponential)), attempt and exponent offsets,
+// exhaustion off by ±k, handler codes ignored in part, a jitter range
+// estimated from the delays of many jobs, no cap, a constant factor in
+// time. At most one family joins the catalogue models of a server.
 //
 // A model whose pattern a dialect flag of the checker explains (a server
 // that ignores initial_interval_ms, reads the error type from error.code,

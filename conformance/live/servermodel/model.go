@@ -2,6 +2,7 @@ package servermodel
 
 import (
 	"encoding/json"
+	"math"
 	"path"
 	"regexp"
 	"strings"
@@ -102,10 +103,31 @@ const (
 	numQuirks
 )
 
-// set is a set of quirks, bit q for quirk q.
-type set uint64
+// set is a server: the reference with a set of catalogue quirks (bit
+// q%64 of word q/64 for quirk q, so the catalogue may grow past 64) and
+// the parameter values of a fitted family (family.go).
+type set struct {
+	q   [(numQuirks + 63) / 64]uint64
+	dev deviation
+}
 
-func (s set) has(q quirk) bool { return s&(1<<q) != 0 }
+// has reports whether s has quirk q.
+func (s set) has(q quirk) bool { return s.q[q/64]&(1<<(q%64)) != 0 }
+
+// with returns s with quirk q added.
+func (s set) with(q quirk) set {
+	s.q[q/64] |= 1 << (q % 64)
+	return s
+}
+
+// of returns the server with the quirks qs.
+func of(qs ...quirk) set {
+	var s set
+	for _, q := range qs {
+		s = s.with(q)
+	}
+	return s
+}
 
 // Model is one named server bug: the reference server with one rule
 // broken. Take models from [Models]; a Model is immutable.
@@ -115,39 +137,51 @@ type Model struct {
 	// Flag, when not empty, is the checker flag under which this pattern
 	// is a dialect of the binding rather than a bug ("--interval-form iso").
 	Flag string
-	q    quirk
+	// Family, for a model fitted to the run's observations, is its
+	// family's name ("strategy-as"); "" for a catalogue model.
+	Family string
+	q      quirk
+	dev    deviation
+}
+
+// server returns the server m models.
+func (m Model) server() set {
+	if m.Family != "" {
+		return set{dev: m.dev}
+	}
+	return of(m.q)
 }
 
 var catalogue = []Model{
-	{"no-merge-max-attempts", "merge a partial policy over the defaults field by field: an absent max_attempts is 3, not 0 (a job that is never retried)", "", qNoMergeMax},
-	{"no-merge-initial-interval", "an absent initial_interval is PT1S, not zero", "", qNoMergeInitial},
-	{"no-merge-coefficient", "an absent backoff_coefficient is 2.0, not 1", "", qNoMergeCoef},
-	{"no-merge-max-interval", "an absent max_interval is PT5M: cap the delay there instead of leaving it uncapped", "", qNoMergeMaxIv},
-	{"no-merge-jitter", "an absent jitter is true: jitter the delay unless the policy says jitter: false", "", qNoMergeJitter},
-	{"no-merge-on-exhaustion", "an absent on_exhaustion is discard, not dead_letter", "", qNoMergeOnEx},
-	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions ("a.b" matches "axb")`, "", qRegex},
-	{"glob-match", `match non_retryable_errors exactly or by the ".*" prefix; do not read them as shell globs ("auth*" matches "authx", "a?b" "axb")`, "", qGlob},
-	{"star-glob-match", `match non_retryable_errors exactly or by the ".*" prefix; a "*" is not a wildcard ("auth*" matches "authx")`, "", qStarGlob},
-	{"message-match", "match non_retryable_errors against the error type only, never the message", "", qMessage},
-	{"case-insensitive-match", "match non_retryable_errors case-sensitively", "", qCase},
-	{"no-cap-after-jitter", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", "", qNoPostCap},
-	{"no-cap-before-jitter", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", "", qNoPreCap},
-	{"jitter-ignored", "apply jitter: multiply the capped delay by 0.5 + r, r uniform in [0, 1)", "", qNoJitter},
-	{"fetch-attempt-from-zero", "count the attempt when the job is handed out: the first FETCH shows attempt 1, not 0", "", qFetchFrom0},
-	{"fetch-attempt-high", "a FETCH shows the attempt being handed out (1 for the first delivery), not one more", "", qFetchHigh},
-	{"attempt-from-zero", "attempt is the 1-based number of the attempt: 1 for the first, in FETCH, INFO and the FAIL answer", "", qAttemptFrom0},
-	{"history-attempt-from-zero", "number error history entries by the attempt that failed, from 1", "", qHistoryFrom0},
-	{"expiry-not-counted", "count an expired reservation as a failed attempt (retry spec 9.2): raise the attempt and apply the policy", "", qExpiryNotCounted},
-	{"handler-codes-ignored", "obey the handler codes in error.code (RETRY, DISCARD, FAIL, DEAD_LETTER) before the policy", "", qCodesIgnored},
-	{"on-exhaustion-ignored", "list only jobs dead-lettered under on_exhaustion dead_letter (or DEAD_LETTER) in the dead-letter queue, not every discarded job", "", qOnExListsAll},
-	{"dead-letter-never", "apply on_exhaustion dead_letter: move an exhausted job to the dead-letter queue", "", qOnExNeverListed},
-	{"interval-ms-ignored", "read initial_interval_ms and max_interval_ms (the binding's examples), or reject them at PUSH", "--interval-form iso", qIntervalMsIgnored},
-	{"interval-iso-ignored", "read initial_interval and max_interval as ISO 8601 durations (the retry spec)", "--interval-form ms", qIntervalISOIgnored},
-	{"type-from-code-only", "read the error type from error.type when given (openapi JobError, retry spec 7.3), not only from error.code", "--error-type-field code", qTypeFromCode},
-	{"non-retryable-discards", "apply on_exhaustion to a non-retryable failure (retry spec): dead-letter it under dead_letter", "--nonretryable-discards", qNonRetryableDiscards},
-	{"backoff-type-ignored", "honour openapi's backoff_type (constant, linear) or reject it at PUSH; never accept and ignore it", "", qBackoffTypeIgnored},
-	{"early-retry", "make a retry fetchable only at its next_attempt_at, never before", "", qEarly},
-	{"dead-letter-queue-filter-ignored", "filter GET /ojs/v1/dead-letter by its queue parameter", "", qDLQFilterIgnored},
+	{Name: "no-merge-max-attempts", Fix: "merge a partial policy over the defaults field by field: an absent max_attempts is 3, not 0 (a job that is never retried)", Flag: "", q: qNoMergeMax},
+	{Name: "no-merge-initial-interval", Fix: "an absent initial_interval is PT1S, not zero", Flag: "", q: qNoMergeInitial},
+	{Name: "no-merge-coefficient", Fix: "an absent backoff_coefficient is 2.0, not 1", Flag: "", q: qNoMergeCoef},
+	{Name: "no-merge-max-interval", Fix: "an absent max_interval is PT5M: cap the delay there instead of leaving it uncapped", Flag: "", q: qNoMergeMaxIv},
+	{Name: "no-merge-jitter", Fix: "an absent jitter is true: jitter the delay unless the policy says jitter: false", Flag: "", q: qNoMergeJitter},
+	{Name: "no-merge-on-exhaustion", Fix: "an absent on_exhaustion is discard, not dead_letter", Flag: "", q: qNoMergeOnEx},
+	{Name: "regex-match", Fix: `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions ("a.b" matches "axb")`, Flag: "", q: qRegex},
+	{Name: "glob-match", Fix: `match non_retryable_errors exactly or by the ".*" prefix; do not read them as shell globs ("auth*" matches "authx", "a?b" "axb")`, Flag: "", q: qGlob},
+	{Name: "star-glob-match", Fix: `match non_retryable_errors exactly or by the ".*" prefix; a "*" is not a wildcard ("auth*" matches "authx")`, Flag: "", q: qStarGlob},
+	{Name: "message-match", Fix: "match non_retryable_errors against the error type only, never the message", Flag: "", q: qMessage},
+	{Name: "case-insensitive-match", Fix: "match non_retryable_errors case-sensitively", Flag: "", q: qCase},
+	{Name: "no-cap-after-jitter", Fix: "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", Flag: "", q: qNoPostCap},
+	{Name: "no-cap-before-jitter", Fix: "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", Flag: "", q: qNoPreCap},
+	{Name: "jitter-ignored", Fix: "apply jitter: multiply the capped delay by 0.5 + r, r uniform in [0, 1)", Flag: "", q: qNoJitter},
+	{Name: "fetch-attempt-from-zero", Fix: "count the attempt when the job is handed out: the first FETCH shows attempt 1, not 0", Flag: "", q: qFetchFrom0},
+	{Name: "fetch-attempt-high", Fix: "a FETCH shows the attempt being handed out (1 for the first delivery), not one more", Flag: "", q: qFetchHigh},
+	{Name: "attempt-from-zero", Fix: "attempt is the 1-based number of the attempt: 1 for the first, in FETCH, INFO and the FAIL answer", Flag: "", q: qAttemptFrom0},
+	{Name: "history-attempt-from-zero", Fix: "number error history entries by the attempt that failed, from 1", Flag: "", q: qHistoryFrom0},
+	{Name: "expiry-not-counted", Fix: "count an expired reservation as a failed attempt (retry spec 9.2): raise the attempt and apply the policy", Flag: "", q: qExpiryNotCounted},
+	{Name: "handler-codes-ignored", Fix: "obey the handler codes in error.code (RETRY, DISCARD, FAIL, DEAD_LETTER) before the policy", Flag: "", q: qCodesIgnored},
+	{Name: "on-exhaustion-ignored", Fix: "list only jobs dead-lettered under on_exhaustion dead_letter (or DEAD_LETTER) in the dead-letter queue, not every discarded job", Flag: "", q: qOnExListsAll},
+	{Name: "dead-letter-never", Fix: "apply on_exhaustion dead_letter: move an exhausted job to the dead-letter queue", Flag: "", q: qOnExNeverListed},
+	{Name: "interval-ms-ignored", Fix: "read initial_interval_ms and max_interval_ms (the binding's examples), or reject them at PUSH", Flag: "--interval-form iso", q: qIntervalMsIgnored},
+	{Name: "interval-iso-ignored", Fix: "read initial_interval and max_interval as ISO 8601 durations (the retry spec)", Flag: "--interval-form ms", q: qIntervalISOIgnored},
+	{Name: "type-from-code-only", Fix: "read the error type from error.type when given (openapi JobError, retry spec 7.3), not only from error.code", Flag: "--error-type-field code", q: qTypeFromCode},
+	{Name: "non-retryable-discards", Fix: "apply on_exhaustion to a non-retryable failure (retry spec): dead-letter it under dead_letter", Flag: "--nonretryable-discards", q: qNonRetryableDiscards},
+	{Name: "backoff-type-ignored", Fix: "honour openapi's backoff_type (constant, linear) or reject it at PUSH; never accept and ignore it", Flag: "", q: qBackoffTypeIgnored},
+	{Name: "early-retry", Fix: "make a retry fetchable only at its next_attempt_at, never before", Flag: "", q: qEarly},
+	{Name: "dead-letter-queue-filter-ignored", Fix: "filter GET /ojs/v1/dead-letter by its queue parameter", Flag: "", q: qDLQFilterIgnored},
 }
 
 // Models returns the catalogue, a fresh slice on every call.
@@ -167,6 +201,9 @@ type effective struct {
 func read(s set, m map[string]any) effective {
 	e := effective{max: 3, spec: policy.Spec{InitialInterval: time.Second, BackoffCoefficient: 2, MaxInterval: 5 * time.Minute, Jitter: true}}
 	if m == nil {
+		if s.dev.stratSet && s.dev.stratFrom == backoff.Exponential {
+			e.spec.Strategy = s.dev.stratTo
+		}
 		return e
 	}
 	if v, ok := num(m["max_attempts"]); ok {
@@ -211,7 +248,12 @@ func read(s set, m map[string]any) effective {
 			e.spec.Strategy = backoff.None
 		case v == "linear":
 			e.spec.Strategy = backoff.Linear
+		case v == "polynomial":
+			e.spec.Strategy = backoff.Polynomial
 		}
+	}
+	if s.dev.stratSet && e.spec.Strategy == s.dev.stratFrom {
+		e.spec.Strategy = s.dev.stratTo
 	}
 	switch p := m["non_retryable_errors"].(type) {
 	case []string:
@@ -259,11 +301,20 @@ func num(v any) (float64, bool) {
 // bounds returns the delay range after attempt n under e, for a server
 // with quirks s.
 func (e effective) bounds(s set, n int) (lo, hi time.Duration) {
+	lo, hi = e.rawBounds(s, n)
+	if f := s.dev.factor; f != 0 {
+		lo, hi = scale(lo, f), scale(hi, f)
+	}
+	return lo, hi
+}
+
+// rawBounds is bounds before a constant factor.
+func (e effective) rawBounds(s set, n int) (lo, hi time.Duration) {
 	sp := e.spec
 	if sp.InitialInterval <= 0 {
 		return 0, 0
 	}
-	if e.noCap {
+	if e.noCap || s.dev.noCap {
 		sp.MaxInterval = time.Duration(1<<63 - 1)
 	}
 	if sp.MaxInterval < sp.InitialInterval {
@@ -271,6 +322,19 @@ func (e effective) bounds(s set, n int) (lo, hi time.Duration) {
 	}
 	if sp.BackoffCoefficient < 1 {
 		sp.BackoffCoefficient = 1
+	}
+	if k := s.dev.delayShift; k != 0 && (!s.dev.expOnly || sp.Strategy == backoff.Exponential) {
+		n += k
+	}
+	div := 1.0
+	if n < 1 {
+		// only the exponential strategy has a delay before attempt 1:
+		// initial_interval × coefficient^(n−1)
+		if sp.Strategy != backoff.Exponential {
+			return 0, 0
+		}
+		div = math.Pow(sp.BackoffCoefficient, float64(1-n))
+		n = 1
 	}
 	jitter := sp.Jitter && !s.has(qNoJitter)
 	sp.Jitter = false
@@ -284,8 +348,12 @@ func (e effective) bounds(s set, n int) (lo, hi time.Duration) {
 		return 0, 0
 	}
 	base, _ := p.Backoff().Bounds(n)
+	base = time.Duration(float64(base) / div)
 	if !jitter {
 		return base, base
+	}
+	if l, h := s.dev.jitterLo, s.dev.jitterHi; l != 0 || h != 0 {
+		return scale(base, l), min(scale(base, h), sp.MaxInterval)
 	}
 	switch {
 	case s.has(qNoPreCap):
@@ -383,13 +451,13 @@ func predict(s set, o *Obs) answer {
 		typ = o.Failure.Code
 	}
 	code := ""
-	if !s.has(qCodesIgnored) && o.Failure.Type != "" {
+	if !s.has(qCodesIgnored) && !s.dev.ignores(o.Failure.Code) && o.Failure.Type != "" {
 		switch o.Failure.Code {
 		case "RETRY", "DISCARD", "FAIL", "DEAD_LETTER":
 			code = o.Failure.Code
 		}
 	}
-	exhausted := o.N >= max(e.max, 1)
+	exhausted := o.N >= max(max(e.max, 1)+s.dev.exhaustShift, 1)
 	switch {
 	case code == "DISCARD" || code == "FAIL":
 		a.state = "discarded"

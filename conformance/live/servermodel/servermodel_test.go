@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/backoff"
+
 	"pgregory.net/rapid"
 )
 
@@ -46,6 +48,11 @@ func templates() []Obs {
 		{Check: "interval-ms", Kind: FailAnswer, Policy: full(map[string]any{"initial_interval_ms": 30}, "initial_interval"), Failure: f("x.timeout"), N: 1},
 		{Check: "backoff-type", Kind: FailAnswer, Policy: full(map[string]any{"backoff_type": "constant"}), Failure: f("x.timeout"), N: 2},
 		{Check: "default", Kind: FailAnswer, Failure: f("x.timeout"), N: 1},
+		{Check: "strategy-none", Kind: FailAnswer, Policy: full(map[string]any{"backoff_strategy": "none"}), Failure: f("x.timeout"), N: 2},
+		{Check: "strategy-linear", Kind: FailAnswer, Policy: full(map[string]any{"backoff_strategy": "linear", "max_attempts": 5}), Failure: f("x.timeout"), N: 3},
+		{Check: "strategy-poly", Kind: FailAnswer, Policy: full(map[string]any{"backoff_strategy": "polynomial"}), Failure: f("x.timeout"), N: 2},
+		{Check: "strategy-poly", Kind: FailAnswer, Policy: full(map[string]any{"backoff_strategy": "polynomial", "max_interval": "PT10S"}), Failure: f("x.timeout"), N: 3},
+		{Check: "code-fail", Kind: FailAnswer, Policy: full(nil), Failure: Failure{Type: "x.declined", Code: "FAIL", Message: "m"}, N: 1},
 		{Check: "absolute", Kind: FetchAttempt, N: 1},
 		{Check: "absolute", Kind: InfoAttempt, N: 3},
 		{Check: "history", Kind: HistoryAttempt, N: 1},
@@ -80,7 +87,7 @@ func answered(s set, obs []Obs) map[string]bool {
 			o.State, o.MaxAttempts = a.state, &m
 			l := a.listed
 			o.Listed = &l
-			r := predict(0, o)
+			r := predict(set{}, o)
 			at := a.lo
 			if at >= r.lo && at <= r.hi {
 				at = a.hi
@@ -89,7 +96,7 @@ func answered(s set, obs []Obs) map[string]bool {
 		case ExpiryCounted, Delivery, DeadLetterFilter:
 			o.Yes = a.yes
 		}
-		failed[o.Check] = failed[o.Check] || !same(predict(0, o), a)
+		failed[o.Check] = failed[o.Check] || !same(predict(set{}, o), a)
 	}
 	return failed
 }
@@ -98,7 +105,7 @@ func answered(s set, obs []Obs) map[string]bool {
 // Diagnose names no model.
 func TestReferenceHasNoBugs(t *testing.T) {
 	obs := templates()
-	failed := answered(0, obs)
+	failed := answered(set{}, obs)
 	for c, f := range failed {
 		if f {
 			t.Errorf("check %s fails on the reference's answers", c)
@@ -117,7 +124,7 @@ func TestEachModelIsNamed(t *testing.T) {
 	for _, m := range Models() {
 		t.Run(m.Name, func(t *testing.T) {
 			obs := templates()
-			failed := answered(1<<m.q, obs)
+			failed := answered(of(m.q), obs)
 			n := 0
 			for _, f := range failed {
 				if f {
@@ -149,7 +156,7 @@ func TestEachModelIsNamed(t *testing.T) {
 // each named, none left unexplained.
 func TestThreeBugsNamedApart(t *testing.T) {
 	obs := templates()
-	s := set(1<<qNoMergeMax | 1<<qRegex | 1<<qHistoryFrom0)
+	s := of(qNoMergeMax, qRegex, qHistoryFrom0)
 	failed := answered(s, obs)
 	found, un := Diagnose(obs, failed)
 	if len(un) > 0 {
@@ -175,18 +182,46 @@ func TestAnyBugSetIsExplained(t *testing.T) {
 		k := rapid.IntRange(1, 3).Draw(t, "bugs")
 		var s set
 		for i := 0; i < k; i++ {
-			s |= 1 << models[rapid.IntRange(0, len(models)-1).Draw(t, "model")].q
+			s = s.with(models[rapid.IntRange(0, len(models)-1).Draw(t, "model")].q)
 		}
 		obs := templates()
 		failed := answered(s, obs)
 		found, un := Diagnose(obs, failed)
 		if len(un) > 0 {
-			t.Fatalf("bugs %b: unexplained %v (found %+v)", s, un, found)
+			t.Fatalf("bugs %v: unexplained %v (found %+v)", s, un, found)
 		}
 		for _, f := range found {
 			if len(f.Contradicted) > 0 {
-				t.Fatalf("bugs %b: %s contradicted by %v", s, f.Model.Name, f.Contradicted)
+				t.Fatalf("bugs %v: %s contradicted by %v", s, f.Model.Name, f.Contradicted)
 			}
 		}
 	})
+}
+
+// TestEachFamilyIsFitted: a server with one bug of a searched family
+// (none of them in the catalogue) fails template checks, and Diagnose
+// fits exactly that family with its parameters, alone, uncontradicted.
+func TestEachFamilyIsFitted(t *testing.T) {
+	for _, tc := range []struct {
+		want string
+		dev  deviation
+	}{
+		{"strategy-as(polynomial→exponential)", deviation{stratSet: true, stratFrom: backoff.Polynomial, stratTo: backoff.Exponential}},
+		{"strategy-as(linear→exponential)", deviation{stratSet: true, stratFrom: backoff.Linear, stratTo: backoff.Exponential}},
+		{"strategy-as(none→linear)", deviation{stratSet: true, stratFrom: backoff.None, stratTo: backoff.Linear}},
+		{"time-factor(×2)", deviation{factor: 2}},
+		{"exhaustion-offset(+1)", deviation{exhaustShift: 1}},
+		{"exhaustion-offset(-1)", deviation{exhaustShift: -1}},
+		{"handler-codes-ignored(DISCARD)", deviation{codesIgnored: 1 << 1}},
+		{"exponent-offset(+1)", deviation{delayShift: 1, expOnly: true}},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			obs := templates()
+			failed := answered(set{dev: tc.dev}, obs)
+			found, un := Diagnose(obs, failed)
+			if len(un) > 0 || len(found) != 1 || found[0].Model.Name != tc.want && !contains(found[0].Equivalent, tc.want) {
+				t.Fatalf("found %+v, unexplained %v; want %s alone", found, un, tc.want)
+			}
+		})
+	}
 }

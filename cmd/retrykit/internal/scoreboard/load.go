@@ -1,0 +1,293 @@
+package scoreboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/retrykit/retrykit/conformance"
+)
+
+// MaxReportSize bounds one report file: the largest report the suite
+// writes (every vector of the library suite, want and got each) is about
+// 1 MB.
+const MaxReportSize = 32 << 20
+
+// ErrNoReports is matched by the error of [Load] when the directory holds
+// no conformance report.
+var ErrNoReports = errors.New("scoreboard: no conformance report found")
+
+// ReportError is the error of [Load] for a file that is not a readable
+// report: its path in the directory and why.
+type ReportError struct {
+	Path   string
+	Reason string
+}
+
+func (e *ReportError) Error() string { return "scoreboard: " + e.Path + ": " + e.Reason }
+
+// Board is what [Load] read: the implementations, each with its reports by
+// suite version.
+type Board struct {
+	Implementations []*Implementation
+	// Skipped lists the JSON files that are not conformance reports (no
+	// suite_version or no scores), with why; they take no part.
+	Skipped []string
+}
+
+// Implementation is every report of one implementation (the name in the
+// reports' implementation.implementation), by suite version.
+type Implementation struct {
+	Name   string
+	Slug   string    // file name stem of its pages, unique on the board
+	Suites []*Series // by suite version, in [suiteLess] order
+}
+
+// Series is the history of one implementation under one suite version:
+// its reports in history order (version, then file path).
+type Series struct {
+	Suite   string
+	Reports []*Entry
+}
+
+// Latest returns the last report of the history.
+func (s *Series) Latest() *Entry { return s.Reports[len(s.Reports)-1] }
+
+// Entry is one report file.
+type Entry struct {
+	Path   string // slash-separated, relative to the directory read
+	Stem   string // file name stem of its pages, unique within the implementation
+	Report *conformance.Report
+}
+
+// Label returns how history shows the entry: the implementation's version
+// and the file's name.
+func (e *Entry) Label() string {
+	v := e.Report.Implementation.Version
+	base := strings.TrimSuffix(path.Base(e.Path), ".json")
+	if v == "" {
+		return base
+	}
+	return v + " (" + base + ")"
+}
+
+// Load reads every file ending in ".json" under root (sub-directories
+// included) of fsys. A file that decodes as a conformance report (it has
+// suite_version and scores) joins its implementation's history; other JSON
+// files are listed in Board.Skipped. A file that cannot be read or is not
+// valid JSON is an error (*ReportError, naming the file), as is a
+// directory with no report (ErrNoReports).
+func Load(fsys fs.FS, root string) (*Board, error) {
+	b := &Board{}
+	byName := map[string]*Implementation{}
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".json") {
+			return nil
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		info, err := d.Info()
+		if err != nil {
+			return &ReportError{Path: rel, Reason: err.Error()}
+		}
+		if info.Size() > MaxReportSize {
+			return &ReportError{Path: rel, Reason: fmt.Sprintf("%d bytes, more than the %d a report can have", info.Size(), MaxReportSize)}
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return &ReportError{Path: rel, Reason: err.Error()}
+		}
+		rep, why, err := decode(data)
+		if err != nil {
+			return &ReportError{Path: rel, Reason: err.Error()}
+		}
+		if rep == nil {
+			b.Skipped = append(b.Skipped, rel+": "+why)
+			return nil
+		}
+		name := rep.Implementation.Implementation
+		if name == "" {
+			name = "(unnamed)"
+		}
+		im := byName[name]
+		if im == nil {
+			im = &Implementation{Name: name}
+			byName[name] = im
+			b.Implementations = append(b.Implementations, im)
+		}
+		var s *Series
+		for _, x := range im.Suites {
+			if x.Suite == rep.SuiteVersion {
+				s = x
+			}
+		}
+		if s == nil {
+			s = &Series{Suite: rep.SuiteVersion}
+			im.Suites = append(im.Suites, s)
+		}
+		s.Reports = append(s.Reports, &Entry{Path: rel, Report: rep})
+		return nil
+	})
+	if err != nil {
+		var re *ReportError
+		if errors.As(err, &re) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("scoreboard: reading %s: %w", root, err)
+	}
+	if len(b.Implementations) == 0 {
+		return nil, fmt.Errorf("%w in %s (files of `retrykit conformance --format json`)", ErrNoReports, root)
+	}
+	sort.Slice(b.Implementations, func(i, j int) bool { return b.Implementations[i].Name < b.Implementations[j].Name })
+	slugs := map[string]bool{}
+	for _, im := range b.Implementations {
+		im.Slug = unique(slug(im.Name), slugs)
+		sort.Slice(im.Suites, func(i, j int) bool { return suiteLess(im.Suites[i].Suite, im.Suites[j].Suite) })
+		stems := map[string]bool{}
+		for _, s := range im.Suites {
+			sort.SliceStable(s.Reports, func(i, j int) bool {
+				a, c := s.Reports[i], s.Reports[j]
+				if v := versionCompare(a.Report.Implementation.Version, c.Report.Implementation.Version); v != 0 {
+					return v < 0
+				}
+				return a.Path < c.Path
+			})
+			for _, e := range s.Reports {
+				e.Stem = unique(slug(strings.TrimSuffix(e.Path, ".json")), stems)
+			}
+		}
+	}
+	return b, nil
+}
+
+// decode returns the report in data, or nil and why data is JSON but no
+// conformance report, or an error when data is not one JSON object.
+func decode(data []byte) (*conformance.Report, string, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, "", fmt.Errorf("not a JSON object: %v", err)
+	}
+	if _, ok := probe["suite_version"]; !ok {
+		return nil, "no suite_version: not a conformance report", nil
+	}
+	if _, ok := probe["scores"]; !ok {
+		return nil, "no scores: not a conformance report", nil
+	}
+	var rep conformance.Report
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&rep); err != nil {
+		return nil, "", fmt.Errorf("not a conformance report: %v", err)
+	}
+	if len(rep.Scores) == 0 {
+		return nil, "empty scores: not a conformance report", nil
+	}
+	return &rep, "", nil
+}
+
+// slug returns s in lower case with every run of characters other than
+// letters and digits made one "-", at most 60 bytes: a file name on every
+// system.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			if b.Len() >= 60 {
+				break
+			}
+		} else {
+			dash = true
+		}
+	}
+	if b.Len() == 0 {
+		return "x"
+	}
+	return b.String()
+}
+
+// unique returns s, or s with "-2", "-3", … when taken has it, and marks
+// the result taken.
+func unique(s string, taken map[string]bool) string {
+	out := s
+	for i := 2; taken[out]; i++ {
+		out = s + "-" + strconv.Itoa(i)
+	}
+	taken[out] = true
+	return out
+}
+
+// suiteLess orders suite versions: the library suite's (a release
+// number) before the live checker's ("live-N"), each by version.
+func suiteLess(a, b string) bool {
+	la, lb := strings.HasPrefix(a, "live"), strings.HasPrefix(b, "live")
+	if la != lb {
+		return lb
+	}
+	if c := versionCompare(a, b); c != 0 {
+		return c < 0
+	}
+	return a < b
+}
+
+// versionCompare compares two version strings by their runs of digits as
+// numbers and everything else as text ("0.10.0" after "0.9.1", "v2" after
+// "v1"): -1, 0 or +1.
+func versionCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, ra := leadingDigits(a)
+		db, rb := leadingDigits(b)
+		switch {
+		case da != "" && db != "":
+			na, nb := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0")
+			if len(na) != len(nb) {
+				return cmpInt(len(na), len(nb))
+			}
+			if na != nb {
+				return strings.Compare(na, nb)
+			}
+			a, b = ra, rb
+		case da != "" || db != "":
+			if da != "" {
+				return -1
+			}
+			return 1
+		default:
+			if a[0] != b[0] {
+				return cmpInt(int(a[0]), int(b[0]))
+			}
+			a, b = a[1:], b[1:]
+		}
+	}
+	return cmpInt(len(a), len(b))
+}
+
+func leadingDigits(s string) (digits, rest string) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

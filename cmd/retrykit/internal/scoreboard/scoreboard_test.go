@@ -1,0 +1,290 @@
+package scoreboard
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"pgregory.net/rapid"
+)
+
+// report returns the JSON of a report of name at version under suite with
+// the given verdicts (requirement → statuses).
+func report(t testing.TB, name, version, suite string, verdicts map[string][]conformance.Status) []byte {
+	t.Helper()
+	rep := &conformance.Report{Implementation: protocol.Hello{Implementation: name, Version: version},
+		SuiteVersion: suite, SpecVersion: "1.0", Repeat: 1}
+	for req, sts := range verdicts {
+		for i, st := range sts {
+			level := "MUST"
+			if strings.HasPrefix(req, "RK-") {
+				level = "RK"
+			}
+			rep.Results = append(rep.Results, conformance.Result{ID: req + "-" + string(rune('a'+i)), Requirement: req,
+				Section: "7.2", Kind: "live", Status: st, Reason: "reason", Level: level})
+		}
+	}
+	rep.Tally(nil)
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var (
+	pass = conformance.StatusPass
+	fail = conformance.StatusFail
+)
+
+func board(t *testing.T) fstest.MapFS {
+	return fstest.MapFS{
+		"srv/0.10.0.json": {Data: report(t, "srv", "0.10.0", "live-1", map[string][]conformance.Status{"RET-01": {pass, pass}, "DLQ-001": {pass}, "RK-113": {pass}})},
+		"srv/0.9.0.json":  {Data: report(t, "srv", "0.9.0", "live-1", map[string][]conformance.Status{"RET-01": {pass, fail}, "DLQ-001": {pass}, "RK-113": {fail}})},
+		"srv/lib.json":    {Data: report(t, "srv", "0.9.0", "0.1.0", map[string][]conformance.Status{"RET-02": {pass}, "CORE-T1": {fail}})},
+		"other.json":      {Data: report(t, "other <b>", "1", "0.1.0", map[string][]conformance.Status{"RET-02": {pass}})},
+		"fuzz.json":       {Data: []byte(`{"implementation":"x","ops":[]}`)},
+		"notes.txt":       {Data: []byte("not json")},
+	}
+}
+
+// TestLoadGroupsBySuiteAndOrdersHistory: reports are grouped by
+// implementation and suite version, the library suite before the live
+// checker's, and history follows the version numerically (0.9.0 before
+// 0.10.0); a JSON file that is no report is left out with its reason.
+func TestLoadGroupsBySuiteAndOrdersHistory(t *testing.T) {
+	b, err := Load(board(t), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Implementations) != 2 || b.Implementations[0].Name != "other <b>" || b.Implementations[1].Name != "srv" {
+		t.Fatalf("implementations: %+v", b.Implementations)
+	}
+	srv := b.Implementations[1]
+	if len(srv.Suites) != 2 || srv.Suites[0].Suite != "0.1.0" || srv.Suites[1].Suite != "live-1" {
+		t.Fatalf("suites of srv: %+v", srv.Suites)
+	}
+	var hist []string
+	for _, e := range srv.Suites[1].Reports {
+		hist = append(hist, e.Report.Implementation.Version)
+	}
+	if strings.Join(hist, " ") != "0.9.0 0.10.0" {
+		t.Errorf("history %v, want 0.9.0 0.10.0", hist)
+	}
+	if len(b.Skipped) != 1 || !strings.HasPrefix(b.Skipped[0], "fuzz.json: no suite_version") {
+		t.Errorf("skipped %q", b.Skipped)
+	}
+	if b.Implementations[0].Slug != "other-b" {
+		t.Errorf("slug %q", b.Implementations[0].Slug)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	_, err := Load(fstest.MapFS{"a/bad.json": {Data: []byte(`{"scores":`)}}, ".")
+	var re *ReportError
+	if !errors.As(err, &re) || re.Path != "a/bad.json" || !strings.Contains(re.Reason, "not a JSON object") {
+		t.Errorf("malformed file: %v", err)
+	}
+	_, err = Load(fstest.MapFS{"x.json": {Data: []byte(`{"suite_version":"1","scores":"many"}`)}}, ".")
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "not a conformance report") {
+		t.Errorf("wrong field type: %v", err)
+	}
+	_, err = Load(fstest.MapFS{"x.json": {Data: []byte(`{"a":1}`)}, "y.txt": {}}, ".")
+	if !errors.Is(err, ErrNoReports) {
+		t.Errorf("no report: %v", err)
+	}
+	_, err = Load(fstest.MapFS{"big.json": {Data: make([]byte, MaxReportSize+1)}}, ".")
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "more than") {
+		t.Errorf("oversized file: %v", err)
+	}
+}
+
+// TestSuitesNeverMixed: the index has one table per suite version, and a
+// row's MUST score is that of its latest report under that suite alone;
+// the badge has a segment per suite version.
+func TestSuitesNeverMixed(t *testing.T) {
+	site := build(t)
+	index := read(t, site, "index.html")
+	if n := strings.Count(index, `<section class="suite"`); n != 2 {
+		t.Fatalf("%d suite tables, want 2", n)
+	}
+	live := index[strings.Index(index, "live checker live-1"):]
+	lib := index[:strings.Index(index, "live checker live-1")]
+	// srv's latest live report (0.10.0): 2 of 2 MUST results pass; its
+	// library report: 1 of 2. Added up they would read 3/4.
+	if !strings.Contains(live, `<td class="num score ok">3/3</td>`) || strings.Contains(index, "4/5") {
+		t.Errorf("live table does not show srv's latest live MUST score 3/3:\n%s", live)
+	}
+	if !strings.Contains(lib, `<td class="num score bad">1/2</td>`) {
+		t.Errorf("library table does not show srv's MUST score 1/2:\n%s", lib)
+	}
+	badge := read(t, site, "badges/srv.svg")
+	if !strings.Contains(badge, "0.1.0 MUST 1/2") || !strings.Contains(badge, "live-1 MUST 3/3") ||
+		!strings.Contains(badge, "#c62828") || !strings.Contains(badge, "#2e7d32") {
+		t.Errorf("badge:\n%s", badge)
+	}
+	page := read(t, site, "impl/srv.html")
+	if n := strings.Count(page, `<svg class="history"`); n != 2 {
+		t.Errorf("%d history charts, want one per suite version", n)
+	}
+	// The live history: MUST 2/3 (67%) then 3/3 (100%), in version order.
+	if !strings.Contains(page, "0.9.0 (0.9.0) MUST: 2/3") || strings.Index(page, "0.9.0 (0.9.0) MUST") > strings.Index(page, "0.10.0 (0.10.0) MUST") {
+		t.Errorf("history chart points:\n%s", page)
+	}
+}
+
+// TestIndexCellsLinkToEvidence: a cell counts the requirements of its
+// group that passed and links to the group's rows in the report's page.
+func TestIndexCellsLinkToEvidence(t *testing.T) {
+	site := build(t)
+	index := read(t, site, "index.html")
+	want := `<a href="reports/srv/srv-0-9-0.html#group-RET" title="RET: 0 of 1 requirements passed, 1 failed">0/1</a>`
+	if strings.Contains(index, want) {
+		t.Errorf("index links the older report: %s", want)
+	}
+	for _, w := range []string{
+		`href="reports/srv/srv-0-10-0.html#group-RET"`, `href="reports/srv/srv-lib.html#group-CORE"`,
+		`title="CORE: 0 of 1 requirements passed, 1 failed">0/1</a>`,
+	} {
+		if !strings.Contains(index, w) {
+			t.Errorf("index lacks %s", w)
+		}
+	}
+	if strings.Contains(index, "other <b>") || !strings.Contains(index, "other &lt;b&gt;") {
+		t.Error("an implementation's name is not escaped")
+	}
+}
+
+var linkRE = regexp.MustCompile(`(?:href|src)="([^"]+)"`)
+
+// TestSiteLinksResolve: every link between the site's pages names a file
+// the site has, and an anchor that page has; no page has a script.
+func TestSiteLinksResolve(t *testing.T) {
+	site := build(t)
+	pages := map[string]string{}
+	err := filepath.WalkDir(site, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".html") {
+			b, err := os.ReadFile(p)
+			pages[p] = string(b)
+			return err
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for p, s := range pages {
+		if strings.Contains(s, "<script") {
+			t.Errorf("%s has a script", p)
+		}
+		for _, m := range linkRE.FindAllStringSubmatch(s, -1) {
+			u, err := url.Parse(m[1])
+			if err != nil || u.Scheme != "" {
+				continue // the spec, elsewhere
+			}
+			target := p
+			if u.Path != "" {
+				target = filepath.Join(filepath.Dir(p), filepath.FromSlash(u.Path))
+			}
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links %s: no such file", p, m[1])
+				continue
+			}
+			if u.Fragment != "" && !strings.Contains(pages[target], `id="`+u.Fragment+`"`) {
+				t.Errorf("%s links %s: no such anchor", p, m[1])
+			}
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d links checked", checked)
+	}
+}
+
+// TestVersionOrderIsTotal: versionCompare is antisymmetric and
+// transitive, and equal only for equal strings up to leading zeros.
+func TestVersionOrderIsTotal(t *testing.T) {
+	gen := rapid.StringMatching(`[0-9a-c.\-]{0,8}`)
+	rapid.Check(t, func(t *rapid.T) {
+		a, b, c := gen.Draw(t, "a"), gen.Draw(t, "b"), gen.Draw(t, "c")
+		if versionCompare(a, b) != -versionCompare(b, a) {
+			t.Fatalf("not antisymmetric: %q %q", a, b)
+		}
+		if versionCompare(a, b) <= 0 && versionCompare(b, c) <= 0 && versionCompare(a, c) > 0 {
+			t.Fatalf("not transitive: %q %q %q", a, b, c)
+		}
+		if versionCompare(a, a) != 0 {
+			t.Fatalf("%q unequal to itself", a)
+		}
+	})
+	for _, c := range [][2]string{{"0.9.0", "0.10.0"}, {"1.0.0-rc.1", "1.0.0-rc.2"}, {"v1", "v10"}, {"1", "1.0"}} {
+		if versionCompare(c[0], c[1]) >= 0 {
+			t.Errorf("%q not before %q", c[0], c[1])
+		}
+	}
+}
+
+func FuzzVersionCompare(f *testing.F) {
+	for _, s := range []string{"0.9.0", "0.10.0", "1.0.0-rc.1", "", "007", "v2"} {
+		f.Add(s, "0.10.0")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if versionCompare(a, b) != -versionCompare(b, a) {
+			t.Fatalf("not antisymmetric: %q %q", a, b)
+		}
+		_ = slug(a)
+	})
+}
+
+func build(t *testing.T) string {
+	t.Helper()
+	b, err := Load(board(t), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := Write(b, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func read(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// FuzzLoadAndWrite: any file content is loaded or refused with an error
+// naming the file, and whatever loads is written without a panic.
+func FuzzLoadAndWrite(f *testing.F) {
+	f.Add(report(f, "srv", "0.9.0", "live-1", map[string][]conformance.Status{"RET-01": {pass, fail}, "RK-113": {fail}}))
+	f.Add([]byte(`{"suite_version":"x","scores":[{"name":"MUST","pass":-1}],"requirements":[{"name":""}],"causes":[{"class":"c","ids":["a"]}]}`))
+	f.Add([]byte(`{"suite_version":"","scores":[{}],"implementation":{"implementation":"../../x"}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := Load(fstest.MapFS{"r.json": {Data: data}}, ".")
+		if err != nil {
+			var re *ReportError
+			if !errors.As(err, &re) && !errors.Is(err, ErrNoReports) {
+				t.Fatalf("error of another kind: %v", err)
+			}
+			return
+		}
+		if err := Write(b, dir); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	})
+}

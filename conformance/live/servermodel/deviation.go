@@ -1,0 +1,194 @@
+package servermodel
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// Deviation is a group of failed checks no model explains, grouped by the
+// deviation observed between the server's answers and the reference's
+// ("one attempt past max_attempts retried", "every delay is 2× the
+// spec's"), never by a check's class flag.
+type Deviation struct {
+	Name        string   // "retried-past-max-attempts(1)", "check(http-heartbeat)", ...
+	Explanation string   // what every check of the group showed
+	Checks      []string // in the order given
+	// Example is the first observation of the group's first check that
+	// shows the deviation, written out ("" for a check with none).
+	Example string
+}
+
+type obsKey struct{ name, expl string }
+
+// Deviations groups the checks of unexplained (as [Diagnose] returns
+// them) by the first observation of each that the reference answers
+// otherwise: a specific description shared by at least two checks and by
+// most checks of its generic kind is taken first, largest first; the rest
+// by their generic description. A check none of whose observations
+// deviates is a group of its own ("check(id)"), judged by the check alone.
+func Deviations(obs []Obs, unexplained []string) []Deviation {
+	if len(obs) > MaxObservations {
+		obs = obs[:MaxObservations]
+	}
+	type item struct {
+		check    string
+		specific []obsKey
+		generic  obsKey
+		example  string
+	}
+	items := make([]item, len(unexplained))
+	for i, c := range unexplained {
+		items[i] = item{check: c, generic: obsKey{"check(" + c + ")", "the check failed on what it observed itself (no observation the models read deviates)"}}
+		for j := range obs {
+			o := &obs[j]
+			if o.Check != c {
+				continue
+			}
+			if ref := predict(set{}, o); !consistent(ref, o) {
+				items[i].specific, items[i].generic = describe(o, ref)
+				items[i].example = example(o, ref)
+				break
+			}
+		}
+	}
+	done := make([]bool, len(items))
+	var out []Deviation
+	take := func(k obsKey, members []int) {
+		d := Deviation{Name: k.name, Explanation: k.expl, Example: items[members[0]].example}
+		for _, i := range members {
+			done[i] = true
+			d.Checks = append(d.Checks, items[i].check)
+		}
+		out = append(out, d)
+	}
+	for {
+		count := map[obsKey][]int{}
+		dim := map[obsKey]int{}
+		for i, it := range items {
+			if done[i] {
+				continue
+			}
+			dim[it.generic]++
+			for _, k := range it.specific {
+				count[k] = append(count[k], i)
+			}
+		}
+		var best obsKey
+		bestN := 0
+		for k, m := range count {
+			if len(m) < 2 || 2*len(m) <= dim[items[m[0]].generic] {
+				continue
+			}
+			if len(m) > bestN || len(m) == bestN && k.name < best.name {
+				best, bestN = k, len(m)
+			}
+		}
+		if bestN == 0 {
+			break
+		}
+		take(best, count[best])
+	}
+	generic := map[obsKey][]int{}
+	var order []obsKey
+	for i, it := range items {
+		if done[i] {
+			continue
+		}
+		if _, ok := generic[it.generic]; !ok {
+			order = append(order, it.generic)
+		}
+		generic[it.generic] = append(generic[it.generic], i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(generic[order[i]]) > len(generic[order[j]]) })
+	for _, k := range order {
+		take(k, generic[k])
+	}
+	return out
+}
+
+// describe returns the specific and generic descriptions of how the
+// server's answer in o deviates from the reference's answer ref.
+func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
+	kind := map[Kind]string{FetchAttempt: "FETCH", InfoAttempt: "INFO", HistoryAttempt: "error history"}[o.Kind]
+	switch o.Kind {
+	case FetchAttempt, InfoAttempt, HistoryAttempt:
+		if o.Attempt == nil {
+			return nil, obsKey{"attempt-missing", "no attempt shown"}
+		}
+		d := *o.Attempt - ref.attempt
+		return []obsKey{{fmt.Sprintf("attempt-offset(%+d)", d), fmt.Sprintf("attempts shown %+d from the spec's (1-based, the attempt handed out)", d)}},
+			obsKey{"attempt-number(" + kind + ")", "the attempt " + kind + " shows differs from the spec's"}
+	case Delivery:
+		return nil, obsKey{"retry-handed-out-early", "a retry was handed out before its next_attempt_at"}
+	case ExpiryCounted:
+		return nil, obsKey{"expired-reservation-not-counted", "an expired reservation did not count as an attempt"}
+	case DeadLetterFilter:
+		return nil, obsKey{"dead-letter-filter-ignored", "the dead-letter list shows jobs of other queues"}
+	}
+	switch {
+	case o.State != ref.state && o.State == "retryable":
+		generic = obsKey{"retried-where-spec-gives-up", "retried where the spec gives the job up"}
+		switch {
+		case o.Failure.Code != "" && o.Failure.Code != "RETRY":
+			return []obsKey{{"handler-code-ignored(" + o.Failure.Code + ")", "the handler code " + o.Failure.Code + " is ignored: the job is retried"}}, generic
+		case o.N >= max(ref.max, 1):
+			k := o.N - max(ref.max, 1) + 1
+			return []obsKey{{fmt.Sprintf("retried-past-max-attempts(%d)", k), fmt.Sprintf("%d attempt(s) past max_attempts retried", k)}}, generic
+		}
+		return []obsKey{{"non-retryable-retried", "an error non_retryable_errors names is retried"}}, generic
+	case o.State != ref.state && ref.state == "retryable":
+		generic = obsKey{"gave-up-where-spec-retries", "gave the job up (" + o.State + ") where the spec retries"}
+		if k := max(ref.max, 1) - o.N; k > 0 && k <= 2 && o.Failure.Code == "" {
+			return []obsKey{{fmt.Sprintf("exhausted-early(%d)", k), fmt.Sprintf("gave up %d attempt(s) before max_attempts", k)}}, generic
+		}
+		return nil, generic
+	case o.State != ref.state:
+		return nil, obsKey{"state(" + o.State + "≠" + ref.state + ")", "the FAIL answer's state is " + o.State + " where the spec's is " + ref.state}
+	case o.Attempt == nil || *o.Attempt != ref.attempt:
+		return nil, obsKey{"attempt-number(FAIL)", "the attempt a FAIL answer carries differs from the spec's"}
+	case o.MaxAttempts != nil && *o.MaxAttempts != ref.max:
+		return nil, obsKey{"max-attempts-shown", "the max_attempts a FAIL answer carries differs from the policy's"}
+	case o.Listed != nil && *o.Listed != ref.listed:
+		if *o.Listed {
+			return nil, obsKey{"dead-lettered-where-spec-discards", "a job given up is in the dead-letter queue where the spec discards it"}
+		}
+		return nil, obsKey{"not-dead-lettered", "a job given up under dead_letter is not in the dead-letter queue"}
+	case ref.hasDelay && o.HasDelay:
+		generic = obsKey{"delay-differs", "a delay lies outside the spec's range"}
+		if ref.lo == ref.hi && ref.lo > 0 {
+			r := float64(o.DelayLo+o.DelayHi) / 2 / float64(ref.lo)
+			r, _ = strconv.ParseFloat(strconv.FormatFloat(r, 'g', 2, 64), 64)
+			return []obsKey{{fmt.Sprintf("delay-ratio(×%g)", r), fmt.Sprintf("every delay is about %g× the spec's", r)}}, generic
+		}
+		return nil, generic
+	}
+	return nil, obsKey{"answer-differs", "a FAIL answer differs from the spec's"}
+}
+
+// example writes the observation o beside the reference's answer ref.
+func example(o *Obs, ref answer) string {
+	switch o.Kind {
+	case FetchAttempt, InfoAttempt, HistoryAttempt:
+		got := "none"
+		if o.Attempt != nil {
+			got = strconv.Itoa(*o.Attempt)
+		}
+		return fmt.Sprintf("%s %d: attempt %s, spec %d", map[Kind]string{FetchAttempt: "FETCH of delivery", InfoAttempt: "INFO after failures", HistoryAttempt: "error history entry"}[o.Kind], o.N, got, ref.attempt)
+	case FailAnswer:
+		pol := "the default policy"
+		if o.Policy != nil {
+			pol = fmt.Sprintf("policy %v", o.Policy)
+		}
+		got := o.State
+		if o.HasDelay && o.State == "retryable" {
+			got += fmt.Sprintf(" after [%v, %v]", o.DelayLo, o.DelayHi)
+		}
+		want := ref.state
+		if ref.hasDelay {
+			want += fmt.Sprintf(" after [%v, %v]", ref.lo, ref.hi)
+		}
+		return fmt.Sprintf("FAIL of attempt %d (error type %q, code %q) under %s: %s; the spec: %s", o.N, o.Failure.Type, o.Failure.Code, pol, got, want)
+	}
+	return fmt.Sprintf("observation of kind %d: the server answered %v, the spec %v", o.Kind, o.Yes, ref.yes)
+}

@@ -1,0 +1,224 @@
+package servermodel
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrykit/retrykit/backoff"
+)
+
+// deviation holds the parameter values of one fitted family of server
+// bugs; the zero deviation is the reference server.
+type deviation struct {
+	delayShift   int              // delay-attempt-offset: the delay after attempt n is the one for n+delayShift
+	expOnly      bool             // exponent-offset: delayShift for the exponential strategy only
+	exhaustShift int              // exhaustion-offset: exhausted from attempt max_attempts+exhaustShift
+	stratFrom    backoff.Strategy // strategy-as: stratFrom computed as stratTo
+	stratTo      backoff.Strategy
+	stratSet     bool
+	jitterLo     float64 // jitter-range: multipliers in [jitterLo, jitterHi); 0, 0: [0.5, 1.5)
+	jitterHi     float64
+	noCap        bool    // no-cap
+	codesIgnored uint8   // handler-codes-ignored: bit i for codes[i]
+	factor       float64 // time-factor: every delay times factor (0: 1)
+}
+
+// codes are the handler codes, in the order of deviation.codesIgnored's bits.
+var codes = [...]string{"RETRY", "DISCARD", "FAIL", "DEAD_LETTER"}
+
+// ignores reports whether d ignores the handler code c.
+func (d deviation) ignores(c string) bool {
+	for i, k := range codes {
+		if k == c {
+			return d.codesIgnored&(1<<i) != 0
+		}
+	}
+	return false
+}
+
+// Families names the families of server bugs [Diagnose] fits to a run's
+// observations, each with what its parameters mean; a fresh slice on
+// every call.
+func Families() []string {
+	return []string{
+		"strategy-as(A→B): the strategy A (none, linear, exponential, polynomial) is computed as B; polynomial→exponential is a server that ignores polynomial",
+		"delay-attempt-offset(±k): the delay after attempt n is the one for n±k",
+		"exponent-offset(±k): the exponential delay's exponent is off by k",
+		"exhaustion-offset(±k): the job is exhausted after max_attempts±k attempts",
+		"handler-codes-ignored(codes): the handler codes listed are ignored and the policy decides",
+		"jitter-range([lo,hi)): the jitter multiplier is drawn from [lo, hi), fitted from the delays of many jobs",
+		"no-cap: max_interval is never applied",
+		"time-factor(×k): every delay is k times the spec's (k fitted)",
+	}
+}
+
+var strategyNames = map[backoff.Strategy]string{backoff.None: "none", backoff.Linear: "linear", backoff.Exponential: "exponential", backoff.Polynomial: "polynomial"}
+
+// fitted returns the family models the failed observations suggest.
+func fitted(obs []Obs, failedObs []int) []Model {
+	var out []Model
+	add := func(name, fix, family string, d deviation) {
+		out = append(out, Model{Name: name, Fix: fix, Family: family, dev: d})
+	}
+	strategies := map[backoff.Strategy]bool{}
+	codesSeen := uint8(0)
+	var ratios [][2]float64
+	var mults []float64
+	anyFail, anyDelay := false, false
+	for _, i := range failedObs {
+		o := &obs[i]
+		if o.Kind != FailAnswer {
+			continue
+		}
+		anyFail = true
+		e := read(set{}, o.Policy)
+		strategies[e.spec.Strategy] = true
+		for b, k := range codes {
+			if o.Failure.Code == k {
+				codesSeen |= 1 << b
+			}
+		}
+		ref := predict(set{}, o)
+		if !ref.hasDelay || !o.HasDelay || ref.hi <= 0 {
+			continue
+		}
+		anyDelay = true
+		if ref.lo == ref.hi {
+			ratios = append(ratios, [2]float64{float64(o.DelayLo-resolution) / float64(ref.lo), float64(o.DelayHi+resolution) / float64(ref.lo)})
+		} else if base := float64(ref.lo) * 2; o.DelayHi < e.spec.MaxInterval-resolution {
+			mults = append(mults, float64(o.DelayLo)/base, float64(o.DelayHi)/base)
+		}
+	}
+	if !anyFail {
+		return nil
+	}
+	if anyDelay {
+		for _, k := range []int{-1, 1} {
+			add(fmt.Sprintf("delay-attempt-offset(%+d)", k), fmt.Sprintf("compute the delay after attempt n for n itself, not n%+d", k), "delay-attempt-offset", deviation{delayShift: k})
+			add(fmt.Sprintf("exponent-offset(%+d)", k), fmt.Sprintf("the exponential delay after attempt n is initial_interval × coefficient^(n−1), not coefficient^(n−1%+d)", k), "exponent-offset", deviation{delayShift: k, expOnly: true})
+		}
+		add("no-cap", "cap the delay at max_interval (cap, jitter, cap)", "no-cap", deviation{noCap: true})
+		if f, ok := commonRatio(ratios); ok {
+			add(fmt.Sprintf("time-factor(×%g)", f), fmt.Sprintf("every delay is %g× the spec's: drop the factor (a unit mixed up, a base doubled)", f), "time-factor", deviation{factor: f})
+		}
+		if len(mults) >= 8 {
+			lo, hi := slicesMin(mults), slicesMax(mults)
+			for _, step := range []float64{0.05, 0.25} {
+				l, h := math.Floor(lo/step+1e-9)*step, math.Ceil(hi/step-1e-9)*step
+				l, h = math.Round(l*100)/100, math.Round(h*100)/100
+				if l >= 0 && h > l && !(l == 0.5 && h == 1.5) {
+					add(fmt.Sprintf("jitter-range([%g,%g))", l, h),
+						fmt.Sprintf("draw the jitter multiplier from [0.5, 1.5), not from about [%g, %g) (%d delays lie in [%.3f, %.3f]; %s)", l, h, len(mults)/2, lo, hi, rangeConfidence(len(mults)/2)),
+						"jitter-range", deviation{jitterLo: l, jitterHi: h})
+				}
+			}
+		}
+	}
+	for from := range strategies {
+		for _, to := range []backoff.Strategy{backoff.None, backoff.Linear, backoff.Exponential, backoff.Polynomial} {
+			if from == to {
+				continue
+			}
+			f, t := strategyNames[from], strategyNames[to]
+			fix := "compute the " + f + " strategy by its own formula, not as " + t
+			if t == "exponential" {
+				fix = "implement the " + f + " strategy (backoff_strategy \"" + f + "\") or reject it at PUSH; never accept it and compute exponential"
+			}
+			add("strategy-as("+f+"→"+t+")", fix, "strategy-as", deviation{stratFrom: from, stratTo: to, stratSet: true})
+		}
+	}
+	for _, k := range []int{-2, -1, 1, 2} {
+		what := fmt.Sprintf("it retries %d attempt(s) past max_attempts", k)
+		if k < 0 {
+			what = fmt.Sprintf("it gives up %d attempt(s) early", -k)
+		}
+		add(fmt.Sprintf("exhaustion-offset(%+d)", k), "exhaust a job when the attempt that failed is max_attempts: "+what, "exhaustion-offset", deviation{exhaustShift: k})
+	}
+	for sub := uint8(1); sub < 16; sub++ {
+		if sub&^codesSeen != 0 {
+			continue
+		}
+		var names []string
+		for b, k := range codes {
+			if sub&(1<<b) != 0 {
+				names = append(names, k)
+			}
+		}
+		add("handler-codes-ignored("+strings.Join(names, ",")+")", "obey the handler code(s) "+strings.Join(names, ", ")+" in error.code before the policy",
+			"handler-codes-ignored", deviation{codesIgnored: sub})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// rangeConfidence states how close n uniform draws bring their extremes to
+// the ends of the range drawn from: within a tenth of its width with
+// probability 1 − 2·0.9ⁿ.
+func rangeConfidence(n int) string {
+	return fmt.Sprintf("with %d draws the range's ends lie within a tenth of its width of the extremes seen, confidence %.4g", n, 1-2*math.Pow(0.9, float64(n)))
+}
+
+// commonRatio returns the simplest factor (fewest significant digits,
+// then nearest 1) inside the most of the ranges rs agree on: each range
+// is the factors one delay window allows.
+func commonRatio(rs [][2]float64) (float64, bool) {
+	if len(rs) == 0 {
+		return 0, false
+	}
+	best, bestN := 0.0, 0
+	for digits := 1; digits <= 3; digits++ {
+		for _, r := range rs {
+			for _, x := range []float64{r[0], r[1], (r[0] + r[1]) / 2} {
+				if x <= 0 {
+					continue
+				}
+				f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', digits, 64), 64)
+				n := 0
+				for _, q := range rs {
+					if q[0] <= f && f <= q[1] {
+						n++
+					}
+				}
+				if n > bestN || n == bestN && math.Abs(math.Log(f)) < math.Abs(math.Log(best)) {
+					best, bestN = f, n
+				}
+			}
+		}
+		if 2*bestN > len(rs) && best != 1 {
+			break
+		}
+	}
+	if best == 1 || best <= 0 || bestN < 2 && len(rs) > 1 {
+		return 0, false
+	}
+	return best, true
+}
+
+func slicesMin(xs []float64) float64 {
+	m := math.Inf(1)
+	for _, x := range xs {
+		m = math.Min(m, x)
+	}
+	return m
+}
+
+func slicesMax(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// scale multiplies d by f, saturating.
+func scale(d time.Duration, f float64) time.Duration {
+	x := float64(d) * f
+	if x >= 0x1p63 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(x)
+}
