@@ -10,6 +10,18 @@ import (
 // own extension and, as a top-level object of the same name, describes it.
 const ManifestExtension = "x-retrykit"
 
+// ManifestRetryExtensions is the name under which the manifest claims the
+// retry extensions of docs/extensions.md; the top-level object of the same
+// name lists the features served (retryFeatures), which is what
+// `retrykit conformance --server` checks.
+const ManifestRetryExtensions = "x-retry-extensions"
+
+// retryFeatures are the features of the retry extensions serve implements:
+// per-error-type rules, full/equal/decorrelated jitter, a requested delay
+// and snooze on FAIL. The fifth, retry_budget, is queue configuration that
+// serve does not take.
+var retryFeatures = []string{"error_rules", "jitter_mode", "retry_after", "snooze"}
+
 // manifest is GET /ojs/manifest: it claims only what the server does
 // (RK-176). It has the fields of both manifest documents: ojs-conformance
 // §4.1 (specversion, conformance_level, conformance_tier, protocols,
@@ -65,8 +77,13 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			"workflows":         false,
 			"pause_resume":      true,
 		},
-		"extensions": []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting"},
-		"endpoints":  endpoints,
+		"extensions": []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting", ManifestRetryExtensions},
+		ManifestRetryExtensions: map[string]any{
+			"version":  "0.1",
+			"features": retryFeatures,
+			"spec":     "docs/extensions.md",
+		},
+		"endpoints": endpoints,
 		ManifestExtension: map[string]any{
 			"manual_clock":    s.cfg.manual != nil,
 			"events":          eventsEndpoint(s.cfg.events != nil),
