@@ -32,7 +32,8 @@ chromium --version
 go build -o "$out/retrykit" ./cmd/retrykit
 rk=$PWD/$out/retrykit
 
-echo "-- site from docs/scoreboard/reports"
+echo "-- site from docs/scoreboard/reports (the SDK interop table current with docs/servers.md)"
+python3 docs/scoreboard/interop.py --check
 "$rk" scoreboard docs/scoreboard/reports -o "$out/site"
 echo "-- a run with causes, every format at once"
 "$rk" conformance --impl "python3 conformance/adapters/testdata/planted_adapter.py regex-match" --jitter-samples 200 \
@@ -81,6 +82,7 @@ for b in set(badges):
     texts = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     need(any("MUST" in t for t in texts), f"{b}: no MUST score in {texts}")
 need(len(re.findall(r'<td class="cell (ok|bad|none)"><a href="reports/[^"]+#group-', index)) >= len(rows), "index: group cells do not link to report groups")
+need(len(re.findall(r'<tr class="interop-row">', index)) >= 4, "index: the SDK interop table has fewer than 4 SDKs")
 page = read(out + "/impl.dom")
 need('<svg class="history"' in page and "<polyline" in page, "history page: no chart with a line")
 need(len(re.findall(r"<circle ", page)) >= 2, "history page: fewer than two points")
