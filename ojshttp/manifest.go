@@ -100,6 +100,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 				"max_window_limit": executor.MaxWindowLimit,
 				"max_keys":         executor.MaxRateLimitKeys,
 				"headers":          "no X-RateLimit-* headers: serve limits job starts, not requests (RK-289)",
+				"not_implemented":  "PUT /ojs/v1/rate-limits/{key} overrides, dynamic limits (rate_limit_until), rate_limit.dynamic_adjusted",
 			},
 			"worker_directives": "POST /ojs/v1/admin/workers/{id}/quiet or /terminate: the next heartbeat answers that state",
 		},
