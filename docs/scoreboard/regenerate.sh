@@ -25,10 +25,13 @@
 #                     worktree and checked by this checkout's checker
 #   --site-only       only rebuild the site from the committed reports
 #
+# reports/sdk-interop.json is always written again from the table "The
+# official SDKs against serve" of docs/servers.md (interop.py).
+#
 # The site is what CI builds (.ci/run); CI does not re-run any server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 servers=() history=false site_only=false pysdk="" rbsdk=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -98,5 +101,6 @@ if ! $site_only; then
     "$rk" conformance --server "$url" "${extra[@]}" --format json -o "$out/$name/$commit.json" || true
   done
 fi
+python3 docs/scoreboard/interop.py   # the SDK interop table of docs/servers.md
 rm -rf "$build/site"
 "$rk" scoreboard "$out" -o "$build/site"

@@ -277,9 +277,10 @@ func indexView(b *Board) any {
 	return struct {
 		CSS     template.CSS
 		Tables  []*suiteTable
+		Interop []*Interop
 		Skipped []string
 		Count   int
-	}{template.CSS(conformance.ReportCSS() + siteCSS), tables, b.Skipped, len(b.Implementations)}
+	}{template.CSS(conformance.ReportCSS() + siteCSS), tables, b.Interop, b.Skipped, len(b.Implementations)}
 }
 
 func contains(xs []string, x string) bool {
