@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
 )
 
 // ManifestExtension is the name under which the manifest lists retrykit's
@@ -77,13 +78,9 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			"workflows":         false,
 			"pause_resume":      true,
 		},
-		"extensions": []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting", ManifestRetryExtensions},
-		ManifestRetryExtensions: map[string]any{
-			"version":  "0.1",
-			"features": retryFeatures,
-			"spec":     "docs/extensions.md",
-		},
-		"endpoints": endpoints,
+		"extensions":            s.extensions(),
+		ManifestRetryExtensions: s.retryExtensions(),
+		"endpoints":             endpoints,
 		ManifestExtension: map[string]any{
 			"manual_clock":    s.cfg.manual != nil,
 			"events":          eventsEndpoint(s.cfg.events != nil),
@@ -129,4 +126,24 @@ func clockEndpoint(on bool) any {
 		return AdminClockPath
 	}
 	return nil
+}
+
+// extensions is the manifest's extension list: retrykit's own, the
+// official ones served and the retry extensions (left out under planted
+// fault RetryExtensionsUnclaimed).
+func (s *Server) extensions() []string {
+	l := []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting"}
+	if s.faults().Has(ojsfault.RetryExtensionsUnclaimed) {
+		return l
+	}
+	return append(l, ManifestRetryExtensions)
+}
+
+// retryExtensions is the manifest's x-retry-extensions object, nil when
+// the extension is not claimed.
+func (s *Server) retryExtensions() any {
+	if s.faults().Has(ojsfault.RetryExtensionsUnclaimed) {
+		return nil
+	}
+	return map[string]any{"version": "0.1", "features": retryFeatures, "spec": "docs/extensions.md"}
 }

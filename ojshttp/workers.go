@@ -220,6 +220,9 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if aerr != nil {
 		return 0, nil, aerr
 	}
+	if ask.Kind == errmatch.Snooze && s.faults().Has(ojsfault.SnoozeSpendsAttempt) {
+		ask.Kind = errmatch.RetryAfter
+	}
 	if req.Error == nil && ask.Kind == errmatch.Snooze {
 		req.Error = &nackError{}
 	}
