@@ -69,7 +69,7 @@ type Executor struct {
 
 	// peaks are the largest sizes of the maps since they were last
 	// rebuilt (see shrink).
-	peaks struct{ jobs, queues, types int }
+	peaks struct{ jobs, queues, types, active int }
 
 	// waiters are the WaitIdle calls in progress (see idle.go).
 	waiters []*idleWaiter
@@ -190,8 +190,8 @@ const shrinkMin = 1024
 
 // shrink returns m, or a copy of it when it holds under an eighth of its
 // peak size (and the peak was at least shrinkMin): a Go map keeps the
-// memory of its largest size, so without this the maps of jobs, queues and
-// types would keep a burst's memory for ever. The copy costs O(len(m)),
+// memory of its largest size, so without this the maps of jobs, queues,
+// types and active jobs would keep a burst's memory for ever. The copy costs O(len(m)),
 // paid for by the 7/8 of the peak's deletions since the last rebuild.
 func shrink[K comparable, V any](m map[K]V, peak *int) map[K]V {
 	if *peak < shrinkMin || len(m) >= *peak/8 {
@@ -271,12 +271,14 @@ func (e *Executor) move(j *job, to State) {
 	switch {
 	case from == Active:
 		delete(e.active, j.id)
+		e.active = shrink(e.active, &e.peaks.active)
 		if j.stop != nil {
 			j.stop()
 			j.stop = nil
 		}
 	case to == Active:
 		e.active[j.id] = j
+		e.peaks.active = max(e.peaks.active, len(e.active))
 	}
 	if len(e.waiters) > 0 && open(from) && !open(to) && !j.q.busy() {
 		e.wakeIdle()

@@ -46,6 +46,11 @@ func (h *jobHeap[O]) remove(j *job) {
 	if i != last {
 		h.fixAt(i)
 	}
+	if c := cap(*h); c >= shrinkMin && len(*h) < c/8 {
+		// A burst's backing array goes once the heap is an eighth of it
+		// (see shrink); the copy is paid for by the removals since.
+		*h = append(make(jobHeap[O], 0, 2*len(*h)), *h...)
+	}
 }
 
 // fix restores the order after j's key changed.

@@ -375,6 +375,9 @@ type retryChange struct {
 	opts  executor.RetryOptions
 	meta  json.RawMessage // the merged meta; nil: unchanged
 	shown *policy.Policy  // the client's policy when planted faults run another
+	// polCost is what the merged policy costs the job when not shared
+	// (policyCache.parse), valid when opts.Policy is set.
+	polCost int64
 }
 
 // decodeOverride reads override for the dead letter j: queue, args,
@@ -433,7 +436,7 @@ func (s *Server) decodeOverride(raw json.RawMessage, j executor.Job, x *extra) (
 			}
 			c.meta = b
 		case "retry":
-			pol, aerr := mergeRetry(j, x, v)
+			pol, cost, aerr := s.mergeRetry(j, x, v)
 			if aerr != nil {
 				return nil, aerr
 			}
@@ -441,7 +444,7 @@ func (s *Server) decodeOverride(raw json.RawMessage, j executor.Job, x *extra) (
 			if run != pol {
 				c.shown = pol
 			}
-			c.opts.Policy = run
+			c.opts.Policy, c.polCost = run, cost
 		default:
 			return nil, invalid(field, "unknown field; an override takes queue, args, meta, priority and retry")
 		}
@@ -451,13 +454,19 @@ func (s *Server) decodeOverride(raw json.RawMessage, j executor.Job, x *extra) (
 
 // mergeRetry returns the job's policy (as the client gave it) with the keys
 // of override replacing its own, read as a PUSH reads options.retry
-// (policy.Over: one reading of the bytes sent, RK-261).
-func mergeRetry(j executor.Job, x *extra, override json.RawMessage) (*policy.Policy, *apiError) {
+// (policy.Over: one reading of the bytes sent, RK-261), and what it costs
+// the job, counted against WithMaxBytes: a merged policy is the job's
+// alone, so its override text plus unsharedPolicyCost.
+func (s *Server) mergeRetry(j executor.Job, x *extra, override json.RawMessage) (*policy.Policy, int64, *apiError) {
 	pol := j.Policy
 	if x != nil && x.shown != nil {
 		pol = x.shown
 	}
-	return parseRetry("override.retry", override, policy.Over(pol))
+	p, aerr := parseRetry("override.retry", override, policy.Over(pol))
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	return p, int64(len(bytes.TrimSpace(override))) + unsharedPolicyCost, nil
 }
 
 // deadLetterRetry is POST …/dead-letter/{id}/retry: the job becomes
@@ -480,7 +489,7 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 		return 0, nil, aerr
 	}
 	var nx *extra
-	if c.meta != nil || c.shown != nil || c.opts.Args != nil {
+	if c.meta != nil || c.shown != nil || c.opts.Args != nil || c.opts.Policy != nil && c.polCost != sizeOfPolicy(x) {
 		cp := extra{}
 		if x != nil {
 			cp = *x
@@ -493,6 +502,8 @@ func (s *Server) deadLetterRetry(w http.ResponseWriter, r *http.Request) (int, a
 			cp.size += int64(len(c.opts.Args) - len(j.Args))
 		}
 		if c.opts.Policy != nil {
+			cp.size += c.polCost - cp.polCost
+			cp.polCost = c.polCost
 			cp.shown = c.shown
 		}
 		// The growth is claimed in PUSH's step (reserveBytes), so that

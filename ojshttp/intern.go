@@ -36,9 +36,11 @@ type policyCache struct {
 }
 
 // parse returns the policy of the retry text v at field (parseRetry's
-// grammar) and the bytes it costs this job: 0 when the policy is shared
-// (the default, or a text the cache holds or now keeps), its text plus
-// unsharedPolicyCost otherwise.
+// grammar) and the bytes it costs this job, counted against WithMaxBytes:
+// 0 when the job shares a policy already held (the default, or a text the
+// cache holds); its text plus unsharedPolicyCost when the job brings a
+// new one, which the cache then keeps for the jobs that send it next (up
+// to maxPolicyText bytes of text).
 func (c *policyCache) parse(field string, v json.RawMessage) (*policy.Policy, int64, *apiError) {
 	text := bytes.TrimSpace(v)
 	if len(text) > maxPolicyText {
@@ -59,7 +61,7 @@ func (c *policyCache) parse(field string, v json.RawMessage) (*policy.Policy, in
 		return nil, 0, err
 	}
 	if p.Equal(policy.Default()) {
-		p = policy.Default()
+		return policy.Default(), 0, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -70,5 +72,5 @@ func (c *policyCache) parse(field string, v json.RawMessage) (*policy.Policy, in
 		c.m = make(map[string]*policy.Policy)
 	}
 	c.m[string(text)] = p
-	return p, 0, nil
+	return p, int64(len(text)) + unsharedPolicyCost, nil
 }

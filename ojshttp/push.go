@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
 	"github.com/retrykit/retrykit/internal/sat"
@@ -38,9 +39,17 @@ const (
 // against WithMaxBytes: the executor's record and the server's entry.
 const entryOverhead = 512
 
-// tagOverhead is what each tag costs beyond its bytes (its string header
-// in the tag slice), counted against WithMaxBytes with them.
-const tagOverhead = 16
+// What the server's structures cost beyond the caller's bytes, counted
+// against WithMaxBytes with them, so that no shape of job holds memory the
+// bound does not see (docs/servers.md, "Memory"): a tag's string header;
+// the map of unknown fields and each of its slots; a unique job's parsed
+// options.unique, its key and its place in the key index.
+const (
+	tagOverhead          = 16
+	unknownOverhead      = 256
+	unknownFieldOverhead = 128
+	uniqueOverhead       = 320
+)
 
 // pushed is one decoded PUSH: the executor's spec and the server's extra.
 type pushed struct {
@@ -132,9 +141,16 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	if size > maxUnknown {
 		return nil, invalid("(unknown fields)", "at most %d bytes of extension fields, got %d", maxUnknown, size)
 	}
+	if n := len(p.x.unknown); n > 0 {
+		size += unknownOverhead + n*unknownFieldOverhead
+	}
 	for _, t := range p.x.tags {
 		size += len(t) + tagOverhead
 	}
+	if u := p.x.unique; u != nil {
+		size += len(u.raw) + len(p.x.uniqueKey) + uniqueOverhead
+	}
+	p.x.polCost = p.polCost
 	p.x.size = int64(len(p.spec.Args)+len(p.x.meta)+size) + p.polCost + entryOverhead
 	return p, nil
 }
@@ -363,6 +379,20 @@ func (s *Server) plantPolicy(p *policy.Policy) *policy.Policy {
 	if f.Has(ojsfault.EarlyRetry) {
 		sp.InitialInterval = max(sp.InitialInterval/2, 1)
 		sp.MaxInterval = max(sp.MaxInterval/2, sp.InitialInterval)
+		changed = true
+	}
+	if f.Has(ojsfault.PolynomialAsExponential) && sp.Strategy == backoff.Polynomial ||
+		f.Has(ojsfault.LinearAsExponential) && sp.Strategy == backoff.Linear {
+		sp.Strategy = backoff.Exponential
+		changed = true
+	}
+	if f.Has(ojsfault.DelayDoubled) {
+		sp.InitialInterval = time.Duration(sat.AddInt(int64(sp.InitialInterval), int64(sp.InitialInterval)))
+		sp.MaxInterval = time.Duration(sat.AddInt(int64(sp.MaxInterval), int64(sp.MaxInterval)))
+		changed = true
+	}
+	if f.Has(ojsfault.ExhaustLate) && sp.MaxAttempts < math.MaxInt {
+		sp.MaxAttempts = max(sp.MaxAttempts, 1) + 1
 		changed = true
 	}
 	if !changed {

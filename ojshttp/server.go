@@ -94,6 +94,9 @@ type Server struct {
 	workers       *workers
 	// clockMu serialises manual clock advances against clockHorizon.
 	clockMu sync.Mutex
+	// skips counts, under planted fault RateLimitSpendsAttempt, the
+	// FETCHes that held each rate-limited job back (id → int).
+	skips sync.Map
 	// pauses holds when each queue paused through the server was paused
 	// (name → time.Time), for the pause answer and queue_paused; at most
 	// executor.MaxPausedQueues entries, each deleted on resume.
@@ -212,7 +215,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", requestID(r))
 	header(w)
 	if v := r.Header.Get("OJS-Version"); !acceptVersion(v) {
-		writeError(w, r, versionError(v))
+		s.writeError(w, r, versionError(v))
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -263,7 +266,7 @@ func (s *Server) handle(pattern string, h handler) {
 		status, v, aerr := h(w, r)
 		s.inflight.release(held)
 		if aerr != nil {
-			writeError(w, r, aerr)
+			s.writeError(w, r, aerr)
 			return
 		}
 		if status == http.StatusNoContent {

@@ -46,6 +46,17 @@ type extra struct {
 	// history window, see executor's addError); errBytes is their sum.
 	errCosts []int64
 	errBytes int64
+	// polCost is the part of size the job's retry policy accounts for
+	// when not shared (policyCache.parse).
+	polCost int64
+}
+
+// sizeOfPolicy returns x's polCost (0 for nil).
+func sizeOfPolicy(x *extra) int64 {
+	if x == nil {
+		return 0
+	}
+	return x.polCost
 }
 
 // addErrorCost records a failure of cost bytes; shown is how many error
@@ -88,6 +99,9 @@ type store struct {
 	// key, under mu; an id leaves with its entry, so the index is bounded
 	// as the store is.
 	byKey map[string][]string
+	// peak and keyPeak are the largest sizes of m and byKey since they
+	// were last rebuilt (see shrink).
+	peak, keyPeak int
 }
 
 // minSweep is the size below which the store is never swept.
@@ -159,6 +173,7 @@ func (st *store) index(id string, x *extra) {
 		ids = slices.Delete(ids, 0, len(ids)-maxPerKey)
 	}
 	st.byKey[x.uniqueKey] = ids
+	st.keyPeak = max(st.keyPeak, len(st.byKey))
 }
 
 // unindexLocked removes id from key's list; under mu.
@@ -169,6 +184,7 @@ func (st *store) unindexLocked(key, id string) {
 	ids := slices.DeleteFunc(st.byKey[key], func(s string) bool { return s == id })
 	if len(ids) == 0 {
 		delete(st.byKey, key)
+		st.byKey = shrink(st.byKey, &st.keyPeak)
 	} else {
 		st.byKey[key] = ids
 	}
@@ -211,6 +227,7 @@ func (st *store) put(id string, x *extra) (old *extra) {
 	defer st.mu.Unlock()
 	old = st.extra(st.m[id])
 	st.m[id] = st.slotOf(x)
+	st.peak = max(st.peak, len(st.m))
 	st.bytes += x.size - sizeOf(old)
 	st.unindexLocked(keyOf(old), id)
 	st.index(id, x)
@@ -244,10 +261,37 @@ func (st *store) restore(id string, x, old *extra) {
 	st.unindexLocked(x.uniqueKey, id)
 	st.index(id, old)
 	if old == nil {
-		delete(st.m, id)
+		st.deleteLocked(id)
 	} else {
 		st.m[id] = st.slotOf(old)
 	}
+}
+
+// deleteLocked removes id's slot, rebuilding the map once it holds under
+// an eighth of its peak (shrink); under mu.
+func (st *store) deleteLocked(id string) {
+	delete(st.m, id)
+	st.m = shrink(st.m, &st.peak)
+}
+
+// shrinkMin is the smallest peak size at which shrink rebuilds a map.
+const shrinkMin = 1024
+
+// shrink returns m, or a copy of it when it holds under an eighth of its
+// peak size (and the peak was at least shrinkMin): a Go map keeps the
+// memory of its largest size, so without this the store would keep a
+// burst's memory for ever. The copy costs O(len(m)), paid for by the 7/8
+// of the peak's deletions since the last rebuild (as the executor's maps).
+func shrink[K comparable, V any](m map[K]V, peak *int) map[K]V {
+	if *peak < shrinkMin || len(m) >= *peak/8 {
+		return m
+	}
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	*peak = len(c)
+	return c
 }
 
 func (st *store) drop(id string) {
@@ -256,7 +300,7 @@ func (st *store) drop(id string) {
 	x := st.extra(st.m[id])
 	st.bytes -= sizeOf(x)
 	st.unindexLocked(keyOf(x), id)
-	delete(st.m, id)
+	st.deleteLocked(id)
 }
 
 // update runs fn on a copy of id's entry and stores the copy, so that
@@ -276,6 +320,7 @@ func (st *store) update(id string, fn func(x *extra)) {
 	fn(x)
 	x.size = base + int64(len(x.result)) + x.errBytes
 	st.m[id] = st.slotOf(x)
+	st.peak = max(st.peak, len(st.m))
 	st.bytes += x.size - old
 }
 
@@ -320,8 +365,35 @@ func (st *store) sweep(exec *executor.Executor, force bool) {
 			x := st.extra(sl)
 			st.bytes -= x.size
 			st.unindexLocked(x.uniqueKey, id)
-			delete(st.m, id)
+			st.deleteLocked(id)
 		}
 	}
 	st.sweepAt = max(2*len(st.m), minSweep)
+}
+
+// len returns the number of entries.
+func (st *store) len() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.m)
+}
+
+// Reclaim gives back what the server no longer needs to hold: it applies
+// what is due in the executor (retention prunes the finished jobs past
+// their age), then, when the entries the server keeps beside the executor
+// outnumber the executor's jobs by an eighth (and by 4096), drops
+// those of the jobs the executor no longer holds (entries younger than
+// 10 s are left for a later call), so that its maps rebuild smaller. It
+// returns the jobs and the bytes of job data held after it, as
+// [WithMaxJobs] and [WithMaxBytes] count them. A server that is only
+// answering requests does this work as it grows; Reclaim is for the
+// quiet after a burst: `retrykit serve` calls it every 5 seconds. It is
+// safe for concurrent use.
+func (s *Server) Reclaim() (jobs int, bytes int64) {
+	s.exec.Tick()
+	jobs = s.exec.Len()
+	if s.store.len() > jobs+max(jobs/8, minSweep) {
+		s.store.sweep(s.exec, true)
+	}
+	return s.exec.Len(), s.store.weight()
 }

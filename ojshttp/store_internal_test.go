@@ -82,8 +82,12 @@ func TestJobsSharePolicyText(t *testing.T) {
 	if a.Policy != b.Policy {
 		t.Errorf("two jobs with the retry text {\"max_attempts\":5} hold two policies")
 	}
-	if sa != entryOverhead+2 || sb != sa {
-		t.Errorf("shared policy counted: sizes %d and %d, want %d", sa, sb, entryOverhead+2)
+	// The first job brings the policy and pays for it; the second shares it.
+	if want := int64(entryOverhead + 2 + len(`{"max_attempts":5}`) + unsharedPolicyCost); sa != want {
+		t.Errorf("first job with a new policy: size %d, want %d", sa, want)
+	}
+	if sb != entryOverhead+2 {
+		t.Errorf("job sharing a policy: size %d, want %d", sb, entryOverhead+2)
 	}
 	if d, _ := push(`{"max_attempts":3,"initial_interval":"PT1S"}`); d.Policy != policy.Default() {
 		t.Errorf("a text equal to the defaults holds its own policy")
@@ -95,5 +99,39 @@ func TestJobsSharePolicyText(t *testing.T) {
 	}
 	if l2, _ := push(long); l2.Policy == l.Policy {
 		t.Errorf("a policy text over %d bytes was shared", maxPolicyText)
+	}
+}
+
+// TestServerStructuresCountAgainstMaxBytes checks the job data a PUSH
+// counts for the structures the server keeps beside the caller's bytes:
+// unknown fields, tags and options.unique. The expected sizes are written
+// out from the overheads' definitions.
+func TestServerStructuresCountAgainstMaxBytes(t *testing.T) {
+	s := New(executor.New())
+	size := func(body string) int64 {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("POST", "/ojs/v1/jobs", strings.NewReader(body)))
+		var m struct{ Job struct{ ID string } }
+		if json.Unmarshal(rec.Body.Bytes(), &m); rec.Code != 201 {
+			t.Fatalf("push: %d %s", rec.Code, rec.Body)
+		}
+		return s.store.get(m.Job.ID).size
+	}
+	// args [] (2 bytes) and the entry.
+	if got, want := size(`{"type":"t","args":[]}`), int64(2+entryOverhead); got != want {
+		t.Errorf("plain job: %d, want %d", got, want)
+	}
+	// Three unknown fields: "xa":1, "xb":22, "xc":"c" (2+1, 2+2, 2+3 bytes).
+	if got, want := size(`{"type":"t","args":[],"xa":1,"xb":22,"xc":"c"}`), int64(2+entryOverhead+(3+4+5)+unknownOverhead+3*unknownFieldOverhead); got != want {
+		t.Errorf("three unknown fields: %d, want %d", got, want)
+	}
+	// Two tags "ab" and "c".
+	if got, want := size(`{"type":"t","args":[],"options":{"tags":["ab","c"]}}`), int64(2+entryOverhead+(2+tagOverhead)+(1+tagOverhead)); got != want {
+		t.Errorf("two tags: %d, want %d", got, want)
+	}
+	// options.unique {"keys":["args"]} (17 bytes) and its 64-digit key.
+	if got, want := size(`{"type":"t","args":[7],"options":{"unique":{"keys":["args"]}}}`), int64(3+entryOverhead+17+64+uniqueOverhead); got != want {
+		t.Errorf("unique job: %d, want %d", got, want)
 	}
 }

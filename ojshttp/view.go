@@ -33,7 +33,7 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	v["queue"] = j.Queue
 	v["args"] = args
 	v["state"] = j.State.String()
-	v["attempt"] = s.attempt(j.Attempt)
+	v["attempt"] = s.attempt(j.Attempt) + s.plantedSkips(j.ID)
 	v["max_attempts"] = maxAttempts(pol)
 	v["priority"] = j.Priority
 	if pj, err := pol.MarshalJSON(); err == nil {

@@ -76,6 +76,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 		return true
 	}
 	jobs := s.exec.FetchWithin(int(n), vis, fit, req.Queues...)
+	s.plantHeldBack(req.Queues)
 	out := make([]map[string]any, len(jobs))
 	for i, j := range jobs {
 		started := j.StartedAt
@@ -232,7 +233,7 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if f.Type == "" {
 		f.Type = e.Code
 	}
-	if c, err := errmatch.ParseCode(e.Code); err == nil && e.Code != "" {
+	if c, err := errmatch.ParseCode(e.Code); err == nil && e.Code != "" && !(e.Code == "DISCARD" && s.faults().Has(ojsfault.DiscardCodeIgnored)) {
 		f.Code = c
 	}
 	// The failure joins the job's error history: it counts against

@@ -89,8 +89,14 @@ func runScoreboard(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(msg)
 	}
 	if abs, err := filepath.Abs(*out); err == nil {
-		if d, err := filepath.Abs(dir); err == nil && (abs == d || strings.HasPrefix(d, abs+string(filepath.Separator))) {
-			return fail(fmt.Sprintf("-o %s: holds DIR; write the site elsewhere", *out))
+		if d, err := filepath.Abs(dir); err == nil {
+			switch sep := string(filepath.Separator); {
+			case abs == d || strings.HasPrefix(d, abs+sep):
+				return fail(fmt.Sprintf("-o %s: holds DIR; write the site elsewhere", *out))
+			case strings.HasPrefix(abs, d+sep):
+				// the site's copies of the reports would be read as reports next time
+				return fail(fmt.Sprintf("-o %s: is inside DIR; write the site elsewhere", *out))
+			}
 		}
 	}
 	if fi, err := os.Stat(*out); err == nil && !fi.IsDir() {

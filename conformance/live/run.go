@@ -341,6 +341,7 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 	}
 	wg.Wait()
 	e.judgeTiming()
+	e.judgeWire(ctx, func(id string) bool { return selected[id] && !skipped(id) })
 	e.judgeContentType()
 	if selected["http-dead-letter-filter"] && !skipped("http-dead-letter-filter") {
 		e.judgeDeadLetterFilter(ctx)

@@ -39,6 +39,12 @@ var scenarios = []scenario{
 	{"backoff-type", []string{"http-backoff-type"}, scenBackoffType},
 	{"partial-fields", []string{"http-partial-max-attempts", "http-partial-initial-interval", "http-partial-coefficient", "http-partial-max-interval", "http-partial-jitter", "http-partial-on-exhaustion"}, scenPartialFields},
 	{"latency", []string{"http-promoted", "http-not-early"}, scenLatency},
+	{"strategies", []string{"http-strategy-none", "http-strategy-linear", "http-strategy-exponential", "http-strategy-polynomial"}, scenStrategies},
+	{"jitter-distribution", []string{"http-jitter-distribution"}, scenJitterDistribution},
+	{"relative-lateness", []string{"http-promoted-relative"}, scenRelativeLateness},
+	{"location", []string{"http-location"}, scenLocation},
+	{"paused-queue", []string{"http-paused-queue"}, scenPaused},
+	{"rate-limit", []string{"http-rate-limit-attempt"}, scenRateLimit},
 }
 
 // start pushes a job with policy r (nil for none) to a fresh queue and

@@ -19,6 +19,18 @@
 //	message-match        non_retryable_errors also matched against the message
 //	glob-match           non_retryable_errors also matched as shell globs
 //	dead-letter-pages    the dead-letter list ignores queue, 2 jobs a page
+//	polynomial-as-exponential  backoff_strategy polynomial computed as exponential
+//	linear-as-exponential      backoff_strategy linear computed as exponential
+//	delay-doubled        every delay twice the policy's
+//	exhaust-late         one attempt past max_attempts retried
+//	discard-code-ignored the handler code DISCARD ignored
+//	no-location          a 201 PUSH has no Location header
+//	no-version-on-errors error answers have no OJS-Version header
+//	bad-error-object     error answers lack retryable, request_id differs
+//	text-errors          error answers are text/plain
+//	paused-accepts       a PUSH to a paused queue is accepted
+//	rate-limit-ignored   rate_limit is accepted but never applied
+//	rate-limit-spends-attempt  each FETCH holding a limited job back costs it an attempt
 package ojsfault
 
 import (
@@ -30,7 +42,7 @@ import (
 )
 
 // Set is a set of planted faults; the zero value plants none.
-type Set uint16
+type Set uint32
 
 // The faults.
 const (
@@ -75,6 +87,44 @@ const (
 	// as servers that list one global dead letter set do: a reader of one
 	// page misses jobs.
 	DeadLetterPages
+	// PolynomialAsExponential accepts backoff_strategy polynomial and
+	// computes the exponential delay, as the four public OJS servers do.
+	PolynomialAsExponential
+	// LinearAsExponential computes the linear strategy as exponential.
+	LinearAsExponential
+	// DelayDoubled runs every policy with its intervals doubled (every
+	// delay twice the policy's), showing the client's policy.
+	DelayDoubled
+	// ExhaustLate retries one attempt past max_attempts, showing the
+	// client's max_attempts.
+	ExhaustLate
+	// DiscardCodeIgnored ignores the handler code DISCARD (the policy
+	// decides), obeying the other codes.
+	DiscardCodeIgnored
+	// NoLocation leaves the Location header out of a 201 PUSH answer
+	// (the binding §9.1 MUST).
+	NoLocation
+	// NoVersionOnErrors leaves the OJS-Version header out of every error
+	// answer (the binding §6.5: every response MUST carry it).
+	NoVersionOnErrors
+	// BadErrorObject answers errors without error.retryable, with an
+	// error.request_id that is not the X-Request-Id header (the binding
+	// §16.1).
+	BadErrorObject
+	// TextErrors answers errors with Content-Type text/plain (the body is
+	// unchanged; the binding §4.1 MUST).
+	TextErrors
+	// PausedAccepts accepts a PUSH to a paused queue (201, the job waits
+	// as available) instead of 422 queue_paused (the binding §11.3).
+	PausedAccepts
+	// RateLimitIgnored accepts rate_limit at PUSH but never applies it:
+	// a job of a key at its concurrency still starts.
+	RateLimitIgnored
+	// RateLimitSpendsAttempt charges a rate-limited job one attempt for
+	// every FETCH that held it back, as a server that claims and gives
+	// back a limited job would: its attempt shows one more per such FETCH
+	// (ojs-rate-limiting §8.1: it MUST remain available).
+	RateLimitSpendsAttempt
 )
 
 // all lists the faults in flag order with their names.
@@ -91,6 +141,18 @@ var all = []struct {
 	{MessageMatch, "message-match"},
 	{GlobMatch, "glob-match"},
 	{DeadLetterPages, "dead-letter-pages"},
+	{PolynomialAsExponential, "polynomial-as-exponential"},
+	{LinearAsExponential, "linear-as-exponential"},
+	{DelayDoubled, "delay-doubled"},
+	{ExhaustLate, "exhaust-late"},
+	{DiscardCodeIgnored, "discard-code-ignored"},
+	{NoLocation, "no-location"},
+	{NoVersionOnErrors, "no-version-on-errors"},
+	{BadErrorObject, "bad-error-object"},
+	{TextErrors, "text-errors"},
+	{PausedAccepts, "paused-accepts"},
+	{RateLimitIgnored, "rate-limit-ignored"},
+	{RateLimitSpendsAttempt, "rate-limit-spends-attempt"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.

@@ -66,7 +66,7 @@ func fitted(obs []Obs, failedObs []int) []Model {
 	}
 	strategies := map[backoff.Strategy]bool{}
 	codesSeen := uint8(0)
-	var ratios []float64
+	var ratios [][2]float64
 	var mults []float64
 	anyFail, anyDelay := false, false
 	for _, i := range failedObs {
@@ -87,9 +87,8 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			continue
 		}
 		anyDelay = true
-		mid := float64(o.DelayLo+o.DelayHi) / 2
 		if ref.lo == ref.hi {
-			ratios = append(ratios, mid/float64(ref.lo))
+			ratios = append(ratios, [2]float64{float64(o.DelayLo-resolution) / float64(ref.lo), float64(o.DelayHi+resolution) / float64(ref.lo)})
 		} else if base := float64(ref.lo) * 2; o.DelayHi < e.spec.MaxInterval-resolution {
 			mults = append(mults, float64(o.DelayLo)/base, float64(o.DelayHi)/base)
 		}
@@ -163,29 +162,40 @@ func rangeConfidence(n int) string {
 	return fmt.Sprintf("with %d draws the range's ends lie within a tenth of its width of the extremes seen, confidence %.4g", n, 1-2*math.Pow(0.9, float64(n)))
 }
 
-// commonRatio returns the ratio most of rs agree on within 2%, to two
-// significant digits.
-func commonRatio(rs []float64) (float64, bool) {
+// commonRatio returns the simplest factor (fewest significant digits,
+// then nearest 1) inside the most of the ranges rs agree on: each range
+// is the factors one delay window allows.
+func commonRatio(rs [][2]float64) (float64, bool) {
+	if len(rs) == 0 {
+		return 0, false
+	}
 	best, bestN := 0.0, 0
-	for _, x := range rs {
-		n := 0
-		for _, y := range rs {
-			if math.Abs(x-y) <= 0.02*x {
-				n++
+	for digits := 1; digits <= 3; digits++ {
+		for _, r := range rs {
+			for _, x := range []float64{r[0], r[1], (r[0] + r[1]) / 2} {
+				if x <= 0 {
+					continue
+				}
+				f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', digits, 64), 64)
+				n := 0
+				for _, q := range rs {
+					if q[0] <= f && f <= q[1] {
+						n++
+					}
+				}
+				if n > bestN || n == bestN && math.Abs(math.Log(f)) < math.Abs(math.Log(best)) {
+					best, bestN = f, n
+				}
 			}
 		}
-		if n > bestN {
-			best, bestN = x, n
+		if 2*bestN > len(rs) && best != 1 {
+			break
 		}
 	}
-	if bestN == 0 || bestN < 2 && len(rs) > 1 {
+	if best == 1 || best <= 0 || bestN < 2 && len(rs) > 1 {
 		return 0, false
 	}
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(best, 'g', 2, 64), 64)
-	if r == 1 || r <= 0 {
-		return 0, false
-	}
-	return r, true
+	return best, true
 }
 
 func slicesMin(xs []float64) float64 {

@@ -266,3 +266,25 @@ func read(t *testing.T, dir, name string) string {
 	}
 	return string(b)
 }
+
+// FuzzLoadAndWrite: any file content is loaded or refused with an error
+// naming the file, and whatever loads is written without a panic.
+func FuzzLoadAndWrite(f *testing.F) {
+	f.Add(report(f, "srv", "0.9.0", "live-1", map[string][]conformance.Status{"RET-01": {pass, fail}, "RK-113": {fail}}))
+	f.Add([]byte(`{"suite_version":"x","scores":[{"name":"MUST","pass":-1}],"requirements":[{"name":""}],"causes":[{"class":"c","ids":["a"]}]}`))
+	f.Add([]byte(`{"suite_version":"","scores":[{}],"implementation":{"implementation":"../../x"}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := Load(fstest.MapFS{"r.json": {Data: data}}, ".")
+		if err != nil {
+			var re *ReportError
+			if !errors.As(err, &re) && !errors.Is(err, ErrNoReports) {
+				t.Fatalf("error of another kind: %v", err)
+			}
+			return
+		}
+		if err := Write(b, dir); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	})
+}

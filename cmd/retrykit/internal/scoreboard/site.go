@@ -7,6 +7,7 @@ import (
 	"html"
 	"html/template"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -365,7 +366,7 @@ func implView(b *Board, im *Implementation) any {
 // of a series' reports, in history order: one point per report, its
 // label under it, its figures in a tooltip (the title element).
 func historyChart(s *Series) string {
-	const w, h, left, right, top, bottom = 640, 220, 44, 16, 14, 58
+	const w, h, left, right, top, bottom = 640, 200, 44, 16, 14, 44
 	n := len(s.Reports)
 	x := func(i int) float64 {
 		if n == 1 {
@@ -404,13 +405,27 @@ func historyChart(s *Series) string {
 				x(i), y(sc.Percent()), colors[level], html.EscapeString(e.Label()), level, sc.Pass, sc.Judged)
 		}
 	}
+	// Labels: the report's file name, cut to the room a point has; the
+	// first and last anchored at their ends so that none leaves the chart.
+	room := w - left - right
+	if n > 1 {
+		room /= n
+	}
+	maxChars := max(6, room/6)
 	for i, e := range s.Reports {
-		label := e.Label()
-		if len(label) > 22 {
-			label = label[:21] + "…"
+		label := []rune(strings.TrimSuffix(path.Base(e.Path), ".json"))
+		if len(label) > maxChars {
+			label = append([]rune("…"), label[len(label)-maxChars+1:]...)
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" text-anchor="end" fill="#1b1f24" transform="rotate(-25 %.1f %d)">%s</text>`,
-			x(i), h-bottom+16, x(i), h-bottom+16, html.EscapeString(label))
+		anchor := "middle"
+		switch {
+		case n > 1 && i == 0:
+			anchor = "start"
+		case n > 1 && i == n-1:
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" text-anchor="%s" fill="#1b1f24">%s</text>`,
+			x(i), h-bottom+16, anchor, html.EscapeString(string(label)))
 	}
 	lx := left
 	for _, level := range []string{"MUST", "SHOULD", "RK"} {

@@ -8,8 +8,11 @@ td.cell{text-align:center;white-space:nowrap}
 td.cell.ok{background:#e7f5ea}td.cell.bad{background:#fdecea}td.cell.none{color:#57606a}
 td.cell a{display:block;color:inherit;text-decoration:none}
 .score.bad{color:#b42318;font-weight:600}.score.ok{color:#146c2e}
+th{white-space:nowrap}
 svg.history{max-width:40rem;display:block;margin:.5rem 0}
 nav{margin:.3rem 0 1rem}
+table.board td:first-child,table.board th:first-child{position:sticky;left:0;background:#fff;z-index:1}
+table.board th:first-child{background:#f6f8fa}
 `
 
 var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>

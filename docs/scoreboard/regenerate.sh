@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Regenerates the reports under docs/scoreboard/reports with this checkout's
+# `retrykit conformance`, then the site (build/scoreboard/site):
+#
+#   bash docs/scoreboard/regenerate.sh [--server NAME=URL]... [--serve-history] [--site-only]
+#
+#   (always)          the library (built-in reference) and `retrykit serve`
+#                     of this checkout: reports/retrykit/library-DATE-TIME-COMMIT.json
+#                     and reports/retrykit/serve-DATE-TIME-COMMIT.json
+#   --server NAME=URL an OJS server already running at URL (before /ojs/v1),
+#                     checked with `conformance --server URL` into
+#                     reports/NAME/COMMIT.json; NAME is the server's directory
+#                     there, e.g. ojs-backend-redis=http://127.0.0.1:8080, and
+#                     COMMIT its pinned commit from BUILD.md. ojs-backend-kafka
+#                     gets --late-bound 5s (its promoter hands retries out up
+#                     to 2 s late). Nothing is built here: BUILD.md says what
+#                     ran where.
+#   --python-sdk DIR  a checkout of openjobspec/ojs-python-sdk (at the commit
+#                     in BUILD.md), through adapters/ojs_python_sdk.py into
+#                     reports/ojs-python-sdk/COMMIT.json
+#   --serve-history   also `serve` at the commits listed in BUILD.md, each
+#                     built from this repository's history in a temporary
+#                     worktree and checked by this checkout's checker
+#   --site-only       only rebuild the site from the committed reports
+#
+# The site is what CI builds (.ci/run); CI does not re-run any server.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+servers=() history=false site_only=false pysdk=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --server) [ $# -ge 2 ] && [[ $2 == *=http* ]] || { echo "regenerate.sh: --server NAME=URL" >&2; usage; }; servers+=("$2"); shift 2 ;;
+    --serve-history) history=true; shift ;;
+    --python-sdk) [ $# -ge 2 ] && [ -d "$2" ] || { echo "regenerate.sh: --python-sdk DIR" >&2; usage; }; pysdk=$2; shift 2 ;;
+    --site-only) site_only=true; shift ;;
+    -h|--help) usage ;;
+    *) echo "regenerate.sh: unknown argument $1" >&2; usage ;;
+  esac
+done
+out=docs/scoreboard/reports
+build=build/scoreboard
+mkdir -p "$build" "$out/retrykit"
+go build -o "$build/retrykit" ./cmd/retrykit
+rk=$PWD/$build/retrykit
+
+# check_serve BINARY NAME: start BINARY serve on a free loopback port,
+# check it with this checkout's checker into $out/retrykit/NAME.json, stop it.
+check_serve() {
+  local bin=$1 name=$2 url pid
+  "$bin" serve --addr 127.0.0.1:0 > "$build/serve.out" 2>"$build/serve.err" &
+  pid=$!
+  for _ in $(seq 100); do
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$build/serve.out" | head -1 || true)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { kill "$pid"; echo "regenerate.sh: serve did not start: $(cat "$build/serve.err")" >&2; exit 1; }
+  "$rk" conformance --server "$url" --format json -o "$out/retrykit/$name.json" || true
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  echo "$name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s %d/%d" % (s["name"], s["pass"], s["pass"]+s["fail"]+s["error"]) for s in d["scores"]))' "$out/retrykit/$name.json")"
+}
+
+if ! $site_only; then
+  head=$(git rev-parse --short HEAD)
+  day=$(git log -1 --format=%cd --date=format:%Y-%m-%d-%H%M HEAD)
+  "$rk" conformance --format json -o "$out/retrykit/library-$day-$head.json" || true
+  check_serve "$rk" "serve-$day-$head"
+  if $history; then
+    for c in $(sed -n 's/^| serve history | `\([0-9a-f]*\)`.*/\1/p' docs/scoreboard/BUILD.md); do
+      tmp=$(mktemp -d)
+      git worktree add -q --detach "$tmp" "$c"
+      (cd "$tmp" && go build -o "$OLDPWD/$build/retrykit-$c" ./cmd/retrykit)
+      git worktree remove --force "$tmp"
+      check_serve "$PWD/$build/retrykit-$c" "serve-$(git log -1 --format=%cd --date=format:%Y-%m-%d-%H%M "$c")-$c"
+    done
+  fi
+  if [ -n "$pysdk" ]; then
+    commit=$(sed -n 's/^| ojs-python-sdk | `\([0-9a-f]*\)`.*/\1/p' docs/scoreboard/BUILD.md)
+    mkdir -p "$out/ojs-python-sdk"
+    "$rk" conformance --impl "python3 docs/scoreboard/adapters/ojs_python_sdk.py $pysdk" --format json -o "$out/ojs-python-sdk/$commit.json" || true
+  fi
+  for s in "${servers[@]}"; do
+    name=${s%%=*} url=${s#*=}
+    commit=$(sed -n "s/^| $name | \`\([0-9a-f]*\)\`.*/\1/p" docs/scoreboard/BUILD.md)
+    [ -n "$commit" ] || { echo "regenerate.sh: $name is not in docs/scoreboard/BUILD.md" >&2; exit 2; }
+    extra=()
+    [ "$name" = ojs-backend-kafka ] && extra=(--late-bound 5s)
+    mkdir -p "$out/$name"
+    "$rk" conformance --server "$url" "${extra[@]}" --format json -o "$out/$name/$commit.json" || true
+  done
+fi
+rm -rf "$build/site"
+"$rk" scoreboard "$out" -o "$build/site"
