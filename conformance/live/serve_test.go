@@ -76,8 +76,12 @@ func TestPlantedFaults(t *testing.T) {
 			"http-strategy-exponential", "http-strategy-polynomial"}, []string{"no-cap-after-jitter"}},
 		// "auth*" read as a regular expression matches "auth".
 		{ojsfault.RegexMatch, []string{"http-prefix-boundary", "http-exact-literal", "http-match-glob"}, nil, []string{"regex-match"}},
-		{ojsfault.EarlyRetry, []string{"http-not-early"}, []string{"http-total-timeout-no-time-left"}, []string{"early-retry"}}, // a retry handed out early fails before the §9.1 boundary
-		{ojsfault.FetchAttemptHigh, []string{"http-attempt-absolute"}, nil, []string{"fetch-attempt-high"}},
+		// A retry handed out early fails before the §9.1 boundary; the
+		// doubled next_attempt_at shows in the retry extensions' delays.
+		{ojsfault.EarlyRetry, []string{"http-not-early"}, []string{"http-total-timeout-no-time-left",
+			"http-ext-error-rules", "http-ext-retry-after", "http-ext-snooze", "http-ext-jitter-mode"}, []string{"early-retry"}},
+		// The redelivery after a snooze shows the raised attempt too.
+		{ojsfault.FetchAttemptHigh, []string{"http-attempt-absolute"}, []string{"http-ext-snooze"}, []string{"fetch-attempt-high"}},
 		{ojsfault.NoDefaultsMerge, []string{"http-partial-max-attempts", "http-partial-max-interval", "http-partial-jitter"}, nil,
 			[]string{"no-merge-max-attempts", "no-merge-max-interval", "no-merge-jitter"}},
 		{ojsfault.MessageMatch, []string{"http-match-message"}, nil, []string{"message-match"}},
@@ -100,6 +104,8 @@ func TestPlantedFaults(t *testing.T) {
 		{ojsfault.PausedAccepts, []string{"http-paused-queue"}, nil, nil},
 		{ojsfault.RateLimitIgnored, []string{"http-rate-limit-attempt"}, nil, nil},
 		{ojsfault.RateLimitSpendsAttempt, []string{"http-rate-limit-attempt"}, nil, nil},
+		// The retry extensions, claimed: a snooze that spends the attempt.
+		{ojsfault.SnoozeSpendsAttempt, []string{"http-ext-snooze"}, nil, nil},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			rep := runServe(t, tc.fault)
@@ -292,5 +298,38 @@ func TestSelection(t *testing.T) {
 	}
 	if len(rep.Results) != 1 || rep.Results[0].ID != "http-exact-literal" || len(rep.NotRun) != 1 || rep.NotRun[0].ID != "http-code-fail" {
 		t.Errorf("results %+v, not run %+v", rep.Results, rep.NotRun)
+	}
+}
+
+// TestRetryExtensionsCheckedOnlyWhenClaimed: a server that implements the
+// retry extensions but does not claim them in its manifest gets none of
+// their checks run, and passes; claimed, the same server passes them.
+func TestRetryExtensionsCheckedOnlyWhenClaimed(t *testing.T) {
+	ext := []string{"http-ext-error-rules", "http-ext-retry-after", "http-ext-snooze", "http-ext-jitter-mode"}
+	for _, claimed := range []bool{false, true} {
+		var f ojsfault.Set
+		if !claimed {
+			f = ojsfault.RetryExtensionsUnclaimed
+		}
+		rep := runServe(t, f)
+		if !rep.OK() {
+			t.Errorf("claimed %v: the report is not OK: %q", claimed, bad(rep))
+		}
+		status := map[string]string{}
+		for _, r := range rep.Results {
+			status[r.ID] = r.Status.String()
+		}
+		for _, u := range rep.NotRun {
+			status[u.ID] = "not run"
+		}
+		for _, id := range ext {
+			want := "not run"
+			if claimed {
+				want = "pass"
+			}
+			if status[id] != want {
+				t.Errorf("claimed %v: %s is %q, want %q", claimed, id, status[id], want)
+			}
+		}
 	}
 }

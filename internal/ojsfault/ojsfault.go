@@ -125,6 +125,15 @@ const (
 	// back a limited job would: its attempt shows one more per such FETCH
 	// (ojs-rate-limiting §8.1: it MUST remain available).
 	RateLimitSpendsAttempt
+	// SnoozeSpendsAttempt reads a FAIL's snooze as a requested delay: the
+	// job waits as asked (bounded) but its attempt is spent and the
+	// failure recorded, as a queue whose "snooze" is only a delay does
+	// (docs/extensions.md §3.5: the attempt stays where it was).
+	SnoozeSpendsAttempt
+	// RetryExtensionsUnclaimed leaves x-retry-extensions out of the
+	// manifest while the server still implements them: a checker must
+	// then judge none of their checks.
+	RetryExtensionsUnclaimed
 )
 
 // all lists the faults in flag order with their names.
@@ -153,6 +162,8 @@ var all = []struct {
 	{PausedAccepts, "paused-accepts"},
 	{RateLimitIgnored, "rate-limit-ignored"},
 	{RateLimitSpendsAttempt, "rate-limit-spends-attempt"},
+	{SnoozeSpendsAttempt, "snooze-spends-attempt"},
+	{RetryExtensionsUnclaimed, "retry-extensions-unclaimed"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.
