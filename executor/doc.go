@@ -88,6 +88,18 @@
 // recorded in Job.Replay; Executor.ReplayAt shows the planned replay, and a
 // ReplayObserver hears each one.
 //
+// # Retry extensions
+//
+// The retry extensions of docs/extensions.md play here on the executor's
+// clock: a job's policy may hold per-error-type rules and a jitter mode;
+// [Failure.Request] carries a delay the handler asked for or a snooze (a
+// [Worker] handler returns errmatch.WithRetryAfter or errmatch.Snoozed).
+// A snooze the policy allows leaves the job retryable with its attempt
+// given back and no error entry ([Job.Snoozes], [Job.Snoozed]); the delay
+// a job waited is kept for decorrelated jitter. [WithRetryBudget] and
+// [WithQueueRetryBudget] (package retrybudget) refuse retries once a
+// budget is spent: the job then takes its on_exhaustion action.
+//
 // # Rate limits
 //
 // A job enqueued with JobSpec.RateLimit (ojs-rate-limiting) shares its

@@ -376,6 +376,7 @@ func (e *Executor) addError(j *job, ent ErrorEntry) {
 // apply carries out a decision for the active job j whose attempt failed at
 // time at.
 func (e *Executor) apply(j *job, d policy.Decision, at int64) {
+	d = e.budgeted(j, d, at)
 	j.started = never
 	switch d.Action {
 	case policy.Retry:
@@ -589,6 +590,11 @@ func (e *Executor) claim(j *job, now int64) {
 		j.x.snoozing = false
 	}
 	j.attempt++
+	if j.attempt == 1 {
+		if b := e.budgetFor(j.q.name); b != nil {
+			b.DepositAt(nsTime(now))
+		}
+	}
 	e.deliveries++
 	j.delivery = e.deliveries
 	j.started = now
@@ -643,6 +649,9 @@ func (e *Executor) Ack(id string, d uint64) (Job, error) {
 	}
 	e.leases.remove(j)
 	e.move(j, Completed)
+	if b := e.budgetFor(j.q.name); b != nil {
+		b.SuccessAt(nsTime(now))
+	}
 	j.finished = now
 	j.started = never
 	s := j.snapshot(e.cfg.history)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/retrybudget"
 )
 
 // enqueueRetry enqueues job id under the retry policy text and fetches it.
@@ -192,5 +193,38 @@ func TestSnoozeCannotOutliveTheTotalTimeout(t *testing.T) {
 	g, _ = e.Fail("a", j.Delivery, executor.Failure{Type: "x", Request: snooze(time.Second)}) // 541 + 1 + 60 > 600
 	if g.State != executor.Discarded || g.Attempt != 1 || len(g.Errors) != 1 {
 		t.Fatalf("a snooze past the deadline: %s attempt %d errors %d, want discarded with the attempt's entry", g.State, g.Attempt, len(g.Errors))
+	}
+}
+
+// A retry budget (docs/extensions.md §3.6) refuses a retry when it is
+// spent: the job takes its on_exhaustion action with attempts left; a
+// success puts a token back, and a snooze draws nothing.
+func TestRetryBudgetRefusesRetriesOnceSpent(t *testing.T) {
+	b, err := retrybudget.NewTokenBucket(retrybudget.TokenBucketSpec{Capacity: 1, CreditPerSuccess: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, clk := budgetExecutor(t, executor.WithRetryBudget(b))
+	pol := `{"max_attempts": 5, "jitter": false, "max_snoozes": 3, "on_exhaustion": "dead_letter"}`
+	a := enqueueAndFetch(t, e, "a", pol)
+	c := enqueueAndFetch(t, e, "b", pol)
+	if g, _ := e.Fail("a", a.Delivery, executor.Failure{Type: "x"}); g.State != executor.Retryable {
+		t.Fatalf("the first retry, paid by the bucket's token: %s", g.State)
+	}
+	if g, _ := e.Fail("b", c.Delivery, executor.Failure{Request: snooze(time.Second)}); g.State != executor.Retryable || g.Snoozes != 1 {
+		t.Fatalf("a snooze with the bucket empty: %s, snoozes %d (a snooze draws nothing)", g.State, g.Snoozes)
+	}
+	clk.Advance(time.Second)
+	a, _ = e.Fetch()
+	c, _ = e.Fetch()
+	if g, _ := e.Fail(c.ID, c.Delivery, executor.Failure{Type: "x"}); g.State != executor.Discarded || !g.DeadLetter || g.Attempt != 1 || len(g.Errors) != 1 {
+		t.Fatalf("a retry the empty bucket refuses: %s dead %v attempt %d errors %d, want dead-lettered at attempt 1", g.State, g.DeadLetter, g.Attempt, len(g.Errors))
+	}
+	if _, err := e.Ack(a.ID, a.Delivery); err != nil {
+		t.Fatal(err)
+	}
+	d := enqueueAndFetch(t, e, "d", pol)
+	if g, _ := e.Fail("d", d.Delivery, executor.Failure{Type: "x"}); g.State != executor.Retryable {
+		t.Fatalf("after a success refilled the bucket: %s, want retryable", g.State)
 	}
 }

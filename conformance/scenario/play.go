@@ -20,6 +20,7 @@ import (
 	"github.com/retrykit/retrykit/internal/bounded"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/replay"
+	"github.com/retrykit/retrykit/retrybudget"
 )
 
 // Ops returns the operation names a step may use, in a new slice.
@@ -209,6 +210,13 @@ func Play(sc *Scenario) ([]Observation, error) {
 			return nil, fmt.Errorf("%w: scenario %s: config.replay_rules: %w", ErrMalformedScenario, sc.ID, err)
 		}
 		opts = append(opts, executor.WithReplayRules(rs))
+	}
+	if len(sc.Config.RetryBudget) > 0 {
+		b, err := retrybudget.Parse(sc.Config.RetryBudget)
+		if err != nil {
+			return nil, fmt.Errorf("%w: scenario %s: config.retry_budget: %w", ErrMalformedScenario, sc.ID, err)
+		}
+		opts = append(opts, executor.WithRetryBudget(b))
 	}
 	e := executor.New(opts...)
 	dels := make(map[string][]uint64) // every delivery per job id, in fetch order

@@ -55,6 +55,10 @@ type Config struct {
 	// replay_rules array of ojs-dead-letter §7.1 (flag
 	// extension:dead-letter-replay); absent means none.
 	ReplayRules json.RawMessage `json:"replay_rules,omitempty"`
+	// RetryBudget is the retry budget of every queue, the retry_budget
+	// object of docs/extensions.md §2.3 (flag extension:retry_budget);
+	// absent means none.
+	RetryBudget json.RawMessage `json:"retry_budget,omitempty"`
 }
 
 // Retention is a retention limit of a scenario: the dead-letter one

@@ -48,6 +48,7 @@ NOTES = {
     "extension:error_rules": "Uses the retry policy's error_rules (docs/extensions.md 3.2; RK-302, RK-303): the first rule whose match lists the failure's type sets the attempt limit (counted over the job's attempts) and the backoff; other types follow the policy. Skip if unsupported.",
     "extension:retry_after": "A fail step carries retry_after_ms, a delay the handler asks for (docs/extensions.md 3.3; RK-304): the retry waits min(retry_after, max_retry_after, else the max_interval in force), unjittered, and never beyond max_attempts. Skip if unsupported.",
     "extension:snooze": "A fail step carries snooze_ms (docs/extensions.md 3.5; RK-306): while the job has taken fewer than max_snoozes snoozes it becomes retryable for min(snooze, max_snooze, else max_interval) with its attempt given back (the next fetch runs the same attempt number), no error entry, and snoozes one higher; past max_snoozes the snooze is a requested delay that spends the attempt. Skip if unsupported.",
+    "extension:retry_budget": "Sets config.retry_budget, the retry_budget object of docs/extensions.md 2.3 for every queue (RK-307, RK-320 .. RK-323): a token bucket starts full, a retry of a failed attempt that every other rule allows takes one token or, with none left, is refused and the job takes its on_exhaustion action (the failure recorded as usual); a snooze takes nothing; an ack puts credit_per_success back. Skip if unsupported.",
     "extension:jitter_mode": "Uses the retry policy's jitter_mode (docs/extensions.md 3.4; RK-305) with config.rand as every draw: full b*r, equal (b + floor(b*r))/2, decorrelated min(max_interval, I + r*(3p - I)) with p the delay the job last waited (I before its first retry). Skip if unsupported.",
 }
 
@@ -1322,6 +1323,20 @@ S(XT, "scn-ext-0007", "RK-306", "ojs-retry-extensions 3.5", "A manual retry of a
    fetch(6000, X(fetched="a")),
    xfail(6000, "a", X({"a": JS("retryable", 1, attempt=0, nra=11000)}), snooze=5000)],
   flags=XSN)
+
+RBP = {"max_attempts": 5, "jitter": False, "max_snoozes": 3, "on_exhaustion": "dead_letter"}
+S(XT, "scn-ext-0008", "RK-307", "ojs-retry-extensions 3.6", "Retry budget, a token bucket of capacity 1 with credit_per_success 1: a's failure takes the token and is retried at 1000; b's snooze takes nothing; b's failure at 1000 finds the bucket empty and is dead-lettered at attempt 1 of 5; a's ack puts the token back, so c's failure at 2000 is retried",
+  [enq(0, "a", X(), retry=RBP), enq(0, "b", X(), retry=RBP),
+   fetch(0, X(fetched="a")), fetch(0, X(fetched="b")),
+   xfail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)})),
+   xfail(0, "b", X({"b": JS("retryable", 1, attempt=0, nra=1000)}), snooze=1000),
+   fetch(1000, X(fetched="a")), fetch(1000, X(fetched="b")),
+   xfail(1000, "b", X({"b": J("discarded", attempt=1, dl=True, errs=[E(1, "api.busy", "busy", 1000)])})),
+   op(1500, "ack", X({"a": J("completed", attempt=2)}), id="a"),
+   enq(2000, "c", X(), retry=RBP), fetch(2000, X(fetched="c")),
+   xfail(2000, "c", X({"c": J("retryable", attempt=1, nra=3000)}))],
+  covers=["RK-321"], flags=["extension:retry_budget", "extension:snooze"],
+  config={"retry_budget": {"token_bucket": {"capacity": 1, "credit_per_success": 1}}})
 
 if __name__ == "__main__":
     main()
