@@ -168,4 +168,12 @@ func TestFormatsShareOneTally(t *testing.T) {
 	if n := strings.Count(page, `<article class="cause"`); n != len(rep.Causes) {
 		t.Errorf("HTML shows %d causes, the report has %d", n, len(rep.Causes))
 	}
+	// The reproduction command of each cause is the same in HTML and JUnit.
+	junit := write(t, rep, "junit")
+	for i := range rep.Causes {
+		m := regexp.MustCompile(`name="cause\.` + itoa(i+1) + `\.reproduce" value="([^"]*)"`).FindStringSubmatch(junit)
+		if m == nil || !strings.Contains(page, m[1]) {
+			t.Errorf("cause %d: JUnit's reproduction command %v is not the HTML page's", i+1, m)
+		}
+	}
 }

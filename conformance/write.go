@@ -536,6 +536,7 @@ func (r *Report) writeJUnit(w io.Writer) error {
 	if r.Implementation.Implementation != "" {
 		name += ": " + r.Implementation.Implementation
 	}
+	m := r.buildModel()
 	out := junitSuites{Name: name, Time: strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 3, 64)}
 	sum := junitSuite{Name: "summary", SystemOut: strings.Join(r.summary(), "\n") + "\n"}
 	prop := func(n, format string, a ...any) {
@@ -544,16 +545,17 @@ func (r *Report) writeJUnit(w io.Writer) error {
 	for _, s := range r.Scores {
 		prop("score."+s.Name, "pass %d fail %d error %d skip %d not_run %d", s.Pass, s.Fail, s.Error, s.Skip, s.NotRun)
 	}
-	if cmd := r.specOnlyCommand(); cmd != "" {
-		prop("spec_only_command", "%s", cmd)
+	if m.SpecOnly != "" {
+		prop("spec_only_command", "%s", m.SpecOnly)
 	}
-	for i, c := range r.Causes {
+	for i, c := range m.Causes {
 		prop(fmt.Sprintf("cause.%d", i+1), "%d %s: %s (e.g. %s)", len(c.IDs), c.Class, c.Explanation, examples(c.IDs, maxExamples))
+		prop(fmt.Sprintf("cause.%d.reproduce", i+1), "%s", c.Reproduce)
 	}
-	if ids := r.randomIDs(); len(ids) > 0 {
+	if ids := m.Random; len(ids) > 0 {
 		prop("draw_dependent", "%d", len(ids))
-		prop("repeat", "%d", max(r.Repeat, 1))
-		prop("flipped", "%s", strings.Join(r.Flipped, " "))
+		prop("repeat", "%d", max(m.Repeat, 1))
+		prop("flipped", "%s", strings.Join(m.Flipped, " "))
 	}
 	out.Suites = append(out.Suites, sum)
 	idx := map[string]int{}

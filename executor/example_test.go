@@ -203,3 +203,25 @@ func ExampleJobSpec_priority() {
 	// email-2 0
 	// report -10
 }
+
+// Two jobs share the key "api" with concurrency 1: while the first is
+// active, Fetch skips the second for a job of no key, and the skipped job
+// keeps attempt 0 until the first is acked (ojs-rate-limiting §5.1, §8.1).
+func ExampleRateLimit() {
+	e := executor.New(executor.WithClock(executor.NewFakeClock(start)))
+	one := 1
+	api := &executor.RateLimit{Key: "api", Concurrency: &one}
+	e.Enqueue(executor.JobSpec{ID: "a", Type: "t", RateLimit: api})
+	e.Enqueue(executor.JobSpec{ID: "b", Type: "t", RateLimit: api})
+	e.Enqueue(executor.JobSpec{ID: "c", Type: "t"})
+	a, _ := e.Fetch()
+	c, _ := e.Fetch()
+	b, _ := e.Get("b")
+	fmt.Println(a.ID, c.ID, "| b:", b.State, "attempt", b.Attempt)
+	e.Ack(a.ID, a.Delivery)
+	b, _ = e.Fetch()
+	fmt.Println(b.ID, "attempt", b.Attempt)
+	// Output:
+	// a c | b: available attempt 0
+	// b attempt 1
+}

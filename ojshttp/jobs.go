@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
 )
 
 // push is PUSH: POST /ojs/v1/jobs.
@@ -30,7 +31,9 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return http.StatusOK, map[string]any{"job": jobs[0], "deduplicated": true}, nil
 	}
 	// The binding §9.1: a 201 names the new job's resource (RK-281).
-	w.Header().Set("Location", jobPath(p.spec.ID))
+	if !s.faults().Has(ojsfault.NoLocation) {
+		w.Header().Set("Location", jobPath(p.spec.ID))
+	}
 	return http.StatusCreated, map[string]any{"job": jobs[0]}, nil
 }
 
@@ -235,7 +238,10 @@ func (s *Server) create(ps []*pushed, cancel []string) ([]map[string]any, *apiEr
 			return nil, e
 		}
 		olds[i] = s.store.put(p.spec.ID, p.x)
-		p.spec.RefusePaused = true
+		p.spec.RefusePaused = !s.faults().Has(ojsfault.PausedAccepts)
+		if s.faults().Has(ojsfault.RateLimitIgnored) {
+			p.spec.RateLimit = nil
+		}
 	}
 	var jobs []executor.Job
 	var err error

@@ -2,10 +2,12 @@ package ojshttp
 
 import (
 	"encoding/json"
+	"net/http"
 	"path"
 	"time"
 
 	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -85,4 +87,58 @@ func (s *Server) plantDeadLetterPage(queue string, limit int) (string, int) {
 		return queue, limit
 	}
 	return "", min(limit, 2)
+}
+
+// writeError writes e through the planted faults that break error
+// answers: NoVersionOnErrors, TextErrors (headers) and BadErrorObject
+// (the envelope).
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	f := s.faults()
+	if f&(ojsfault.NoVersionOnErrors|ojsfault.TextErrors|ojsfault.BadErrorObject) == 0 {
+		writeError(w, r, e)
+		return
+	}
+	e.planted = f.Has(ojsfault.BadErrorObject)
+	writeError(plantedWriter{w, f}, r, e)
+}
+
+// plantedWriter changes an error answer's headers as it is written.
+type plantedWriter struct {
+	http.ResponseWriter
+	f ojsfault.Set
+}
+
+func (p plantedWriter) WriteHeader(code int) {
+	if p.f.Has(ojsfault.NoVersionOnErrors) {
+		p.Header().Del("OJS-Version")
+	}
+	if p.f.Has(ojsfault.TextErrors) {
+		p.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	p.ResponseWriter.WriteHeader(code)
+}
+
+// plantHeldBack charges, under planted fault RateLimitSpendsAttempt, one
+// attempt to each rate-limited job of queues that a FETCH left available.
+func (s *Server) plantHeldBack(queues []string) {
+	if !s.faults().Has(ojsfault.RateLimitSpendsAttempt) {
+		return
+	}
+	for _, q := range queues {
+		for _, j := range s.exec.List(executor.Filter{Queue: q, States: []executor.State{executor.Available}}) {
+			if j.RateLimit != nil {
+				n, _ := s.skips.LoadOrStore(j.ID, 0)
+				s.skips.Store(j.ID, n.(int)+1)
+			}
+		}
+	}
+}
+
+// plantedSkips is the attempts planted fault RateLimitSpendsAttempt
+// charged to job id (0 normally).
+func (s *Server) plantedSkips(id string) int {
+	if n, ok := s.skips.Load(id); ok {
+		return n.(int)
+	}
+	return 0
 }

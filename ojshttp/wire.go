@@ -48,6 +48,9 @@ type apiError struct {
 	retryable bool
 	details   map[string]any
 	hint      string
+	// planted: the answer breaks the envelope (planted fault
+	// BadErrorObject): no retryable, a request_id not the header's.
+	planted bool
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
@@ -109,6 +112,10 @@ func writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 	}
 	if e.details != nil {
 		body["details"] = e.details
+	}
+	if e.planted {
+		delete(body, "retryable")
+		body["request_id"] = "req_not-this-request"
 	}
 	if e.hint != "" {
 		body["hint"] = e.hint

@@ -38,7 +38,10 @@ Reports are grouped by implementation (implementation.implementation in the
 report) and suite version; reports of different suite versions are never
 added into one score. History runs in the order of the implementation's
 version, then the file name: name files so that they sort (a date, or a
-commit count). JSON files that are not reports are listed as left out.
+commit count). A JSON file {"kind": "sdk-interop", "against": …, "source":
+…, "rows": [{"name", "works", "fails"}]} is a table of clients tried by hand
+against a server; the index shows it as it is, with no score. Other JSON
+files are listed as left out.
 Pages have their style inline and no script.
 
 Exit status: 0 when the site is written, 2 on bad usage, an unreadable or
@@ -89,8 +92,14 @@ func runScoreboard(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(msg)
 	}
 	if abs, err := filepath.Abs(*out); err == nil {
-		if d, err := filepath.Abs(dir); err == nil && (abs == d || strings.HasPrefix(d, abs+string(filepath.Separator))) {
-			return fail(fmt.Sprintf("-o %s: holds DIR; write the site elsewhere", *out))
+		if d, err := filepath.Abs(dir); err == nil {
+			switch sep := string(filepath.Separator); {
+			case abs == d || strings.HasPrefix(d, abs+sep):
+				return fail(fmt.Sprintf("-o %s: holds DIR; write the site elsewhere", *out))
+			case strings.HasPrefix(abs, d+sep):
+				// the site's copies of the reports would be read as reports next time
+				return fail(fmt.Sprintf("-o %s: is inside DIR; write the site elsewhere", *out))
+			}
 		}
 	}
 	if fi, err := os.Stat(*out); err == nil && !fi.IsDir() {

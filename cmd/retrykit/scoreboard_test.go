@@ -67,6 +67,7 @@ func TestScoreboardUsage(t *testing.T) {
 		{[]string{"scoreboard", empty, "-o", filepath.Join(dir, "site")}, "no conformance report found"},
 		{[]string{"scoreboard", bad, "-o", filepath.Join(dir, "site")}, "r.json: not a JSON object"},
 		{[]string{"scoreboard", bad, "-o", dir}, "holds DIR"},
+		{[]string{"scoreboard", dir, "-o", filepath.Join(dir, "site")}, "inside DIR"},
 		{[]string{"scoreboard", empty, "extra", "-o", dir}, "unexpected argument"},
 	} {
 		code, _, errOut := runCLI(t, "", c.args...)

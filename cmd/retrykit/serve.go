@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,14 +48,14 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	maxConns := fs.Int("max-conns", 1024, "(at least 1) connections held at once; a new client beyond it closes the longest idle keep-alive connection, else the slowest one sending below ojshttp.MinRequestRate, or waits while none is")
 	idle := fs.Duration("idle-timeout", 30*time.Second, "(positive) how long a keep-alive connection may stay idle between requests")
 	maxJobs := fs.Int("max-jobs", ojshttp.DefaultMaxJobs, "(at least 1) jobs held at most, in every state (429 queue_full beyond)")
-	maxBytes := fs.Int64("max-bytes", ojshttp.DefaultMaxBytes, "(at least 1) bytes of job data (args, meta, results) held at most (429 queue_full beyond)")
+	maxBytes := fs.Int64("max-bytes", ojshttp.DefaultMaxBytes, "(at least 1) bytes of job data held at most, counting each job's args, meta, extension fields, tags, unique key and policy, retry policy (unless shared), ACK result and FAIL error history, plus a fixed overhead per job (a PUSH, ACK or FAIL beyond: 429 queue_full)")
 	allowReset := fs.Bool("allow-reset", false, "serve POST "+ojshttp.ResetPath+", which deletes every job (for test suites run against one server)")
-	rulesFile := fs.String("replay-rules", "", "a replay_rules JSON file (ojs-dead-letter §7.1): automatic replay of the dead letters of every queue")
+	rulesFile := fs.String("replay-rules", "", "a `FILE` of replay_rules JSON (ojs-dead-letter §7.1): automatic replay of the dead letters of every queue")
 	var perQueue queueRules
-	fs.Var(&perQueue, "queue-replay-rules", "QUEUE=FILE: replay rules of one queue, in place of --replay-rules (repeatable)")
+	fs.Var(&perQueue, "queue-replay-rules", "`QUEUE=FILE`: replay rules of one queue, in place of --replay-rules (repeatable)")
 	plant := fs.String("plant", "", "") // test-only: plant bugs (internal/ojsfault); hidden from the usage
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: retrykit serve [--addr HOST:PORT] [--clock real|manual] [--allow-reset]")
+		fmt.Fprint(fs.Output(), usageLine("retrykit serve", fs))
 		fmt.Fprintln(fs.Output(), "\nServes retrykit's reference executor over the OJS HTTP binding (/ojs/v1/...).")
 		fmt.Fprintln(fs.Output(), "State lives in memory: stopping the server loses every job. It prints the")
 		fmt.Fprintln(fs.Output(), "base URL on stdout once listening and shuts down gracefully on SIGINT/SIGTERM.")
@@ -114,6 +115,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		// (serve_memory.go): the collector works harder near it instead
 		// of doubling the heap past it.
 		debug.SetMemoryLimit(serveMemoryLimit(*maxBytes, *maxJobs))
+	}
+	if err := checkAddressSpace(*maxBytes, min(debug.SetMemoryLimit(-1), addressSpaceHeap(*maxBytes))); err != nil {
+		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
+		return 2
 	}
 	ropts, err := replayOptions(*rulesFile, perQueue)
 	if err != nil {
@@ -211,4 +216,30 @@ func dialAddr(a net.Addr) string {
 		return a.String()
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
+}
+
+// usageLine returns the usage line of cmd listing every flag of fs that
+// has a description, "[--name PLACEHOLDER]" each, wrapped at helpWidth
+// under the command's name, so that it never omits a flag.
+func usageLine(cmd string, fs *flag.FlagSet) string {
+	prefix := "usage: " + cmd
+	var b strings.Builder
+	line := prefix
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage == "" {
+			return
+		}
+		item := "[--" + f.Name
+		if ph, _ := flagPlaceholder(f); ph != "" {
+			item += " " + ph
+		}
+		item += "]"
+		if len(line)+1+len(item) > helpWidth && line != prefix {
+			b.WriteString(line + "\n")
+			line = strings.Repeat(" ", len(prefix))
+		}
+		line += " " + item
+	})
+	b.WriteString(line + "\n")
+	return b.String()
 }

@@ -38,6 +38,8 @@ type client struct {
 	jsonAnswers    int64            // answers with a body
 	fetchRTT       []time.Duration  // round trips of FETCHes that returned a job, at most maxRTTs
 	pushed         []string         // ids of the jobs the run pushed, at most maxTracked
+	answers        int64            // answers read (headers checked)
+	wire           wireFindings     // the binding's header and envelope rules (binding.go)
 }
 
 // maxTracked bounds the job ids a run keeps for its cleanup.
@@ -87,6 +89,7 @@ func (e *serverError) Unwrap() []error { return []error{ErrServer, e.Err} }
 // exchange is one request and its answer, timed on the local clock.
 type exchange struct {
 	status     int
+	header     http.Header
 	body       []byte
 	sent, recv time.Time
 }
@@ -128,7 +131,7 @@ func (c *client) do(ctx context.Context, op, method, path string, body any, full
 		return nil, &serverError{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
-	ex.status = resp.StatusCode
+	ex.status, ex.header = resp.StatusCode, resp.Header
 	ex.body, err = io.ReadAll(io.LimitReader(resp.Body, MaxAnswerSize+1))
 	ex.recv = time.Now()
 	if err != nil {
@@ -138,6 +141,8 @@ func (c *client) do(ctx context.Context, op, method, path string, body any, full
 		return nil, &serverError{Op: op, Status: ex.status, Reason: fmt.Sprintf("answer larger than %d bytes", MaxAnswerSize)}
 	}
 	c.mu.Lock()
+	c.answers++
+	c.wire.note(op, ex)
 	if ex.status >= 500 {
 		c.failing++
 	}

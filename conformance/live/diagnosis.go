@@ -13,10 +13,14 @@ import (
 	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
+// wireCheck names the checks judged on every answer's headers and error
+// bodies, which a failing server can pass.
+var wireCheck = map[string]bool{"http-content-type": true, "http-ojs-version": true, "http-error-object": true}
+
 // diagnose replaces the report's causes (computed by Report.Tally from
 // the checks' classes) by the diagnosis of the run:
 //
-//  1. a server that passed no retry check (http-content-type aside) and
+//  1. a server that passed no retry check (the wireCheck checks aside) and
 //     answered at least half of the requests with 5xx or not at all is
 //     failing: one cause lists every failed and errored check;
 //  2. else the bug models of package servermodel that reproduce the
@@ -36,7 +40,7 @@ func (e *env) diagnose(rep *conformance.Report) {
 	// failing with well-typed 500s passes that check alone.
 	passed := 0
 	for _, r := range rep.Results {
-		if r.Status == conformance.StatusPass && r.ID != "http-content-type" {
+		if r.Status == conformance.StatusPass && !wireCheck[r.ID] {
 			passed++
 		}
 	}
@@ -80,6 +84,17 @@ func (e *env) diagnose(rep *conformance.Report) {
 	reason := map[string]string{}
 	for _, r := range rep.Results {
 		reason[r.ID] = r.Reason
+	}
+	// failed checks without an observation the models read are judged by
+	// what the check saw itself, each a group of its own
+	seen := map[string]bool{}
+	for _, o := range obs {
+		seen[o.Check] = true
+	}
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusFail && !seen[r.ID] && !explained[r.ID] {
+			unexplained = append(unexplained, r.ID)
+		}
 	}
 	for _, g := range servermodel.Deviations(obs, unexplained) {
 		c := conformance.Cause{Class: "unexplained:" + g.Name, IDs: g.Checks,

@@ -24,7 +24,7 @@ type scenario struct {
 // queues of its own.
 var scenarios = []scenario{
 	{"exhaust-discard", []string{"http-attempts", "http-attempt-absolute", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}, scenExhaustDiscard},
-	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-retry"}, scenDeadLetter},
+	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-content", "http-dead-letter-retry"}, scenDeadLetter},
 	{"jitter", []string{"http-jitter-range", "http-jitter-cap"}, scenJitter},
 	{"history-12", []string{"http-history-10"}, scenHistory12},
 	{"cap-before-jitter", []string{"http-cap-before-jitter"}, scenCapBeforeJitter},
@@ -42,6 +42,9 @@ var scenarios = []scenario{
 	{"strategies", []string{"http-strategy-none", "http-strategy-linear", "http-strategy-exponential", "http-strategy-polynomial"}, scenStrategies},
 	{"jitter-distribution", []string{"http-jitter-distribution"}, scenJitterDistribution},
 	{"relative-lateness", []string{"http-promoted-relative"}, scenRelativeLateness},
+	{"location", []string{"http-location"}, scenLocation},
+	{"paused-queue", []string{"http-paused-queue"}, scenPaused},
+	{"rate-limit", []string{"http-rate-limit-attempt"}, scenRateLimit},
 }
 
 // start pushes a job with policy r (nil for none) to a fresh queue and

@@ -31,6 +31,9 @@ const (
 	OpTimeoutDecide = "timeout_decide"
 	OpTimeoutExpiry = "timeout_expiry"
 	OpReplay        = "replay"
+	// OpExtensionDecide is the optional op of the retry extensions
+	// (docs/extensions.md): a case in, a decision result out.
+	OpExtensionDecide = "extension_decide"
 )
 
 // The error types of rejections (PROTOCOL.md section 4).
@@ -219,7 +222,7 @@ func (r *Request) AppendJSON(b []byte) []byte {
 			b = appendString(b, r.Error.Code)
 			b = append(b, '}')
 		}
-	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay:
+	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay, OpExtensionDecide:
 		if r.Case != nil {
 			b = append(b, `,"case":`...)
 			b = appendCompact(b, r.Case)
@@ -483,7 +486,7 @@ func (r *Response) Check(op string) error {
 		ok = r.Action != "" && (r.DelayNS != nil) == (r.Action == "retry")
 	case OpScenario:
 		ok = r.Steps != nil
-	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay:
+	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay, OpExtensionDecide:
 		ok = len(r.Result) > 0 && r.Result[0] == '{'
 	}
 	if !ok {

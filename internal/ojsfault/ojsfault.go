@@ -24,6 +24,14 @@
 //	delay-doubled        every delay twice the policy's
 //	exhaust-late         one attempt past max_attempts retried
 //	discard-code-ignored the handler code DISCARD ignored
+//	late-retry           a retry becomes fetchable at twice its delay
+//	no-location          a 201 PUSH has no Location header
+//	no-version-on-errors error answers have no OJS-Version header
+//	bad-error-object     error answers lack retryable, request_id differs
+//	text-errors          error answers are text/plain
+//	paused-accepts       a PUSH to a paused queue is accepted
+//	rate-limit-ignored   rate_limit is accepted but never applied
+//	rate-limit-spends-attempt  each FETCH holding a limited job back costs it an attempt
 package ojsfault
 
 import (
@@ -35,7 +43,7 @@ import (
 )
 
 // Set is a set of planted faults; the zero value plants none.
-type Set uint16
+type Set uint32
 
 // The faults.
 const (
@@ -94,6 +102,43 @@ const (
 	// DiscardCodeIgnored ignores the handler code DISCARD (the policy
 	// decides), obeying the other codes.
 	DiscardCodeIgnored
+	// NoLocation leaves the Location header out of a 201 PUSH answer
+	// (the binding §9.1 MUST).
+	NoLocation
+	// NoVersionOnErrors leaves the OJS-Version header out of every error
+	// answer (the binding §6.5: every response MUST carry it).
+	NoVersionOnErrors
+	// BadErrorObject answers errors without error.retryable, with an
+	// error.request_id that is not the X-Request-Id header (the binding
+	// §16.1).
+	BadErrorObject
+	// TextErrors answers errors with Content-Type text/plain (the body is
+	// unchanged; the binding §4.1 MUST).
+	TextErrors
+	// PausedAccepts accepts a PUSH to a paused queue (201, the job waits
+	// as available) instead of 422 queue_paused (the binding §11.3).
+	PausedAccepts
+	// RateLimitIgnored accepts rate_limit at PUSH but never applies it:
+	// a job of a key at its concurrency still starts.
+	RateLimitIgnored
+	// RateLimitSpendsAttempt charges a rate-limited job one attempt for
+	// every FETCH that held it back, as a server that claims and gives
+	// back a limited job would: its attempt shows one more per such FETCH
+	// (ojs-rate-limiting §8.1: it MUST remain available).
+	RateLimitSpendsAttempt
+	// SnoozeSpendsAttempt reads a FAIL's snooze as a requested delay: the
+	// job waits as asked (bounded) but its attempt is spent and the
+	// failure recorded, as a queue whose "snooze" is only a delay does
+	// (docs/extensions.md §3.5: the attempt stays where it was).
+	SnoozeSpendsAttempt
+	// RetryExtensionsUnclaimed leaves x-retry-extensions out of the
+	// manifest while the server still implements them: a checker must
+	// then judge none of their checks.
+	RetryExtensionsUnclaimed
+	// LateRetry runs the job under its policy with every interval doubled
+	// while reporting the delay of the real policy in next_attempt_at: the
+	// job becomes fetchable at twice the delay the server announced.
+	LateRetry
 )
 
 // all lists the faults in flag order with their names.
@@ -115,6 +160,16 @@ var all = []struct {
 	{DelayDoubled, "delay-doubled"},
 	{ExhaustLate, "exhaust-late"},
 	{DiscardCodeIgnored, "discard-code-ignored"},
+	{NoLocation, "no-location"},
+	{NoVersionOnErrors, "no-version-on-errors"},
+	{BadErrorObject, "bad-error-object"},
+	{TextErrors, "text-errors"},
+	{PausedAccepts, "paused-accepts"},
+	{RateLimitIgnored, "rate-limit-ignored"},
+	{RateLimitSpendsAttempt, "rate-limit-spends-attempt"},
+	{SnoozeSpendsAttempt, "snooze-spends-attempt"},
+	{RetryExtensionsUnclaimed, "retry-extensions-unclaimed"},
+	{LateRetry, "late-retry"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.
