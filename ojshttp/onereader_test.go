@@ -218,6 +218,8 @@ var bodyRoutes = []struct {
 	{"POST", "/ojs/v1/dead-letter/none/retry", `{"override":{"queue":"q","args":["x"],"meta":{"k":"v"}}}`, 0},
 	{"POST", "/ojs/v1/dead-letter/retry", `{"filter":{"queue":"q"},"confirm":true}`, 0},
 	{"POST", ojshttp.ResetPath, `{"k":"v"}`, 0},
+	{"PUT", "/ojs/v1/admin/queues/q/rate-limit", `{"concurrency":2,"rate":{"limit":5,"period":"PT1M"}}`, 0},
+	{"POST", "/ojs/v1/admin/workers/w/quiet", `{"k":"v"}`, 0},
 }
 
 // mutateBody changes a valid body the way a careless or hostile client

@@ -164,6 +164,9 @@ func (s *Server) nextAttempt(j executor.Job) (time.Time, time.Duration) {
 	if s.faults().Has(ojsfault.EarlyRetry) {
 		d *= 2
 	}
+	if s.faults().Has(ojsfault.LateRetry) {
+		d /= 2
+	}
 	return failed.Add(d), d
 }
 
@@ -200,6 +203,9 @@ func (s *Server) retryDelay(j executor.Job) (time.Duration, bool) {
 	d := j.EnqueuedAt.Sub(last.Time)
 	if s.faults().Has(ojsfault.EarlyRetry) {
 		d *= 2
+	}
+	if s.faults().Has(ojsfault.LateRetry) {
+		d /= 2
 	}
 	return d, true
 }

@@ -20,6 +20,58 @@ import (
 	"github.com/retrykit/retrykit/ojshttp"
 )
 
+// serveProcess is a `retrykit serve` process a test started.
+type serveProcess struct {
+	cmd    *exec.Cmd
+	base   string           // its URL
+	stderr *strings.Builder // what it wrote on standard error
+	exited chan error       // receives Wait's result when it exits
+	client *http.Client
+}
+
+// startServeProcess starts cmd, a serve command, waits for the URL it
+// prints, and stops it when the test ends (SIGINT, then a kill after
+// 15 s).
+func startServeProcess(t *testing.T, cmd *exec.Cmd) *serveProcess {
+	t.Helper()
+	p := &serveProcess{cmd: cmd, stderr: &strings.Builder{}, exited: make(chan error, 1),
+		client: &http.Client{Timeout: 60 * time.Second}}
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.exited:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve did not start: %v: %s", err, p.stderr.String())
+	}
+	p.base = strings.TrimSpace(line)
+	return p
+}
+
+// call sends a request with a JSON body and returns the status and the
+// answer.
+func (p *serveProcess) call(method, path, body string) (int, []byte, error) {
+	req, _ := http.NewRequest(method, p.base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
 // peakRSS returns a process's peak resident memory (VmHWM), in bytes.
 func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
@@ -63,39 +115,11 @@ func TestServeMixedDeadLetterLoadWithinBound(t *testing.T) {
 		}
 		length = d
 	}
-	cmd := exec.Command(retrykitBinary(t), "serve", "--addr", "127.0.0.1:0")
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-		}
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve did not start: %v: %s", err, stderr.String())
-	}
-	base := strings.TrimSpace(line)
-	c := &http.Client{Timeout: 60 * time.Second}
+	p := startServeProcess(t, exec.Command(retrykitBinary(t), "serve", "--addr", "127.0.0.1:0"))
+	stderr := p.stderr
 	call := func(method, path, body string) (int, []byte) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := c.Do(req)
-		if err != nil {
-			return 0, nil
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, b
+		code, b, _ := p.call(method, path, body)
+		return code, b
 	}
 	big := `"` + strings.Repeat("a", 1_000_000-2) + `"`
 	ids := func(b []byte) []string {
@@ -166,7 +190,7 @@ func TestServeMixedDeadLetterLoadWithinBound(t *testing.T) {
 	if code, _ := call("GET", "/ojs/v1/health", ""); code != 200 {
 		t.Fatalf("serve is down: %s", stderr.String())
 	}
-	peak := peakRSS(t, cmd.Process.Pid)
+	peak := peakRSS(t, p.cmd.Process.Pid)
 	bound := serveMemoryBound(ojshttp.DefaultMaxBytes, ojshttp.DefaultMaxJobs)
 	t.Logf("%d calls (%d refused 429) in %v; peak RSS %d MiB, bound %d MiB", calls.Load(), refused.Load(), length, peak>>20, bound>>20)
 	if peak >= bound {

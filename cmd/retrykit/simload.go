@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"container/heap"
 	"fmt"
 	"io"
@@ -381,16 +380,8 @@ func runLoad(f loadFlags, p *policy.Policy, stdin io.Reader, stdout io.Writer, b
 		}
 	}
 	writeLoadText(stdout, c, p, budgetText, runs)
-	if svgFile != nil {
-		bw := bufio.NewWriter(svgFile)
-		writeLoadSVG(bw, c, runs)
-		err := bw.Flush()
-		if cerr := svgFile.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return bad("--svg: %v", err)
-		}
+	if err := finishSVG(svgFile, func(w io.Writer) { writeLoadSVG(w, c, runs) }); err != nil {
+		return bad("--svg: %v", err)
 	}
 	return 0
 }

@@ -279,18 +279,25 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		runs = append(runs, simulate(q, *jobs, *outage, *bucket, int(nb), rand.New(rand.NewPCG(*seed, 0x5eed)), fails, labels[i]))
 	}
 	writeSimText(stdout, p, *jobs, *outage, *bucket, runs)
-	if svgFile != nil {
-		bw := bufio.NewWriter(svgFile)
-		writeSimSVG(bw, *jobs, *outage, *bucket, runs)
-		err := bw.Flush()
-		if cerr := svgFile.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return bad("--svg: %v", err)
-		}
+	if err := finishSVG(svgFile, func(w io.Writer) { writeSimSVG(w, *jobs, *outage, *bucket, runs) }); err != nil {
+		return bad("--svg: %v", err)
 	}
 	return 0
+}
+
+// finishSVG writes a chart into f through a buffer and closes f; a nil f
+// (no --svg) writes nothing.
+func finishSVG(f *os.File, write func(io.Writer)) error {
+	if f == nil {
+		return nil
+	}
+	bw := bufio.NewWriter(f)
+	write(bw)
+	err := bw.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // clipArg shortens a long command-line value (inline JSON) for messages.

@@ -17,6 +17,8 @@ import (
 // job is the part of a job object (binding §9, §10) the checks read.
 type job struct {
 	ID          string          `json:"id"`
+	Type        string          `json:"type"`
+	Args        json.RawMessage `json:"args"`
 	State       string          `json:"state"`
 	Queue       string          `json:"queue"`
 	Attempt     *int            `json:"attempt"`

@@ -47,9 +47,20 @@ func bad(rep *conformance.Report) []string {
 
 // TestServePasses: retrykit serve passes every check, with nothing left
 // not run.
+//
+// A check this loaded machine could not time (slow round trips) is not
+// run with a reason beginning "inconclusive", never failed: that is
+// allowed, anything else not run is not.
 func TestServePasses(t *testing.T) {
 	rep := runServe(t, 0)
-	if !rep.OK() || rep.Totals.NotRun != 0 || rep.Totals.Pass != len(live.Checks()) {
+	inconclusive := 0
+	for _, u := range rep.NotRun {
+		if strings.HasPrefix(u.Reason, "inconclusive") {
+			inconclusive++
+			t.Logf("%s: %s", u.ID, u.Reason)
+		}
+	}
+	if !rep.OK() || rep.Totals.NotRun != inconclusive || rep.Totals.Pass+inconclusive != len(live.Checks()) {
 		t.Fatalf("totals %+v; failed or errored: %q; not run: %+v", rep.Totals, bad(rep), rep.NotRun)
 	}
 }
@@ -98,6 +109,9 @@ func TestPlantedFaults(t *testing.T) {
 		{ojsfault.DelayDoubled, []string{"http-cap", "http-strategy-exponential"}, wide, []string{"time-factor(×2)"}},
 		{ojsfault.ExhaustLate, []string{"http-attempts", "http-discard"}, wide, []string{"exhaustion-offset(+1)"}},
 		{ojsfault.DiscardCodeIgnored, []string{"http-code-discard"}, nil, []string{"handler-codes-ignored(DISCARD)"}},
+		// A retry fetchable at twice its delay: late against the delay,
+		// though within the 2 s late bound; no model describes it.
+		{ojsfault.LateRetry, []string{"http-promoted-relative"}, wide, nil},
 		// The binding's rules beyond retries: each fault fails its check
 		// and no other rule (the lateness figures aside, which a loaded
 		// machine can push over their bounds in any run).
@@ -335,5 +349,34 @@ func TestRetryExtensionsCheckedOnlyWhenClaimed(t *testing.T) {
 				t.Errorf("claimed %v: %s is %q, want %q", claimed, id, status[id], want)
 			}
 		}
+	}
+}
+
+// A loaded host is not a failing server: behind a proxy that holds every
+// FETCH for 300 ms (over half the 400 ms late bound), a correct server
+// fails no check; what could not be seen in time is inconclusive (not
+// run, with the reason), never a failure of the spec.
+func TestSlowFetchesAreInconclusiveNotFailures(t *testing.T) {
+	srv := ojshttp.New(executor.New())
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/workers/fetch") {
+			time.Sleep(300 * time.Millisecond)
+		}
+		srv.ServeHTTP(w, r)
+	})
+	hs := httptest.NewServer(slow)
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithLateBound(400*time.Millisecond),
+		live.WithIDs("http-attempts", "http-promoted", "http-not-early", "http-promoted-relative"))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusFail {
+			t.Errorf("%s failed on a correct server behind slow FETCHes: %s", r.ID, r.Reason)
+		}
+	}
+	for _, u := range rep.NotRun {
+		t.Logf("not run: %s: %s", u.ID, u.Reason)
 	}
 }

@@ -24,6 +24,7 @@
 //	delay-doubled        every delay twice the policy's
 //	exhaust-late         one attempt past max_attempts retried
 //	discard-code-ignored the handler code DISCARD ignored
+//	late-retry           a retry becomes fetchable at twice its delay
 //	no-location          a 201 PUSH has no Location header
 //	no-version-on-errors error answers have no OJS-Version header
 //	bad-error-object     error answers lack retryable, request_id differs
@@ -134,6 +135,10 @@ const (
 	// manifest while the server still implements them: a checker must
 	// then judge none of their checks.
 	RetryExtensionsUnclaimed
+	// LateRetry runs the job under its policy with every interval doubled
+	// while reporting the delay of the real policy in next_attempt_at: the
+	// job becomes fetchable at twice the delay the server announced.
+	LateRetry
 )
 
 // all lists the faults in flag order with their names.
@@ -164,6 +169,7 @@ var all = []struct {
 	{RateLimitSpendsAttempt, "rate-limit-spends-attempt"},
 	{SnoozeSpendsAttempt, "snooze-spends-attempt"},
 	{RetryExtensionsUnclaimed, "retry-extensions-unclaimed"},
+	{LateRetry, "late-retry"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.

@@ -412,7 +412,7 @@ func historyChart(s *Series) string {
 	if n > 1 {
 		room /= n
 	}
-	maxChars := max(6, room/6)
+	maxChars := max(6, room/8)
 	for i, e := range s.Reports {
 		label := []rune(strings.TrimSuffix(path.Base(e.Path), ".json"))
 		if len(label) > maxChars {
