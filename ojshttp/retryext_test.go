@@ -2,6 +2,7 @@ package ojshttp_test
 
 import (
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,6 +119,35 @@ func TestManifestClaimsTheRetryExtensions(t *testing.T) {
 	for _, f := range []string{"error_rules", "jitter_mode", "retry_after", "snooze"} {
 		if !slices.Contains(feats, any(f)) {
 			t.Errorf("features %v lack %s", feats, f)
+		}
+	}
+}
+
+// Many workers snoozing at once: every snooze is counted once and gives
+// its attempt back (run with -race).
+func TestServeConcurrentSnoozes(t *testing.T) {
+	s := newTestServer(t)
+	const n = 16
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "api.call", "args": []any{},
+			"options": map[string]any{"queue": "c", "retry": map[string]any{"max_snoozes": 5}}}))["id"].(string)
+	}
+	s.must(200, "POST", "/ojs/v1/workers/fetch", map[string]any{"queues": []string{"c"}, "count": n})
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, m := s.do("POST", "/ojs/v1/workers/nack", map[string]any{"job_id": id, "snooze": "PT1S"}); code != 200 || m["snoozed"] != true {
+				t.Errorf("%s: %d %v", id, code, m)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if v := job(s.must(200, "GET", "/ojs/v1/jobs/"+id, nil)); v["snoozes"] != 1.0 || v["attempt"] != 0.0 || v["state"] != "retryable" {
+			t.Errorf("%s: snoozes %v attempt %v state %v", id, v["snoozes"], v["attempt"], v["state"])
 		}
 	}
 }
