@@ -21,6 +21,7 @@ func ExampleVectors() {
 	// decide.json
 	// delay.json
 	// duration.json
+	// extension_decide.json
 	// match.json
 	// replay.json
 	// timeout_decide.json

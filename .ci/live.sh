@@ -81,7 +81,8 @@ echo "-- planted binding faults (each must fail its check)"
 for pair in no-location:http-location no-version-on-errors:http-ojs-version \
             bad-error-object:http-error-object text-errors:http-content-type \
             paused-accepts:http-paused-queue rate-limit-ignored:http-rate-limit-attempt \
-            rate-limit-spends-attempt:http-rate-limit-attempt; do
+            rate-limit-spends-attempt:http-rate-limit-attempt \
+            snooze-spends-attempt:http-ext-snooze; do
   IFS=: read -r fault check <<<"$pair"
   start_serve "$fault" --plant "$fault"
   status=0

@@ -32,8 +32,10 @@ chromium --version
 go build -o "$out/retrykit" ./cmd/retrykit
 rk=$PWD/$out/retrykit
 
-echo "-- site from docs/scoreboard/reports"
-"$rk" scoreboard docs/scoreboard/reports -o "$out/site"
+echo "-- site from docs/scoreboard/reports, the SDK interop table as docs/servers.md has it now"
+cp -r docs/scoreboard/reports "$out/reports"
+python3 docs/scoreboard/interop.py --out "$out/reports/sdk-interop.json"
+"$rk" scoreboard "$out/reports" -o "$out/site"
 echo "-- a run with causes, every format at once"
 "$rk" conformance --impl "python3 conformance/adapters/testdata/planted_adapter.py regex-match" --jitter-samples 200 \
   --format html -o "$out/planted.html" --format json -o "$out/planted.json" --format markdown -o "$out/planted.md" \
@@ -54,7 +56,7 @@ dom() {
 
 echo "-- what Chromium shows"
 dom "$out/site/index.html" >"$out/index.dom"
-impl=$(ls docs/scoreboard/reports | wc -l)
+impl=$(find docs/scoreboard/reports -mindepth 1 -maxdepth 1 -type d | wc -l)
 history=$(ls "$out/site/impl/" | head -1)
 for p in "$out/site/impl/"*.html; do
   if [ "$(ls "$out/site/reports/$(basename "$p" .html)" | grep -c '\.json$')" -gt 1 ]; then history=$(basename "$p"); break; fi
@@ -81,6 +83,9 @@ for b in set(badges):
     texts = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     need(any("MUST" in t for t in texts), f"{b}: no MUST score in {texts}")
 need(len(re.findall(r'<td class="cell (ok|bad|none)"><a href="reports/[^"]+#group-', index)) >= len(rows), "index: group cells do not link to report groups")
+import os
+if os.path.exists(out + "/reports/sdk-interop.json"):
+    need(len(re.findall(r'<tr class="interop-row">', index)) >= 4, "index: the SDK interop table has fewer than 4 SDKs")
 page = read(out + "/impl.dom")
 need('<svg class="history"' in page and "<polyline" in page, "history page: no chart with a line")
 need(len(re.findall(r"<circle ", page)) >= 2, "history page: fewer than two points")

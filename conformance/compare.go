@@ -84,7 +84,7 @@ func (c comparison) compareOne(kind string, w *outcome, got protocol.Response) s
 			return fmt.Sprintf("match: got %v, want %v", *got.Match, *w.Match)
 		}
 		return ""
-	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay:
+	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay, kindExtensionDecide:
 		return c.result(w.Result, got.Result)
 	case kindDecide:
 		if got.Action != w.Action {

@@ -81,7 +81,7 @@ func sameAnswer(c comparison, kind string, a, got protocol.Response) bool {
 		o.Match = a.Match
 	case kind == kindDecide:
 		o.Action, o.DelayNS = a.Action, a.DelayNS
-	case kind == kindTimeoutDecide || kind == kindTimeoutExpiry || kind == kindReplay:
+	case kind == kindTimeoutDecide || kind == kindTimeoutExpiry || kind == kindReplay || kind == kindExtensionDecide:
 		o.Result = a.Result
 	default:
 		o.DelayNS = a.DelayNS

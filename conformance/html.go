@@ -23,7 +23,7 @@ func ReportCSS() string { return reportCSS }
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"css":    func() template.CSS { return template.CSS(reportCSS) },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
-	"anchor": ResultAnchor,
+	"anchor": resultAnchor,
 	"lower":  strings.ToLower,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
@@ -183,7 +183,7 @@ func (r *Report) writeHTML(w io.Writer) error {
 	}
 	for i := range r.Results {
 		if r.Results[i].Status != StatusPass {
-			data.Problems = append(data.Problems, toHTMLResult(&r.Results[i], ResultAnchor(r.Results[i].ID), false))
+			data.Problems = append(data.Problems, toHTMLResult(&r.Results[i], resultAnchor(r.Results[i].ID), false))
 		}
 	}
 	return htmlTemplate.Execute(w, data)

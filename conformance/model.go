@@ -140,7 +140,7 @@ func (r *Report) buildModel() *model {
 		if res.Status != StatusPass && res.Status != StatusSkip {
 			for _, req := range requirementsOf(res.Requirement, res.Covers) {
 				if firstBad[req] == "" {
-					firstBad[req] = "#" + ResultAnchor(res.ID)
+					firstBad[req] = "#" + resultAnchor(res.ID)
 				}
 			}
 		}
@@ -154,7 +154,7 @@ func (r *Report) buildModel() *model {
 		if g := RequirementGroup(s.Name); g != group {
 			group, start = g, GroupAnchor(g)
 		}
-		m.Requirements.RowIDs = append(m.Requirements.RowIDs, RequirementAnchor(s.Name))
+		m.Requirements.RowIDs = append(m.Requirements.RowIDs, requirementAnchor(s.Name))
 		m.Requirements.Starts = append(m.Requirements.Starts, start)
 		m.Requirements.Bad = append(m.Requirements.Bad, s.Fail+s.Error > 0)
 	}
@@ -167,7 +167,7 @@ func (r *Report) buildModel() *model {
 		if res.Status.erroneous() {
 			reason = errorReason(res)
 		}
-		m.Problems.Rows = append(m.Problems.Rows, []cell{{Text: res.ID, Code: true, Href: "#" + ResultAnchor(res.ID)},
+		m.Problems.Rows = append(m.Problems.Rows, []cell{{Text: res.ID, Code: true, Href: "#" + resultAnchor(res.ID)},
 			{Text: res.Requirement}, {Text: res.Status.String() + drawNote(res)}, {Text: reason}})
 		m.Problems.RowIDs = append(m.Problems.RowIDs, "")
 		m.Problems.Bad = append(m.Problems.Bad, res.Status != StatusSkip)
@@ -221,13 +221,13 @@ func (r *Report) rerunCommand(ids []string) string {
 	return cmd + " --run " + strings.Join(ids, ",")
 }
 
-// ResultAnchor returns the HTML id under which the HTML format shows the
+// resultAnchor returns the HTML id under which the HTML format shows the
 // result (vector or check) id: "v-" and the id.
-func ResultAnchor(id string) string { return "v-" + anchorSafe(id) }
+func resultAnchor(id string) string { return "v-" + anchorSafe(id) }
 
-// RequirementAnchor returns the HTML id of a requirement's row in the HTML
+// requirementAnchor returns the HTML id of a requirement's row in the HTML
 // format's requirement table: "req-" and the requirement.
-func RequirementAnchor(req string) string { return "req-" + anchorSafe(req) }
+func requirementAnchor(req string) string { return "req-" + anchorSafe(req) }
 
 // GroupAnchor returns the HTML id of the first requirement row of a group
 // (see [RequirementGroup]) in the HTML format: "group-" and the group.

@@ -20,7 +20,7 @@ const referenceVersion = "0.1.0"
 
 // referenceOps are the ops the reference answers.
 var referenceOps = []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide, protocol.OpScenario,
-	protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay}
+	protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay, protocol.OpExtensionDecide}
 
 // Reference returns retrykit's own implementation (packages policy, backoff
 // and errmatch, and for the scenario op the reference executor through
@@ -134,7 +134,7 @@ func referenceDo(req protocol.Request) protocol.Response {
 			d := int64(dec.Delay)
 			resp.DelayNS = &d
 		}
-	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay:
+	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay, protocol.OpExtensionDecide:
 		return referenceCase(req, resp)
 	case protocol.OpScenario:
 		steps, err := playScenario(req)

@@ -102,8 +102,8 @@ func vectorFiles(t *testing.T) []string {
 			out = append(out, n)
 		}
 	}
-	if len(out) != 8 {
-		t.Errorf("vector files %v, want the eight kinds (five of the retry policy, two of the timeouts extension, one of dead-letter replay)", out)
+	if len(out) != 9 {
+		t.Errorf("vector files %v, want the nine kinds (five of the retry policy, two of the timeouts extension, one of dead-letter replay, one of the retry extensions)", out)
 	}
 	return out
 }

@@ -127,6 +127,8 @@ func referenceCase(req protocol.Request, resp protocol.Response) protocol.Respon
 		}
 		return result(map[string]any{"expired": true, "type": e.Type(), "timeout_kind": string(e.Kind),
 			"limit_seconds": e.LimitSeconds(), "elapsed_seconds": e.ElapsedSeconds()})
+	case protocol.OpExtensionDecide:
+		return extensionDecide(c, reject, result)
 	case protocol.OpReplay:
 		rs, err := replay.Parse(c.Rules)
 		if err != nil {
@@ -151,4 +153,44 @@ func referenceCase(req protocol.Request, resp protocol.Response) protocol.Respon
 	}
 	resp.Unsupported = true
 	return resp
+}
+
+// extensionDecide answers an extension_decide case with package policy
+// (docs/extensions.md §3.1): the failure's requested delay, snooze, snooze
+// count and previous delay go into the policy.Failure.
+func extensionDecide(c protocol.TimeoutCase, reject func(string, error) protocol.Response, result func(any) protocol.Response) protocol.Response {
+	p, err := policy.Parse(c.Policy)
+	if err != nil {
+		return reject(protocol.ErrorPolicyInvalid, err)
+	}
+	if c.Attempt < 1 {
+		return reject(protocol.ErrorInvalidRequest, errors.New("conformance: case.attempt: must be ≥ 1"))
+	}
+	f := policy.Failure{Attempt: clampAttempt(c.Attempt), PrevDelay: time.Duration(c.PrevDelayNS), Snoozes: clampAttempt(c.Snoozes)}
+	if c.Error != nil {
+		f.ErrorType, f.Code = c.Error.Type, errmatch.Code(c.Error.Code)
+	}
+	switch {
+	case c.RetryAfterNS != nil && c.SnoozeNS != nil:
+		return reject(protocol.ErrorInvalidRequest, errors.New("conformance: case: retry_after_ns and snooze_ns: give one, not both"))
+	case c.RetryAfterNS != nil:
+		f.Request = errmatch.Request{Kind: errmatch.RetryAfter, Delay: time.Duration(*c.RetryAfterNS)}
+	case c.SnoozeNS != nil:
+		f.Request = errmatch.Request{Kind: errmatch.Snooze, Delay: time.Duration(*c.SnoozeNS)}
+	}
+	var d policy.Decision
+	if c.Rand != nil {
+		d, err = p.DecideAt(f, *c.Rand)
+	} else {
+		d, err = p.Decide(f, backoff.Random())
+	}
+	if err != nil {
+		return reject(protocol.ErrorInvalidRequest, err)
+	}
+	out := map[string]any{"action": d.Action.String()}
+	if d.Action == policy.Retry {
+		out["delay_ns"] = int64(d.Delay)
+		out["snoozed"] = d.Reason == policy.ReasonSnoozed
+	}
+	return result(out)
 }

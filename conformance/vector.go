@@ -33,6 +33,9 @@ const (
 	kindTimeoutDecide = "timeout_decide"
 	kindTimeoutExpiry = "timeout_expiry"
 	kindReplay        = "replay"
+	// kindExtensionDecide is the kind of the retry extensions
+	// (docs/extensions.md), answered the same way.
+	kindExtensionDecide = "extension_decide"
 	// kindScenario is declared in scenario.go.
 )
 
@@ -42,7 +45,7 @@ func opFor(kind string) string {
 	switch kind {
 	case kindDuration:
 		return protocol.OpParseDuration
-	case kindValidate, kindDelay, kindMatch, kindDecide, kindScenario, kindTimeoutDecide, kindTimeoutExpiry, kindReplay:
+	case kindValidate, kindDelay, kindMatch, kindDecide, kindScenario, kindTimeoutDecide, kindTimeoutExpiry, kindReplay, kindExtensionDecide:
 		return kind
 	}
 	return ""
@@ -469,7 +472,7 @@ func (v *Vector) decode() error {
 			fi.Code = *in.Error.Code
 		}
 		req.Error = fi
-	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay:
+	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay, kindExtensionDecide:
 		allowed["case"] = true
 		if err := require("case"); err != nil {
 			return err
@@ -578,7 +581,7 @@ func checkExpected(kind string, w *outcome, hasRand bool) error {
 		if is("match") {
 			return nil
 		}
-	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay:
+	case kindTimeoutDecide, kindTimeoutExpiry, kindReplay, kindExtensionDecide:
 		if is("result") {
 			if len(w.Result) == 0 || w.Result[0] != '{' {
 				return errors.New("result must be an object")

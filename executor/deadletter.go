@@ -110,6 +110,7 @@ func (e *Executor) RetryWith(id string, o RetryOptions) (Job, error) {
 	j.finished = never
 	if r := j.x; r != nil {
 		r.expires, r.ttl, r.expired = never, 0, NotExpired // the operator decides anew
+		r.snoozes, r.prevDelay = 0, 0
 	}
 	e.makeReady(j, now)
 	return j.snapshot(e.cfg.history), nil

@@ -88,6 +88,31 @@
 // recorded in Job.Replay; Executor.ReplayAt shows the planned replay, and a
 // ReplayObserver hears each one.
 //
+// # Retry extensions
+//
+// The retry extensions of docs/extensions.md play here on the executor's
+// clock: a job's policy may hold per-error-type rules and a jitter mode;
+// [Failure.Request] carries a delay the handler asked for or a snooze (a
+// [Worker] handler returns errmatch.WithRetryAfter or errmatch.Snoozed).
+// A snooze the policy allows leaves the job retryable with its attempt
+// given back and no error entry ([Job.Snoozes], [Job.Snoozed]); the delay
+// a job waited is kept for decorrelated jitter. [WithRetryBudget] and
+// [WithQueueRetryBudget] (package retrybudget) refuse retries once a
+// budget is spent: the job then takes its on_exhaustion action.
+//
+// # Rate limits
+//
+// A job enqueued with JobSpec.RateLimit (ojs-rate-limiting) shares its
+// key's counters with every job of the key: a concurrency limit, a
+// sliding window of starts and a throttle (see [RateLimit] for the rules
+// and a worked example). [Executor.SetQueueRateLimit] limits a whole
+// queue. Fetch skips a job its limits hold back for the next eligible one
+// in FETCH order, checking and counting in the same locked step; the
+// held-back job is never claimed, so its attempt does not change, and its
+// [OnLimit] keeps it available, reschedules it or drops it.
+// [Executor.RateLimitKey] shows a key's counts. A JobSpec with
+// RefusePaused is refused while its queue is paused ([ErrQueuePaused]).
+//
 // # Limits
 //
 // Every input and every structure is bounded, so that hostile callers
@@ -107,6 +132,9 @@
 //   - A queue's record, and an interned job type, exist only while a job
 //     (or a parked worker goroutine) needs them; at most
 //     [MaxPausedQueues] queues are paused at once (RK-85).
+//   - Rate limits: at most [MaxRateLimitKeys] keys in use, a window or
+//     throttle of at most [MaxWindowLimit] starts, a key of at most
+//     [MaxRateLimitKeyLen] bytes ([ErrTooManyRateLimitKeys] beyond).
 //
 // # Decisions where the specs leave room
 //

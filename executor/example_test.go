@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/retrybudget"
 )
 
 var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -202,4 +204,59 @@ func ExampleJobSpec_priority() {
 	// email-1 0
 	// email-2 0
 	// report -10
+}
+
+// Two jobs share the key "api" with concurrency 1: while the first is
+// active, Fetch skips the second for a job of no key, and the skipped job
+// keeps attempt 0 until the first is acked (ojs-rate-limiting §5.1, §8.1).
+func ExampleRateLimit() {
+	e := executor.New(executor.WithClock(executor.NewFakeClock(start)))
+	one := 1
+	api := &executor.RateLimit{Key: "api", Concurrency: &one}
+	e.Enqueue(executor.JobSpec{ID: "a", Type: "t", RateLimit: api})
+	e.Enqueue(executor.JobSpec{ID: "b", Type: "t", RateLimit: api})
+	e.Enqueue(executor.JobSpec{ID: "c", Type: "t"})
+	a, _ := e.Fetch()
+	c, _ := e.Fetch()
+	b, _ := e.Get("b")
+	fmt.Println(a.ID, c.ID, "| b:", b.State, "attempt", b.Attempt)
+	e.Ack(a.ID, a.Delivery)
+	b, _ = e.Fetch()
+	fmt.Println(b.ID, "attempt", b.Attempt)
+	// Output:
+	// a c | b: available attempt 0
+	// b attempt 1
+}
+
+// A snooze (docs/extensions.md §3.5) waits without spending the attempt
+// or a token, and a retry budget refuses retries once spent: with one
+// token, a's first failure is retried and its second is refused, so a is
+// dead-lettered with three attempts left.
+func ExampleWithRetryBudget() {
+	clock := executor.NewFakeClock(start)
+	bucket, err := retrybudget.NewTokenBucket(retrybudget.TokenBucketSpec{Capacity: 1})
+	if err != nil {
+		panic(err)
+	}
+	e := executor.New(executor.WithClock(clock), executor.WithRetryBudget(bucket))
+	retry := json.RawMessage(`{"max_attempts": 5, "jitter": false, "max_snoozes": 2, "on_exhaustion": "dead_letter"}`)
+	for _, id := range []string{"a", "b"} {
+		if _, err := e.Enqueue(executor.JobSpec{ID: id, Type: "report", Retry: retry}); err != nil {
+			panic(err)
+		}
+	}
+	a, _ := e.Fetch()
+	b, _ := e.Fetch()
+	j, _ := e.Fail(b.ID, b.Delivery, executor.Failure{Request: errmatch.Request{Kind: errmatch.Snooze, Delay: time.Minute}})
+	fmt.Println(j.ID, j.State, "attempt", j.Attempt, "snoozes", j.Snoozes)
+	j, _ = e.Fail(a.ID, a.Delivery, executor.Failure{Type: "db.down"})
+	fmt.Println(j.ID, j.State, "attempt", j.Attempt)
+	clock.Advance(time.Second)
+	a, _ = e.Fetch()
+	j, _ = e.Fail(a.ID, a.Delivery, executor.Failure{Type: "db.down"})
+	fmt.Println(j.ID, j.State, "attempt", j.Attempt, "dead letter", j.DeadLetter)
+	// Output:
+	// b retryable attempt 0 snoozes 1
+	// a retryable attempt 1
+	// a discarded attempt 2 dead letter true
 }

@@ -347,7 +347,7 @@ func (e *Executor) timeout(j *job) {
 	at := j.due
 	if x, ok := j.budgetExpiry(at); ok {
 		e.expired(j, x, at)
-		d, err := e.decide(j, x.Type(), "", at)
+		d, err := e.decide(j, x.Type(), "", errmatch.Request{}, at)
 		if err != nil {
 			d = policy.Decision{Action: policy.Discard}
 		}
@@ -362,7 +362,7 @@ func (e *Executor) timeout(j *job) {
 	if o := e.cfg.observer; o != nil {
 		o.TimedOut(j.snapshot(e.cfg.history))
 	}
-	d, err := e.decide(j, "", "", at)
+	d, err := e.decide(j, "", "", errmatch.Request{}, at)
 	if err != nil { // cannot happen for attempt ≥ 1; end the job rather than loop
 		d = policy.Decision{Action: policy.Discard}
 	}
@@ -376,9 +376,13 @@ func (e *Executor) addError(j *job, ent ErrorEntry) {
 // apply carries out a decision for the active job j whose attempt failed at
 // time at.
 func (e *Executor) apply(j *job, d policy.Decision, at int64) {
+	d = e.budgeted(j, d, at)
 	j.started = never
 	switch d.Action {
 	case policy.Retry:
+		if d.Reason != policy.ReasonSnoozed && (j.x != nil || j.pol.Decorrelated()) {
+			j.more().prevDelay = int64(d.Delay) // decorrelated jitter grows from it
+		}
 		e.move(j, Retryable)
 		j.due = sat.AddInt(at, int64(d.Delay))
 		e.schedule(j)
@@ -582,7 +586,15 @@ var defaultQueues = []string{DefaultQueue}
 func (e *Executor) claim(j *job, now int64) {
 	e.move(j, Active)
 	e.countStart(j, now)
+	if j.x != nil {
+		j.x.snoozing = false
+	}
 	j.attempt++
+	if j.attempt == 1 {
+		if b := e.budgetFor(j.q.name); b != nil {
+			b.DepositAt(nsTime(now))
+		}
+	}
 	e.deliveries++
 	j.delivery = e.deliveries
 	j.started = now
@@ -637,6 +649,9 @@ func (e *Executor) Ack(id string, d uint64) (Job, error) {
 	}
 	e.leases.remove(j)
 	e.move(j, Completed)
+	if b := e.budgetFor(j.q.name); b != nil {
+		b.SuccessAt(nsTime(now))
+	}
 	j.finished = now
 	j.started = never
 	s := j.snapshot(e.cfg.history)
@@ -674,15 +689,25 @@ func (e *Executor) Fail(id string, d uint64, f Failure) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	dec, err := e.decide(j, f.Type, code, now)
+	dec, err := e.decide(j, f.Type, code, f.Request, now)
 	if err != nil {
 		return Job{}, fmt.Errorf("executor: fail %q: %w", clip(id), err)
+	}
+	e.leases.remove(j)
+	if dec.Action == policy.Retry && dec.Reason == policy.ReasonSnoozed {
+		// A snooze is not a failure: no error entry, and the attempt
+		// that ran is given back, so the next fetch runs the same one.
+		j.attempt--
+		r := j.more()
+		r.snoozes++
+		r.snoozing = true
+		e.apply(j, dec, now)
+		return j.snapshot(e.cfg.history), nil
 	}
 	var details []byte
 	if len(f.Details) > 0 {
 		details = append([]byte(nil), f.Details...)
 	}
-	e.leases.remove(j)
 	e.addError(j, ErrorEntry{Attempt: int(j.attempt), Type: f.Type, Message: msg, Code: code, Time: nsTime(now), Details: details})
 	e.apply(j, dec, now)
 	return j.snapshot(e.cfg.history), nil

@@ -77,6 +77,11 @@ type Failure struct {
 	Message string          // human readable
 	Code    errmatch.Code   // "" means RETRY; otherwise RETRY, DISCARD, DEAD_LETTER or FAIL
 	Details json.RawMessage // optional structured data, stored as given (copied)
+	// Request is a delay the handler asked for (errmatch.RetryAfter) or a
+	// snooze (errmatch.Snooze), bounded by the job's policy
+	// (docs/extensions.md). A snooze that the policy allows records no
+	// error entry and does not spend the attempt.
+	Request errmatch.Request
 }
 
 // Error types recorded by the executor itself.
@@ -123,6 +128,12 @@ type Job struct {
 	// Attempt is the number of the current or last execution: 0 before the
 	// first fetch, incremented by every fetch, reset to 0 by a manual retry.
 	Attempt int
+	// Snoozes is how many snoozes the job has taken (docs/extensions.md
+	// §3.5): each ran an attempt and gave it back. A manual retry resets it.
+	Snoozes int
+	// Snoozed is true while the job is retryable after a snooze: its
+	// NextRetryAt ends the snooze, not a backoff after a failure.
+	Snoozed bool
 	// Delivery identifies the current or last fetch of the job: 0 before the
 	// first fetch, then a number the executor never hands out again (not
 	// even after a manual retry). Ack, Fail and Heartbeat take it, so only
@@ -242,6 +253,13 @@ type jobRare struct {
 	ewhy    Expiry
 	expired Expiry
 	rl      *jobLimit // nil: no rate limit of its own (see ratelimit.go)
+	// snoozes is how many snoozes the job has taken, prevDelay the delay
+	// it waited before its current attempt when its policy has
+	// decorrelated jitter (docs/extensions.md §3.4, §3.5); both reset by a
+	// manual retry or replay.
+	snoozes   int32
+	snoozing  bool // retryable after a snooze, until the next claim
+	prevDelay int64
 }
 
 // noRare is what a job without out-of-line fields reads. Never written.
@@ -275,7 +293,7 @@ func (j *job) snapshot(history int) Job {
 		StartedAt: nsTime(j.started), FinishedAt: nsTime(j.finished),
 		VisibilityTimeout: time.Duration(j.vis),
 		ExpiresAt:         nsTime(r.expires), EnqueueTTL: time.Duration(r.ttl), Expired: r.expired,
-		Replay: j.replayState(),
+		Replay: j.replayState(), Snoozes: int(r.snoozes), Snoozed: r.snoozing && j.state == Retryable,
 	}
 	if r.rl != nil {
 		s.RateLimit = r.rl.spec

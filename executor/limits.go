@@ -121,6 +121,12 @@ func checkFailure(f *Failure) (field, reason string) {
 	if reason = checkJSON(f.Details, MaxDetailsSize, "executor.MaxDetailsSize"); reason != "" {
 		return "details", reason
 	}
+	switch r := f.Request; {
+	case r.Kind > errmatch.Snooze:
+		return "request", "unknown request kind " + r.Kind.String()
+	case r.Kind != errmatch.NoRequest && r.Delay < 0:
+		return r.Kind.String(), "must not be negative, got " + r.Delay.String()
+	}
 	return "", ""
 }
 

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"github.com/retrykit/retrykit/replay"
+	"github.com/retrykit/retrykit/retrybudget"
 	"time"
 
 	"github.com/retrykit/retrykit/backoff"
@@ -47,8 +48,10 @@ type config struct {
 	finMaxTotal int
 	observer    Observer
 	visibility  time.Duration
-	replay      *replay.Rules            // WithReplayRules
-	queueReplay map[string]*replay.Rules // WithQueueReplayRules
+	replay      *replay.Rules                 // WithReplayRules
+	queueReplay map[string]*replay.Rules      // WithQueueReplayRules
+	budget      retrybudget.Budget            // WithRetryBudget
+	queueBudget map[string]retrybudget.Budget // WithQueueRetryBudget
 }
 
 func defaultConfig() config {

@@ -292,15 +292,28 @@ func (e *Executor) checkRateLimit(spec *JobSpec, now int64) (*limiter, error) {
 // throttle holds it, the first time they allow it (never for a
 // concurrency limit alone); e.mu is held.
 func (e *Executor) blocked(j *job, now int64) (bool, int64) {
+	limited, at, _ := e.blockedBy(j, now)
+	return limited, at
+}
+
+// blockedBy is blocked with the first rule that holds j back, as an
+// event describes it (zero when none).
+func (e *Executor) blockedBy(j *job, now int64) (bool, int64, RateLimitEvent) {
 	if j.rare().rl == nil {
-		return false, never
+		return false, never, RateLimitEvent{}
 	}
 	r, l := j.rare().rl.spec, j.rare().rl.lim
 	if r.Concurrency != nil && l.active >= *r.Concurrency {
-		return true, never
+		return true, never, RateLimitEvent{Strategy: "concurrency", Limit: *r.Concurrency, Current: l.active}
 	}
-	at := max(l.windowAllows(r.Rate, now), l.throttleAllows(r.Throttle, now))
-	return at != never, at
+	w, t := l.windowAllows(r.Rate, now), l.throttleAllows(r.Throttle, now)
+	switch {
+	case w != never && w >= t:
+		return true, w, RateLimitEvent{Strategy: "rate", Limit: r.Rate.Limit, Current: r.Rate.Limit}
+	case t != never:
+		return true, t, RateLimitEvent{Strategy: "throttle", Limit: r.Throttle.Limit, Current: 1}
+	}
+	return false, never, RateLimitEvent{}
 }
 
 // queueBlocked reports whether the queue's own limit lets no job of q
@@ -324,9 +337,12 @@ func (e *Executor) queueBlocked(q *queue, now int64) bool {
 
 // countStart records the start of j at now against its key and queue.
 func (e *Executor) countStart(j *job, now int64) {
-	if j.rare().rl != nil {
-		r := j.rare().rl.spec
-		j.rare().rl.lim.started(now, max(r.Rate.Limit, 0))
+	if jl := j.rare().rl; jl != nil {
+		jl.lim.started(now, max(jl.spec.Rate.Limit, 0))
+		if jl.held {
+			jl.held = false
+			e.rateLimitEvent(j, RateLimitEvent{Kind: RateLimitReleased, Strategy: jl.heldBy, At: nsTime(now)})
+		}
 	}
 	if l := e.qlimits[j.q.name]; l != nil {
 		l.started(now, l.conf.Rate.Limit)
@@ -364,11 +380,17 @@ func (e *Executor) wakeLimited(now int64) {
 // and then acts on it by its OnLimit: it stays available (noted for the
 // parked workers of q), becomes scheduled, or is discarded. e.mu is held.
 func (e *Executor) holdBack(q *queue, j *job, now int64) bool {
-	limited, at := e.blocked(j, now)
+	limited, at, ev := e.blockedBy(j, now)
 	if !limited {
 		return false
 	}
-	switch j.rare().rl.spec.OnLimit {
+	jl := j.rare().rl
+	if !jl.held {
+		jl.held, jl.heldBy = true, ev.Strategy
+		ev.Kind, ev.At = RateLimitExceeded, nsTime(now)
+		e.rateLimitEvent(j, ev)
+	}
+	switch jl.spec.OnLimit {
 	case LimitReschedule:
 		if at != never {
 			e.move(j, Scheduled)
@@ -383,6 +405,7 @@ func (e *Executor) holdBack(q *queue, j *job, now int64) bool {
 		if o := e.cfg.observer; o != nil {
 			o.Discarded(j.snapshot(e.cfg.history))
 		}
+		e.rateLimitEvent(j, RateLimitEvent{Kind: RateLimitDropped, Strategy: ev.Strategy, Limit: ev.Limit, Current: ev.Current, At: nsTime(now)})
 		e.retire(j)
 		return true
 	}
@@ -544,10 +567,57 @@ func (e *Executor) RateLimitKeys() []string {
 	return out
 }
 
-// jobLimit is a job's rate limit with its key's record.
+// jobLimit is a job's rate limit with its key's record; held is set
+// while the limit holds the job back (between the exceeded and released
+// events).
 type jobLimit struct {
-	spec *RateLimit
-	lim  *limiter
+	spec   *RateLimit
+	lim    *limiter
+	held   bool
+	heldBy string // the strategy that held it back first
+}
+
+// The kinds of RateLimitEvent (ojs-rate-limiting §11.1).
+const (
+	RateLimitExceeded = "rate_limit.exceeded" // a fetch held the job back (once until it starts)
+	RateLimitReleased = "rate_limit.released" // the held-back job started
+	RateLimitDropped  = "rate_limit.dropped"  // on_limit drop discarded it
+)
+
+// RateLimitEvent is what a [RateLimitObserver] hears: the Kind, the rule
+// that held the job back (Strategy "concurrency", "rate" or "throttle",
+// with its Limit and the Current count; for released only the Strategy
+// that first held it back) and the executor's time.
+type RateLimitEvent struct {
+	Kind     string
+	Strategy string
+	Limit    int
+	Current  int
+	At       time.Time
+}
+
+// RateLimitObserver is an Observer that also hears of rate limits
+// (ojs-rate-limiting §11.1). The executor calls RateLimited, under its
+// lock as the other callbacks, when a fetch first holds a job back, when
+// that job starts, and when on_limit drop discards it; j.RateLimit names
+// the key.
+type RateLimitObserver interface {
+	Observer
+	RateLimited(j Job, ev RateLimitEvent)
+}
+
+// rateLimitEvent tells the observer, if it listens, of ev for j.
+func (e *Executor) rateLimitEvent(j *job, ev RateLimitEvent) {
+	g, ok := e.cfg.observer.(guarded)
+	if !ok {
+		return
+	}
+	if o, ok := g.o.(RateLimitObserver); ok {
+		func() {
+			defer swallow()
+			o.RateLimited(j.snapshot(e.cfg.history), ev)
+		}()
+	}
 }
 
 // copyRateLimit returns a copy of r that the caller cannot change.

@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"strings"
@@ -360,4 +361,60 @@ func TestPropRateLimitedJobNeverSpendsAnAttempt(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestWorkerWakesForRateLimitedJobs: worker goroutines parked while a
+// limit holds jobs back are woken when it frees, by an ACK (concurrency)
+// or by time (throttle): every job runs, never two of the key at once,
+// and starts are spaced by the throttle.
+func TestWorkerWakesForRateLimitedJobs(t *testing.T) {
+	e := executor.New()
+	r := &executor.RateLimit{Key: "k", Concurrency: ptr(1), Throttle: executor.Window{Limit: 1, Period: 30 * time.Millisecond}}
+	const n = 5
+	for range n {
+		if _, err := e.Enqueue(executor.JobSpec{Type: "t", RateLimit: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	running, peak := 0, 0
+	var starts []time.Time
+	done := make(chan struct{}, n)
+	w := executor.NewWorker(e, executor.WithConcurrency("default", 4))
+	w.Handle("t", func(ctx context.Context, j executor.Job) error {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		done <- struct{}{}
+		return nil
+	})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	for i := range n {
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of %d rate-limited jobs ran: parked workers were not woken", i, n)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if peak > 1 {
+		t.Errorf("%d jobs of the key ran at once, concurrency 1", peak)
+	}
+	for i := 1; i < len(starts); i++ {
+		// The handler sees the start a little after the executor's claim;
+		// allow 5 ms of scheduling slack below the 30 ms spacing.
+		if d := starts[i].Sub(starts[i-1]); d < 25*time.Millisecond {
+			t.Errorf("starts %d and %d are %v apart, throttle 30ms", i-1, i, d)
+		}
+	}
 }

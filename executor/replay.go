@@ -70,6 +70,7 @@ func (e *Executor) replayDue(j *job, at int64) {
 	j.attempt = 0
 	j.finished = never
 	r := j.more()
+	r.snoozes, r.prevDelay = 0, 0
 	r.replays++
 	r.replayAt = at
 	r.replayRule = r.replayNext

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"time"
+
 	"github.com/retrykit/retrykit/budget"
 	"github.com/retrykit/retrykit/errmatch"
 	"github.com/retrykit/retrykit/internal/sat"
@@ -73,8 +75,10 @@ func (j *job) budgetExpiry(at int64) (budget.Expiry, bool) {
 
 // decide is the retry decision for the failed attempt of j at at: the
 // policy's, through the budget when j has one.
-func (e *Executor) decide(j *job, typ string, code errmatch.Code, at int64) (policy.Decision, error) {
-	f := policy.Failure{Attempt: int(j.attempt), ErrorType: typ, Code: code}
+func (e *Executor) decide(j *job, typ string, code errmatch.Code, req errmatch.Request, at int64) (policy.Decision, error) {
+	r := j.rare()
+	f := policy.Failure{Attempt: int(j.attempt), ErrorType: typ, Code: code, Request: req,
+		PrevDelay: time.Duration(r.prevDelay), Snoozes: int(r.snoozes)}
 	bud := j.rare().bud
 	if bud == nil {
 		return j.pol.Decide(f, e.cfg.rand)

@@ -419,7 +419,7 @@ func call(ctx context.Context, h Handler, j Job) (f *Failure) {
 	if !ok || typ == "" {
 		typ = HandlerErrorType
 	}
-	return &Failure{Type: typ, Message: failureMessage(err), Code: code}
+	return &Failure{Type: typ, Message: failureMessage(err), Code: code, Request: errmatch.RequestOf(err)}
 }
 
 // failureMessage is err.Error() without the "<type>: " that an

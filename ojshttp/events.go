@@ -206,3 +206,24 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 	}
 	return http.StatusOK, resp, nil
 }
+
+// RateLimited logs rate_limit.exceeded (key, strategy, limit, current),
+// rate_limit.released (key, strategy, job_id) and rate_limit.dropped
+// (key, job_id, job_type) of ojs-rate-limiting §11.1
+// (executor.RateLimitObserver).
+func (ev *Events) RateLimited(j executor.Job, e executor.RateLimitEvent) {
+	key := ""
+	if j.RateLimit != nil {
+		key = j.RateLimit.Key
+	}
+	data := map[string]any{"key": key, "job_id": j.ID}
+	switch e.Kind {
+	case executor.RateLimitExceeded:
+		data["strategy"], data["limit"], data["current"] = e.Strategy, e.Limit, e.Current
+	case executor.RateLimitReleased:
+		data["strategy"] = e.Strategy
+	}
+	ev.add(e.Kind, j, e.At, data)
+}
+
+var _ executor.RateLimitObserver = (*Events)(nil)

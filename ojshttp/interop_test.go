@@ -79,7 +79,7 @@ func TestManifestShape(t *testing.T) {
 		m.Backend != "memory" || len(m.Protocols) != 1 || m.Protocols[0] != "http" {
 		t.Fatalf("manifest %+v", m)
 	}
-	if !slices.Equal(m.Extensions, []string{"x-retrykit", "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting"}) || m.Retrykit["clock_endpoint"] != "/x-retrykit/v1/clock/advance" {
+	if !slices.Equal(m.Extensions, []string{"x-retrykit", "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting", "x-retry-extensions"}) || m.Retrykit["clock_endpoint"] != "/x-retrykit/v1/clock/advance" {
 		t.Fatalf("extensions %v, x-retrykit %v", m.Extensions, m.Retrykit)
 	}
 	if !m.Capabilities["job_ttl"] || !m.Capabilities["delayed_jobs"] || m.Capabilities["cron_jobs"] || m.Capabilities["workflows"] || !m.Capabilities["rate_limiting"] {

@@ -4,11 +4,24 @@ import (
 	"net/http"
 
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
 )
 
 // ManifestExtension is the name under which the manifest lists retrykit's
 // own extension and, as a top-level object of the same name, describes it.
 const ManifestExtension = "x-retrykit"
+
+// ManifestRetryExtensions is the name under which the manifest claims the
+// retry extensions of docs/extensions.md; the top-level object of the same
+// name lists the features served (retryFeatures), which is what
+// `retrykit conformance --server` checks.
+const ManifestRetryExtensions = "x-retry-extensions"
+
+// retryFeatures are the features of the retry extensions serve implements:
+// per-error-type rules, full/equal/decorrelated jitter, a requested delay
+// and snooze on FAIL. The fifth, retry_budget, is queue configuration that
+// serve does not take.
+var retryFeatures = []string{"error_rules", "jitter_mode", "retry_after", "snooze"}
 
 // manifest is GET /ojs/manifest: it claims only what the server does
 // (RK-176). It has the fields of both manifest documents: ojs-conformance
@@ -65,8 +78,9 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 			"workflows":         false,
 			"pause_resume":      true,
 		},
-		"extensions": []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting"},
-		"endpoints":  endpoints,
+		"extensions":            s.extensions(),
+		ManifestRetryExtensions: s.retryExtensions(),
+		"endpoints":             endpoints,
 		ManifestExtension: map[string]any{
 			"manual_clock":    s.cfg.manual != nil,
 			"events":          eventsEndpoint(s.cfg.events != nil),
@@ -86,6 +100,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) (int, any, *ap
 				"max_window_limit": executor.MaxWindowLimit,
 				"max_keys":         executor.MaxRateLimitKeys,
 				"headers":          "no X-RateLimit-* headers: serve limits job starts, not requests (RK-289)",
+				"not_implemented":  "PUT /ojs/v1/rate-limits/{key} overrides, dynamic limits (rate_limit_until), rate_limit.dynamic_adjusted",
 			},
 			"worker_directives": "POST /ojs/v1/admin/workers/{id}/quiet or /terminate: the next heartbeat answers that state",
 		},
@@ -111,4 +126,24 @@ func clockEndpoint(on bool) any {
 		return AdminClockPath
 	}
 	return nil
+}
+
+// extensions is the manifest's extension list: retrykit's own, the
+// official ones served and the retry extensions (left out under planted
+// fault RetryExtensionsUnclaimed).
+func (s *Server) extensions() []string {
+	l := []string{ManifestExtension, "urn:ojs:ext:timeouts", "urn:ojs:ext:dead-letter", "urn:ojs:ext:rate-limiting"}
+	if s.faults().Has(ojsfault.RetryExtensionsUnclaimed) {
+		return l
+	}
+	return append(l, ManifestRetryExtensions)
+}
+
+// retryExtensions is the manifest's x-retry-extensions object, nil when
+// the extension is not claimed.
+func (s *Server) retryExtensions() any {
+	if s.faults().Has(ojsfault.RetryExtensionsUnclaimed) {
+		return nil
+	}
+	return map[string]any{"version": "0.1", "features": retryFeatures, "spec": "docs/extensions.md"}
 }

@@ -3,6 +3,7 @@ package ojshttp_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/strictjson"
 	"github.com/retrykit/retrykit/ojshttp"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/policytest"
@@ -196,5 +198,107 @@ func TestPropEveryRouteReadsAPolicyAsTheLibraryDoes(t *testing.T) {
 		_, overErr := policy.ParseWith(doc, policy.Over(basePol), policy.BindingDialect())
 		c, a = call("/ojs/v1/dead-letter/"+f.Jobs[0].ID+"/retry", `{"override":{"retry":`+string(doc)+`}}`)
 		verdict("dead-letter retry override.retry", c, a, overErr)
+	})
+}
+
+// bodyRoutes are the routes that read a JSON body, each with a valid body
+// and how deep encoding/json fills fixed fields from it (strictjson.FoldKeys;
+// 0 for a body read as a map).
+var bodyRoutes = []struct {
+	method, path, body string
+	fold               int
+}{
+	{"POST", "/ojs/v1/jobs", `{"type":"t.a","args":["x",1],"meta":{"k":"v"},"options":{"queue":"q","retry":{"max_attempts":3}}}`, 0},
+	{"POST", "/ojs/v1/jobs/batch", `{"jobs":[{"type":"t.a","args":["x"],"meta":{"k":"v"}}]}`, 2},
+	{"POST", "/ojs/v1/workers/fetch", `{"queues":["q"],"count":1,"worker_id":"w"}`, 2},
+	{"POST", "/ojs/v1/workers/ack", `{"job_id":"none","result":{"k":"v"}}`, 2},
+	{"POST", "/ojs/v1/workers/nack", `{"job_id":"none","error":{"type":"e","message":"m","details":{"a":"b"}}}`, 2},
+	{"POST", "/ojs/v1/workers/heartbeat", `{"worker_id":"w","active_job_ids":["x"]}`, 2},
+	{"POST", ojshttp.AdminClockPath, `{"advance_ms":1}`, 2},
+	{"POST", "/ojs/v1/dead-letter/none/retry", `{"override":{"queue":"q","args":["x"],"meta":{"k":"v"}}}`, 0},
+	{"POST", "/ojs/v1/dead-letter/retry", `{"filter":{"queue":"q"},"confirm":true}`, 0},
+	{"POST", ojshttp.ResetPath, `{"k":"v"}`, 0},
+	{"PUT", "/ojs/v1/admin/queues/q/rate-limit", `{"concurrency":2,"rate":{"limit":5,"period":"PT1M"}}`, 0},
+	{"POST", "/ojs/v1/admin/workers/w/quiet", `{"k":"v"}`, 0},
+}
+
+// mutateBody changes a valid body the way a careless or hostile client
+// might: a key repeated (at the top or deeper), a byte that is not UTF-8
+// or a lone surrogate escape in a string or key, a key repeated in
+// another case.
+func mutateBody(t *rapid.T, body string) string {
+	quotes := []int{}
+	for i := range len(body) {
+		if body[i] == '"' {
+			quotes = append(quotes, i)
+		}
+	}
+	objects := []int{}
+	for i := range len(body) {
+		if body[i] == '{' && i+1 < len(body) && body[i+1] == '"' {
+			objects = append(objects, i)
+		}
+	}
+	firstKey := func(at int) string {
+		end := strings.IndexByte(body[at+2:], '"')
+		return body[at+2 : at+2+end]
+	}
+	switch rapid.IntRange(0, 4).Draw(t, "mutation") {
+	case 0: // a key repeated in some object
+		at := rapid.SampledFrom(objects).Draw(t, "object")
+		return body[:at+1] + `"` + firstKey(at) + `":null,` + body[at+1:]
+	case 1: // a byte that is not UTF-8
+		at := rapid.SampledFrom(quotes).Draw(t, "quote")
+		return body[:at+1] + "\xff" + body[at+1:]
+	case 2: // a lone surrogate
+		at := rapid.SampledFrom(quotes).Draw(t, "quote")
+		return body[:at+1] + `\udc00` + body[at+1:]
+	case 3: // a key repeated in another case
+		at := rapid.SampledFrom(objects).Draw(t, "object")
+		return body[:at+1] + `"` + strings.ToUpper(firstKey(at)) + `":null,` + body[at+1:]
+	}
+	return body
+}
+
+// TestPropEveryRouteReadsABodyAsTheLibraryDoes: every route that reads a
+// body refuses a mutated body, with 400 naming the same path, exactly when
+// the library's reader (strictjson.Check) refuses it, and never reports a
+// repeated key or bad UTF-8 in a body the library accepts.
+func TestPropEveryRouteReadsABodyAsTheLibraryDoes(t *testing.T) {
+	clock := executor.NewFakeClock(start)
+	h := ojshttp.New(executor.New(executor.WithClock(clock)), ojshttp.WithManualClock(clock), ojshttp.WithReset())
+	rapid.Check(t, func(t *rapid.T) {
+		rt := rapid.SampledFrom(bodyRoutes).Draw(t, "route")
+		body := mutateBody(t, rt.body)
+		var opts []strictjson.Option
+		if rt.fold > 0 {
+			opts = append(opts, strictjson.FoldKeys(rt.fold))
+		}
+		libErr := strictjson.Check([]byte(body), opts...)
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(rt.method, rt.path, strings.NewReader(body))
+		req.Header.Set("Content-Type", ojshttp.MediaType)
+		h.ServeHTTP(rec, req)
+		var m struct {
+			Error struct {
+				Message string
+				Details struct{ Field string }
+			}
+		}
+		json.Unmarshal(rec.Body.Bytes(), &m)
+		strictRefusal := strings.Contains(m.Error.Message, "duplicate key") || strings.Contains(m.Error.Message, "not valid UTF-8")
+		var fe *strictjson.FieldError
+		switch {
+		case libErr == nil && strictRefusal:
+			t.Fatalf("%s %q: %d %s; the library accepts it", rt.path, body, rec.Code, rec.Body)
+		case libErr != nil && rec.Code != 400:
+			t.Fatalf("%s %q: %d %s; the library refuses it: %v", rt.path, body, rec.Code, rec.Body, libErr)
+		case (errors.Is(libErr, strictjson.ErrDuplicateKey) || errors.Is(libErr, strictjson.ErrInvalidUTF8)) && !strictRefusal:
+			t.Fatalf("%s %q: %d %s; the library refuses it: %v", rt.path, body, rec.Code, rec.Body, libErr)
+		case libErr != nil && !strictRefusal:
+			// bad JSON: 400 invalid_payload, no field
+		case errors.As(libErr, &fe) && m.Error.Details.Field != fe.Path && !(fe.Path == "" && m.Error.Details.Field == "(body)"):
+			t.Fatalf("%s %q: field %q, the library names %q", rt.path, body, m.Error.Details.Field, fe.Path)
+		}
 	})
 }

@@ -386,7 +386,7 @@ func (s *Server) plantPolicy(p *policy.Policy) *policy.Policy {
 		sp.Strategy = backoff.Exponential
 		changed = true
 	}
-	if f.Has(ojsfault.DelayDoubled) {
+	if f.Has(ojsfault.DelayDoubled) || f.Has(ojsfault.LateRetry) {
 		sp.InitialInterval = time.Duration(sat.AddInt(int64(sp.InitialInterval), int64(sp.InitialInterval)))
 		sp.MaxInterval = time.Duration(sat.AddInt(int64(sp.MaxInterval), int64(sp.MaxInterval)))
 		changed = true

@@ -151,15 +151,19 @@ func windowView(w executor.Window) map[string]any {
 
 // rateLimitView is a job's rate limit as PUSH reads it.
 func rateLimitView(r *executor.RateLimit) map[string]any {
-	v := map[string]any{"key": r.Key, "on_limit": r.OnLimit.String()}
-	if r.Concurrency != nil {
-		v["concurrency"] = *r.Concurrency
+	return limitsView(map[string]any{"key": r.Key, "on_limit": r.OnLimit.String()}, r.Concurrency, r.Rate, r.Throttle)
+}
+
+// limitsView adds the concurrency, rate and throttle that are set to v.
+func limitsView(v map[string]any, concurrency *int, rate, throttle executor.Window) map[string]any {
+	if concurrency != nil {
+		v["concurrency"] = *concurrency
 	}
-	if r.Rate.Limit > 0 {
-		v["rate"] = windowView(r.Rate)
+	if rate.Limit > 0 {
+		v["rate"] = windowView(rate)
 	}
-	if r.Throttle.Limit > 0 {
-		v["throttle"] = windowView(r.Throttle)
+	if throttle.Limit > 0 {
+		v["throttle"] = windowView(throttle)
 	}
 	return v
 }
@@ -254,17 +258,7 @@ func (s *Server) listRateLimits(w http.ResponseWriter, r *http.Request) (int, an
 
 // queueLimitView is a queue's limit as PUT reads it.
 func queueLimitView(name string, l executor.QueueRateLimit) map[string]any {
-	v := map[string]any{"queue": name}
-	if l.Concurrency != nil {
-		v["concurrency"] = *l.Concurrency
-	}
-	if l.Rate.Limit > 0 {
-		v["rate"] = windowView(l.Rate)
-	}
-	if l.Throttle.Limit > 0 {
-		v["throttle"] = windowView(l.Throttle)
-	}
-	return v
+	return limitsView(map[string]any{"queue": name}, l.Concurrency, l.Rate, l.Throttle)
 }
 
 // getQueueRateLimit is GET /ojs/v1/admin/queues/{name}/rate-limit.

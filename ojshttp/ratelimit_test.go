@@ -161,3 +161,42 @@ func TestQueueRateLimitAdminRoute(t *testing.T) {
 		t.Fatalf("fetch after DELETE: %v", got)
 	}
 }
+
+// TestRateLimitEvents: ojs-rate-limiting §11.1. A job held back by its
+// key's concurrency logs rate_limit.exceeded once however many FETCHes
+// skip it, rate_limit.released when it starts, and a dropped job
+// rate_limit.dropped, each with its key.
+func TestRateLimitEvents(t *testing.T) {
+	s := budgetServer(t, nil)
+	rl := map[string]any{"key": "k", "concurrency": 1}
+	a := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "ev", "rate_limit": rl}}))
+	b := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "ev", "rate_limit": rl}}))
+	d := job(s.must(201, "POST", "/ojs/v1/jobs", map[string]any{"type": "t", "args": []any{}, "options": map[string]any{"queue": "ev",
+		"rate_limit": map[string]any{"key": "k", "concurrency": 1, "on_limit": "drop"}}}))
+	for range 3 {
+		fetchIDs(s, "ev", 1)
+	}
+	s.must(200, "POST", "/ojs/v1/workers/ack", map[string]any{"job_id": a["id"]})
+	fetchIDs(s, "ev", 1)
+	var got []string
+	for _, e := range s.must(200, "GET", "/ojs/v1/events?queues=ev", nil)["events"].([]any) {
+		e := e.(map[string]any)
+		typ := e["type"].(string)
+		if !strings.HasPrefix(typ, "rate_limit.") {
+			continue
+		}
+		data := e["data"].(map[string]any)
+		if data["key"] != "k" {
+			t.Errorf("%s without key k: %v", typ, e)
+		}
+		got = append(got, typ+" "+data["job_id"].(string))
+		if typ == "rate_limit.exceeded" && (data["strategy"] != "concurrency" || data["limit"] != 1.0 || data["current"] != 1.0) {
+			t.Errorf("exceeded: %v", data)
+		}
+	}
+	want := []string{"rate_limit.exceeded " + b["id"].(string), "rate_limit.exceeded " + d["id"].(string), "rate_limit.dropped " + d["id"].(string),
+		"rate_limit.released " + b["id"].(string)}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("rate limit events:\n got %v\nwant %v", got, want)
+	}
+}

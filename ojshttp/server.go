@@ -43,7 +43,7 @@ const (
 //
 //	GET    /ojs/manifest                    conformance manifest (only what is implemented)
 //	GET    /ojs/v1/health                   health
-//	POST   /ojs/v1/jobs                     PUSH
+//	POST   /ojs/v1/jobs                     PUSH (201 with Location; 422 queue_paused for a paused queue)
 //	POST   /ojs/v1/jobs/batch               PUSH batch (atomic)
 //	GET    /ojs/v1/jobs/{id}                INFO
 //	DELETE /ojs/v1/jobs/{id}                CANCEL
@@ -67,12 +67,17 @@ const (
 //	GET    /ojs/v1/admin/workers            workers seen in FETCH and heartbeat requests
 //	POST   /ojs/v1/admin/workers/{id}/quiet      tell a worker to quiet (next heartbeat answer)
 //	POST   /ojs/v1/admin/workers/{id}/terminate  tell a worker to terminate
+//	GET    /ojs/v1/rate-limits              rate limit keys in use (ojs-rate-limiting §10.3)
+//	GET    /ojs/v1/rate-limits/{key}        one key's counts (§10.1)
+//	GET, PUT, DELETE /ojs/v1/admin/queues/{name}/rate-limit  a queue's own limit (§7.2)
+//	*      /ojs/v1/cron, /workflows, /schemas and below  422 unsupported (feature and level named)
 //	GET    /ojs/v1/events                   event polling, with WithEvents (ojs-events §6.4)
 //	POST   /x-retrykit/v1/clock/advance     with WithManualClock only
 //	POST   /x-retrykit/v1/reset             with WithReset only: delete every job
 //
 // Every response carries Content-Type application/openjobspec+json,
-// OJS-Version and X-Request-Id; errors use the binding's envelope
+// OJS-Version and X-Request-Id (the client's own when sane, RK-283);
+// errors use the binding's envelope
 // {"error":{"code","message","retryable","details","request_id"}}.
 type Server struct {
 	exec  *executor.Executor

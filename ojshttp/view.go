@@ -36,6 +36,9 @@ func (s *Server) view(j executor.Job, x *extra) map[string]any {
 	v["attempt"] = s.attempt(j.Attempt) + s.plantedSkips(j.ID)
 	v["max_attempts"] = maxAttempts(pol)
 	v["priority"] = j.Priority
+	if j.Snoozes > 0 {
+		v["snoozes"] = j.Snoozes // the retry extensions' snooze count (docs/extensions.md §3.5)
+	}
 	if pj, err := pol.MarshalJSON(); err == nil {
 		v["retry"] = json.RawMessage(pj)
 	}
@@ -150,6 +153,9 @@ func (s *Server) attempt(n int) int {
 // retryable. Planted fault EarlyRetry announces twice the delay the job
 // really waits.
 func (s *Server) nextAttempt(j executor.Job) (time.Time, time.Duration) {
+	if j.State == executor.Retryable && j.Snoozed {
+		return j.NextRetryAt, 0 // a snooze's end, not a backoff after an error
+	}
 	if j.State != executor.Retryable || len(j.Errors) == 0 {
 		return time.Time{}, 0
 	}
@@ -157,6 +163,9 @@ func (s *Server) nextAttempt(j executor.Job) (time.Time, time.Duration) {
 	d := j.NextRetryAt.Sub(failed)
 	if s.faults().Has(ojsfault.EarlyRetry) {
 		d *= 2
+	}
+	if s.faults().Has(ojsfault.LateRetry) {
+		d /= 2
 	}
 	return failed.Add(d), d
 }
@@ -172,6 +181,9 @@ func (s *Server) retryDelay(j executor.Job) (time.Duration, bool) {
 	last := j.Errors[n-1]
 	switch j.State {
 	case executor.Retryable:
+		if j.Snoozed {
+			return 0, false
+		}
 		_, d := s.nextAttempt(j)
 		return d, true
 	case executor.Available:
@@ -191,6 +203,9 @@ func (s *Server) retryDelay(j executor.Job) (time.Duration, bool) {
 	d := j.EnqueuedAt.Sub(last.Time)
 	if s.faults().Has(ojsfault.EarlyRetry) {
 		d *= 2
+	}
+	if s.faults().Has(ojsfault.LateRetry) {
+		d /= 2
 	}
 	return d, true
 }

@@ -198,14 +198,33 @@ type nackError struct {
 //  3. otherwise error.retryable false makes the failure non-retryable:
 //     the policy's on_exhaustion applies at once (DEAD_LETTER when it is
 //     dead_letter, else DISCARD).
+//
+// The retry extensions (docs/extensions.md §2.2) add two members beside
+// error: retry_after, a delay the handler asks for, and snooze, a wait
+// that does not spend the attempt (error is then optional); each an ISO
+// 8601 duration read by the policy's parser, at most one of them. The job's
+// policy bounds both.
 func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 	var req struct {
 		JobID   string     `json:"job_id"`
 		Error   *nackError `json:"error"`
 		Requeue bool       `json:"requeue"`
+		// The retry extensions (docs/extensions.md §2.2).
+		RetryAfter *string `json:"retry_after"`
+		Snooze     *string `json:"snooze"`
 	}
 	if err := readBody(w, r, s.cfg.maxBody, &req); err != nil {
 		return 0, nil, err
+	}
+	ask, aerr := nackRequest(req.RetryAfter, req.Snooze)
+	if aerr != nil {
+		return 0, nil, aerr
+	}
+	if ask.Kind == errmatch.Snooze && s.faults().Has(ojsfault.SnoozeSpendsAttempt) {
+		ask.Kind = errmatch.RetryAfter
+	}
+	if req.Error == nil && ask.Kind == errmatch.Snooze {
+		req.Error = &nackError{}
 	}
 	if req.Requeue {
 		// openapi NackRequest.requeue: give the job back without counting
@@ -226,7 +245,7 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if len(e.Code) > executor.MaxFailureTypeLen {
 		return 0, nil, invalid("error.code", "at most %d bytes (executor.MaxFailureTypeLen), got %d", executor.MaxFailureTypeLen, len(e.Code))
 	}
-	f := executor.Failure{Type: e.Type, Message: e.Message, Details: e.Details}
+	f := executor.Failure{Type: e.Type, Message: e.Message, Details: e.Details, Request: ask}
 	if string(f.Details) == "null" {
 		f.Details = nil
 	}
@@ -245,7 +264,11 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return 0, nil, aerr
 	}
 	defer release()
+	snoozes := -1
 	j, aerr := s.onActive(req.JobID, func(d uint64) (executor.Job, error) {
+		if cur, err := s.exec.Get(req.JobID); err == nil {
+			snoozes = cur.Snoozes
+		}
 		ff := f
 		if ff.Code == "" && s.nonRetryable(req.JobID, e, ff.Type) {
 			ff.Code = errmatch.CodeDiscard
@@ -259,8 +282,11 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		return 0, nil, aerr
 	}
 	var x *extra
-	s.store.update(j.ID, func(x *extra) { x.addErrorCost(cost, len(j.Errors)) })
-	if n := len(j.Errors); e.Code != "" && n > 0 {
+	snoozed := snoozes >= 0 && j.Snoozes > snoozes
+	if !snoozed { // a snooze records no error entry
+		s.store.update(j.ID, func(x *extra) { x.addErrorCost(cost, len(j.Errors)) })
+	}
+	if n := len(j.Errors); e.Code != "" && n > 0 && !snoozed {
 		last := j.Errors[n-1]
 		s.store.update(j.ID, func(x *extra) {
 			x.sent = withSent(x.sent, sentCode{attempt: last.Attempt, at: last.Time, code: e.Code})
@@ -272,12 +298,34 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 		"id": j.ID, "job_id": j.ID, "state": j.State.String(),
 		"attempt": v["attempt"], "max_attempts": v["max_attempts"], "job": v,
 	}
-	for _, k := range []string{"next_attempt_at", "next_attempt_at_capped", "retry_delay_ms", "discarded_at", "completed_at", "dead_letter"} {
+	for _, k := range []string{"next_attempt_at", "next_attempt_at_capped", "retry_delay_ms", "discarded_at", "completed_at", "dead_letter", "snoozes"} {
 		if val, ok := v[k]; ok {
 			resp[k] = val
 		}
 	}
+	if snoozed {
+		resp["snoozed"] = true
+	}
 	return http.StatusOK, resp, nil
+}
+
+// nackRequest reads the retry_after and snooze members of a FAIL.
+func nackRequest(retryAfter, snooze *string) (errmatch.Request, *apiError) {
+	if retryAfter != nil && snooze != nil {
+		return errmatch.Request{}, invalid("snooze", "give retry_after or snooze, not both")
+	}
+	field, text, kind := "retry_after", retryAfter, errmatch.RetryAfter
+	if snooze != nil {
+		field, text, kind = "snooze", snooze, errmatch.Snooze
+	}
+	if text == nil {
+		return errmatch.Request{}, nil
+	}
+	d, err := policy.ParseDuration(*text)
+	if err != nil {
+		return errmatch.Request{}, invalid(field, "must be an ISO 8601 duration: %v", err)
+	}
+	return errmatch.Request{Kind: kind, Delay: d}, nil
 }
 
 // nonRetryable reports whether a failure without a handler code ends the

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,4 +100,38 @@ func ExampleParseWith() {
 	// Output:
 	// 250ms none <nil>
 	// policy: initial_interval_ms: give initial_interval or initial_interval_ms, not both
+}
+
+// FuzzParseWith: with the binding dialect, any input gives a policy or an
+// ErrInvalidPolicy listing fields, never a panic; and a document without
+// the dialect's keys (nor escapes that could spell them) gets Parse's
+// verdict and an Equal policy: the option adds spellings, never changes
+// the grammar. (The dialect's own keys are pinned by
+// TestBindingDialectSpellsTheSamePolicy and TestBindingDialectRefusals.)
+func FuzzParseWith(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"initial_interval_ms": 1500}`, `{"max_interval_ms": 60000, "initial_interval_ms": 1000.0}`,
+		`{"backoff_type": "constant"}`, `{"backoff_type": "linear", "backoff_strategy": "none"}`,
+		`{"initial_interval_ms": 1000, "initial_interval": "PT1S"}`, `{"initial_interval_ms": 0}`,
+		`{"initial_interval_ms": 1e400}`, `{"max_attempts": 3, "backoff_type": 7}`, `null`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := policy.ParseWith(data, policy.BindingDialect())
+		if err != nil {
+			var ve *policy.ValidationError
+			if !errors.Is(err, policy.ErrInvalidPolicy) || !errors.As(err, &ve) || len(ve.Errors) == 0 {
+				t.Fatalf("ParseWith(%q) = %v", data, err)
+			}
+		}
+		s := string(data)
+		if strings.Contains(s, "_ms") || strings.Contains(s, "backoff_type") || strings.Contains(s, `\u`) {
+			return
+		}
+		q, qerr := policy.Parse(data)
+		if (err == nil) != (qerr == nil) || err == nil && !p.Equal(q) {
+			t.Fatalf("ParseWith(%q) = %v, %v; Parse = %v, %v", data, p, err, q, qerr)
+		}
+	})
 }

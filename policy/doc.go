@@ -31,6 +31,10 @@
 //
 //   - [Parse] (and [Policy.UnmarshalJSON]) decodes OJS JSON, merges it over
 //     [DefaultSpec] and reports every problem in one [*ValidationError].
+//     [ParseWith] is Parse with options: [BindingDialect] accepts the OJS
+//     HTTP binding's `*_ms` intervals and `backoff_type`, [Over] reads the
+//     document as changes to another policy (a dead letter's override).
+//     Both read through the project's one strict JSON reader.
 //   - [New] validates a Spec built in Go; [Default] is the OJS default.
 //   - [Policy.MarshalJSON] writes the canonical form; Parse reads it back
 //     to an equal Policy.

@@ -240,3 +240,23 @@ func ExamplePolicy_DecideAt_extensions() {
 	// retry 30s snoozed
 	// retry 30s retry_after
 }
+
+// Spec.Rule starts an error rule from the policy's own values; change
+// what the errors it matches need.
+func ExampleSpec_Rule() {
+	s := policy.DefaultSpec()
+	r := s.Rule("rate_limit.*")
+	r.MaxAttempts, r.InitialInterval, r.Strategy, r.Jitter = 10, time.Minute, backoff.None, false
+	s.ErrorRules = []policy.ErrorRule{r}
+	p, err := policy.New(s)
+	if err != nil {
+		panic(err)
+	}
+	d, _ := p.DecideAt(policy.Failure{Attempt: 5, ErrorType: "rate_limit.exceeded"}, 0.5)
+	fmt.Println(p.RuleFor("rate_limit.exceeded"), d.Action, d.Delay)
+	d, _ = p.DecideAt(policy.Failure{Attempt: 5, ErrorType: "db.down"}, 0.5)
+	fmt.Println(p.RuleFor("db.down"), d.Action, d.Reason)
+	// Output:
+	// 1 retry 1m0s
+	// 0 discard exhausted
+}

@@ -607,3 +607,19 @@ func checkExtensionFailure(f *Failure) error {
 	}
 	return nil
 }
+
+// Decorrelated reports whether the policy or one of its error rules uses
+// decorrelated jitter, whose delay grows from the previous one: a caller
+// that keeps retry state needs to keep Failure.PrevDelay only then.
+func (p *Policy) Decorrelated() bool {
+	p = p.get()
+	if p.spec.Jitter && p.spec.JitterMode == backoff.Decorrelated {
+		return true
+	}
+	for i := range p.spec.ErrorRules {
+		if r := &p.spec.ErrorRules[i]; r.Jitter && r.JitterMode == backoff.Decorrelated {
+			return true
+		}
+	}
+	return false
+}

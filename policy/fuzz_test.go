@@ -218,37 +218,8 @@ func FuzzDecideExtension(f *testing.F) {
 			}
 			return
 		}
-		if d.Action != Retry && d.Delay != 0 || d.Delay < 0 {
-			t.Fatalf("decision %+v", d)
-		}
-		maxInterval, retryAfter, limit := s.MaxInterval, s.MaxRetryAfter, s.MaxAttempts
-		if i := p.RuleFor(errType); i > 0 {
-			rl := s.ErrorRules[i-1]
-			maxInterval, limit = rl.MaxInterval, rl.MaxAttempts
-			if rl.MaxRetryAfter != 0 {
-				retryAfter = rl.MaxRetryAfter
-			}
-		}
-		if retryAfter == 0 {
-			retryAfter = maxInterval
-		}
-		snoozeBound := s.MaxSnooze
-		if snoozeBound == 0 {
-			snoozeBound = s.MaxInterval
-		}
-		switch d.Reason {
-		case ReasonSnoozed:
-			if fl.Request.Kind != errmatch.Snooze || snoozes >= s.MaxSnoozes || d.Delay > snoozeBound || d.Delay > fl.Request.Delay {
-				t.Fatalf("snooze %+v for %+v under %s", d, fl, doc)
-			}
-		case ReasonRetryAfter:
-			if fl.Request.Kind == errmatch.NoRequest || d.Delay > retryAfter || d.Delay > fl.Request.Delay || attempt >= max(limit, 1) {
-				t.Fatalf("retry-after %+v for %+v under %s", d, fl, doc)
-			}
-		case ReasonRetry:
-			if d.Delay > maxInterval || attempt >= max(limit, 1) {
-				t.Fatalf("retry %+v for %+v under %s", d, fl, doc)
-			}
+		if why := boundProblem(s, p, fl, d); why != "" {
+			t.Fatalf("%s under %s", why, doc)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -125,40 +126,52 @@ func TestPropNoDelayAboveItsBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inForce, limit, retryAfter := s.MaxInterval, s.MaxAttempts, s.MaxRetryAfter
-		if i := p.RuleFor(f.ErrorType); i > 0 {
-			r := s.ErrorRules[i-1]
-			inForce, limit = r.MaxInterval, r.MaxAttempts
-			if r.MaxRetryAfter != 0 {
-				retryAfter = r.MaxRetryAfter
-			}
-		}
-		if retryAfter == 0 {
-			retryAfter = inForce
-		}
-		snoozeBound := s.MaxSnooze
-		if snoozeBound == 0 {
-			snoozeBound = s.MaxInterval
-		}
-		switch d.Reason {
-		case ReasonSnoozed:
-			if f.Request.Kind != errmatch.Snooze || f.Snoozes >= s.MaxSnoozes || d.Delay > min(snoozeBound, f.Request.Delay) {
-				t.Fatalf("snooze %+v for %+v", d, f)
-			}
-		case ReasonRetryAfter:
-			if f.Request.Kind == errmatch.NoRequest || d.Delay != min(retryAfter, f.Request.Delay) || f.Attempt >= max(limit, 1) {
-				t.Fatalf("retry after %+v for %+v (bound %v)", d, f, retryAfter)
-			}
-		case ReasonRetry:
-			if f.Request.Kind != errmatch.NoRequest || d.Delay > inForce || d.Delay < 0 || f.Attempt >= max(limit, 1) {
-				t.Fatalf("retry %+v for %+v (max_interval in force %v)", d, f, inForce)
-			}
-		default:
-			if d.Action == Retry || d.Delay != 0 {
-				t.Fatalf("decision %+v", d)
-			}
+		if why := boundProblem(s, p, f, d); why != "" {
+			t.Fatal(why)
 		}
 	})
+}
+
+// boundProblem checks decision d of failure f under p (whose Spec is s)
+// against the bounds of docs/extensions.md §3.3-§3.5, computed here from
+// the Spec's fields: a snooze only while snoozes remain, waiting at most
+// min(snooze, max_snooze else max_interval); a requested delay exactly
+// min(asked, max_retry_after of the rule, else of the policy, else the
+// max_interval in force), never past the attempt limit in force; a backoff
+// retry within [0, the max_interval in force]; no delay otherwise. It
+// returns what is wrong, or "".
+func boundProblem(s Spec, p *Policy, f Failure, d Decision) string {
+	inForce, limit, retryAfter := s.MaxInterval, s.MaxAttempts, s.MaxRetryAfter
+	if i := p.RuleFor(f.ErrorType); i > 0 {
+		r := s.ErrorRules[i-1]
+		inForce, limit = r.MaxInterval, r.MaxAttempts
+		if r.MaxRetryAfter != 0 {
+			retryAfter = r.MaxRetryAfter
+		}
+	}
+	if retryAfter == 0 {
+		retryAfter = inForce
+	}
+	snoozeBound := s.MaxSnooze
+	if snoozeBound == 0 {
+		snoozeBound = s.MaxInterval
+	}
+	ok := true
+	switch d.Reason {
+	case ReasonSnoozed:
+		ok = f.Request.Kind == errmatch.Snooze && f.Snoozes < s.MaxSnoozes && d.Delay >= 0 && d.Delay <= min(snoozeBound, f.Request.Delay)
+	case ReasonRetryAfter:
+		ok = f.Request.Kind != errmatch.NoRequest && d.Delay == min(retryAfter, f.Request.Delay) && f.Attempt < max(limit, 1)
+	case ReasonRetry:
+		ok = f.Request.Kind == errmatch.NoRequest && d.Delay >= 0 && d.Delay <= inForce && f.Attempt < max(limit, 1)
+	default:
+		ok = d.Action != Retry && d.Delay == 0
+	}
+	if !ok {
+		return fmt.Sprintf("decision %+v for %+v: outside its bound (max_interval in force %v, max_retry_after %v, snooze bound %v, limit %d)",
+			d, f, inForce, retryAfter, snoozeBound, limit)
+	}
+	return ""
 }
 
 // TestPropSnoozesAreBounded plays a job whose handler always snoozes:

@@ -98,8 +98,13 @@ func writeFlags(w io.Writer, fs *flag.FlagSet) {
 		if ph != "" {
 			head += " " + ph
 		}
-		text := strings.Join(strings.Fields(usage), " ") + flagDefault(f)
+		// The default is one unit: "(default" never ends a line with
+		// its value on the next.
+		text := strings.Join(strings.Fields(usage), " ") + strings.Replace(flagDefault(f), "(default ", "(default\x00", 1)
 		lines := wrapWords(text, helpWidth-helpColumn)
+		for i := range lines {
+			lines[i] = strings.ReplaceAll(lines[i], "\x00", " ")
+		}
 		if utf8.RuneCountInString(head) > helpColumn-2 {
 			fmt.Fprintln(w, head)
 		} else {

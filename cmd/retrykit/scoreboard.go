@@ -38,7 +38,10 @@ Reports are grouped by implementation (implementation.implementation in the
 report) and suite version; reports of different suite versions are never
 added into one score. History runs in the order of the implementation's
 version, then the file name: name files so that they sort (a date, or a
-commit count). JSON files that are not reports are listed as left out.
+commit count). A JSON file {"kind": "sdk-interop", "against": …, "source":
+…, "rows": [{"name", "works", "fails"}]} is a table of clients tried by hand
+against a server; the index shows it as it is, with no score. Other JSON
+files are listed as left out.
 Pages have their style inline and no script.
 
 Exit status: 0 when the site is written, 2 on bad usage, an unreadable or

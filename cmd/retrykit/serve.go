@@ -116,6 +116,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		// of doubling the heap past it.
 		debug.SetMemoryLimit(serveMemoryLimit(*maxBytes, *maxJobs))
 	}
+	if err := checkAddressSpace(*maxBytes, min(debug.SetMemoryLimit(-1), addressSpaceHeap(*maxBytes))); err != nil {
+		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)
+		return 2
+	}
 	ropts, err := replayOptions(*rulesFile, perQueue)
 	if err != nil {
 		fmt.Fprintf(stderr, "retrykit serve: %v\n", err)

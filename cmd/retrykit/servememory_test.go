@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,39 +33,14 @@ func TestServeWithinTwoGiB(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command("bash", "-c", "ulimit -v 2097152 && exec \"$0\" serve --addr 127.0.0.1:0", bin)
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-		}
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve did not start: %v: %s", err, stderr.String())
-	}
-	base := strings.TrimSpace(line)
-	c := &http.Client{Timeout: 60 * time.Second}
+	p := startServeProcess(t, exec.Command("bash", "-c", "ulimit -v 2097152 && exec \"$0\" serve --addr 127.0.0.1:0", bin))
+	exited, stderr := p.exited, p.stderr
 	call := func(method, path, body string) (int, []byte) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := c.Do(req)
+		code, b, err := p.call(method, path, body)
 		if err != nil {
 			t.Fatalf("%s %s: %v (serve: %s)", method, path, err, stderr.String())
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, b
+		return code, b
 	}
 	pushed := func(queue string, args int, retry string) string {
 		code, b := call("POST", "/ojs/v1/jobs", fmt.Sprintf(`{"type":"t","args":[%q],"options":{"queue":%q,"retry":%s}}`, strings.Repeat("a", args), queue, retry))
@@ -99,8 +73,8 @@ func TestServeWithinTwoGiB(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequest("GET", base+"/ojs/v1/dead-letter?limit=100", nil)
-			if resp, err := c.Do(req); err == nil {
+			req, _ := http.NewRequest("GET", p.base+"/ojs/v1/dead-letter?limit=100", nil)
+			if resp, err := p.client.Do(req); err == nil {
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}

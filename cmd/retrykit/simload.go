@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"container/heap"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -222,6 +222,50 @@ func writeLoadText(w io.Writer, c loadConfig, p *policy.Policy, budgetText strin
 	}
 }
 
+// loadJSON is one run of the --json report.
+type loadJSON struct {
+	Jitter          string  `json:"jitter"`
+	Budget          string  `json:"budget"`
+	Jobs            int     `json:"jobs"`
+	Attempts        int     `json:"attempts"`
+	Retries         int     `json:"retries"`
+	AttemptsPerJob  float64 `json:"attempts_per_job"`
+	PeakPerSecond   float64 `json:"peak_attempts_per_second"`
+	PeakAtNS        int64   `json:"peak_at_ns"`
+	RetryPeak       float64 `json:"peak_retries_per_second"`
+	RetryPeakAtNS   int64   `json:"peak_retries_at_ns"`
+	Completed       int     `json:"completed"`
+	Exhausted       int     `json:"exhausted"`
+	RefusedByBudget int     `json:"refused_by_budget"`
+	LastAttemptNS   int64   `json:"last_attempt_at_ns"`
+}
+
+// writeLoadJSON writes the load report as JSON: the model's parameters
+// and one object per run.
+func writeLoadJSON(w io.Writer, c loadConfig, budgetText string, runs []*loadRun) {
+	out := struct {
+		Clients     int        `json:"clients"`
+		EveryNS     int64      `json:"every_ns"`
+		UntilNS     int64      `json:"until_ns"`
+		OutageNS    int64      `json:"outage_ns"`
+		FailureRate float64    `json:"failure_rate"`
+		BucketNS    int64      `json:"bucket_ns"`
+		Seed        uint64     `json:"seed"`
+		Budget      string     `json:"budget"`
+		Runs        []loadJSON `json:"runs"`
+	}{c.clients, int64(c.every), int64(c.until), int64(c.outage), c.failureRate, int64(c.bucket), c.seed, budgetText, []loadJSON{}}
+	for _, r := range runs {
+		pk, at := peakPerSecond(r.buckets, c.bucket)
+		rpk, rat := peakPerSecond(r.retried, c.bucket)
+		out.Runs = append(out.Runs, loadJSON{Jitter: r.mode, Budget: r.budget, Jobs: r.jobs, Attempts: r.attempts, Retries: r.retries,
+			AttemptsPerJob: r.amplification(), PeakPerSecond: pk, PeakAtNS: int64(at), RetryPeak: rpk, RetryPeakAtNS: int64(rat),
+			Completed: r.completed, Exhausted: r.exhausted, RefusedByBudget: r.refused, LastAttemptNS: int64(r.lastAt)})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(out) //nolint:errcheck // stdout; the command's exit status reports usage, not output errors
+}
+
 // budgetColumn is the short budget name of a table row.
 func budgetColumn(name string) string {
 	if name == "none" {
@@ -289,6 +333,7 @@ type loadFlags struct {
 	budget   string
 	modes    string
 	svg      string
+	json     bool
 }
 
 // runLoad checks the load model's input, runs it and writes the report.
@@ -380,17 +425,13 @@ func runLoad(f loadFlags, p *policy.Policy, stdin io.Reader, stdout io.Writer, b
 			runs = append(runs, simulateLoad(c, pols[i], m, newBudget(), budgetText))
 		}
 	}
-	writeLoadText(stdout, c, p, budgetText, runs)
-	if svgFile != nil {
-		bw := bufio.NewWriter(svgFile)
-		writeLoadSVG(bw, c, runs)
-		err := bw.Flush()
-		if cerr := svgFile.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return bad("--svg: %v", err)
-		}
+	if f.json {
+		writeLoadJSON(stdout, c, budgetText, runs)
+	} else {
+		writeLoadText(stdout, c, p, budgetText, runs)
+	}
+	if err := finishSVG(svgFile, func(w io.Writer) { writeLoadSVG(w, c, runs) }); err != nil {
+		return bad("--svg: %v", err)
 	}
 	return 0
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -241,5 +242,45 @@ func TestLoadJitterModesFollowTheFormulas(t *testing.T) {
 		if row.perJob != float64(attempts) {
 			t.Errorf("%s, seed %d: %v attempts, the formulas give %d\n%s", mode, seed, row.perJob, attempts, out)
 		}
+	}
+}
+
+// --json gives the figures of the text report, per run, exactly.
+func TestLoadJSONMatchesTheText(t *testing.T) {
+	args := []string{"simulate", "--clients", "100", "--outage", "60s", "--modes", "off,full", "--seed", "5"}
+	_, text, _ := runCLI(t, "", args...)
+	code, out, errOut := runCLI(t, "", append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Clients int `json:"clients"`
+		Runs    []struct {
+			Jitter         string  `json:"jitter"`
+			Budget         string  `json:"budget"`
+			Jobs           int     `json:"jobs"`
+			Attempts       int     `json:"attempts"`
+			AttemptsPerJob float64 `json:"attempts_per_job"`
+			Peak           float64 `json:"peak_attempts_per_second"`
+			Refused        int     `json:"refused_by_budget"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	rows := loadRows(t, text)
+	if rep.Clients != 100 || len(rep.Runs) != 4 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, r := range rep.Runs {
+		key := r.Jitter + "/" + budgetColumn(r.Budget)
+		row := rows[key]
+		if math.Abs(row.perJob-r.AttemptsPerJob) > 0.0005 || row.peak != r.Peak || row.r != r.Refused ||
+			r.AttemptsPerJob != float64(r.Attempts)/float64(r.Jobs) || r.Jobs != 12000 {
+			t.Errorf("%s: JSON %+v, text %+v", key, r, row)
+		}
+	}
+	if code, _, errOut := runCLI(t, "", "simulate", "--json"); code != 2 || !strings.Contains(errOut, "--json belongs to the load model") {
+		t.Errorf("--json without --clients: exit %d, %q", code, errOut)
 	}
 }

@@ -82,6 +82,7 @@ attempts starting in one --bucket window [k·bucket, (k+1)·bucket), over the
 bucket in seconds) and when, the same for retries alone, and how the
 jobs ended (completed, exhausted by the policy, refused by the
 budget). Every job ends: the run goes on until no attempt is pending.
+--json prints the same figures as JSON, one object per run.
 
 Ranges (out of range is a usage error, exit status 2, before anything runs):
   --jobs    1 to 1000000. Jobs run in batches of 4096 on a fresh executor
@@ -148,6 +149,7 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	failureRate := fs.Float64("failure-rate", 1, "probability that an attempt starting during the outage fails, 0 to 1")
 	budgetArg := fs.String("budget", loadDefaultBudget, "load: a retry_budget (inline JSON or a file), or none")
 	modesArg := fs.String("modes", "all", "load: jitter modes to compare, all or a comma-separated list")
+	asJSON := fs.Bool("json", false, "load: print the report as JSON (durations in nanoseconds)")
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -177,7 +179,7 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *clients == 0 {
-		for _, name := range []string{"every", "until", "budget", "modes"} {
+		for _, name := range []string{"every", "until", "budget", "modes", "json"} {
 			if set[name] {
 				return bad("--%s belongs to the load model: give --clients N too", name)
 			}
@@ -211,7 +213,7 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runLoad(loadFlags{
 			cfg: loadConfig{clients: *clients, every: *every, until: *until, outage: *outage,
 				failureRate: *failureRate, bucket: *bucket, seed: *seed},
-			untilSet: set["until"], budget: *budgetArg, modes: *modesArg, svg: *svg,
+			untilSet: set["until"], budget: *budgetArg, modes: *modesArg, svg: *svg, json: *asJSON,
 		}, p, stdin, stdout, bad)
 	}
 	var modes []string
@@ -279,18 +281,25 @@ func runSimulate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		runs = append(runs, simulate(q, *jobs, *outage, *bucket, int(nb), rand.New(rand.NewPCG(*seed, 0x5eed)), fails, labels[i]))
 	}
 	writeSimText(stdout, p, *jobs, *outage, *bucket, runs)
-	if svgFile != nil {
-		bw := bufio.NewWriter(svgFile)
-		writeSimSVG(bw, *jobs, *outage, *bucket, runs)
-		err := bw.Flush()
-		if cerr := svgFile.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return bad("--svg: %v", err)
-		}
+	if err := finishSVG(svgFile, func(w io.Writer) { writeSimSVG(w, *jobs, *outage, *bucket, runs) }); err != nil {
+		return bad("--svg: %v", err)
 	}
 	return 0
+}
+
+// finishSVG writes a chart into f through a buffer and closes f; a nil f
+// (no --svg) writes nothing.
+func finishSVG(f *os.File, write func(io.Writer)) error {
+	if f == nil {
+		return nil
+	}
+	bw := bufio.NewWriter(f)
+	write(bw)
+	err := bw.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // clipArg shortens a long command-line value (inline JSON) for messages.

@@ -182,7 +182,7 @@ func describe(c *Case) (specific []key, generic key) {
 		}
 	case protocol.OpDecide:
 		return decideKeys(req, ref, got)
-	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay:
+	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay, protocol.OpExtensionDecide:
 		if f := effectiveDiff(ref.Result, got.Result); f != "" {
 			return nil, key{req.Op + "(" + f + ")", "the " + req.Op + " result's " + f + " differs from the spec's"}
 		}

@@ -20,7 +20,7 @@ type modelImpl struct{ m diagnose.Model }
 func (i modelImpl) Hello(context.Context) (protocol.Hello, error) {
 	return protocol.Hello{Protocol: protocol.Version, Implementation: "model-" + i.m.Name, Version: "0",
 		Ops: []string{protocol.OpParseDuration, protocol.OpValidate, protocol.OpDelay, protocol.OpMatch, protocol.OpDecide,
-			protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay},
+			protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay, protocol.OpExtensionDecide},
 		ResolutionNS: 1, Jitter: protocol.JitterInjectable}, nil
 }
 

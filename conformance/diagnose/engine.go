@@ -203,7 +203,7 @@ func reject(id int64, typ, msg string) protocol.Response {
 func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 	resp.ID = req.ID
 	switch req.Op {
-	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay:
+	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay, protocol.OpExtensionDecide:
 		return e.caseOp(req)
 	case protocol.OpParseDuration:
 		ns, err := e.parseDuration(req.Value)

@@ -42,6 +42,8 @@ func (e engine) caseOp(req protocol.Request) (protocol.Response, bool) {
 		return protocol.CaseEpoch.Add(time.Duration(*v) * time.Millisecond), true
 	}
 	switch req.Op {
+	case protocol.OpExtensionDecide:
+		return e.extensionDecide(req.ID, c, out)
 	case protocol.OpTimeoutDecide:
 		p, err := policy.Parse(c.Policy)
 		if err != nil {
@@ -139,4 +141,43 @@ func (e engine) caseOp(req protocol.Request) (protocol.Response, bool) {
 		return out(map[string]any{"replay": false})
 	}
 	return resp, false
+}
+
+// extensionDecide answers an extension_decide case (the retry extensions
+// of docs/extensions.md) as the policy package decides it: no bug of the
+// engine touches these features. ok is false for a draw the model cannot
+// know.
+func (e engine) extensionDecide(id int64, c protocol.TimeoutCase, out func(map[string]any) (protocol.Response, bool)) (protocol.Response, bool) {
+	p, err := policy.Parse(c.Policy)
+	if err != nil {
+		return reject(id, protocol.ErrorPolicyInvalid, err.Error()), true
+	}
+	if c.Attempt < 1 || (c.RetryAfterNS != nil && c.SnoozeNS != nil) {
+		return reject(id, protocol.ErrorInvalidRequest, "bad case"), true
+	}
+	f := policy.Failure{Attempt: int(min(c.Attempt, 1<<40)), PrevDelay: time.Duration(c.PrevDelayNS), Snoozes: int(max(min(c.Snoozes, 1<<40), -1))}
+	if c.Error != nil {
+		f.ErrorType, f.Code = c.Error.Type, errmatch.Code(c.Error.Code)
+	}
+	if c.RetryAfterNS != nil {
+		f.Request = errmatch.Request{Kind: errmatch.RetryAfter, Delay: time.Duration(*c.RetryAfterNS)}
+	} else if c.SnoozeNS != nil {
+		f.Request = errmatch.Request{Kind: errmatch.Snooze, Delay: time.Duration(*c.SnoozeNS)}
+	}
+	r := 0.5
+	if c.Rand != nil {
+		r = *c.Rand
+	}
+	d, err := p.DecideAt(f, r)
+	if err != nil {
+		return reject(id, protocol.ErrorInvalidRequest, err.Error()), true
+	}
+	if lo, hi := p.BackoffFor(f.ErrorType).Bounds(f.Attempt); c.Rand == nil && d.Reason == policy.ReasonRetry && lo != hi {
+		return protocol.Response{ID: id}, false // the implementation's own draw
+	}
+	res := map[string]any{"action": d.Action.String()}
+	if d.Action == policy.Retry {
+		res["delay_ns"], res["snoozed"] = int64(d.Delay), d.Reason == policy.ReasonSnoozed
+	}
+	return out(res)
 }

@@ -85,6 +85,17 @@ func (e *env) diagnose(rep *conformance.Report) {
 	for _, r := range rep.Results {
 		reason[r.ID] = r.Reason
 	}
+	// failed checks without an observation the models read are judged by
+	// what the check saw itself, each a group of its own
+	seen := map[string]bool{}
+	for _, o := range obs {
+		seen[o.Check] = true
+	}
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusFail && !seen[r.ID] && !explained[r.ID] {
+			unexplained = append(unexplained, r.ID)
+		}
+	}
 	for _, g := range servermodel.Deviations(obs, unexplained) {
 		c := conformance.Cause{Class: "unexplained:" + g.Name, IDs: g.Checks,
 			Explanation: "no bug model or fitted family reproduces these; observed: " + g.Explanation}

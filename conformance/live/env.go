@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,7 @@ type env struct {
 	worst    time.Duration   // the earliest of them, before its due time
 	worstMsg string
 	late     []string // retries not fetchable within the late bound
+	lateSlow []string // the same, seen by FETCHes slow or timed out: inconclusive
 	promoted int
 	noClock  bool // no server timestamp seen: the local clock stands in
 	verdicts map[string]*verdict
@@ -188,8 +190,20 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 			return nil, fmt.Errorf("live: %s", msg)
 		}
 	}
+	// slow notes a FETCH that took over half the late bound, or one that
+	// timed out (tried again until the deadline): a retry not seen in time
+	// then says more about this host than about the server (inconclusive).
+	slow := ""
 	for {
+		polled := time.Now()
 		f, err := e.c.fetch(ctx, queue, vis)
+		if rtt := time.Since(polled); rtt > e.cfg.lateBound/2 && slow == "" {
+			slow = fmt.Sprintf("a FETCH took %v", rtt.Round(time.Millisecond))
+		}
+		if err != nil && isTimeout(err) && ctx.Err() == nil && time.Now().Before(deadline) {
+			slow = "a FETCH timed out: " + err.Error()
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +220,12 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 			}
 			msg := fmt.Sprintf("job %s not fetchable within %v after its next_attempt_at %s", id, e.cfg.lateBound, due.Format(time.RFC3339Nano))
 			e.mu.Lock()
-			e.late = append(e.late, msg)
+			if slow != "" {
+				msg += " (" + slow + ": this host may have been too slow to see it)"
+				e.lateSlow = append(e.lateSlow, msg)
+			} else {
+				e.late = append(e.late, msg)
+			}
 			e.mu.Unlock()
 			return nil, fmt.Errorf("live: %s", msg)
 		}
@@ -422,3 +441,10 @@ func intOr(p *int) string {
 }
 
 func is(p *int, n int) bool { return p != nil && *p == n }
+
+// isTimeout reports whether err is a request that timed out (the per
+// request bound, WithTimeout), not a refusal or a broken answer.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
+}

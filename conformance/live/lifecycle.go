@@ -5,6 +5,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -285,6 +286,7 @@ func scenDeadLetter(ctx context.Context, e *env) {
 		return
 	}
 	e.pass("http-dead-letter", "")
+	judgeDeadLetterContent(ctx, e, q, id)
 	if err := e.c.deadLetterRetry(ctx, id); err != nil {
 		e.errored(err, "http-dead-letter-retry")
 		return
@@ -325,4 +327,36 @@ func scenDefault(ctx context.Context, e *env) {
 	}
 	e.pass(check, "")
 	// The job is left retryable; its queue is unique, so nobody fetches it.
+}
+
+// judgeDeadLetterContent reads a dead-lettered job (INFO) and judges that
+// it is the job as pushed (type, queue, args) with its full error history:
+// one entry per failed attempt, in order, each with the type and message
+// its FAIL reported.
+func judgeDeadLetterContent(ctx context.Context, e *env, q, id string) {
+	const check = "http-dead-letter-content"
+	j, err := e.c.info(ctx, id)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	var args []string
+	if err := json.Unmarshal(j.Args, &args); err != nil || len(args) != 1 || args[0] != q || j.Type != "retrykit.live.dead" || j.Queue != q {
+		e.fail(check, "the dead letter is not the job as pushed: type %q, queue %q, args %s; want type %q, queue %q, args [%q]",
+			trunc(j.Type, 64), trunc(j.Queue, 64), trunc(string(j.Args), 64), "retrykit.live.dead", q, q)
+		return
+	}
+	errs := j.errorList()
+	if len(errs) != 2 {
+		e.fail(check, "the dead letter carries %d error history entries after 2 failed attempts, want 2", len(errs))
+		return
+	}
+	for i, x := range errs {
+		want := e.failWith("external.timeout", i+1)
+		if x.Message != want.Message || want.Type != "" && x.Type != want.Type {
+			e.fail(check, "error history entry %d is type %q, message %q; want type %q, message %q (in the order of the failures)", i+1, trunc(x.Type, 64), trunc(x.Message, 80), want.Type, want.Message)
+			return
+		}
+	}
+	e.pass(check, "")
 }

@@ -17,6 +17,8 @@ import (
 // job is the part of a job object (binding §9, §10) the checks read.
 type job struct {
 	ID          string          `json:"id"`
+	Type        string          `json:"type"`
+	Args        json.RawMessage `json:"args"`
 	State       string          `json:"state"`
 	Queue       string          `json:"queue"`
 	Attempt     *int            `json:"attempt"`
@@ -164,6 +166,12 @@ type failure struct {
 // nack reports a failure. status is the HTTP status; the answer is decoded
 // only for 200.
 func (c *client) nack(ctx context.Context, id string, f failure) (*nackAnswer, *exchange, error) {
+	return c.nackWith(ctx, id, f, nil)
+}
+
+// nackWith is nack with extra members of the FAIL body beside job_id and
+// error (the retry extensions' retry_after and snooze).
+func (c *client) nackWith(ctx context.Context, id string, f failure, extra map[string]any) (*nackAnswer, *exchange, error) {
 	e := map[string]any{"message": f.Message}
 	if f.Type != "" {
 		e["type"] = f.Type
@@ -171,7 +179,11 @@ func (c *client) nack(ctx context.Context, id string, f failure) (*nackAnswer, *
 	if f.Code != "" {
 		e["code"] = f.Code
 	}
-	ex, err := c.do(ctx, "FAIL", http.MethodPost, "/workers/nack", map[string]any{"job_id": id, "error": e})
+	body := map[string]any{"job_id": id, "error": e}
+	for k, v := range extra {
+		body[k] = v
+	}
+	ex, err := c.do(ctx, "FAIL", http.MethodPost, "/workers/nack", body)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -24,7 +24,7 @@ type scenario struct {
 // queues of its own.
 var scenarios = []scenario{
 	{"exhaust-discard", []string{"http-attempts", "http-attempt-absolute", "http-next-attempt-at", "http-cap", "http-discard", "http-history"}, scenExhaustDiscard},
-	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-retry"}, scenDeadLetter},
+	{"exhaust-dead-letter", []string{"http-attempts", "http-dead-letter", "http-dead-letter-content", "http-dead-letter-retry"}, scenDeadLetter},
 	{"jitter", []string{"http-jitter-range", "http-jitter-cap"}, scenJitter},
 	{"history-12", []string{"http-history-10"}, scenHistory12},
 	{"cap-before-jitter", []string{"http-cap-before-jitter"}, scenCapBeforeJitter},

@@ -47,9 +47,20 @@ func bad(rep *conformance.Report) []string {
 
 // TestServePasses: retrykit serve passes every check, with nothing left
 // not run.
+//
+// A check this loaded machine could not time (slow round trips) is not
+// run with a reason beginning "inconclusive", never failed: that is
+// allowed, anything else not run is not.
 func TestServePasses(t *testing.T) {
 	rep := runServe(t, 0)
-	if !rep.OK() || rep.Totals.NotRun != 0 || rep.Totals.Pass != len(live.Checks()) {
+	inconclusive := 0
+	for _, u := range rep.NotRun {
+		if strings.HasPrefix(u.Reason, "inconclusive") {
+			inconclusive++
+			t.Logf("%s: %s", u.ID, u.Reason)
+		}
+	}
+	if !rep.OK() || rep.Totals.NotRun != inconclusive || rep.Totals.Pass+inconclusive != len(live.Checks()) {
 		t.Fatalf("totals %+v; failed or errored: %q; not run: %+v", rep.Totals, bad(rep), rep.NotRun)
 	}
 }
@@ -61,6 +72,9 @@ func TestServePasses(t *testing.T) {
 var wide = []string{"*"}
 
 func TestPlantedFaults(t *testing.T) {
+	// lateness are the checks of how late retries come, judged against
+	// bounds a loaded machine can exceed.
+	lateness := []string{"http-promoted", "http-promoted-relative"}
 	for _, tc := range []struct {
 		fault  ojsfault.Set
 		want   []string
@@ -76,8 +90,12 @@ func TestPlantedFaults(t *testing.T) {
 			"http-strategy-exponential", "http-strategy-polynomial"}, []string{"no-cap-after-jitter"}},
 		// "auth*" read as a regular expression matches "auth".
 		{ojsfault.RegexMatch, []string{"http-prefix-boundary", "http-exact-literal", "http-match-glob"}, nil, []string{"regex-match"}},
-		{ojsfault.EarlyRetry, []string{"http-not-early"}, []string{"http-total-timeout-no-time-left"}, []string{"early-retry"}}, // a retry handed out early fails before the §9.1 boundary
-		{ojsfault.FetchAttemptHigh, []string{"http-attempt-absolute"}, nil, []string{"fetch-attempt-high"}},
+		// A retry handed out early fails before the §9.1 boundary; the
+		// doubled next_attempt_at shows in the retry extensions' delays.
+		{ojsfault.EarlyRetry, []string{"http-not-early"}, []string{"http-total-timeout-no-time-left",
+			"http-ext-error-rules", "http-ext-retry-after", "http-ext-snooze", "http-ext-jitter-mode"}, []string{"early-retry"}},
+		// The redelivery after a snooze shows the raised attempt too.
+		{ojsfault.FetchAttemptHigh, []string{"http-attempt-absolute"}, []string{"http-ext-snooze"}, []string{"fetch-attempt-high"}},
 		{ojsfault.NoDefaultsMerge, []string{"http-partial-max-attempts", "http-partial-max-interval", "http-partial-jitter"}, nil,
 			[]string{"no-merge-max-attempts", "no-merge-max-interval", "no-merge-jitter"}},
 		{ojsfault.MessageMatch, []string{"http-match-message"}, nil, []string{"message-match"}},
@@ -91,15 +109,21 @@ func TestPlantedFaults(t *testing.T) {
 		{ojsfault.DelayDoubled, []string{"http-cap", "http-strategy-exponential"}, wide, []string{"time-factor(×2)"}},
 		{ojsfault.ExhaustLate, []string{"http-attempts", "http-discard"}, wide, []string{"exhaustion-offset(+1)"}},
 		{ojsfault.DiscardCodeIgnored, []string{"http-code-discard"}, nil, []string{"handler-codes-ignored(DISCARD)"}},
+		// A retry fetchable at twice its delay: late against the delay,
+		// though within the 2 s late bound; no model describes it.
+		{ojsfault.LateRetry, []string{"http-promoted-relative"}, wide, nil},
 		// The binding's rules beyond retries: each fault fails its check
-		// alone.
-		{ojsfault.NoLocation, []string{"http-location"}, nil, nil},
-		{ojsfault.NoVersionOnErrors, []string{"http-ojs-version"}, nil, nil},
-		{ojsfault.BadErrorObject, []string{"http-error-object"}, []string{"http-paused-queue"}, nil}, // queue_paused loses retryable too
-		{ojsfault.TextErrors, []string{"http-content-type"}, nil, nil},
-		{ojsfault.PausedAccepts, []string{"http-paused-queue"}, nil, nil},
-		{ojsfault.RateLimitIgnored, []string{"http-rate-limit-attempt"}, nil, nil},
-		{ojsfault.RateLimitSpendsAttempt, []string{"http-rate-limit-attempt"}, nil, nil},
+		// and no other rule (the lateness figures aside, which a loaded
+		// machine can push over their bounds in any run).
+		{ojsfault.NoLocation, []string{"http-location"}, lateness, nil},
+		{ojsfault.NoVersionOnErrors, []string{"http-ojs-version"}, lateness, nil},
+		{ojsfault.BadErrorObject, []string{"http-error-object"}, append([]string{"http-paused-queue"}, lateness...), nil}, // queue_paused loses retryable too
+		{ojsfault.TextErrors, []string{"http-content-type"}, lateness, nil},
+		{ojsfault.PausedAccepts, []string{"http-paused-queue"}, lateness, nil},
+		{ojsfault.RateLimitIgnored, []string{"http-rate-limit-attempt"}, lateness, nil},
+		{ojsfault.RateLimitSpendsAttempt, []string{"http-rate-limit-attempt"}, lateness, nil},
+		// The retry extensions, claimed: a snooze that spends the attempt.
+		{ojsfault.SnoozeSpendsAttempt, []string{"http-ext-snooze"}, nil, nil},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			rep := runServe(t, tc.fault)
@@ -292,5 +316,100 @@ func TestSelection(t *testing.T) {
 	}
 	if len(rep.Results) != 1 || rep.Results[0].ID != "http-exact-literal" || len(rep.NotRun) != 1 || rep.NotRun[0].ID != "http-code-fail" {
 		t.Errorf("results %+v, not run %+v", rep.Results, rep.NotRun)
+	}
+}
+
+// TestRetryExtensionsCheckedOnlyWhenClaimed: a server that implements the
+// retry extensions but does not claim them in its manifest gets none of
+// their checks run, and passes; claimed, the same server passes them.
+func TestRetryExtensionsCheckedOnlyWhenClaimed(t *testing.T) {
+	ext := []string{"http-ext-error-rules", "http-ext-retry-after", "http-ext-snooze", "http-ext-jitter-mode"}
+	for _, claimed := range []bool{false, true} {
+		var f ojsfault.Set
+		if !claimed {
+			f = ojsfault.RetryExtensionsUnclaimed
+		}
+		rep := runServe(t, f)
+		if !rep.OK() {
+			t.Errorf("claimed %v: the report is not OK: %q", claimed, bad(rep))
+		}
+		status := map[string]string{}
+		for _, r := range rep.Results {
+			status[r.ID] = r.Status.String()
+		}
+		for _, u := range rep.NotRun {
+			status[u.ID] = "not run"
+		}
+		for _, id := range ext {
+			want := "not run"
+			if claimed {
+				want = "pass"
+			}
+			if status[id] != want {
+				t.Errorf("claimed %v: %s is %q, want %q", claimed, id, status[id], want)
+			}
+		}
+	}
+}
+
+// A loaded host is not a failing server: behind a proxy that holds every
+// FETCH for 300 ms (over half the 400 ms late bound), a correct server
+// fails no check; what could not be seen in time is inconclusive (not
+// run, with the reason), never a failure of the spec.
+func TestSlowFetchesAreInconclusiveNotFailures(t *testing.T) {
+	srv := ojshttp.New(executor.New())
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/workers/fetch") {
+			time.Sleep(300 * time.Millisecond)
+		}
+		srv.ServeHTTP(w, r)
+	})
+	hs := httptest.NewServer(slow)
+	defer hs.Close()
+	rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithLateBound(400*time.Millisecond),
+		live.WithIDs("http-attempts", "http-promoted", "http-not-early", "http-promoted-relative"))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusFail {
+			t.Errorf("%s failed on a correct server behind slow FETCHes: %s", r.ID, r.Reason)
+		}
+	}
+	for _, u := range rep.NotRun {
+		t.Logf("not run: %s: %s", u.ID, u.Reason)
+	}
+}
+
+// FuzzServer finds nothing on a correct server, and on one that retries
+// past max_attempts it finds the disagreement, shrinks it to one
+// attempt, and cleans up after itself.
+func TestFuzzServerFindsAndShrinks(t *testing.T) {
+	for _, tc := range []struct {
+		fault ojsfault.Set
+		found bool
+	}{{0, false}, {ojsfault.ExhaustLate, true}} {
+		srv := ojshttp.New(executor.New())
+		ojsfault.Plant(srv, tc.fault)
+		hs := httptest.NewServer(srv)
+		res, err := live.FuzzServer(context.Background(), hs.URL, 20, 7, time.Minute)
+		hs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (res.Found != nil) != tc.found || res.Stopped != "" {
+			t.Fatalf("fault %v: found %+v, stopped %q after %d jobs", tc.fault, res.Found, res.Stopped, res.Jobs)
+		}
+		if res.Jobs > 20 {
+			t.Errorf("%d jobs played, bound 20", res.Jobs)
+		}
+		if tc.found {
+			c := res.Found
+			if c.Policy["max_attempts"] != 1 || len(c.Failures) != c.Step || c.Got == "" {
+				t.Errorf("not shrunk to one attempt: %+v", c)
+			}
+			t.Logf("%d jobs, %d replays: %+v", res.Jobs, res.Shrinks, c)
+		}
+		t.Logf("left: %q", res.Left)
 	}
 }

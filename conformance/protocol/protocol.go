@@ -31,6 +31,9 @@ const (
 	OpTimeoutDecide = "timeout_decide"
 	OpTimeoutExpiry = "timeout_expiry"
 	OpReplay        = "replay"
+	// OpExtensionDecide is the optional op of the retry extensions
+	// (docs/extensions.md): a case in, a decision result out.
+	OpExtensionDecide = "extension_decide"
 )
 
 // The error types of rejections (PROTOCOL.md section 4).
@@ -219,7 +222,7 @@ func (r *Request) AppendJSON(b []byte) []byte {
 			b = appendString(b, r.Error.Code)
 			b = append(b, '}')
 		}
-	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay:
+	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay, OpExtensionDecide:
 		if r.Case != nil {
 			b = append(b, `,"case":`...)
 			b = appendCompact(b, r.Case)
@@ -273,11 +276,12 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		Steps  json.RawMessage `json:"steps"`
 		Case   json.RawMessage `json:"case"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return fmt.Errorf("protocol: request: %w", plainJSONError(err))
-	}
+	// The one reader first (strictjson), then encoding/json's fields.
 	if k, ok := duplicateKey(data); ok {
 		return fmt.Errorf("protocol: request: field %s: given more than once", clip([]byte(k)))
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("protocol: request: %w", plainJSONError(err))
 	}
 	if w.ID == nil {
 		return errors.New("protocol: request: no id")
@@ -394,6 +398,9 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 		Result      json.RawMessage `json:"result"`
 		Error       *ErrorResult    `json:"error"`
 		Unsupported bool            `json:"unsupported"`
+	}
+	if k, ok := duplicateKey(data); ok {
+		return fmt.Errorf("protocol: answer: field %s: given more than once", clip([]byte(k)))
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("protocol: answer: %w", plainJSONError(err))
@@ -516,7 +523,7 @@ func (r *Response) Check(op string) error {
 		ok = r.Action != "" && (r.DelayNS != nil) == (r.Action == "retry")
 	case OpScenario:
 		ok = r.Steps != nil
-	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay:
+	case OpTimeoutDecide, OpTimeoutExpiry, OpReplay, OpExtensionDecide:
 		ok = len(r.Result) > 0 && r.Result[0] == '{'
 	}
 	if !ok {

@@ -29,9 +29,14 @@ type TimeoutCase struct {
 	Kind        string          `json:"kind"`
 	Rules       json.RawMessage `json:"rules"` // the replay rules, raw
 	Letter      *CaseLetter     `json:"letter"`
+	// The failure's inputs of the retry extensions (extension_decide).
+	RetryAfterNS *int64 `json:"retry_after_ns"` // a delay the handler asked for
+	SnoozeNS     *int64 `json:"snooze_ns"`      // a snooze
+	Snoozes      int64  `json:"snoozes"`        // snoozes the job has taken
+	PrevDelayNS  int64  `json:"prev_delay_ns"`  // the delay before the failed attempt
 }
 
-// CaseError is the failure of a timeout_decide case.
+// CaseError is the failure of a timeout_decide or extension_decide case.
 type CaseError struct {
 	Type string `json:"type"`
 	Code string `json:"code"`

@@ -20,6 +20,7 @@ import (
 	"github.com/retrykit/retrykit/internal/bounded"
 	"github.com/retrykit/retrykit/policy"
 	"github.com/retrykit/retrykit/replay"
+	"github.com/retrykit/retrykit/retrybudget"
 )
 
 // Ops returns the operation names a step may use, in a new slice.
@@ -210,6 +211,13 @@ func Play(sc *Scenario) ([]Observation, error) {
 		}
 		opts = append(opts, executor.WithReplayRules(rs))
 	}
+	if len(sc.Config.RetryBudget) > 0 {
+		b, err := retrybudget.Parse(sc.Config.RetryBudget)
+		if err != nil {
+			return nil, fmt.Errorf("%w: scenario %s: config.retry_budget: %w", ErrMalformedScenario, sc.ID, err)
+		}
+		opts = append(opts, executor.WithRetryBudget(b))
+	}
 	e := executor.New(opts...)
 	dels := make(map[string][]uint64) // every delivery per job id, in fetch order
 	var last int64
@@ -261,6 +269,10 @@ func step(e *executor.Executor, st *Step, dels map[string][]uint64) (obs Observa
 			return obs, fmt.Errorf("delivery on a %s step (only ack, fail and heartbeat name one)", st.Op)
 		}
 	}
+	req, err := request(st)
+	if err != nil {
+		return obs, err
+	}
 	switch st.Op {
 	case "enqueue":
 		if st.Job == nil {
@@ -310,6 +322,7 @@ func step(e *executor.Executor, st *Step, dels map[string][]uint64) (obs Observa
 		if st.Error != nil {
 			f = executor.Failure{Type: st.Error.Type, Message: st.Error.Message, Code: errmatch.Code(st.Error.Code), Details: st.Error.Details}
 		}
+		f.Request = req
 		_, opErr = e.Fail(st.ID, d, f)
 	case "heartbeat":
 		_, opErr = e.Heartbeat(st.ID, d)
@@ -392,6 +405,7 @@ func observe(e *executor.Executor, obs *Observation) {
 		if at, _, ok := e.ReplayAt(j.ID); ok {
 			js.ReplayAtMs = timeMs(at)
 		}
+		js.Snoozes = j.Snoozes
 		obs.Jobs[j.ID] = js
 		obs.Counts[js.State]++
 		if j.DeadLetter {
@@ -507,6 +521,9 @@ func checkJob(i int, id string, x JobExpect, jobs map[string]JobState, add func(
 		add(i, p+".replay_rule", *x.ReplayRule, j.ReplayRule)
 	}
 	checkMs(i, p+".replay_at_ms", x.ReplayAtMs, j.ReplayAtMs, add)
+	if x.Snoozes != nil && *x.Snoozes != j.Snoozes {
+		add(i, p+".snoozes", *x.Snoozes, j.Snoozes)
+	}
 	if x.Errors == nil {
 		return
 	}
@@ -603,3 +620,30 @@ func rateLimit(in *RateLimitInput) (*executor.RateLimit, error) {
 	}
 	return r, nil
 }
+
+// request reads the retry_after_ms or snooze_ms of a fail step as the
+// handler's request (docs/extensions.md); a scenario that gives either on
+// another step, both, or a negative one is malformed.
+func request(st *Step) (errmatch.Request, error) {
+	if st.RetryAfterMs == nil && st.SnoozeMs == nil {
+		return errmatch.Request{}, nil
+	}
+	switch {
+	case st.Op != "fail":
+		return errmatch.Request{}, fmt.Errorf("retry_after_ms or snooze_ms on a %s step (only fail asks for one)", st.Op)
+	case st.RetryAfterMs != nil && st.SnoozeMs != nil:
+		return errmatch.Request{}, errors.New("fail step with both retry_after_ms and snooze_ms: give one")
+	}
+	kind, ms := errmatch.RetryAfter, st.RetryAfterMs
+	if ms == nil {
+		kind, ms = errmatch.Snooze, st.SnoozeMs
+	}
+	if *ms < 0 || *ms > maxStepMs {
+		return errmatch.Request{}, fmt.Errorf("fail step: %s must be from 0 to %d ms, got %d", kind, maxStepMs, *ms)
+	}
+	return errmatch.Request{Kind: kind, Delay: msDur(*ms)}, nil
+}
+
+// maxStepMs bounds a requested delay or snooze: 100 years, as every other
+// scenario time.
+const maxStepMs = int64(100 * 365 * 24 * 3600 * 1000)

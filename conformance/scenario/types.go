@@ -55,6 +55,10 @@ type Config struct {
 	// replay_rules array of ojs-dead-letter §7.1 (flag
 	// extension:dead-letter-replay); absent means none.
 	ReplayRules json.RawMessage `json:"replay_rules,omitempty"`
+	// RetryBudget is the retry budget of every queue, the retry_budget
+	// object of docs/extensions.md §2.3 (flag extension:retry_budget);
+	// absent means none.
+	RetryBudget json.RawMessage `json:"retry_budget,omitempty"`
 }
 
 // Retention is a retention limit of a scenario: the dead-letter one
@@ -78,6 +82,12 @@ type Step struct {
 	// across manual retries). 0 (absent) means its latest, so a step
 	// without it acts for the current holder.
 	Delivery int `json:"delivery,omitempty"`
+	// RetryAfterMs is a delay the handler of a fail step asks for, and
+	// SnoozeMs a snooze it asks for instead of failing (the retry
+	// extensions of docs/extensions.md; flags extension:retry_after and
+	// extension:snooze); absent means none, and a step gives at most one.
+	RetryAfterMs *int64 `json:"retry_after_ms,omitempty"`
+	SnoozeMs     *int64 `json:"snooze_ms,omitempty"`
 	// Retry is the policy override of a manual retry (OJS retry JSON).
 	Retry  json.RawMessage `json:"retry,omitempty"`
 	Expect Expect          `json:"expect"`
@@ -170,6 +180,9 @@ type JobExpect struct {
 	LastReplayedAtMs OptMs   `json:"last_replayed_at_ms,omitzero"`
 	ReplayRule       *string `json:"replay_rule,omitempty"`
 	ReplayAtMs       OptMs   `json:"replay_at_ms,omitzero"`
+	// Snoozes is how many snoozes the job has taken (flag
+	// extension:snooze).
+	Snoozes *int `json:"snoozes,omitempty"`
 }
 
 // ErrorExpect is one expected error history entry. With Timeout set the
@@ -272,6 +285,9 @@ type JobState struct {
 	LastReplayedAtMs *int64 `json:"last_replayed_at_ms,omitempty"`
 	ReplayRule       string `json:"replay_rule,omitempty"`
 	ReplayAtMs       *int64 `json:"replay_at_ms,omitempty"`
+	// Snoozes is how many snoozes the job has taken (docs/extensions.md
+	// §3.5); absent (zero) for one that never snoozed.
+	Snoozes int `json:"snoozes,omitempty"`
 }
 
 // ErrorState is one error history entry in an Observation.

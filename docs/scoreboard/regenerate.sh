@@ -18,21 +18,27 @@
 #   --python-sdk DIR  a checkout of openjobspec/ojs-python-sdk (at the commit
 #                     in BUILD.md), through adapters/ojs_python_sdk.py into
 #                     reports/ojs-python-sdk/COMMIT.json
+#   --ruby-sdk DIR    a checkout of openjobspec/ojs-ruby-sdk, likewise
+#                     (adapters/ojs_ruby_sdk.rb, reports/ojs-ruby-sdk/COMMIT.json)
 #   --serve-history   also `serve` at the commits listed in BUILD.md, each
 #                     built from this repository's history in a temporary
 #                     worktree and checked by this checkout's checker
 #   --site-only       only rebuild the site from the committed reports
 #
+# reports/sdk-interop.json is always written again from the table "The
+# official SDKs against serve" of docs/servers.md (interop.py).
+#
 # The site is what CI builds (.ci/run); CI does not re-run any server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-servers=() history=false site_only=false pysdk=""
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+servers=() history=false site_only=false pysdk="" rbsdk=""
 while [ $# -gt 0 ]; do
   case $1 in
     --server) [ $# -ge 2 ] && [[ $2 == *=http* ]] || { echo "regenerate.sh: --server NAME=URL" >&2; usage; }; servers+=("$2"); shift 2 ;;
     --serve-history) history=true; shift ;;
     --python-sdk) [ $# -ge 2 ] && [ -d "$2" ] || { echo "regenerate.sh: --python-sdk DIR" >&2; usage; }; pysdk=$2; shift 2 ;;
+    --ruby-sdk) [ $# -ge 2 ] && [ -d "$2" ] || { echo "regenerate.sh: --ruby-sdk DIR" >&2; usage; }; rbsdk=$2; shift 2 ;;
     --site-only) site_only=true; shift ;;
     -h|--help) usage ;;
     *) echo "regenerate.sh: unknown argument $1" >&2; usage ;;
@@ -80,6 +86,11 @@ if ! $site_only; then
     mkdir -p "$out/ojs-python-sdk"
     "$rk" conformance --impl "python3 docs/scoreboard/adapters/ojs_python_sdk.py $pysdk" --format json -o "$out/ojs-python-sdk/$commit.json" || true
   fi
+  if [ -n "$rbsdk" ]; then
+    commit=$(sed -n 's/^| ojs-ruby-sdk | `\([0-9a-f]*\)`.*/\1/p' docs/scoreboard/BUILD.md)
+    mkdir -p "$out/ojs-ruby-sdk"
+    "$rk" conformance --impl "ruby docs/scoreboard/adapters/ojs_ruby_sdk.rb $rbsdk" --format json -o "$out/ojs-ruby-sdk/$commit.json" || true
+  fi
   for s in "${servers[@]}"; do
     name=${s%%=*} url=${s#*=}
     commit=$(sed -n "s/^| $name | \`\([0-9a-f]*\)\`.*/\1/p" docs/scoreboard/BUILD.md)
@@ -90,5 +101,6 @@ if ! $site_only; then
     "$rk" conformance --server "$url" "${extra[@]}" --format json -o "$out/$name/$commit.json" || true
   done
 fi
+python3 docs/scoreboard/interop.py   # the SDK interop table of docs/servers.md
 rm -rf "$build/site"
 "$rk" scoreboard "$out" -o "$build/site"

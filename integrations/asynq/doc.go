@@ -37,6 +37,19 @@
 // 1s before and those intervals after now plus the delay. Lower both for
 // sub-second policies.
 //
+// # Retry extensions
+//
+// The policy may use the retry extensions (docs/extensions.md). A snooze
+// the policy grants (errmatch.Snoozed) is returned by the middleware as a
+// [*SnoozeError], for which [Plugin.IsFailure] (asynq's Config.IsFailure,
+// set by [Plugin.Install]) is false: asynq retries the task without
+// counting the retry. [Plugin.RetryDelay] receives the handler's error, so
+// a snooze's wait, a requested delay (errmatch.WithRetryAfter, bounded by
+// max_retry_after) and an error rule's backoff are decided with it. asynq
+// keeps no snooze count, so max_snoozes only turns snoozing on or off;
+// decorrelated jitter has no previous delay to read; a retry budget is not
+// carried.
+//
 // # Per-task policies
 //
 // [NewTask] builds a task that carries its own policy, as canonical JSON in

@@ -89,11 +89,20 @@ func Parse(data []byte, opts ...Option) (*Plugin, error) {
 	return New(def, opts...), nil
 }
 
-// Install sets cfg.RetryDelayFunc to [Plugin.RetryDelay]. The server must
-// also run its handler through [Plugin.Handler]. A nil cfg is left alone.
+// Install sets cfg.RetryDelayFunc to [Plugin.RetryDelay] and
+// cfg.IsFailure to [Plugin.IsFailure] (kept in force after an IsFailure
+// the config already had: an error is a failure when both say so). The
+// server must also run its handler through [Plugin.Handler]. A nil cfg is
+// left alone.
 func (p *Plugin) Install(cfg *asynq.Config) {
-	if cfg != nil {
-		cfg.RetryDelayFunc = p.RetryDelay
+	if cfg == nil {
+		return
+	}
+	cfg.RetryDelayFunc = p.RetryDelay
+	if prev := cfg.IsFailure; prev != nil {
+		cfg.IsFailure = func(err error) bool { return p.IsFailure(err) && prev(err) }
+	} else {
+		cfg.IsFailure = p.IsFailure
 	}
 }
 
@@ -142,6 +151,11 @@ func (p *Plugin) policyFor(t *asynq.Task) (*policy.Policy, error) {
 // retries done so far (0 after the first attempt), lengthened so that now
 // plus the delay is a whole Unix second.
 //
+// A granted snooze ([*SnoozeError]), a requested delay
+// (errmatch.WithRetryAfter) and an error rule in force for the error's type
+// are decided with the error (docs/extensions.md): the snooze's wait, the
+// requested delay bounded by max_retry_after, the rule's backoff.
+//
 // The rounding is there because asynq stores a retry's due time in whole
 // seconds, truncated: unrounded, a retry could run up to a second before
 // the policy's delay has passed. Rounded up, it never runs early and runs at
@@ -151,12 +165,23 @@ func (p *Plugin) policyFor(t *asynq.Task) (*policy.Policy, error) {
 // A negative n counts as 0; n = math.MaxInt gives the delay of attempt
 // math.MaxInt. asynq calls RetryDelay only for a failure that is to be
 // retried; the decision to end a task early is taken by [Plugin.Handler].
-func (p *Plugin) RetryDelay(n int, _ error, t *asynq.Task) time.Duration {
+func (p *Plugin) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	now := time.Now
 	if p != nil && p.now != nil {
 		now = p.now
 	}
+	if d, ok := p.extensionDelay(n, err, t); ok {
+		return roundUp(now(), d)
+	}
 	return roundUp(now(), p.Delay(n, t))
+}
+
+// source is the plugin's jitter source (nil: backoff.Random).
+func (p *Plugin) source() backoff.Source {
+	if p == nil {
+		return nil
+	}
+	return p.src
 }
 
 // Delay is the backoff delay of t's policy after attempt n+1, n being
@@ -239,7 +264,8 @@ func (p *Plugin) Handler(next asynq.Handler) asynq.Handler {
 		}
 		pol, perr := p.policyFor(t)
 		errType, code, _ := errmatch.Classify(err)
-		d, why, berr, derr := p.decideFailure(t, pol, policy.Failure{Attempt: attemptOf(retried), ErrorType: errType, Code: code})
+		f := policy.Failure{Attempt: attemptOf(retried), ErrorType: errType, Code: code, Request: errmatch.RequestOf(err)}
+		d, why, berr, derr := p.decideFailure(t, pol, f)
 		if derr != nil {
 			d, why = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}, budget.ReasonPolicy
 		}
@@ -247,6 +273,9 @@ func (p *Plugin) Handler(next asynq.Handler) asynq.Handler {
 			err = errors.Join(err, perr, berr, derr)
 		}
 		if d.Action == policy.Retry {
+			if d.Reason == policy.ReasonSnoozed {
+				return &SnoozeError{Delay: d.Delay, Err: err} // IsFailure: false, no retry counted
+			}
 			return err
 		}
 		return &EndError{Decision: d, Budget: why, Err: err}
@@ -289,7 +318,10 @@ func (e *EndError) Unwrap() error { return e.Err }
 // Is reports whether target is asynq.SkipRetry.
 func (e *EndError) Is(target error) bool { return target == asynq.SkipRetry }
 
-// MaxRetry returns the asynq.MaxRetry option for p's max_attempts: asynq
+// MaxRetry returns the asynq.MaxRetry option for p's max_attempts, or the
+// largest max_attempts of its error rules if that is more (asynq archives a
+// task at MaxRetry whatever a rule allows; the policy itself ends the task
+// at the limit of the rule in force): asynq
 // counts retries after the first attempt, so it is max_attempts-1, and
 // max_attempts 0 behaves as 1 (no retry). asynq keeps the count as a 32-bit
 // integer, so a policy allowing more than 2^31 attempts saturates at
@@ -297,7 +329,11 @@ func (e *EndError) Is(target error) bool { return target == asynq.SkipRetry }
 // (docs/decisions.md RK-150). A nil p is the OJS default (3 attempts,
 // MaxRetry 2).
 func MaxRetry(p *policy.Policy) asynq.Option {
-	return asynq.MaxRetry(retryCount(p.Spec().MaxAttempts))
+	m := p.Spec().MaxAttempts
+	for _, r := range p.Spec().ErrorRules {
+		m = max(m, r.MaxAttempts) // asynq archives at MaxRetry whatever the rule
+	}
+	return asynq.MaxRetry(retryCount(m))
 }
 
 // MaxRetryLimit is the largest retry count asynq can store: its task

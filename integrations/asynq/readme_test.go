@@ -37,6 +37,11 @@ func readmeSnippetClassify() error {
 	return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.CodeDeadLetter)
 }
 
+// readmeSnippetSnooze is the README's snooze.
+func readmeSnippetSnooze() error {
+	return errmatch.Snoozed(time.Minute) // not ready: asynq runs it again, no retry counted
+}
+
 // readmeSnippetEnqueue is the README's enqueue.
 func readmeSnippetEnqueue(client *asynq.Client, payload []byte, own *policy.Policy) error {
 	task := asynqretry.NewTask("charge", payload, own) // carries own in a header, sets MaxRetry
@@ -49,6 +54,9 @@ func readmeSnippetEnqueue(client *asynq.Client, payload []byte, own *policy.Poli
 func TestReadmeSnippetsRun(t *testing.T) {
 	if err := readmeSnippetInstall(asynq.Config{}, asynq.RedisClientOpt{}, asynq.NewServeMux(), `{"max_attempts":-1}`); err == nil {
 		t.Error("an invalid policy was accepted")
+	}
+	if r := errmatch.RequestOf(readmeSnippetSnooze()); r.Kind != errmatch.Snooze || r.Delay != time.Minute {
+		t.Errorf("snooze snippet: %+v", r)
 	}
 	if typ, code, ok := errmatch.Classify(readmeSnippetClassify()); !ok || typ != "payment.declined" || code != errmatch.CodeDeadLetter {
 		t.Errorf("Classify: %q %q %v", typ, code, ok)

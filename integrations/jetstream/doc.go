@@ -27,6 +27,19 @@
 // ([ErrExhausted]). Handler errors carry their OJS type and code through
 // errmatch.Wrap; non_retryable_errors match by exact type or ".*" prefix.
 //
+// # Retry extensions
+//
+// The policy may use the retry extensions (docs/extensions.md); each is a
+// NakWithDelay. A requested delay (errmatch.WithRetryAfter, bounded by
+// max_retry_after) and an error rule's backoff are the nak's delay; a
+// snooze (errmatch.Snoozed) is a nak for min(snooze, max_snooze) after
+// which the plugin does not count the delivery as an attempt. JetStream
+// counts every delivery, so the plugin remembers, per message and in this
+// process, the snoozes it granted and its last nak's delay (decorrelated
+// jitter's previous delay). [Plugin.ConsumerConfig] sets MaxDeliver for
+// the error rules' attempts and max_snoozes too. A retry budget is not
+// carried.
+//
 // # Per-message policies
 //
 // A message carries its own policy in the [HeaderPolicy] header (OJS JSON);

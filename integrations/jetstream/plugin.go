@@ -43,6 +43,7 @@ type Plugin struct {
 	cache     policyCache
 	hist      history
 	settled   settledSet
+	waits     waits // snoozes and last delays, per message (extensions.go)
 }
 
 // Option configures a Plugin.
@@ -166,14 +167,16 @@ func MaxDeliver(maxAttempts int) int {
 
 // ConsumerConfig returns cfg made consistent with the plugin's default
 // policy: explicit acks (the plugin acks, naks and terminates each message
-// itself), MaxDeliver from [MaxDeliver], and no BackOff (JetStream applies
+// itself), MaxDeliver from [MaxDeliver] of the most attempts the policy or
+// one of its error rules allows, plus max_snoozes (each snooze is a
+// delivery), and no BackOff (JetStream applies
 // BackOff to ack timeouts only and cannot jitter; the policy's delays are
 // given with each nak). Other fields are kept. Messages carrying their own
 // policy in a header are bound by the consumer's MaxDeliver too: set it from
 // the largest max_attempts the consumer will see.
 func (p *Plugin) ConsumerConfig(cfg jetstream.ConsumerConfig) jetstream.ConsumerConfig {
 	cfg.AckPolicy = jetstream.AckExplicitPolicy
-	cfg.MaxDeliver = MaxDeliver(p.Policy(nil).Spec().MaxAttempts)
+	cfg.MaxDeliver = deliveries(p.Policy(nil))
 	cfg.BackOff = nil
 	return cfg
 }
@@ -276,8 +279,12 @@ func (p *Plugin) Process(ctx context.Context, msg jetstream.Msg, h HandlerFunc) 
 	if err != nil {
 		return Outcome{}, fmt.Errorf("jetstreamretry: not a JetStream message: %w", err)
 	}
-	out := Outcome{Attempt: attemptOf(md.NumDelivered)}
 	key := keyOf(md)
+	var ws waitState
+	if p != nil {
+		ws = p.waits.get(key)
+	}
+	out := Outcome{Attempt: max(attemptOf(md.NumDelivered)-ws.snoozes, 1)}
 	if p != nil {
 		if acked, ok := p.settled.get(key); ok {
 			out.Resettled, out.Done = true, acked
@@ -289,7 +296,7 @@ func (p *Plugin) Process(ctx context.Context, msg jetstream.Msg, h HandlerFunc) 
 	}
 	pol, perr := p.policyFor(msg.Headers())
 	var herr error
-	if out.Attempt > max(pol.Spec().MaxAttempts, 1) {
+	if out.Attempt > maxAttemptsOf(pol) {
 		herr = ErrExhausted
 	} else {
 		actx, cancel := attemptContext(ctx, msg.Headers(), md, time.Now())
@@ -312,7 +319,8 @@ func (p *Plugin) Process(ctx context.Context, msg jetstream.Msg, h HandlerFunc) 
 	errType, code, _ := errmatch.Classify(herr)
 	// A delivery past max_attempts decides as an exhausted attempt: no
 	// error type, so only on_exhaustion applies.
-	f := policy.Failure{Attempt: out.Attempt, ErrorType: errType, Code: code}
+	f := policy.Failure{Attempt: out.Attempt, ErrorType: errType, Code: code,
+		Request: errmatch.RequestOf(herr), PrevDelay: ws.prev, Snoozes: ws.snoozes}
 	if herr == ErrExhausted {
 		f = policy.Failure{Attempt: out.Attempt}
 	}
@@ -329,6 +337,9 @@ func (p *Plugin) Process(ctx context.Context, msg jetstream.Msg, h HandlerFunc) 
 	}
 	switch d.Action {
 	case policy.Retry:
+		if p != nil {
+			p.waits.note(key, d)
+		}
 		return out, msg.NakWithDelay(d.Delay)
 	case policy.DeadLetter:
 		if p == nil || p.dl == nil {
@@ -354,6 +365,7 @@ func (p *Plugin) forget(md *jetstream.MsgMetadata, acked bool) {
 	if p != nil {
 		k := keyOf(md)
 		p.hist.take(k)
+		p.waits.forget(k)
 		p.settled.put(k, acked)
 	}
 }

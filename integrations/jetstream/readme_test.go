@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -33,6 +34,11 @@ func readmeSnippetInstall(ctx context.Context, js jetstream.JetStream, stream je
 	return err
 }
 
+// readmeSnippetSnooze is the README's snooze.
+func readmeSnippetSnooze() error {
+	return errmatch.Snoozed(time.Minute) // not ready: nakked for a minute, no attempt spent
+}
+
 // readmeSnippetClassify is the README's handler error.
 func readmeSnippetClassify() error {
 	return errmatch.Wrap(errors.New("card declined"), "payment.declined", errmatch.CodeDeadLetter)
@@ -41,6 +47,9 @@ func readmeSnippetClassify() error {
 // The install snippet runs against a real server: the message published
 // is handled through the plugin.
 func TestReadmeSnippetsRun(t *testing.T) {
+	if r := errmatch.RequestOf(readmeSnippetSnooze()); r.Kind != errmatch.Snooze || r.Delay != time.Minute {
+		t.Errorf("snooze snippet: %+v", r)
+	}
 	if typ, code, ok := errmatch.Classify(readmeSnippetClassify()); !ok || typ != "payment.declined" || code != errmatch.CodeDeadLetter {
 		t.Errorf("Classify: %q %q %v", typ, code, ok)
 	}

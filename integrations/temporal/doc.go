@@ -34,6 +34,18 @@
 // an [Outcome] detail that the workflow reads with [OutcomeOf]; dead_letter
 // first calls the [DeadLetterFunc], if any, to publish the job elsewhere.
 //
+// # Retry extensions
+//
+// The policy may use the retry extensions (docs/extensions.md). A
+// requested delay, given with errmatch.WithRetryAfter or as Temporal's own
+// ApplicationError NextRetryDelay, is sent as NextRetryDelay bounded by
+// max_retry_after; an error rule's backoff is the NextRetryDelay of its
+// type and its max_attempts the limit ([RetryPolicy] allows the most of the
+// policy and its rules). Temporal counts every failed attempt, so a snooze
+// (errmatch.Snoozed) waits min(snooze, max_snooze) but spends the attempt;
+// decorrelated jitter has no previous delay to read; a retry budget is not
+// carried.
+//
 // # Sub-second delays
 //
 // The history service rounds short timers up: a timer due before the timer

@@ -243,7 +243,8 @@ func (i *Interceptor) handle(ctx context.Context, err error, header map[string]*
 	if i != nil {
 		src = i.src
 	}
-	d, why, derr := decideFailure(info, pol, policy.Failure{Attempt: max(int(info.Attempt), 1), ErrorType: errType, Code: code}, src, time.Now())
+	d, why, derr := decideFailure(info, pol, policy.Failure{Attempt: max(int(info.Attempt), 1), ErrorType: errType, Code: code,
+		Request: requestOf(err, app)}, src, time.Now())
 	if derr != nil {
 		d, why = policy.Decision{Action: policy.DeadLetter, Reason: policy.ReasonHandlerCode}, budget.ReasonPolicy
 	}

@@ -86,7 +86,7 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 //	InitialInterval     initial_interval
 //	BackoffCoefficient  backoff_coefficient (1 for backoff_strategy "none")
 //	MaximumInterval     max_interval
-//	MaximumAttempts     MaximumAttempts(max_attempts)
+//	MaximumAttempts     MaximumAttempts(the most max_attempts of the policy and its error_rules)
 //
 // Temporal's schedule is exponential without jitter, so a timed-out attempt
 // is retried after the OJS delay exactly for the exponential and none
@@ -102,7 +102,7 @@ func RetryPolicy(p *policy.Policy) *temporal.RetryPolicy {
 		InitialInterval:    s.InitialInterval,
 		BackoffCoefficient: c,
 		MaximumInterval:    s.MaxInterval,
-		MaximumAttempts:    MaximumAttempts(int64(s.MaxAttempts)),
+		MaximumAttempts:    MaximumAttempts(int64(maxAttemptsOf(p))),
 	}
 }
 

@@ -24,6 +24,7 @@
 //	delay-doubled        every delay twice the policy's
 //	exhaust-late         one attempt past max_attempts retried
 //	discard-code-ignored the handler code DISCARD ignored
+//	late-retry           a retry becomes fetchable at twice its delay
 //	no-location          a 201 PUSH has no Location header
 //	no-version-on-errors error answers have no OJS-Version header
 //	bad-error-object     error answers lack retryable, request_id differs
@@ -125,6 +126,19 @@ const (
 	// back a limited job would: its attempt shows one more per such FETCH
 	// (ojs-rate-limiting §8.1: it MUST remain available).
 	RateLimitSpendsAttempt
+	// SnoozeSpendsAttempt reads a FAIL's snooze as a requested delay: the
+	// job waits as asked (bounded) but its attempt is spent and the
+	// failure recorded, as a queue whose "snooze" is only a delay does
+	// (docs/extensions.md §3.5: the attempt stays where it was).
+	SnoozeSpendsAttempt
+	// RetryExtensionsUnclaimed leaves x-retry-extensions out of the
+	// manifest while the server still implements them: a checker must
+	// then judge none of their checks.
+	RetryExtensionsUnclaimed
+	// LateRetry runs the job under its policy with every interval doubled
+	// while reporting the delay of the real policy in next_attempt_at: the
+	// job becomes fetchable at twice the delay the server announced.
+	LateRetry
 )
 
 // all lists the faults in flag order with their names.
@@ -153,6 +167,9 @@ var all = []struct {
 	{PausedAccepts, "paused-accepts"},
 	{RateLimitIgnored, "rate-limit-ignored"},
 	{RateLimitSpendsAttempt, "rate-limit-spends-attempt"},
+	{SnoozeSpendsAttempt, "snooze-spends-attempt"},
+	{RetryExtensionsUnclaimed, "retry-extensions-unclaimed"},
+	{LateRetry, "late-retry"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.

@@ -45,6 +45,11 @@ NOTES = {
     "implementation-defined:limits": "Size limits on caller data (RK-46): job id, type and queue at most 255 bytes, args at most 1 MiB of valid JSON, error type at most 1024 bytes, error details at most 64 KiB; over a limit is invalid_request and changes nothing. An error message over 4096 bytes is recorded cut to its first 4093 bytes (at a character boundary) followed by U+2026. Skip if your limits differ.",
     "extension:timeouts": "Uses the job field timeouts, the ojs-timeouts object in whole seconds (timeout, total_timeout, heartbeat_timeout, grace_period, enqueue_ttl; defaults 1800, none, 60, 30, none). A limit has passed only when strictly more time has elapsed (ojs-timeouts 7.1, 7.3, 5.2; RK-216): in the whole milliseconds of a scenario at the first millisecond after it, so an attempt started at s is still running at s + (timeout + grace_period) * 1000 and has failed at the millisecond after; the reservation ends there (reserved_until_ms is that millisecond) and the failed attempt's error entry is at it. The entry has type timeout (execution timeout), stalled (no heartbeat for heartbeat_timeout) or total_timeout (created_at + total_timeout passed), code RETRY, and details holding the ojs-timeouts 8 object, whose timeout_kind (execution, stalled, total) the expectation checks (RK-219, RK-226). These failed attempts follow the retry policy; a passed total_timeout ends the job with its on_exhaustion action whatever attempts remain (ojs-timeouts 5.2, RK-217); a failure whose retry could not finish in time (created_at + total_timeout < now + backoff_delay + timeout, strict, RK-215) ends the job at once with no further entry (RK-220). A job still waiting when its total_timeout passes is ended at the latest when a fetch reaches it (RK-226). Skip if unsupported.",
     "extension:dead-letter-replay": "Uses config.replay_rules, the replay_rules array of ojs-dead-letter 7.1 (name, filter, delay, max_replays, enabled; RK-221, RK-222), for every queue. A dead letter is replayed at discarded_at + delay (inclusive; RK-224) by the first rule that matches it while its replay count is below that rule's max_replays (RK-223): as a manual retry (attempt 0, error history kept) that writes replay_count, last_replayed_at_ms and replay_rule (the meta keys ojs.replay_count, ojs.last_replayed_at, ojs.replay_rule of 7.2). replay_at_ms is the planned replay of a dead letter, null when none is planned; a manual retry cancels it (RK-227). Skip if unsupported.",
+    "extension:error_rules": "Uses the retry policy's error_rules (docs/extensions.md 3.2; RK-302, RK-303): the first rule whose match lists the failure's type sets the attempt limit (counted over the job's attempts) and the backoff; other types follow the policy. Skip if unsupported.",
+    "extension:retry_after": "A fail step carries retry_after_ms, a delay the handler asks for (docs/extensions.md 3.3; RK-304): the retry waits min(retry_after, max_retry_after, else the max_interval in force), unjittered, and never beyond max_attempts. Skip if unsupported.",
+    "extension:snooze": "A fail step carries snooze_ms (docs/extensions.md 3.5; RK-306): while the job has taken fewer than max_snoozes snoozes it becomes retryable for min(snooze, max_snooze, else max_interval) with its attempt given back (the next fetch runs the same attempt number), no error entry, and snoozes one higher; past max_snoozes the snooze is a requested delay that spends the attempt. Skip if unsupported.",
+    "extension:retry_budget": "Sets config.retry_budget, the retry_budget object of docs/extensions.md 2.3 for every queue (RK-307, RK-320 .. RK-323): a token bucket starts full, a retry of a failed attempt that every other rule allows takes one token or, with none left, is refused and the job takes its on_exhaustion action (the failure recorded as usual); a snooze takes nothing; an ack puts credit_per_success back. Skip if unsupported.",
+    "extension:jitter_mode": "Uses the retry policy's jitter_mode (docs/extensions.md 3.4; RK-305) with config.rand as every draw: full b*r, equal (b + floor(b*r))/2, decorrelated min(max_interval, I + r*(3p - I)) with p the delay the job last waited (I before its first retry). Skip if unsupported.",
 }
 
 KIND_NOTE = ("Timed sequences of job operations against an executor, each step at at_ms milliseconds after "
@@ -1221,6 +1226,117 @@ S(RL, "scn-rl-0007", "RL-001", "ojs-rate-limiting 5.1", "A visibility timeout fr
    fetch(6000, X({"a": J("available", attempt=1)}, fetched=None))],
   flags=RLF + ["implementation-defined:timeout-transition", "implementation-defined:boundary"])
 
+
+# ---- extensions.json: the retry extensions of docs/extensions.md (RK-301 .. RK-306)
+XT = "extensions"
+XER, XRA, XSN, XJM = ["extension:error_rules"], ["extension:retry_after"], ["extension:snooze"], ["extension:jitter_mode"]
+
+
+def xfail(at, jid, expect, typ="api.busy", msg="busy", retry_after=None, snooze=None):
+    st = fail(at, jid, expect, typ=typ, msg=msg)
+    exp = st.pop("expect")
+    if retry_after is not None:
+        st["retry_after_ms"] = retry_after
+    if snooze is not None:
+        st["snooze_ms"] = snooze
+    st["expect"] = exp
+    return st
+
+
+def JS(state, snoozes, **kw):
+    d = J(state, **kw)
+    d["snoozes"] = snoozes
+    return d
+
+
+PER = {"max_attempts": 2, "jitter": False,
+       "error_rules": [{"match": ["rate_limit.*"], "max_attempts": 3, "initial_interval": "PT1M", "backoff_strategy": "none"}]}
+S(XT, "scn-ext-0001", "RK-302", "ojs-retry-extensions 3.2", "Per-error-type rule: rate_limit.* retries every PT1M for 3 attempts in all although the policy allows 2: failures at 1000 and 62000 are retried at 61000 and 122000, the third at 123000 ends the job; another type under the same policy ends at its 2nd attempt",
+  [enq(0, "a", X(), retry=PER), fetch(0, X(fetched="a")),
+   xfail(1000, "a", X({"a": J("retryable", attempt=1, nra=61000)}), typ="rate_limit.exceeded"),
+   op(60999, "tick", X({"a": J("retryable", attempt=1)})),
+   fetch(61000, X({"a": J("active", attempt=2)}, fetched="a")),
+   xfail(62000, "a", X({"a": J("retryable", attempt=2, nra=122000)}), typ="rate_limit.exceeded"),
+   fetch(122000, X({"a": J("active", attempt=3)}, fetched="a")),
+   xfail(123000, "a", X({"a": J("discarded", attempt=3, dl=False, errs=[E(1, "rate_limit.exceeded", "busy", 1000), E(2, "rate_limit.exceeded", "busy", 62000), E(3, "rate_limit.exceeded", "busy", 123000)])}), typ="rate_limit.exceeded"),
+   enq(124000, "b", X(), retry=PER), fetch(124000, X(fetched="b")),
+   xfail(124000, "b", X({"b": J("retryable", attempt=1, nra=125000)}), typ="db.down"),
+   fetch(125000, X(fetched="b")),
+   xfail(125000, "b", X({"b": J("discarded", attempt=2)}), typ="db.down")],
+  covers=["RK-303", "RK-301"], flags=XER + ["extension:backoff_strategy"])
+
+S(XT, "scn-ext-0002", "RK-304", "ojs-retry-extensions 3.3", "Requested delay: retry_after 45 s is honoured exactly (jitter on, not applied), 1 h is bounded by max_retry_after PT2M; the retry is due at 45000 and then at 45000 + 120000",
+  [enq(0, "a", X(), retry={"max_attempts": 3, "max_retry_after": "PT2M"}), fetch(0, X(fetched="a")),
+   xfail(0, "a", X({"a": J("retryable", attempt=1, nra=45000)}), retry_after=45000),
+   fetch(45000, X({"a": J("active", attempt=2)}, fetched="a")),
+   xfail(45000, "a", X({"a": J("retryable", attempt=2, nra=165000)}), retry_after=3600000),
+   fetch(164999, X(fetched=None)),
+   fetch(165000, X({"a": J("active", attempt=3)}, fetched="a")),
+   xfail(165000, "a", X({"a": J("discarded", attempt=3)}), retry_after=1000)],
+  flags=XRA)
+
+SNZ = {"max_attempts": 2, "jitter": False, "max_snoozes": 2, "max_snooze": "PT1M"}
+S(XT, "scn-ext-0003", "RK-306", "ojs-retry-extensions 3.5", "Snooze: two snoozes (30 s, then 1 h bounded by max_snooze PT1M) give attempt 1 back each time, with no error entry; the third, past max_snoozes 2, spends attempt 1 as a requested delay of 10 s; attempt 2 of 2 then ends the job even when it snoozes",
+  [enq(0, "a", X(), retry=SNZ), fetch(0, X({"a": J("active", attempt=1)}, fetched="a")),
+   xfail(1000, "a", X({"a": JS("retryable", 1, attempt=0, nra=31000, ru=None, errs=[])}), snooze=30000),
+   fetch(31000, X({"a": J("active", attempt=1)}, fetched="a")),
+   xfail(31000, "a", X({"a": JS("retryable", 2, attempt=0, nra=91000, errs=[])}), snooze=3600000),
+   fetch(91000, X({"a": J("active", attempt=1)}, fetched="a")),
+   xfail(92000, "a", X({"a": JS("retryable", 2, attempt=1, nra=102000, errs=[E(1, "api.busy", "busy", 92000)])}), snooze=10000),
+   fetch(102000, X({"a": J("active", attempt=2)}, fetched="a")),
+   xfail(102000, "a", X({"a": JS("discarded", 2, attempt=2, errs=[E(1, "api.busy", "busy", 92000), E(2, "api.busy", "busy", 102000)])}), snooze=1000)],
+  flags=XSN)
+
+S(XT, "scn-ext-0004", "RK-305", "ojs-retry-extensions 3.4", "Decorrelated jitter with every draw 0.5: each delay is (I + 3p)/2 from the previous delay p (I = 1 s before the first retry): 2 s, 3.5 s, 5.75 s",
+  [enq(0, "a", X(), retry={"max_attempts": 4, "jitter_mode": "decorrelated"}), fetch(0, X(fetched="a")),
+   xfail(0, "a", X({"a": J("retryable", attempt=1, nra=2000)})),
+   fetch(2000, X(fetched="a")), xfail(2000, "a", X({"a": J("retryable", attempt=2, nra=5500)})),
+   fetch(5500, X(fetched="a")), xfail(5500, "a", X({"a": J("retryable", attempt=3, nra=11250)})),
+   fetch(11249, X(fetched=None)), fetch(11250, X({"a": J("active", attempt=4)}, fetched="a"))],
+  flags=XJM, config={"rand": 0.5})
+
+S(XT, "scn-ext-0005", "RK-305", "ojs-retry-extensions 3.4", "Full and equal jitter with every draw 0.25, PT4S doubling: full waits 4 s * 0.25 = 1 s then 8 s * 0.25 = 2 s; equal waits (4 s + 1 s)/2 = 2.5 s then (8 s + 2 s)/2 = 5 s",
+  [enq(0, "f", X(), retry={"max_attempts": 3, "initial_interval": "PT4S", "jitter_mode": "full"}),
+   enq(0, "q", X(), retry={"max_attempts": 3, "initial_interval": "PT4S", "jitter_mode": "equal"}),
+   fetch(0, X(fetched="f")), fetch(0, X(fetched="q")),
+   xfail(0, "f", X({"f": J("retryable", attempt=1, nra=1000)})),
+   xfail(0, "q", X({"q": J("retryable", attempt=1, nra=2500)})),
+   fetch(1000, X(fetched="f")), xfail(1000, "f", X({"f": J("retryable", attempt=2, nra=3000)})),
+   fetch(2500, X(fetched="q")), xfail(2500, "q", X({"q": J("retryable", attempt=2, nra=7500)}))],
+  flags=XJM, config={"rand": 0.25})
+
+SNT = {"max_attempts": 3, "jitter": False, "max_snoozes": 5, "max_snooze": "PT1H"}
+S(XT, "scn-ext-0006", "RK-306", "ojs-retry-extensions 3.5", "Snoozes are bounded by the total timeout too (ojs-timeouts 9.1): timeout 60 s, total 600 s; a snooze of 530 s at 10 s ends with its next attempt exactly at the deadline and is taken; a snooze of 1 s at 541 s cannot (541 + 1 + 60 > 600), so the job is discarded and the attempt recorded as failed",
+  [budget_job(0, "a", X(), {"timeout": 60, "total_timeout": 600, "heartbeat_timeout": 600}, retry=SNT), fetch(0, X(fetched="a")),
+   xfail(10000, "a", X({"a": JS("retryable", 1, attempt=0, nra=540000, errs=[])}), snooze=530000),
+   fetch(540000, X({"a": J("active", attempt=1)}, fetched="a")),
+   xfail(541000, "a", X({"a": JS("discarded", 1, attempt=1, dl=False, errs=[E(1, "api.busy", "busy", 541000)])}), snooze=1000)],
+  covers=["RK-215", "RK-301"], flags=XSN + ["extension:timeouts"])
+
+S(XT, "scn-ext-0007", "RK-306", "ojs-retry-extensions 3.5", "A manual retry of a dead letter starts its snoozes afresh: max_snoozes 1 is used up, the job dead-letters at its only attempt, and after the retry it may snooze once more",
+  [enq(0, "a", X(), retry={"max_attempts": 1, "jitter": False, "max_snoozes": 1, "on_exhaustion": "dead_letter"}),
+   fetch(0, X(fetched="a")),
+   xfail(0, "a", X({"a": JS("retryable", 1, attempt=0, nra=5000)}), snooze=5000),
+   fetch(5000, X({"a": J("active", attempt=1)}, fetched="a")),
+   xfail(5000, "a", X({"a": JS("discarded", 1, attempt=1, dl=True)}), snooze=5000),
+   op(6000, "retry", X({"a": JS("available", 0, attempt=0)}), id="a"),
+   fetch(6000, X(fetched="a")),
+   xfail(6000, "a", X({"a": JS("retryable", 1, attempt=0, nra=11000)}), snooze=5000)],
+  flags=XSN)
+
+RBP = {"max_attempts": 5, "jitter": False, "max_snoozes": 3, "on_exhaustion": "dead_letter"}
+S(XT, "scn-ext-0008", "RK-307", "ojs-retry-extensions 3.6", "Retry budget, a token bucket of capacity 1 with credit_per_success 1: a's failure takes the token and is retried at 1000; b's snooze takes nothing; b's failure at 1000 finds the bucket empty and is dead-lettered at attempt 1 of 5; a's ack puts the token back, so c's failure at 2000 is retried",
+  [enq(0, "a", X(), retry=RBP), enq(0, "b", X(), retry=RBP),
+   fetch(0, X(fetched="a")), fetch(0, X(fetched="b")),
+   xfail(0, "a", X({"a": J("retryable", attempt=1, nra=1000)})),
+   xfail(0, "b", X({"b": JS("retryable", 1, attempt=0, nra=1000)}), snooze=1000),
+   fetch(1000, X(fetched="a")), fetch(1000, X(fetched="b")),
+   xfail(1000, "b", X({"b": J("discarded", attempt=1, dl=True, errs=[E(1, "api.busy", "busy", 1000)])})),
+   op(1500, "ack", X({"a": J("completed", attempt=2)}), id="a"),
+   enq(2000, "c", X(), retry=RBP), fetch(2000, X(fetched="c")),
+   xfail(2000, "c", X({"c": J("retryable", attempt=1, nra=3000)}))],
+  covers=["RK-321"], flags=["extension:retry_budget", "extension:snooze"],
+  config={"retry_budget": {"token_bucket": {"capacity": 1, "credit_per_success": 1}}})
 
 if __name__ == "__main__":
     main()

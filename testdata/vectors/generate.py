@@ -131,6 +131,21 @@ FLAG_NOTES = {
         "Failure class: non_retryable_errors entries used as regular expressions or globs "
         "(section 6.2, RK-15): 'auth.*' must not match 'auth' or 'authx', and '.', '*', '+', '^', "
         "'[', '(' are ordinary characters."),
+    # The retry extensions (docs/extensions.md): opt-in, only an implementation whose hello lists
+    # the extension_decide op is sent these vectors; it may unclaim any one feature.
+    "extension:error_rules": (
+        "The policy has error_rules: per-error-type attempt limits and backoff (docs/extensions.md "
+        "section 3.2, RK-302, RK-303). Sent only to an implementation that answers extension_decide; "
+        "one without this feature lists the flag in unclaimed_flags."),
+    "extension:retry_after": (
+        "The failure carries a delay the handler asked for (retry_after_ns), bounded by "
+        "max_retry_after (docs/extensions.md section 3.3, RK-304)."),
+    "extension:snooze": (
+        "The failure is a snooze (snooze_ns, snoozes): the job waits without spending an attempt, "
+        "bounded by max_snoozes and max_snooze (docs/extensions.md section 3.5, RK-306)."),
+    "extension:jitter_mode": (
+        "The policy has jitter_mode full, equal or decorrelated (docs/extensions.md section 3.4, "
+        "RK-305); decorrelated reads the case's prev_delay_ns."),
 }
 ALL_FLAGS = list(FLAG_NOTES)
 
@@ -147,15 +162,37 @@ REQ_SECTION = {
     "TMO-06": "7.1", "TMO-07": "8", "TMO-08": "9.1", "DLQ-R003": "7.1",
     "RK-215": "9.1", "RK-216": "7.1", "RK-217": "5.2", "RK-219": "8",
     "RK-221": "7.1", "RK-222": "7.1", "RK-223": "7.2", "RK-224": "7.1",
+    # the retry extensions: sections of docs/extensions.md
+    "RK-300": "4", "RK-301": "3.1", "RK-302": "3.2", "RK-303": "3.2", "RK-304": "3.3", "RK-305": "3.4",
+    "RK-306": "3.5",
 }
 LIBRARY_RET = ["RET-%02d" % i for i in list(range(1, 11)) + list(range(16, 21))]
 RK_IDS = ["RK-%02d" % i for i in range(1, 18)] + ["RK-23"]
 # requirements of the timeouts and dead-letter extensions (README "Requirements of the
 # extensions"): each has at least one vector
 EXT_REQS = ["TMO-%02d" % i for i in range(1, 9)] + ["DLQ-R003", "RK-215", "RK-216", "RK-217", "RK-219",
-                                                   "RK-221", "RK-222", "RK-223", "RK-224"]
+                                                   "RK-221", "RK-222", "RK-223", "RK-224"] + \
+    ["RK-%d" % i for i in range(301, 307)]
 
 KIND_NOTES = {
+    "extension_decide": (
+        "The retry extensions of docs/extensions.md (a proposal, not OJS 1.0). input.case: policy (a "
+        "retry policy that may use jitter_mode, error_rules, max_retry_after, max_snoozes, "
+        "max_snooze), attempt, error {type, code}, optional rand, and the failure's extension "
+        "inputs: retry_after_ns (a delay the handler asked for), snooze_ns (a snooze), snoozes (how "
+        "many the job has taken, absent 0), prev_delay_ns (the delay before the failed attempt, "
+        "absent 0). expected.result: {action, and for retry delay_ns and snoozed (true when the "
+        "attempt is not spent)}. Rules, in order (section 3.1): handler code; a snooze while "
+        "snoozes < max_snoozes waits min(snooze, max_snooze or max_interval); non_retryable_errors; "
+        "the first matching error rule is in force (its absent fields are the policy's; a rule "
+        "without jitter inherits no jitter_mode); attempt >= max(max_attempts, 1) of the rule in "
+        "force -> on_exhaustion; a requested delay (or a snooze past max_snoozes) waits "
+        "min(d, max_retry_after of the rule, else of the policy, else the max_interval in force), "
+        "unjittered; else the rule's backoff with its jitter mode: with b the capped delay, I the "
+        "initial and M the max interval, proportional min(floor(b(0.5+r)), M), full floor(b r), "
+        "equal floor((b + floor(b r))/2), decorrelated min(M, I + floor(r (3p - I))) with "
+        "p = max(prev_delay, I). An invalid policy is validation.retry_policy_invalid naming the "
+        "field, an invalid case validation.invalid_request."),
     "timeout_decide": (
         "ojs-timeouts. input.case: timeouts (the job's timeout fields in integer seconds; absent = the "
         "section 6 defaults), policy (retry policy, merged with the defaults; every policy here has "
@@ -1826,6 +1863,201 @@ def gen_replay(k: Kind):
 # ---------------------------------------------------------------------------
 # output
 
+EXT_DEFAULTS = {"jitter_mode": "proportional", "max_retry_after": None, "max_snoozes": 0, "max_snooze": None}
+RULE_FIELDS = ["max_attempts", "initial_interval", "backoff_coefficient", "max_interval", "jitter", "jitter_mode",
+               "backoff_strategy"]
+
+
+def ext_merged(policy: dict) -> dict:
+    """The policy with the OJS and extension defaults, and each rule merged over it (RK-303)."""
+    m = dict(EXT_DEFAULTS)
+    m.update(merged({k: v for k, v in policy.items() if k not in EXT_DEFAULTS and k != "error_rules"}))
+    for k in EXT_DEFAULTS:
+        if k in policy:
+            m[k] = policy[k]
+    rules = []
+    for r in policy.get("error_rules", []):
+        mr = {f: m[f] for f in RULE_FIELDS}
+        mr["max_retry_after"] = None
+        mr.update(r)
+        if "jitter_mode" not in r and not mr["jitter"]:
+            mr["jitter_mode"] = "proportional"
+        rules.append(mr)
+    m["error_rules"] = rules
+    return m
+
+
+def ext_delay(rule: dict, n: int, r, prev: int) -> int:
+    """The backoff of docs/extensions.md 3.4, exact: b the capped delay (capped() above)."""
+    b = capped({f: rule[f] for f in RULE_FIELDS if f != "jitter_mode"}, n)
+    mx = parse_iso(rule["max_interval"])
+    if not rule["jitter"]:
+        return b
+    mode = rule["jitter_mode"]
+    fr = Fraction(r)
+    if mode == "proportional":
+        return min(int(Fraction(b) * (Fraction(1, 2) + fr)), mx)
+    if mode == "full":
+        return int(Fraction(b) * fr)
+    if mode == "equal":
+        return (b + int(Fraction(b) * fr)) // 2
+    i = parse_iso(rule["initial_interval"])
+    p = max(prev, i)
+    return min(mx, i + int(fr * (3 * p - i)))
+
+
+def ext_decide(policy: dict, n: int, etype: str, code, r, retry_after, snooze, snoozes: int, prev: int):
+    """Section 3.1 of docs/extensions.md, without a time budget: (action, delay, snoozed)."""
+    m = ext_merged(policy)
+    if code in ("DISCARD", "FAIL"):
+        return "discard", None, None
+    if code == "DEAD_LETTER":
+        return "dead_letter", None, None
+    mi = parse_iso(m["max_interval"])
+    if snooze is not None and snoozes < m["max_snoozes"]:
+        bound = parse_iso(m["max_snooze"]) if m["max_snooze"] else mi
+        return "retry", min(snooze, bound), True
+    if snooze is not None:
+        retry_after = snooze
+    if is_match(m["non_retryable_errors"], etype):
+        return m["on_exhaustion"], None, None
+    rule = {f: m[f] for f in RULE_FIELDS}
+    rule["max_retry_after"] = None
+    for rr in m["error_rules"]:
+        if is_match(rr["match"], etype):
+            rule = rr
+            break
+    if n >= max(rule["max_attempts"], 1):
+        return m["on_exhaustion"], None, None
+    if retry_after is not None:
+        bound = rule["max_retry_after"] or m["max_retry_after"] or rule["max_interval"]
+        return "retry", min(retry_after, parse_iso(bound)), False
+    return "retry", ext_delay(rule, n, r, prev), False
+
+
+def gen_extension_decide(k: Kind):
+    """Expected decisions of the retry extensions (docs/extensions.md section 3), computed by
+    ext_decide above with exact integers and fractions."""
+    def ed(req, why, policy, n, etype="x.err", code=None, r=None, retry_after=None, snooze=None, snoozes=0,
+           prev=0, flags=()):
+        err = {"type": etype}
+        if code is not None:
+            err["code"] = code
+        case = {"policy": policy, "attempt": n, "error": err}
+        if r is not None:
+            case["rand"] = r
+        if retry_after is not None:
+            case["retry_after_ns"] = retry_after
+        if snooze is not None:
+            case["snooze_ns"] = snooze
+        if snoozes:
+            case["snoozes"] = snoozes
+        if prev:
+            case["prev_delay_ns"] = prev
+        act, d, snoozed = ext_decide(policy, n, etype, code, r, retry_after, snooze, snoozes, prev)
+        res = {"action": act}
+        tail = act
+        if d is not None:
+            res["delay_ns"] = d
+            res["snoozed"] = snoozed
+            tail += " after %s%s" % (fsec(d), " (snoozed)" if snoozed else "")
+        fl = list(flags)
+        if "backoff_strategy" in json.dumps(policy):
+            fl.append("extension:backoff_strategy")
+        k.add(req, "%s -> %s" % (why, tail), {"case": case}, {"result": res}, flags=fl)
+
+    def bad(req, why, policy, fields, flags):
+        case = {"policy": policy, "attempt": 1, "error": {"type": "x.err"}}
+        k.add(req, why, {"case": case}, {"error": ERR_POLICY, "error_fields": fields}, flags=flags)
+
+    ER, RA, SN, JM = "extension:error_rules", "extension:retry_after", "extension:snooze", "extension:jitter_mode"
+    # The policy of docs/extensions.md 2.1.
+    P = {"max_attempts": 5, "jitter_mode": "decorrelated", "non_retryable_errors": ["validation.*"],
+         "on_exhaustion": "dead_letter",
+         "error_rules": [{"match": ["rate_limit.*", "http.429"], "max_attempts": 10, "initial_interval": "PT1M",
+                          "backoff_strategy": "none", "jitter": False, "max_retry_after": "PT1H"},
+                         {"match": ["network.*"], "max_attempts": 8, "initial_interval": "PT0.2S",
+                          "max_interval": "PT10S"}],
+         "max_retry_after": "PT10M", "max_snoozes": 20, "max_snooze": "PT15M"}
+    ed("RK-302", "rate limit at attempt 6: the rule's fixed PT1M, its 10 attempts", P, 6, "rate_limit.exceeded",
+       flags=[ER])
+    ed("RK-302", "rate limit at attempt 10 of the rule's 10: exhausted", P, 10, "http.429", flags=[ER])
+    ed("RK-302", "other type at attempt 5 of the policy's 5: exhausted", P, 5, "db.deadlock", flags=[ER])
+    ed("RK-305", "network: decorrelated from prev 1s, r=0.5: 0.2s + 0.5 * (3s - 0.2s)", P, 2, "network.reset",
+       r=0.5, prev=1 * S, flags=[ER, JM])
+    ed("RK-305", "network: decorrelated from prev 9s, r=0.5: 0.2s + 0.5 * 26.8s, capped at the rule's PT10S", P, 7,
+       "network.reset", r=0.5, prev=9 * S, flags=[ER, JM])
+    ed("RK-305", "no rule: decorrelated from I = 1s (prev 0), r=0.25: 1s + 0.25 * 2s", P, 1, "db.deadlock", r=0.25,
+       flags=[ER, JM])
+    ed("RK-301", "non_retryable_errors come before the rules and a requested delay", P, 1, "validation.bad",
+       retry_after=1 * S, flags=[ER, RA])
+    ed("RK-304", "Retry-After 2h bounded by the rule's max_retry_after PT1H", P, 1, "rate_limit.x",
+       retry_after=7200 * S, flags=[ER, RA])
+    ed("RK-304", "Retry-After 1h bounded by the policy's max_retry_after PT10M", P, 1, "network.x",
+       retry_after=3600 * S, flags=[ER, RA])
+    ed("RK-304", "Retry-After 30s within the bound: not jittered", P, 1, "db.x", retry_after=30 * S, r=0.9,
+       flags=[ER, RA])
+    ed("RK-304", "Retry-After never extends max_attempts (5 of 5)", P, 5, "db.x", retry_after=1 * S, flags=[ER, RA])
+    ed("RK-306", "snooze 1h bounded by max_snooze PT15M, attempt 5 not spent", P, 5, "db.x", snooze=3600 * S,
+       snoozes=19, flags=[ER, SN])
+    ed("RK-306", "a snooze of a non-retryable type still snoozes", P, 1, "validation.x", snooze=60 * S,
+       flags=[ER, SN])
+    ed("RK-306", "the 21st snooze (max_snoozes 20) is a requested delay bounded by PT10M", P, 1, "db.x",
+       snooze=3600 * S, snoozes=20, flags=[ER, SN])
+    ed("RK-306", "past max_snoozes at the last attempt: exhausted", P, 5, "db.x", snooze=60 * S, snoozes=20,
+       flags=[ER, SN])
+    ed("RK-301", "a handler code overrides a snooze", P, 1, "db.x", code="DISCARD", snooze=60 * S, flags=[ER, SN])
+    ed("RK-301", "DEAD_LETTER overrides a requested delay", {"max_retry_after": "PT1M"}, 1, code="DEAD_LETTER",
+       retry_after=1 * S, flags=[RA])
+    D = {"jitter": False}
+    ed("RK-306", "max_snoozes absent (0): a snooze spends the attempt, bounded by max_interval PT5M", D, 1,
+       snooze=3600 * S, flags=[SN])
+    ed("RK-306", "max_snoozes 1, max_snooze absent: bounded by max_interval PT5M", dict(D, max_snoozes=1), 2,
+       snooze=3600 * S, flags=[SN])
+    ed("RK-304", "Retry-After 0: at once", dict(D, max_retry_after="PT1M"), 1, retry_after=0, flags=[RA])
+    ed("RK-304", "Retry-After with no max_retry_after: bounded by max_interval PT5M", {}, 2, retry_after=600 * S,
+       flags=[RA])
+    J = {"max_attempts": 10, "initial_interval": "PT1S", "max_interval": "PT10S"}
+    ed("RK-305", "full: 4s * 0.25 (attempt 3)", dict(J, jitter_mode="full"), 3, r=0.25, flags=[JM])
+    ed("RK-305", "full: 10s * 0.999755859375 (attempt 5, capped base)", dict(J, jitter_mode="full"), 5,
+       r=0.999755859375, flags=[JM])
+    ed("RK-305", "equal: (4s + 4s * 0.5) / 2 (attempt 3)", dict(J, jitter_mode="equal"), 3, r=0.5, flags=[JM])
+    ed("RK-305", "equal: (1s + floor(1s * 0.125)) / 2 (attempt 1)", dict(J, jitter_mode="equal"), 1, r=0.125,
+       flags=[JM])
+    ed("RK-305", "equal with odd b = 3ns: (3 + floor(3 * 0.5)) / 2 = 2ns",
+       {"initial_interval": "PT0.000000003S", "max_interval": "PT1S", "backoff_coefficient": 1.0,
+        "jitter_mode": "equal"}, 1, r=0.5, flags=[JM])
+    ed("RK-305", "decorrelated ignores the strategy: prev 2s, r=0.25: 1s + 0.25 * 5s",
+       dict(J, jitter_mode="decorrelated", backoff_strategy="linear"), 4, r=0.25, prev=2 * S, flags=[JM])
+    ed("RK-305", "decorrelated: prev below I counts as I: 1s + 0 * 2s", dict(J, jitter_mode="decorrelated"), 2,
+       r=0.0, prev=500 * MS, flags=[JM])
+    ed("RK-305", "proportional named explicitly is the OJS multiplier: 4s * 1.25",
+       dict(J, jitter_mode="proportional"), 3, r=0.75, flags=[JM])
+    ed("RK-303", "a rule inherits initial_interval given after error_rules", {
+        "error_rules": [{"match": ["a.*"], "max_attempts": 9}], "initial_interval": "PT7S", "jitter": False},
+       4, "a.b", flags=[ER])
+    ed("RK-303", "a rule with jitter false inherits no jitter_mode: its delay is exact", {
+        "jitter_mode": "full", "error_rules": [{"match": ["a"], "jitter": False}]}, 2, "a", r=0.5,
+       flags=[ER, JM])
+    ed("RK-303", "the first matching rule is in force", {"jitter": False, "error_rules": [
+        {"match": ["a.*"], "initial_interval": "PT3S"}, {"match": ["a.b"], "initial_interval": "PT9S"}]},
+       1, "a.b", flags=[ER])
+    bad("RK-303", "a rule may not hold on_exhaustion", {"error_rules": [{"match": ["a"], "on_exhaustion": "discard"}]},
+        ["error_rules[0].on_exhaustion"], [ER])
+    bad("RK-303", "a rule needs match", {"error_rules": [{"max_attempts": 3}]}, ["error_rules[0].match"], [ER])
+    bad("RK-303", "an empty match list", {"error_rules": [{"match": []}]}, ["error_rules[0].match"], [ER])
+    bad("RK-303", "a rule's merged max_interval below its initial_interval",
+        {"error_rules": [{"match": ["a"], "initial_interval": "PT10M"}]}, ["error_rules[0].max_interval"], [ER])
+    bad("RK-305", "jitter_mode other than proportional needs jitter", {"jitter": False, "jitter_mode": "full"},
+        ["jitter_mode"], [JM])
+    bad("RK-305", "an unknown jitter_mode", {"jitter_mode": "random"}, ["jitter_mode"], [JM])
+    bad("RK-306", "max_snoozes is a non-negative integer", {"max_snoozes": -1}, ["max_snoozes"], [SN])
+    bad("RK-306", "max_snooze must be greater than zero", {"max_snooze": "PT0S"}, ["max_snooze"], [SN])
+    bad("RK-304", "max_retry_after must be greater than zero", {"max_retry_after": "PT0S"}, ["max_retry_after"],
+        [RA])
+    # APPEND NEW VECTORS BELOW (never insert above; ids are immutable)
+
+
 def schema() -> dict:
     """The JSON Schema (draft 2020-12) of a vector file, kept in step with the flags above."""
     nsint = {"type": "integer", "minimum": 0, "maximum": INT64_MAX}
@@ -1861,7 +2093,7 @@ def schema() -> dict:
             "suite_version": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+$"},
             "spec_version": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.]+)?$"},
             "kind": {"enum": ["duration", "validate", "delay", "match", "decide", "timeout_decide", "timeout_expiry",
-                              "replay"]},
+                              "replay", "extension_decide"]},
             "notes": {
                 "type": "object",
                 "required": ["kind"],
@@ -1875,7 +2107,7 @@ def schema() -> dict:
                 "required": ["id", "requirement", "section", "description", "flags", "input", "expected"],
                 "additionalProperties": False,
                 "properties": {
-                    "id": {"type": "string", "pattern": "^(dur|val|delay|match|decide|tdec|texp|replay)-[0-9]{4}$"},
+                    "id": {"type": "string", "pattern": "^(dur|val|delay|match|decide|tdec|texp|replay|ext)-[0-9]{4}$"},
                     "requirement": {"type": "string",
                                     "pattern": "^(RET-(0[1-9]|1[0-9]|20)|RK-[0-9]{2,3}|TMO-0[1-9]|DLQ-R003)$"},
                     "section": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$"},
@@ -1941,6 +2173,7 @@ def build():
         (Kind("timeout_decide", "tdec"), gen_timeout_decide, "timeout_decide.json"),
         (Kind("timeout_expiry", "texp"), gen_timeout_expiry, "timeout_expiry.json"),
         (Kind("replay", "replay"), gen_replay, "replay.json"),
+        (Kind("extension_decide", "ext"), gen_extension_decide, "extension_decide.json"),
     ]
     files = {}
     all_vectors = []
@@ -1967,15 +2200,15 @@ def build():
 
 
 def coverage_table(all_vectors) -> str:
-    kinds = ["dur", "val", "delay", "match", "decide", "tdec", "texp", "replay"]
+    kinds = ["dur", "val", "delay", "match", "decide", "tdec", "texp", "replay", "ext"]
     counts = {}
     for v in all_vectors:
         kp = v["id"].rsplit("-", 1)[0]
         counts.setdefault(v["requirement"], {}).setdefault(kp, 0)
         counts[v["requirement"]][kp] += 1
     lines = ["| requirement | section | duration | validate | delay | match | decide | timeout_decide | "
-             "timeout_expiry | replay | total |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "timeout_expiry | replay | extension_decide | total |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     order = LIBRARY_RET + RK_IDS + EXT_REQS
     for req in order:
         c = counts.get(req, {})

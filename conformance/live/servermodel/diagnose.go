@@ -1,6 +1,7 @@
 package servermodel
 
 import (
+	"math/bits"
 	"sort"
 
 	"github.com/retrykit/retrykit/internal/cover"
@@ -151,12 +152,15 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 	return found, unexplained
 }
 
-// rankOf is a model's tie-break rank: the catalogue, then families.
+// rankOf is a model's tie-break rank: the catalogue in its order (a
+// default merge before a matcher, as a server that ignores a field shows
+// it in more checks), then families by their count of fitted values (each
+// strategy computed otherwise counts).
 func rankOf(m Model) int {
 	if m.Family == "" {
-		return 0
+		return int(m.q)
 	}
-	return 1
+	return int(numQuirks) + bits.OnesCount8(m.dev.stratFrom)
 }
 
 func contains(l []string, s string) bool {

@@ -14,10 +14,10 @@ import (
 // deviation holds the parameter values of one fitted family of server
 // bugs; the zero deviation is the reference server.
 type deviation struct {
-	delayShift   int              // delay-attempt-offset: the delay after attempt n is the one for n+delayShift
-	expOnly      bool             // exponent-offset: delayShift for the exponential strategy only
-	exhaustShift int              // exhaustion-offset: exhausted from attempt max_attempts+exhaustShift
-	stratFrom    backoff.Strategy // strategy-as: stratFrom computed as stratTo
+	delayShift   int   // delay-attempt-offset: the delay after attempt n is the one for n+delayShift
+	expOnly      bool  // exponent-offset: delayShift for the exponential strategy only
+	exhaustShift int   // exhaustion-offset: exhausted from attempt max_attempts+exhaustShift
+	stratFrom    uint8 // strategy-as: the strategies (bit s for backoff.Strategy s) computed as stratTo
 	stratTo      backoff.Strategy
 	stratSet     bool
 	jitterLo     float64 // jitter-range: multipliers in [jitterLo, jitterHi); 0, 0: [0.5, 1.5)
@@ -45,7 +45,7 @@ func (d deviation) ignores(c string) bool {
 // every call.
 func Families() []string {
 	return []string{
-		"strategy-as(A→B): the strategy A (none, linear, exponential, polynomial) is computed as B; polynomial→exponential is a server that ignores polynomial",
+		"strategy-as(A,…→B): the strategies A (none, linear, exponential, polynomial) named in backoff_strategy are computed as B; polynomial→exponential is a server that ignores polynomial",
 		"delay-attempt-offset(±k): the delay after attempt n is the one for n±k",
 		"exponent-offset(±k): the exponential delay's exponent is off by k",
 		"exhaustion-offset(±k): the job is exhausted after max_attempts±k attempts",
@@ -118,17 +118,31 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			}
 		}
 	}
-	for from := range strategies {
-		for _, to := range []backoff.Strategy{backoff.None, backoff.Linear, backoff.Exponential, backoff.Polynomial} {
-			if from == to {
-				continue
+	all := []backoff.Strategy{backoff.Exponential, backoff.None, backoff.Linear, backoff.Polynomial}
+	for _, to := range all {
+		var from []backoff.Strategy
+		for _, f := range all {
+			if f != to && strategies[f] {
+				from = append(from, f)
 			}
-			f, t := strategyNames[from], strategyNames[to]
-			fix := "compute the " + f + " strategy by its own formula, not as " + t
+		}
+		// every non-empty subset of the strategies seen failing, each
+		// computed as to
+		for sub := 1; sub < 1<<len(from); sub++ {
+			var mask uint8
+			var names []string
+			for i, f := range from {
+				if sub&(1<<i) != 0 {
+					mask |= 1 << f
+					names = append(names, strategyNames[f])
+				}
+			}
+			t := strategyNames[to]
+			fix := "compute the " + strings.Join(names, " and ") + " strateg" + map[bool]string{true: "y", false: "ies"}[len(names) == 1] + " by " + map[bool]string{true: "its", false: "their"}[len(names) == 1] + " own formula, not as " + t
 			if t == "exponential" {
-				fix = "implement the " + f + " strategy (backoff_strategy \"" + f + "\") or reject it at PUSH; never accept it and compute exponential"
+				fix = "implement backoff_strategy " + strings.Join(names, " and ") + " (retrykit's extension, RK-01) or reject it at PUSH; never accept it and compute exponential"
 			}
-			add("strategy-as("+f+"→"+t+")", fix, "strategy-as", deviation{stratFrom: from, stratTo: to, stratSet: true})
+			add("strategy-as("+strings.Join(names, ",")+"→"+t+")", fix, "strategy-as", deviation{stratFrom: mask, stratTo: to, stratSet: true})
 		}
 	}
 	for _, k := range []int{-2, -1, 1, 2} {

@@ -201,7 +201,7 @@ type effective struct {
 func read(s set, m map[string]any) effective {
 	e := effective{max: 3, spec: policy.Spec{InitialInterval: time.Second, BackoffCoefficient: 2, MaxInterval: 5 * time.Minute, Jitter: true}}
 	if m == nil {
-		if s.dev.stratSet && s.dev.stratFrom == backoff.Exponential {
+		if s.dev.stratSet && s.dev.stratFrom&(1<<backoff.Exponential) != 0 {
 			e.spec.Strategy = s.dev.stratTo
 		}
 		return e
@@ -242,18 +242,33 @@ func read(s set, m map[string]any) effective {
 	}
 	for _, k := range []string{"backoff_type", "backoff_strategy"} {
 		v, _ := m[k].(string)
+		st, named := backoff.Exponential, true
 		switch {
 		case s.has(qBackoffTypeIgnored) && k == "backoff_type":
+			named = false
 		case v == "constant" || v == "none" || v == "fixed":
-			e.spec.Strategy = backoff.None
+			st = backoff.None
 		case v == "linear":
-			e.spec.Strategy = backoff.Linear
+			st = backoff.Linear
 		case v == "polynomial":
-			e.spec.Strategy = backoff.Polynomial
+			st = backoff.Polynomial
+		case v == "exponential":
+		default:
+			named = false
+		}
+		// the family strategy-as is about the strategy named in
+		// backoff_strategy (RK-01), or by none at all
+		if named && k == "backoff_strategy" && s.dev.stratSet && s.dev.stratFrom&(1<<st) != 0 {
+			st = s.dev.stratTo
+		}
+		if named {
+			e.spec.Strategy = st
 		}
 	}
-	if s.dev.stratSet && e.spec.Strategy == s.dev.stratFrom {
-		e.spec.Strategy = s.dev.stratTo
+	if _, ok := m["backoff_strategy"]; !ok && s.dev.stratSet && s.dev.stratFrom&(1<<backoff.Exponential) != 0 {
+		if _, typed := m["backoff_type"]; !typed {
+			e.spec.Strategy = s.dev.stratTo
+		}
 	}
 	switch p := m["non_retryable_errors"].(type) {
 	case []string:

@@ -206,9 +206,13 @@ func TestEachFamilyIsFitted(t *testing.T) {
 		want string
 		dev  deviation
 	}{
-		{"strategy-as(polynomial→exponential)", deviation{stratSet: true, stratFrom: backoff.Polynomial, stratTo: backoff.Exponential}},
-		{"strategy-as(linear→exponential)", deviation{stratSet: true, stratFrom: backoff.Linear, stratTo: backoff.Exponential}},
-		{"strategy-as(none→linear)", deviation{stratSet: true, stratFrom: backoff.None, stratTo: backoff.Linear}},
+		{"strategy-as(polynomial→exponential)", deviation{stratSet: true, stratFrom: 1 << backoff.Polynomial, stratTo: backoff.Exponential}},
+		{"strategy-as(linear→exponential)", deviation{stratSet: true, stratFrom: 1 << backoff.Linear, stratTo: backoff.Exponential}},
+		{"strategy-as(none→linear)", deviation{stratSet: true, stratFrom: 1 << backoff.None, stratTo: backoff.Linear}},
+		// backoff_type constant (openapi) honoured, backoff_strategy none
+		// computed as exponential, as the public servers do
+		{"strategy-as(none→exponential)", deviation{stratSet: true, stratFrom: 1 << backoff.None, stratTo: backoff.Exponential}},
+		{"strategy-as(none,polynomial→exponential)", deviation{stratSet: true, stratFrom: 1<<backoff.None | 1<<backoff.Polynomial, stratTo: backoff.Exponential}},
 		{"time-factor(×2)", deviation{factor: 2}},
 		{"exhaustion-offset(+1)", deviation{exhaustShift: 1}},
 		{"exhaustion-offset(-1)", deviation{exhaustShift: -1}},

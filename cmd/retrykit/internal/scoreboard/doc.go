@@ -9,7 +9,9 @@
 // versions stay apart: each suite version has its own table, history and
 // badge segment, and no score adds them up. Every number shown is read
 // from a report's own tallies (scores, per-requirement summaries, causes);
-// nothing is judged again.
+// nothing is judged again. An interop table (clients such as the official
+// SDKs tried by hand against a server, [Interop]) is shown on the index as
+// it is, apart from every score.
 //
 // The pages have their style inline and no script; the only files they
 // load are the site's own badges.

@@ -36,9 +36,47 @@ func (e *ReportError) Error() string { return "scoreboard: " + e.Path + ": " + e
 // suite version.
 type Board struct {
 	Implementations []*Implementation
-	// Skipped lists the JSON files that are not conformance reports (no
-	// suite_version or no scores), with why; they take no part.
+	// Interop holds the interop tables found (files of kind
+	// "sdk-interop"), in path order.
+	Interop []*Interop
+	// Skipped lists the JSON files that are neither conformance reports
+	// (no suite_version or no scores) nor interop tables, with why; they
+	// take no part.
 	Skipped []string
+}
+
+// Interop is a table of how clients (the official SDKs) fared against a
+// server, tried by hand: a JSON file {"kind": "sdk-interop", "against":
+// …, "source": …, "rows": [{"name", "works", "fails"}]}. It has no score;
+// the index shows it as it is.
+type Interop struct {
+	Path    string       `json:"-"`
+	Kind    string       `json:"kind"`
+	Against string       `json:"against"` // what they ran against: "retrykit serve"
+	Source  string       `json:"source"`  // where the table comes from: "docs/servers.md"
+	Date    string       `json:"date,omitempty"`
+	Rows    []InteropRow `json:"rows"`
+}
+
+// InteropRow is one client: what works and what fails (empty, or
+// beginning with "—", for nothing; "not tried" in Works for a client not
+// tried).
+type InteropRow struct {
+	Name  string `json:"name"`
+	Works string `json:"works"`
+	Fails string `json:"fails"`
+}
+
+// Class returns "ok" when nothing failed, "none" when the client was not
+// tried, else "bad".
+func (r InteropRow) Class() string {
+	switch {
+	case strings.TrimSpace(r.Works) == "not tried":
+		return "none"
+	case strings.TrimSpace(r.Fails) == "" || strings.HasPrefix(strings.TrimSpace(r.Fails), "—"):
+		return "ok"
+	}
+	return "bad"
 }
 
 // Implementation is every report of one implementation (the name in the
@@ -109,6 +147,18 @@ func Load(fsys fs.FS, root string) (*Board, error) {
 		if err != nil {
 			return &ReportError{Path: rel, Reason: err.Error()}
 		}
+		if why == interopKind {
+			var t Interop
+			if err := json.Unmarshal(data, &t); err != nil {
+				return &ReportError{Path: rel, Reason: "not an interop table: " + err.Error()}
+			}
+			if len(t.Rows) == 0 {
+				return &ReportError{Path: rel, Reason: "an interop table without rows"}
+			}
+			t.Path = rel
+			b.Interop = append(b.Interop, &t)
+			return nil
+		}
 		if rep == nil {
 			b.Skipped = append(b.Skipped, rel+": "+why)
 			return nil
@@ -143,7 +193,7 @@ func Load(fsys fs.FS, root string) (*Board, error) {
 		}
 		return nil, fmt.Errorf("scoreboard: reading %s: %w", root, err)
 	}
-	if len(b.Implementations) == 0 {
+	if len(b.Implementations) == 0 && len(b.Interop) == 0 {
 		return nil, fmt.Errorf("%w in %s (files of `retrykit conformance --format json`)", ErrNoReports, root)
 	}
 	sort.Slice(b.Implementations, func(i, j int) bool { return b.Implementations[i].Name < b.Implementations[j].Name })
@@ -168,12 +218,19 @@ func Load(fsys fs.FS, root string) (*Board, error) {
 	return b, nil
 }
 
-// decode returns the report in data, or nil and why data is JSON but no
+// interopKind is the kind of an interop table file.
+const interopKind = "sdk-interop"
+
+// decode returns the report in data (or, for an interop table, nil and
+// interopKind), or nil and why data is JSON but no
 // conformance report, or an error when data is not one JSON object.
 func decode(data []byte) (*conformance.Report, string, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, "", fmt.Errorf("not a JSON object: %v", err)
+	}
+	if k, ok := probe["kind"]; ok && string(k) == `"`+interopKind+`"` {
+		return nil, interopKind, nil
 	}
 	if _, ok := probe["suite_version"]; !ok {
 		return nil, "no suite_version: not a conformance report", nil

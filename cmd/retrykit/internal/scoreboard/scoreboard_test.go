@@ -288,3 +288,35 @@ func FuzzLoadAndWrite(f *testing.F) {
 		}
 	})
 }
+
+// TestInteropTableShown: an interop table file is shown on the index as
+// it is, one row per client, and takes no part in any score; one without
+// rows is refused.
+func TestInteropTableShown(t *testing.T) {
+	fsys := board(t)
+	fsys["sdk-interop.json"] = &fstest.MapFile{Data: []byte(`{"kind":"sdk-interop","against":"retrykit serve","source":"docs/servers.md",
+		"rows":[{"name":"Go <sdk>","works":"everything","fails":"— (no rate_limit)"},{"name":"Py","works":"errors","fails":"every answer unparsed"},{"name":"Java","works":"not tried","fails":"no JDK 21"}]}`)}
+	b, err := Load(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Interop) != 1 || len(b.Implementations) != 2 {
+		t.Fatalf("interop %d, implementations %d", len(b.Interop), len(b.Implementations))
+	}
+	dir := t.TempDir()
+	if err := Write(b, dir); err != nil {
+		t.Fatal(err)
+	}
+	index := read(t, dir, "index.html")
+	for _, want := range []string{"Clients against retrykit serve", `<td class="cell ok">Go &lt;sdk&gt;</td>`,
+		`<td class="cell bad">Py</td>`, `<td class="cell none">Java</td>`, "every answer unparsed"} {
+		if !strings.Contains(index, want) {
+			t.Errorf("index lacks %s", want)
+		}
+	}
+	_, err = Load(fstest.MapFS{"i.json": {Data: []byte(`{"kind":"sdk-interop","rows":[]}`)}}, ".")
+	var re *ReportError
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "without rows") {
+		t.Errorf("empty table: %v", err)
+	}
+}

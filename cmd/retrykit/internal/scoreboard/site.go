@@ -15,10 +15,10 @@ import (
 	"github.com/retrykit/retrykit/conformance"
 )
 
-// Group is one cell of the index: how the requirements of one group (the
+// groupCell is one cell of the index: how the requirements of one group (the
 // family of their ids, [conformance.RequirementGroup]) fared in a report,
 // read from the report's per-requirement tally.
-type Group struct {
+type groupCell struct {
 	Name   string
 	Pass   int // requirements with a pass and no failure or error
 	Bad    int // requirements with a failure or an error
@@ -28,7 +28,7 @@ type Group struct {
 
 // Class returns the cell's CSS class: "ok" when every requirement passed,
 // "bad" when one failed or errored, "none" when none was judged.
-func (g Group) Class() string {
+func (g groupCell) Class() string {
 	switch {
 	case g.Bad > 0:
 		return "bad"
@@ -39,13 +39,13 @@ func (g Group) Class() string {
 }
 
 // groups returns the requirement groups of rep in column order.
-func groups(rep *conformance.Report) map[string]*Group {
-	out := map[string]*Group{}
+func groups(rep *conformance.Report) map[string]*groupCell {
+	out := map[string]*groupCell{}
 	for _, s := range rep.Requirements {
 		name := conformance.RequirementGroup(s.Name)
 		g := out[name]
 		if g == nil {
-			g = &Group{Name: name, Anchor: conformance.GroupAnchor(name)}
+			g = &groupCell{Name: name, Anchor: conformance.GroupAnchor(name)}
 			out[name] = g
 		}
 		g.Total++
@@ -86,23 +86,23 @@ func score(rep *conformance.Report, level string) (conformance.Summary, bool) {
 	return conformance.Summary{}, false
 }
 
-// Score is a level's score as the pages show it.
-type Score struct {
+// levelScore is a level's score as the pages show it.
+type levelScore struct {
 	Level            string
 	Pass, Judged     int
 	Fail, Error, Not int
 }
 
 // Text returns "pass/judged", or "–" when nothing was judged.
-func (s Score) Text() string {
+func (s levelScore) Text() string {
 	if s.Judged == 0 {
 		return "–"
 	}
 	return fmt.Sprintf("%d/%d", s.Pass, s.Judged)
 }
 
-// Class is "ok", "bad" or "none", as for [Group.Class].
-func (s Score) Class() string {
+// Class is "ok", "bad" or "none", as for [groupCell.Class].
+func (s levelScore) Class() string {
 	switch {
 	case s.Fail+s.Error > 0:
 		return "bad"
@@ -113,18 +113,18 @@ func (s Score) Class() string {
 }
 
 // Percent is the share of passes among the judged, 0..100.
-func (s Score) Percent() float64 {
+func (s levelScore) Percent() float64 {
 	if s.Judged == 0 {
 		return 0
 	}
 	return 100 * float64(s.Pass) / float64(s.Judged)
 }
 
-func scores(rep *conformance.Report) []Score {
-	var out []Score
+func scores(rep *conformance.Report) []levelScore {
+	var out []levelScore
 	for _, l := range []string{"MUST", "SHOULD", "RK"} {
 		s, _ := score(rep, l)
-		out = append(out, Score{Level: l, Pass: s.Pass, Judged: s.Pass + s.Fail + s.Error, Fail: s.Fail, Error: s.Error, Not: s.NotRun})
+		out = append(out, levelScore{Level: l, Pass: s.Pass, Judged: s.Pass + s.Fail + s.Error, Fail: s.Fail, Error: s.Error, Not: s.NotRun})
 	}
 	return out
 }
@@ -207,31 +207,31 @@ func reportHref(im *Implementation, e *Entry, fromRoot bool) string {
 	return "../" + p
 }
 
-// Row is one implementation in a suite's table.
-type Row struct {
+// row is one implementation in a suite's table.
+type row struct {
 	Name, Href, Badge, Version, Report string
-	Scores                             []Score
-	Cells                              []Group
+	Scores                             []levelScore
+	Cells                              []groupCell
 	Causes                             int
 }
 
-// SuiteTable is the index table of one suite version.
-type SuiteTable struct {
+// suiteTable is the index table of one suite version.
+type suiteTable struct {
 	Suite   string
 	Spec    string
 	Live    bool
 	Columns []string
-	Rows    []Row
+	Rows    []row
 }
 
 func indexView(b *Board) any {
-	bySuite := map[string]*SuiteTable{}
+	bySuite := map[string]*suiteTable{}
 	var order []string
 	for _, im := range b.Implementations {
 		for _, s := range im.Suites {
 			t := bySuite[s.Suite]
 			if t == nil {
-				t = &SuiteTable{Suite: s.Suite, Live: strings.HasPrefix(s.Suite, "live")}
+				t = &suiteTable{Suite: s.Suite, Live: strings.HasPrefix(s.Suite, "live")}
 				bySuite[s.Suite] = t
 				order = append(order, s.Suite)
 			}
@@ -243,13 +243,13 @@ func indexView(b *Board) any {
 					t.Columns = append(t.Columns, name)
 				}
 			}
-			t.Rows = append(t.Rows, Row{Name: im.Name, Href: "impl/" + im.Slug + ".html#" + suiteAnchor(s.Suite),
+			t.Rows = append(t.Rows, row{Name: im.Name, Href: "impl/" + im.Slug + ".html#" + suiteAnchor(s.Suite),
 				Badge: "badges/" + im.Slug + ".svg", Version: e.Report.Implementation.Version,
 				Report: reportHref(im, e, true), Scores: scores(e.Report), Causes: len(e.Report.Causes)})
 		}
 	}
 	sort.Slice(order, func(i, j int) bool { return suiteLess(order[i], order[j]) })
-	var tables []*SuiteTable
+	var tables []*suiteTable
 	for _, name := range order {
 		t := bySuite[name]
 		sort.Slice(t.Columns, func(i, j int) bool { return groupLess(t.Columns[i], t.Columns[j]) })
@@ -265,7 +265,7 @@ func indexView(b *Board) any {
 			}
 			gs := groups(e.Report)
 			for _, c := range t.Columns {
-				g := Group{Name: c}
+				g := groupCell{Name: c}
 				if x := gs[c]; x != nil {
 					g = *x
 				}
@@ -276,10 +276,11 @@ func indexView(b *Board) any {
 	}
 	return struct {
 		CSS     template.CSS
-		Tables  []*SuiteTable
+		Tables  []*suiteTable
+		Interop []*Interop
 		Skipped []string
 		Count   int
-	}{template.CSS(conformance.ReportCSS() + siteCSS), tables, b.Skipped, len(b.Implementations)}
+	}{template.CSS(conformance.ReportCSS() + siteCSS), tables, b.Interop, b.Skipped, len(b.Implementations)}
 }
 
 func contains(xs []string, x string) bool {
@@ -295,39 +296,39 @@ func contains(xs []string, x string) bool {
 // page.
 func suiteAnchor(suite string) string { return "suite-" + slug(suite) }
 
-// HistoryRow is one report in an implementation's history table.
-type HistoryRow struct {
+// historyRow is one report in an implementation's history table.
+type historyRow struct {
 	Label, Path, Href, JSON string
-	Scores                  []Score
+	Scores                  []levelScore
 	Fail, Error, Causes     int
 }
 
-// CauseLink is a cause of the latest report, linking to it in the report.
-type CauseLink struct {
+// causeLink is a cause of the latest report, linking to it in the report.
+type causeLink struct {
 	Class, Explanation, Href string
 	Count                    int
 }
 
-// SuiteSection is one suite version on an implementation's page.
-type SuiteSection struct {
+// suiteSection is one suite version on an implementation's page.
+type suiteSection struct {
 	Suite, Spec, Anchor string
 	Live                bool
 	Chart               template.HTML
-	History             []HistoryRow
-	Latest              HistoryRow
-	Cells               []Group
-	Causes              []CauseLink
+	History             []historyRow
+	Latest              historyRow
+	Cells               []groupCell
+	Causes              []causeLink
 	Warnings            []string
 	Figures             []string
 }
 
 func implView(b *Board, im *Implementation) any {
-	var secs []SuiteSection
+	var secs []suiteSection
 	for _, s := range im.Suites {
-		sec := SuiteSection{Suite: s.Suite, Anchor: suiteAnchor(s.Suite), Live: strings.HasPrefix(s.Suite, "live")}
+		sec := suiteSection{Suite: s.Suite, Anchor: suiteAnchor(s.Suite), Live: strings.HasPrefix(s.Suite, "live")}
 		for _, e := range s.Reports {
 			h := reportHref(im, e, false)
-			sec.History = append(sec.History, HistoryRow{Label: e.Label(), Path: e.Path, Href: h,
+			sec.History = append(sec.History, historyRow{Label: e.Label(), Path: e.Path, Href: h,
 				JSON: strings.TrimSuffix(h, ".html") + ".json", Scores: scores(e.Report),
 				Fail: e.Report.Totals.Fail, Error: e.Report.Totals.Error, Causes: len(e.Report.Causes)})
 		}
@@ -344,7 +345,7 @@ func implView(b *Board, im *Implementation) any {
 			sec.Cells = append(sec.Cells, *gs[n])
 		}
 		for i, c := range last.Report.Causes {
-			sec.Causes = append(sec.Causes, CauseLink{Class: c.Class, Explanation: c.Explanation, Count: len(c.IDs),
+			sec.Causes = append(sec.Causes, causeLink{Class: c.Class, Explanation: c.Explanation, Count: len(c.IDs),
 				Href: fmt.Sprintf("%s#cause-%d", sec.Latest.Href, i+1)})
 		}
 		sec.Warnings = last.Report.Warnings
@@ -356,7 +357,7 @@ func implView(b *Board, im *Implementation) any {
 		CSS      template.CSS
 		Name     string
 		Slug     string
-		Sections []SuiteSection
+		Sections []suiteSection
 		Markdown string
 	}{template.CSS(conformance.ReportCSS() + siteCSS), im.Name, im.Slug, secs,
 		fmt.Sprintf("![OJS conformance: %s](badges/%s.svg)", im.Name, im.Slug)}
@@ -411,7 +412,7 @@ func historyChart(s *Series) string {
 	if n > 1 {
 		room /= n
 	}
-	maxChars := max(6, room/6)
+	maxChars := max(6, room/8)
 	for i, e := range s.Reports {
 		label := []rune(strings.TrimSuffix(path.Base(e.Path), ".json"))
 		if len(label) > maxChars {

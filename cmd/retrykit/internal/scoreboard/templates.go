@@ -13,6 +13,7 @@ svg.history{max-width:40rem;display:block;margin:.5rem 0}
 nav{margin:.3rem 0 1rem}
 table.board td:first-child,table.board th:first-child{position:sticky;left:0;background:#fff;z-index:1}
 table.board th:first-child{background:#f6f8fa}
+table.interop-table td{min-width:10em}table.interop-table td:first-child{text-align:left;white-space:normal}
 `
 
 var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
@@ -34,6 +35,16 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <thead><tr><th>implementation</th><th>version</th><th class="num">MUST</th><th class="num">SHOULD</th><th class="num">RK</th>{{range .Columns}}<th>{{.}}-*</th>{{end}}<th class="num">causes</th><th>badge</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr class="impl-row"><td><a href="{{.Href}}">{{.Name}}</a></td><td>{{.Version}}</td>{{range .Scores}}<td class="num score {{.Class}}">{{.Text}}</td>{{end}}{{$r := .}}{{range .Cells}}<td class="cell {{.Class}}">{{if .Total}}<a href="{{$r.Report}}#{{.Anchor}}" title="{{.Name}}: {{.Pass}} of {{.Total}} requirements passed, {{.Bad}} failed">{{.Pass}}/{{.Total}}</a>{{else}}–{{end}}</td>{{end}}<td class="num">{{if .Causes}}<a href="{{.Report}}#causes">{{.Causes}}</a>{{else}}0{{end}}</td><td class="badges"><img src="{{.Badge}}" alt="badge of {{.Name}}"></td></tr>
+{{end}}</tbody></table></div>
+</section>
+{{end}}
+{{range $i, $t := .Interop}}
+<section class="interop" id="interop-{{$i}}">
+<h2>Clients against {{.Against}}</h2>
+<p class="meta">Tried by hand{{with .Date}} on {{.}}{{end}}, no score: what works and what fails, as {{.Source}} records it.</p>
+<div class="scroll"><table class="interop-table">
+<thead><tr><th>client</th><th>works</th><th>fails, and where</th></tr></thead>
+<tbody>{{range .Rows}}<tr class="interop-row"><td class="cell {{.Class}}">{{.Name}}</td><td>{{.Works}}</td><td>{{.Fails}}</td></tr>
 {{end}}</tbody></table></div>
 </section>
 {{end}}
