@@ -16,7 +16,9 @@ import (
 func TestExtensionDelaysAreJudgedBySection91(t *testing.T) {
 	b := mustBudget(t, `{"timeout": 60, "total_timeout": 600}`)
 	p := mustPolicy(t, `{"max_attempts": 10, "jitter": false, "max_retry_after": "PT1H", "max_snoozes": 5, "max_snooze": "PT1H"}`)
-	ask := func(k errmatch.RequestKind, d time.Duration) errmatch.Request { return errmatch.Request{Kind: k, Delay: d} }
+	ask := func(k errmatch.RequestKind, d time.Duration) errmatch.Request {
+		return errmatch.Request{Kind: k, Delay: d}
+	}
 	cases := []struct {
 		name   string
 		at     time.Duration

@@ -11,9 +11,10 @@
 // the answers within the resolution the implementation declares; the
 // [Report] opens with scores per level (MUST, SHOULD, retrykit decisions),
 // groups failures by [Cause] (first the bug models of package
-// [github.com/retrykit/retrykit/conformance/diagnose] that reproduce them
-// exactly, then the vectors' failure classes), and keeps coverage apart
-// from the verdicts.
+// [github.com/retrykit/retrykit/conformance/diagnose], catalogue or fitted
+// family, that reproduce them exactly and contradict no pass, then the
+// rest grouped by the deviation observed, each with its smallest
+// reproduction), and keeps coverage apart from the verdicts.
 //
 //	suite, err := conformance.Load(retrykit.Vectors, retrykit.Scenarios)
 //	rep := conformance.NewRunner(suite).Run(ctx, conformance.Reference())

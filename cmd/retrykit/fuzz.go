@@ -41,6 +41,21 @@ const (
 )
 
 const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
+       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--out DIR]
+       retrykit fuzz --server URL --replay FILE
+
+With --server, a live OJS server is fuzzed instead of an adapter: jobs
+under generated policies (max_attempts 1..4, 10..40 ms intervals, every
+strategy or none, jitter, non_retryable_errors, on_exhaustion) are failed
+delivery by delivery with random error types and handler codes, and every
+FAIL answer (state, attempt, max_attempts, next_attempt_at) is compared
+with the reference server model, the spec's rules. The first disagreement
+is shrunk by replaying smaller cases (fields dropped, fewer attempts,
+plainer failures) and printed; --out DIR writes it as
+DIR/fuzz-server-case.json, which --replay FILE plays again. At most --jobs
+jobs are pushed (shrinking included) within --time; at the end the run
+cancels its pending jobs, deletes its dead letters, and says what it could
+not remove.
 
 Generates requests for every op the adapter lists in its hello
 (parse_duration, validate, delay, match, decide, and scenario: random job
@@ -94,6 +109,9 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		timeout  = fset.Duration("timeout", 5*time.Second, "per-request timeout (1ms..1h)")
 		budget   = fset.Duration("time", fuzzDefaultTime, "total time budget (1s..24h): each op gets an equal share of the time left; the report then says how many cases were sent")
 		quiet    = fset.Bool("quiet", false, "no progress lines on standard error")
+		server   = fset.String("server", "", "fuzz a live OJS server at this base URL instead of an adapter: generated policies and failure sequences, each FAIL answer against the reference server model")
+		jobs     = fset.Int("jobs", 50, "--server: jobs to push at most, shrinking included (1..10000)")
+		replayF  = fset.String("replay", "", "--server: replay one case file written by --out instead of fuzzing")
 		formats  repeatFlag
 		outputs  repeatFlag
 		ops, unc listFlag
@@ -115,8 +133,12 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case fset.NArg() > 0:
 		return usageErr(fmt.Sprintf("unexpected argument %q", fset.Arg(0)))
-	case strings.TrimSpace(*impl) == "":
-		return usageErr("--impl: an adapter command line is required")
+	case *server != "" && *impl != "":
+		return usageErr("--server and --impl: give one")
+	case *server == "" && strings.TrimSpace(*impl) == "":
+		return usageErr("--impl: an adapter command line is required (or --server URL)")
+	case *server != "" && (*jobs < 1 || *jobs > 10000):
+		return usageErr(fmt.Sprintf("--jobs: must be in 1..10000, got %d", *jobs))
 	case *cases < 1 || *cases > fuzzMaxCases:
 		return usageErr(fmt.Sprintf("--cases: must be in 1..%d, got %d", fuzzMaxCases, *cases))
 	case *parallel < 1 || *parallel > fuzzMaxParallel:
@@ -125,6 +147,9 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageErr(fmt.Sprintf("--timeout: must be in 1ms..1h, got %v", *timeout))
 	case *budget < time.Second || *budget > 24*time.Hour:
 		return usageErr(fmt.Sprintf("--time: must be in 1s..24h, got %v", *budget))
+	}
+	if *server != "" {
+		return runServerFuzz(*server, *jobs, *seedStr, *budget, *timeout, *out, *replayF, stdout, stderr)
 	}
 	if len(formats) == 0 {
 		formats = repeatFlag{"text"}
@@ -162,19 +187,9 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if msg := unknownFuzzUnclaimed(unc); msg != "" {
 		return usageErr(msg)
 	}
-	var seed uint64
-	if *seedStr != "" {
-		s, err := strconv.ParseUint(*seedStr, 10, 64)
-		if err != nil || s == 0 {
-			return usageErr(fmt.Sprintf("--seed: must be an integer in 1..2^64-1, got %q", *seedStr))
-		}
-		seed = s
-	} else {
-		var b [8]byte
-		for seed == 0 {
-			_, _ = crand.Read(b[:])
-			seed = binary.LittleEndian.Uint64(b[:])
-		}
+	seed, msg := parseSeed(*seedStr)
+	if msg != "" {
+		return usageErr(msg)
 	}
 	argv, err := splitCommand(*impl)
 	if err != nil || len(argv) == 0 {
@@ -466,4 +481,22 @@ func markSilence(res *fuzz.Result, timeouts int) {
 		}
 	}
 	res.Ops[i].Failure = fmt.Errorf("fuzz: the adapter stopped answering: %d adapter process(es) ended by a request timeout (each named on standard error), and the run ended before the request it hangs on was found", timeouts)
+}
+
+// parseSeed reads --seed, or draws a random seed for ""; msg says what is
+// wrong with the flag.
+func parseSeed(str string) (seed uint64, msg string) {
+	if str != "" {
+		s, err := strconv.ParseUint(str, 10, 64)
+		if err != nil || s == 0 {
+			return 0, fmt.Sprintf("--seed: must be an integer in 1..2^64-1, got %q", str)
+		}
+		return s, ""
+	}
+	var b [8]byte
+	for seed == 0 {
+		_, _ = crand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
+	return seed, ""
 }

@@ -2,11 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/ojshttp"
 )
 
 func TestFuzzUsage(t *testing.T) {
@@ -287,5 +292,37 @@ func TestFuzzWritesScenario(t *testing.T) {
 	}
 	if code, rep, errOut := runCLI(t, "", "conformance", "--scenarios-dir", scenDir, "--run", "scn-fuzz-9001", "--jitter-samples", "0"); code != 0 {
 		t.Errorf("replay against the reference: exit %d, want 0\n%s\n%s", code, rep, errOut)
+	}
+}
+
+// fuzz --server finds a server that retries past max_attempts, writes
+// the shrunk case, and --replay plays it again; a correct server gives
+// exit status 0.
+func TestFuzzServerFlag(t *testing.T) {
+	for _, tc := range []struct {
+		fault ojsfault.Set
+		code  int
+	}{{0, 0}, {ojsfault.ExhaustLate, 1}} {
+		srv := ojshttp.New(executor.New())
+		ojsfault.Plant(srv, tc.fault)
+		hs := httptest.NewServer(srv)
+		dir := t.TempDir()
+		code, out, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--jobs", "15", "--seed", "5", "--time", "30s", "--out", dir)
+		if code != tc.code {
+			t.Fatalf("fault %v: exit %d, want %d\n%s%s", tc.fault, code, tc.code, out, errOut)
+		}
+		if tc.code == 1 {
+			f := filepath.Join(dir, "fuzz-server-case.json")
+			if !strings.Contains(out, `"max_attempts": 1`) {
+				t.Errorf("not shrunk to max_attempts 1:\n%s", out)
+			}
+			if code, out, _ := runCLI(t, "", "fuzz", "--server", hs.URL, "--replay", f); code != 1 || !strings.Contains(out, "still disagrees") {
+				t.Errorf("replay: exit %d\n%s", code, out)
+			}
+		}
+		hs.Close()
+	}
+	if code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--impl", "x"); code != 2 || !strings.Contains(errOut, "give one") {
+		t.Errorf("--server with --impl: exit %d %s", code, errOut)
 	}
 }

@@ -56,7 +56,7 @@ func (w *wireFindings) note(op string, ex *exchange) {
 // envelopeProblem returns how an error answer breaks the binding's
 // envelope (§16.1), or "": {"error": {"code": string, "message": string,
 // "retryable": boolean, "request_id": string}}, the request_id equal to
-// the X-Request-Id header when there is one (§19.1: "mirrors").
+// the X-Request-Id header, which must be there (§6.5; §19.1: "mirrors").
 func envelopeProblem(ex *exchange) string {
 	var env struct {
 		Error map[string]json.RawMessage `json:"error"`
@@ -85,7 +85,10 @@ func envelopeProblem(ex *exchange) string {
 	if len(missing) > 0 {
 		return "missing or mistyped " + strings.Join(missing, ", ")
 	}
-	if h := ex.header.Get("X-Request-Id"); h != "" && h != id {
+	switch h := ex.header.Get("X-Request-Id"); {
+	case h == "":
+		return "no X-Request-Id header for error.request_id to mirror (binding §6.5, §19.1)"
+	case h != id:
 		return fmt.Sprintf("error.request_id %q is not the X-Request-Id header %q", trunc(id, 60), trunc(h, 60))
 	}
 	return ""

@@ -257,34 +257,11 @@ func (k Check) level() string {
 // (MaxAnswerSize), so a hostile server can neither hang nor exhaust the
 // checker.
 func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Report, error) {
-	cfg := &config{timeout: DefaultTimeout, lateBound: DefaultLateBound, poll: DefaultPoll, handlerCodes: true, typeField: "type",
-		budget: DefaultBudget, latRetries: DefaultLatencyRetries}
-	for _, o := range opts {
-		if o != nil {
-			o(cfg)
-		}
-	}
-	u, err := parseServerURL(serverURL)
+	cfg, c, err := setup(serverURL, opts)
 	if err != nil {
-		cfg.errs = append(cfg.errs, "server URL: "+err.Error())
-	}
-	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	root := strings.TrimRight(u.String(), "/")
-	hc := &http.Client{}
-	if cfg.hc != nil {
-		*hc = *cfg.hc
-	} else {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = 64
-		tr.ResponseHeaderTimeout = cfg.timeout
-		tr.DialContext = (&net.Dialer{Timeout: cfg.timeout}).DialContext
-		hc.Transport = tr
-		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	}
-	hc.Timeout = cfg.timeout
-	c := &client{root: root, base: root + "/ojs/v1", hc: hc, timeout: cfg.timeout}
+	root := c.root
 	start := time.Now()
 	parent := ctx
 	if cfg.budget > 0 {
@@ -447,4 +424,42 @@ func (e *env) judgeTiming() {
 	default:
 		e.notRun("http-promoted", "no retry was fetched")
 	}
+}
+
+// newClient returns the client of a run against the server at u.
+func newClient(cfg *config, u *url.URL) *client {
+	root := strings.TrimRight(u.String(), "/")
+	hc := &http.Client{}
+	if cfg.hc != nil {
+		*hc = *cfg.hc
+	} else {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 64
+		tr.ResponseHeaderTimeout = cfg.timeout
+		tr.DialContext = (&net.Dialer{Timeout: cfg.timeout}).DialContext
+		hc.Transport = tr
+		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	}
+	hc.Timeout = cfg.timeout
+	return &client{root: root, base: root + "/ojs/v1", hc: hc, timeout: cfg.timeout}
+}
+
+// setup applies opts over the defaults, validates them and the server
+// URL, and returns the run's configuration and client.
+func setup(serverURL string, opts []Option) (*config, *client, error) {
+	cfg := &config{timeout: DefaultTimeout, lateBound: DefaultLateBound, poll: DefaultPoll, handlerCodes: true, typeField: "type",
+		budget: DefaultBudget, latRetries: DefaultLatencyRetries}
+	for _, o := range opts {
+		if o != nil {
+			o(cfg)
+		}
+	}
+	u, err := parseServerURL(serverURL)
+	if err != nil {
+		cfg.errs = append(cfg.errs, "server URL: "+err.Error())
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, nil, err
+	}
+	return cfg, newClient(cfg, u), nil
 }

@@ -276,11 +276,12 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		Steps  json.RawMessage `json:"steps"`
 		Case   json.RawMessage `json:"case"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return fmt.Errorf("protocol: request: %w", plainJSONError(err))
-	}
+	// The one reader first (strictjson), then encoding/json's fields.
 	if k, ok := duplicateKey(data); ok {
 		return fmt.Errorf("protocol: request: field %s: given more than once", clip([]byte(k)))
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("protocol: request: %w", plainJSONError(err))
 	}
 	if w.ID == nil {
 		return errors.New("protocol: request: no id")
@@ -367,6 +368,9 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 		Result      json.RawMessage `json:"result"`
 		Error       *ErrorResult    `json:"error"`
 		Unsupported bool            `json:"unsupported"`
+	}
+	if k, ok := duplicateKey(data); ok {
+		return fmt.Errorf("protocol: answer: field %s: given more than once", clip([]byte(k)))
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("protocol: answer: %w", plainJSONError(err))

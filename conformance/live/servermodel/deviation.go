@@ -192,3 +192,14 @@ func example(o *Obs, ref answer) string {
 	}
 	return fmt.Sprintf("observation of kind %d: the server answered %v, the spec %v", o.Kind, o.Yes, ref.yes)
 }
+
+// Judge reports whether the reference server answers the observation o
+// as the server did, and writes the reference's answer beside the
+// server's (for a differential fuzzer of live servers).
+func Judge(o *Obs) (ok bool, diff string) {
+	ref := predict(set{}, o)
+	if consistent(ref, o) {
+		return true, ""
+	}
+	return false, example(o, ref)
+}

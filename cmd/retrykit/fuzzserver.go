@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance/live"
+)
+
+// runServerFuzz is "retrykit fuzz --server URL": live.FuzzServer bounded
+// by jobs and budget, or live.ReplayCase of one case file. Exit status: 0
+// no disagreement; 1 a disagreement (written to out/fuzz-server-case.json
+// when out is set); 2 bad usage or a server that cannot be reached.
+func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Duration, out, replay string, stdout, stderr io.Writer) int {
+	ctx := context.Background()
+	opts := []live.Option{live.WithTimeout(timeout)}
+	if replay != "" {
+		data, err := os.ReadFile(replay)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit fuzz: --replay: %v\n", err)
+			return 2
+		}
+		var c live.FuzzCase
+		if err := json.Unmarshal(data, &c); err != nil || c.Policy == nil || len(c.Failures) == 0 {
+			fmt.Fprintf(stderr, "retrykit fuzz: --replay %s: not a case file (policy and failures required): %v\n", replay, err)
+			return 2
+		}
+		bad, left, err := live.ReplayCase(ctx, url, &c, opts...)
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
+			return 2
+		}
+		if left != "" {
+			fmt.Fprintln(stdout, left)
+		}
+		if bad {
+			fmt.Fprintf(stdout, "still disagrees at failure %d: %s\n", c.Step, c.Got)
+			return 1
+		}
+		fmt.Fprintln(stdout, "the server now agrees with the reference on this case")
+		return 0
+	}
+	seed, msg := parseSeed(seedStr)
+	if msg != "" {
+		fmt.Fprintf(stderr, "retrykit fuzz: %s\n", msg)
+		return 2
+	}
+	res, err := live.FuzzServer(ctx, url, jobs, seed, budget, opts...)
+	if err != nil {
+		fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "fuzz --server %s: %d jobs (at most %d), seed %d\n", url, res.Jobs, jobs, seed)
+	if res.Stopped != "" {
+		fmt.Fprintf(stdout, "stopped early: %s\n", res.Stopped)
+	}
+	if res.Left != "" {
+		fmt.Fprintln(stdout, res.Left)
+	}
+	if res.Found == nil {
+		fmt.Fprintln(stdout, "no disagreement with the reference server model")
+		return 0
+	}
+	c := res.Found
+	fmt.Fprintf(stdout, "disagreement at failure %d (shrunk in %d replays):\n  %s\n", c.Step, res.Shrinks, c.Got)
+	b, _ := json.MarshalIndent(c, "", "  ")
+	fmt.Fprintf(stdout, "case:\n%s\n", b)
+	if out != "" {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			fmt.Fprintf(stderr, "retrykit fuzz: --out: %v\n", err)
+			return 1
+		}
+		f := filepath.Join(out, "fuzz-server-case.json")
+		if err := os.WriteFile(f, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(stderr, "retrykit fuzz: --out: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "written to %s; replay: retrykit fuzz --server URL --replay %s\n", f, f)
+	}
+	return 1
+}
