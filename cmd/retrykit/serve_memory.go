@@ -65,17 +65,22 @@ type dropWatch struct {
 	bytes int64
 }
 
-// large records what is held now and reports whether it is a large drop
-// from the peak since the last large drop: jobs or bytes at most half the
-// peak and at least dropJobs or dropBytes below it. A large drop resets
-// the peaks to now.
+// large records what is held now and reports whether it is a large drop:
+// jobs at most half their peak and at least dropJobs below it, or bytes
+// at most half their peak and at least dropBytes below it. Each peak is
+// the largest value since its own last large drop, which resets it to
+// now, so a fall in jobs does not hide a later fall in bytes.
 func (w *dropWatch) large(jobs int, bytes int64) bool {
 	w.jobs, w.bytes = max(w.jobs, jobs), max(w.bytes, bytes)
-	if (w.jobs-jobs >= dropJobs && jobs <= w.jobs/2) || (w.bytes-bytes >= dropBytes && bytes <= w.bytes/2) {
-		w.jobs, w.bytes = jobs, bytes
-		return true
+	jobsDrop := w.jobs-jobs >= dropJobs && jobs <= w.jobs/2
+	bytesDrop := w.bytes-bytes >= dropBytes && bytes <= w.bytes/2
+	if jobsDrop {
+		w.jobs = jobs
 	}
-	return false
+	if bytesDrop {
+		w.bytes = bytes
+	}
+	return jobsDrop || bytesDrop
 }
 
 // reclaimLoop calls srv.Reclaim every reclaimEvery until stop is closed,

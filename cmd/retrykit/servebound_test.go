@@ -20,7 +20,7 @@ func TestServeMemoryBoundFormula(t *testing.T) {
 		maxJobs  int
 		want     int64
 	}{
-		// Defaults: 2 × 256 MiB + 500 000 KiB + 200 MiB = 1 224 000 000 bytes, about 1 167 MiB.
+		// Defaults: 2 × 256 MiB + 500 000 KiB + 200 MiB = 1 258 586 112 bytes, about 1 200 MiB.
 		{256 * MiB, 500_000, 2*256*MiB + 500_000*1024 + 200*MiB},
 		{1, 1, 2 + 1024 + 200*MiB},
 		{math.MaxInt64, 1, math.MaxInt64},
@@ -36,8 +36,8 @@ func TestServeMemoryBoundFormula(t *testing.T) {
 }
 
 // TestDropWatchFiresOnLargeDrops walks a server's holdings through a
-// burst and its end: only a fall to at most half the peak, by at least
-// 4096 jobs or 32 MiB, is a large drop, and it resets the peak.
+// burst and its end: only a fall to at most half a peak, by at least 4096
+// jobs or 32 MiB, is a large drop, and it resets that peak only.
 func TestDropWatchFiresOnLargeDrops(t *testing.T) {
 	var w dropWatch
 	for i, step := range []struct {
@@ -48,12 +48,18 @@ func TestDropWatchFiresOnLargeDrops(t *testing.T) {
 		{1000, 1 << 20, false},
 		{400_000, 200 << 20, false},
 		{300_000, 150 << 20, false}, // not yet half
-		{200_000, 100 << 20, true},  // half of the peak, far below it
-		{150_000, 80 << 20, false},  // the peak is now 200 000
+		{200_000, 100 << 20, true},  // half of both peaks, far below them
+		{150_000, 80 << 20, false},  // the peaks are now 200 000 and 100 MiB
 		{100_000, 50 << 20, true},
 		{60_000, 49 << 20, false}, // jobs: 40 000 below but not half; bytes: 1 MiB below
 		{60_000, 1 << 20, true},   // bytes: 49 MiB below a peak of 50 MiB, under half
 		{58_000, 1 << 19, false},  // 2000 jobs and 0.5 MiB below: too small
+		// Jobs fall first (their peak resets), bytes later: the bytes
+		// peak is still the 40 MiB held before the jobs fell.
+		{58_000, 40 << 20, false},
+		{20_000, 30 << 20, true},  // jobs: 38 000 below 58 000, under half
+		{19_000, 19 << 20, false}, // bytes: 21 MiB below 40 MiB: too small
+		{19_000, 4 << 20, true},   // bytes: 36 MiB below 40 MiB, under half
 	} {
 		if got := w.large(step.jobs, step.bytes); got != step.want {
 			t.Errorf("step %d (%d jobs, %d bytes): large = %v, want %v", i, step.jobs, step.bytes, got, step.want)
