@@ -24,8 +24,9 @@ func Example_quickStart() {
 		log.Fatal(err)
 	}
 
-	// 2. The schedule: the delay after each attempt that is retried, and the
-	// range jitter puts it in (inclusive, as everywhere in retrykit).
+	// 2. The schedule: the delay after each attempt that is retried (attempts
+	// 1 to max_attempts − 1: three here; the 4th failure is on_exhaustion's),
+	// and the range jitter puts it in (inclusive, as everywhere in retrykit).
 	for attempt, delay := range p.Schedule(backoff.Fixed(0.5)) { // middle (r = 0.5): the base delay
 		lo, hi := p.Backoff().Bounds(attempt)
 		fmt.Printf("attempt %d fails: retry in %v, jittered into [%v, %v]\n", attempt, delay, lo, hi)

@@ -76,8 +76,10 @@
 // [New] validates a Config and returns an immutable [*Backoff] that
 // precomputes a small table, so a lookup costs a few nanoseconds.
 // [Backoff.DelayAt] is the pure form taking the draw r explicitly;
-// [Backoff.Delay] draws r from a [Source] (a *math/rand/v2.Rand, the
-// deterministic [Fixed], or the goroutine-safe [Random]);
+// [Backoff.Delay] draws r from a [Source]: [Random] in production
+// (goroutine-safe, seeded by the runtime), [NewPCG] for a seeded,
+// reproducible sequence (tests, examples, replaying a run; one goroutine at
+// a time), [Fixed] for one fixed draw, or any *math/rand/v2.Rand;
 // [Backoff.Base] is the capped delay before jitter; [Backoff.Bounds] gives
 // the exact range jitter can produce; [Backoff.Schedule] iterates over the
 // delays of attempts 1..k.

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -108,6 +109,29 @@ func (c comparison) compareOne(kind string, w *outcome, got protocol.Response) s
 		}
 	}
 	return "unknown kind " + kind
+}
+
+// asSent rewrites "FIELD: got N" in a reason with the number as the answer
+// wrote it, when that text is not N: "delay_ns: got 1e30 (read as
+// 9223372036854775807)" rather than the saturated value the adapter never
+// sent.
+func asSent(reason string, got protocol.Response) string {
+	var m map[string]json.RawMessage
+	if reason == "" || json.Unmarshal(got.AppendJSON(nil), &m) != nil {
+		return reason
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"ns", got.NS}, {"delay_ns", got.DelayNS}} {
+		if f.v == nil {
+			continue
+		}
+		if text, n := string(m[f.name]), strconv.FormatInt(*f.v, 10); text != "" && text != n {
+			reason = strings.Replace(reason, f.name+": got "+n, f.name+": got "+text+" (read as "+n+")", 1)
+		}
+	}
+	return reason
 }
 
 // nanos compares two nanosecond values within the declared resolution.

@@ -488,3 +488,33 @@ func TestHostileHugeScenarioRequestToReference(t *testing.T) {
 		t.Logf("answered in %d bytes, %d bytes allocated", out.Len(), alloc)
 	}
 }
+
+// A failing answer is reported as the adapter wrote it: a delay_ns of 1e30
+// (read as the saturated 2^63 − 1 ns for the comparison) shows as 1e30 on
+// the got line, not as the clamped number the adapter never sent.
+func TestReportShowsTheAnswerAsSent(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs sh and sed")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `"$0" -test.run='^$' | sed -u 's/"delay_ns":[0-9]*/"delay_ns":1e30/'`
+	p := protocol.NewProcess([]string{"sh", "-c", script, exe}, protocol.WithEnv(append(os.Environ(), adapterEnv+"=plain")))
+	defer p.Close()
+	rep := conformance.NewRunner(embeddedSuite(t), conformance.WithIDs("delay-0001")).Run(context.Background(), p)
+	if rep.Totals.Fail != 1 {
+		t.Fatalf("want delay-0001 to fail: %+v", rep.Totals)
+	}
+	if got := string(rep.Results[0].Got); !strings.Contains(got, `"delay_ns":1e30`) {
+		t.Errorf("got %s, want the answer as sent, with \"delay_ns\":1e30", got)
+	}
+	var b strings.Builder
+	if err := rep.Write(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `got:    {"id":1,"delay_ns":1e30}`) || !strings.Contains(b.String(), "delay_ns: got 1e30 (read as 9223372036854775807), want 5000000000") {
+		t.Errorf("text report:\n%s", b.String())
+	}
+}

@@ -49,7 +49,7 @@ func Judge(h protocol.Hello, req protocol.Request, want, got protocol.Response, 
 	if h.Jitter == protocol.JitterOpaque && req.Rand == nil {
 		cmp.bounds = opaqueBounds(v)
 	}
-	return cmp.compare(v, got)
+	return asSent(cmp.compare(v, got), got)
 }
 
 // kindFor is the inverse of opFor for the vector kinds and scenarios.

@@ -457,7 +457,7 @@ func (r *Runner) runOne(ctx context.Context, impl protocol.Implementation, h pro
 		res.Status, res.Reason, res.cause = StatusError, "malformed answer: "+err.Error(), "malformed-answer"
 	} else if v.sc != nil {
 		r.judgeScenario(&res, v, got)
-	} else if reason := cmp.compare(v, got); reason != "" {
+	} else if reason := asSent(cmp.compare(v, got), got); reason != "" {
 		res.Status, res.Reason, res.cause = StatusFail, reason, failSymptom(v.Kind, &v.want, got, reason)
 	} else {
 		res.Status = StatusPass

@@ -173,6 +173,11 @@
 //
 // # Non-goals
 //
-// Persistence, priorities, unique jobs, workflows, per-queue retention
-// settings and automatic dead-letter replay.
+// Persistence (every job lives in memory), workflows, cron jobs, deciding
+// unique-job conflicts, and retention settings that differ by queue.
+//
+// Unique jobs are decided by the OJS server (package ojshttp), which uses
+// [Executor.EnqueueReplacing] for the atomic step of on_conflict "replace".
+// Priorities ([JobSpec.Priority]) and automatic dead-letter replay
+// ([WithReplayRules]) are the executor's own, described above.
 package executor

@@ -233,7 +233,33 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 		}
 		return cells
 	}
-	writeColumns(w, k+1, row)
+	// A column cut by the table's end, not by exhaustion, says so in a
+	// last row, so that it does not read as a subject that stopped there.
+	cut := false
+	for _, s := range subs {
+		cut = cut || s.retries(limit) >= k
+	}
+	rows := k + 1
+	if cut {
+		rows++
+	}
+	writeColumns(w, rows, func(i int, cells []string) []string {
+		if i <= k {
+			return row(i, cells)
+		}
+		cells = append(cells, "…")
+		for _, s := range subs {
+			switch r := s.retries(limit); {
+			case s.attempts == 0:
+				cells = append(cells, fmt.Sprintf("unbounded (--limit %d)", limit))
+			case r >= k:
+				cells = append(cells, fmt.Sprintf("%d more retries, then %s (--limit %d)", r-k, s.action, limit))
+			default:
+				cells = append(cells, "")
+			}
+		}
+		return cells
+	})
 	for n := 1; n <= k; n++ {
 		allRetry := true
 		for _, s := range subs {
@@ -280,9 +306,32 @@ func writeCompare(w io.Writer, subs []subject, k, limit int) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	// every is the last attempt that every subject retries.
+	every := k
+	for _, s := range subs {
+		every = min(every, s.retries(limit))
+	}
 	if bigAt > 0 {
-		fmt.Fprintf(w, "largest difference per attempt: %s at attempt %d (%s %s, %s %s)\n", human.Round(bigD), bigAt,
-			subs[bigHi].name, human.Round(subs[bigHi].nominal(bigAt)), subs[bigLo].name, human.Round(subs[bigLo].nominal(bigAt)))
+		fmt.Fprintf(w, "largest difference per attempt: %s at attempt %d (%s %s, %s %s), over attempts 1 to %d, which every subject retries\n", human.Round(bigD), bigAt,
+			subs[bigHi].name, human.Round(subs[bigHi].nominal(bigAt)), subs[bigLo].name, human.Round(subs[bigLo].nominal(bigAt)), every)
+	}
+	// Past that, the subjects that still retry: their longest delay, which
+	// the per-attempt difference cannot show.
+	var longest []string
+	for _, s := range subs {
+		r := min(s.retries(limit), k)
+		at := 1
+		for n := 2; n <= r; n++ {
+			if s.nominal(n) > s.nominal(at) {
+				at = n
+			}
+		}
+		if r >= 1 {
+			longest = append(longest, fmt.Sprintf("%s %s (after attempt %d)", s.name, human.Round(s.nominal(at)), at))
+		}
+	}
+	if every < k && len(longest) > 0 {
+		fmt.Fprintf(w, "longest delay of each (%s): %s\n", chart.Middle, strings.Join(longest, ", "))
 	}
 	iLo, iHi := -1, -1
 	for i, t := range totals {

@@ -431,11 +431,12 @@ func helpRequested(args []string) bool {
 	return false
 }
 
-// commandLine returns "retrykit conformance" followed by args, each quoted
+// commandLine returns "retrykit conformance" (self: how the user runs this
+// program, see selfCommand) followed by args, each quoted
 // for a POSIX shell where needed, so that a report can show a command the
 // reader can paste.
 func commandLine(args []string) string {
-	parts := []string{"retrykit", "conformance"}
+	parts := []string{self, "conformance"}
 	for _, a := range args {
 		parts = append(parts, shellQuote(a))
 	}

@@ -248,8 +248,8 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	markSilence(res, p.Timeouts())
 	repro := func(op string) string {
-		return fmt.Sprintf("retrykit fuzz --impl %s --seed %d --ops %s --parallel %d --cases %d%s",
-			shellQuote(*impl), seed, op, *parallel, *cases, unclaimedArgs(unc))
+		return fmt.Sprintf("%s fuzz --impl %s --seed %d --ops %s --parallel %d --cases %d%s",
+			self, shellQuote(*impl), seed, op, *parallel, *cases, unclaimedArgs(unc))
 	}
 	vectors := map[string][2]string{}
 	var writeErrs []string
@@ -267,7 +267,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 				// "conformance export" lays them out.
 				path, id, err = fuzz.WriteScenario(filepath.Join(*out, "scenarios"), o.Disagreement, seed)
 			} else {
-				path, id, err = fuzz.WriteVector(*out, o.Disagreement, seed, opaque)
+				path, id, err = fuzz.WriteVector(*out, o.Disagreement, causeOf(o, opaque), seed, opaque)
 			}
 			if err != nil {
 				writeErrs = append(writeErrs, fmt.Sprintf("--out: %s: %v", o.Op, err))
@@ -277,7 +277,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	replay := func(id, dir string) string {
-		return fmt.Sprintf("retrykit conformance --impl %s %s --run %s --jitter-samples 0", shellQuote(*impl), dir, id)
+		return fmt.Sprintf("%s conformance --impl %s %s --run %s --jitter-samples 0", self, shellQuote(*impl), dir, id)
 	}
 	for i, f := range formats {
 		write := func(w io.Writer) error {
@@ -359,7 +359,7 @@ func writeFuzzText(w io.Writer, res *fuzz.Result, repro func(string) string, rep
 			fmt.Fprintf(w, "  sent:     %s\n", d.Request.AppendJSON(nil))
 			fmt.Fprintf(w, "  expected: %s\n", d.Want.AppendJSON(nil))
 			fmt.Fprintf(w, "  got:      %s\n", d.Got.AppendJSON(nil))
-			writeFuzzCause(w, fuzz.Explain(d, h.Jitter == protocol.JitterOpaque), repro(o.Op))
+			writeFuzzCause(w, causeOf(o, h.Jitter == protocol.JitterOpaque), repro(o.Op))
 			fmt.Fprintf(w, "  seed:     %d\n  repeat:   %s\n", res.Seed, repro(o.Op))
 			if v, ok := vectors[o.Op]; ok && o.Op == protocol.OpScenario {
 				fmt.Fprintf(w, "  scenario: %s in %s\n  replay:   %s\n", v[1], v[0], replay(v[1], "--scenarios-dir "+shellQuote(filepath.Dir(v[0]))))
@@ -439,7 +439,7 @@ func writeFuzzJSON(w io.Writer, res *fuzz.Result, repro func(string) string, vec
 		switch {
 		case o.Disagreement != nil:
 			d := o.Disagreement
-			c := fuzz.Explain(d, res.Hello.Jitter == protocol.JitterOpaque)
+			c := causeOf(o, res.Hello.Jitter == protocol.JitterOpaque)
 			j.Status, j.Reason, j.Flags, j.Requirement = "disagreement", d.Reason, c.Flags, c.Requirement
 			if c.Found() {
 				j.Cause, j.Fix, j.Unclaim = "bug:"+c.Model.Name, c.Model.Fix, c.Model.Unclaim()
@@ -481,6 +481,15 @@ func markSilence(res *fuzz.Result, timeouts int) {
 		}
 	}
 	res.Ops[i].Failure = fmt.Errorf("fuzz: the adapter stopped answering: %d adapter process(es) ended by a request timeout (each named on standard error), and the run ended before the request it hangs on was found", timeouts)
+}
+
+// causeOf is the cause of o's disagreement: the one the run confirmed
+// against the implementation, or Explain's for a result built without one.
+func causeOf(o fuzz.OpResult, opaque bool) fuzz.Cause {
+	if o.Cause != nil {
+		return *o.Cause
+	}
+	return fuzz.Explain(o.Disagreement, opaque)
 }
 
 // parseSeed reads --seed, or draws a random seed for ""; msg says what is

@@ -124,7 +124,7 @@ func writeFuzzHTML(w io.Writer, res *fuzz.Result, command string, repro func(str
 		switch {
 		case o.Disagreement != nil:
 			d := o.Disagreement
-			c := fuzz.Explain(d, h.Jitter == protocol.JitterOpaque)
+			c := causeOf(o, h.Jitter == protocol.JitterOpaque)
 			row.Status, row.Bad, row.Anchor = "disagreement", true, "op-"+o.Op
 			f := row
 			f.Title = "minimal disagreement (shrunk in " + o.Shrink.Round(time.Millisecond).String() + ")"
@@ -175,9 +175,10 @@ func writeFuzzHTML(w io.Writer, res *fuzz.Result, command string, repro func(str
 	return fuzzHTMLTemplate.Execute(w, p)
 }
 
-// fuzzCommandLine returns "retrykit fuzz" and args, quoted for a shell.
+// fuzzCommandLine returns "retrykit fuzz" (self) and args, quoted for a
+// shell.
 func fuzzCommandLine(args []string) string {
-	parts := []string{"retrykit", "fuzz"}
+	parts := []string{self, "fuzz"}
 	for _, a := range args {
 		parts = append(parts, shellQuote(a))
 	}

@@ -45,6 +45,7 @@ type command struct {
 var commands = map[string]command{}
 
 func main() {
+	initSelf()
 	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	// The last chance to hear of lost output (a file system that reports
 	// a failed write only when the file is closed).

@@ -379,3 +379,45 @@ func TestCompareAndFitLibraryProfiles(t *testing.T) {
 		}
 	}
 }
+
+// A column that stops because the table reached --limit says so, with the
+// retries left, and the per-attempt difference names the attempts it
+// covers; past them, each subject's longest delay is shown.
+func TestCompareSaysWhereTheTableStops(t *testing.T) {
+	// Sidekiq retries 25 times (its 26th attempt dead-letters); River 24.
+	code, out, errOut := runCLI(t, "", "compare", "--profile", "sidekiq", "--profile", "river", "--limit", "6")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	last := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "…") {
+			last = l
+		}
+	}
+	for _, want := range []string{fmt.Sprintf("%d more retries, then dead_letter (--limit 6)", 25-6), fmt.Sprintf("%d more retries, then discard (--limit 6)", 24-6)} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the last row %q lacks %q:\n%s", last, want, out)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "p.json")
+	if err := os.WriteFile(file, []byte(`{"max_attempts": 5}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "", "compare", "--profile", "sidekiq", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "\n…") {
+		t.Errorf("a table that reaches every exhaustion has a cut row:\n%s", out)
+	}
+	if !strings.Contains(out, "over attempts 1 to 4, which every subject retries") {
+		t.Errorf("the per-attempt difference does not name its attempts:\n%s", out)
+	}
+	// Sidekiq's delay after attempt 25 is count⁴ + 15 + rand(10)·(count+1)
+	// seconds with count = 24 (it counts retries from 0); at the middle draw
+	// 4.5: 331776 + 15 + 112.5 = 331903.5 s = 3d20h11m43.5s, shown as 3d20h12m.
+	if !strings.Contains(out, "longest delay of each (middle (r = 0.5)): sidekiq 3d20h12m (after attempt 25), "+file+" 8s (after attempt 4)") {
+		t.Errorf("no longest delay of each subject:\n%s", out)
+	}
+}

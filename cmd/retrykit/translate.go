@@ -360,7 +360,38 @@ func toSystem(pol *policy.Policy, name string, base profile.Profile) *translatio
 		t.Notes = append(t.Notes, fmt.Sprintf("%s cannot express this schedule with its settings: %s; to keep the policy's schedule it needs %s",
 			baseName(base), what, customNeed(baseName(base))))
 	}
+	if n := exhaustionNote(pol, baseName(base), cs.action); n != "" {
+		t.Notes = append(t.Notes, n)
+	}
 	return t
+}
+
+// exhaustionNote explains, where the policy's on_exhaustion and the
+// system's own outcome for an exhausted job differ, what the system does
+// and how to get the policy's outcome from it; "" when they agree.
+func exhaustionNote(pol *policy.Policy, system, systemAction string) string {
+	want := pol.Spec().OnExhaustion.String()
+	if want == systemAction {
+		return ""
+	}
+	how, ok := exhaustionHow[system+" "+want]
+	if !ok {
+		how = "its own handler for an exhausted job"
+	}
+	return fmt.Sprintf("on exhaustion the policy says %s; %s does %s: %s", want, system, systemAction, how)
+}
+
+// exhaustionHow says, per system and wanted on_exhaustion, how the system
+// gets it.
+var exhaustionHow = map[string]string{
+	"sidekiq discard": "Sidekiq moves a job whose retries ran out to the Dead set, its dead letter queue " +
+		"(kept 6 months, at most 10000 jobs; sidekiq_retries_exhausted runs first); " +
+		"add dead: false to the job's sidekiq_options to discard it instead, as discard means " +
+		"(retry: false discards too, but without any retry)",
+	"sidekiq6 discard": "Sidekiq moves a job whose retries ran out to the Dead set, its dead letter queue " +
+		"(kept 6 months, at most 10000 jobs; sidekiq_retries_exhausted runs first); " +
+		"add dead: false to the job's sidekiq_options to discard it instead, as discard means " +
+		"(retry: false discards too, but without any retry)",
 }
 
 // customNeed says what a system needs, beyond its settings, to follow an

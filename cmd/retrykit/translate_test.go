@@ -290,3 +290,33 @@ func TestTranslateToSaysWhichFeaturesCross(t *testing.T) {
 		t.Errorf("text output says nothing of what temporal cannot carry:\n%s", out)
 	}
 }
+
+// A policy that discards on exhaustion, translated to Sidekiq (which keeps
+// an exhausted job in its Dead set), is told the difference and the option
+// that discards; one that dead-letters agrees with Sidekiq and is told
+// nothing about it.
+func TestTranslateToSidekiqExplainsDiscardAndDeadSet(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		policy string
+		note   bool
+	}{
+		{`{"max_attempts": 5, "on_exhaustion": "discard"}`, true},
+		{`{"max_attempts": 5}`, true}, // the default is discard
+		{`{"max_attempts": 5, "on_exhaustion": "dead_letter"}`, false},
+	} {
+		file := filepath.Join(dir, "p.json")
+		if err := os.WriteFile(file, []byte(tc.policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runCLI(t, "", "translate", "--to", "sidekiq", file)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.policy, code, errOut)
+		}
+		got := strings.Contains(out, "note: on exhaustion the policy says discard; sidekiq does dead_letter: Sidekiq moves a job whose retries ran out to the Dead set") &&
+			strings.Contains(out, "add dead: false to the job's sidekiq_options")
+		if got != tc.note {
+			t.Errorf("%s: note shown %v, want %v:\n%s", tc.policy, got, tc.note, out)
+		}
+	}
+}

@@ -77,8 +77,8 @@ func models(es []entry) []Model {
 var catalogue = models([]entry{
 	{"no-defaults-merge", "merge a partial policy over the section 8 defaults field by field (an absent field takes its default, not a zero value)", bugNoMerge},
 	{"no-on-exhaustion", "add the on_exhaustion field (discard | dead_letter, default discard), report it in the effective policy and apply it on exhaustion and to non-retryable errors", bugNoOnExhaustion},
-	{"no-duplicate-key-check", "reject a policy that repeats a key (RK-12) instead of keeping the last value", bugNoDupCheck},
-	{"unknown-fields-ignored", "reject unknown policy fields (RK-12), naming the field", bugUnknownFieldsIgnored},
+	{"no-duplicate-key-check", "reject a policy that repeats a key (RK-08) instead of keeping the last value", bugNoDupCheck},
+	{"unknown-fields-ignored", "reject unknown policy fields (RK-02), naming the field", bugUnknownFieldsIgnored},
 	{"no-post-jitter-cap", "cap the delay at max_interval again after multiplying by the jitter (cap, jitter, cap)", bugNoPostCap},
 	{"jitter-before-cap", "cap the raw delay at max_interval before applying jitter, then cap again (cap, jitter, cap)", bugJitterBeforeCap},
 	{"additive-jitter", "jitter multiplies the capped delay by 0.5 + r; do not add r times the delay", bugAdditiveJitter},

@@ -346,6 +346,36 @@ type Response struct {
 	Result      json.RawMessage `json:"result,omitempty"`      // timeout_decide, timeout_expiry, replay: the result object
 	Error       *ErrorResult    `json:"error,omitempty"`       // a rejected input: its error type and message
 	Unsupported bool            `json:"unsupported,omitempty"` // the implementation lacks the op or a feature the request needs
+
+	// nsWire and delayWire keep ns and delay_ns as the answer line wrote
+	// them when that text is not the decoded value's ("1e30", saturated to
+	// math.MaxInt64; "1e9"), so that AppendJSON shows what was sent.
+	nsWire, delayWire wireNumber
+}
+
+// wireNumber is a number's text on the wire beside the value it was read
+// as; AppendJSON writes the text only while the field still holds that
+// value.
+type wireNumber struct {
+	n    int64
+	text string
+}
+
+// wire returns the wireNumber for raw read as n: empty when raw is n's
+// canonical text.
+func wire(raw json.RawMessage, n *int64) wireNumber {
+	if n == nil || string(raw) == strconv.FormatInt(*n, 10) {
+		return wireNumber{}
+	}
+	return wireNumber{n: *n, text: string(raw)}
+}
+
+// appendNanos appends n, or the text it was read from (w).
+func appendNanos(b []byte, n int64, w wireNumber) []byte {
+	if w.text != "" && w.n == n {
+		return append(b, w.text...)
+	}
+	return strconv.AppendInt(b, n, 10)
 }
 
 // UnmarshalJSON decodes one answer line (PROTOCOL.md sections 3 and 4). It
@@ -387,6 +417,7 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 	if out.DelayNS, err = readNanos("delay_ns", w.DelayNS); err != nil {
 		return err
 	}
+	out.nsWire, out.delayWire = wire(w.NS, out.NS), wire(w.DelayNS, out.DelayNS)
 	*r = out
 	return nil
 }
@@ -412,12 +443,14 @@ type ErrorResult struct {
 }
 
 // AppendJSON appends the response as one protocol line (without newline).
+// A response read by UnmarshalJSON keeps ns and delay_ns as they were
+// written on the wire ("1e30" stays "1e30", not the int64 it saturated to).
 func (r *Response) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, r.ID, 10)
 	if r.NS != nil {
 		b = append(b, `,"ns":`...)
-		b = strconv.AppendInt(b, *r.NS, 10)
+		b = appendNanos(b, *r.NS, r.nsWire)
 	}
 	if r.Effective != nil {
 		b = append(b, `,"effective":`...)
@@ -429,7 +462,7 @@ func (r *Response) AppendJSON(b []byte) []byte {
 	}
 	if r.DelayNS != nil {
 		b = append(b, `,"delay_ns":`...)
-		b = strconv.AppendInt(b, *r.DelayNS, 10)
+		b = appendNanos(b, *r.DelayNS, r.delayWire)
 	}
 	if r.Match != nil {
 		b = append(b, `,"match":`...)

@@ -11,7 +11,7 @@ import (
 // ("one attempt past max_attempts retried", "every delay is 2× the
 // spec's"), never by a check's class flag.
 type Deviation struct {
-	Name        string   // "retried-past-max-attempts(1)", "check(http-heartbeat)", ...
+	Name        string   // "retried-past-max-attempts(1)", "own-observation", ...
 	Explanation string   // what every check of the group showed
 	Checks      []string // in the order given
 	// Example is the first observation of the group's first check that
@@ -25,8 +25,9 @@ type obsKey struct{ name, expl string }
 // them) by the first observation of each that the reference answers
 // otherwise: a specific description shared by at least two checks and by
 // most checks of its generic kind is taken first, largest first; the rest
-// by their generic description. A check none of whose observations
-// deviates is a group of its own ("check(id)"), judged by the check alone.
+// by their generic description. The checks none of whose observations
+// deviates (or that have none) form one group, "own-observation", each
+// judged by what the check saw itself (its reason).
 func Deviations(obs []Obs, unexplained []string) []Deviation {
 	if len(obs) > MaxObservations {
 		obs = obs[:MaxObservations]
@@ -39,7 +40,7 @@ func Deviations(obs []Obs, unexplained []string) []Deviation {
 	}
 	items := make([]item, len(unexplained))
 	for i, c := range unexplained {
-		items[i] = item{check: c, generic: obsKey{"check(" + c + ")", "the check failed on what it observed itself (no observation the models read deviates)"}}
+		items[i] = item{check: c, generic: obsKey{"own-observation", "each check failed on what it observed itself (see its reason), which no model reads"}}
 		for j := range obs {
 			o := &obs[j]
 			if o.Check != c {

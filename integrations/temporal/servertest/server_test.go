@@ -103,7 +103,8 @@ func (r *recorder) get(key string) []attemptRec {
 // scripted is an activity that behaves at attempt n as script[n-1] (the
 // last entry for later attempts): "ok" succeeds, "fail" returns a plain Go
 // error, "type:T" an error of OJS type T, "code:C" one with handler code C,
-// "big:N:T" an error of OJS type T whose message is N bytes long.
+// "big:N:T" an error of OJS type T whose message is N bytes long,
+// "after:D:T" an error of OJS type T asking for a retry after D.
 func (r *recorder) scripted(ctx context.Context, script []string) (string, error) {
 	n := r.add(ctx)
 	step := script[min(int(n), len(script))-1]
@@ -114,6 +115,10 @@ func (r *recorder) scripted(ctx context.Context, script []string) (string, error
 		return "", errmatch.Wrap(fmt.Errorf("typed failure %d", n), strings.TrimPrefix(step, "type:"), "")
 	case strings.HasPrefix(step, "code:"):
 		return "", errmatch.Wrap(fmt.Errorf("coded failure %d", n), "", errmatch.Code(strings.TrimPrefix(step, "code:")))
+	case strings.HasPrefix(step, "after:"):
+		ds, typ, _ := strings.Cut(strings.TrimPrefix(step, "after:"), ":")
+		d, _ := time.ParseDuration(ds)
+		return "", errmatch.WithRetryAfter(errmatch.Wrap(fmt.Errorf("busy %d", n), typ, ""), d)
 	case strings.HasPrefix(step, "big:"):
 		size, typ, _ := strings.Cut(strings.TrimPrefix(step, "big:"), ":")
 		b, _ := strconv.Atoi(size)

@@ -3,6 +3,7 @@ package fuzz
 import (
 	"context"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/retrykit/retrykit"
@@ -63,7 +64,49 @@ func (c Cause) Found() bool { return c.ok }
 // With opaque set (the implementation draws its own jitter, so a vector
 // holds bounds, not an exact value), float-tolerance is dropped.
 func Explain(d *policytest.Disagreement, opaque bool) Cause {
-	c := explain(d)
+	return describe(d, explain(d, nil), opaque)
+}
+
+// confirmProbes is how many of a model's vectors Confirm replays.
+const confirmProbes = 4
+
+// Confirm is Explain with the model checked against the implementation
+// itself, as a conformance report checks a cause against the passes: of
+// the shipped vectors that tell a reproducing model from the reference
+// (rule 2), the confirmProbes nearest to d's input are sent to impl, and a
+// model is contradicted when impl answers one of them as the reference
+// does, not as the model would. The most specific model not contradicted is
+// named; with every reproducing model contradicted, none is (the answer is
+// unexplained). A single answer can fit a narrower bug than the
+// implementation has: "P0M" rejected fits both "zero durations rejected"
+// and "no months or years", and only PT0S, sent to the implementation,
+// tells them apart. An answer impl cannot give (an error, unsupported, a
+// malformed line) contradicts nothing.
+func Confirm(ctx context.Context, impl protocol.Implementation, d *policytest.Disagreement, opaque bool) Cause {
+	ref := conformance.Reference()
+	check := func(m diagnose.Model, probes []*conformance.Vector) bool {
+		for _, v := range probes {
+			vr, _ := requestOf(v)
+			want, err := ref.Do(ctx, vr)
+			if err != nil {
+				continue
+			}
+			a, _ := m.Answer(vr)
+			got, err := impl.Do(ctx, vr)
+			if err != nil || got.Unsupported || got.Check(vr.Op) != nil {
+				continue
+			}
+			if sameResponse(got, want) && !sameResponse(got, a) {
+				return false
+			}
+		}
+		return true
+	}
+	return describe(d, explain(d, check), opaque)
+}
+
+// describe applies rule 4 of Explain to the cause c of d.
+func describe(d *policytest.Disagreement, c Cause, opaque bool) Cause {
 	describesInput := func(f string) bool {
 		return strings.HasPrefix(f, "should:") || strings.HasPrefix(f, "extension:") || f == "float-tolerance"
 	}
@@ -108,8 +151,9 @@ func reproduces(a, got protocol.Response, tolerant bool) bool {
 }
 
 // explain applies rules 1 to 3 and 5 of Explain, with the near vector's
-// flags as they are.
-func explain(d *policytest.Disagreement) Cause {
+// flags as they are. With check set, a model is taken only when check
+// accepts it given its vectors, nearest to d's input first (Confirm).
+func explain(d *policytest.Disagreement, check func(diagnose.Model, []*conformance.Vector) bool) Cause {
 	req := requirement(d)
 	c := Cause{Requirement: req, Section: sections[req], Flags: append([]string(nil), d.Flags...)}
 	suite, err := conformance.Load(retrykit.Vectors, nil)
@@ -130,9 +174,12 @@ func explain(d *policytest.Disagreement) Cause {
 	ref := conformance.Reference()
 	var best *conformance.Vector
 	bestCaught := 0
+	var confirmed []diagnose.Model
 	for _, m := range models {
 		var near *conformance.Vector
 		nearScore, caught := -1, 0
+		var mine []*conformance.Vector
+		score := map[*conformance.Vector]int{}
 		for _, v := range suite.Vectors {
 			if v.Kind != kind || hasFlag(v.Flags, "implementation-defined") {
 				continue
@@ -150,6 +197,9 @@ func explain(d *policytest.Disagreement) Cause {
 			}
 			caught++
 			sc := closeness(d.Request, vr)
+			if check != nil {
+				mine, score[v] = append(mine, v), sc
+			}
 			if v.Requirement == req {
 				sc += 1 << 20 // rule 3: the requirement the answer itself shows first
 			}
@@ -157,12 +207,22 @@ func explain(d *policytest.Disagreement) Cause {
 				near, nearScore = v, sc
 			}
 		}
+		if check != nil {
+			sort.SliceStable(mine, func(i, j int) bool { return score[mine[i]] > score[mine[j]] })
+			if !check(m, mine[:min(len(mine), confirmProbes)]) {
+				continue
+			}
+			confirmed = append(confirmed, m)
+		}
 		if near != nil && (best == nil || caught < bestCaught) {
 			best, bestCaught = near, caught
 			c.Model, c.ok = m, true
 		}
 	}
 	if best == nil {
+		if check != nil {
+			models = confirmed
+		}
 		if len(models) > 0 {
 			c.Model, c.ok = models[0], true
 		}

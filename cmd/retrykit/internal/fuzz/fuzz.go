@@ -97,6 +97,9 @@ type OpResult struct {
 	// Disagreement is the minimal request found on which the implementation
 	// and the reference differ, or nil.
 	Disagreement *policytest.Disagreement
+	// Cause is the cause of Disagreement, as [Confirm] found it against the
+	// implementation while it ran; nil without a disagreement.
+	Cause *Cause
 	// Failure is set when the implementation failed (crash, timeout,
 	// malformed answer) on FailedRequest; such a failure is not shrunk.
 	Failure       error
@@ -389,6 +392,8 @@ func runOp(ctx context.Context, impl protocol.Implementation, h protocol.Hello, 
 		}
 	}
 	out.Disagreement = simplify(ctx, impl, h, d)
+	c := Confirm(ctx, impl, out.Disagreement, h.Jitter == protocol.JitterOpaque)
+	out.Cause = &c
 	out.Shrink = time.Since(start)
 	return out
 }

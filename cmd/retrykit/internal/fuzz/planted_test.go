@@ -296,7 +296,7 @@ func TestPlantedBugs(t *testing.T) {
 					continue
 				}
 				dir := t.TempDir()
-				if _, _, err := fuzz.WriteVector(dir, d, res.Seed, false); err != nil {
+				if _, _, err := fuzz.WriteVector(dir, d, fuzz.Explain(d, false), res.Seed, false); err != nil {
 					t.Fatal(err)
 				}
 				written, err := conformance.Load(os.DirFS(dir), nil)
@@ -356,7 +356,7 @@ func TestOpaqueJitterBounds(t *testing.T) {
 		t.Errorf("want a bounds check without rand, got %s", d.Error())
 	}
 	dir := t.TempDir()
-	path, _, err := fuzz.WriteVector(dir, d, res.Seed, true)
+	path, _, err := fuzz.WriteVector(dir, d, fuzz.Explain(d, true), res.Seed, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestWriteVectorLeavesABadDirAlone(t *testing.T) {
 	want := int64(1)
 	d := &policytest.Disagreement{Request: protocol.Request{Op: protocol.OpDelay, Policy: []byte(`{}`), Attempt: 1},
 		Want: protocol.Response{DelayNS: &want}, Reason: "x"}
-	if _, _, err := fuzz.WriteVector(dir, d, 1, false); err == nil || !strings.Contains(err.Error(), "not written") {
+	if _, _, err := fuzz.WriteVector(dir, d, fuzz.Explain(d, false), 1, false); err == nil || !strings.Contains(err.Error(), "not written") {
 		t.Fatalf("err = %v", err)
 	}
 	entries, _ := os.ReadDir(dir)

@@ -66,7 +66,7 @@ var sections = map[string]string{
 // vector id. dir is checked by loading it with [conformance.Load]; when it
 // does not load (for example, it already holds another file of the kind),
 // nothing is written and the error says why.
-func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque bool) (path, id string, err error) {
+func WriteVector(dir string, d *policytest.Disagreement, c Cause, seed uint64, opaque bool) (path, id string, err error) {
 	kind := "duration"
 	if d.Request.Op != protocol.OpParseDuration {
 		kind = d.Request.Op
@@ -124,7 +124,6 @@ func WriteVector(dir string, d *policytest.Disagreement, seed uint64, opaque boo
 	if err != nil {
 		return "", "", err
 	}
-	c := Explain(d, opaque)
 	req, section, flags := c.Requirement, c.Section, c.Flags
 	for _, f := range flags {
 		file.Notes[f] = notes[f]

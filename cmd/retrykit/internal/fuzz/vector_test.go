@@ -1,6 +1,7 @@
 package fuzz_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
 	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/diagnose"
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policytest"
 )
@@ -22,7 +24,7 @@ func writtenVector(t *testing.T, req protocol.Request, got protocol.Response) ma
 		t.Fatalf("no disagreement for %+v", got)
 	}
 	dir := t.TempDir()
-	path, id, err := fuzz.WriteVector(dir, d, 1, false)
+	path, id, err := fuzz.WriteVector(dir, d, fuzz.Explain(d, false), 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,4 +158,60 @@ func TestExplainNamesTheModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A rejected "P0M" fits two bug models: zero durations rejected, and no
+// date components (Y, M). Explain, with the answer alone, takes the
+// narrower; Confirm asks the implementation, which accepts "PT0S", and names
+// the real gap. An implementation that rejects both zero durations and
+// months stays explained by a model it does not contradict.
+func TestConfirmAsksTheImplementation(t *testing.T) {
+	ctx := t.Context()
+	h, _ := conformance.Reference().Hello(ctx)
+	model := func(name string) diagnose.Model {
+		for _, m := range diagnose.Models() {
+			if m.Name == name {
+				return m
+			}
+		}
+		t.Fatalf("no model %s", name)
+		return diagnose.Model{}
+	}
+	noMonths := model("date-components-unsupported")
+	impl := modelImpl{noMonths}
+	req := protocol.Request{ID: 1, Op: protocol.OpParseDuration, Value: "P0M"}
+	got, err := impl.Do(ctx, req)
+	if err != nil || got.Error == nil {
+		t.Fatalf("the planted implementation accepts P0M: %+v %v", got, err)
+	}
+	d := policytest.Judge(h, req, got)
+	if d == nil {
+		t.Fatal("no disagreement")
+	}
+	if c := fuzz.Explain(d, false); c.Found() && c.Model.Name == noMonths.Name {
+		t.Logf("Explain alone already names %s", c.Model.Name)
+	}
+	c := fuzz.Confirm(ctx, impl, d, false)
+	if !c.Found() || c.Model.Name != noMonths.Name {
+		t.Errorf("Confirm names %q (found %v), want %s: the implementation accepts PT0S", c.Model.Name, c.Found(), noMonths.Name)
+	}
+	if c := fuzz.Confirm(ctx, modelImpl{model("zero-duration-rejected")}, d, false); !c.Found() || c.Model.Name != "zero-duration-rejected" {
+		t.Errorf("an implementation that rejects every zero duration: Confirm names %q (found %v)", c.Model.Name, c.Found())
+	}
+}
+
+// modelImpl answers as a bug model wherever the model says what it would
+// answer, and as the reference elsewhere.
+type modelImpl struct{ m diagnose.Model }
+
+func (i modelImpl) Hello(ctx context.Context) (protocol.Hello, error) {
+	return conformance.Reference().Hello(ctx)
+}
+
+func (i modelImpl) Do(ctx context.Context, req protocol.Request) (protocol.Response, error) {
+	if a, ok := i.m.Answer(req); ok && !diagnose.Drawn(a) {
+		a.ID = req.ID
+		return a, nil
+	}
+	return conformance.Reference().Do(ctx, req)
 }
