@@ -48,29 +48,39 @@ func serveMemoryLimit(maxBytes int64, maxJobs int) int64 {
 // (ojshttp.Server.Reclaim, then debug.FreeOSMemory after a large drop).
 const reclaimEvery = 5 * time.Second
 
-// Thresholds of a large drop: what held must fall by, both at least half
-// of its peak and at least this much, for serve to return the freed
-// memory to the operating system at once rather than through the
-// runtime's slow background scavenger.
+// Thresholds of a large drop: what is held must fall by this much, and to
+// at most half of its peak, for serve to return the freed memory to the
+// operating system at once rather than through the runtime's background
+// scavenger (which waits for the next collection, up to 2 minutes on an
+// idle server).
 const (
-	dropJobs  = 4096
-	dropBytes = 32 << 20
+	dropJobs  = 1024
+	dropBytes = 8 << 20
 )
 
-// dropWatch decides when the jobs or bytes held have fallen enough since
-// their peak to return the freed memory to the operating system. The zero
-// value is ready; not safe for concurrent use.
+// dropWatch decides when the jobs or bytes held have fallen enough to
+// return the freed memory to the operating system. The zero value is
+// ready; not safe for concurrent use.
 type dropWatch struct {
-	jobs  int
-	bytes int64
+	jobs  int   // peak since the last large drop in jobs
+	bytes int64 // peak since the last large drop in bytes
+	// lastJobs and lastBytes are the previous call's, still how many
+	// calls in a row saw them unchanged; freedJobs and freedBytes what
+	// was held when free last returned true.
+	lastJobs, freedJobs   int
+	lastBytes, freedBytes int64
+	still                 int
 }
 
-// large records what is held now and reports whether it is a large drop:
-// jobs at most half their peak and at least dropJobs below it, or bytes
-// at most half their peak and at least dropBytes below it. Each peak is
-// the largest value since its own last large drop, which resets it to
-// now, so a fall in jobs does not hide a later fall in bytes.
-func (w *dropWatch) large(jobs int, bytes int64) bool {
+// free records what is held now and reports whether to return the freed
+// memory to the operating system: on a large drop (jobs at most half
+// their peak and at least dropJobs below it, or bytes at most half their
+// peak and at least dropBytes below it; each peak is the largest value
+// since its own last large drop, which resets it), or once what is held
+// has stayed the same for two calls after falling below what it was at
+// the last return of true (the tail of a burst too small to be a large
+// drop, returned once the server is quiet).
+func (w *dropWatch) free(jobs int, bytes int64) bool {
 	w.jobs, w.bytes = max(w.jobs, jobs), max(w.bytes, bytes)
 	jobsDrop := w.jobs-jobs >= dropJobs && jobs <= w.jobs/2
 	bytesDrop := w.bytes-bytes >= dropBytes && bytes <= w.bytes/2
@@ -80,12 +90,23 @@ func (w *dropWatch) large(jobs int, bytes int64) bool {
 	if bytesDrop {
 		w.bytes = bytes
 	}
-	return jobsDrop || bytesDrop
+	if jobs == w.lastJobs && bytes == w.lastBytes {
+		w.still++
+	} else {
+		w.still = 0
+	}
+	w.lastJobs, w.lastBytes = jobs, bytes
+	settled := w.still == 2 && (jobs < w.freedJobs || bytes < w.freedBytes)
+	if jobsDrop || bytesDrop || settled {
+		w.freedJobs, w.freedBytes = jobs, bytes
+		return true
+	}
+	return false
 }
 
 // reclaimLoop calls srv.Reclaim every reclaimEvery until stop is closed,
-// and returns the freed memory to the operating system after each large
-// drop (dropWatch).
+// and returns the freed memory to the operating system when dropWatch
+// says so.
 func reclaimLoop(srv *ojshttp.Server, stop <-chan struct{}) {
 	t := time.NewTicker(reclaimEvery)
 	defer t.Stop()
@@ -95,7 +116,7 @@ func reclaimLoop(srv *ojshttp.Server, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			if w.large(srv.Reclaim()) {
+			if w.free(srv.Reclaim()) {
 				debug.FreeOSMemory()
 			}
 		}

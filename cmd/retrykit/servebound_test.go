@@ -35,10 +35,12 @@ func TestServeMemoryBoundFormula(t *testing.T) {
 	}
 }
 
-// TestDropWatchFiresOnLargeDrops walks a server's holdings through a
-// burst and its end: only a fall to at most half a peak, by at least 4096
-// jobs or 32 MiB, is a large drop, and it resets that peak only.
-func TestDropWatchFiresOnLargeDrops(t *testing.T) {
+// TestDropWatchFreesOnDropsAndQuiet walks a server's holdings through a
+// burst and its end: a fall to at most half a peak, by at least 1024 jobs
+// or 8 MiB, frees at once and resets that peak only; a smaller fall below
+// what was held at the last free frees once the holdings stay the same
+// for two calls.
+func TestDropWatchFreesOnDropsAndQuiet(t *testing.T) {
 	var w dropWatch
 	for i, step := range []struct {
 		jobs  int
@@ -52,17 +54,27 @@ func TestDropWatchFiresOnLargeDrops(t *testing.T) {
 		{150_000, 80 << 20, false},  // the peaks are now 200 000 and 100 MiB
 		{100_000, 50 << 20, true},
 		{60_000, 49 << 20, false}, // jobs: 40 000 below but not half; bytes: 1 MiB below
-		{60_000, 1 << 20, true},   // bytes: 49 MiB below a peak of 50 MiB, under half
-		{58_000, 1 << 19, false},  // 2000 jobs and 0.5 MiB below: too small
+		{60_000, 20 << 20, true},  // bytes: 30 MiB below a peak of 50 MiB, under half
+		{58_000, 19 << 20, false}, // 2000 jobs and 1 MiB below: not half
 		// Jobs fall first (their peak resets), bytes later: the bytes
-		// peak is still the 40 MiB held before the jobs fell.
-		{58_000, 40 << 20, false},
-		{20_000, 30 << 20, true},  // jobs: 38 000 below 58 000, under half
-		{19_000, 19 << 20, false}, // bytes: 21 MiB below 40 MiB: too small
-		{19_000, 4 << 20, true},   // bytes: 36 MiB below 40 MiB, under half
+		// peak is still the 20 MiB held before the jobs fell.
+		{20_000, 18 << 20, true},  // jobs: 40 000 below 60 000, under half
+		{19_000, 12 << 20, false}, // bytes: 8 MiB below 20 MiB, not half
+		{19_000, 9 << 20, true},   // bytes: 11 MiB below 20 MiB, under half
+		// The tail: 500 jobs and 1 MiB fall, too little for a large
+		// drop; quiet for two calls, it is freed once.
+		{18_500, 8 << 20, false},
+		{18_500, 8 << 20, false},
+		{18_500, 8 << 20, true},
+		{18_500, 8 << 20, false},
+		{18_500, 8 << 20, false},
+		// Growth then quiet frees nothing.
+		{30_000, 30 << 20, false},
+		{30_000, 30 << 20, false},
+		{30_000, 30 << 20, false},
 	} {
-		if got := w.large(step.jobs, step.bytes); got != step.want {
-			t.Errorf("step %d (%d jobs, %d bytes): large = %v, want %v", i, step.jobs, step.bytes, got, step.want)
+		if got := w.free(step.jobs, step.bytes); got != step.want {
+			t.Errorf("step %d (%d jobs, %d bytes): free = %v, want %v", i, step.jobs, step.bytes, got, step.want)
 		}
 	}
 }
