@@ -60,70 +60,11 @@ func scenPartialFields(ctx context.Context, e *env) {
 			e.pass(check, "")
 		}
 	})
-	// initial_interval absent: PT1S.
-	run(func() {
-		const check = "http-partial-initial-interval"
-		pol := e.without(partialBase, "initial_interval")
-		_, _, a, ex, ok := e.startFailed(ctx, "partial-initial", pol, "external.timeout", check)
-		if !ok {
-			return
-		}
-		e.recordFail(check, pol, e.failWith("external.timeout", 1), 1, ex, a, nil)
-		if bad := e.retried(ex, a, 1, retry{max: 3, initial: time.Second, coef: 2, maxIv: time.Second}); bad != "" {
-			e.fail(check, "a policy without initial_interval (jitter off), attempt 1: %s (the default PT1S)", bad)
-			return
-		}
-		e.pass(check, "")
-	})
-	// backoff_coefficient absent: 2.0, seen in the second delay.
-	run(func() {
-		const check = "http-partial-coefficient"
-		pol := e.without(partialBase, "backoff_coefficient")
-		q, id, a, ex, ok := e.startFailed(ctx, "partial-coef", pol, "external.timeout", check)
-		if !ok {
-			return
-		}
-		e.recordFail(check, pol, e.failWith("external.timeout", 1), 1, ex, a, nil)
-		if a.State != "retryable" {
-			e.fail(check, "a policy without backoff_coefficient: the first FAIL answered state %q, want retryable", a.State)
-			return
-		}
-		a, ex, ok = e.failRetried(ctx, check, pol, q, id, a, 2)
-		if !ok {
-			return
-		}
-		if bad := e.retried(ex, a, 2, partialBase); bad != "" {
-			e.fail(check, "a policy without backoff_coefficient (jitter off), attempt 2: %s (the default 2.0)", bad)
-			return
-		}
-		e.pass(check, "")
-	})
-	// max_interval absent: PT5M, so PT0.5S × 1000 after attempt 2 is
-	// capped to 300s, not 500s. (An initial_interval above PT5M would
-	// show it at once, but the merged policy is then invalid, RK-201.)
-	run(func() {
-		const check = "http-partial-max-interval"
-		steep := retry{max: 3, initial: 500 * ms, coef: 1000, maxIv: 10 * time.Minute}
-		pol := e.without(steep, "max_interval")
-		q, id, a, ex, ok := e.startFailed(ctx, "partial-maxiv", pol, "external.timeout", check)
-		if !ok {
-			return
-		}
-		e.recordFail(check, pol, e.failWith("external.timeout", 1), 1, ex, a, nil)
-		if a.State != "retryable" {
-			e.fail(check, "a policy without max_interval: the first FAIL answered state %q, want retryable", a.State)
-			return
-		}
-		a, ex, ok = e.failRetried(ctx, check, pol, q, id, a, 2)
-		if !ok {
-			return
-		}
-		if bad := e.retried(ex, a, 2, retry{max: 3, initial: 500 * ms, coef: 1000, maxIv: 5 * time.Minute}); bad != "" {
-			e.fail(check, "a policy without max_interval, PT0.5S × 1000 (jitter off), attempt 2: %s (capped at the default PT5M)", bad)
-			return
-		}
-		e.pass(check, "")
-	})
+	// initial_interval, backoff_coefficient and max_interval absent: one
+	// delay each, judged against the merged policy (partialDelays).
+	for _, c := range partialDelays {
+		run(func() { e.partialDelay(ctx, c) })
+	}
 	// jitter absent: on, judged over several jobs.
 	run(func() {
 		const check = "http-partial-jitter"
@@ -200,6 +141,54 @@ func scenPartialFields(ctx context.Context, e *env) {
 		}
 	})
 	wg.Wait()
+}
+
+// partialDelay is a partial-policy check judged on one delay: a job whose
+// policy is base without field fails until attempt at, and the delay after
+// it must be want's (jitter off), the policy merged with the default the
+// message names.
+type partialDelay struct {
+	check, queue, field string
+	base, want          retry
+	at                  int
+	dflt                string
+}
+
+// partialDelays are the partial-policy checks of one delay each. max_interval
+// is seen with PT0.5S × 1000, capped after attempt 2 at 300s, not 500s (an
+// initial_interval above PT5M would show it at once, but the merged policy
+// is then invalid, RK-201).
+var partialDelays = []partialDelay{
+	{"http-partial-initial-interval", "partial-initial", "initial_interval", partialBase,
+		retry{max: 3, initial: time.Second, coef: 2, maxIv: time.Second}, 1, "the default PT1S"},
+	{"http-partial-coefficient", "partial-coef", "backoff_coefficient", partialBase,
+		partialBase, 2, "the default 2.0"},
+	{"http-partial-max-interval", "partial-maxiv", "max_interval", retry{max: 3, initial: 500 * ms, coef: 1000, maxIv: 10 * time.Minute},
+		retry{max: 3, initial: 500 * ms, coef: 1000, maxIv: 5 * time.Minute}, 2, "capped at the default PT5M"},
+}
+
+// partialDelay runs one check of partialDelays.
+func (e *env) partialDelay(ctx context.Context, c partialDelay) {
+	pol := e.without(c.base, c.field)
+	q, id, a, ex, ok := e.startFailed(ctx, c.queue, pol, "external.timeout", c.check)
+	if !ok {
+		return
+	}
+	e.recordFail(c.check, pol, e.failWith("external.timeout", 1), 1, ex, a, nil)
+	if c.at > 1 {
+		if a.State != "retryable" {
+			e.fail(c.check, "a policy without %s: the first FAIL answered state %q, want retryable", c.field, a.State)
+			return
+		}
+		if a, ex, ok = e.failRetried(ctx, c.check, pol, q, id, a, c.at); !ok {
+			return
+		}
+	}
+	if bad := e.retried(ex, a, c.at, c.want); bad != "" {
+		e.fail(c.check, "a policy without %s (jitter off), attempt %d: %s (%s)", c.field, c.at, bad, c.dflt)
+		return
+	}
+	e.pass(c.check, "")
 }
 
 // latencyRetriesPerJob is how many retries each job of scenLatency makes.
