@@ -5,8 +5,11 @@ Reads one JSON request per line on stdin and writes one JSON answer per
 line on stdout, flushing after each. See README.md and ../../PROTOCOL.md.
 
 To adapt this to another Python library, replace the bodies of the op_*
-functions; the framing (strict request parsing, id echo, error answers,
-never crashing) can stay as it is.
+functions with calls into your library and edit error_type, the one place
+that maps your library's exceptions to the protocol's error types; the
+framing (strict request parsing, id echo, error answers, never crashing)
+can stay as it is. Importing this module defines things and reads nothing:
+the stdin loop runs only from main(), when the file is run as a program.
 """
 
 from __future__ import annotations
@@ -26,11 +29,39 @@ PROTOCOL = 1
 IMPLEMENTATION = "ojs-retry-python"
 VERSION = "0.1.0"
 
-INVALID_REQUEST = lib.REQUEST_INVALID
+# The protocol's error types (PROTOCOL.md section 4): the adapter's own,
+# whatever library it drives.
+POLICY_INVALID = "validation.retry_policy_invalid"
+PATTERN_INVALID = "validation.pattern_invalid"
+INVALID_REQUEST = "validation.invalid_request"
 
 
-class BadRequest(Exception):
+class AdapterError(Exception):
+    """A rejection the adapter answers with: ``type`` is one of the protocol's
+    error types above. The framing raises it for a malformed request; your
+    ops may raise it too."""
+
+    def __init__(self, type_: str, message: str):
+        super().__init__(message)
+        self.type = type_
+
+
+def BadRequest(message: str) -> AdapterError:
     """The request itself is malformed (missing or mistyped field)."""
+    return AdapterError(INVALID_REQUEST, message)
+
+
+def error_type(exc: Exception):
+    """The protocol error type for an exception an op raised, or None for an
+    internal error (a bug: answered as invalid_request with the exception's
+    name). Edit this function when you put your own library behind the
+    adapter: map its exception classes here, and leave the ops raising them.
+    """
+    if isinstance(exc, AdapterError):
+        return exc.type
+    if isinstance(exc, OJSError):  # ojs_retry's: each carries its type
+        return exc.type
+    return None
 
 
 _MISSING = object()
@@ -53,9 +84,9 @@ def plain(v):
 def _int_field(req, name):
     v = req.get(name, _MISSING)
     if v is _MISSING:
-        raise lib.RequestError(f"{name} is required")
+        raise BadRequest(f"{name} is required")
     if type(v) is not int:
-        raise lib.RequestError(f"{name} must be an integer, got {lib._show(v)}")
+        raise BadRequest(f"{name} must be an integer, got {lib._show(v)}")
     return v
 
 
@@ -67,7 +98,7 @@ def _policy(req):
         if raw is _MISSING:
             return lib.DEFAULT_POLICY
         if type(raw) is not str:
-            raise lib.RequestError("policy_raw must be a string")
+            raise BadRequest("policy_raw must be a string")
         return lib.parse_policy(raw)
     return lib.policy_from_value(v)
 
@@ -77,7 +108,7 @@ def _rand(req):
     if v is None:
         return None
     if type(v) not in (int, Decimal):
-        raise lib.RequestError(f"rand must be a number, got {lib._show(v)}")
+        raise BadRequest(f"rand must be a number, got {lib._show(v)}")
     return v
 
 
@@ -96,7 +127,7 @@ def op_hello(req):
 def op_parse_duration(req):
     v = req.get("value", _MISSING)
     if v is _MISSING:
-        raise lib.RequestError("value is required")
+        raise BadRequest("value is required")
     return {"ns": lib.parse_duration(v)}
 
 
@@ -116,10 +147,10 @@ _matcher_cache: dict = {}
 def op_match(req):
     pats = req.get("patterns", _MISSING)
     if type(pats) is not list:
-        raise lib.RequestError("patterns must be an array")
+        raise BadRequest("patterns must be an array")
     et = req.get("error_type", _MISSING)
     if type(et) is not str:
-        raise lib.RequestError("error_type must be a string")
+        raise BadRequest("error_type must be a string")
     key = tuple(p if type(p) is str else ("\0bad", repr(p)) for p in pats)
     m = _matcher_cache.get(key)
     if m is None:
@@ -137,16 +168,16 @@ def op_decide(req):
     etype, code = "", None
     if err is not None:
         if not isinstance(err, Pairs):
-            raise lib.RequestError("error must be an object")
+            raise BadRequest("error must be an object")
         e = err.to_dict()
         etype = e.get("type", "")
         code = e.get("code", None)
         if etype is None:
             etype = ""
         if type(etype) is not str:
-            raise lib.RequestError("error.type must be a string")
+            raise BadRequest("error.type must be a string")
         if code is not None and type(code) is not str:
-            raise lib.RequestError(f"unknown handler code {lib._show(code)}")
+            raise BadRequest(f"unknown handler code {lib._show(code)}")
     action, delay = p.decide(n, etype, code, _rand(req))
     if delay is None:
         return {"action": action}
@@ -175,7 +206,7 @@ def _unparsable(text: str, exc: Exception) -> dict:
     m = _ID_RE.match(text)
     if m is None:
         return _error(None, INVALID_REQUEST, f"request is not JSON: {exc}")
-    etype = lib.POLICY_INVALID if m.group(2) in ("validate", "delay", "decide") \
+    etype = POLICY_INVALID if m.group(2) in ("validate", "delay", "decide") \
         else INVALID_REQUEST
     return _error(int(m.group(1)), etype, f"request is not JSON: {exc}")
 
@@ -202,9 +233,10 @@ def handle_line(line: bytes) -> dict | None:
         return {"id": rid, "unsupported": True}
     try:
         ans = fn(req)
-    except OJSError as e:
-        return _error(rid, e.type, str(e))
     except Exception as e:  # never crash on any input
+        etype = error_type(e)
+        if etype is not None:
+            return _error(rid, etype, str(e))
         return _error(rid, INVALID_REQUEST, f"internal error: {type(e).__name__}: {e}")
     ans = {"id": rid, **ans}
     return ans
