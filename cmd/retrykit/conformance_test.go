@@ -53,8 +53,10 @@ func TestMain(m *testing.M) {
 		os.Exit(silentAdapter(n)) // this binary is a test's adapter process
 	}
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
+	for _, dir := range []string{buildDir, serveBinDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

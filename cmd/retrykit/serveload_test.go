@@ -39,6 +39,7 @@ type serveProc struct {
 
 var (
 	serveBinOnce sync.Once
+	serveBinDir  string // removed by TestMain
 	serveBin     string
 	serveBinErr  error
 )
@@ -47,12 +48,11 @@ var (
 // without cgo as a container image is built.
 func buildServe(tb testing.TB) string {
 	serveBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "retrykit-serveload")
-		if err != nil {
-			serveBinErr = err
+		serveBinDir, serveBinErr = os.MkdirTemp("", "retrykit-serveload")
+		if serveBinErr != nil {
 			return
 		}
-		serveBin = filepath.Join(dir, "retrykit")
+		serveBin = filepath.Join(serveBinDir, "retrykit")
 		build := exec.Command("go", "build", "-o", serveBin, ".")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
