@@ -80,7 +80,7 @@ func TestRetryErrorsNameTheFullPath(t *testing.T) {
 	s := newTestServer(t)
 	for body, field := range map[string]string{
 		`{"type":"t","args":[],"options":{"retry":{"max_attempts":-1}}}`:                                 "options.retry.max_attempts",
-		`{"type":"t","args":[],"retry":{"initial_interval_ms":1000,"initial_interval":"PT1S"}}`:          "options.retry.initial_interval_ms",
+		`{"type":"t","args":[],"retry":{"initial_interval_ms":1000,"initial_interval":"PT1S"}}`:          "retry.initial_interval_ms",
 		`{"type":"t","args":[],"options":{"retry":{"non_retryable_errors":["a",1]}}}`:                    "options.retry.non_retryable_errors[1]",
 		`{"type":"t","args":[],"options":{"retry":{"backoff_type":"linear","backoff_strategy":"none"}}}`: "options.retry.backoff_type",
 	} {
@@ -301,4 +301,23 @@ func TestPropEveryRouteReadsABodyAsTheLibraryDoes(t *testing.T) {
 			t.Fatalf("%s %q: field %q, the library names %q", rt.path, body, m.Error.Details.Field, fe.Path)
 		}
 	})
+}
+
+// TestEnvelopeErrorsNameWhereTheFieldWasGiven: an envelope attribute may sit
+// at the top level or in options; a refusal names it where the client put it.
+func TestEnvelopeErrorsNameWhereTheFieldWasGiven(t *testing.T) {
+	s := newTestServer(t)
+	for body, field := range map[string]string{
+		`{"type":"t","args":[],"scheduled_at":"2030-01-01T00:00:00+24:00"}`:             "scheduled_at",
+		`{"type":"t","args":[],"options":{"scheduled_at":"2030-01-01T00:00:00+24:00"}}`: "options.scheduled_at",
+		`{"type":"t","args":[],"queue":"bad queue"}`:                                    "queue",
+		`{"type":"t","args":[],"options":{"queue":"bad queue"}}`:                        "options.queue",
+	} {
+		code, m := s.do("POST", "/ojs/v1/jobs", body)
+		e, _ := m["error"].(map[string]any)
+		d, _ := e["details"].(map[string]any)
+		if code != 400 || d["field"] != field {
+			t.Errorf("%s: %d %v, want 400 naming %s", body, code, e, field)
+		}
+	}
 }

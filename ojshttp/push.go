@@ -64,6 +64,7 @@ type pushed struct {
 func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) {
 	p := &pushed{x: &extra{born: time.Now()}}
 	var opts map[string]json.RawMessage
+	var top map[string]bool // options given at the top level, named there in errors
 	if o, ok := raw["options"]; ok {
 		if err := json.Unmarshal(o, &opts); err != nil || opts == nil {
 			return nil, invalid("options", "must be a JSON object")
@@ -81,6 +82,10 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 				return nil, invalid(k, "given both at the top level and in options")
 			}
 			opts[k] = v
+			if top == nil {
+				top = map[string]bool{}
+			}
+			top[k] = true
 		default:
 			if p.x.unknown == nil {
 				p.x.unknown = map[string]json.RawMessage{}
@@ -128,7 +133,7 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 		}
 		p.x.meta = m
 	}
-	if err := s.decodeOptions(p, opts); err != nil {
+	if err := s.decodeOptions(p, opts, top); err != nil {
 		return nil, err
 	}
 	if err := decodeBudget(p); err != nil {
@@ -155,12 +160,16 @@ func (s *Server) decodeJob(raw map[string]json.RawMessage) (*pushed, *apiError) 
 	return p, nil
 }
 
-// decodeOptions applies the PUSH options.
-func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage) *apiError {
+// decodeOptions applies the PUSH options. An error names a field by where
+// the client put it: "options.queue", or "queue" for one in top.
+func (s *Server) decodeOptions(p *pushed, opts map[string]json.RawMessage, top map[string]bool) *apiError {
 	var pol *policy.Policy
 	var rl json.RawMessage
 	for k, v := range opts {
 		field := "options." + k
+		if top[k] {
+			field = k
+		}
 		switch k {
 		case "queue":
 			if json.Unmarshal(v, &p.spec.Queue) != nil || len(p.spec.Queue) > executor.MaxQueueLen || !queuePattern.MatchString(p.spec.Queue) {
