@@ -155,20 +155,7 @@ func (b *Backoff) slowBase(n int) time.Duration {
 // is that mode's, and it is DelayAfterAt(n, 0, r): Decorrelated then takes
 // the job's first delay as its previous one.
 func (b *Backoff) DelayAt(n int, r float64) time.Duration {
-	if b == nil {
-		return 0
-	}
-	d, ok := b.lookup(n)
-	if !ok {
-		d = b.slowBase(n)
-	}
-	if !b.cfg.Jitter {
-		return d
-	}
-	if b.cfg.JitterMode != Proportional {
-		return b.spread(d, 0, r)
-	}
-	return b.jitter(d, r)
+	return b.DelayAfterAt(n, 0, r)
 }
 
 // jitter applies rules 3 and 4 to a base delay d.
