@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrykit/retrykit/internal/sat"
-
 	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/errmatch"
+	"github.com/retrykit/retrykit/internal/sat"
+	"github.com/retrykit/retrykit/internal/shrink"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -158,7 +158,7 @@ func (e *Executor) queue(name string) *queue {
 func (e *Executor) release(q *queue) {
 	if !q.held() && e.queues[q.name] == q {
 		delete(e.queues, q.name)
-		e.queues = shrink(e.queues, &e.peaks.queues)
+		e.queues = shrink.Map(e.queues, &e.peaks.queues)
 	}
 }
 
@@ -180,30 +180,14 @@ func (e *Executor) unintern(t *typeRef) {
 	if e.types[t.name] == t {
 		if t.jobs--; t.jobs <= 0 {
 			delete(e.types, t.name)
-			e.types = shrink(e.types, &e.peaks.types)
+			e.types = shrink.Map(e.types, &e.peaks.types)
 		}
 	}
 }
 
-// shrinkMin is the smallest peak size at which shrink rebuilds a map.
-const shrinkMin = 1024
-
-// shrink returns m, or a copy of it when it holds under an eighth of its
-// peak size (and the peak was at least shrinkMin): a Go map keeps the
-// memory of its largest size, so without this the maps of jobs, queues,
-// types and active jobs would keep a burst's memory for ever. The copy costs O(len(m)),
-// paid for by the 7/8 of the peak's deletions since the last rebuild.
-func shrink[K comparable, V any](m map[K]V, peak *int) map[K]V {
-	if *peak < shrinkMin || len(m) >= *peak/8 {
-		return m
-	}
-	c := make(map[K]V, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	*peak = len(c)
-	return c
-}
+// shrinkMin is the smallest peak size at which shrink.Map rebuilds a map;
+// the heaps use it too.
+const shrinkMin = shrink.Min
 
 // typeRef is an interned job type and the number of jobs of that type.
 type typeRef struct {
@@ -271,7 +255,7 @@ func (e *Executor) move(j *job, to State) {
 	switch {
 	case from == Active:
 		delete(e.active, j.id)
-		e.active = shrink(e.active, &e.peaks.active)
+		e.active = shrink.Map(e.active, &e.peaks.active)
 		if j.stop != nil {
 			j.stop()
 			j.stop = nil

@@ -3,6 +3,8 @@ package executor
 import (
 	"fmt"
 	"slices"
+
+	"github.com/retrykit/retrykit/internal/shrink"
 )
 
 // Every job is in exactly one kind list of its queue: the list of its state,
@@ -233,7 +235,7 @@ func (e *Executor) drop(j *job) {
 		j.rare().rl.lim.jobs--
 	}
 	delete(e.jobs, j.id)
-	e.jobs = shrink(e.jobs, &e.peaks.jobs)
+	e.jobs = shrink.Map(e.jobs, &e.peaks.jobs)
 	e.unintern(j.typ)
 	e.release(j.q)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/shrink"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -184,7 +185,7 @@ func (st *store) unindexLocked(key, id string) {
 	ids := slices.DeleteFunc(st.byKey[key], func(s string) bool { return s == id })
 	if len(ids) == 0 {
 		delete(st.byKey, key)
-		st.byKey = shrink(st.byKey, &st.keyPeak)
+		st.byKey = shrink.Map(st.byKey, &st.keyPeak)
 	} else {
 		st.byKey[key] = ids
 	}
@@ -271,27 +272,7 @@ func (st *store) restore(id string, x, old *extra) {
 // an eighth of its peak (shrink); under mu.
 func (st *store) deleteLocked(id string) {
 	delete(st.m, id)
-	st.m = shrink(st.m, &st.peak)
-}
-
-// shrinkMin is the smallest peak size at which shrink rebuilds a map.
-const shrinkMin = 1024
-
-// shrink returns m, or a copy of it when it holds under an eighth of its
-// peak size (and the peak was at least shrinkMin): a Go map keeps the
-// memory of its largest size, so without this the store would keep a
-// burst's memory for ever. The copy costs O(len(m)), paid for by the 7/8
-// of the peak's deletions since the last rebuild (as the executor's maps).
-func shrink[K comparable, V any](m map[K]V, peak *int) map[K]V {
-	if *peak < shrinkMin || len(m) >= *peak/8 {
-		return m
-	}
-	c := make(map[K]V, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	*peak = len(c)
-	return c
+	st.m = shrink.Map(st.m, &st.peak)
 }
 
 func (st *store) drop(id string) {
