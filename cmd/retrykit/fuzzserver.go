@@ -13,8 +13,9 @@ import (
 )
 
 // runServerFuzz is "retrykit fuzz --server URL": live.FuzzServer bounded
-// by jobs and budget, or live.ReplayCase of one case file. Exit status: 0
-// no disagreement; 1 a disagreement (written to out/fuzz-server-case.json
+// by jobs and budget, each answer compared with the reference executor run
+// in process, or live.ReplayCase of one case file. Exit status: 0 no
+// disagreement; 1 a disagreement (written to out/fuzz-server-case.json
 // when out is set); 2 bad usage or a server that cannot be reached.
 func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Duration, out, replay string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
@@ -39,10 +40,10 @@ func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Du
 			fmt.Fprintln(stdout, left)
 		}
 		if bad {
-			fmt.Fprintf(stdout, "still disagrees at failure %d: %s\n", c.Step, c.Got)
+			fmt.Fprintf(stdout, "still disagrees at delivery %d: %s\n", c.Step, c.Got)
 			return 1
 		}
-		fmt.Fprintln(stdout, "the server now agrees with the reference on this case")
+		fmt.Fprintln(stdout, "the server now agrees with the reference executor on this case")
 		return 0
 	}
 	seed, msg := parseSeed(seedStr)
@@ -55,7 +56,12 @@ func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Du
 		fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "fuzz --server %s: %d jobs (at most %d), seed %d\n", url, res.Jobs, jobs, seed)
+	rate := 0.0
+	if res.Elapsed > 0 {
+		rate = float64(res.Jobs) / res.Elapsed.Seconds()
+	}
+	fmt.Fprintf(stdout, "fuzz --server %s: %d jobs (at most %d) in %v, %.1f jobs/s, seed %d; oracle: the reference executor, in process\n",
+		url, res.Jobs, jobs, res.Elapsed.Round(time.Millisecond), rate, seed)
 	if res.Stopped != "" {
 		fmt.Fprintf(stdout, "stopped early: %s\n", res.Stopped)
 	}
@@ -63,11 +69,11 @@ func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Du
 		fmt.Fprintln(stdout, res.Left)
 	}
 	if res.Found == nil {
-		fmt.Fprintln(stdout, "no disagreement with the reference server model")
+		fmt.Fprintln(stdout, "no disagreement with the reference executor")
 		return 0
 	}
 	c := res.Found
-	fmt.Fprintf(stdout, "disagreement at failure %d (shrunk in %d replays):\n  %s\n", c.Step, res.Shrinks, c.Got)
+	fmt.Fprintf(stdout, "disagreement at delivery %d (shrunk in %d replays):\n  %s\n", c.Step, res.Shrinks, c.Got)
 	b, _ := json.MarshalIndent(c, "", "  ")
 	fmt.Fprintf(stdout, "case:\n%s\n", b)
 	if out != "" {

@@ -1,0 +1,157 @@
+package live_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance/live"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/ojshttp"
+)
+
+// serveWith starts retrykit's own OJS server with the planted faults on
+// a loopback port.
+func serveWith(t *testing.T, faults ojsfault.Set) *httptest.Server {
+	t.Helper()
+	srv := ojshttp.New(executor.New())
+	ojsfault.Plant(srv, faults)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		ojsfault.Plant(srv, 0)
+	})
+	return hs
+}
+
+// A correct server (retrykit serve, the reference executor on HTTP)
+// agrees with the reference executor on every generated case, whatever
+// the seed, and the run stays within its job bound.
+func TestFuzzServerServeAgreesOnManySeeds(t *testing.T) {
+	hs := serveWith(t, 0)
+	const jobs = 25
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	if testing.Short() {
+		seeds = seeds[:2]
+	}
+	total := 0
+	for _, seed := range seeds {
+		res, err := live.FuzzServer(context.Background(), hs.URL, jobs, seed, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Found != nil || res.Stopped != "" || res.Jobs != jobs {
+			t.Fatalf("seed %d: found %+v, stopped %q, %d jobs of %d", seed, res.Found, res.Stopped, res.Jobs, jobs)
+		}
+		if !strings.Contains(res.Left, "of 25 jobs the run pushed") {
+			t.Errorf("seed %d: cleanup statement %q does not count the 25 jobs", seed, res.Left)
+		}
+		total += res.Jobs
+	}
+	t.Logf("%d jobs on %d seeds, no disagreement", total, len(seeds))
+}
+
+// Each planted fault of the server is found, shrunk to a small case that
+// shows it, and the written case replays: it still disagrees with the
+// faulty server and agrees with the correct one.
+func TestFuzzServerFindsPlantedFaults(t *testing.T) {
+	for _, tc := range []struct {
+		fault ojsfault.Set
+		// shows checks that the shrunk case is the fault's, read from
+		// the fault's definition (internal/ojsfault).
+		shows func(c *live.FuzzCase) bool
+		// steps is the most failures the shrunk case may keep.
+		steps int
+	}{
+		// One attempt past max_attempts: max_attempts 1, failed once.
+		{ojsfault.ExhaustLate, func(c *live.FuzzCase) bool { return num(c.Policy["max_attempts"]) == 1 }, 1},
+		// Twice the delay: seen on the first retry.
+		{ojsfault.DelayDoubled, func(c *live.FuzzCase) bool { return strings.Contains(c.Got, "retry after") }, 1},
+		// linear is i·n, exponential i·c^(n-1): they part at n = 2 unless
+		// c = 2, else at n = 3.
+		{ojsfault.LinearAsExponential, func(c *live.FuzzCase) bool { return c.Policy["backoff_strategy"] == "linear" }, 2},
+		// polynomial is i·n^c: 4i at n = 2 for c = 2, against 2i.
+		{ojsfault.PolynomialAsExponential, func(c *live.FuzzCase) bool { return c.Policy["backoff_strategy"] == "polynomial" }, 2},
+		// DISCARD ignored: a failure carries it.
+		{ojsfault.DiscardCodeIgnored, func(c *live.FuzzCase) bool { return c.Failures[c.Step-1].Code == "DISCARD" }, 1},
+		// 0-based attempts: the first FETCH already shows 0.
+		{ojsfault.AttemptOffByOne, func(c *live.FuzzCase) bool { return strings.HasPrefix(c.Got, "FETCH of delivery 1") }, 1},
+		{ojsfault.FetchAttemptHigh, func(c *live.FuzzCase) bool { return strings.HasPrefix(c.Got, "FETCH of delivery 1") }, 1},
+		// Regexp matching: a pattern and a type only a regexp reading
+		// matches ("fz.f.tal" against "fz.fxtal", "fz*" against "fz...").
+		{ojsfault.RegexMatch, func(c *live.FuzzCase) bool { return c.Policy["non_retryable_errors"] != nil }, 1},
+		{ojsfault.GlobMatch, func(c *live.FuzzCase) bool { return c.Policy["non_retryable_errors"] != nil }, 1},
+		// No cap after jitter: a jittered delay over max_interval, from a
+		// jittered policy (jitter true, or absent: on by default).
+		{ojsfault.NoCapAfterJitter, func(c *live.FuzzCase) bool { return c.Policy["jitter"] != false }, 2},
+		// A partial policy stored without the defaults.
+		{ojsfault.NoDefaultsMerge, func(c *live.FuzzCase) bool {
+			_, a := c.Policy["max_attempts"]
+			_, j := c.Policy["jitter"]
+			_, m := c.Policy["max_interval"]
+			return !a || !j || !m
+		}, 3},
+	} {
+		t.Run(tc.fault.String(), func(t *testing.T) {
+			bad := serveWith(t, tc.fault)
+			var res *live.FuzzResult
+			// The fault shows on some cases only: a few seeds in turn.
+			for seed := uint64(1); seed <= 4 && (res == nil || res.Found == nil); seed++ {
+				var err error
+				res, err = live.FuzzServer(context.Background(), bad.URL, 120, seed, time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Stopped != "" || res.Jobs > 120 {
+					t.Fatalf("stopped %q after %d jobs (bound 120)", res.Stopped, res.Jobs)
+				}
+			}
+			c := res.Found
+			if c == nil {
+				t.Fatalf("not found in 4 runs of 120 jobs")
+			}
+			t.Logf("%d jobs, %d replays: %v %+v: %s", res.Jobs, res.Shrinks, c.Policy, c.Failures, c.Got)
+			if c.Step < 1 || len(c.Failures) != c.Step || c.Step > tc.steps || !tc.shows(c) {
+				t.Errorf("shrunk case does not show the fault in at most %d failures: step %d of %d, policy %v, %s", tc.steps, c.Step, len(c.Failures), c.Policy, c.Got)
+			}
+			// The case as written to a file replays (a jittered case up to
+			// 16 times, until it disagrees).
+			b, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, srv := range []struct {
+				url  string
+				want bool
+			}{{bad.URL, true}, {serveWith(t, 0).URL, false}} {
+				var file live.FuzzCase
+				if err := json.Unmarshal(b, &file); err != nil {
+					t.Fatal(err)
+				}
+				got, left, err := live.ReplayCase(context.Background(), srv.url, &file)
+				if err != nil || got != srv.want {
+					t.Errorf("replay of %s: disagrees %v (want %v), err %v, %s", b, got, srv.want, err, file.Got)
+				}
+				if !strings.Contains(left, "jobs the run pushed") {
+					t.Errorf("replay cleanup statement: %q", left)
+				}
+			}
+		})
+	}
+}
+
+// num reads a JSON number of a case's policy, as generated (int) or read
+// back from a file (float64).
+func num(v any) float64 {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return -1
+}
