@@ -41,7 +41,7 @@ const (
 )
 
 const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
-       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--out DIR]
+       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--out DIR] [--all]
        retrykit fuzz --server URL --replay FILE
 
 With --server, a live OJS server is fuzzed instead of an adapter, against
@@ -61,7 +61,12 @@ history. The first disagreement is shrunk by replaying smaller cases
 (failures dropped, fewer attempts, fields dropped or made plain, plainer
 failures) and printed; --out DIR writes it as DIR/fuzz-server-case.json,
 which --replay FILE plays again (a jittered case up to 16 times, until
-it disagrees). At most --jobs jobs are pushed (shrinking included)
+it disagrees). Each disagreement says its kind (push, fetch-attempt,
+state, attempt, max_attempts, delay:STRATEGY, dead-letter, history);
+with --all the run goes on with the jobs left, shrinking one case of
+each further kind, the kinds found no longer judged (so a server that
+counts attempts from 0 still has its delays compared). At most --jobs
+jobs are pushed (shrinking included)
 within --time; at the end the run cancels its pending jobs, deletes its
 dead letters, and says what it could not remove.
 
@@ -120,6 +125,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		server   = fset.String("server", "", "fuzz a live OJS server at this base URL instead of an adapter: generated policies and failure sequences, every answer against the reference executor run in process")
 		jobs     = fset.Int("jobs", 50, "--server: jobs to push at most, shrinking included (1..10000)")
 		replayF  = fset.String("replay", "", "--server: replay one case file written by --out instead of fuzzing")
+		all      = fset.Bool("all", false, "--server: go on after the first disagreement; each further kind is shrunk and written too (DIR/fuzz-server-case-N.json), the kinds found no longer judged")
 		formats  repeatFlag
 		outputs  repeatFlag
 		ops, unc listFlag
@@ -157,7 +163,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageErr(fmt.Sprintf("--time: must be in 1s..24h, got %v", *budget))
 	}
 	if *server != "" {
-		return runServerFuzz(*server, *jobs, *seedStr, *budget, *timeout, *out, *replayF, stdout, stderr)
+		return runServerFuzz(*server, *jobs, *seedStr, *budget, *timeout, *out, *replayF, *all, stdout, stderr)
 	}
 	if len(formats) == 0 {
 		formats = repeatFlag{"text"}

@@ -17,9 +17,9 @@ import (
 // in process, or live.ReplayCase of one case file. Exit status: 0 no
 // disagreement; 1 a disagreement (written to out/fuzz-server-case.json
 // when out is set); 2 bad usage or a server that cannot be reached.
-func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Duration, out, replay string, stdout, stderr io.Writer) int {
+func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Duration, out, replay string, all bool, stdout, stderr io.Writer) int {
 	ctx := context.Background()
-	opts := []live.Option{live.WithTimeout(timeout)}
+	opts := []live.Option{live.WithTimeout(timeout), live.WithFuzzAll(all)}
 	if replay != "" {
 		data, err := os.ReadFile(replay)
 		if err != nil {
@@ -72,16 +72,23 @@ func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Du
 		fmt.Fprintln(stdout, "no disagreement with the reference executor")
 		return 0
 	}
-	c := res.Found
-	fmt.Fprintf(stdout, "disagreement at delivery %d (shrunk in %d replays):\n  %s\n", c.Step, res.Shrinks, c.Got)
-	b, _ := json.MarshalIndent(c, "", "  ")
-	fmt.Fprintf(stdout, "case:\n%s\n", b)
-	if out != "" {
+	fmt.Fprintf(stdout, "%d disagreements, shrunk in %d replays in all\n", 1+len(res.More), res.Shrinks)
+	for i, c := range append([]*live.FuzzCase{res.Found}, res.More...) {
+		fmt.Fprintf(stdout, "disagreement %d, %s, at delivery %d:\n  %s\n", i+1, c.Kind, c.Step, c.Got)
+		b, _ := json.MarshalIndent(c, "", "  ")
+		fmt.Fprintf(stdout, "case:\n%s\n", b)
+		if out == "" {
+			continue
+		}
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			fmt.Fprintf(stderr, "retrykit fuzz: --out: %v\n", err)
 			return 1
 		}
-		f := filepath.Join(out, "fuzz-server-case.json")
+		name := "fuzz-server-case.json"
+		if i > 0 {
+			name = fmt.Sprintf("fuzz-server-case-%d.json", i+1)
+		}
+		f := filepath.Join(out, name)
 		if err := os.WriteFile(f, append(b, '\n'), 0o644); err != nil {
 			fmt.Fprintf(stderr, "retrykit fuzz: --out: %v\n", err)
 			return 1

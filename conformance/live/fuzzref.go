@@ -33,6 +33,8 @@ type refTrace struct {
 	// the case's policy at PUSH (no steps then).
 	refused error
 	steps   []refStep
+	// strategy is the policy's backoff strategy, as read.
+	strategy string
 }
 
 // refEpoch is where the reference's manual clock starts.
@@ -65,7 +67,7 @@ func reference(c *FuzzCase) refTrace {
 			return refTrace{refused: err}
 		}
 	}
-	var tr refTrace
+	tr := refTrace{strategy: pol.Spec().Strategy.String()}
 	for i, f := range c.Failures {
 		jl, okl := lo.Fetch()
 		jh, okh := hi.Fetch()

@@ -30,6 +30,13 @@ type FuzzCase struct {
 	// beside the reference's (set on a disagreement).
 	Step int    `json:"step,omitempty"`
 	Got  string `json:"got,omitempty"`
+	// Kind names what differs (set on a disagreement): "push",
+	// "fetch-attempt", "state", "attempt", "max_attempts",
+	// "delay:STRATEGY" (the policy's backoff strategy, "+ms" when it gives
+	// an interval as initial_interval_ms or max_interval_ms),
+	// "dead-letter" or "history". It groups what was observed; it names
+	// no cause.
+	Kind string `json:"kind,omitempty"`
 }
 
 // FuzzFailure is one FAIL a case reports: error.type and error.code.
@@ -42,6 +49,9 @@ type FuzzFailure struct {
 type FuzzResult struct {
 	Jobs  int       // jobs pushed, shrinking included
 	Found *FuzzCase // the first disagreement, shrunk; nil: none
+	// More holds, with WithFuzzAll, the disagreements found after Found,
+	// one of each further Kind, each shrunk.
+	More []*FuzzCase
 	// Shrinks is how many smaller cases were replayed to shrink Found.
 	Shrinks int
 	// Stopped says why the run ended before its jobs ("" when it did not):
@@ -70,7 +80,11 @@ type FuzzResult struct {
 // dropped or made plain, the binding's spellings respelled, plainer
 // failures, each replayed) to a minimal case. At most jobs jobs are ever
 // pushed; at the end every job of the run is cancelled or its dead letter
-// deleted, and Left says what could not be.
+// deleted, and Left says what could not be. With [WithFuzzAll] the run
+// goes on after the first disagreement with the jobs left: a disagreement
+// of a Kind not found yet is shrunk and added to More, and the kinds found
+// are no longer judged (a server that shows attempts from 0 everywhere
+// still has its delays compared).
 func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, budget time.Duration, opts ...Option) (*FuzzResult, error) {
 	e, err := fuzzEnv(ctx, serverURL, opts)
 	if err != nil {
@@ -84,17 +98,28 @@ func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, bu
 	run, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	rng := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	found := map[string]bool{} // the kinds found, no longer judged
 	for res.Jobs < jobs {
 		c := genCase(rng)
-		bad, err := e.playCase(run, &c)
+		bad, err := e.playCase(run, &c, func(k string) bool { return !found[k] })
 		res.Jobs++
 		if err != nil {
 			res.Stopped = stopReason(run, err)
 			break
 		}
-		if bad {
+		if !bad {
+			continue
+		}
+		n, total := e.shrink(run, &c, jobs-res.Jobs, res.Jobs)
+		found[c.Kind] = true
+		res.Shrinks += n
+		res.Jobs = total
+		if res.Found == nil {
 			res.Found = &c
-			res.Shrinks, res.Jobs = e.shrink(run, res.Found, jobs-res.Jobs, res.Jobs)
+		} else {
+			res.More = append(res.More, &c)
+		}
+		if !e.cfg.fuzzAll {
 			break
 		}
 	}
@@ -105,9 +130,15 @@ func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, bu
 	return res, nil
 }
 
+// WithFuzzAll makes [FuzzServer] go on after the first disagreement with
+// the jobs left, reporting one shrunk case of each further Kind in
+// FuzzResult.More (default false: the run ends at the first). Other runs
+// ignore it.
+func WithFuzzAll(on bool) Option { return func(c *config) { c.fuzzAll = on } }
+
 // ReplayCase plays one case (as FuzzServer writes it) against the server
-// and reports whether the server still disagrees, with the case's Step
-// and Got set anew. A case whose delays the reference gives as a range
+// and reports whether the server still disagrees (in the case's Kind, when
+// it has one), with the case's Step, Got and Kind set anew. A case whose delays the reference gives as a range
 // (jitter) may disagree on some draws only: it is played up to
 // replayJitterTries times, until it disagrees; left counts its jobs.
 func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Option) (bad bool, left string, err error) {
@@ -115,9 +146,14 @@ func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Opti
 	if err != nil {
 		return false, "", err
 	}
-	bad, _, err = e.playTries(ctx, c, replayJitterTries)
+	bad, _, err = e.playTries(ctx, c, replayJitterTries, only(c.Kind))
 	left = e.cleanup(context.WithoutCancel(ctx))
 	return bad, left, err
+}
+
+// only judges kind alone; "" judges every kind.
+func only(kind string) func(string) bool {
+	return func(k string) bool { return kind == "" || k == kind }
 }
 
 // How many times a jittered case is played before it is said to agree:
@@ -129,14 +165,14 @@ const (
 
 // playTries plays c once, or, when the reference gives one of its delays
 // as a range (jitter), up to tries times until it disagrees; it returns
-// the plays (the jobs pushed).
-func (e *env) playTries(ctx context.Context, c *FuzzCase, tries int) (bad bool, plays int, err error) {
+// the plays (the jobs pushed). judged is as for playCase.
+func (e *env) playTries(ctx context.Context, c *FuzzCase, tries int, judged func(string) bool) (bad bool, plays int, err error) {
 	if !reference(c).jittered() {
 		tries = 1
 	}
 	for plays < max(tries, 1) {
 		plays++
-		if bad, err = e.playCase(ctx, c); bad || err != nil {
+		if bad, err = e.playCase(ctx, c, judged); bad || err != nil {
 			return bad, plays, err
 		}
 	}
@@ -165,30 +201,36 @@ func fmtDur(d time.Duration) string { return fmt.Sprintf("PT%gS", d.Seconds()) }
 // answer (state, attempt, max_attempts, the delay of next_attempt_at
 // against the reference's delay range) and, once the job has ended, whether
 // it is in the dead-letter list and, if so, its error history (attempt,
-// type and message of each entry, by INFO). It returns true, with c.Step
-// and c.Got set, at the first answer the reference gives otherwise.
-func (e *env) playCase(ctx context.Context, c *FuzzCase) (bool, error) {
-	c.Step, c.Got = 0, ""
+// type and message of each entry, by INFO). It returns true, with c.Step,
+// c.Got and c.Kind set, at the first answer the reference gives otherwise
+// in a kind judged; a FETCH attempt of a kind not judged is passed over,
+// and so is an attempt or max_attempts of the FAIL answer; a state or
+// delay of a kind not judged ends the case.
+func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string) bool) (bool, error) {
+	c.Step, c.Got, c.Kind = 0, "", ""
 	ref := reference(c)
 	q := e.queue("fuzz")
 	id, err := e.c.push(ctx, q, "retrykit.fuzz", c.Policy)
 	var se *serverError
 	switch {
 	case err != nil && errors.As(err, &se) && (se.Status == http.StatusBadRequest || se.Status == http.StatusUnprocessableEntity):
-		if ref.refused != nil {
+		if ref.refused != nil || !judged("push") {
 			return false, nil
 		}
-		c.Got = fmt.Sprintf("PUSH: the server refused the policy (HTTP %d: %s); the reference executor accepts it", se.Status, se.Reason)
+		c.Kind, c.Got = "push", fmt.Sprintf("PUSH: the server refused the policy (HTTP %d: %s); the reference executor accepts it", se.Status, se.Reason)
 		return true, nil
 	case err != nil:
 		return false, err
 	case ref.refused != nil:
 		e.c.cancel(ctx, id)
-		c.Got = fmt.Sprintf("PUSH: the server accepted the policy; the reference executor refuses it (%v)", ref.refused)
+		if !judged("push") {
+			return false, nil
+		}
+		c.Kind, c.Got = "push", fmt.Sprintf("PUSH: the server accepted the policy; the reference executor refuses it (%v)", ref.refused)
 		return true, nil
 	}
-	disagree := func(step int, format string, a ...any) (bool, error) {
-		c.Step, c.Got = step, fmt.Sprintf(format, a...)
+	disagree := func(step int, kind, format string, a ...any) (bool, error) {
+		c.Step, c.Kind, c.Got = step, kind, fmt.Sprintf(format, a...)
 		e.c.cancel(ctx, id)
 		return true, nil
 	}
@@ -202,28 +244,43 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if a := got.job.Attempt; a != nil && *a != want.fetchAttempt {
-			return disagree(n, "FETCH of delivery %d: the server shows attempt %d; the reference executor %d", n, *a, want.fetchAttempt)
+		if a := got.job.Attempt; a != nil && *a != want.fetchAttempt && judged("fetch-attempt") {
+			return disagree(n, "fetch-attempt", "FETCH of delivery %d: the server shows attempt %d; the reference executor %d", n, *a, want.fetchAttempt)
 		}
 		fl := failure{Type: f.Type, Code: f.Code, Message: failMessage(n)}
 		a, ex, err := e.nackOK(ctx, id, fl)
 		if err != nil {
 			return false, err
 		}
-		answer, next, same := e.sameAnswer(a, ex, want)
-		if !same {
-			return disagree(n, "FAIL of attempt %d (error type %q, code %q): the server answered %s; the reference executor: %s", n, f.Type, f.Code, answer, want.answer())
+		strategy := ref.strategy
+		if _, ok := c.Policy["initial_interval_ms"]; ok {
+			strategy += "+ms"
+		} else if _, ok := c.Policy["max_interval_ms"]; ok {
+			strategy += "+ms"
+		}
+		answer, next, kinds := e.sameAnswer(a, ex, want, strategy)
+		for _, k := range kinds {
+			if judged(k) {
+				return disagree(n, k, "FAIL of attempt %d (error type %q, code %q): the server answered %s; the reference executor: %s", n, f.Type, f.Code, answer, want.answer())
+			}
+		}
+		if slices.ContainsFunc(kinds, func(k string) bool { return k == "state" || strings.HasPrefix(k, "delay:") }) {
+			// A state or delay of a kind not judged: the case cannot go on
+			// meaningfully (nor wait for a retry the reference does not
+			// have, or one due at another time).
+			e.c.cancel(ctx, id)
+			return false, nil
 		}
 		if want.state == executor.Retryable.String() {
 			due = next
 			continue
 		}
-		diff, err := e.sameEnd(ctx, q, id, want)
+		kind, diff, err := e.sameEnd(ctx, q, id, want)
 		if err != nil {
 			return false, err
 		}
-		if diff != "" {
-			return disagree(n, "after the FAIL of attempt %d (error type %q, code %q), %s", n, f.Type, f.Code, diff)
+		if diff != "" && judged(kind) {
+			return disagree(n, kind, "after the FAIL of attempt %d (error type %q, code %q), %s", n, f.Type, f.Code, diff)
 		}
 		return false, nil
 	}
@@ -231,57 +288,70 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase) (bool, error) {
 	return false, nil
 }
 
-// sameAnswer reports whether the FAIL answer a (received in ex) is the
-// reference's want: the same state, attempt and max_attempts (when the
-// server gives it), and for a retry a next_attempt_at whose delay, on the
+// sameAnswer compares the FAIL answer a (received in ex) with the
+// reference's want: the state, the attempt, max_attempts (when the server
+// gives it), and for a retry a next_attempt_at whose delay, on the
 // server's clock, meets [want.lo, want.hi] within the timestamp
 // resolution (an absent next_attempt_at is not judged). It returns the
-// answer as it reads it, and the retry's next_attempt_at.
-func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep) (string, time.Time, bool) {
+// answer as it reads it, the retry's next_attempt_at, and the kinds that
+// differ, in that order (the delay's kind is "delay:" the policy's
+// strategy, "+ms" when the policy gives an interval in the binding's
+// milliseconds).
+func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, strategy string) (string, time.Time, []string) {
 	got := fmt.Sprintf("%s, attempt %s", a.State, intOr(a.Attempt))
 	if a.MaxAttempts != nil {
 		got += ", max_attempts " + intOr(a.MaxAttempts)
 	}
-	same := a.State == want.state && is(a.Attempt, want.attempt) && (a.MaxAttempts == nil || *a.MaxAttempts == want.max)
+	var kinds []string
+	if a.State != want.state {
+		kinds = append(kinds, "state")
+	}
+	if !is(a.Attempt, want.attempt) {
+		kinds = append(kinds, "attempt")
+	}
+	if a.MaxAttempts != nil && *a.MaxAttempts != want.max {
+		kinds = append(kinds, "max_attempts")
+	}
 	next, err := parseTime("next_attempt_at", a.NextAttemptAt)
 	switch {
 	case err != nil:
-		return got + ", " + err.Error(), time.Time{}, false
+		return got + ", " + err.Error(), time.Time{}, append(kinds, "delay:"+strategy)
 	case !next.IsZero() && a.State == executor.Retryable.String():
 		lo, hi := e.delayRange(ex, next)
 		got += fmt.Sprintf(", retry after %v..%v", lo.Round(10*time.Microsecond), hi.Round(10*time.Microsecond))
 		if want.state == a.State && (hi < want.lo-resolution || lo > want.hi+resolution) {
-			same = false
+			kinds = append(kinds, "delay:"+strategy)
 		}
 	}
-	return got, next, same
+	return got, next, kinds
 }
 
 // sameEnd compares an ended job with the reference's last step: listed in
 // the dead-letter list of its queue exactly when the reference
-// dead-lettered it, and then with the reference's error history. A server
-// without the dead-letter list (404, 405 or 501) is not judged on it. It
-// returns "" when they agree, else what differs.
-func (e *env) sameEnd(ctx context.Context, q, id string, want refStep) (string, error) {
+// dead-lettered it ("dead-letter"), and then with the reference's error
+// history ("history"). A server without the dead-letter list (404, 405 or
+// 501) is not judged on it. It returns "" when they agree, else the kind
+// and what differs.
+func (e *env) sameEnd(ctx context.Context, q, id string, want refStep) (kind, diff string, err error) {
 	r, err := e.c.deadLetterFind(ctx, q, id)
 	var se *serverError
 	if err != nil && errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusMethodNotAllowed || se.Status == http.StatusNotImplemented) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	listed := r.found[id]
 	if listed != want.dead {
 		word := map[bool]string{true: "lists", false: "does not list"}
-		return fmt.Sprintf("the server's dead-letter list %s the job; the reference executor %s", word[listed], map[bool]string{true: "dead-lettered it", false: "discarded it without a dead letter"}[want.dead]), nil
+		return "dead-letter", fmt.Sprintf("the server's dead-letter list %s the job; the reference executor %s", word[listed], map[bool]string{true: "dead-lettered it", false: "discarded it without a dead letter"}[want.dead]), nil
 	}
 	if !listed {
-		return "", nil
+		return "", "", nil
 	}
 	j, err := e.c.info(ctx, id)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	got := j.errorList()
 	gs, ws := make([]string, len(got)), make([]string, len(want.errors))
@@ -292,18 +362,20 @@ func (e *env) sameEnd(ctx context.Context, q, id string, want refStep) (string, 
 		ws[i] = fmt.Sprintf("%d %s %q", w.Attempt, w.Type, w.Message)
 	}
 	if !slices.Equal(gs, ws) {
-		return fmt.Sprintf("the dead letter's error history is [%s]; the reference executor's [%s]", strings.Join(gs, ", "), strings.Join(ws, ", ")), nil
+		return "history", fmt.Sprintf("the dead letter's error history is [%s]; the reference executor's [%s]", strings.Join(gs, ", "), strings.Join(ws, ", ")), nil
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // shrink replays smaller variants of c on the server (at most left jobs)
-// with shrinkWith; it returns the replays and the jobs played in all
+// with shrinkWith, keeping those that disagree in c's Kind (the only kind
+// judged); it returns the replays and the jobs played in all
 // (played before it plus its own).
 func (e *env) shrink(ctx context.Context, c *FuzzCase, left, played int) (replays, total int) {
+	kind := c.Kind
 	replays = shrinkWith(ctx, c, left, func(v *FuzzCase, left int) (bool, int) {
-		bad, plays, err := e.playTries(ctx, v, min(shrinkJitterTries, left))
-		return err == nil && bad, plays
+		bad, plays, err := e.playTries(ctx, v, min(shrinkJitterTries, left), only(kind))
+		return err == nil && bad && v.Kind == kind, plays
 	})
 	return replays, played + replays
 }

@@ -155,3 +155,36 @@ func num(v any) float64 {
 	}
 	return -1
 }
+
+// With WithFuzzAll a server with two faults has both found, each shrunk
+// apart and each replaying in its own kind: attempts shown from 0 at
+// FETCH do not hide polynomial delays computed as exponential.
+func TestFuzzServerAllFindsEachKind(t *testing.T) {
+	bad := serveWith(t, ojsfault.AttemptOffByOne|ojsfault.PolynomialAsExponential)
+	res, err := live.FuzzServer(context.Background(), bad.URL, 250, 1, time.Minute, live.WithFuzzAll(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Jobs > 250 {
+		t.Errorf("%d jobs, bound 250", res.Jobs)
+	}
+	kinds := map[string]*live.FuzzCase{}
+	for _, c := range append([]*live.FuzzCase{res.Found}, res.More...) {
+		if c == nil {
+			t.Fatalf("nothing found in %d jobs (stopped %q)", res.Jobs, res.Stopped)
+		}
+		kinds[c.Kind] = c
+	}
+	if kinds["fetch-attempt"] == nil || kinds["delay:polynomial"] == nil {
+		t.Fatalf("kinds found: %v, want fetch-attempt and delay:polynomial", kinds)
+	}
+	c := kinds["delay:polynomial"]
+	if c.Policy["backoff_strategy"] != "polynomial" || len(c.Failures) != c.Step {
+		t.Errorf("polynomial case not shrunk: %v %v", c.Policy, c.Failures)
+	}
+	for kind, c := range kinds {
+		if got, _, err := live.ReplayCase(context.Background(), bad.URL, c); err != nil || !got || c.Kind != kind {
+			t.Errorf("replay of the %s case: disagrees %v in %q, err %v", kind, got, c.Kind, err)
+		}
+	}
+}
