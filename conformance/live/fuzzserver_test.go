@@ -3,6 +3,7 @@ package live_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -185,6 +186,23 @@ func TestFuzzServerAllFindsEachKind(t *testing.T) {
 	for kind, c := range kinds {
 		if got, _, err := live.ReplayCase(context.Background(), bad.URL, c); err != nil || !got || c.Kind != kind {
 			t.Errorf("replay of the %s case: disagrees %v in %q, err %v", kind, got, c.Kind, err)
+		}
+	}
+}
+
+// A case ReplayCase cannot play is refused before any request, with an
+// error naming what is wrong.
+func TestReplayCaseRefusesAnUnplayableCase(t *testing.T) {
+	many := make([]live.FuzzFailure, live.MaxCaseFailures+1)
+	for _, c := range []*live.FuzzCase{
+		nil,
+		{Failures: []live.FuzzFailure{{Type: "t"}}},
+		{Policy: map[string]any{}},
+		{Policy: map[string]any{}, Failures: many},
+	} {
+		_, _, err := live.ReplayCase(context.Background(), "http://127.0.0.1:1", c)
+		if !errors.Is(err, live.ErrInvalidCase) || !strings.Contains(err.Error(), "failures") {
+			t.Errorf("case %+v: err %v, want ErrInvalidCase naming the failures", c, err)
 		}
 	}
 }
