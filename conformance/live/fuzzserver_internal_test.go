@@ -3,10 +3,14 @@ package live
 import (
 	"context"
 	mrand "math/rand/v2"
+	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/ojshttp"
 	"pgregory.net/rapid"
 )
 
@@ -171,5 +175,26 @@ func TestFuzzCasesRepeatBySeed(t *testing.T) {
 		if x, y := genCase(a), genCase(b); !reflect.DeepEqual(x, y) {
 			t.Fatalf("same seed, different cases: %v and %v", x, y)
 		}
+	}
+}
+
+// Property: retrykit serve, the reference executor behind HTTP, agrees
+// with the reference executor run in process on every generated case.
+func TestServeAgreesWithTheReferenceOnGeneratedCases(t *testing.T) {
+	hs := httptest.NewServer(ojshttp.New(executor.New()))
+	defer hs.Close()
+	e, err := fuzzEnv(context.Background(), hs.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		c := caseGen().Draw(t, "case")
+		bad, err := e.playCase(context.Background(), &c, only(""))
+		if err != nil || bad {
+			t.Fatalf("policy %v, failures %v: %v %s", c.Policy, c.Failures, err, c.Got)
+		}
+	})
+	if left := e.cleanup(context.Background()); !strings.Contains(left, "left behind") {
+		t.Errorf("cleanup: %q", left)
 	}
 }
