@@ -147,9 +147,12 @@ func WithFuzzAll(on bool) Option { return func(c *config) { c.fuzzAll = on } }
 
 // ReplayCase plays one case (as FuzzServer writes it) against the server
 // and reports whether the server still disagrees (in the case's Kind, when
-// it has one), with the case's Step, Got and Kind set anew. A case whose delays the reference gives as a range
-// (jitter) may disagree on some draws only: it is played up to
-// replayJitterTries times, until it disagrees; left counts its jobs.
+// it has one), with the case's Step, Got and Kind set anew. A case whose
+// delays the reference gives as a range (jitter) may disagree on some
+// draws only: it is played up to 16 times, until it disagrees. left is
+// the cleanup's statement. A case without a policy, or with no failures
+// or more than MaxCaseFailures, is refused with an error wrapping
+// ErrInvalidCase before any request.
 func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Option) (bad bool, left string, err error) {
 	if c == nil || c.Policy == nil || len(c.Failures) == 0 || len(c.Failures) > MaxCaseFailures {
 		n := 0
@@ -211,6 +214,7 @@ func fuzzEnv(ctx context.Context, serverURL string, opts []Option) (*env, error)
 	return &env{c: c, cfg: cfg, prefix: "rk-fuzz-" + hex.EncodeToString(b[:]), verdicts: map[string]*verdict{}, runCtx: ctx}, nil
 }
 
+// fmtDur writes d as an ISO 8601 duration in seconds ("PT0.02S").
 func fmtDur(d time.Duration) string { return fmt.Sprintf("PT%gS", d.Seconds()) }
 
 // playCase pushes c's job and plays its failures against the server and
