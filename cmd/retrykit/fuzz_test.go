@@ -330,6 +330,14 @@ func TestFuzzServerFlag(t *testing.T) {
 		}
 		hs.Close()
 	}
+	// A case file the replay cannot play is bad usage, before any request.
+	tooMany := filepath.Join(t.TempDir(), "case.json")
+	if err := os.WriteFile(tooMany, []byte(`{"policy":{},"failures":[`+strings.Repeat(`{"type":"t"},`, 64)+`{"type":"t"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--replay", tooMany); code != 2 || !strings.Contains(errOut, "1 to 64 failures") {
+		t.Errorf("--replay of 65 failures: exit %d %s", code, errOut)
+	}
 	if code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--impl", "x"); code != 2 || !strings.Contains(errOut, "give one") {
 		t.Errorf("--server with --impl: exit %d %s", code, errOut)
 	}

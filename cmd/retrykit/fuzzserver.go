@@ -27,11 +27,14 @@ func runServerFuzz(url string, jobs int, seedStr string, budget, timeout time.Du
 			return 2
 		}
 		var c live.FuzzCase
-		if err := json.Unmarshal(data, &c); err != nil || c.Policy == nil || len(c.Failures) == 0 {
-			fmt.Fprintf(stderr, "retrykit fuzz: --replay %s: not a case file (policy and failures required): %v\n", replay, err)
+		if err := json.Unmarshal(data, &c); err != nil || c.Policy == nil || len(c.Failures) == 0 || len(c.Failures) > live.MaxCaseFailures {
+			fmt.Fprintf(stderr, "retrykit fuzz: --replay %s: not a case file (a policy object and 1 to %d failures required): %v\n", replay, live.MaxCaseFailures, err)
 			return 2
 		}
-		bad, left, err := live.ReplayCase(ctx, url, &c, opts...)
+		// The replay is bounded by --time as a run is.
+		rctx, cancel := context.WithTimeout(ctx, budget)
+		defer cancel()
+		bad, left, err := live.ReplayCase(rctx, url, &c, opts...)
 		if err != nil {
 			fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
 			return 2

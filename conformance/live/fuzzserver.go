@@ -130,6 +130,15 @@ func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, bu
 	return res, nil
 }
 
+// MaxCaseFailures bounds the failures of a case [ReplayCase] plays (the
+// generator draws at most 5), so a case file cannot hold a replay for
+// hours.
+const MaxCaseFailures = 64
+
+// ErrInvalidCase is wrapped by ReplayCase's error for a case it cannot
+// play: no policy, or no failures or more than MaxCaseFailures.
+var ErrInvalidCase = errors.New("live: invalid fuzz case")
+
 // WithFuzzAll makes [FuzzServer] go on after the first disagreement with
 // the jobs left, reporting one shrunk case of each further Kind in
 // FuzzResult.More (default false: the run ends at the first). Other runs
@@ -138,16 +147,28 @@ func WithFuzzAll(on bool) Option { return func(c *config) { c.fuzzAll = on } }
 
 // ReplayCase plays one case (as FuzzServer writes it) against the server
 // and reports whether the server still disagrees (in the case's Kind, when
-// it has one), with the case's Step, Got and Kind set anew. A case whose delays the reference gives as a range
-// (jitter) may disagree on some draws only: it is played up to
-// replayJitterTries times, until it disagrees; left counts its jobs.
+// it has one), with the case's Step, Got and Kind set anew. A case whose
+// delays the reference gives as a range (jitter) may disagree on some
+// draws only: it is played up to 16 times, until it disagrees. left is
+// the cleanup's statement. A case without a policy, or with no failures
+// or more than MaxCaseFailures, is refused with an error wrapping
+// ErrInvalidCase before any request.
 func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Option) (bad bool, left string, err error) {
+	if c == nil || c.Policy == nil || len(c.Failures) == 0 || len(c.Failures) > MaxCaseFailures {
+		n := 0
+		if c != nil {
+			n = len(c.Failures)
+		}
+		return false, "", fmt.Errorf("%w: fuzz case: a policy object and 1 to %d failures are required, got %d failures", ErrInvalidCase, MaxCaseFailures, n)
+	}
 	e, err := fuzzEnv(ctx, serverURL, opts)
 	if err != nil {
 		return false, "", err
 	}
 	bad, _, err = e.playTries(ctx, c, replayJitterTries, only(c.Kind))
-	left = e.cleanup(context.WithoutCancel(ctx))
+	clean, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	left = e.cleanup(clean)
 	return bad, left, err
 }
 
@@ -193,6 +214,7 @@ func fuzzEnv(ctx context.Context, serverURL string, opts []Option) (*env, error)
 	return &env{c: c, cfg: cfg, prefix: "rk-fuzz-" + hex.EncodeToString(b[:]), verdicts: map[string]*verdict{}, runCtx: ctx}, nil
 }
 
+// fmtDur writes d as an ISO 8601 duration in seconds ("PT0.02S").
 func fmtDur(d time.Duration) string { return fmt.Sprintf("PT%gS", d.Seconds()) }
 
 // playCase pushes c's job and plays its failures against the server and

@@ -2,11 +2,16 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	mrand "math/rand/v2"
+	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/ojshttp"
 	"pgregory.net/rapid"
 )
 
@@ -172,4 +177,60 @@ func TestFuzzCasesRepeatBySeed(t *testing.T) {
 			t.Fatalf("same seed, different cases: %v and %v", x, y)
 		}
 	}
+}
+
+// Property: retrykit serve, the reference executor behind HTTP, agrees
+// with the reference executor run in process on every generated case.
+func TestServeAgreesWithTheReferenceOnGeneratedCases(t *testing.T) {
+	hs := httptest.NewServer(ojshttp.New(executor.New()))
+	defer hs.Close()
+	e, err := fuzzEnv(context.Background(), hs.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		c := caseGen().Draw(t, "case")
+		bad, err := e.playCase(context.Background(), &c, only(""))
+		if err != nil || bad {
+			t.Fatalf("policy %v, failures %v: %v %s", c.Policy, c.Failures, err, c.Got)
+		}
+	})
+	if left := e.cleanup(context.Background()); !strings.Contains(left, "left behind") {
+		t.Errorf("cleanup: %q", left)
+	}
+}
+
+// FuzzCaseFile reads arbitrary bytes as a case file (what --replay
+// reads) and plays it on the reference: nothing panics, and the trace
+// keeps its invariants (at most one step per failure, attempts 1, 2, …,
+// each delay range ordered, only the last step final).
+func FuzzCaseFile(f *testing.F) {
+	for _, s := range []string{
+		`{"policy":{"initial_interval":"PT0.02S","max_attempts":1},"failures":[{"type":"fz.timeout"}]}`,
+		`{"policy":{"initial_interval_ms":20,"backoff_type":"POLYNOMIAL","jitter":true,"max_interval":"PT0.05S"},"failures":[{"type":"a"},{"code":"DEAD_LETTER"},{"type":"b","code":"x"}]}`,
+		`{"policy":{"max_attempts":9223372036854775807,"initial_interval":"PT1000000H","backoff_coefficient":1e308},"failures":[{"type":"t"},{"type":"t"},{"type":"t"}]}`,
+		`{"policy":{"non_retryable_errors":["fz.*"],"on_exhaustion":"dead_letter"},"failures":[{"type":"fz.x"}]}`,
+		`{"policy":{"max_attempts":-1},"failures":[{}]}`, `{"policy":null}`, `[]`, "\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c FuzzCase
+		if json.Unmarshal(data, &c) != nil || c.Policy == nil || len(c.Failures) == 0 || len(c.Failures) > MaxCaseFailures {
+			return
+		}
+		tr := reference(&c)
+		if tr.refused != nil && len(tr.steps) > 0 || len(tr.steps) > len(c.Failures) {
+			t.Fatalf("%d steps for %d failures (refused %v)", len(tr.steps), len(c.Failures), tr.refused)
+		}
+		for i, s := range tr.steps {
+			final := s.state != "retryable"
+			if s.attempt != i+1 || s.fetchAttempt != i+1 || s.lo > s.hi || s.lo < 0 || final != (i == len(tr.steps)-1 && final) {
+				t.Fatalf("step %d: %+v", i+1, s)
+			}
+		}
+		_ = tr.jittered()
+		_ = c.size()
+		_ = variants(c)
+	})
 }

@@ -3,6 +3,8 @@ package live_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -185,6 +187,67 @@ func TestFuzzServerAllFindsEachKind(t *testing.T) {
 	for kind, c := range kinds {
 		if got, _, err := live.ReplayCase(context.Background(), bad.URL, c); err != nil || !got || c.Kind != kind {
 			t.Errorf("replay of the %s case: disagrees %v in %q, err %v", kind, got, c.Kind, err)
+		}
+	}
+}
+
+// A case ReplayCase cannot play is refused before any request, with an
+// error naming what is wrong.
+func TestReplayCaseRefusesAnUnplayableCase(t *testing.T) {
+	many := make([]live.FuzzFailure, live.MaxCaseFailures+1)
+	for _, c := range []*live.FuzzCase{
+		nil,
+		{Failures: []live.FuzzFailure{{Type: "t"}}},
+		{Policy: map[string]any{}},
+		{Policy: map[string]any{}, Failures: many},
+	} {
+		_, _, err := live.ReplayCase(context.Background(), "http://127.0.0.1:1", c)
+		if !errors.Is(err, live.ErrInvalidCase) || !strings.Contains(err.Error(), "failures") {
+			t.Errorf("case %+v: err %v, want ErrInvalidCase naming the failures", c, err)
+		}
+	}
+}
+
+// The run is bounded in time and in jobs, and cleans up what it can: on
+// a server where every case disagrees at once (--all goes on), it stops
+// at its budget or its job bound, pushed at most that many jobs, and
+// leaves nothing pending and no dead letter; its statement counts what
+// it left (finished jobs, which the binding cannot delete).
+func TestFuzzServerBoundedAndCleansUp(t *testing.T) {
+	for _, tc := range []struct {
+		jobs   int
+		budget time.Duration
+	}{{40, time.Minute}, {100_000, 400 * time.Millisecond}} {
+		ex := executor.New()
+		srv := ojshttp.New(ex)
+		ojsfault.Plant(srv, ojsfault.AttemptOffByOne|ojsfault.ExhaustLate)
+		hs := httptest.NewServer(srv)
+		start := time.Now()
+		res, err := live.FuzzServer(context.Background(), hs.URL, tc.jobs, 3, tc.budget, live.WithFuzzAll(true))
+		took := time.Since(start)
+		hs.Close()
+		ojsfault.Plant(srv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Jobs > tc.jobs || ex.Len() > res.Jobs {
+			t.Errorf("jobs %d, bound %d; the server holds %d", res.Jobs, tc.jobs, ex.Len())
+		}
+		if tc.jobs > 1000 && (res.Stopped != "its time ran out" || took > tc.budget+35*time.Second) {
+			t.Errorf("budget %v: stopped %q after %v", tc.budget, res.Stopped, took)
+		}
+		waiting := ex.Count(executor.Filter{States: []executor.State{executor.Scheduled, executor.Pending, executor.Available, executor.Active, executor.Retryable}})
+		if dead := ex.DeadLetterStats().Total; waiting != 0 || dead != 0 {
+			t.Errorf("left %d jobs waiting and %d dead letters", waiting, dead)
+		}
+		// The server keeps what the run left behind and the jobs it
+		// cancelled; it pushed what the run counted.
+		var pushed, cancelled, deleted, left, finished int
+		var queues string
+		_, err = fmt.Sscanf(res.Left, "cleanup: of %d jobs the run pushed (queues %s %d pending were cancelled and %d dead letters deleted; left behind: %d (%d finished",
+			&pushed, &queues, &cancelled, &deleted, &left, &finished)
+		if err != nil || pushed != res.Jobs || left+cancelled != ex.Len() || finished != left {
+			t.Errorf("cleanup statement %q (%v) against %d jobs played and %d held by the server", res.Left, err, res.Jobs, ex.Len())
 		}
 	}
 }
