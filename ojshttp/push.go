@@ -395,9 +395,14 @@ func (s *Server) plantPolicy(p *policy.Policy) *policy.Policy {
 		sp.Strategy = backoff.Exponential
 		changed = true
 	}
-	if f.Has(ojsfault.DelayDoubled) || f.Has(ojsfault.LateRetry) {
-		sp.InitialInterval = time.Duration(sat.AddInt(int64(sp.InitialInterval), int64(sp.InitialInterval)))
-		sp.MaxInterval = time.Duration(sat.AddInt(int64(sp.MaxInterval), int64(sp.MaxInterval)))
+	if f.Has(ojsfault.DelayDoubled) {
+		twice := func(d time.Duration) time.Duration { return time.Duration(sat.AddInt(int64(d), int64(d))) }
+		sp.InitialInterval, sp.MaxInterval = twice(sp.InitialInterval), twice(sp.MaxInterval)
+		// an error rule's intervals are the policy's too
+		for i := range sp.ErrorRules {
+			r := &sp.ErrorRules[i]
+			r.InitialInterval, r.MaxInterval = twice(r.InitialInterval), twice(r.MaxInterval)
+		}
 		changed = true
 	}
 	if f.Has(ojsfault.ExhaustLate) && sp.MaxAttempts < math.MaxInt {

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
 // retryExtensions is the manifest's name of the retry extensions.
@@ -127,6 +129,18 @@ func (e *env) extFail(ctx context.Context, check, id, typ string, extra map[stri
 	return a, ex, true
 }
 
+// recordStated keeps a FAIL answer whose spec answer is retryable after a
+// delay in [lo, hi] that the job's policy intervals give (slack, if not
+// 0, the time left for a retry), for the diagnosis.
+func (e *env) recordStated(check string, a *nackAnswer, ex *exchange, lo, hi, slack time.Duration) {
+	o := servermodel.Obs{Check: check, Kind: servermodel.StatedDelay, State: a.State, Attempt: a.Attempt, WantLo: lo, WantHi: hi, Slack: slack}
+	if next, err := parseTime("next_attempt_at", a.NextAttemptAt); err == nil && !next.IsZero() && ex != nil {
+		o.DelayLo, o.DelayHi = e.delayRange(ex, next)
+		o.HasDelay = true
+	}
+	e.record(o)
+}
+
 // extDelay judges that a FAIL answer is retryable with a delay in [lo, hi];
 // it returns what is wrong, or "".
 func (e *env) extDelay(a *nackAnswer, ex *exchange, lo, hi time.Duration) string {
@@ -150,15 +164,18 @@ func (e *env) extErrorRules(ctx context.Context, check string) {
 	if !ok {
 		return
 	}
+	e.recordStated(check, a, ex, 200*time.Millisecond, 200*time.Millisecond, 0)
 	if why := e.extDelay(a, ex, 200*time.Millisecond, 200*time.Millisecond); why != "" {
 		problems = append(problems, "a failure of type live.rate.limited (rule: 3 attempts, PT0.2S): "+why)
 	}
 	if id, ok = e.extPush(ctx, check, e.queue("ext-rules-other"), pol); !ok {
 		return
 	}
-	if a, _, ok = e.extFail(ctx, check, id, "live.other", nil); !ok {
+	if a, ex, ok = e.extFail(ctx, check, id, "live.other", nil); !ok {
 		return
 	}
+	// no rule matches: the policy's answer, which the models compute
+	e.recordFail(check, pol, failure{Type: "live.other", Message: "retry extensions"}, 1, ex, a, nil)
 	if a.State != "discarded" {
 		problems = append(problems, fmt.Sprintf("a failure of type live.other (no rule: the policy's 1 attempt) answered %q, want discarded", a.State))
 	}
@@ -214,12 +231,14 @@ func (e *env) extSnooze(ctx context.Context, check string) {
 		e.errored(orNotFetched(err), check)
 		return
 	}
+	e.recordAttempt(check, servermodel.FetchAttempt, 1, f.job.Attempt)
 	if f.job.Attempt != nil && *f.job.Attempt != 1 {
 		problems = append(problems, fmt.Sprintf("the redelivery after the snooze shows attempt %d, want 1 again", *f.job.Attempt))
 	}
 	if a, ex, ok = e.extFail(ctx, check, id, "live.busy", map[string]any{"snooze": "PT10S"}); !ok {
 		return
 	}
+	e.recordAttempt(check, servermodel.AnswerAttempt, 1, a.Attempt)
 	if why := e.extDelay(a, ex, 10*time.Second, 10*time.Second); why != "" {
 		problems = append(problems, "the second snooze, past max_snoozes 1 (a requested delay of 10 s): "+why)
 	}
@@ -247,6 +266,7 @@ func (e *env) extJitterMode(ctx context.Context, check string) {
 			if !ok {
 				return
 			}
+			e.recordStated(check, a, ex, c.lo, c.hi, 0)
 			why, next := e.judgeDelay(ex, a, c.lo, c.hi)
 			if why != "" {
 				problems = append(problems, c.mode+": "+why)

@@ -255,9 +255,17 @@ func scenDeadLetter(ctx context.Context, e *env) {
 	if !ok {
 		return
 	}
-	if a.State != "retryable" || !is(a.Attempt, 1) {
+	if !is(a.Attempt, 1) {
+		// the attempt shown is judged (and modelled) beside the dead letter
+		e.recordFail("http-attempts", pol.wire(e), e.failWith("external.timeout", 1), 1, ex, a, nil)
 		e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
-		e.errored(errors.New("live: the job was not retried"), ids...)
+	}
+	if a.State != "retryable" {
+		e.recordFail("http-attempts", pol.wire(e), e.failWith("external.timeout", 1), 1, ex, a, nil)
+		e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
+		e.notRun("http-dead-letter", "the job was not retried (see http-attempts)")
+		e.notRun("http-dead-letter-content", "the job was not retried (see http-attempts)")
+		e.notRun("http-dead-letter-retry", "the job was not retried (see http-attempts)")
 		return
 	}
 	_, next := e.judgeDelay(ex, a, 20*ms, 20*ms)
@@ -282,6 +290,7 @@ func scenDeadLetter(ctx context.Context, e *env) {
 	e.recordFail("http-dead-letter", pol.wire(e), fl, 2, ex, a, &dl)
 	if !dl {
 		e.fail("http-dead-letter", "the exhausted job is not listed by GET /ojs/v1/dead-letter?queue=%s", q)
+		e.notRun("http-dead-letter-content", "the job never reached the dead letter queue (see http-dead-letter)")
 		e.notRun("http-dead-letter-retry", "the job never reached the dead letter queue")
 		return
 	}
@@ -295,11 +304,14 @@ func scenDeadLetter(ctx context.Context, e *env) {
 		e.fail("http-dead-letter-retry", "after the dead letter retry: %v", err)
 		return
 	}
-	a, _, err = e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+	fl = e.failWith("external.timeout", 1)
+	a, ex, err = e.nackOK(ctx, id, fl)
 	if err != nil {
 		e.errored(err, "http-dead-letter-retry")
 		return
 	}
+	// the retried job starts over under its policy: attempt 1 of 2
+	e.recordFail("http-dead-letter-retry", pol.wire(e), fl, 1, ex, a, nil)
 	if a.State != "retryable" || !is(a.Attempt, 1) {
 		e.fail("http-dead-letter-retry", "the first FAIL after the dead letter retry answered state %q, attempt %s; want retryable, 1 (the attempt count is reset)", a.State, intOr(a.Attempt))
 		return

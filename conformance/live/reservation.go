@@ -64,6 +64,7 @@ func scenVisibility(ctx context.Context, e *env) {
 		}
 		if j.State == "available" || j.State == "scheduled" || j.State == "retryable" {
 			if h, _ := e.c.fetch(ctx, q, visibility); h != nil {
+				e.record(servermodel.Obs{Check: check, Kind: servermodel.Redelivery, Policy: pol.wire(e), N: 2, Yes: true})
 				e.fail(check, "after two expired reservations of a job with max_attempts 2 it was handed out a third time (attempt %s)", intOr(h.job.Attempt))
 				return
 			}
@@ -79,6 +80,7 @@ func scenVisibility(ctx context.Context, e *env) {
 		case <-time.After(5 * e.cfg.poll):
 		}
 	}
+	e.record(servermodel.Obs{Check: check, Kind: servermodel.Redelivery, Policy: pol.wire(e), N: 2})
 	e.pass(check, "")
 }
 

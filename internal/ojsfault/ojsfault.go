@@ -65,6 +65,8 @@ const (
 	// EarlyRetry runs the job under its policy with every interval halved
 	// while reporting the delay of the real policy in next_attempt_at: the
 	// job becomes fetchable again halfway to the time the server announced.
+	// A delay a retry extension asked for (an error rule's, retry_after, a
+	// snooze) runs and is announced as asked.
 	EarlyRetry
 	// FetchAttemptHigh shows the attempt of every job in a FETCH answer one
 	// higher than it is (2 on the first delivery); the FAIL answer, INFO
@@ -135,8 +137,8 @@ const (
 	// manifest while the server still implements them: a checker must
 	// then judge none of their checks.
 	RetryExtensionsUnclaimed
-	// LateRetry runs the job under its policy with every interval doubled
-	// while reporting the delay of the real policy in next_attempt_at: the
+	// LateRetry announces every retry's next_attempt_at right but holds
+	// the retry back at FETCH until twice its delay after the failure: the
 	// job becomes fetchable at twice the delay the server announced.
 	LateRetry
 )

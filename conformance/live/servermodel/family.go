@@ -25,6 +25,7 @@ type deviation struct {
 	noCap        bool    // no-cap
 	codesIgnored uint8   // handler-codes-ignored: bit i for codes[i]
 	factor       float64 // time-factor: every delay times factor (0: 1)
+	promoteAt    float64 // promotion-late: a retry fetchable at promoteAt× its delay (0: on time)
 }
 
 // codes are the handler codes, in the order of deviation.codesIgnored's bits.
@@ -53,6 +54,7 @@ func Families() []string {
 		"jitter-range([lo,hi)): the jitter multiplier is drawn from [lo, hi), fitted from the delays of many jobs",
 		"no-cap: max_interval is never applied",
 		"time-factor(×k): every delay is k times the spec's (k fitted)",
+		"promotion-late(×k): a retry becomes fetchable only at k times its delay after the failure, though next_attempt_at is right (k fitted, judged within half the delay)",
 	}
 }
 
@@ -69,9 +71,23 @@ func fitted(obs []Obs, failedObs []int) []Model {
 	var ratios [][2]float64
 	var mults []float64
 	anyFail, anyDelay := false, false
+	var late []float64
 	for _, i := range failedObs {
 		o := &obs[i]
-		if o.Kind != FailAnswer {
+		switch o.Kind {
+		case Promotion:
+			if o.DelayLo > 0 && o.Late >= o.DelayLo {
+				late = append(late, 1+float64(o.Late)/float64(o.DelayLo))
+			}
+			continue
+		case StatedDelay:
+			if o.HasDelay && o.WantLo == o.WantHi && o.WantLo > 0 {
+				anyDelay = true
+				ratios = append(ratios, [2]float64{float64(o.DelayLo-resolution) / float64(o.WantLo), float64(o.DelayHi+resolution) / float64(o.WantLo)})
+			}
+			continue
+		case FailAnswer:
+		default:
 			continue
 		}
 		anyFail = true
@@ -93,8 +109,14 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			mults = append(mults, float64(o.DelayLo)/base, float64(o.DelayHi)/base)
 		}
 	}
-	if !anyFail {
-		return nil
+	if len(late) > 0 {
+		// the factor of the earliest promotion seen, to a half
+		k := math.Max(2, math.Floor(slicesMin(late)*2)/2)
+		add(fmt.Sprintf("promotion-late(×%g)", k), fmt.Sprintf("make a retry fetchable at its next_attempt_at: it became fetchable only at about %g× its delay after the failure (judged within half the delay)", k),
+			"promotion-late", deviation{promoteAt: k})
+	}
+	if !anyFail && !anyDelay {
+		return out
 	}
 	if anyDelay {
 		for _, k := range []int{-1, 1} {
