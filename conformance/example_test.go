@@ -62,7 +62,7 @@ func ExampleReport_Write() {
 	rep.Requirements = rep.Requirements[:0] // keep the example short
 	_ = rep.Write(os.Stdout, "markdown")
 	// Output:
-	// ### retrykit 1.2.3 — OJS retry conformance suite 0.1.0 (spec 1.0.0-rc.1)
+	// ### retrykit 1.2.3 — OJS retry conformance suite 0.2.0 (spec 1.0.0-rc.1)
 	//
 	// | score | pass | fail | error | skip | not run |
 	// |---|---:|---:|---:|---:|---:|

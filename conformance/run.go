@@ -199,9 +199,7 @@ func (r *Runner) Run(ctx context.Context, impl protocol.Implementation) *Report 
 		return rep
 	}
 	rep.notes, rep.SpecOnly, rep.Repeat = r.suite.notes, r.cfg.specOnly, r.cfg.repeat
-	if len(r.suite.files) > 0 {
-		rep.SuiteVersion, rep.SpecVersion = r.suite.files[0].SuiteVersion, r.suite.files[0].SpecVersion
-	}
+	rep.SuiteVersion, rep.SpecVersion = r.suite.suite, r.suite.spec
 	var sel []*Vector
 	for _, v := range r.suite.Vectors {
 		if r.selected(v) {

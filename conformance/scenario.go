@@ -23,7 +23,8 @@ const kindScenario = "scenario"
 // against those already in byID. A scenario's Input is the request the
 // runner sends (config and steps, expectations removed) and its Expected
 // the list of per-step expectations.
-func loadScenarios(fsys fs.FS, byID map[string]*Vector, notes map[string]string) ([]*Vector, []error) {
+func loadScenarios(fsys fs.FS, s *Suite) ([]*Vector, []error) {
+	byID, notes := s.byID, s.notes
 	if _, err := fs.ReadDir(fsys, "."); err != nil {
 		return nil, []error{fmt.Errorf("conformance: list scenario files: %w", err)}
 	}
@@ -41,6 +42,7 @@ func loadScenarios(fsys fs.FS, byID map[string]*Vector, notes map[string]string)
 	seen := map[string]string{}
 	for _, name := range names {
 		f := files[name]
+		errs = append(errs, s.sameVersion(name, f.SuiteVersion, f.SpecVersion)...)
 		for k, n := range f.Notes {
 			notes[k] = n
 		}

@@ -154,9 +154,12 @@ type outcome struct {
 type Suite struct {
 	Vectors []*Vector // vector files in name order, then scenario files
 
-	files []*vectorFile      // sorted by name
-	notes map[string]string  // flag -> note, from every file
-	byID  map[string]*Vector // Vectors by id
+	files []*vectorFile // sorted by name
+	// suite and spec are the suite_version and spec_version every file
+	// (vector and scenario) carries; Load refuses files that disagree.
+	suite, spec string
+	notes       map[string]string  // flag -> note, from every file
+	byID        map[string]*Vector // Vectors by id
 }
 
 // Vector returns the vector with the given id, or nil.
@@ -181,6 +184,8 @@ var (
 // Vector files are the *.json files (JSON Schema files, *.schema.json, are
 // ignored). Checks: schema_version is 1; suite_version,
 // spec_version and a known kind are present, and the kind appears once;
+// every file, scenario files included, has the same suite_version and
+// spec_version (the report's);
 // each vector has a non-empty id unique across all files, a requirement
 // RET-01..RET-20 or RK-nn, a section, a description; every flag is
 // explained in the file's notes; input and expected have exactly the
@@ -199,8 +204,11 @@ func Load(vectors, scenarios fs.FS) (*Suite, error) {
 	if vectors != nil {
 		errs = s.loadVectors(vectors)
 	}
+	for _, f := range s.files {
+		errs = append(errs, s.sameVersion(f.Name, f.SuiteVersion, f.SpecVersion)...)
+	}
 	if scenarios != nil {
-		add, serrs := loadScenarios(scenarios, s.byID, s.notes)
+		add, serrs := loadScenarios(scenarios, s)
 		errs = append(errs, serrs...)
 		for _, v := range add {
 			s.byID[v.ID] = v
@@ -211,6 +219,20 @@ func Load(vectors, scenarios fs.FS) (*Suite, error) {
 		return nil, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// sameVersion records the versions of the first file and returns an error
+// for a later file (name) whose suite_version or spec_version differs: one
+// suite, one version, which every report of it carries.
+func (s *Suite) sameVersion(name, suite, spec string) []error {
+	if s.suite == "" && s.spec == "" {
+		s.suite, s.spec = suite, spec
+		return nil
+	}
+	if suite != s.suite || spec != s.spec {
+		return []error{&VectorError{File: name, Reason: fmt.Sprintf("suite_version %q, spec_version %q: the other files have %q, %q", suite, spec, s.suite, s.spec)}}
+	}
+	return nil
 }
 
 // loadVectors adds the vector files at the root of fsys to s.

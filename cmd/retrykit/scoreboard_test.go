@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,14 @@ func TestScoreboardBuildsSiteFromRunReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`href="impl/retrykit.html#suite-0-1-0"`, `href="impl/planted-regex-match.html#suite-0-1-0"`,
+	var rep struct {
+		Suite string `json:"suite_version"`
+	}
+	if data, err := os.ReadFile(filepath.Join(reports, "retrykit.json")); err != nil || json.Unmarshal(data, &rep) != nil || rep.Suite == "" {
+		t.Fatalf("retrykit.json: no suite_version (%v)", err)
+	}
+	anchor := "suite-" + strings.ReplaceAll(rep.Suite, ".", "-") // the slug of "0.2.0" is "0-2-0"
+	for _, want := range []string{`href="impl/retrykit.html#` + anchor + `"`, `href="impl/planted-regex-match.html#` + anchor + `"`,
 		`<img src="badges/retrykit.svg"`, `reports/planted-regex-match/planted.html#causes`} {
 		if !strings.Contains(string(index), want) {
 			t.Errorf("index lacks %s", want)

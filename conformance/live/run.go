@@ -334,7 +334,7 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 
 	rep := &conformance.Report{
 		Implementation: protocol.Hello{Implementation: name, Version: version},
-		SuiteVersion:   "live-1",
+		SuiteVersion:   SuiteVersion,
 		SpecVersion:    "1.0",
 		Repeat:         1,
 	}

@@ -2,7 +2,8 @@
 # Regenerates the reports under docs/scoreboard/reports with this checkout's
 # `retrykit conformance`, then the site (build/scoreboard/site):
 #
-#   bash docs/scoreboard/regenerate.sh [--server NAME=URL]... [--serve-history] [--site-only]
+#   bash docs/scoreboard/regenerate.sh [--server NAME=URL]... [--serve-history]
+#        [--python-sdk DIR] [--ruby-sdk DIR] [--js-sdk DIR] [--playground DIR] [--site-only]
 #
 #   (always)          the library (built-in reference) and `retrykit serve`
 #                     of this checkout: reports/retrykit/library-DATE-TIME-COMMIT.json
@@ -20,6 +21,15 @@
 #                     reports/ojs-python-sdk/COMMIT.json
 #   --ruby-sdk DIR    a checkout of openjobspec/ojs-ruby-sdk, likewise
 #                     (adapters/ojs_ruby_sdk.rb, reports/ojs-ruby-sdk/COMMIT.json)
+#   --js-sdk DIR      openjobspec/ojs-js-sdk's src/retry.ts already compiled
+#                     to CommonJS: DIR holds retry.js (BUILD.md says how it
+#                     was prepared; nothing is built here), through
+#                     adapters/ojs_js_sdk.mjs into reports/ojs-js-sdk/COMMIT.json
+#   --playground DIR  openjobspec/ojs-playground's ui/src/engine already
+#                     compiled to CommonJS: DIR holds src/engine/*.js and
+#                     public/schema/*.json, with ajv, ajv-formats and yaml
+#                     resolvable from there; through adapters/ojs_playground.mjs
+#                     into reports/ojs-playground/COMMIT.json
 #   --serve-history   also `serve` at the commits listed in BUILD.md, each
 #                     built from this repository's history in a temporary
 #                     worktree and checked by this checkout's checker
@@ -31,14 +41,16 @@
 # The site is what CI builds (.ci/run); CI does not re-run any server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-servers=() history=false site_only=false pysdk="" rbsdk=""
+usage() { sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+servers=() history=false site_only=false pysdk="" rbsdk="" jssdk="" playground=""
 while [ $# -gt 0 ]; do
   case $1 in
     --server) [ $# -ge 2 ] && [[ $2 == *=http* ]] || { echo "regenerate.sh: --server NAME=URL" >&2; usage; }; servers+=("$2"); shift 2 ;;
     --serve-history) history=true; shift ;;
     --python-sdk) [ $# -ge 2 ] && [ -d "$2" ] || { echo "regenerate.sh: --python-sdk DIR" >&2; usage; }; pysdk=$2; shift 2 ;;
     --ruby-sdk) [ $# -ge 2 ] && [ -d "$2" ] || { echo "regenerate.sh: --ruby-sdk DIR" >&2; usage; }; rbsdk=$2; shift 2 ;;
+    --js-sdk) [ $# -ge 2 ] && [ -f "$2/retry.js" ] || { echo "regenerate.sh: --js-sdk DIR (DIR/retry.js, the compiled src/retry.ts)" >&2; usage; }; jssdk=$2; shift 2 ;;
+    --playground) [ $# -ge 2 ] && [ -f "$2/src/engine/retry.js" ] || { echo "regenerate.sh: --playground DIR (DIR/src/engine/retry.js, the compiled ui/src/engine)" >&2; usage; }; playground=$2; shift 2 ;;
     --site-only) site_only=true; shift ;;
     -h|--help) usage ;;
     *) echo "regenerate.sh: unknown argument $1" >&2; usage ;;
@@ -91,6 +103,17 @@ if ! $site_only; then
     mkdir -p "$out/ojs-ruby-sdk"
     "$rk" conformance --impl "ruby docs/scoreboard/adapters/ojs_ruby_sdk.rb $rbsdk" --format json -o "$out/ojs-ruby-sdk/$commit.json" || true
   fi
+  # library NAME ADAPTER DIR: the adapter over DIR into reports/NAME/COMMIT.json,
+  # COMMIT being NAME's row in BUILD.md.
+  library() {
+    local commit
+    commit=$(sed -n "s/^| $1 | \`\([0-9a-f]*\)\`.*/\1/p" docs/scoreboard/BUILD.md)
+    [ -n "$commit" ] || { echo "regenerate.sh: $1 is not in docs/scoreboard/BUILD.md" >&2; exit 2; }
+    mkdir -p "$out/$1"
+    "$rk" conformance --impl "node docs/scoreboard/adapters/$2 $3" --format json -o "$out/$1/$commit.json" || true
+  }
+  [ -z "$jssdk" ] || library ojs-js-sdk ojs_js_sdk.mjs "$jssdk"
+  [ -z "$playground" ] || library ojs-playground ojs_playground.mjs "$playground"
   for s in "${servers[@]}"; do
     name=${s%%=*} url=${s#*=}
     commit=$(sed -n "s/^| $name | \`\([0-9a-f]*\)\`.*/\1/p" docs/scoreboard/BUILD.md)

@@ -23,7 +23,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 RETIRED = frozenset()
 
 SCHEMA_VERSION = 1
-SUITE_VERSION = "0.1.0"
+SUITE_VERSION = "0.2.0"
 SPEC_VERSION = "1.0.0-rc.1"
 
 NOTES = {

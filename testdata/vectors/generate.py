@@ -51,7 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 SCHEMA_VERSION = 1
-SUITE_VERSION = "0.1.0"
+SUITE_VERSION = "0.2.0"
 SPEC_VERSION = "1.0.0-rc.1"
 
 ERR_POLICY = "validation.retry_policy_invalid"
