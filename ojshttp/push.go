@@ -373,14 +373,15 @@ func retryErr(field string, err error) *apiError {
 // plantPolicy returns the policy the executor runs for a client's policy:
 // the same one, unless planted faults change it (NoCapAfterJitter raises
 // max_interval by half for jittered policies; EarlyRetry halves every
-// interval).
+// interval), or the parameterised faults of ojsfault.Params.
 func (s *Server) plantPolicy(p *policy.Policy) *policy.Policy {
-	f := s.faults()
-	if f == 0 {
+	f, params := s.faults(), ojsfault.ParamsOf(s)
+	if f == 0 && params == (ojsfault.Params{}) {
 		return p
 	}
 	sp := p.Spec()
-	changed := false
+	changed := params != (ojsfault.Params{})
+	sp = params.Apply(sp)
 	if f.Has(ojsfault.NoCapAfterJitter) && sp.Jitter {
 		sp.MaxInterval = time.Duration(sat.AddInt(int64(sp.MaxInterval), int64(sp.MaxInterval/2)))
 		changed = true

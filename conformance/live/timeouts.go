@@ -131,7 +131,7 @@ func (e *env) playTotalTimeout(ctx context.Context, id string) (tooSlow bool) {
 		return true
 	}
 	// the retry after PT2S, 1 s long, must end before total_timeout 4 s
-	e.recordStated(id, a, ex, 2*time.Second, 2*time.Second, 4*time.Second-time.Second-used)
+	e.recordStated(id, map[string]any{"max_attempts": 10, "initial_interval": "PT2S", "backoff_coefficient": 1, "jitter": false}, a, ex, 2*time.Second, 2*time.Second, 4*time.Second-time.Second-used)
 	if a.State != "retryable" {
 		e.fail(id, "a failure within 0.9 s, whose retry (after 2 s, 1 s long) ends before total_timeout 4 s, answered %q, want retryable", a.State)
 		return false
@@ -202,6 +202,10 @@ func (e *env) stalled(ctx context.Context) {
 		return
 	}
 	errs := j.errorList()
+	// the stall spent attempt 1 of 3: the job is retryable (its state is
+	// what the models judge; the delay, PT30S, is not read here)
+	e.record(servermodel.Obs{Check: id, Kind: servermodel.StatedDelay, Policy: map[string]any{"max_attempts": 3, "initial_interval": "PT30S", "jitter": false},
+		N: 1, State: j.State, Attempt: j.Attempt, WantLo: 30 * time.Second, WantHi: 30 * time.Second})
 	if j.State != "retryable" || len(errs) == 0 || errs[len(errs)-1].Type != "stalled" {
 		last := ""
 		if len(errs) > 0 {

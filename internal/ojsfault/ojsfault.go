@@ -32,6 +32,12 @@
 //	paused-accepts       a PUSH to a paused queue is accepted
 //	rate-limit-ignored   rate_limit is accepted but never applied
 //	rate-limit-spends-attempt  each FETCH holding a limited job back costs it an attempt
+//
+// Beside the fixed faults, [Params] plants one bug of each family the live
+// diagnosis fits, with a parameter (a time factor, an exponent or
+// exhaustion offset, a strategy computed as another), attached with
+// [PlantParams]; [JitterSource] narrows an executor's jitter range. Tests
+// draw these parameters at random and require the diagnosis to name them.
 package ojsfault
 
 import (

@@ -21,6 +21,9 @@ type Deviation struct {
 
 type obsKey struct{ name, expl string }
 
+// terminal are the states in which a FAIL answer gives a job up.
+var terminal = map[string]bool{"discarded": true, "dead": true, "dead_letter": true, "failed": true, "cancelled": true, "completed": true}
+
 // Deviations groups the checks of unexplained (as [Diagnose] returns
 // them) by the first observation of each that the reference answers
 // otherwise: a specific description shared by at least two checks and by
@@ -156,6 +159,10 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 			return []obsKey{{fmt.Sprintf("retried-past-max-attempts(%d)", k), fmt.Sprintf("%d attempt(s) past max_attempts retried", k)}}, generic
 		}
 		return []obsKey{{"non-retryable-retried", "an error non_retryable_errors names is retried"}}, generic
+	case o.State != ref.state && ref.state == "retryable" && !terminal[o.State]:
+		// a state name the spec does not use for a FAIL answer: grouped by
+		// the name, never read as a give-up
+		return nil, obsKey{"state(" + o.State + "≠" + ref.state + ")", "the FAIL answer's state is " + o.State + " where the spec's is " + ref.state}
 	case o.State != ref.state && ref.state == "retryable":
 		generic = obsKey{"gave-up-where-spec-retries", "gave the job up (" + o.State + ") where the spec retries"}
 		if k := max(ref.max, 1) - o.N; k > 0 && k <= 2 && o.Failure.Code == "" {

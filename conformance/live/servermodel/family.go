@@ -20,6 +20,7 @@ type deviation struct {
 	stratFrom    uint8 // strategy-as: the strategies (bit s for backoff.Strategy s) computed as stratTo
 	stratTo      backoff.Strategy
 	stratSet     bool
+	stratTyped   bool    // strategy-as applies to openapi's backoff_type too (a strategy computed wrong whatever field named it)
 	jitterLo     float64 // jitter-range: multipliers in [jitterLo, jitterHi); 0, 0: [0.5, 1.5)
 	jitterHi     float64
 	noCap        bool    // no-cap
@@ -106,7 +107,9 @@ func fitted(obs []Obs, failedObs []int) []Model {
 		if ref.lo == ref.hi {
 			ratios = append(ratios, [2]float64{float64(o.DelayLo-resolution) / float64(ref.lo), float64(o.DelayHi+resolution) / float64(ref.lo)})
 		} else if base := float64(ref.lo) * 2; o.DelayHi < e.spec.MaxInterval-resolution {
-			mults = append(mults, float64(o.DelayLo)/base, float64(o.DelayHi)/base)
+			// the draw lies in the window: its largest value bounds the
+			// range's low end, its smallest the high end
+			mults = append(mults, float64(o.DelayHi)/base, float64(o.DelayLo)/base)
 		}
 	}
 	if len(late) > 0 {
@@ -119,7 +122,7 @@ func fitted(obs []Obs, failedObs []int) []Model {
 		return out
 	}
 	if anyDelay {
-		for _, k := range []int{-1, 1} {
+		for _, k := range []int{-2, -1, 1, 2} {
 			add(fmt.Sprintf("delay-attempt-offset(%+d)", k), fmt.Sprintf("compute the delay after attempt n for n itself, not n%+d", k), "delay-attempt-offset", deviation{delayShift: k})
 			add(fmt.Sprintf("exponent-offset(%+d)", k), fmt.Sprintf("the exponential delay after attempt n is initial_interval × coefficient^(n−1), not coefficient^(n−1%+d)", k), "exponent-offset", deviation{delayShift: k, expOnly: true})
 		}
@@ -128,7 +131,10 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			add(fmt.Sprintf("time-factor(×%g)", f), fmt.Sprintf("every delay is %g× the spec's: drop the factor (a unit mixed up, a base doubled)", f), "time-factor", deviation{factor: f})
 		}
 		if len(mults) >= 8 {
-			lo, hi := slicesMin(mults), slicesMax(mults)
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for i := 0; i+1 < len(mults); i += 2 {
+				lo, hi = math.Min(lo, mults[i]), math.Max(hi, mults[i+1])
+			}
 			for _, step := range []float64{0.05, 0.25} {
 				l, h := math.Floor(lo/step+1e-9)*step, math.Ceil(hi/step-1e-9)*step
 				l, h = math.Round(l*100)/100, math.Round(h*100)/100
@@ -164,7 +170,11 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			if t == "exponential" {
 				fix = "implement backoff_strategy " + strings.Join(names, " and ") + " (retrykit's extension, RK-01) or reject it at PUSH; never accept it and compute exponential"
 			}
-			add("strategy-as("+strings.Join(names, ",")+"→"+t+")", fix, "strategy-as", deviation{stratFrom: mask, stratTo: to, stratSet: true})
+			name := "strategy-as(" + strings.Join(names, ",") + "→" + t + ")"
+			add(name, fix, "strategy-as", deviation{stratFrom: mask, stratTo: to, stratSet: true})
+			// the same bug in the computation, whichever field named the
+			// strategy (backoff_type's constant and linear too)
+			add(name, fix+" (whether backoff_strategy or backoff_type names it)", "strategy-as", deviation{stratFrom: mask, stratTo: to, stratSet: true, stratTyped: true})
 		}
 	}
 	for _, k := range []int{-2, -1, 1, 2} {

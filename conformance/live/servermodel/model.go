@@ -44,7 +44,12 @@ const (
 	// jitter mode's, a retry whose time the timeouts extension plans):
 	// retryable after a delay in [WantLo, WantHi], or discarded when Slack
 	// is not 0 and the delay would exceed it (no time left for the retry).
-	// Only the State and the delay window are judged.
+	// Policy, when not nil, is the policy (jitter off) whose delay after
+	// attempt N the window is built on: a model scales the window as it
+	// scales that delay, and exhausts the job as it would after attempt N.
+	// Asked marks a delay the FAIL asked for (retry_after, a snooze past
+	// its limit), which no model scales. Only the State and the delay
+	// window are judged.
 	StatedDelay
 	// AnswerAttempt is the attempt a FAIL answer showed when N attempts
 	// were spent (a snooze past its limit, say).
@@ -85,6 +90,7 @@ type Obs struct {
 	// StatedDelay: the spec's delay window and, if not 0, the time left
 	// for a retry (a longer delay discards the job).
 	WantLo, WantHi, Slack time.Duration
+	Asked                 bool
 	Late                  time.Duration // Promotion: fetchable this long after next_attempt_at
 }
 
@@ -280,7 +286,7 @@ func read(s set, m map[string]any) effective {
 		}
 		// the family strategy-as is about the strategy named in
 		// backoff_strategy (RK-01), or by none at all
-		if named && k == "backoff_strategy" && s.dev.stratSet && s.dev.stratFrom&(1<<st) != 0 {
+		if named && (k == "backoff_strategy" || s.dev.stratTyped) && s.dev.stratSet && s.dev.stratFrom&(1<<st) != 0 {
 			st = s.dev.stratTo
 		}
 		if named {
@@ -484,7 +490,22 @@ func predict(s set, o *Obs) answer {
 		return answer{attempt: o.N}
 	case StatedDelay:
 		lo, hi := o.WantLo, o.WantHi
-		if f := s.dev.factor; f != 0 {
+		if o.Policy != nil {
+			e := read(s, o.Policy)
+			if o.N >= max(max(e.max, 1)+s.dev.exhaustShift, 1) {
+				return answer{state: "discarded"}
+			}
+		}
+		if o.Policy != nil && !o.Asked {
+			// the window scales as the base delay (jitter off) the server
+			// computes for the policy's attempt N scales
+			base, _ := read(s, o.Policy).bounds(s, max(o.N, 1))
+			ref, _ := read(set{}, o.Policy).bounds(set{}, max(o.N, 1))
+			if ref > 0 && base != ref {
+				f := float64(base) / float64(ref)
+				lo, hi = scale(lo, f), scale(hi, f)
+			}
+		} else if f := s.dev.factor; f != 0 && !o.Asked {
 			lo, hi = scale(lo, f), scale(hi, f)
 		}
 		if o.Slack > 0 && lo > o.Slack {
