@@ -41,21 +41,34 @@ const (
 )
 
 const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
-       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--out DIR]
+       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--out DIR] [--all]
        retrykit fuzz --server URL --replay FILE
 
-With --server, a live OJS server is fuzzed instead of an adapter: jobs
-under generated policies (max_attempts 1..4, 10..40 ms intervals, every
-strategy or none, jitter, non_retryable_errors, on_exhaustion) are failed
-delivery by delivery with random error types and handler codes, and every
-FAIL answer (state, attempt, max_attempts, next_attempt_at) is compared
-with the reference server model, the spec's rules. The first disagreement
-is shrunk by replaying smaller cases (fields dropped, fewer attempts,
-plainer failures) and printed; --out DIR writes it as
-DIR/fuzz-server-case.json, which --replay FILE plays again. At most --jobs
-jobs are pushed (shrinking included) within --time; at the end the run
-cancels its pending jobs, deletes its dead letters, and says what it could
-not remove.
+With --server, a live OJS server is fuzzed instead of an adapter, against
+the reference executor (package executor, which "retrykit serve" puts on
+HTTP) run in process on a manual clock. Each job has a generated policy
+(every strategy, polynomial included; jitter; caps; non_retryable_errors
+with exact and prefix patterns; discard or dead_letter; fields left out,
+merged over the defaults; now and then the binding's initial_interval_ms,
+max_interval_ms and backoff_type) and is failed delivery by delivery with
+random error types and handler codes. The same job, its policy read as
+serve reads a PUSH, is played on the executor, and every answer is
+compared: the PUSH accepted or refused, each FETCH's attempt, each FAIL
+answer's state, attempt, max_attempts and next_attempt_at (the delay
+against the executor's range for that attempt, from the lowest to the
+highest jitter draw), dead letter or not, and the dead letter's error
+history. The first disagreement is shrunk by replaying smaller cases
+(failures dropped, fewer attempts, fields dropped or made plain, plainer
+failures) and printed; --out DIR writes it as DIR/fuzz-server-case.json,
+which --replay FILE plays again (a jittered case up to 16 times, until
+it disagrees). Each disagreement says its kind (push, fetch-attempt,
+state, attempt, max_attempts, delay:STRATEGY, dead-letter, history);
+with --all the run goes on with the jobs left, shrinking one case of
+each further kind, the kinds found no longer judged (so a server that
+counts attempts from 0 still has its delays compared). At most --jobs
+jobs are pushed (shrinking included)
+within --time; at the end the run cancels its pending jobs, deletes its
+dead letters, and says what it could not remove.
 
 Generates requests for every op the adapter lists in its hello
 (parse_duration, validate, delay, match, decide, and scenario: random job
@@ -109,9 +122,10 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		timeout  = fset.Duration("timeout", 5*time.Second, "per-request timeout (1ms..1h)")
 		budget   = fset.Duration("time", fuzzDefaultTime, "total time budget (1s..24h): each op gets an equal share of the time left; the report then says how many cases were sent")
 		quiet    = fset.Bool("quiet", false, "no progress lines on standard error")
-		server   = fset.String("server", "", "fuzz a live OJS server at this base URL instead of an adapter: generated policies and failure sequences, each FAIL answer against the reference server model")
+		server   = fset.String("server", "", "fuzz a live OJS server at this base URL instead of an adapter: generated policies and failure sequences, every answer against the reference executor run in process")
 		jobs     = fset.Int("jobs", 50, "--server: jobs to push at most, shrinking included (1..10000)")
 		replayF  = fset.String("replay", "", "--server: replay one case file written by --out instead of fuzzing")
+		all      = fset.Bool("all", false, "--server: go on after the first disagreement; each further kind is shrunk and written too (DIR/fuzz-server-case-N.json), the kinds found no longer judged")
 		formats  repeatFlag
 		outputs  repeatFlag
 		ops, unc listFlag
@@ -149,7 +163,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageErr(fmt.Sprintf("--time: must be in 1s..24h, got %v", *budget))
 	}
 	if *server != "" {
-		return runServerFuzz(*server, *jobs, *seedStr, *budget, *timeout, *out, *replayF, stdout, stderr)
+		return runServerFuzz(*server, *jobs, *seedStr, *budget, *timeout, *out, *replayF, *all, stdout, stderr)
 	}
 	if len(formats) == 0 {
 		formats = repeatFlag{"text"}

@@ -307,9 +307,12 @@ func TestFuzzServerFlag(t *testing.T) {
 		ojsfault.Plant(srv, tc.fault)
 		hs := httptest.NewServer(srv)
 		dir := t.TempDir()
-		code, out, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--jobs", "15", "--seed", "5", "--time", "30s", "--out", dir)
+		code, out, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--jobs", "40", "--seed", "5", "--time", "30s", "--out", dir)
 		if code != tc.code {
 			t.Fatalf("fault %v: exit %d, want %d\n%s%s", tc.fault, code, tc.code, out, errOut)
+		}
+		if !strings.Contains(out, "oracle: the reference executor, in process") || !strings.Contains(out, "jobs/s") {
+			t.Errorf("the report does not name its oracle and rate:\n%s", out)
 		}
 		if tc.code == 1 {
 			f := filepath.Join(dir, "fuzz-server-case.json")
@@ -319,8 +322,21 @@ func TestFuzzServerFlag(t *testing.T) {
 			if code, out, _ := runCLI(t, "", "fuzz", "--server", hs.URL, "--replay", f); code != 1 || !strings.Contains(out, "still disagrees") {
 				t.Errorf("replay: exit %d\n%s", code, out)
 			}
+			good := httptest.NewServer(ojshttp.New(executor.New()))
+			if code, out, _ := runCLI(t, "", "fuzz", "--server", good.URL, "--replay", f); code != 0 || !strings.Contains(out, "agrees with the reference executor") {
+				t.Errorf("replay against a correct server: exit %d\n%s", code, out)
+			}
+			good.Close()
 		}
 		hs.Close()
+	}
+	// A case file the replay cannot play is bad usage, before any request.
+	tooMany := filepath.Join(t.TempDir(), "case.json")
+	if err := os.WriteFile(tooMany, []byte(`{"policy":{},"failures":[`+strings.Repeat(`{"type":"t"},`, 64)+`{"type":"t"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--replay", tooMany); code != 2 || !strings.Contains(errOut, "1 to 64 failures") {
+		t.Errorf("--replay of 65 failures: exit %d %s", code, errOut)
 	}
 	if code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--impl", "x"); code != 2 || !strings.Contains(errOut, "give one") {
 		t.Errorf("--server with --impl: exit %d %s", code, errOut)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,8 +27,47 @@ type Deviation struct {
 	Reproduction string
 }
 
-// key is one way to describe a failure's deviation.
-type key struct{ name, expl string }
+// key is one way to describe a failure's deviation. fit, for a
+// description of delays (a ratio, an offset, a zero delay), says how to
+// tell whether a delay the implementation drew itself shows it too.
+type key struct {
+	name, expl string
+	fit        drawFit
+}
+
+// mkey returns the key of a description that no drawn delay can show.
+func mkey(name, expl string) key { return key{name: name, expl: expl} }
+
+// drawFit is a deviation of delays that a drawn delay can be held
+// against: a constant ratio or offset to the spec's, or a zero delay.
+type drawFit struct {
+	kind uint8 // fitNone, fitRatio, fitOffset, fitZero
+	val  float64
+}
+
+const (
+	fitNone = iota
+	fitRatio
+	fitOffset
+	fitZero
+	fitCoef // a ratio of the policy's backoff_coefficient
+)
+
+// shows reports whether got, a delay drawn by the implementation where
+// the spec's range is [lo, hi], can show the deviation f.
+func (f drawFit) shows(lo, hi, got int64) bool {
+	const tol = 1e-3
+	g, l, h := float64(got), float64(lo), float64(hi)
+	switch f.kind {
+	case fitRatio:
+		return l*f.val*(1-tol) <= g && g <= h*f.val*(1+tol)
+	case fitOffset:
+		return l+f.val <= g && g <= h+f.val
+	case fitZero:
+		return got <= 0 && lo > 0
+	}
+	return false
+}
 
 // Deviations groups the failures ids (of cases) by the deviation observed
 // between each answer and the reference's: for each failure the most
@@ -56,6 +96,7 @@ func Deviations(cases []Case, ids []string) []Deviation {
 	}
 	done := make([]bool, len(items))
 	var out []Deviation
+	groupGeneric := map[string]key{} // specific group name → generic key
 	take := func(k key, members []int) {
 		d := Deviation{Name: k.name, Explanation: k.expl}
 		smallest, size := -1, 0
@@ -82,17 +123,28 @@ func Deviations(cases []Case, ids []string) []Deviation {
 		}
 		var best key
 		bestN := 0
+		// the largest group taken so far of each generic description: a
+		// handful of failures sharing a second description beside it
+		// prove nothing and stay with the generic one
+		taken := map[key]int{}
+		for _, d := range out {
+			if g, ok := groupGeneric[d.Name]; ok {
+				taken[g] = max(taken[g], len(d.IDs))
+			}
+		}
 		// a specific description is taken only for most of the open
 		// failures with the same generic one: a few delays that happen to
 		// share an offset prove nothing
 		dim := map[key]int{}
 		for i, it := range items {
-			if !done[i] {
+			// a drawn delay that no description fits yet is not held
+			// against one: it may join the group afterwards (below)
+			if !done[i] && (!it.c.Drawn || len(it.specific) > 0) {
 				dim[it.generic]++
 			}
 		}
 		for k, m := range count {
-			if 2*len(m) <= dim[items[m[0]].generic] {
+			if 2*len(m) <= dim[items[m[0]].generic] || 8*len(m) < taken[items[m[0]].generic] {
 				continue
 			}
 			if len(m) > bestN || len(m) == bestN && k.name < best.name {
@@ -102,7 +154,18 @@ func Deviations(cases []Case, ids []string) []Deviation {
 		if bestN < 2 {
 			break
 		}
-		take(best, count[best])
+		members := count[best]
+		if best.fit.kind != fitNone {
+			// the delays the implementation drew that show it too
+			for i, it := range items {
+				if !done[i] && it.c.Drawn && !slices.Contains(members, i) && it.generic == items[members[0]].generic && drawnShows(it.c, best.fit) {
+					members = append(members, i)
+				}
+			}
+			sort.Ints(members)
+		}
+		groupGeneric[best.name] = items[members[0]].generic
+		take(best, members)
 	}
 	generic := map[key][]int{}
 	var order []key
@@ -123,6 +186,31 @@ func Deviations(cases []Case, ids []string) []Deviation {
 	return out // ids of no case (a scenario, an error) are the caller's
 }
 
+// drawnShows reports whether c's delay, drawn by the implementation,
+// shows the deviation f against the spec's range over every draw.
+func drawnShows(c *Case, f drawFit) bool {
+	if c.Answer.DelayNS == nil || c.Request.Rand != nil {
+		return false
+	}
+	req := c.Request
+	lo, hi := 0.0, math.Nextafter(1, 0)
+	req.Rand = &lo
+	a, ok1 := engine{}.do(req)
+	req.Rand = &hi
+	b, ok2 := engine{}.do(req)
+	if !ok1 || !ok2 || a.DelayNS == nil || b.DelayNS == nil {
+		return false
+	}
+	if f.kind == fitCoef {
+		s, err := (engine{}).parsePolicy(req.Policy)
+		if err != nil || s.coef <= 1 {
+			return false
+		}
+		f = drawFit{fitRatio, s.coef}
+	}
+	return f.shows(min(*a.DelayNS, *b.DelayNS), max(*a.DelayNS, *b.DelayNS), *c.Answer.DelayNS)
+}
+
 // reproduction writes a failure as a replayable line.
 func reproduction(c *Case) string {
 	ref, _ := engine{}.do(c.Request)
@@ -131,13 +219,40 @@ func reproduction(c *Case) string {
 	return fmt.Sprintf("%s: %s → answered %s; the spec answers %s", c.ID, c.Request.AppendJSON(nil), got, exp)
 }
 
+// aboveMax is the description of a delay longer than the policy's
+// max_interval, which every draw shows alike.
+var aboveMax = mkey("delay-above-max-interval", "a delay is longer than max_interval: the cap is missing, misplaced or scaled")
+
+// coefStep is the description of a delay one backoff_coefficient step
+// above the spec's, whatever the coefficient.
+var coefStep = key{"delay-ratio(×coefficient)", "every delay is backoff_coefficient× the spec's: one step of the exponent too many", drawFit{kind: fitCoef}}
+
 // describe returns the specific descriptions of c's deviation from the
 // reference's answer, and its generic one.
 func describe(c *Case) (specific []key, generic key) {
+	specific, generic = describeAnswer(c)
+	req, got := c.Request, c.Answer
+	if (req.Op == protocol.OpDelay || req.Op == protocol.OpDecide) && req.Profile == "" && got.Error == nil && got.DelayNS != nil {
+		if s, err := (engine{}).parsePolicy(req.Policy); err == nil {
+			if *got.DelayNS > s.max && s.max > 0 {
+				specific = append(specific, aboveMax)
+			}
+			ref, ok := engine{}.do(req)
+			if s.coef > 1 && !c.Drawn && ok && ref.DelayNS != nil && *ref.DelayNS > 0 &&
+				math.Abs(float64(*got.DelayNS)/float64(*ref.DelayNS)-s.coef) <= 1e-3*s.coef {
+				specific = append(specific, coefStep)
+			}
+		}
+	}
+	return specific, generic
+}
+
+// describeAnswer returns the descriptions of describe but the cap's.
+func describeAnswer(c *Case) (specific []key, generic key) {
 	req, got := c.Request, c.Answer
 	ref, ok := engine{}.do(req)
 	if !ok {
-		return nil, key{"answer-differs(" + req.Op + ")", "the " + req.Op + " answer differs from the spec's"}
+		return nil, mkey("answer-differs("+req.Op+")", "the "+req.Op+" answer differs from the spec's")
 	}
 	if c.Drawn {
 		return nil, delayDiffers
@@ -145,27 +260,29 @@ func describe(c *Case) (specific []key, generic key) {
 	switch {
 	case ref.Error != nil && got.Error == nil:
 		if f := badField(req); f != "" {
-			return []key{{"accepts-invalid(" + f + ")", "accepts a policy whose " + f + " the spec rejects"}},
-				key{"accepts-invalid", "accepts input the spec rejects"}
+			return []key{mkey("accepts-invalid("+f+")", "accepts a policy whose "+f+" the spec rejects")},
+				mkey("accepts-invalid", "accepts input the spec rejects")
 		}
-		return nil, key{"accepts-invalid(" + req.Op + ")", "accepts " + req.Op + " input the spec rejects"}
+		return nil, mkey("accepts-invalid("+req.Op+")", "accepts "+req.Op+" input the spec rejects")
 	case ref.Error == nil && got.Error != nil:
-		return nil, key{"rejects-valid(" + req.Op + ")", "rejects " + req.Op + " input the spec accepts"}
+		return nil, mkey("rejects-valid("+req.Op+")", "rejects "+req.Op+" input the spec accepts")
+	case ref.Error != nil && got.Error != nil && got.Error.Type == ref.Error.Type:
+		return nil, mkey("message-lacks-field", "rejected with the right error type, but the message does not name the offending field")
 	case ref.Error != nil && got.Error != nil:
-		return nil, key{"error-type(" + got.Error.Type + "≠" + ref.Error.Type + ")",
-			"rejects with error type " + got.Error.Type + " where the spec says " + ref.Error.Type}
+		return nil, mkey("error-type("+got.Error.Type+"≠"+ref.Error.Type+")",
+			"rejects with error type "+got.Error.Type+" where the spec says "+ref.Error.Type)
 	}
 	switch req.Op {
 	case protocol.OpMatch:
 		if ref.Match != nil && got.Match != nil {
 			if *got.Match {
 				if folded, err := (deviation{match: matchFold}).devMatch(req.Patterns, req.ErrorType); err == nil && folded {
-					return []key{{"case-folded-match", "matches differ only in letter case: the type matches a pattern ignoring case"}},
-						key{"matches-too-much", "an error type matches where the spec says it does not"}
+					return []key{mkey("case-folded-match", "matches differ only in letter case: the type matches a pattern ignoring case")},
+						mkey("matches-too-much", "an error type matches where the spec says it does not")
 				}
-				return nil, key{"matches-too-much", "an error type matches where the spec says it does not"}
+				return nil, mkey("matches-too-much", "an error type matches where the spec says it does not")
 			}
-			return nil, key{"matches-too-little", "an error type does not match where the spec says it does"}
+			return nil, mkey("matches-too-little", "an error type does not match where the spec says it does")
 		}
 	case protocol.OpParseDuration:
 		if ref.NS != nil && got.NS != nil {
@@ -173,9 +290,9 @@ func describe(c *Case) (specific []key, generic key) {
 		}
 	case protocol.OpValidate:
 		if f := effectiveDiff(ref.Effective, got.Effective); f != "" {
-			return nil, key{"effective(" + f + ")", "the effective policy's " + f + " differs from the spec's"}
+			return nil, mkey("effective("+f+")", "the effective policy's "+f+" differs from the spec's")
 		}
-		return nil, key{"effective", "the effective policy differs from the spec's"}
+		return nil, mkey("effective", "the effective policy differs from the spec's")
 	case protocol.OpDelay:
 		if ref.DelayNS != nil && got.DelayNS != nil {
 			return timeKeys("delay", *ref.DelayNS, *got.DelayNS)
@@ -184,21 +301,24 @@ func describe(c *Case) (specific []key, generic key) {
 		return decideKeys(req, ref, got)
 	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay, protocol.OpExtensionDecide:
 		if f := effectiveDiff(ref.Result, got.Result); f != "" {
-			return nil, key{req.Op + "(" + f + ")", "the " + req.Op + " result's " + f + " differs from the spec's"}
+			return nil, mkey(req.Op+"("+f+")", "the "+req.Op+" result's "+f+" differs from the spec's")
 		}
 	}
-	return nil, key{"answer-differs(" + req.Op + ")", "the " + req.Op + " answer differs from the spec's"}
+	return nil, mkey("answer-differs("+req.Op+")", "the "+req.Op+" answer differs from the spec's")
 }
 
 // delayDiffers is the generic description of every wrong delay, drawn by
 // the implementation or injected.
-var delayDiffers = key{"delay-differs", "a delay differs from the spec's, or a delay the implementation drew itself lies outside the spec's range"}
+var delayDiffers = mkey("delay-differs", "a delay differs from the spec's, or a delay the implementation drew itself lies outside the spec's range")
 
 // timeKeys describes a wrong delay or duration got where want was due.
 func timeKeys(what string, want, got int64) (specific []key, generic key) {
-	generic = key{what + "-differs", "a " + what + " differs from the spec's"}
+	generic = mkey(what+"-differs", "a "+what+" differs from the spec's")
 	if what == "delay" {
 		generic = delayDiffers
+	}
+	if got <= 0 && want > 0 {
+		specific = append(specific, key{what + "-zero", "every " + what + " is 0 (or negative) where the spec's is not: a retry at once", drawFit{kind: fitZero}})
 	}
 	for _, u := range []time.Duration{time.Microsecond, time.Millisecond, time.Second} {
 		for _, m := range []struct {
@@ -206,22 +326,24 @@ func timeKeys(what string, want, got int64) (specific []key, generic key) {
 			verb string
 		}{{roundNearest, "rounded"}, {roundDown, "truncated"}, {roundUp, "rounded up"}} {
 			if (deviation{roundUnit: int64(u), roundMode: m.mode}).round(want) == got {
-				specific = append(specific, key{fmt.Sprintf("%s-%s(%v)", what, strings.ReplaceAll(m.verb, " ", "-"), u),
-					fmt.Sprintf("every %s is %s to whole %v where the spec keeps nanoseconds", what, m.verb, u)})
+				specific = append(specific, mkey(fmt.Sprintf("%s-%s(%v)", what, strings.ReplaceAll(m.verb, " ", "-"), u),
+					fmt.Sprintf("every %s is %s to whole %v where the spec keeps nanoseconds", what, m.verb, u)))
 			}
 		}
 	}
 	if got-want == 1 {
-		specific = append(specific, key{what + "-rounded(1ns)", "every " + what + " is 1 ns above the spec's: rounded where the spec truncates"})
+		specific = append(specific, mkey(what+"-rounded(1ns)", "every "+what+" is 1 ns above the spec's: rounded where the spec truncates"))
 	}
 	if want > 0 && got > 0 {
 		r := float64(got) / float64(want)
 		p := math.Pow(10, 2-math.Floor(math.Log10(r)))
 		r = math.Round(r*p) / p
-		specific = append(specific, key{fmt.Sprintf("%s-ratio(×%g)", what, r), fmt.Sprintf("every %s is %g× the spec's", what, r)})
+		specific = append(specific, key{fmt.Sprintf("%s-ratio(×%g)", what, r), fmt.Sprintf("every %s is %g× the spec's", what, r), drawFit{fitRatio, r}})
 	}
-	specific = append(specific, key{fmt.Sprintf("%s-offset(%+v)", what, time.Duration(got-want)),
-		fmt.Sprintf("every %s is the spec's %+v", what, time.Duration(got-want))})
+	if diff := got - want; (diff > 0) == (got > want) && diff != 0 { // no wrap
+		specific = append(specific, key{fmt.Sprintf("%s-offset(%+v)", what, time.Duration(diff)),
+			fmt.Sprintf("every %s is the spec's %+v", what, time.Duration(diff)), drawFit{fitOffset, float64(diff)}})
+	}
 	return specific, generic
 }
 
@@ -231,7 +353,7 @@ func decideKeys(req protocol.Request, ref, got protocol.Response) (specific []ke
 		if ref.DelayNS != nil && got.DelayNS != nil {
 			return timeKeys("delay", *ref.DelayNS, *got.DelayNS)
 		}
-		return nil, key{"decision-delay", "the decision's delay differs from the spec's"}
+		return nil, mkey("decision-delay", "the decision's delay differs from the spec's")
 	}
 	code := ""
 	if req.Error != nil {
@@ -240,28 +362,28 @@ func decideKeys(req protocol.Request, ref, got protocol.Response) (specific []ke
 	s, _ := engine{}.parsePolicy(req.Policy)
 	last := max(s.maxAttempts, 1)
 	if got.Action == "retry" {
-		generic = key{"retried-where-spec-gives-up", "retried where the spec gives up (" + ref.Action + ")"}
+		generic = mkey("retried-where-spec-gives-up", "retried where the spec gives up ("+ref.Action+")")
 		switch {
 		case code != "" && code != "RETRY":
-			return []key{{"handler-code-ignored(" + code + ")", "the handler code " + code + " is ignored: the job is retried"}}, generic
+			return []key{mkey("handler-code-ignored("+code+")", "the handler code "+code+" is ignored: the job is retried")}, generic
 		case req.Attempt < last:
-			return []key{{"non-retryable-retried", "an error non_retryable_errors names is retried"}}, generic
+			return []key{mkey("non-retryable-retried", "an error non_retryable_errors names is retried")}, generic
 		case req.Attempt >= last:
 			k := req.Attempt - last + 1
-			return []key{{fmt.Sprintf("retried-past-max-attempts(%d)", k), fmt.Sprintf("%d attempt(s) past max_attempts retried", k)}}, generic
+			return []key{mkey(fmt.Sprintf("retried-past-max-attempts(%d)", k), fmt.Sprintf("%d attempt(s) past max_attempts retried", k))}, generic
 		}
 		return nil, generic
 	}
 	if ref.Action == "retry" {
-		generic = key{"gave-up-where-spec-retries", "gave up (" + got.Action + ") where the spec retries"}
+		generic = mkey("gave-up-where-spec-retries", "gave up ("+got.Action+") where the spec retries")
 		if code == "" || code == "RETRY" {
 			if k := last - req.Attempt; k > 0 && k <= 2 {
-				return []key{{fmt.Sprintf("exhausted-early(%d)", k), fmt.Sprintf("gave up %d attempt(s) before max_attempts", k)}}, generic
+				return []key{mkey(fmt.Sprintf("exhausted-early(%d)", k), fmt.Sprintf("gave up %d attempt(s) before max_attempts", k))}, generic
 			}
 		}
 		return nil, generic
 	}
-	return nil, key{"exhaustion-action(" + got.Action + "≠" + ref.Action + ")", "a job given up is " + got.Action + " where the spec says " + ref.Action}
+	return nil, mkey("exhaustion-action("+got.Action+"≠"+ref.Action+")", "a job given up is "+got.Action+" where the spec says "+ref.Action)
 }
 
 // badField returns the first field the reference rejects a policy for, ""

@@ -191,6 +191,50 @@ type Finding struct {
 // ids of the failures no model reproduces, in case order (see
 // [Deviations] to group them by what was observed).
 func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
+	refused := map[string]bool{}
+	for { // each round refuses a model found in the last: a finite pool
+		findings, unexplained = diagnose(cases, refused)
+		more := false
+		for _, f := range findings {
+			if f.Model.Family == "" && 3*len(f.mispredicted(cases, findings)) > f.Reproduces {
+				refused[f.Model.Name], more = true, true
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return findings, unexplained
+}
+
+// mispredicted returns the failures that f's model mispredicts
+// (see [Model.mispredicts]) and that no finding with every bug of f's
+// model (f itself or a combination with it) explains: a model of the
+// catalogue mispredicting more than a third as many failures as it
+// reproduces is refused (rule 2), but one whose mispredictions a second
+// bug in the same answers accounts for is not.
+func (f Finding) mispredicted(cases []Case, findings []Finding) []int {
+	mask := f.Model.mask()
+	excused := map[string]bool{}
+	for _, g := range findings {
+		if g.Model.Family == "" && g.Model.mask().union(mask) == g.Model.mask() {
+			for _, id := range g.Explains {
+				excused[id] = true
+			}
+		}
+	}
+	var out []int
+	for i, c := range cases {
+		if c.Failed && !excused[c.ID] && f.Model.mispredicts(c) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// diagnose is one run of [Diagnose] with the models named in refused
+// left out.
+func diagnose(cases []Case, refused map[string]bool) (findings []Finding, unexplained []string) {
 	done := map[int]bool{}
 	open := map[int]bool{}
 	for i, c := range cases {
@@ -199,7 +243,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 		}
 	}
 	pool := append(Models(), fitted(cases, open)...)
-	findings = pick(cases, pool, done)
+	findings = pick(cases, pool, done, refused)
 	// Failures that show two bugs at once: each catalogue model found so
 	// far, combined with every model of the catalogue.
 	var pairs []Model
@@ -217,7 +261,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 			pairs = append(pairs, c)
 		}
 	}
-	found := pick(cases, pairs, done)
+	found := pick(cases, pairs, done, refused)
 	findings = append(findings, found...)
 	// and three: each combination found, with every model.
 	var triples []Model
@@ -231,7 +275,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 			triples = append(triples, c)
 		}
 	}
-	findings = append(findings, pick(cases, triples, done)...)
+	findings = append(findings, pick(cases, triples, done, refused)...)
 	for i, c := range cases {
 		if c.Failed && !done[i] {
 			unexplained = append(unexplained, c.ID)
@@ -243,7 +287,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 
 // pick applies rules 1 to 3 of the package documentation with the given
 // models to the failed cases not yet done, and marks those it explains.
-func pick(cases []Case, models []Model, done map[int]bool) []Finding {
+func pick(cases []Case, models []Model, done map[int]bool, refused map[string]bool) []Finding {
 	var failures []int
 	for i, c := range cases {
 		if c.Failed && !done[i] {
@@ -256,24 +300,31 @@ func pick(cases []Case, models []Model, done map[int]bool) []Finding {
 	cands := make([]cover.Candidate, len(models))
 	for k, m := range models {
 		cd := cover.Candidate{Name: m.Name, Rank: m.rank()}
+		var wrong []int
 		for _, i := range failures {
-			if m.reproduces(cases[i]) && m.allNeeded(cases[i]) {
-				cd.Reproduces = append(cd.Reproduces, i)
-			} else if DebugHook != nil {
-				DebugHook(m, cases[i], false)
+			switch {
+			case refused[m.Name]:
+			case m.reproduces(cases[i]):
+				if m.allNeeded(cases[i]) {
+					cd.Reproduces = append(cd.Reproduces, i)
+				}
+			case m.Family != "" && m.mispredicts(cases[i]):
+				wrong = append(wrong, i)
 			}
 		}
 		if len(cd.Reproduces) > 0 {
+			if m.Family != "" {
+				cd.Contradicts = wrong // a fitted family: any one refuses it
+			}
 			for i, c := range cases {
+				if len(cd.Contradicts) > 0 {
+					break // one case is enough to refuse the model
+				}
 				if c.Failed || c.Drawn {
 					continue
 				}
 				if a, ok := m.Answer(c.Request); ok && !Drawn(a) && c.Judge != nil && !c.Judge(a) {
 					cd.Contradicts = append(cd.Contradicts, i)
-					if DebugHook != nil {
-						DebugHook(m, c, true)
-					}
-					break // one pass is enough to refuse the model
 				}
 			}
 		}
@@ -305,6 +356,37 @@ func (m Model) reproduces(c Case) bool {
 	}
 	a, ok := m.Answer(c.Request)
 	return ok && c.Same(a) && (c.Judge == nil || !c.Judge(a))
+}
+
+// mispredicts reports whether m, replayed on the failure c, fails the
+// vector too but with another value than the implementation answered
+// (both accept the request): the model says the bug shows here, and the
+// answer says it is not this bug.
+// Such failures contradict m like a pass it would have failed (rule 2):
+// any one of them refuses a fitted family, and more of them than failures
+// reproduced refuse a model of the catalogue (whose bug, beside a second
+// one in the same answers, mispredicts a few), so that a bug which
+// happens to agree with a model on some requests is not named for those
+// while its other failures go unexplained.
+func (m Model) mispredicts(c Case) bool {
+	if c.Drawn || c.Judge == nil {
+		return false
+	}
+	a, ok := m.Answer(c.Request)
+	if !ok || Drawn(a) || c.Judge(a) || c.Same(a) || a.Error != nil || c.Answer.Error != nil {
+		// a rejection where the other accepts may be a second bug on
+		// the same input (a lenient path before the model's); a value
+		// against a value is the model's formula proven wrong
+		return false
+	}
+	if a.Error == nil && c.Answer.Error == nil && c.Request.Op == protocol.OpValidate {
+		// both accept a policy the spec rejects: what each echoes of
+		// the bad value is beside the point
+		if ref, ok := (engine{}).do(c.Request); ok && ref.Error != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // allNeeded reports whether every bug of a combination plays a part in
@@ -378,5 +460,3 @@ func (m Model) within(req protocol.Request, got protocol.Response) bool {
 	l, h := min(*a.DelayNS, *b.DelayNS), max(*a.DelayNS, *b.DelayNS)
 	return l <= *got.DelayNS && *got.DelayNS <= h
 }
-
-var DebugHook func(Model, Case, bool)

@@ -17,7 +17,8 @@
 // Beside the fixed catalogue, [Diagnose] searches parameterised
 // families of bugs ([Families]): an attempt or exponent offset, each
 // strategy computed as each other, a jitter multiplier range fitted from
-// the answers to injected draws, no cap, exhaustion off by ±k, handler
+// the answers to injected draws, no cap or a cap scaled by a constant
+// factor (a unit mixed up), exhaustion off by ±k, handler
 // codes ignored in whole or in part, loosened matching (letter case,
 // bare prefix, unanchored regular expressions), rounding or truncation of
 // delays and durations, a constant factor or offset in time. Parameter
@@ -35,7 +36,13 @@
 //     fails the vector too;
 //  2. a model is claimed only when it reproduces every failure it claims
 //     and contradicts no pass: a model that would have failed one passing
-//     case is dropped, however many failures it reproduces;
+//     case is dropped, however many failures it reproduces. A failure
+//     the model mispredicts (both accept the request, the model's value
+//     is not the implementation's) speaks against it too: one drops a
+//     fitted family; a catalogue model is dropped, and the run diagnosed
+//     again without it, when its mispredicted failures that no
+//     combination with it explains are more than a third of the failures
+//     it reproduces (a second bug in the same answers explains a few);
 //  3. models are taken greedily by one cover shared with the live
 //     checker's diagnosis (internal/cover): the one with the most failures
 //     not yet explained first, then a catalogue entry before a fitted
@@ -51,7 +58,10 @@
 //     group; [Deviations] groups them by the deviation observed between
 //     each answer and the reference's ("every delay is 2× the spec's",
 //     "one attempt past max_attempts retried", "matches differ only in
-//     letter case"), each group with its smallest reproduction.
+//     letter case", "a delay above max_interval", "every delay is
+//     backoff_coefficient× the spec's", "a delay of 0"), each group with
+//     its smallest reproduction; a delay the implementation drew itself
+//     joins a group of ratios or offsets when its whole range shows it.
 //
 // So "explains 37 failures" means 37 answers were reproduced exactly by
 // one bug and no passing answer speaks against it.

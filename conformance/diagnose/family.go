@@ -25,13 +25,14 @@ type deviation struct {
 	stratTo      string
 	jitterLo     float64 // jitter-range: the multiplier is jitterLo + r·(jitterHi − jitterLo); 0, 0: the reference
 	jitterHi     float64
-	jitterRounds bool  // jitter-rounded: the jittered delay rounded to the nanosecond, not truncated
-	noCap        bool  // no-cap: max_interval never applied
-	codesIgnored uint8 // handler-codes-ignored: bit i for codes[i]
-	match        uint8 // loosened-match: matchFold or matchPrefix
-	roundUnit    int64 // rounding: delays and/or durations to this many ns
-	roundMode    uint8 // roundNearest, roundDown, roundUp
-	roundScope   uint8 // scopeDelays | scopeDurations
+	jitterRounds bool    // jitter-rounded: the jittered delay rounded to the nanosecond, not truncated
+	noCap        bool    // no-cap: max_interval never applied
+	capFactor    float64 // cap-factor: max_interval read as capFactor times its value (a unit mixed up)
+	codesIgnored uint8   // handler-codes-ignored: bit i for codes[i]
+	match        uint8   // loosened-match: matchFold or matchPrefix
+	roundUnit    int64   // rounding: delays and/or durations to this many ns
+	roundMode    uint8   // roundNearest, roundDown, roundUp
+	roundScope   uint8   // scopeDelays | scopeDurations
 	factor       float64
 	offset       int64 // time-offset: every delay shifted by offset ns
 }
@@ -55,7 +56,7 @@ var codes = [...]string{"RETRY", "DISCARD", "FAIL", "DEAD_LETTER"}
 // delays reports whether d changes how a delay is computed.
 func (d deviation) delays() bool {
 	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds ||
-		d.noCap || d.roundScope&scopeDelays != 0 || d.factor != 0 || d.offset != 0
+		d.noCap || d.capFactor != 0 || d.roundScope&scopeDelays != 0 || d.factor != 0 || d.offset != 0
 }
 
 // ignores reports whether d ignores the handler code c.
@@ -87,6 +88,7 @@ func Families() []Family {
 		{"jitter-range", "the jitter multiplier is drawn from [lo, hi) instead of [0.5, 1.5), lo and hi fitted from the answers to injected draws"},
 		{"jitter-rounded", "the jittered delay is rounded to the nanosecond where the spec truncates it"},
 		{"no-cap", "max_interval is never applied, before or after jitter"},
+		{"cap-factor", "max_interval is applied, before and after jitter, as a constant factor (fitted from the delays above it) times its value: a unit mixed up"},
 		{"handler-codes-ignored", "the handler codes of a subset (fitted from the failing requests) are ignored and the policy decides"},
 		{"loosened-match", "non_retryable_errors are matched ignoring letter case, or by bare prefix"},
 		{"rounding", "delays, durations or both are rounded, truncated or raised to a whole µs, ms or s"},
@@ -111,6 +113,9 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 	limit := s.max
 	if d.noCap {
 		limit = math.MaxInt64
+	}
+	if d.capFactor > 0 {
+		limit = satNS(math.Floor(float64(s.max) * d.capFactor))
 	}
 	n2 := n + int64(d.delayShift)
 	if d.delayShift > 0 && n > math.MaxInt64-int64(d.delayShift) {
@@ -271,7 +276,7 @@ func fitted(cases []Case, open map[int]bool) []Model {
 	var delays, decides, durations, matches bool
 	strategies := map[string]bool{}
 	codesSeen := uint8(0)
-	var ratios, diffs []float64
+	var ratios, diffs, capRatios []float64
 	var points []point
 	roundFits := map[[2]int64]int{}
 	for i := range cases {
@@ -312,6 +317,11 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			continue
 		}
 		w, g := *want, *got
+		if req.Op != protocol.OpParseDuration && req.Profile == "" {
+			if sp, err := (engine{}).parsePolicy(req.Policy); err == nil && sp.max > 0 && g > sp.max {
+				capRatios = append(capRatios, float64(g)/float64(sp.max))
+			}
+		}
 		if w > 0 {
 			ratios = append(ratios, float64(g)/float64(w))
 		}
@@ -361,6 +371,10 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			}
 		}
 		add("no-cap", "cap the delay at max_interval (cap, jitter, cap)", "no-cap", deviation{noCap: true})
+		if f, ok := mode(capRatios, 1e-3); ok && f > 1 {
+			add(fmt.Sprintf("cap-factor(×%g)", f), fmt.Sprintf("cap the delay at max_interval itself, not at %g× max_interval (a unit mixed up)", f),
+				"cap-factor", deviation{capFactor: f})
+		}
 		add("jitter-rounded", "truncate the jittered delay to whole nanoseconds, as the spec's formula does; do not round it to the nearest",
 			"jitter-rounded", deviation{jitterRounds: true})
 		if lo, hi, ok := fitRange(points); ok {
@@ -531,7 +545,7 @@ func (m Model) rank() int {
 	switch {
 	case m.Family == "":
 		return 0
-	case m.dev.jitterLo != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0:
+	case m.dev.jitterLo != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0 || m.dev.capFactor != 0:
 		return 2
 	}
 	return 1

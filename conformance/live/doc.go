@@ -59,6 +59,16 @@
 // L1-RET-003; the checks of the readings are at level RK, apart from the
 // spec's MUST score, and the report says which reading a server follows.
 //
+// # Fuzzing
+//
+// [FuzzServer] (retrykit fuzz --server) plays generated jobs against the
+// server and, side by side, against the reference executor (package
+// executor) run in process on a manual clock, and compares every answer:
+// PUSH, FETCH attempt, the FAIL answer with its delay against the
+// executor's range for the attempt, dead letter and error history. The
+// first disagreement (with [WithFuzzAll], one of each kind) is shrunk to
+// a small [FuzzCase]; [ReplayCase] plays one again.
+//
 // # Safety
 //
 // Every request has a timeout, every answer is read up to [MaxAnswerSize],

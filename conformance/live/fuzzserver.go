@@ -1,5 +1,6 @@
 // Differential fuzzing of a live server: generated policies and failure
-// sequences, each FAIL answer judged against the reference server model.
+// sequences, each answer compared with what the reference executor,
+// run in process, does with the same job.
 
 package live
 
@@ -7,28 +8,38 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/retrykit/retrykit/conformance/live/servermodel"
+	"github.com/retrykit/retrykit/executor"
 )
 
-// FuzzCase is one job of [FuzzServer]: a retry policy and the failures a
-// worker reports, one per delivery. Written as JSON it replays with
-// [ReplayCase].
+// FuzzCase is one job of [FuzzServer]: a retry policy (the JSON object
+// sent as options.retry) and the failures a worker reports, one per
+// delivery. Written as JSON it replays with [ReplayCase].
 type FuzzCase struct {
 	Policy   map[string]any `json:"policy"`
 	Failures []FuzzFailure  `json:"failures"`
-	// Step is the 1-based failure whose FAIL answer the reference answers
-	// otherwise; Got and Want say how (set on a disagreement).
+	// Step is the 1-based delivery at which the server and the reference
+	// executor part (0: at the PUSH); Got says how, the server's answer
+	// beside the reference's (set on a disagreement).
 	Step int    `json:"step,omitempty"`
 	Got  string `json:"got,omitempty"`
+	// Kind names what differs (set on a disagreement): "push",
+	// "fetch-attempt", "state", "attempt", "max_attempts",
+	// "delay:STRATEGY" (the policy's backoff strategy, "+ms" when it gives
+	// an interval as initial_interval_ms or max_interval_ms),
+	// "dead-letter" or "history". It groups what was observed; it names
+	// no cause.
+	Kind string `json:"kind,omitempty"`
 }
 
-// FuzzFailure is one FAIL a case reports: the error type and handler code.
+// FuzzFailure is one FAIL a case reports: error.type and error.code.
 type FuzzFailure struct {
 	Type string `json:"type"`
 	Code string `json:"code,omitempty"`
@@ -36,29 +47,44 @@ type FuzzFailure struct {
 
 // FuzzResult is the outcome of [FuzzServer].
 type FuzzResult struct {
-	Jobs  int       // jobs played, shrinking included
+	Jobs  int       // jobs pushed, shrinking included
 	Found *FuzzCase // the first disagreement, shrunk; nil: none
+	// More holds, with WithFuzzAll, the disagreements found after Found,
+	// one of each further Kind, each shrunk.
+	More []*FuzzCase
 	// Shrinks is how many smaller cases were replayed to shrink Found.
 	Shrinks int
 	// Stopped says why the run ended before its jobs ("" when it did not):
 	// its time, or an error of the server.
 	Stopped string
-	// Left says what the cleanup could not remove ("" when everything was).
+	// Left says what the cleanup did and what it could not remove.
 	Left string
+	// Elapsed is the run's time, the cleanup excluded.
+	Elapsed time.Duration
 }
 
 // FuzzServer plays up to jobs generated cases (seed makes them
-// reproducible) against the server at serverURL within budget: each case
-// pushes a job under a random policy (max_attempts 1..4, 10..40 ms
-// intervals, each strategy or none, jitter, non_retryable_errors,
-// on_exhaustion) and fails every delivery with a random error type or
-// handler code; every FAIL answer (state, attempt, max_attempts, the delay
-// of next_attempt_at) is judged against the reference server model
-// (package servermodel, the spec's rules). The first disagreement is
-// shrunk (policy fields dropped, fewer attempts, fewer and plainer
+// reproducible; see genCase for what they cover) against the server at
+// serverURL within budget, each beside the reference executor (package
+// executor, which retrykit serve puts on HTTP) run in process on a manual
+// clock: the case's policy is read by the reader serve uses
+// (policy.ParseWith with the binding dialect), the job is enqueued,
+// fetched and failed with the same failures, and every answer of the
+// server is compared with what the executor did: the PUSH accepted or
+// refused, the attempt of each FETCH, each FAIL answer's state, attempt,
+// max_attempts and next_attempt_at (the delay on the server's clock
+// against the executor's delays at the lowest and the highest jitter
+// draw, so a jittered delay is judged by its exact range), and at the end
+// dead letter or not and the dead letter's error history. The first
+// disagreement is shrunk (failures dropped, fewer attempts, policy fields
+// dropped or made plain, the binding's spellings respelled, plainer
 // failures, each replayed) to a minimal case. At most jobs jobs are ever
 // pushed; at the end every job of the run is cancelled or its dead letter
-// deleted, and Left says what could not be.
+// deleted, and Left says what could not be. With [WithFuzzAll] the run
+// goes on after the first disagreement with the jobs left: a disagreement
+// of a Kind not found yet is shrunk and added to More, and the kinds found
+// are no longer judged (a server that shows attempts from 0 everywhere
+// still has its delays compared).
 func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, budget time.Duration, opts ...Option) (*FuzzResult, error) {
 	e, err := fuzzEnv(ctx, serverURL, opts)
 	if err != nil {
@@ -68,41 +94,110 @@ func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, bu
 		return nil, fmt.Errorf("%w: fuzz: jobs must be at least 1 and the budget positive, got %d and %v", ErrInvalidOption, jobs, budget)
 	}
 	res := &FuzzResult{}
+	start := time.Now()
 	run, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	rng := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	found := map[string]bool{} // the kinds found, no longer judged
 	for res.Jobs < jobs {
 		c := genCase(rng)
-		bad, err := e.playCase(run, &c)
+		bad, err := e.playCase(run, &c, func(k string) bool { return !found[k] })
 		res.Jobs++
 		if err != nil {
 			res.Stopped = stopReason(run, err)
 			break
 		}
-		if bad {
+		if !bad {
+			continue
+		}
+		n, total := e.shrink(run, &c, jobs-res.Jobs, res.Jobs)
+		found[c.Kind] = true
+		res.Shrinks += n
+		res.Jobs = total
+		if res.Found == nil {
 			res.Found = &c
-			res.Shrinks, res.Jobs = e.shrink(run, res.Found, jobs-res.Jobs, res.Jobs)
+		} else {
+			res.More = append(res.More, &c)
+		}
+		if !e.cfg.fuzzAll {
 			break
 		}
 	}
+	res.Elapsed = time.Since(start)
 	clean, cancelClean := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancelClean()
 	res.Left = e.cleanup(clean)
 	return res, nil
 }
 
+// MaxCaseFailures bounds the failures of a case [ReplayCase] plays (the
+// generator draws at most 5), so a case file cannot hold a replay for
+// hours.
+const MaxCaseFailures = 64
+
+// ErrInvalidCase is wrapped by ReplayCase's error for a case it cannot
+// play: no policy, or no failures or more than MaxCaseFailures.
+var ErrInvalidCase = errors.New("live: invalid fuzz case")
+
+// WithFuzzAll makes [FuzzServer] go on after the first disagreement with
+// the jobs left, reporting one shrunk case of each further Kind in
+// FuzzResult.More (default false: the run ends at the first). Other runs
+// ignore it.
+func WithFuzzAll(on bool) Option { return func(c *config) { c.fuzzAll = on } }
+
 // ReplayCase plays one case (as FuzzServer writes it) against the server
-// and reports whether the server still disagrees, with the case's Step
-// and Got set anew.
+// and reports whether the server still disagrees (in the case's Kind, when
+// it has one), with the case's Step, Got and Kind set anew. A case whose
+// delays the reference gives as a range (jitter) may disagree on some
+// draws only: it is played up to 16 times, until it disagrees. left is
+// the cleanup's statement. A case without a policy, or with no failures
+// or more than MaxCaseFailures, is refused with an error wrapping
+// ErrInvalidCase before any request.
 func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Option) (bad bool, left string, err error) {
+	if c == nil || c.Policy == nil || len(c.Failures) == 0 || len(c.Failures) > MaxCaseFailures {
+		n := 0
+		if c != nil {
+			n = len(c.Failures)
+		}
+		return false, "", fmt.Errorf("%w: fuzz case: a policy object and 1 to %d failures are required, got %d failures", ErrInvalidCase, MaxCaseFailures, n)
+	}
 	e, err := fuzzEnv(ctx, serverURL, opts)
 	if err != nil {
 		return false, "", err
 	}
-	c.Step, c.Got = 0, ""
-	bad, err = e.playCase(ctx, c)
-	left = e.cleanup(context.WithoutCancel(ctx))
+	bad, _, err = e.playTries(ctx, c, replayJitterTries, only(c.Kind))
+	clean, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	left = e.cleanup(clean)
 	return bad, left, err
+}
+
+// only judges kind alone; "" judges every kind.
+func only(kind string) func(string) bool {
+	return func(k string) bool { return kind == "" || k == kind }
+}
+
+// How many times a jittered case is played before it is said to agree:
+// on replay, and for each variant while shrinking (at most the jobs left).
+const (
+	replayJitterTries = 16
+	shrinkJitterTries = 4
+)
+
+// playTries plays c once, or, when the reference gives one of its delays
+// as a range (jitter), up to tries times until it disagrees; it returns
+// the plays (the jobs pushed). judged is as for playCase.
+func (e *env) playTries(ctx context.Context, c *FuzzCase, tries int, judged func(string) bool) (bad bool, plays int, err error) {
+	if !reference(c).jittered() {
+		tries = 1
+	}
+	for plays < max(tries, 1) {
+		plays++
+		if bad, err = e.playCase(ctx, c, judged); bad || err != nil {
+			return bad, plays, err
+		}
+	}
+	return false, plays, nil
 }
 
 // fuzzEnv is the environment of a fuzz run: the client, no checks.
@@ -119,155 +214,219 @@ func fuzzEnv(ctx context.Context, serverURL string, opts []Option) (*env, error)
 	return &env{c: c, cfg: cfg, prefix: "rk-fuzz-" + hex.EncodeToString(b[:]), verdicts: map[string]*verdict{}, runCtx: ctx}, nil
 }
 
-// genCase draws one case.
-func genCase(rng *mrand.Rand) FuzzCase {
-	initial := time.Duration(1+rng.IntN(4)) * 10 * ms
-	p := map[string]any{
-		"max_attempts":        1 + rng.IntN(4),
-		"initial_interval":    fmtDur(initial),
-		"backoff_coefficient": []float64{1, 1.5, 2, 3}[rng.IntN(4)],
-		"max_interval":        fmtDur(initial * time.Duration(1+rng.IntN(4))),
-		"jitter":              rng.IntN(4) == 0,
-		"on_exhaustion":       []string{"discard", "dead_letter"}[rng.IntN(2)],
-	}
-	if rng.IntN(2) == 0 {
-		p["backoff_strategy"] = []string{"none", "linear", "exponential", "polynomial"}[rng.IntN(4)]
-	}
-	if rng.IntN(3) == 0 {
-		p["non_retryable_errors"] = []string{[]string{"fz.fatal", "fz.*", "Fz.Fatal"}[rng.IntN(3)]}
-	}
-	n := p["max_attempts"].(int) + 1
-	c := FuzzCase{Policy: p}
-	for range n {
-		f := FuzzFailure{Type: "fz.timeout"}
-		switch rng.IntN(10) {
-		case 0:
-			f.Type = "fz.fatal"
-		case 1:
-			f.Code = []string{"RETRY", "DISCARD", "FAIL", "DEAD_LETTER"}[rng.IntN(4)]
-		}
-		c.Failures = append(c.Failures, f)
-	}
-	return c
-}
-
+// fmtDur writes d as an ISO 8601 duration in seconds ("PT0.02S").
 func fmtDur(d time.Duration) string { return fmt.Sprintf("PT%gS", d.Seconds()) }
 
-// playCase pushes c's job and fails its deliveries in turn, judging each
-// FAIL answer; it returns true, with c.Step and c.Got set, at the first
-// one the reference answers otherwise.
-func (e *env) playCase(ctx context.Context, c *FuzzCase) (bool, error) {
+// playCase pushes c's job and plays its failures against the server and
+// the reference executor (reference) side by side: the PUSH (accepted or
+// refused), then for each delivery the attempt FETCH shows, the FAIL
+// answer (state, attempt, max_attempts, the delay of next_attempt_at
+// against the reference's delay range) and, once the job has ended, whether
+// it is in the dead-letter list and, if so, its error history (attempt,
+// type and message of each entry, by INFO). It returns true, with c.Step,
+// c.Got and c.Kind set, at the first answer the reference gives otherwise
+// in a kind judged; a FETCH attempt of a kind not judged is passed over,
+// and so is an attempt or max_attempts of the FAIL answer; a state or
+// delay of a kind not judged ends the case.
+func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string) bool) (bool, error) {
+	c.Step, c.Got, c.Kind = 0, "", ""
+	ref := reference(c)
 	q := e.queue("fuzz")
 	id, err := e.c.push(ctx, q, "retrykit.fuzz", c.Policy)
-	if err != nil {
+	var se *serverError
+	switch {
+	case err != nil && errors.As(err, &se) && (se.Status == http.StatusBadRequest || se.Status == http.StatusUnprocessableEntity):
+		if ref.refused != nil || !judged("push") {
+			return false, nil
+		}
+		c.Kind, c.Got = "push", fmt.Sprintf("PUSH: the server refused the policy (HTTP %d: %s); the reference executor accepts it", se.Status, se.Reason)
+		return true, nil
+	case err != nil:
 		return false, err
+	case ref.refused != nil:
+		e.c.cancel(ctx, id)
+		if !judged("push") {
+			return false, nil
+		}
+		c.Kind, c.Got = "push", fmt.Sprintf("PUSH: the server accepted the policy; the reference executor refuses it (%v)", ref.refused)
+		return true, nil
 	}
-	if _, err := e.await(ctx, q, id, time.Time{}, 0); err != nil {
-		return false, err
+	disagree := func(step int, kind, format string, a ...any) (bool, error) {
+		c.Step, c.Kind, c.Got = step, kind, fmt.Sprintf(format, a...)
+		e.c.cancel(ctx, id)
+		return true, nil
 	}
+	var due time.Time
 	for i, f := range c.Failures {
-		fl := failure{Type: f.Type, Code: f.Code, Message: fmt.Sprintf("fuzz failure %d", i+1)}
+		if i >= len(ref.steps) {
+			break
+		}
+		want, n := ref.steps[i], i+1
+		got, err := e.await(ctx, q, id, due, 0)
+		if err != nil {
+			return false, err
+		}
+		if a := got.job.Attempt; a != nil && *a != want.fetchAttempt && judged("fetch-attempt") {
+			return disagree(n, "fetch-attempt", "FETCH of delivery %d: the server shows attempt %d; the reference executor %d", n, *a, want.fetchAttempt)
+		}
+		fl := failure{Type: f.Type, Code: f.Code, Message: failMessage(n)}
 		a, ex, err := e.nackOK(ctx, id, fl)
 		if err != nil {
 			return false, err
 		}
-		o := servermodel.Obs{Check: "fuzz", Kind: servermodel.FailAnswer, Policy: roundTrip(c.Policy), N: i + 1,
-			Failure: servermodel.Failure{Type: f.Type, Code: f.Code, Message: fl.Message},
-			State:   a.State, Attempt: a.Attempt, MaxAttempts: a.MaxAttempts}
-		next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
-		if a.State == "retryable" && !next.IsZero() {
-			o.DelayLo, o.DelayHi = e.delayRange(ex, next)
-			o.HasDelay = true
+		strategy := ref.strategy
+		if _, ok := c.Policy["initial_interval_ms"]; ok {
+			strategy += "+ms"
+		} else if _, ok := c.Policy["max_interval_ms"]; ok {
+			strategy += "+ms"
 		}
-		if ok, diff := servermodel.Judge(&o); !ok {
-			c.Step, c.Got = i+1, diff
+		answer, next, kinds := e.sameAnswer(a, ex, want, strategy)
+		for _, k := range kinds {
+			if judged(k) {
+				return disagree(n, k, "FAIL of attempt %d (error type %q, code %q): the server answered %s; the reference executor: %s", n, f.Type, f.Code, answer, want.answer())
+			}
+		}
+		if slices.ContainsFunc(kinds, func(k string) bool { return k == "state" || strings.HasPrefix(k, "delay:") }) {
+			// A state or delay of a kind not judged: the case cannot go on
+			// meaningfully (nor wait for a retry the reference does not
+			// have, or one due at another time).
 			e.c.cancel(ctx, id)
-			return true, nil
-		}
-		if a.State != "retryable" {
 			return false, nil
 		}
-		if _, err := e.await(ctx, q, id, next, 0); err != nil {
+		if want.state == executor.Retryable.String() {
+			due = next
+			continue
+		}
+		kind, diff, err := e.sameEnd(ctx, q, id, want)
+		if err != nil {
 			return false, err
 		}
+		if diff != "" && judged(kind) {
+			return disagree(n, kind, "after the FAIL of attempt %d (error type %q, code %q), %s", n, f.Type, f.Code, diff)
+		}
+		return false, nil
 	}
 	e.c.cancel(ctx, id)
 	return false, nil
 }
 
-// roundTrip gives a policy the shape a decoded JSON object has (float64
-// numbers, []any lists), as the model reads policies.
-func roundTrip(p map[string]any) map[string]any {
-	b, _ := json.Marshal(p)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
+// sameAnswer compares the FAIL answer a (received in ex) with the
+// reference's want: the state, the attempt, max_attempts (when the server
+// gives it), and for a retry a next_attempt_at whose delay, on the
+// server's clock, meets [want.lo, want.hi] within the timestamp
+// resolution (an absent next_attempt_at is not judged). It returns the
+// answer as it reads it, the retry's next_attempt_at, and the kinds that
+// differ, in that order (the delay's kind is "delay:" the policy's
+// strategy, "+ms" when the policy gives an interval in the binding's
+// milliseconds).
+func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, strategy string) (string, time.Time, []string) {
+	got := fmt.Sprintf("%s, attempt %s", a.State, intOr(a.Attempt))
+	if a.MaxAttempts != nil {
+		got += ", max_attempts " + intOr(a.MaxAttempts)
+	}
+	var kinds []string
+	if a.State != want.state {
+		kinds = append(kinds, "state")
+	}
+	if !is(a.Attempt, want.attempt) {
+		kinds = append(kinds, "attempt")
+	}
+	if a.MaxAttempts != nil && *a.MaxAttempts != want.max {
+		kinds = append(kinds, "max_attempts")
+	}
+	next, err := parseTime("next_attempt_at", a.NextAttemptAt)
+	switch {
+	case err != nil:
+		return got + ", " + err.Error(), time.Time{}, append(kinds, "delay:"+strategy)
+	case !next.IsZero() && a.State == executor.Retryable.String():
+		lo, hi := e.delayRange(ex, next)
+		got += fmt.Sprintf(", retry after %v..%v", lo.Round(10*time.Microsecond), hi.Round(10*time.Microsecond))
+		if want.state == a.State && (hi < want.lo-resolution || lo > want.hi+resolution) {
+			kinds = append(kinds, "delay:"+strategy)
+		}
+	}
+	return got, next, kinds
 }
 
-// shrink replays smaller variants of c (at most left jobs), keeping each
-// that still disagrees, until none does; it returns the replays and the
-// jobs played in all (played before it plus its own).
+// sameEnd compares an ended job with the reference's last step: listed in
+// the dead-letter list of its queue exactly when the reference
+// dead-lettered it ("dead-letter"), and then with the reference's error
+// history ("history"). A server without the dead-letter list (404, 405 or
+// 501) is not judged on it. It returns "" when they agree, else the kind
+// and what differs.
+func (e *env) sameEnd(ctx context.Context, q, id string, want refStep) (kind, diff string, err error) {
+	r, err := e.c.deadLetterFind(ctx, q, id)
+	var se *serverError
+	if err != nil && errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusMethodNotAllowed || se.Status == http.StatusNotImplemented) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	listed := r.found[id]
+	if listed != want.dead {
+		word := map[bool]string{true: "lists", false: "does not list"}
+		return "dead-letter", fmt.Sprintf("the server's dead-letter list %s the job; the reference executor %s", word[listed], map[bool]string{true: "dead-lettered it", false: "discarded it without a dead letter"}[want.dead]), nil
+	}
+	if !listed {
+		return "", "", nil
+	}
+	j, err := e.c.info(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	got := j.errorList()
+	gs, ws := make([]string, len(got)), make([]string, len(want.errors))
+	for i, g := range got {
+		gs[i] = fmt.Sprintf("%s %s %q", intOr(g.Attempt), g.Type, g.Message)
+	}
+	for i, w := range want.errors {
+		ws[i] = fmt.Sprintf("%d %s %q", w.Attempt, w.Type, w.Message)
+	}
+	if !slices.Equal(gs, ws) {
+		return "history", fmt.Sprintf("the dead letter's error history is [%s]; the reference executor's [%s]", strings.Join(gs, ", "), strings.Join(ws, ", ")), nil
+	}
+	return "", "", nil
+}
+
+// shrink replays smaller variants of c on the server (at most left jobs)
+// with shrinkWith, keeping those that disagree in c's Kind (the only kind
+// judged); it returns the replays and the jobs played in all
+// (played before it plus its own).
 func (e *env) shrink(ctx context.Context, c *FuzzCase, left, played int) (replays, total int) {
+	kind := c.Kind
+	replays = shrinkWith(ctx, c, left, func(v *FuzzCase, left int) (bool, int) {
+		bad, plays, err := e.playTries(ctx, v, min(shrinkJitterTries, left), only(kind))
+		return err == nil && bad && v.Kind == kind, plays
+	})
+	return replays, played + replays
+}
+
+// shrinkWith replaces c by its first variant that still disagrees (play
+// returns true, having set the variant's Step and Got), again and again
+// until none does, within left plays and ctx; it returns the plays. play
+// gets the plays left (at least 1) and returns how many it made (1 to
+// that). Every variant is smaller than its case (FuzzCase.size), so the
+// shrunk case is never larger than the one found.
+func shrinkWith(ctx context.Context, c *FuzzCase, left int, play func(v *FuzzCase, left int) (bad bool, plays int)) (plays int) {
 	for progress := true; progress && left > 0 && ctx.Err() == nil; {
 		progress = false
 		for _, v := range variants(*c) {
-			if left == 0 || ctx.Err() != nil {
+			if left <= 0 || ctx.Err() != nil {
 				break
 			}
-			left--
-			replays++
-			played++
-			if bad, err := e.playCase(ctx, &v); err == nil && bad {
+			bad, n := play(&v, left)
+			n = min(max(n, 1), left)
+			left -= n
+			plays += n
+			if bad {
 				*c = v
 				progress = true
 				break
 			}
 		}
 	}
-	return replays, played
-}
-
-// variants returns the cases one step smaller than c: a policy field
-// dropped or made plain, one attempt fewer, the failures after the
-// disagreeing one dropped, one failure made a plain retryable one.
-func variants(c FuzzCase) []FuzzCase {
-	var out []FuzzCase
-	with := func(edit func(*FuzzCase)) {
-		v := FuzzCase{Policy: map[string]any{}, Failures: append([]FuzzFailure(nil), c.Failures...)}
-		for k, x := range c.Policy {
-			v.Policy[k] = x
-		}
-		edit(&v)
-		out = append(out, v)
-	}
-	if c.Step > 0 && c.Step < len(c.Failures) {
-		with(func(v *FuzzCase) { v.Failures = v.Failures[:c.Step] })
-	}
-	for _, k := range []string{"backoff_strategy", "non_retryable_errors"} {
-		if _, ok := c.Policy[k]; ok {
-			with(func(v *FuzzCase) { delete(v.Policy, k) })
-		}
-	}
-	if c.Policy["jitter"] == true {
-		with(func(v *FuzzCase) { v.Policy["jitter"] = false })
-	}
-	if c.Policy["on_exhaustion"] == "dead_letter" {
-		with(func(v *FuzzCase) { v.Policy["on_exhaustion"] = "discard" })
-	}
-	if n, ok := c.Policy["max_attempts"].(int); ok && n > 1 {
-		with(func(v *FuzzCase) {
-			v.Policy["max_attempts"] = n - 1
-			if len(v.Failures) > n {
-				v.Failures = v.Failures[:n]
-			}
-		})
-	}
-	for i, f := range c.Failures {
-		if f != (FuzzFailure{Type: "fz.timeout"}) {
-			with(func(v *FuzzCase) { v.Failures[i] = FuzzFailure{Type: "fz.timeout"} })
-		}
-	}
-	return out
+	return plays
 }
 
 // stopReason says why a fuzz run stopped on err.

@@ -77,6 +77,7 @@ type config struct {
 	latRetries    int
 	noCleanup     bool
 	noProbe       bool
+	fuzzAll       bool // WithFuzzAll
 	errs          []string
 }
 

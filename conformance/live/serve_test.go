@@ -408,36 +408,3 @@ func TestSlowFetchesAreInconclusiveNotFailures(t *testing.T) {
 		t.Logf("not run: %s: %s", u.ID, u.Reason)
 	}
 }
-
-// FuzzServer finds nothing on a correct server, and on one that retries
-// past max_attempts it finds the disagreement, shrinks it to one
-// attempt, and cleans up after itself.
-func TestFuzzServerFindsAndShrinks(t *testing.T) {
-	for _, tc := range []struct {
-		fault ojsfault.Set
-		found bool
-	}{{0, false}, {ojsfault.ExhaustLate, true}} {
-		srv := ojshttp.New(executor.New())
-		ojsfault.Plant(srv, tc.fault)
-		hs := httptest.NewServer(srv)
-		res, err := live.FuzzServer(context.Background(), hs.URL, 20, 7, time.Minute)
-		hs.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (res.Found != nil) != tc.found || res.Stopped != "" {
-			t.Fatalf("fault %v: found %+v, stopped %q after %d jobs", tc.fault, res.Found, res.Stopped, res.Jobs)
-		}
-		if res.Jobs > 20 {
-			t.Errorf("%d jobs played, bound 20", res.Jobs)
-		}
-		if tc.found {
-			c := res.Found
-			if c.Policy["max_attempts"] != 1 || len(c.Failures) != c.Step || c.Got == "" {
-				t.Errorf("not shrunk to one attempt: %+v", c)
-			}
-			t.Logf("%d jobs, %d replays: %+v", res.Jobs, res.Shrinks, c)
-		}
-		t.Logf("left: %q", res.Left)
-	}
-}

@@ -2,8 +2,9 @@
 # Regenerates the reports under docs/scoreboard/reports with this checkout's
 # `retrykit conformance`, then the site (build/scoreboard/site):
 #
-#   bash docs/scoreboard/regenerate.sh [--server NAME=URL]... [--serve-history]
-#        [--python-sdk DIR] [--ruby-sdk DIR] [--js-sdk DIR] [--playground DIR] [--site-only]
+#   bash docs/scoreboard/regenerate.sh [--server NAME=URL]... [--adapter NAME=COMMIT=COMMAND]...
+#        [--serve-history] [--library-history] [--python-sdk DIR] [--ruby-sdk DIR]
+#        [--js-sdk DIR] [--playground DIR] [--site-only]
 #
 #   (always)          the library (built-in reference) and `retrykit serve`
 #                     of this checkout: reports/retrykit/library-DATE-TIME-COMMIT.json
@@ -30,9 +31,18 @@
 #                     public/schema/*.json, with ajv, ajv-formats and yaml
 #                     resolvable from there; through adapters/ojs_playground.mjs
 #                     into reports/ojs-playground/COMMIT.json
+#   --adapter NAME=COMMIT=COMMAND
+#                     any library behind a protocol adapter already prepared:
+#                     `conformance --impl COMMAND` into reports/NAME/COMMIT.json.
+#                     NAME must have a row in BUILD.md with that COMMIT (it says
+#                     how the adapter was prepared; nothing is built here), e.g.
+#                     ojs-go-sdk=7528da5=/work/ext-E/bin/ojs-go-sdk-adapter
 #   --serve-history   also `serve` at the commits listed in BUILD.md, each
 #                     built from this repository's history in a temporary
 #                     worktree and checked by this checkout's checker
+#   --library-history also the library at the commits listed in BUILD.md,
+#                     each built likewise and driven through its own
+#                     `retrykit adapter` by this checkout's suite
 #   --site-only       only rebuild the site from the committed reports
 #
 # reports/sdk-interop.json is always written again from the table "The
@@ -41,12 +51,14 @@
 # The site is what CI builds (.ci/run); CI does not re-run any server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-usage() { sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-servers=() history=false site_only=false pysdk="" rbsdk="" jssdk="" playground=""
+usage() { sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+servers=() adapters=() history=false libhistory=false site_only=false pysdk="" rbsdk="" jssdk="" playground=""
 while [ $# -gt 0 ]; do
   case $1 in
     --server) [ $# -ge 2 ] && [[ $2 == *=http* ]] || { echo "regenerate.sh: --server NAME=URL" >&2; usage; }; servers+=("$2"); shift 2 ;;
+    --adapter) [ $# -ge 2 ] && [[ $2 =~ ^[a-z0-9][a-z0-9.-]*=[0-9a-f]{7,40}=.+ ]] || { echo "regenerate.sh: --adapter NAME=COMMIT=COMMAND" >&2; usage; }; adapters+=("$2"); shift 2 ;;
     --serve-history) history=true; shift ;;
+    --library-history) libhistory=true; shift ;;
     --python-sdk) [ $# -ge 2 ] && [ -d "$2" ] || { echo "regenerate.sh: --python-sdk DIR" >&2; usage; }; pysdk=$2; shift 2 ;;
     --ruby-sdk) [ $# -ge 2 ] && [ -d "$2" ] || { echo "regenerate.sh: --ruby-sdk DIR" >&2; usage; }; rbsdk=$2; shift 2 ;;
     --js-sdk) [ $# -ge 2 ] && [ -f "$2/retry.js" ] || { echo "regenerate.sh: --js-sdk DIR (DIR/retry.js, the compiled src/retry.ts)" >&2; usage; }; jssdk=$2; shift 2 ;;
@@ -79,6 +91,32 @@ check_serve() {
   echo "$name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s %d/%d" % (s["name"], s["pass"], s["pass"]+s["fail"]+s["error"]) for s in d["scores"]))' "$out/retrykit/$name.json")"
 }
 
+# built_at COMMIT: this repository's retrykit at COMMIT, built in a
+# temporary worktree (once), as a path.
+built_at() {
+  local bin=$PWD/$build/retrykit-$1 tmp
+  if [ ! -x "$bin" ]; then
+    tmp=$(mktemp -d)
+    git worktree add -q --detach "$tmp" "$1"
+    (cd "$tmp" && go build -o "$bin" ./cmd/retrykit)
+    git worktree remove --force "$tmp"
+  fi
+  echo "$bin"
+}
+
+# commit_of NAME: NAME's commit in its row of BUILD.md.
+commit_of() { sed -n "s/^| $1 | \`\([0-9a-f]*\)\`.*/\1/p" docs/scoreboard/BUILD.md | head -1; }
+
+# adapter_report NAME COMMIT COMMAND: `conformance --impl COMMAND` into
+# reports/NAME/COMMIT.json, once BUILD.md's row for NAME names COMMIT.
+adapter_report() {
+  local built
+  built=$(commit_of "$1")
+  [ "$built" = "$2" ] || { echo "regenerate.sh: BUILD.md has no row \"| $1 | \`$2\`\" (it has \"${built:-none}\")" >&2; exit 2; }
+  mkdir -p "$out/$1"
+  "$rk" conformance --impl "$3" --format json -o "$out/$1/$2.json" || true
+}
+
 if ! $site_only; then
   head=$(git rev-parse --short HEAD)
   day=$(git log -1 --format=%cd --date=format:%Y-%m-%d-%H%M HEAD)
@@ -86,23 +124,21 @@ if ! $site_only; then
   check_serve "$rk" "serve-$day-$head"
   if $history; then
     for c in $(sed -n 's/^| serve history | `\([0-9a-f]*\)`.*/\1/p' docs/scoreboard/BUILD.md); do
-      tmp=$(mktemp -d)
-      git worktree add -q --detach "$tmp" "$c"
-      (cd "$tmp" && go build -o "$OLDPWD/$build/retrykit-$c" ./cmd/retrykit)
-      git worktree remove --force "$tmp"
-      check_serve "$PWD/$build/retrykit-$c" "serve-$(git log -1 --format=%cd --date=format:%Y-%m-%d-%H%M "$c")-$c"
+      check_serve "$(built_at "$c")" "serve-$(git log -1 --format=%cd --date=format:%Y-%m-%d-%H%M "$c")-$c"
     done
   fi
-  if [ -n "$pysdk" ]; then
-    commit=$(sed -n 's/^| ojs-python-sdk | `\([0-9a-f]*\)`.*/\1/p' docs/scoreboard/BUILD.md)
-    mkdir -p "$out/ojs-python-sdk"
-    "$rk" conformance --impl "python3 docs/scoreboard/adapters/ojs_python_sdk.py $pysdk" --format json -o "$out/ojs-python-sdk/$commit.json" || true
+  if $libhistory; then
+    for c in $(sed -n 's/^| library history | `\([0-9a-f]*\)`.*/\1/p' docs/scoreboard/BUILD.md); do
+      "$rk" conformance --impl "$(built_at "$c") adapter" --format json \
+        -o "$out/retrykit/library-$(git log -1 --format=%cd --date=format:%Y-%m-%d-%H%M "$c")-$c.json" || true
+    done
   fi
-  if [ -n "$rbsdk" ]; then
-    commit=$(sed -n 's/^| ojs-ruby-sdk | `\([0-9a-f]*\)`.*/\1/p' docs/scoreboard/BUILD.md)
-    mkdir -p "$out/ojs-ruby-sdk"
-    "$rk" conformance --impl "ruby docs/scoreboard/adapters/ojs_ruby_sdk.rb $rbsdk" --format json -o "$out/ojs-ruby-sdk/$commit.json" || true
-  fi
+  [ -z "$pysdk" ] || adapter_report ojs-python-sdk "$(commit_of ojs-python-sdk)" "python3 docs/scoreboard/adapters/ojs_python_sdk.py $pysdk"
+  [ -z "$rbsdk" ] || adapter_report ojs-ruby-sdk "$(commit_of ojs-ruby-sdk)" "ruby docs/scoreboard/adapters/ojs_ruby_sdk.rb $rbsdk"
+  for a in "${adapters[@]}"; do
+    rest=${a#*=}
+    adapter_report "${a%%=*}" "${rest%%=*}" "${rest#*=}"
+  done
   # library NAME ADAPTER DIR: the adapter over DIR into reports/NAME/COMMIT.json,
   # COMMIT being NAME's row in BUILD.md.
   library() {

@@ -320,3 +320,46 @@ func TestInteropTableShown(t *testing.T) {
 		t.Errorf("empty table: %v", err)
 	}
 }
+
+// TestLoadKeepsEverySuiteVersionApart: whatever reports a directory holds,
+// each history (Series) holds the reports of one suite version only, one
+// series per version and implementation, and no report is lost or counted
+// twice; live-1 and live-2 (or 0.1.0 and 0.2.0) of one implementation are
+// two histories.
+func TestLoadKeepsEverySuiteVersionApart(tt *testing.T) {
+	suites := []string{"0.1.0", "0.2.0", "live-1", "live-2"}
+	rapid.Check(tt, func(t *rapid.T) {
+		n := rapid.IntRange(1, 12).Draw(t, "n")
+		fsys := fstest.MapFS{}
+		for i := range n {
+			name := rapid.SampledFrom([]string{"a", "b"}).Draw(t, "name")
+			suite := rapid.SampledFrom(suites).Draw(t, "suite")
+			fsys["r/"+string(rune('a'+i))+".json"] = &fstest.MapFile{Data: report(tt, name, "1.0", suite,
+				map[string][]conformance.Status{"RET-01": {conformance.StatusPass}})}
+		}
+		b, err := Load(fsys, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, im := range b.Implementations {
+			seen := map[string]bool{}
+			for _, s := range im.Suites {
+				if seen[s.Suite] {
+					t.Fatalf("%s: two histories of suite %s", im.Name, s.Suite)
+				}
+				seen[s.Suite] = true
+				for _, e := range s.Reports {
+					if e.Report.SuiteVersion != s.Suite || e.Report.Implementation.Implementation != im.Name {
+						t.Fatalf("%s: report %s (%s, suite %s) in the history of suite %s", im.Name, e.Path,
+							e.Report.Implementation.Implementation, e.Report.SuiteVersion, s.Suite)
+					}
+					total++
+				}
+			}
+		}
+		if total != n {
+			t.Fatalf("%d reports in the histories, %d written", total, n)
+		}
+	})
+}

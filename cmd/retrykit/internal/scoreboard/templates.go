@@ -4,6 +4,8 @@ import "html/template"
 
 // siteCSS adds the scoreboard's cells and chart to the reports' style.
 const siteCSS = `
+main{max-width:96rem}
+td.badges{white-space:nowrap}
 td.cell{text-align:center;white-space:nowrap}
 td.cell.ok{background:#e7f5ea}td.cell.bad{background:#fdecea}td.cell.none{color:#57606a}
 td.cell a{display:block;color:inherit;text-decoration:none}

@@ -1,0 +1,463 @@
+package conformance_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit"
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/protocol"
+	"github.com/retrykit/retrykit/policy"
+)
+
+// The bugs below were written as an adversarial evaluation of the
+// diagnosis: plausible slips of an implementation that no other planted
+// test plants, each written here from the spec's formulas and not from
+// the models of package diagnose. Each must come out as point 1 of the
+// diagnosis asks: one cause, the right family with its parameters, or,
+// for a bug no family describes, unexplained failures grouped by the
+// deviation observed, never a cause "reproduced" under a wrong name.
+
+// specOf returns the parsed policy of a delay or decide request, ok false
+// for a profile request or a policy the reference rejects.
+func specOf(req protocol.Request) (policy.Spec, bool) {
+	if (req.Op != protocol.OpDelay && req.Op != protocol.OpDecide) || req.Profile != "" {
+		return policy.Spec{}, false
+	}
+	p, err := policy.Parse(req.Policy)
+	if err != nil {
+		return policy.Spec{}, false
+	}
+	return p.Spec(), true
+}
+
+// capJitter applies the spec's cap, jitter with draw r, cap (section 5)
+// to a raw delay in float nanoseconds, with the cap limit.
+func capJitter(raw float64, limit int64, jitter bool, r float64) int64 {
+	d := math.Min(raw, float64(limit))
+	if jitter {
+		d = math.Min(math.Floor(d*(0.5+r)), float64(limit))
+	}
+	if d >= 0x1p63 {
+		return math.MaxInt64
+	}
+	return int64(d)
+}
+
+// drawOf returns the request's draw, or one of the implementation's own.
+func drawOf(req protocol.Request) float64 {
+	if req.Rand != nil {
+		return *req.Rand
+	}
+	return rand.Float64()
+}
+
+// rawDelay replaces the delay of every delay answer and retry decision by
+// raw(spec, attempt) (float nanoseconds, before cap and jitter), capped
+// at limit(spec) and jittered as the spec says; ok false keeps the
+// reference's delay.
+func rawDelay(raw func(s policy.Spec, n int64) (float64, bool), limit func(s policy.Spec) int64) fault {
+	return func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		f, ok := raw(s, req.Attempt)
+		if !ok {
+			return a
+		}
+		r := drawOf(req)
+		d := capJitter(f, limit(s), s.Jitter, r)
+		if d == capJitter(specRaw(s, req.Attempt), maxOf(s), s.Jitter, r) {
+			return a // the same delay: the reference's exact one
+		}
+		a.DelayNS = &d
+		return a
+	}
+}
+
+// specRaw is the spec's uncapped delay after attempt n (section 5), in
+// float nanoseconds.
+func specRaw(s policy.Spec, n int64) float64 {
+	i, f := float64(s.InitialInterval), float64(n)
+	switch s.Strategy.String() {
+	case "none":
+		return i
+	case "linear":
+		return i * f
+	case "polynomial":
+		return i * math.Pow(f, s.BackoffCoefficient)
+	}
+	return expRaw(s, n, 0)
+}
+
+// jitterMultiplier multiplies the capped delay by lo + r·(hi − lo) and
+// caps again: the spec's jitter over another range (the reference clamps
+// a draw outside [0, 1), so the range is applied here).
+func jitterMultiplier(lo, hi float64) fault {
+	return func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || !s.Jitter || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		half := 0.5 // multiplier 1: the capped delay
+		q := req
+		q.Rand = &half
+		b := ref(q)
+		if b.DelayNS == nil {
+			return a
+		}
+		d := capJitter(float64(*b.DelayNS)*(lo+drawOf(req)*(hi-lo)), int64(s.MaxInterval), false, 0)
+		a.DelayNS = &d
+		return a
+	}
+}
+
+// maxOf is the spec's limit: max_interval.
+func maxOf(s policy.Spec) int64 { return int64(s.MaxInterval) }
+
+// expRaw is the exponential formula with the exponent n−1+k.
+func expRaw(s policy.Spec, n int64, k float64) float64 {
+	return float64(s.InitialInterval) * math.Pow(s.BackoffCoefficient, float64(n)-1+k)
+}
+
+// onMatch rewrites the match result of match requests and the
+// non-retryable test of decide requests by match(patterns, type).
+func onMatch(match func(patterns []string, typ string) bool) fault {
+	return func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		switch {
+		case req.Op == protocol.OpMatch && a.Error == nil && a.Match != nil:
+			m := match(req.Patterns, req.ErrorType)
+			a.Match = &m
+		case req.Op == protocol.OpDecide && a.Error == nil && req.Error != nil && (req.Error.Code == "" || req.Error.Code == "RETRY"):
+			s, ok := specOf(req)
+			if !ok {
+				return a
+			}
+			// decide again with the type renamed to one that matches
+			// exactly or to one that matches nothing
+			q := req
+			e := *req.Error
+			if match(s.NonRetryableErrors, e.Type) {
+				if len(s.NonRetryableErrors) == 0 {
+					return a
+				}
+				e.Type = strings.TrimSuffix(s.NonRetryableErrors[0], "*") + "x"
+				if !strings.HasSuffix(s.NonRetryableErrors[0], ".*") {
+					e.Type = s.NonRetryableErrors[0]
+				}
+			} else {
+				e.Type = "\x00never-listed"
+			}
+			q.Error = &e
+			return ref(q)
+		}
+		return a
+	}
+}
+
+// specMatch is the spec's matching: exact, or a ".*" prefix with its dot.
+func specMatch(patterns []string, typ string) bool {
+	for _, p := range patterns {
+		if strings.HasSuffix(p, ".*") && strings.HasPrefix(typ, strings.TrimSuffix(p, "*")) || p == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// firstSegmentFolded reads the first segment of a pattern and a type
+// (up to the first dot) ignoring letter case, the rest exactly.
+func firstSegmentFolded(patterns []string, typ string) bool {
+	fold := func(s string) string {
+		if i := strings.IndexByte(s, '.'); i >= 0 {
+			return strings.ToLower(s[:i]) + s[i:]
+		}
+		return strings.ToLower(s)
+	}
+	low := make([]string, len(patterns))
+	for i, p := range patterns {
+		low[i] = fold(p)
+	}
+	return specMatch(low, fold(typ))
+}
+
+// topKeys returns the keys of a JSON object's text in order, repeats
+// kept; nil when the text is not an object.
+func topKeys(raw []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		keys = append(keys, fmt.Sprint(t))
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return keys
+}
+
+// unseenBugs are the bugs of the adversarial evaluation, each with the
+// outcome the report must show: "bug:NAME" alone, or "unexplained:GROUP"
+// (every cause unexplained, the largest of the group named; at most two).
+var unseenBugs = []struct {
+	name, want string
+	fault      fault
+}{
+	// the exponent one too high from the third attempt on
+	{"exponent-off-after-attempt-3", "unexplained:delay-ratio(×coefficient)", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		if s.Strategy.String() != "exponential" || n < 3 {
+			return 0, false
+		}
+		return expRaw(s, n, 1), true
+	}, maxOf)},
+	// the example: the multiplier from [0.75, 1.25)
+	{"jitter-[0.75,1.25)", "bug:jitter-range([0.75,1.25))", jitterRange(0.75, 1.25)},
+	// the multiplier is the draw itself, from [0, 1)
+	{"jitter-[0,1)", "bug:jitter-range([0,1))", jitterMultiplier(0, 1)},
+	// the multiplier only shortens, [0.5, 1)
+	{"jitter-[0.5,1)", "bug:jitter-range([0.5,1))", jitterMultiplier(0.5, 1)},
+	// a wider range, [0.2, 1.8)
+	{"jitter-[0.2,1.8)", "bug:jitter-range([0.2,1.8))", jitterMultiplier(0.2, 1.8)},
+	// jitter adds up to one second instead of multiplying
+	{"jitter-added-seconds", "unexplained:delay-differs", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || !s.Jitter || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		half := 0.5
+		q := req
+		q.Rand = &half
+		b := ref(q)
+		if b.DelayNS == nil {
+			return a
+		}
+		d := min(*b.DelayNS+int64(drawOf(req)*float64(time.Second)), int64(s.MaxInterval))
+		a.DelayNS = &d
+		return a
+	}},
+	// the cap applied to the previous delay, then the coefficient
+	{"cap-before-coefficient", "unexplained:delay-above-max-interval", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		if s.Strategy.String() != "exponential" || n < 2 {
+			return 0, false
+		}
+		return math.Min(expRaw(s, n, -1), float64(s.MaxInterval)) * s.BackoffCoefficient, true
+	}, func(s policy.Spec) int64 { return math.MaxInt64 })},
+	// linear computed as initial × n × coefficient
+	{"linear-times-coefficient", "unexplained:delay-ratio", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		if s.Strategy.String() != "linear" {
+			return 0, false
+		}
+		return float64(s.InitialInterval) * float64(n) * s.BackoffCoefficient, true
+	}, maxOf)},
+	// polynomial with base and exponent swapped: initial × coefficient^n
+	{"polynomial-swapped", "unexplained:delay", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		if s.Strategy.String() != "polynomial" {
+			return 0, false
+		}
+		return float64(s.InitialInterval) * math.Pow(s.BackoffCoefficient, float64(n)), true
+	}, maxOf)},
+	// the cap read as seconds where it is milliseconds: 1000× too high
+	{"max-interval-1000x", "bug:cap-factor(×1000)", capAt(func(s policy.Spec) (int64, bool) {
+		if s.MaxInterval > math.MaxInt64/1000 {
+			return math.MaxInt64, true
+		}
+		return int64(s.MaxInterval) * 1000, true
+	})},
+	// every delay truncated to whole seconds
+	{"delays-truncated-to-seconds", "bug:rounding(delays truncated to 1s)", onDelay(roundTo(int64(time.Second), true))},
+	// a fraction of seconds dropped when parsing a duration
+	{"fraction-dropped", "bug:rounding(durations truncated to 1s)", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if req.Op == protocol.OpParseDuration && a.NS != nil && strings.Contains(req.Value, ".") {
+			ns := *a.NS / 1e9 * 1e9
+			a.NS = &ns
+		}
+		return a
+	}},
+	// "auth.*" matches "auth" as well
+	{"prefix-matches-bare", "bug:prefix-matches-bare-type", onMatch(func(patterns []string, typ string) bool {
+		for _, p := range patterns {
+			if strings.HasSuffix(p, ".*") && typ == strings.TrimSuffix(p, ".*") {
+				return true
+			}
+		}
+		return specMatch(patterns, typ)
+	})},
+	// letter case ignored in the first segment only
+	{"case-folded-first-segment", "unexplained:case-folded-match", onMatch(firstSegmentFolded)},
+	// non_retryable_errors ignored when on_exhaustion is discard
+	{"non-retryable-ignored-on-discard", "unexplained:non-retryable-retried", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		s, ok := specOf(req)
+		if !ok || req.Op != protocol.OpDecide || s.OnExhaustion != policy.Discard {
+			return ref(req)
+		}
+		return ref(editPolicy(req, func(m map[string]any, s policy.Spec) { delete(m, "non_retryable_errors") }))
+	}},
+	// no delay after the first attempt
+	{"zero-delay-attempt-1", "unexplained:delay-zero", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if _, ok := specOf(req); ok && req.Attempt == 1 && a.Error == nil && a.DelayNS != nil {
+			z := int64(0)
+			a.DelayNS = &z
+		}
+		return a
+	}},
+	// an exponential delay that overflows wraps, and the negative is
+	// clamped to 0
+	{"overflow-wraps-to-zero", "unexplained:delay-zero", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || a.Error != nil || a.DelayNS == nil || s.Strategy.String() != "exponential" {
+			return a
+		}
+		if expRaw(s, req.Attempt, 0) >= 0x1p63 {
+			z := int64(0)
+			a.DelayNS = &z
+		}
+		return a
+	}},
+	// a policy repeating max_attempts keeps the last value; every other
+	// repeat is refused
+	{"duplicate-max-attempts-accepted", "unexplained:accepts-invalid", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		keys := topKeys(req.Policy)
+		seen, dupOthers, dupMax := map[string]bool{}, false, false
+		for _, k := range keys {
+			if seen[k] {
+				dupMax = dupMax || k == "max_attempts"
+				dupOthers = dupOthers || k != "max_attempts"
+			}
+			seen[k] = true
+		}
+		if !dupMax || dupOthers {
+			return ref(req)
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(req.Policy, &m) != nil {
+			return ref(req)
+		}
+		req.Policy, _ = json.Marshal(m)
+		return ref(req)
+	}},
+	// dead_letter reported, but an exhausted job is discarded
+	{"dead-letter-never-used", "unexplained:exhaustion-action(discard≠dead_letter)", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if req.Op == protocol.OpDecide && a.Action == "dead_letter" {
+			a.Action = "discard"
+		}
+		return a
+	}},
+	// max_interval applied only on the jitter path
+	{"cap-only-with-jitter", "unexplained:delay-above-max-interval", capAt(func(s policy.Spec) (int64, bool) { return math.MaxInt64, !s.Jitter })},
+	// delays in microseconds read as milliseconds: 1000× too short
+	{"delays-1000x-short", "bug:time-factor(×0.001)", onDelay(times(0.001))},
+	// the delay after attempt n of the linear strategy is for n+1
+	{"linear-attempt-offset", "unexplained:delay", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		if s.Strategy.String() != "linear" {
+			return 0, false
+		}
+		return float64(s.InitialInterval) * float64(n+1), true
+	}, maxOf)},
+}
+
+// capAt computes every delay with the cap limit(spec) in place of
+// max_interval (ok false: the spec's cap).
+func capAt(limit func(s policy.Spec) (int64, bool)) fault {
+	return func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		l, ok := limit(s)
+		if !ok {
+			return a
+		}
+		raw, r := math.Floor(specRaw(s, req.Attempt)), drawOf(req)
+		d := capJitter(raw, l, s.Jitter, r)
+		if d == capJitter(raw, maxOf(s), s.Jitter, r) {
+			return a // the same delay: the reference's exact one
+		}
+		a.DelayNS = &d
+		return a
+	}
+}
+
+// outcome summarises how a report names a planted bug.
+type outcome struct {
+	caught, causes int
+	first          string
+	wrongNamed     []string // causes "reproduced" under another name than want
+}
+
+func outcomeOf(rep *conformance.Report, want string) outcome {
+	o := outcome{caught: rep.Totals.Fail + rep.Totals.Error, causes: len(rep.Causes)}
+	if len(rep.Causes) > 0 {
+		o.first = rep.Causes[0].Class
+	}
+	for _, c := range rep.Causes {
+		if c.Reproduced && c.Class != want {
+			o.wrongNamed = append(o.wrongNamed, c.Class)
+		}
+	}
+	return o
+}
+
+// rightOutcome reports whether rep shows the outcome want asks for.
+func rightOutcome(rep *conformance.Report, want string) bool {
+	if strings.HasPrefix(want, "bug:") {
+		return oneCause(rep, want)
+	}
+	if len(rep.Causes) == 0 || len(rep.Causes) > 2 || !strings.HasPrefix(rep.Causes[0].Class, want) {
+		return false
+	}
+	for _, c := range rep.Causes {
+		if c.Reproduced || !strings.HasPrefix(c.Class, "unexplained:") || !strings.Contains(c.Reproduction, " → answered ") {
+			return false
+		}
+	}
+	return true
+}
+
+// Each bug of the adversarial evaluation comes out as its outcome: one
+// cause with the right name and parameters, or unexplained failures
+// grouped by the deviation observed, largest group first.
+func TestUnseenBugsComeOutRight(t *testing.T) {
+	suite, err := conformance.Load(retrykit.Vectors, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range unseenBugs {
+		t.Run(b.name, func(t *testing.T) {
+			rep := runPlanted(t, suite, b.fault)
+			o := outcomeOf(rep, b.want)
+			t.Logf("| %s | %d | %d | %s | %s |", b.name, o.caught, o.causes, o.first, strings.Join(o.wrongNamed, ", "))
+			if o.caught == 0 {
+				t.Fatal("no vector catches the planted bug")
+			}
+			if !rightOutcome(rep, b.want) {
+				for _, c := range rep.Causes {
+					t.Logf("%s×%d reproduced=%v: %s", c.Class, len(c.IDs), c.Reproduced, c.Reproduction)
+				}
+				t.Errorf("causes %s, want %s", causes(rep), b.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,253 @@
+package live_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance/live"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/ojshttp"
+)
+
+// serveWith starts retrykit's own OJS server with the planted faults on
+// a loopback port.
+func serveWith(t *testing.T, faults ojsfault.Set) *httptest.Server {
+	t.Helper()
+	srv := ojshttp.New(executor.New())
+	ojsfault.Plant(srv, faults)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		ojsfault.Plant(srv, 0)
+	})
+	return hs
+}
+
+// A correct server (retrykit serve, the reference executor on HTTP)
+// agrees with the reference executor on every generated case, whatever
+// the seed, and the run stays within its job bound.
+func TestFuzzServerServeAgreesOnManySeeds(t *testing.T) {
+	hs := serveWith(t, 0)
+	const jobs = 25
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	if testing.Short() {
+		seeds = seeds[:2]
+	}
+	total := 0
+	for _, seed := range seeds {
+		res, err := live.FuzzServer(context.Background(), hs.URL, jobs, seed, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Found != nil || res.Stopped != "" || res.Jobs != jobs {
+			t.Fatalf("seed %d: found %+v, stopped %q, %d jobs of %d", seed, res.Found, res.Stopped, res.Jobs, jobs)
+		}
+		if !strings.Contains(res.Left, "of 25 jobs the run pushed") {
+			t.Errorf("seed %d: cleanup statement %q does not count the 25 jobs", seed, res.Left)
+		}
+		total += res.Jobs
+	}
+	t.Logf("%d jobs on %d seeds, no disagreement", total, len(seeds))
+}
+
+// Each planted fault of the server is found, shrunk to a small case that
+// shows it, and the written case replays: it still disagrees with the
+// faulty server and agrees with the correct one.
+func TestFuzzServerFindsPlantedFaults(t *testing.T) {
+	for _, tc := range []struct {
+		fault ojsfault.Set
+		// shows checks that the shrunk case is the fault's, read from
+		// the fault's definition (internal/ojsfault).
+		shows func(c *live.FuzzCase) bool
+		// steps is the most failures the shrunk case may keep.
+		steps int
+	}{
+		// One attempt past max_attempts: max_attempts 1, failed once.
+		{ojsfault.ExhaustLate, func(c *live.FuzzCase) bool { return num(c.Policy["max_attempts"]) == 1 }, 1},
+		// Twice the delay: seen on the first retry.
+		{ojsfault.DelayDoubled, func(c *live.FuzzCase) bool { return strings.Contains(c.Got, "retry after") }, 1},
+		// linear is i·n, exponential i·c^(n-1): they part at n = 2 unless
+		// c = 2, else at n = 3.
+		{ojsfault.LinearAsExponential, func(c *live.FuzzCase) bool { return c.Policy["backoff_strategy"] == "linear" }, 2},
+		// polynomial is i·n^c: 4i at n = 2 for c = 2, against 2i.
+		{ojsfault.PolynomialAsExponential, func(c *live.FuzzCase) bool { return c.Policy["backoff_strategy"] == "polynomial" }, 2},
+		// DISCARD ignored: a failure carries it.
+		{ojsfault.DiscardCodeIgnored, func(c *live.FuzzCase) bool { return c.Failures[c.Step-1].Code == "DISCARD" }, 1},
+		// 0-based attempts: the first FETCH already shows 0.
+		{ojsfault.AttemptOffByOne, func(c *live.FuzzCase) bool { return strings.HasPrefix(c.Got, "FETCH of delivery 1") }, 1},
+		{ojsfault.FetchAttemptHigh, func(c *live.FuzzCase) bool { return strings.HasPrefix(c.Got, "FETCH of delivery 1") }, 1},
+		// Regexp matching: a pattern and a type only a regexp reading
+		// matches ("fz.f.tal" against "fz.fxtal", "fz*" against "fz...").
+		{ojsfault.RegexMatch, func(c *live.FuzzCase) bool { return c.Policy["non_retryable_errors"] != nil }, 1},
+		{ojsfault.GlobMatch, func(c *live.FuzzCase) bool { return c.Policy["non_retryable_errors"] != nil }, 1},
+		// No cap after jitter: a jittered delay over max_interval, from a
+		// jittered policy (jitter true, or absent: on by default).
+		{ojsfault.NoCapAfterJitter, func(c *live.FuzzCase) bool { return c.Policy["jitter"] != false }, 2},
+		// A partial policy stored without the defaults.
+		{ojsfault.NoDefaultsMerge, func(c *live.FuzzCase) bool {
+			_, a := c.Policy["max_attempts"]
+			_, j := c.Policy["jitter"]
+			_, m := c.Policy["max_interval"]
+			return !a || !j || !m
+		}, 3},
+	} {
+		t.Run(tc.fault.String(), func(t *testing.T) {
+			bad := serveWith(t, tc.fault)
+			var res *live.FuzzResult
+			// The fault shows on some cases only: a few seeds in turn.
+			for seed := uint64(1); seed <= 4 && (res == nil || res.Found == nil); seed++ {
+				var err error
+				res, err = live.FuzzServer(context.Background(), bad.URL, 120, seed, time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Stopped != "" || res.Jobs > 120 {
+					t.Fatalf("stopped %q after %d jobs (bound 120)", res.Stopped, res.Jobs)
+				}
+			}
+			c := res.Found
+			if c == nil {
+				t.Fatalf("not found in 4 runs of 120 jobs")
+			}
+			t.Logf("%d jobs, %d replays: %v %+v: %s", res.Jobs, res.Shrinks, c.Policy, c.Failures, c.Got)
+			if c.Step < 1 || len(c.Failures) != c.Step || c.Step > tc.steps || !tc.shows(c) {
+				t.Errorf("shrunk case does not show the fault in at most %d failures: step %d of %d, policy %v, %s", tc.steps, c.Step, len(c.Failures), c.Policy, c.Got)
+			}
+			// The case as written to a file replays (a jittered case up to
+			// 16 times, until it disagrees).
+			b, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, srv := range []struct {
+				url  string
+				want bool
+			}{{bad.URL, true}, {serveWith(t, 0).URL, false}} {
+				var file live.FuzzCase
+				if err := json.Unmarshal(b, &file); err != nil {
+					t.Fatal(err)
+				}
+				got, left, err := live.ReplayCase(context.Background(), srv.url, &file)
+				if err != nil || got != srv.want {
+					t.Errorf("replay of %s: disagrees %v (want %v), err %v, %s", b, got, srv.want, err, file.Got)
+				}
+				if !strings.Contains(left, "jobs the run pushed") {
+					t.Errorf("replay cleanup statement: %q", left)
+				}
+			}
+		})
+	}
+}
+
+// num reads a JSON number of a case's policy, as generated (int) or read
+// back from a file (float64).
+func num(v any) float64 {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return -1
+}
+
+// With WithFuzzAll a server with two faults has both found, each shrunk
+// apart and each replaying in its own kind: attempts shown from 0 at
+// FETCH do not hide polynomial delays computed as exponential.
+func TestFuzzServerAllFindsEachKind(t *testing.T) {
+	bad := serveWith(t, ojsfault.AttemptOffByOne|ojsfault.PolynomialAsExponential)
+	res, err := live.FuzzServer(context.Background(), bad.URL, 250, 1, time.Minute, live.WithFuzzAll(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Jobs > 250 {
+		t.Errorf("%d jobs, bound 250", res.Jobs)
+	}
+	kinds := map[string]*live.FuzzCase{}
+	for _, c := range append([]*live.FuzzCase{res.Found}, res.More...) {
+		if c == nil {
+			t.Fatalf("nothing found in %d jobs (stopped %q)", res.Jobs, res.Stopped)
+		}
+		kinds[c.Kind] = c
+	}
+	if kinds["fetch-attempt"] == nil || kinds["delay:polynomial"] == nil {
+		t.Fatalf("kinds found: %v, want fetch-attempt and delay:polynomial", kinds)
+	}
+	c := kinds["delay:polynomial"]
+	if c.Policy["backoff_strategy"] != "polynomial" || len(c.Failures) != c.Step {
+		t.Errorf("polynomial case not shrunk: %v %v", c.Policy, c.Failures)
+	}
+	for kind, c := range kinds {
+		if got, _, err := live.ReplayCase(context.Background(), bad.URL, c); err != nil || !got || c.Kind != kind {
+			t.Errorf("replay of the %s case: disagrees %v in %q, err %v", kind, got, c.Kind, err)
+		}
+	}
+}
+
+// A case ReplayCase cannot play is refused before any request, with an
+// error naming what is wrong.
+func TestReplayCaseRefusesAnUnplayableCase(t *testing.T) {
+	many := make([]live.FuzzFailure, live.MaxCaseFailures+1)
+	for _, c := range []*live.FuzzCase{
+		nil,
+		{Failures: []live.FuzzFailure{{Type: "t"}}},
+		{Policy: map[string]any{}},
+		{Policy: map[string]any{}, Failures: many},
+	} {
+		_, _, err := live.ReplayCase(context.Background(), "http://127.0.0.1:1", c)
+		if !errors.Is(err, live.ErrInvalidCase) || !strings.Contains(err.Error(), "failures") {
+			t.Errorf("case %+v: err %v, want ErrInvalidCase naming the failures", c, err)
+		}
+	}
+}
+
+// The run is bounded in time and in jobs, and cleans up what it can: on
+// a server where every case disagrees at once (--all goes on), it stops
+// at its budget or its job bound, pushed at most that many jobs, and
+// leaves nothing pending and no dead letter; its statement counts what
+// it left (finished jobs, which the binding cannot delete).
+func TestFuzzServerBoundedAndCleansUp(t *testing.T) {
+	for _, tc := range []struct {
+		jobs   int
+		budget time.Duration
+	}{{40, time.Minute}, {100_000, 400 * time.Millisecond}} {
+		ex := executor.New()
+		srv := ojshttp.New(ex)
+		ojsfault.Plant(srv, ojsfault.AttemptOffByOne|ojsfault.ExhaustLate)
+		hs := httptest.NewServer(srv)
+		start := time.Now()
+		res, err := live.FuzzServer(context.Background(), hs.URL, tc.jobs, 3, tc.budget, live.WithFuzzAll(true))
+		took := time.Since(start)
+		hs.Close()
+		ojsfault.Plant(srv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Jobs > tc.jobs || ex.Len() > res.Jobs {
+			t.Errorf("jobs %d, bound %d; the server holds %d", res.Jobs, tc.jobs, ex.Len())
+		}
+		if tc.jobs > 1000 && (res.Stopped != "its time ran out" || took > tc.budget+35*time.Second) {
+			t.Errorf("budget %v: stopped %q after %v", tc.budget, res.Stopped, took)
+		}
+		waiting := ex.Count(executor.Filter{States: []executor.State{executor.Scheduled, executor.Pending, executor.Available, executor.Active, executor.Retryable}})
+		if dead := ex.DeadLetterStats().Total; waiting != 0 || dead != 0 {
+			t.Errorf("left %d jobs waiting and %d dead letters", waiting, dead)
+		}
+		// The server keeps what the run left behind and the jobs it
+		// cancelled; it pushed what the run counted.
+		var pushed, cancelled, deleted, left, finished int
+		var queues string
+		_, err = fmt.Sscanf(res.Left, "cleanup: of %d jobs the run pushed (queues %s %d pending were cancelled and %d dead letters deleted; left behind: %d (%d finished",
+			&pushed, &queues, &cancelled, &deleted, &left, &finished)
+		if err != nil || pushed != res.Jobs || left+cancelled != ex.Len() || finished != left {
+			t.Errorf("cleanup statement %q (%v) against %d jobs played and %d held by the server", res.Left, err, res.Jobs, ex.Len())
+		}
+	}
+}
