@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -368,6 +370,77 @@ var unseenBugs = []struct {
 	{"cap-only-with-jitter", "unexplained:delay-above-max-interval", capAt(func(s policy.Spec) (int64, bool) { return math.MaxInt64, !s.Jitter })},
 	// delays in microseconds read as milliseconds: 1000× too short
 	{"delays-1000x-short", "bug:time-factor(×0.001)", onDelay(times(0.001))},
+	// attempts counted from 0: the delay of attempt n−1, and one retry
+	// past max_attempts; two families, each named with its offset
+	{"attempt-counted-from-0", "bug:delay-attempt-offset(-1)+exhaustion-offset(+1)", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		exhaust := func(q protocol.Request) protocol.Response { return exhaustAt(1)(q, ref) }
+		if req.Attempt >= 2 {
+			return delayAttempt(-1)(req, exhaust) // the reference's exact delay for n−1
+		}
+		return rawDelay(func(s policy.Spec, n int64) (float64, bool) { return math.Floor(specRaw(s, 0)), true }, maxOf)(req, exhaust)
+	}},
+	// FAIL obeyed as a plain failure: the policy decides
+	{"fail-code-ignored", "bug:handler-codes-ignored(FAIL)", codesIgnored("FAIL")},
+	// the linear strategy computed as none
+	{"linear-as-none", "bug:strategy-as(linear→none)", strategyAs("linear", "none")},
+	// delays rounded up to whole milliseconds
+	{"delays-rounded-up-to-ms", "bug:rounding(delays rounded up to 1ms)", onDelay(func(d int64) int64 {
+		const ms = int64(time.Millisecond)
+		if d%ms == 0 || d > math.MaxInt64-ms {
+			return d
+		}
+		return (d/ms + 1) * ms
+	})},
+	// the cap read as milliseconds where it is seconds: 1000× too low
+	{"max-interval-1000x-low", "bug:cap-factor(×0.001)", capAt(func(s policy.Spec) (int64, bool) {
+		return int64(s.MaxInterval) / 1000, true
+	})},
+	// the same, but never below initial_interval: every linear delay is
+	// then the first, and the strategy is not the bug
+	{"max-interval-1000x-low-floored", "unexplained:delay", capAt(func(s policy.Spec) (int64, bool) {
+		return max(int64(s.MaxInterval)/1000, int64(s.InitialInterval)), true
+	})},
+	// a backoff_coefficient below 1 accepted by validate
+	{"coefficient-below-one-accepted", "unexplained:accepts-invalid(backoff_coefficient)", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if req.Op != protocol.OpValidate || a.Error == nil {
+			return a
+		}
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(req.Policy))
+		dec.UseNumber()
+		if dec.Decode(&m) != nil || len(topKeys(req.Policy)) != len(m) {
+			return a
+		}
+		n, ok := m["backoff_coefficient"].(json.Number)
+		f, err := n.Float64()
+		if !ok || err != nil || f >= 1 || f < 0 {
+			return a
+		}
+		m["backoff_coefficient"] = 1
+		q := req
+		q.Policy, _ = json.Marshal(m)
+		b := ref(q)
+		if b.Error != nil {
+			return a
+		}
+		var eff map[string]any
+		if json.Unmarshal(b.Effective, &eff) != nil {
+			return a
+		}
+		eff["backoff_coefficient"] = n
+		b.Effective, _ = json.Marshal(eff)
+		return b
+	}},
+	// "auth*" (no dot) read as a prefix too
+	{"star-without-dot-prefix", "unexplained:matches-too-much", onMatch(func(patterns []string, typ string) bool {
+		for _, p := range patterns {
+			if strings.HasSuffix(p, "*") && !strings.HasSuffix(p, ".*") && strings.HasPrefix(typ, strings.TrimSuffix(p, "*")) {
+				return true
+			}
+		}
+		return specMatch(patterns, typ)
+	})},
 	// the delay after attempt n of the linear strategy is for n+1
 	{"linear-attempt-offset", "unexplained:delay", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
 		if s.Strategy.String() != "linear" {
@@ -457,6 +530,140 @@ func TestUnseenBugsComeOutRight(t *testing.T) {
 					t.Logf("%s×%d reproduced=%v: %s", c.Class, len(c.IDs), c.Reproduced, c.Reproduction)
 				}
 				t.Errorf("causes %s, want %s", causes(rep), b.want)
+			}
+		})
+	}
+}
+
+// drawSeed returns the seed of a random-draw test, logged so that a
+// failing draw can be replayed: RETRYKIT_DIAG_SEED when set, else the
+// clock.
+func drawSeed(t *testing.T) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("RETRYKIT_DIAG_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("RETRYKIT_DIAG_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay with RETRYKIT_DIAG_SEED=%d)", seed, seed)
+	return seed
+}
+
+// Bugs drawn at random, half from the families (a scaled cap, a
+// strategy computed as another, a rounding of delays, handler codes
+// ignored, a jitter range) and half from outside every family (the
+// exponent off only from attempt k, no delay after attempt k, a delay
+// growing by c per attempt, linear delays times c, a cap scaled only
+// without jitter): the first come out as one cause with the drawn
+// parameters, the second unexplained, never under a cause.
+func TestRandomUnseenBugsComeOutRight(t *testing.T) {
+	suite, err := conformance.Load(retrykit.Vectors, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(drawSeed(t), 32))
+	strategies := []string{"none", "linear", "exponential", "polynomial"}
+	for i := range 10 {
+		var name, want string
+		var f fault
+		switch i % 10 {
+		case 0:
+			k := []float64{0.001, 0.01, 10, 1000}[rng.IntN(4)]
+			name, want = fmt.Sprintf("cap×%g", k), fmt.Sprintf("bug:cap-factor(×%g)", k)
+			f = capAt(func(s policy.Spec) (int64, bool) {
+				if float64(s.MaxInterval)*k >= 0x1p63 {
+					return math.MaxInt64, true
+				}
+				return int64(float64(s.MaxInterval) * k), true
+			})
+		case 1:
+			a := rng.IntN(4)
+			b := (a + 1 + rng.IntN(3)) % 4
+			name = strategies[a] + "-as-" + strategies[b]
+			want, f = "bug:strategy-as("+strategies[a]+"→"+strategies[b]+")", strategyAs(strategies[a], strategies[b])
+		case 2:
+			unit := []time.Duration{time.Millisecond, time.Second}[rng.IntN(2)]
+			trunc := rng.IntN(2) == 0
+			how := map[bool]string{true: "truncated", false: "rounded"}[trunc]
+			name, want = "delays-"+how+"-"+unit.String(), fmt.Sprintf("bug:rounding(delays %s to %v)", how, unit)
+			f = onDelay(roundTo(int64(unit), trunc))
+		case 3:
+			all := []string{"DISCARD", "FAIL", "DEAD_LETTER"}
+			var codes []string
+			for len(codes) == 0 {
+				for _, c := range all {
+					if rng.IntN(2) == 0 {
+						codes = append(codes, c)
+					}
+				}
+			}
+			name, want, f = "codes-"+strings.Join(codes, "+"), "bug:handler-codes-ignored("+strings.Join(codes, ",")+")", codesIgnored(codes...)
+		case 4:
+			lo := float64(rng.IntN(17)) * 0.05
+			hi := lo + 0.2 + float64(rng.IntN(10))*0.05
+			lo, hi = math.Round(lo*100)/100, math.Round(hi*100)/100
+			if lo == 0.5 && hi == 1.5 {
+				hi = 1.25
+			}
+			name, want, f = fmt.Sprintf("jitter-[%g,%g)", lo, hi), fmt.Sprintf("bug:jitter-range([%g,%g))", lo, hi), jitterMultiplier(lo, hi)
+		case 5:
+			k := int64(2 + rng.IntN(4))
+			name, want = fmt.Sprintf("exponent-off-from-attempt-%d", k), "unexplained:"
+			f = rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+				return expRaw(s, n, 1), s.Strategy.String() == "exponential" && n >= k
+			}, maxOf)
+		case 6:
+			k := int64(1 + rng.IntN(4))
+			name, want = fmt.Sprintf("zero-delay-at-attempt-%d", k), "unexplained:"
+			f = func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+				a := ref(req)
+				if _, ok := specOf(req); ok && req.Attempt == k && a.Error == nil && a.DelayNS != nil {
+					z := int64(0)
+					a.DelayNS = &z
+				}
+				return a
+			}
+		case 7:
+			c := int64(1+rng.IntN(500)) * int64(time.Millisecond)
+			name, want = fmt.Sprintf("delay-plus-%v-per-attempt", time.Duration(c)), "unexplained:"
+			f = func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+				a := ref(req)
+				if _, ok := specOf(req); ok && a.DelayNS != nil && a.Error == nil && req.Attempt < 1000 {
+					d := min(*a.DelayNS, math.MaxInt64/2) + req.Attempt*c
+					a.DelayNS = &d
+				}
+				return a
+			}
+		case 8:
+			c := []float64{2, 3, 5}[rng.IntN(3)]
+			name, want = fmt.Sprintf("linear-times-%g", c), "unexplained:"
+			f = rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+				return float64(s.InitialInterval) * float64(n) * c, s.Strategy.String() == "linear"
+			}, maxOf)
+		case 9:
+			k := []float64{0.01, 100}[rng.IntN(2)]
+			name, want = fmt.Sprintf("cap×%g-without-jitter", k), "unexplained:"
+			f = capAt(func(s policy.Spec) (int64, bool) {
+				if float64(s.MaxInterval)*k >= 0x1p63 {
+					return math.MaxInt64, !s.Jitter
+				}
+				return int64(float64(s.MaxInterval) * k), !s.Jitter
+			})
+		}
+		t.Run(name, func(t *testing.T) {
+			rep := runPlanted(t, suite, f)
+			o := outcomeOf(rep, want)
+			t.Logf("| %s | %d | %d | %s | %s |", name, o.caught, o.causes, o.first, strings.Join(o.wrongNamed, ", "))
+			if o.caught == 0 {
+				t.Fatal("no vector catches the planted bug")
+			}
+			if !rightOutcome(rep, want) {
+				for _, c := range rep.Causes {
+					t.Logf("%s×%d reproduced=%v: %s", c.Class, len(c.IDs), c.Reproduced, c.Reproduction)
+				}
+				t.Errorf("causes %s, want %s", causes(rep), want)
 			}
 		})
 	}

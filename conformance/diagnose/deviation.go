@@ -50,7 +50,8 @@ const (
 	fitRatio
 	fitOffset
 	fitZero
-	fitCoef // a ratio of the policy's backoff_coefficient
+	fitCoef       // a ratio of the policy's backoff_coefficient
+	fitPerAttempt // an offset of val per attempt
 )
 
 // shows reports whether got, a delay drawn by the implementation where
@@ -201,6 +202,9 @@ func drawnShows(c *Case, f drawFit) bool {
 	if !ok1 || !ok2 || a.DelayNS == nil || b.DelayNS == nil {
 		return false
 	}
+	if f.kind == fitPerAttempt {
+		f = drawFit{fitOffset, f.val * float64(req.Attempt)}
+	}
 	if f.kind == fitCoef {
 		s, err := (engine{}).parsePolicy(req.Policy)
 		if err != nil || s.coef <= 1 {
@@ -241,6 +245,14 @@ func describe(c *Case) (specific []key, generic key) {
 			if s.coef > 1 && !c.Drawn && ok && ref.DelayNS != nil && *ref.DelayNS > 0 &&
 				math.Abs(float64(*got.DelayNS)/float64(*ref.DelayNS)-s.coef) <= 1e-3*s.coef {
 				specific = append(specific, coefStep)
+			}
+			if !c.Drawn && ok && ref.DelayNS != nil && req.Attempt >= 1 {
+				// an offset that grows with the attempt
+				if diff := *got.DelayNS - *ref.DelayNS; (diff > 0) == (*got.DelayNS > *ref.DelayNS) && diff != 0 && diff%req.Attempt == 0 {
+					per := time.Duration(diff / req.Attempt)
+					specific = append(specific, key{fmt.Sprintf("delay-offset-per-attempt(%+v)", per),
+						fmt.Sprintf("every delay is the spec's %+v per attempt", per), drawFit{fitPerAttempt, float64(per)}})
+				}
 			}
 		}
 	}
@@ -338,7 +350,9 @@ func timeKeys(what string, want, got int64) (specific []key, generic key) {
 		r := float64(got) / float64(want)
 		p := math.Pow(10, 2-math.Floor(math.Log10(r)))
 		r = math.Round(r*p) / p
-		specific = append(specific, key{fmt.Sprintf("%s-ratio(×%g)", what, r), fmt.Sprintf("every %s is %g× the spec's", what, r), drawFit{fitRatio, r}})
+		if r != 1 { // a ratio of 1 (to 3 digits) says nothing
+			specific = append(specific, key{fmt.Sprintf("%s-ratio(×%g)", what, r), fmt.Sprintf("every %s is %g× the spec's", what, r), drawFit{fitRatio, r}})
+		}
 	}
 	if diff := got - want; (diff > 0) == (got > want) && diff != 0 { // no wrap
 		specific = append(specific, key{fmt.Sprintf("%s-offset(%+v)", what, time.Duration(diff)),

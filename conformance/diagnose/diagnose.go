@@ -196,7 +196,8 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 		findings, unexplained = diagnose(cases, refused)
 		more := false
 		for _, f := range findings {
-			if f.Model.Family == "" && 3*len(f.mispredicted(cases, findings)) > f.Reproduces {
+			if f.Model.Family == "" && 3*len(f.mispredicted(cases, findings)) > f.Reproduces ||
+				f.Model.Family != "" && f.partial(cases, unexplained) {
 				refused[f.Model.Name], more = true, true
 			}
 		}
@@ -205,6 +206,36 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 		}
 	}
 	return findings, unexplained
+}
+
+// partial reports whether f, a fitted family, is a small part of a
+// larger deviation: more than four times as many failures as it explains
+// are left unexplained with the same generic description as its own
+// ("a delay differs"). A family that fits a few failures by coincidence
+// (every linear delay is the first when the cap is scaled below
+// initial_interval) is then not named for them while the bug behind all
+// of them goes unexplained.
+func (f Finding) partial(cases []Case, unexplained []string) bool {
+	mine := map[key]bool{}
+	byID := make(map[string]*Case, len(cases))
+	for i := range cases {
+		byID[cases[i].ID] = &cases[i]
+	}
+	for _, id := range f.Explains {
+		if c := byID[id]; c != nil {
+			_, g := describe(c)
+			mine[g] = true
+		}
+	}
+	n := 0
+	for _, id := range unexplained {
+		if c := byID[id]; c != nil {
+			if _, g := describe(c); mine[g] {
+				n++
+			}
+		}
+	}
+	return n > 4*len(f.Explains)
 }
 
 // mispredicted returns the failures that f's model mispredicts
@@ -242,8 +273,28 @@ func diagnose(cases []Case, refused map[string]bool) (findings []Finding, unexpl
 			open[i] = true
 		}
 	}
-	pool := append(Models(), fitted(cases, open)...)
-	findings = pick(cases, pool, done, refused)
+	fams := fitted(cases, open)
+	// Two fitted families as one deviation, at least one of them proven
+	// wrong alone: attempts counted from 0 shift both the delay and the
+	// exhaustion, and each family alone mispredicts the other's failures.
+	var near, fine []Model
+	pick(cases, fams, map[int]bool{}, refused, &near, &fine)
+	var twos []Model
+	seenTwo := map[deviation]bool{}
+	for _, a := range near {
+		for _, b := range append(append([]Model(nil), near...), fine...) {
+			if d, ok := a.dev.merge(b.dev); ok && a.Name != b.Name && !seenTwo[d] {
+				seenTwo[d] = true
+				x, y := a, b
+				if y.Name < x.Name {
+					x, y = y, x
+				}
+				twos = append(twos, Model{Name: x.Name + "+" + y.Name, Fix: x.Fix + "; and " + y.Fix, Family: x.Family + "+" + y.Family, dev: d})
+			}
+		}
+	}
+	pool := append(append(Models(), fams...), twos...)
+	findings = pick(cases, pool, done, refused, nil, nil)
 	// Failures that show two bugs at once: each catalogue model found so
 	// far, combined with every model of the catalogue.
 	var pairs []Model
@@ -261,7 +312,7 @@ func diagnose(cases []Case, refused map[string]bool) (findings []Finding, unexpl
 			pairs = append(pairs, c)
 		}
 	}
-	found := pick(cases, pairs, done, refused)
+	found := pick(cases, pairs, done, refused, nil, nil)
 	findings = append(findings, found...)
 	// and three: each combination found, with every model.
 	var triples []Model
@@ -275,7 +326,7 @@ func diagnose(cases []Case, refused map[string]bool) (findings []Finding, unexpl
 			triples = append(triples, c)
 		}
 	}
-	findings = append(findings, pick(cases, triples, done, refused)...)
+	findings = append(findings, pick(cases, triples, done, refused, nil, nil)...)
 	for i, c := range cases {
 		if c.Failed && !done[i] {
 			unexplained = append(unexplained, c.ID)
@@ -287,7 +338,11 @@ func diagnose(cases []Case, refused map[string]bool) (findings []Finding, unexpl
 
 // pick applies rules 1 to 3 of the package documentation with the given
 // models to the failed cases not yet done, and marks those it explains.
-func pick(cases []Case, models []Model, done map[int]bool, refused map[string]bool) []Finding {
+//
+// Fitted families that reproduce failures and contradict no pass are
+// appended to fine when it is not nil, or to near when they mispredict
+// other failures.
+func pick(cases []Case, models []Model, done map[int]bool, refused map[string]bool, near, fine *[]Model) []Finding {
 	var failures []int
 	for i, c := range cases {
 		if c.Failed && !done[i] {
@@ -313,19 +368,24 @@ func pick(cases []Case, models []Model, done map[int]bool, refused map[string]bo
 			}
 		}
 		if len(cd.Reproduces) > 0 {
-			if m.Family != "" {
-				cd.Contradicts = wrong // a fitted family: any one refuses it
-			}
 			for i, c := range cases {
-				if len(cd.Contradicts) > 0 {
-					break // one case is enough to refuse the model
-				}
 				if c.Failed || c.Drawn {
 					continue
 				}
 				if a, ok := m.Answer(c.Request); ok && !Drawn(a) && c.Judge != nil && !c.Judge(a) {
 					cd.Contradicts = append(cd.Contradicts, i)
+					break // one pass is enough to refuse the model
 				}
+			}
+			switch {
+			case m.Family == "" || len(cd.Contradicts) > 0:
+			case len(wrong) > 0 && near != nil:
+				*near = append(*near, m) // right on some failures, wrong on others
+			case len(wrong) == 0 && fine != nil:
+				*fine = append(*fine, m)
+			}
+			if m.Family != "" {
+				cd.Contradicts = append(cd.Contradicts, wrong...) // a fitted family: any one refuses it
 			}
 		}
 		cands[k] = cd

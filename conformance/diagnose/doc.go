@@ -72,8 +72,9 @@
 // scenario are left to the caller. An answer the implementation drew
 // itself (no rand) is reproduced when it lies in the model's range over
 // all draws. Combinations of more than three bugs in one answer are not
-// searched, nor combinations of a fitted family with another bug; such a
-// failure stays unexplained. The catalogue is built from
+// searched, nor of a fitted family with a catalogue model, nor of more
+// than two families (two are tried when one alone mispredicts failures);
+// such a failure stays unexplained. The catalogue is built from
 // what real implementations do; a bug it lacks shows as unexplained
 // failures rather than under a model that does not reproduce them.
 package diagnose

@@ -53,6 +53,30 @@ const (
 // codes are the handler codes, in the order of deviation.codesIgnored's bits.
 var codes = [...]string{"RETRY", "DISCARD", "FAIL", "DEAD_LETTER"}
 
+// merge returns the deviation with the parameters of both d and o; ok is
+// false when both set one family's parameters.
+func (d deviation) merge(o deviation) (deviation, bool) {
+	out := d
+	clash := false
+	set := func(mine, theirs bool, apply func()) {
+		if theirs {
+			clash = clash || mine
+			apply()
+		}
+	}
+	set(d.delayShift != 0, o.delayShift != 0, func() { out.delayShift, out.expOnly = o.delayShift, o.expOnly })
+	set(d.exhaustShift != 0, o.exhaustShift != 0, func() { out.exhaustShift = o.exhaustShift })
+	set(d.stratFrom != "", o.stratFrom != "", func() { out.stratFrom, out.stratTo = o.stratFrom, o.stratTo })
+	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds,
+		func() { out.jitterLo, out.jitterHi, out.jitterRounds = o.jitterLo, o.jitterHi, o.jitterRounds })
+	set(d.noCap || d.capFactor != 0, o.noCap || o.capFactor != 0, func() { out.noCap, out.capFactor = o.noCap, o.capFactor })
+	set(d.codesIgnored != 0, o.codesIgnored != 0, func() { out.codesIgnored = o.codesIgnored })
+	set(d.match != 0, o.match != 0, func() { out.match = o.match })
+	set(d.roundUnit != 0, o.roundUnit != 0, func() { out.roundUnit, out.roundMode, out.roundScope = o.roundUnit, o.roundMode, o.roundScope })
+	set(d.factor != 0 || d.offset != 0, o.factor != 0 || o.offset != 0, func() { out.factor, out.offset = o.factor, o.offset })
+	return out, !clash
+}
+
 // delays reports whether d changes how a delay is computed.
 func (d deviation) delays() bool {
 	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds ||
@@ -126,11 +150,13 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 	}
 	var base int64
 	if n2 >= 1 {
-		bo, err := backoff.New(backoff.Config{Strategy: strat, Initial: time.Duration(s.initial), Coefficient: s.coef, Max: time.Duration(limit)})
+		// a scaled cap may be below initial_interval, which backoff
+		// refuses: cap at the larger, then at the limit
+		bo, err := backoff.New(backoff.Config{Strategy: strat, Initial: time.Duration(s.initial), Coefficient: s.coef, Max: time.Duration(max(limit, s.initial))})
 		if err != nil {
 			return 0, false
 		}
-		base = int64(bo.Base(int(min(n2, math.MaxInt))))
+		base = min(int64(bo.Base(int(min(n2, math.MaxInt)))), limit)
 	} else {
 		i, f := float64(s.initial), float64(n2)
 		var raw float64
@@ -276,7 +302,7 @@ func fitted(cases []Case, open map[int]bool) []Model {
 	var delays, decides, durations, matches bool
 	strategies := map[string]bool{}
 	codesSeen := uint8(0)
-	var ratios, diffs, capRatios []float64
+	var ratios, diffs, capRatios, lowRatios []float64
 	var points []point
 	roundFits := map[[2]int64]int{}
 	for i := range cases {
@@ -318,8 +344,12 @@ func fitted(cases []Case, open map[int]bool) []Model {
 		}
 		w, g := *want, *got
 		if req.Op != protocol.OpParseDuration && req.Profile == "" {
-			if sp, err := (engine{}).parsePolicy(req.Policy); err == nil && sp.max > 0 && g > sp.max {
-				capRatios = append(capRatios, float64(g)/float64(sp.max))
+			if sp, err := (engine{}).parsePolicy(req.Policy); err == nil && sp.max > 0 && g != sp.max && g > 0 {
+				if g > sp.max {
+					capRatios = append(capRatios, float64(g)/float64(sp.max))
+				} else {
+					lowRatios = append(lowRatios, float64(g)/float64(sp.max))
+				}
 			}
 		}
 		if w > 0 {
@@ -371,7 +401,10 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			}
 		}
 		add("no-cap", "cap the delay at max_interval (cap, jitter, cap)", "no-cap", deviation{noCap: true})
-		if f, ok := mode(capRatios, 1e-3); ok && f > 1 {
+		for _, f := range []float64{modeOr0(capRatios), modeOr0(lowRatios)} {
+			if f <= 0 || f == 1 {
+				continue
+			}
 			add(fmt.Sprintf("cap-factor(×%g)", f), fmt.Sprintf("cap the delay at max_interval itself, not at %g× max_interval (a unit mixed up)", f),
 				"cap-factor", deviation{capFactor: f})
 		}
@@ -504,6 +537,15 @@ func mode(xs []float64, tol float64) (float64, bool) {
 	return r, true
 }
 
+// modeOr0 returns mode(xs, 1e-3), 0 when there is none.
+func modeOr0(xs []float64) float64 {
+	f, ok := mode(xs, 1e-3)
+	if !ok {
+		return 0
+	}
+	return f
+}
+
 // point is one injected draw r and the multiplier m an answer shows.
 type point struct{ r, m float64 }
 
@@ -545,6 +587,8 @@ func (m Model) rank() int {
 	switch {
 	case m.Family == "":
 		return 0
+	case strings.Contains(m.Family, "+"):
+		return 3 // two families
 	case m.dev.jitterLo != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0 || m.dev.capFactor != 0:
 		return 2
 	}

@@ -1,6 +1,7 @@
 package servermodel
 
 import (
+	"math"
 	"math/bits"
 	"sort"
 
@@ -137,7 +138,9 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 			done[checks[k]] = true
 		}
 		for _, e := range p.Equivalent {
-			f.Equivalent = append(f.Equivalent, models[e].Name)
+			if n := models[e].Name; n != m.Name && !contains(f.Equivalent, n) {
+				f.Equivalent = append(f.Equivalent, n)
+			}
 		}
 		used[m.Name] = true
 		taken = on(taken, m)
@@ -160,7 +163,9 @@ func rankOf(m Model) int {
 	if m.Family == "" {
 		return int(m.q)
 	}
-	return int(numQuirks) + bits.OnesCount8(m.dev.stratFrom)
+	// a narrower jitter range fitted is the tighter reading of the same
+	// draws: taken before a wider one that reproduces as much
+	return int(numQuirks) + bits.OnesCount8(m.dev.stratFrom) + int(math.Round((m.dev.jitterHi-m.dev.jitterLo)*20))
 }
 
 func contains(l []string, s string) bool {

@@ -59,6 +59,13 @@ func templates() []Obs {
 		{Check: "expiry", Kind: ExpiryCounted},
 		{Check: "early", Kind: Delivery},
 		{Check: "filter", Kind: DeadLetterFilter},
+		// an error rule's delay, and a retry the timeouts extension plans
+		// within the time left (2.1 s for a 2 s delay)
+		{Check: "rule-delay", Kind: StatedDelay, WantLo: 200 * time.Millisecond, WantHi: 200 * time.Millisecond},
+		{Check: "time-left", Kind: StatedDelay, WantLo: 2 * time.Second, WantHi: 2 * time.Second, Slack: 2100 * time.Millisecond},
+		{Check: "snooze", Kind: AnswerAttempt, N: 1},
+		{Check: "expiries", Kind: Redelivery, Policy: full(map[string]any{"max_attempts": 2}), N: 2},
+		{Check: "relative", Kind: Promotion, DelayLo: 400 * time.Millisecond},
 	}
 	for i := range out {
 		if out[i].Kind == FailAnswer {
@@ -93,8 +100,13 @@ func answered(s set, obs []Obs) map[string]bool {
 				at = a.hi
 			}
 			o.DelayLo, o.DelayHi, o.HasDelay = at, at+time.Microsecond, a.hasDelay
-		case ExpiryCounted, Delivery, DeadLetterFilter:
+		case StatedDelay:
+			o.State = a.state
+			o.DelayLo, o.DelayHi, o.HasDelay = a.lo, a.hi, a.hasDelay
+		case ExpiryCounted, Delivery, DeadLetterFilter, Redelivery:
 			o.Yes = a.yes
+		case Promotion:
+			o.Late = a.lo
 		}
 		failed[o.Check] = failed[o.Check] || !same(predict(set{}, o), a)
 	}
@@ -218,6 +230,8 @@ func TestEachFamilyIsFitted(t *testing.T) {
 		{"exhaustion-offset(-1)", deviation{exhaustShift: -1}},
 		{"handler-codes-ignored(DISCARD)", deviation{codesIgnored: 1 << 1}},
 		{"exponent-offset(+1)", deviation{delayShift: 1, expOnly: true}},
+		{"promotion-late(×2)", deviation{promoteAt: 2}},
+		{"promotion-late(×3)", deviation{promoteAt: 3}},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			obs := templates()
