@@ -197,7 +197,7 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 			e.mu.Lock()
 			e.late = append(e.late, msg)
 			e.mu.Unlock()
-			return nil, fmt.Errorf("live: %s", msg)
+			return nil, &lateError{msg: msg}
 		}
 	}
 	// slow notes a FETCH that took over half the late bound, or one that
@@ -226,7 +226,7 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 		}
 		if time.Now().After(deadline) {
 			if due.IsZero() {
-				return nil, fmt.Errorf("live: job %s not fetchable within %v of its push", id, e.cfg.lateBound)
+				return nil, &lateError{msg: fmt.Sprintf("job %s not fetchable within %v of its push", id, e.cfg.lateBound), slow: slow}
 			}
 			msg := fmt.Sprintf("job %s not fetchable within %v after its next_attempt_at %s", id, e.cfg.lateBound, due.Format(time.RFC3339Nano))
 			e.mu.Lock()
@@ -237,7 +237,7 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 				e.late = append(e.late, msg)
 			}
 			e.mu.Unlock()
-			return nil, fmt.Errorf("live: %s", msg)
+			return nil, &lateError{msg: msg, slow: slow}
 		}
 		select {
 		case <-ctx.Done():
@@ -246,6 +246,14 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 		}
 	}
 }
+
+// lateError is await's error for a job not fetchable in time: not
+// within the late bound after its push or its next_attempt_at, or due
+// too far away to be awaited. slow says how this host's FETCHes were slow
+// meanwhile ("" when they were not).
+type lateError struct{ msg, slow string }
+
+func (e *lateError) Error() string { return "live: " + e.msg }
 
 // ctxErr is the error of a scenario stopped by ctx: the run's time budget
 // (WithBudget) or an interrupt.
