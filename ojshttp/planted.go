@@ -142,3 +142,32 @@ func (s *Server) plantedSkips(id string) int {
 	}
 	return 0
 }
+
+// plantAnnounced returns the retry delay d of job j as a server with
+// planted fault EarlyRetry announces it: twice d when d is a delay of
+// the job's (halved) policy for the attempt that failed, d itself for a
+// delay a retry extension asked for (error rule, retry_after, snooze).
+func (s *Server) plantAnnounced(j executor.Job, d time.Duration) time.Duration {
+	if !s.faults().Has(ojsfault.EarlyRetry) || j.Policy == nil || len(j.Errors) == 0 {
+		return d
+	}
+	lo, hi := j.Policy.Backoff().Bounds(j.Errors[len(j.Errors)-1].Attempt)
+	if d < lo-time.Millisecond || d > hi+time.Millisecond {
+		return d
+	}
+	return 2 * d
+}
+
+// plantLate reports whether a server with planted fault LateRetry holds
+// the retry j back at now: it becomes fetchable only at twice its delay
+// after the failure, though next_attempt_at announces the delay itself.
+func (s *Server) plantLate(j executor.Job, now time.Time) bool {
+	if !s.faults().Has(ojsfault.LateRetry) || len(j.Errors) == 0 {
+		return false
+	}
+	last := j.Errors[len(j.Errors)-1]
+	if last.Attempt != j.Attempt && last.Attempt != j.Attempt-1 || j.EnqueuedAt.Before(last.Time) {
+		return false // not a retry after a failure
+	}
+	return now.Before(last.Time.Add(2 * j.EnqueuedAt.Sub(last.Time)))
+}

@@ -373,14 +373,15 @@ func retryErr(field string, err error) *apiError {
 // plantPolicy returns the policy the executor runs for a client's policy:
 // the same one, unless planted faults change it (NoCapAfterJitter raises
 // max_interval by half for jittered policies; EarlyRetry halves every
-// interval).
+// interval), or the parameterised faults of ojsfault.Params.
 func (s *Server) plantPolicy(p *policy.Policy) *policy.Policy {
-	f := s.faults()
-	if f == 0 {
+	f, params := s.faults(), ojsfault.ParamsOf(s)
+	if f == 0 && params == (ojsfault.Params{}) {
 		return p
 	}
 	sp := p.Spec()
-	changed := false
+	changed := params != (ojsfault.Params{})
+	sp = params.Apply(sp)
 	if f.Has(ojsfault.NoCapAfterJitter) && sp.Jitter {
 		sp.MaxInterval = time.Duration(sat.AddInt(int64(sp.MaxInterval), int64(sp.MaxInterval/2)))
 		changed = true
@@ -395,9 +396,14 @@ func (s *Server) plantPolicy(p *policy.Policy) *policy.Policy {
 		sp.Strategy = backoff.Exponential
 		changed = true
 	}
-	if f.Has(ojsfault.DelayDoubled) || f.Has(ojsfault.LateRetry) {
-		sp.InitialInterval = time.Duration(sat.AddInt(int64(sp.InitialInterval), int64(sp.InitialInterval)))
-		sp.MaxInterval = time.Duration(sat.AddInt(int64(sp.MaxInterval), int64(sp.MaxInterval)))
+	if f.Has(ojsfault.DelayDoubled) {
+		twice := func(d time.Duration) time.Duration { return time.Duration(sat.AddInt(int64(d), int64(d))) }
+		sp.InitialInterval, sp.MaxInterval = twice(sp.InitialInterval), twice(sp.MaxInterval)
+		// an error rule's intervals are the policy's too
+		for i := range sp.ErrorRules {
+			r := &sp.ErrorRules[i]
+			r.InitialInterval, r.MaxInterval = twice(r.InitialInterval), twice(r.MaxInterval)
+		}
 		changed = true
 	}
 	if f.Has(ojsfault.ExhaustLate) && sp.MaxAttempts < math.MaxInt {

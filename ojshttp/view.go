@@ -151,7 +151,8 @@ func (s *Server) attempt(n int) int {
 // nextAttempt returns the time a retryable job becomes available as the
 // server announces it, and the delay from the failure that made it
 // retryable. Planted fault EarlyRetry announces twice the delay the job
-// really waits.
+// really waits (a delay of its halved policy; one a retry extension asked
+// for is announced as it runs).
 func (s *Server) nextAttempt(j executor.Job) (time.Time, time.Duration) {
 	if j.State == executor.Retryable && j.Snoozed {
 		return j.NextRetryAt, 0 // a snooze's end, not a backoff after an error
@@ -160,13 +161,7 @@ func (s *Server) nextAttempt(j executor.Job) (time.Time, time.Duration) {
 		return time.Time{}, 0
 	}
 	failed := j.Errors[len(j.Errors)-1].Time
-	d := j.NextRetryAt.Sub(failed)
-	if s.faults().Has(ojsfault.EarlyRetry) {
-		d *= 2
-	}
-	if s.faults().Has(ojsfault.LateRetry) {
-		d /= 2
-	}
+	d := s.plantAnnounced(j, j.NextRetryAt.Sub(failed))
 	return failed.Add(d), d
 }
 
@@ -200,12 +195,5 @@ func (s *Server) retryDelay(j executor.Job) (time.Duration, bool) {
 	if j.EnqueuedAt.Before(last.Time) {
 		return 0, false
 	}
-	d := j.EnqueuedAt.Sub(last.Time)
-	if s.faults().Has(ojsfault.EarlyRetry) {
-		d *= 2
-	}
-	if s.faults().Has(ojsfault.LateRetry) {
-		d /= 2
-	}
-	return d, true
+	return s.plantAnnounced(j, j.EnqueuedAt.Sub(last.Time)), true
 }

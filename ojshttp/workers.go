@@ -63,7 +63,11 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) (int, any, *apiEr
 	// Claim only what the answer can carry (RK-162): the first job always,
 	// counted twice since it is also the answer's "job".
 	var used int64
+	now := s.cfg.clock.Now()
 	fit := func(j executor.Job) bool {
+		if s.plantLate(j, now) {
+			return false
+		}
 		n := jobEstimate(j, s.store.get(j.ID)) // store.mu under the executor's lock; never the reverse
 		if used == 0 {
 			used = 2 * n

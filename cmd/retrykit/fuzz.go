@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/cmd/retrykit/internal/fuzz"
+	"github.com/retrykit/retrykit/conformance/live"
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policytest"
 )
@@ -41,7 +42,7 @@ const (
 )
 
 const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
-       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--out DIR] [--all]
+       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--late-bound D] [--out DIR] [--all] [--format json]
        retrykit fuzz --server URL --replay FILE
 
 With --server, a live OJS server is fuzzed instead of an adapter, against
@@ -126,6 +127,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		jobs     = fset.Int("jobs", 50, "--server: jobs to push at most, shrinking included (1..10000)")
 		replayF  = fset.String("replay", "", "--server: replay one case file written by --out instead of fuzzing")
 		all      = fset.Bool("all", false, "--server: go on after the first disagreement; each further kind is shrunk and written too (DIR/fuzz-server-case-N.json), the kinds found no longer judged")
+		late     = fset.Duration("late-bound", live.DefaultLateBound, "--server: how long after its next_attempt_at a retry may become fetchable, above 0 and at most 10m; a case whose retry comes later, even when played again, is inconclusive")
 		formats  repeatFlag
 		outputs  repeatFlag
 		ops, unc listFlag
@@ -163,7 +165,21 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usageErr(fmt.Sprintf("--time: must be in 1s..24h, got %v", *budget))
 	}
 	if *server != "" {
-		return runServerFuzz(*server, *jobs, *seedStr, *budget, *timeout, *out, *replayF, *all, stdout, stderr)
+		if *late <= 0 || *late > live.MaxLateBound {
+			return usageErr(fmt.Sprintf("--late-bound: must be above 0 and at most %v, got %v", live.MaxLateBound, *late))
+		}
+		asJSON := false
+		for _, f := range formats {
+			if f != "text" && f != "json" {
+				return usageErr(fmt.Sprintf("--format: --server writes text or json, got %q", f))
+			}
+			asJSON = asJSON || f == "json"
+		}
+		if len(formats) > 1 || len(outputs) > 0 {
+			return usageErr("--format, -o: --server writes one report, text or json, to standard output")
+		}
+		return runServerFuzz(serverFuzz{url: *server, jobs: *jobs, seed: *seedStr, budget: *budget, timeout: *timeout,
+			late: *late, out: *out, replay: *replayF, all: *all, json: asJSON}, stdout, stderr)
 	}
 	if len(formats) == 0 {
 		formats = repeatFlag{"text"}

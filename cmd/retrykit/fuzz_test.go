@@ -342,3 +342,40 @@ func TestFuzzServerFlag(t *testing.T) {
 		t.Errorf("--server with --impl: exit %d %s", code, errOut)
 	}
 }
+
+// fuzz --server takes --late-bound as conformance --server does (above 0,
+// at most 10m; refused before any request otherwise), and --format json
+// writes the run's figures, its inconclusive count and its
+// disagreements.
+func TestFuzzServerLateBoundAndJSON(t *testing.T) {
+	for _, bad := range []string{"0s", "-1s", "11m"} {
+		code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--late-bound", bad)
+		if code != 2 || !strings.Contains(errOut, "--late-bound") {
+			t.Errorf("--late-bound %s: exit %d %s", bad, code, errOut)
+		}
+	}
+	if code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--format", "html"); code != 2 || !strings.Contains(errOut, "text or json") {
+		t.Errorf("--format html: exit %d %s", code, errOut)
+	}
+	srv := ojshttp.New(executor.New())
+	ojsfault.Plant(srv, ojsfault.ExhaustLate)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	code, out, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--jobs", "30", "--seed", "5", "--late-bound", "3s", "--format", "json")
+	var rep struct {
+		Jobs         int     `json:"jobs"`
+		LateBound    float64 `json:"late_bound_seconds"`
+		Inconclusive *int    `json:"inconclusive"`
+		Cases        []struct {
+			Kind string `json:"kind"`
+		} `json:"disagreements"`
+		Cleanup string `json:"cleanup"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if rep.LateBound != 3 || rep.Inconclusive == nil || *rep.Inconclusive != 0 || len(rep.Cases) != 1 || rep.Cases[0].Kind != "state" ||
+		rep.Jobs < 1 || rep.Jobs > 30 || !strings.Contains(rep.Cleanup, "could not remove 0") {
+		t.Errorf("JSON report %+v\n%s", rep, out)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
 // wireFindings is what the client saw of the binding's header and
@@ -392,6 +394,7 @@ func scenRateLimit(ctx context.Context, e *env) {
 			e.errored(err, check)
 			return
 		}
+		e.recordAttempt(check, servermodel.InfoAttempt, 1, j.Attempt)
 		if j.Attempt != nil && *j.Attempt != 1 {
 			problems = append(problems, fmt.Sprintf("the held-back job's first start shows attempt %d, not 1", *j.Attempt))
 		}

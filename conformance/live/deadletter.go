@@ -34,8 +34,12 @@ func (e *env) listed(ctx context.Context, q, id string) (bool, error) {
 }
 
 // cleanup cancels the run's jobs that are still pending and deletes its
-// dead letters, and returns the report's figure of what it did and what
-// the run left behind.
+// dead letters, and returns the report's statement of what it did and
+// what it could not do, each job counted once: dead letters deleted (gone
+// from the server); pending jobs cancelled; jobs the server still holds
+// as finished or cancelled (finished before the cleanup, or cancelled by
+// it: the binding deletes neither); and jobs it could not remove: not
+// read (INFO failed) or still pending (the cancel was refused).
 func (e *env) cleanup(ctx context.Context) string {
 	e.c.mu.Lock()
 	ids := append([]string(nil), e.c.pushed...)
@@ -44,9 +48,9 @@ func (e *env) cleanup(ctx context.Context) string {
 		return ""
 	}
 	var (
-		mu                              sync.Mutex
-		cancelled, deleted, kept, unred int
-		wg                              sync.WaitGroup
+		mu                                           sync.Mutex
+		cancelled, deleted, finished, pending, unred int
+		wg                                           sync.WaitGroup
 	)
 	work := make(chan string)
 	for w := 0; w < 8; w++ {
@@ -54,7 +58,7 @@ func (e *env) cleanup(ctx context.Context) string {
 		go func() {
 			defer wg.Done()
 			for id := range work {
-				var c, d, k, u int
+				var c, d, f, p, u int
 				j, err := e.c.info(ctx, id)
 				switch {
 				case err != nil:
@@ -62,29 +66,31 @@ func (e *env) cleanup(ctx context.Context) string {
 				case j.State == "discarded" && e.c.deadLetterDelete(ctx, id):
 					d = 1
 				case j.State == "completed" || j.State == "discarded" || j.State == "cancelled":
-					k = 1
+					f = 1
 				case e.c.cancel(ctx, id):
 					c = 1
 				default:
-					k = 1
+					p = 1
 				}
 				mu.Lock()
-				cancelled, deleted, kept, unred = cancelled+c, deleted+d, kept+k, unred+u
+				cancelled, deleted, finished, pending, unred = cancelled+c, deleted+d, finished+f, pending+p, unred+u
 				mu.Unlock()
 			}
 		}()
 	}
+	sent := 0
 	for _, id := range ids {
 		if ctx.Err() != nil {
 			break
 		}
 		work <- id
+		sent++
 	}
 	close(work)
 	wg.Wait()
-	left := len(ids) - cancelled - deleted
-	s := fmt.Sprintf("cleanup: of %d jobs the run pushed (queues %s-*), %d pending were cancelled and %d dead letters deleted; left behind: %d (%d finished jobs the binding cannot delete, %d not read)",
-		len(ids), e.prefix, cancelled, deleted, left, kept, left-kept)
+	unred += len(ids) - sent
+	s := fmt.Sprintf("cleanup: of %d jobs the run pushed (queues %s-*): %d dead letters deleted, %d pending jobs cancelled; the server still holds %d as finished or cancelled (%d finished before the cleanup, %d cancelled by it), which the binding cannot delete; could not remove %d (%d not read, %d still pending: cancel refused)",
+		len(ids), e.prefix, deleted, cancelled, finished+cancelled, finished, cancelled, unred+pending, unred, pending)
 	if ctx.Err() != nil {
 		s += "; the cleanup ran out of time"
 	}

@@ -172,22 +172,32 @@ func (e *env) await(ctx context.Context, queue, id string, due time.Time, vis ti
 	return e.awaitOpt(ctx, queue, id, due, vis, true)
 }
 
+// tooFar returns the deadline of a retry of job id due at due (the late
+// bound after it, on this host's clock) and, when that is too far ahead
+// to wait for, what to report ("" otherwise).
+func (e *env) tooFar(id string, due time.Time) (time.Time, string) {
+	e.c.mu.Lock()
+	off := e.c.offLo
+	e.c.mu.Unlock()
+	deadline := due.Add(-off).Add(e.cfg.lateBound)
+	if wait := time.Until(deadline); wait > maxAwaitedDelay+e.cfg.lateBound {
+		return deadline, fmt.Sprintf("job %s's retry is due at %s, %v from now: beyond the late bound %v after the longest delay awaited (%v), so it was not awaited", id, due.Format(time.RFC3339Nano), (wait - e.cfg.lateBound).Round(time.Millisecond), e.cfg.lateBound, maxAwaitedDelay)
+	}
+	return deadline, ""
+}
+
 // awaitOpt is await; record false judges an early delivery but keeps the
 // delivery out of the promotion latency (a job back from an expired
 // reservation, whose return may include a backoff delay).
 func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis time.Duration, record bool) (*fetched, error) {
 	deadline := time.Now().Add(e.cfg.lateBound)
 	if !due.IsZero() {
-		e.c.mu.Lock()
-		off := e.c.offLo
-		e.c.mu.Unlock()
-		deadline = due.Add(-off).Add(e.cfg.lateBound)
-		if wait := time.Until(deadline); wait > maxAwaitedDelay+e.cfg.lateBound {
-			msg := fmt.Sprintf("job %s's retry is due at %s, %v from now: beyond the late bound %v after the longest delay awaited (%v), so it was not awaited", id, due.Format(time.RFC3339Nano), (wait - e.cfg.lateBound).Round(time.Millisecond), e.cfg.lateBound, maxAwaitedDelay)
+		var msg string
+		if deadline, msg = e.tooFar(id, due); msg != "" {
 			e.mu.Lock()
 			e.late = append(e.late, msg)
 			e.mu.Unlock()
-			return nil, fmt.Errorf("live: %s", msg)
+			return nil, &lateError{msg: msg}
 		}
 	}
 	// slow notes a FETCH that took over half the late bound, or one that
@@ -216,7 +226,7 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 		}
 		if time.Now().After(deadline) {
 			if due.IsZero() {
-				return nil, fmt.Errorf("live: job %s not fetchable within %v of its push", id, e.cfg.lateBound)
+				return nil, &lateError{msg: fmt.Sprintf("job %s not fetchable within %v of its push", id, e.cfg.lateBound), slow: slow}
 			}
 			msg := fmt.Sprintf("job %s not fetchable within %v after its next_attempt_at %s", id, e.cfg.lateBound, due.Format(time.RFC3339Nano))
 			e.mu.Lock()
@@ -227,7 +237,7 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 				e.late = append(e.late, msg)
 			}
 			e.mu.Unlock()
-			return nil, fmt.Errorf("live: %s", msg)
+			return nil, &lateError{msg: msg, slow: slow}
 		}
 		select {
 		case <-ctx.Done():
@@ -236,6 +246,14 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 		}
 	}
 }
+
+// lateError is await's error for a job not fetchable in time: not
+// within the late bound after its push or its next_attempt_at, or due
+// too far away to be awaited. slow says how this host's FETCHes were slow
+// meanwhile ("" when they were not).
+type lateError struct{ msg, slow string }
+
+func (e *lateError) Error() string { return "live: " + e.msg }
 
 // ctxErr is the error of a scenario stopped by ctx: the run's time budget
 // (WithBudget) or an interrupt.

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
 // retryExtensions is the manifest's name of the retry extensions.
@@ -127,6 +129,24 @@ func (e *env) extFail(ctx context.Context, check, id, typ string, extra map[stri
 	return a, ex, true
 }
 
+// recordStated keeps the answer a to a first FAIL whose spec answer is
+// retryable after a delay in [lo, hi], built on the first delay of the
+// policy base (jitter off), for the diagnosis; slack, if not 0, is the
+// time left for the retry.
+func (e *env) recordStated(check string, base map[string]any, a *nackAnswer, ex *exchange, lo, hi, slack time.Duration) {
+	e.recordStatedObs(servermodel.Obs{Check: check, Kind: servermodel.StatedDelay, Policy: base, N: 1, WantLo: lo, WantHi: hi, Slack: slack}, a, ex)
+}
+
+// recordStatedObs keeps o (a StatedDelay) with the answer a filled in.
+func (e *env) recordStatedObs(o servermodel.Obs, a *nackAnswer, ex *exchange) {
+	o.State, o.Attempt = a.State, a.Attempt
+	if next, err := parseTime("next_attempt_at", a.NextAttemptAt); err == nil && !next.IsZero() && ex != nil {
+		o.DelayLo, o.DelayHi = e.delayRange(ex, next)
+		o.HasDelay = true
+	}
+	e.record(o)
+}
+
 // extDelay judges that a FAIL answer is retryable with a delay in [lo, hi];
 // it returns what is wrong, or "".
 func (e *env) extDelay(a *nackAnswer, ex *exchange, lo, hi time.Duration) string {
@@ -150,15 +170,18 @@ func (e *env) extErrorRules(ctx context.Context, check string) {
 	if !ok {
 		return
 	}
+	e.recordStated(check, map[string]any{"max_attempts": 3, "initial_interval": "PT0.2S", "backoff_strategy": "none", "jitter": false}, a, ex, 200*time.Millisecond, 200*time.Millisecond, 0)
 	if why := e.extDelay(a, ex, 200*time.Millisecond, 200*time.Millisecond); why != "" {
 		problems = append(problems, "a failure of type live.rate.limited (rule: 3 attempts, PT0.2S): "+why)
 	}
 	if id, ok = e.extPush(ctx, check, e.queue("ext-rules-other"), pol); !ok {
 		return
 	}
-	if a, _, ok = e.extFail(ctx, check, id, "live.other", nil); !ok {
+	if a, ex, ok = e.extFail(ctx, check, id, "live.other", nil); !ok {
 		return
 	}
+	// no rule matches: the policy's answer, which the models compute
+	e.recordFail(check, pol, failure{Type: "live.other", Message: "retry extensions"}, 1, ex, a, nil)
 	if a.State != "discarded" {
 		problems = append(problems, fmt.Sprintf("a failure of type live.other (no rule: the policy's 1 attempt) answered %q, want discarded", a.State))
 	}
@@ -180,6 +203,7 @@ func (e *env) extRetryAfter(ctx context.Context, check string) {
 		if !ok {
 			return
 		}
+		e.recordStatedObs(servermodel.Obs{Check: check, Kind: servermodel.StatedDelay, Policy: pol, N: 1, WantLo: c.want, WantHi: c.want, Asked: true}, a, ex)
 		if why := e.extDelay(a, ex, c.want, c.want); why != "" {
 			problems = append(problems, "retry_after "+c.ask+": "+why)
 		}
@@ -214,12 +238,15 @@ func (e *env) extSnooze(ctx context.Context, check string) {
 		e.errored(orNotFetched(err), check)
 		return
 	}
+	e.recordAttempt(check, servermodel.FetchAttempt, 1, f.job.Attempt)
 	if f.job.Attempt != nil && *f.job.Attempt != 1 {
 		problems = append(problems, fmt.Sprintf("the redelivery after the snooze shows attempt %d, want 1 again", *f.job.Attempt))
 	}
 	if a, ex, ok = e.extFail(ctx, check, id, "live.busy", map[string]any{"snooze": "PT10S"}); !ok {
 		return
 	}
+	e.recordAttempt(check, servermodel.AnswerAttempt, 1, a.Attempt)
+	e.recordStatedObs(servermodel.Obs{Check: check, Kind: servermodel.StatedDelay, Policy: pol, N: 1, WantLo: 10 * time.Second, WantHi: 10 * time.Second, Asked: true}, a, ex)
 	if why := e.extDelay(a, ex, 10*time.Second, 10*time.Second); why != "" {
 		problems = append(problems, "the second snooze, past max_snoozes 1 (a requested delay of 10 s): "+why)
 	}
@@ -247,6 +274,7 @@ func (e *env) extJitterMode(ctx context.Context, check string) {
 			if !ok {
 				return
 			}
+			e.recordStated(check, map[string]any{"max_attempts": 3, "initial_interval": "PT10S", "max_interval": "PT1M", "jitter": false}, a, ex, c.lo, c.hi, 0)
 			why, next := e.judgeDelay(ex, a, c.lo, c.hi)
 			if why != "" {
 				problems = append(problems, c.mode+": "+why)

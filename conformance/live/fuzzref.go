@@ -35,6 +35,9 @@ type refTrace struct {
 	steps   []refStep
 	// strategy is the policy's backoff strategy, as read.
 	strategy string
+	// cap is the policy's max_interval, as read (merged over the
+	// defaults).
+	cap time.Duration
 }
 
 // refEpoch is where the reference's manual clock starts.
@@ -67,7 +70,7 @@ func reference(c *FuzzCase) refTrace {
 			return refTrace{refused: err}
 		}
 	}
-	tr := refTrace{strategy: pol.Spec().Strategy.String()}
+	tr := refTrace{strategy: pol.Spec().Strategy.String(), cap: pol.Spec().MaxInterval}
 	for i, f := range c.Failures {
 		jl, okl := lo.Fetch()
 		jh, okh := hi.Fetch()

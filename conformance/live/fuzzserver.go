@@ -31,11 +31,13 @@ type FuzzCase struct {
 	Step int    `json:"step,omitempty"`
 	Got  string `json:"got,omitempty"`
 	// Kind names what differs (set on a disagreement): "push",
-	// "fetch-attempt", "state", "attempt", "max_attempts",
-	// "delay:STRATEGY" (the policy's backoff strategy, "+ms" when it gives
-	// an interval as initial_interval_ms or max_interval_ms),
-	// "dead-letter" or "history". It groups what was observed; it names
-	// no cause.
+	// "fetch-attempt", "state", "attempt", "max_attempts", a delay by the
+	// deviation seen ("delay:above-cap", a delay above max_interval
+	// whatever the strategy; "delay:initial", the first retry's;
+	// "delay:STRATEGY", a later retry's growth under the policy's
+	// strategy; "delay:unreadable"; see delayKind for the "+ms" and
+	// "+backoff_type" suffixes), "dead-letter" or "history". It groups
+	// what was observed; it names no cause.
 	Kind string `json:"kind,omitempty"`
 }
 
@@ -57,6 +59,15 @@ type FuzzResult struct {
 	// Stopped says why the run ended before its jobs ("" when it did not):
 	// its time, or an error of the server.
 	Stopped string
+	// Inconclusive counts the cases that could not be observed in time
+	// even when played again (a retry not handed out within the late
+	// bound, a request timed out, a reservation lapsed): neither agreement
+	// nor disagreement, never a reason to stop. Reasons says why, for the
+	// first few (at most 5); Reobserved counts the plays repeated so, in
+	// the run and in shrinking (each a job).
+	Inconclusive int
+	Reasons      []string
+	Reobserved   int
 	// Left says what the cleanup did and what it could not remove.
 	Left string
 	// Elapsed is the run's time, the cleanup excluded.
@@ -84,7 +95,10 @@ type FuzzResult struct {
 // goes on after the first disagreement with the jobs left: a disagreement
 // of a Kind not found yet is shrunk and added to More, and the kinds found
 // are no longer judged (a server that shows attempts from 0 everywhere
-// still has its delays compared).
+// still has its delays compared). A case that could not be observed in
+// time (see playCase) is played again, at most twice, and then counted in
+// FuzzResult.Inconclusive with its reason: a loaded host or a slow
+// promoter is not a failing server, and the run goes on.
 func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, budget time.Duration, opts ...Option) (*FuzzResult, error) {
 	e, err := fuzzEnv(ctx, serverURL, opts)
 	if err != nil {
@@ -101,8 +115,13 @@ func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, bu
 	found := map[string]bool{} // the kinds found, no longer judged
 	for res.Jobs < jobs {
 		c := genCase(rng)
-		bad, err := e.playCase(run, &c, func(k string) bool { return !found[k] })
-		res.Jobs++
+		bad, plays, err := e.observe(run, &c, jobs-res.Jobs, func(k string) bool { return !found[k] })
+		res.Jobs += plays
+		res.Reobserved += plays - 1
+		if errors.Is(err, ErrInconclusive) {
+			res.inconclusive(err)
+			continue
+		}
 		if err != nil {
 			res.Stopped = stopReason(run, err)
 			break
@@ -110,7 +129,7 @@ func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, bu
 		if !bad {
 			continue
 		}
-		n, total := e.shrink(run, &c, jobs-res.Jobs, res.Jobs)
+		n, total := e.shrink(run, &c, jobs-res.Jobs, res.Jobs, res)
 		found[c.Kind] = true
 		res.Shrinks += n
 		res.Jobs = total
@@ -128,6 +147,15 @@ func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, bu
 	defer cancelClean()
 	res.Left = e.cleanup(clean)
 	return res, nil
+}
+
+// inconclusive counts a case that could not be observed, keeping the
+// first maxReasons reasons.
+func (res *FuzzResult) inconclusive(err error) {
+	res.Inconclusive++
+	if len(res.Reasons) < maxReasons {
+		res.Reasons = append(res.Reasons, strings.TrimPrefix(err.Error(), "live: inconclusive: "))
+	}
 }
 
 // MaxCaseFailures bounds the failures of a case [ReplayCase] plays (the
@@ -150,7 +178,8 @@ func WithFuzzAll(on bool) Option { return func(c *config) { c.fuzzAll = on } }
 // it has one), with the case's Step, Got and Kind set anew. A case whose
 // delays the reference gives as a range (jitter) may disagree on some
 // draws only: it is played up to 16 times, until it disagrees. left is
-// the cleanup's statement. A case without a policy, or with no failures
+// the cleanup's statement. When no play could be observed in time, err
+// wraps ErrInconclusive. A case without a policy, or with no failures
 // or more than MaxCaseFailures, is refused with an error wrapping
 // ErrInvalidCase before any request.
 func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Option) (bad bool, left string, err error) {
@@ -165,7 +194,7 @@ func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Opti
 	if err != nil {
 		return false, "", err
 	}
-	bad, _, err = e.playTries(ctx, c, replayJitterTries, only(c.Kind))
+	bad, _, err = e.playTries(ctx, c, replayJitterTries, replayJitterTries*(1+maxReobserve), only(c.Kind), nil)
 	clean, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	left = e.cleanup(clean)
@@ -185,17 +214,36 @@ const (
 )
 
 // playTries plays c once, or, when the reference gives one of its delays
-// as a range (jitter), up to tries times until it disagrees; it returns
-// the plays (the jobs pushed). judged is as for playCase.
-func (e *env) playTries(ctx context.Context, c *FuzzCase, tries int, judged func(string) bool) (bad bool, plays int, err error) {
+// as a range (jitter), up to tries times until it disagrees, pushing at
+// most jobs jobs; it returns the plays (the jobs pushed). A play that
+// could not be observed in time is played again (observe); when no play
+// could be observed, err wraps ErrInconclusive. res, when not nil, counts
+// the plays repeated. judged is as for playCase.
+func (e *env) playTries(ctx context.Context, c *FuzzCase, tries, jobs int, judged func(string) bool, res *FuzzResult) (bad bool, plays int, err error) {
 	if !reference(c).jittered() {
 		tries = 1
 	}
-	for plays < max(tries, 1) {
-		plays++
-		if bad, err = e.playCase(ctx, c, judged); bad || err != nil {
-			return bad, plays, err
+	var unseen error // the last play's, while none was observed
+	observed := false
+	for i := 0; i < max(tries, 1) && plays < max(jobs, 1); i++ {
+		b, n, err := e.observe(ctx, c, max(jobs, 1)-plays, judged)
+		plays += n
+		if res != nil {
+			res.Reobserved += n - 1
 		}
+		switch {
+		case errors.Is(err, ErrInconclusive):
+			unseen = err
+			continue
+		case err != nil:
+			return false, plays, err
+		case b:
+			return true, plays, nil
+		}
+		observed = true
+	}
+	if !observed && unseen != nil {
+		return false, plays, unseen
 	}
 	return false, plays, nil
 }
@@ -227,7 +275,11 @@ func fmtDur(d time.Duration) string { return fmt.Sprintf("PT%gS", d.Seconds()) }
 // c.Got and c.Kind set, at the first answer the reference gives otherwise
 // in a kind judged; a FETCH attempt of a kind not judged is passed over,
 // and so is an attempt or max_attempts of the FAIL answer; a state or
-// delay of a kind not judged ends the case.
+// delay of a kind not judged ends the case. Only answers received are
+// judged: when one cannot be observed in time (a retry not fetchable
+// within the late bound, a request timed out, a FAIL refused with 409 as
+// after a lapsed reservation) the play stops with an error wrapping
+// ErrInconclusive.
 func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string) bool) (bool, error) {
 	c.Step, c.Got, c.Kind = 0, "", ""
 	ref := reference(c)
@@ -242,7 +294,7 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 		c.Kind, c.Got = "push", fmt.Sprintf("PUSH: the server refused the policy (HTTP %d: %s); the reference executor accepts it", se.Status, se.Reason)
 		return true, nil
 	case err != nil:
-		return false, err
+		return false, unobserved(ctx, "the PUSH", err)
 	case ref.refused != nil:
 		e.c.cancel(ctx, id)
 		if !judged("push") {
@@ -264,7 +316,8 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 		want, n := ref.steps[i], i+1
 		got, err := e.await(ctx, q, id, due, 0)
 		if err != nil {
-			return false, err
+			e.c.cancel(ctx, id)
+			return false, unobserved(ctx, fmt.Sprintf("the FETCH of delivery %d", n), err)
 		}
 		if a := got.job.Attempt; a != nil && *a != want.fetchAttempt && judged("fetch-attempt") {
 			return disagree(n, "fetch-attempt", "FETCH of delivery %d: the server shows attempt %d; the reference executor %d", n, *a, want.fetchAttempt)
@@ -272,15 +325,10 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 		fl := failure{Type: f.Type, Code: f.Code, Message: failMessage(n)}
 		a, ex, err := e.nackOK(ctx, id, fl)
 		if err != nil {
-			return false, err
+			e.c.cancel(ctx, id)
+			return false, unobserved(ctx, fmt.Sprintf("the FAIL of delivery %d", n), err)
 		}
-		strategy := ref.strategy
-		if _, ok := c.Policy["initial_interval_ms"]; ok {
-			strategy += "+ms"
-		} else if _, ok := c.Policy["max_interval_ms"]; ok {
-			strategy += "+ms"
-		}
-		answer, next, kinds := e.sameAnswer(a, ex, want, strategy)
+		answer, next, kinds := e.sameAnswer(a, ex, want, func(lo time.Duration) string { return delayKind(c, ref, n, lo) })
 		for _, k := range kinds {
 			if judged(k) {
 				return disagree(n, k, "FAIL of attempt %d (error type %q, code %q): the server answered %s; the reference executor: %s", n, f.Type, f.Code, answer, want.answer())
@@ -299,7 +347,7 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 		}
 		kind, diff, err := e.sameEnd(ctx, q, id, want)
 		if err != nil {
-			return false, err
+			return false, unobserved(ctx, fmt.Sprintf("the dead-letter list after delivery %d", n), err)
 		}
 		if diff != "" && judged(kind) {
 			return disagree(n, kind, "after the FAIL of attempt %d (error type %q, code %q), %s", n, f.Type, f.Code, diff)
@@ -316,10 +364,9 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 // server's clock, meets [want.lo, want.hi] within the timestamp
 // resolution (an absent next_attempt_at is not judged). It returns the
 // answer as it reads it, the retry's next_attempt_at, and the kinds that
-// differ, in that order (the delay's kind is "delay:" the policy's
-// strategy, "+ms" when the policy gives an interval in the binding's
-// milliseconds).
-func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, strategy string) (string, time.Time, []string) {
+// differ, in that order (a delay's kind is delayKind's, given the
+// shortest delay the answer allows).
+func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, delayKind func(lo time.Duration) string) (string, time.Time, []string) {
 	got := fmt.Sprintf("%s, attempt %s", a.State, intOr(a.Attempt))
 	if a.MaxAttempts != nil {
 		got += ", max_attempts " + intOr(a.MaxAttempts)
@@ -337,12 +384,13 @@ func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, strategy str
 	next, err := parseTime("next_attempt_at", a.NextAttemptAt)
 	switch {
 	case err != nil:
-		return got + ", " + err.Error(), time.Time{}, append(kinds, "delay:"+strategy)
+		return got + ", " + err.Error(), time.Time{}, append(kinds, "delay:unreadable")
 	case !next.IsZero() && a.State == executor.Retryable.String():
 		lo, hi := e.delayRange(ex, next)
 		got += fmt.Sprintf(", retry after %v..%v", lo.Round(10*time.Microsecond), hi.Round(10*time.Microsecond))
 		if want.state == a.State && (hi < want.lo-resolution || lo > want.hi+resolution) {
-			kinds = append(kinds, "delay:"+strategy)
+			got += ratio(lo, hi, want.lo, want.hi)
+			kinds = append(kinds, delayKind(lo))
 		}
 	}
 	return got, next, kinds
@@ -393,10 +441,10 @@ func (e *env) sameEnd(ctx context.Context, q, id string, want refStep) (kind, di
 // with shrinkWith, keeping those that disagree in c's Kind (the only kind
 // judged); it returns the replays and the jobs played in all
 // (played before it plus its own).
-func (e *env) shrink(ctx context.Context, c *FuzzCase, left, played int) (replays, total int) {
+func (e *env) shrink(ctx context.Context, c *FuzzCase, left, played int, res *FuzzResult) (replays, total int) {
 	kind := c.Kind
 	replays = shrinkWith(ctx, c, left, func(v *FuzzCase, left int) (bool, int) {
-		bad, plays, err := e.playTries(ctx, v, min(shrinkJitterTries, left), only(kind))
+		bad, plays, err := e.playTries(ctx, v, shrinkJitterTries, left, only(kind), res)
 		return err == nil && bad && v.Kind == kind, plays
 	})
 	return replays, played + replays

@@ -35,6 +35,7 @@ func scenCapBeforeJitter(ctx context.Context, e *env) {
 				return
 			}
 			if bad := e.retried(ex, a, 1, pol); bad != "" {
+				e.recordFail(check, pol.wire(e), e.failWith("external.timeout", 1), 1, ex, a, nil)
 				e.fail(check, "after attempt 1: %s", bad)
 				return
 			}

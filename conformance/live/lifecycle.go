@@ -54,7 +54,9 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 		}
 		if a.State != "retryable" {
 			e.fail("http-attempts", "the FAIL of attempt %d of %d answered state %q, want retryable", n, pol.max, a.State)
-			e.errored(errors.New("live: the job was not retried, so later attempts could not be checked"), "http-next-attempt-at", "http-cap", "http-discard", "http-history")
+			for _, id := range []string{"http-next-attempt-at", "http-cap", "http-discard", "http-history"} {
+				e.notRun(id, fmt.Sprintf("the job was not retried after attempt %d (see http-attempts), so later attempts could not be judged", n))
+			}
 			return
 		}
 		lo, hi := pol.bounds(n)
@@ -212,7 +214,7 @@ func scenHistory12(ctx context.Context, e *env) {
 			break
 		}
 		if a.State != "retryable" {
-			e.errored(fmt.Errorf("live: the FAIL of attempt %d of %d answered state %q, so the history could not be filled (see http-attempts)", n, pol.max, a.State), check)
+			e.notRun(check, fmt.Sprintf("the FAIL of attempt %d of %d answered state %q, so the history could not be filled (see http-attempts)", n, pol.max, a.State))
 			return
 		}
 		next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
@@ -255,9 +257,17 @@ func scenDeadLetter(ctx context.Context, e *env) {
 	if !ok {
 		return
 	}
-	if a.State != "retryable" || !is(a.Attempt, 1) {
+	if !is(a.Attempt, 1) {
+		// the attempt shown is judged (and modelled) beside the dead letter
+		e.recordFail("http-attempts", pol.wire(e), e.failWith("external.timeout", 1), 1, ex, a, nil)
 		e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
-		e.errored(errors.New("live: the job was not retried"), ids...)
+	}
+	if a.State != "retryable" {
+		e.recordFail("http-attempts", pol.wire(e), e.failWith("external.timeout", 1), 1, ex, a, nil)
+		e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
+		e.notRun("http-dead-letter", "the job was not retried (see http-attempts)")
+		e.notRun("http-dead-letter-content", "the job was not retried (see http-attempts)")
+		e.notRun("http-dead-letter-retry", "the job was not retried (see http-attempts)")
 		return
 	}
 	_, next := e.judgeDelay(ex, a, 20*ms, 20*ms)
@@ -282,6 +292,7 @@ func scenDeadLetter(ctx context.Context, e *env) {
 	e.recordFail("http-dead-letter", pol.wire(e), fl, 2, ex, a, &dl)
 	if !dl {
 		e.fail("http-dead-letter", "the exhausted job is not listed by GET /ojs/v1/dead-letter?queue=%s", q)
+		e.notRun("http-dead-letter-content", "the job never reached the dead letter queue (see http-dead-letter)")
 		e.notRun("http-dead-letter-retry", "the job never reached the dead letter queue")
 		return
 	}
@@ -295,11 +306,14 @@ func scenDeadLetter(ctx context.Context, e *env) {
 		e.fail("http-dead-letter-retry", "after the dead letter retry: %v", err)
 		return
 	}
-	a, _, err = e.nackOK(ctx, id, e.failWith("external.timeout", 1))
+	fl = e.failWith("external.timeout", 1)
+	a, ex, err = e.nackOK(ctx, id, fl)
 	if err != nil {
 		e.errored(err, "http-dead-letter-retry")
 		return
 	}
+	// the retried job starts over under its policy: attempt 1 of 2
+	e.recordFail("http-dead-letter-retry", pol.wire(e), fl, 1, ex, a, nil)
 	if a.State != "retryable" || !is(a.Attempt, 1) {
 		e.fail("http-dead-letter-retry", "the first FAIL after the dead letter retry answered state %q, attempt %s; want retryable, 1 (the attempt count is reset)", a.State, intOr(a.Attempt))
 		return

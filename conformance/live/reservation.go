@@ -38,6 +38,13 @@ func scenVisibility(ctx context.Context, e *env) {
 	if reserved.IsZero() {
 		reserved, _, _ = e.c.window(f.ex)
 	}
+	if j := e.afterExpiry(ctx, id); j != nil && j.State == "discarded" {
+		// exhausted by one expiry: the question is how many attempts the
+		// job has, not how late it came back
+		e.record(servermodel.Obs{Check: check, Kind: servermodel.Redelivery, Policy: pol.wire(e), N: 1})
+		e.fail(check, "after one expired reservation of a job with max_attempts 2 the job is discarded: it was not handed out again")
+		return
+	}
 	g, err := e.awaitOpt(ctx, q, id, reserved.Add(visibility), visibility, false)
 	if err != nil {
 		e.fail(check, "the job did not come back after its reservation expired: %v", err)
@@ -64,6 +71,7 @@ func scenVisibility(ctx context.Context, e *env) {
 		}
 		if j.State == "available" || j.State == "scheduled" || j.State == "retryable" {
 			if h, _ := e.c.fetch(ctx, q, visibility); h != nil {
+				e.record(servermodel.Obs{Check: check, Kind: servermodel.Redelivery, Policy: pol.wire(e), N: 2, Yes: true})
 				e.fail(check, "after two expired reservations of a job with max_attempts 2 it was handed out a third time (attempt %s)", intOr(h.job.Attempt))
 				return
 			}
@@ -79,7 +87,30 @@ func scenVisibility(ctx context.Context, e *env) {
 		case <-time.After(5 * e.cfg.poll):
 		}
 	}
+	e.record(servermodel.Obs{Check: check, Kind: servermodel.Redelivery, Policy: pol.wire(e), N: 2})
 	e.pass(check, "")
+}
+
+// afterExpiry reads job id (INFO) until it leaves the state active, for
+// up to the visibility timeout and the late bound; nil when INFO fails or
+// the job is still active.
+func (e *env) afterExpiry(ctx context.Context, id string) *job {
+	end := time.Now().Add(visibility + e.cfg.lateBound)
+	for time.Now().Before(end) {
+		j, err := e.c.info(ctx, id)
+		if err != nil {
+			return nil
+		}
+		if j.State != "active" {
+			return j
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(e.cfg.poll):
+		}
+	}
+	return nil
 }
 
 // beatVisibility is the reservation the heartbeat scenario extends, every

@@ -128,6 +128,12 @@ func (e *env) retried(ex *exchange, a *nackAnswer, n int, pol retry) string {
 // the check has already ended: an error was recorded.
 func (e *env) failRetried(ctx context.Context, check string, pol map[string]any, q, id string, a *nackAnswer, n int) (*nackAnswer, *exchange, bool) {
 	next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
+	if _, msg := e.tooFar(id, next); !next.IsZero() && msg != "" {
+		// the delay announced (recorded by the caller) is the finding, not
+		// a lateness: the check fails on it alone
+		e.fail(check, "after attempt %d: %s", n-1, msg)
+		return nil, nil, false
+	}
 	if _, err := e.await(ctx, q, id, next, 0); err != nil {
 		e.errored(err, check)
 		return nil, nil, false

@@ -65,105 +65,170 @@ func TestServePasses(t *testing.T) {
 	}
 }
 
-// TestPlantedFaults: each planted bug of the server fails the checks that
-// target it, and the diagnosis names it by its bug model.
-// wide marks a planted fault that shows in many checks: which fail besides
-// the wanted ones is not judged.
-var wide = []string{"*"}
+// causeNames returns the classes of the report's causes, a cause's
+// equivalents after its class ("bug:a|b").
+func causeNames(rep *conformance.Report) []string {
+	var out []string
+	for _, c := range rep.Causes {
+		n := c.Class
+		for _, eq := range c.Equivalent {
+			n += "|" + eq
+		}
+		out = append(out, n)
+	}
+	return out
+}
 
+// names reports whether cause c is the bug model m (by its class or one
+// the run cannot tell apart from it), reproduced and uncontradicted.
+func names(c conformance.Cause, m string) bool {
+	return c.Reproduced && len(c.Contradicted) == 0 && (c.Class == "bug:"+m || slices.Contains(c.Equivalent, m))
+}
+
+// TestPlantedFaults: each planted bug of the server fails the checks that
+// target it, and the diagnosis attributes every failure it causes to
+// exactly one cause, the right one: the bug model (or fitted family)
+// that names it, first and alone. A binding fault, which no model
+// describes, comes out as one unexplained cause holding its check.
+//
+// no-defaults-merge plants three rules broken at once (max_attempts,
+// max_interval and jitter each take their zero value when absent, three
+// code sites in the public servers): it comes out as those three models,
+// each explaining its own check, and nothing else.
 func TestPlantedFaults(t *testing.T) {
-	// lateness are the checks of how late retries come, judged against
-	// bounds a loaded machine can exceed.
-	lateness := []string{"http-promoted", "http-promoted-relative"}
 	for _, tc := range []struct {
 		fault  ojsfault.Set
-		want   []string
-		may    []string // may fail too
-		models []string // bug models the causes must name
+		want   []string // checks that must fail
+		models []string // the causes, exactly; nil: one unexplained cause
 	}{
-		{ojsfault.AttemptOffByOne, []string{"http-attempts", "http-attempt-absolute"}, nil, []string{"attempt-from-zero"}},
-		// The planted server raises max_interval by half, so the cap before
-		// jitter moves too: http-cap-before-jitter sees it about one run
-		// in twenty (16 samples, each below the true cap with p = 1/6).
-		// The strategy checks' jittered, capped jobs may exceed the cap too.
-		{ojsfault.NoCapAfterJitter, []string{"http-jitter-cap"}, []string{"http-cap-before-jitter", "http-strategy-none", "http-strategy-linear",
-			"http-strategy-exponential", "http-strategy-polynomial"}, []string{"no-cap-after-jitter"}},
+		{ojsfault.AttemptOffByOne, []string{"http-attempts", "http-attempt-absolute"}, []string{"attempt-from-zero"}},
+		{ojsfault.NoCapAfterJitter, []string{"http-jitter-cap"}, []string{"no-cap-after-jitter"}},
 		// "auth*" read as a regular expression matches "auth".
-		{ojsfault.RegexMatch, []string{"http-prefix-boundary", "http-exact-literal", "http-match-glob"}, nil, []string{"regex-match"}},
-		// A retry handed out early fails before the §9.1 boundary; the
-		// doubled next_attempt_at shows in the retry extensions' delays.
-		{ojsfault.EarlyRetry, []string{"http-not-early"}, []string{"http-total-timeout-no-time-left",
-			"http-ext-error-rules", "http-ext-retry-after", "http-ext-snooze", "http-ext-jitter-mode"}, []string{"early-retry"}},
+		{ojsfault.RegexMatch, []string{"http-prefix-boundary", "http-exact-literal", "http-match-glob"}, []string{"regex-match"}},
+		{ojsfault.EarlyRetry, []string{"http-not-early"}, []string{"early-retry"}},
 		// The redelivery after a snooze shows the raised attempt too.
-		{ojsfault.FetchAttemptHigh, []string{"http-attempt-absolute"}, []string{"http-ext-snooze"}, []string{"fetch-attempt-high"}},
-		{ojsfault.NoDefaultsMerge, []string{"http-partial-max-attempts", "http-partial-max-interval", "http-partial-jitter"}, nil,
+		{ojsfault.FetchAttemptHigh, []string{"http-attempt-absolute"}, []string{"fetch-attempt-high"}},
+		{ojsfault.NoDefaultsMerge, []string{"http-partial-max-attempts", "http-partial-max-interval", "http-partial-jitter"},
 			[]string{"no-merge-max-attempts", "no-merge-max-interval", "no-merge-jitter"}},
-		{ojsfault.MessageMatch, []string{"http-match-message"}, nil, []string{"message-match"}},
-		{ojsfault.GlobMatch, []string{"http-match-glob"}, nil, []string{"glob-match"}},
+		{ojsfault.MessageMatch, []string{"http-match-message"}, []string{"message-match"}},
+		{ojsfault.GlobMatch, []string{"http-match-glob"}, []string{"glob-match"}},
 		// The list pages 2 jobs at a time and ignores its queue: the
 		// dead-letter checks still pass (the checker reads every page).
-		{ojsfault.DeadLetterPages, []string{"http-dead-letter-filter"}, nil, []string{"dead-letter-queue-filter-ignored"}},
+		{ojsfault.DeadLetterPages, []string{"http-dead-letter-filter"}, []string{"dead-letter-queue-filter-ignored"}},
 		// Bugs of the families the diagnosis fits, not of its catalogue.
-		{ojsfault.PolynomialAsExponential, []string{"http-strategy-polynomial"}, nil, []string{"strategy-as(polynomial→exponential)"}},
-		{ojsfault.LinearAsExponential, []string{"http-strategy-linear"}, nil, []string{"strategy-as(linear→exponential)"}},
-		{ojsfault.DelayDoubled, []string{"http-cap", "http-strategy-exponential"}, wide, []string{"time-factor(×2)"}},
-		{ojsfault.ExhaustLate, []string{"http-attempts", "http-discard"}, wide, []string{"exhaustion-offset(+1)"}},
-		{ojsfault.DiscardCodeIgnored, []string{"http-code-discard"}, nil, []string{"handler-codes-ignored(DISCARD)"}},
-		// A retry fetchable at twice its delay: late against the delay,
-		// though within the 2 s late bound; no model describes it.
-		{ojsfault.LateRetry, []string{"http-promoted-relative"}, wide, nil},
-		// The binding's rules beyond retries: each fault fails its check
-		// and no other rule (the lateness figures aside, which a loaded
-		// machine can push over their bounds in any run).
-		{ojsfault.NoLocation, []string{"http-location"}, lateness, nil},
-		{ojsfault.NoVersionOnErrors, []string{"http-ojs-version"}, lateness, nil},
-		{ojsfault.BadErrorObject, []string{"http-error-object"}, append([]string{"http-paused-queue"}, lateness...), nil}, // queue_paused loses retryable too
-		{ojsfault.TextErrors, []string{"http-content-type"}, lateness, nil},
-		{ojsfault.PausedAccepts, []string{"http-paused-queue"}, lateness, nil},
-		{ojsfault.RateLimitIgnored, []string{"http-rate-limit-attempt"}, lateness, nil},
-		{ojsfault.RateLimitSpendsAttempt, []string{"http-rate-limit-attempt"}, lateness, nil},
+		{ojsfault.PolynomialAsExponential, []string{"http-strategy-polynomial"}, []string{"strategy-as(polynomial→exponential)"}},
+		{ojsfault.LinearAsExponential, []string{"http-strategy-linear"}, []string{"strategy-as(linear→exponential)"}},
+		{ojsfault.DelayDoubled, []string{"http-cap", "http-strategy-exponential", "http-ext-jitter-mode", "http-total-timeout-no-time-left"}, []string{"time-factor(×2)"}},
+		{ojsfault.ExhaustLate, []string{"http-attempts", "http-discard", "http-visibility-timeout", "http-ext-error-rules"}, []string{"exhaustion-offset(+1)"}},
+		{ojsfault.DiscardCodeIgnored, []string{"http-code-discard"}, []string{"handler-codes-ignored(DISCARD)"}},
+		// A retry fetchable at twice its delay, next_attempt_at right:
+		// late against the delay, though within the 2 s late bound.
+		{ojsfault.LateRetry, []string{"http-promoted-relative"}, []string{"promotion-late(×2)"}},
+		// The binding's rules beyond retries: each fault fails its check,
+		// which no model describes.
+		{ojsfault.NoLocation, []string{"http-location"}, nil},
+		{ojsfault.NoVersionOnErrors, []string{"http-ojs-version"}, nil},
+		{ojsfault.BadErrorObject, []string{"http-error-object", "http-paused-queue"}, nil}, // queue_paused loses retryable too
+		{ojsfault.TextErrors, []string{"http-content-type"}, nil},
+		{ojsfault.PausedAccepts, []string{"http-paused-queue"}, nil},
+		{ojsfault.RateLimitIgnored, []string{"http-rate-limit-attempt"}, nil},
+		{ojsfault.RateLimitSpendsAttempt, []string{"http-rate-limit-attempt"}, nil},
 		// The retry extensions, claimed: a snooze that spends the attempt.
-		{ojsfault.SnoozeSpendsAttempt, []string{"http-ext-snooze"}, nil, nil},
+		{ojsfault.SnoozeSpendsAttempt, []string{"http-ext-snooze"}, nil},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			rep := runServe(t, tc.fault)
-			failed := map[string]bool{}
-			for _, r := range rep.Results {
-				failed[r.ID] = r.Status == conformance.StatusFail
+			if !failedAll(rep, tc.want) {
+				// a delay judged through a slow round trip's window can hide
+				// a difference of 20 ms: a loaded host gets a second run
+				t.Logf("not caught in a first run (failures %q); played again", bad(rep))
+				rep = runServe(t, tc.fault)
 			}
-			for _, id := range tc.want {
-				if !failed[id] {
-					t.Errorf("%s did not fail; failures: %q", id, bad(rep))
-				}
-			}
-			if rep.OK() {
-				t.Errorf("the report is OK")
-			}
-			named := map[string]bool{}
-			for _, c := range rep.Causes {
-				if c.Reproduced && len(c.Contradicted) == 0 {
-					named[strings.TrimPrefix(c.Class, "bug:")] = true
-				}
-				for _, eq := range c.Equivalent {
-					named[eq] = true
-				}
-			}
-			for _, m := range tc.models {
-				if !named[m] {
-					t.Errorf("no uncontradicted cause names bug model %s; causes %+v", m, rep.Causes)
-				}
-			}
-			if len(tc.models) == 1 && rep.Causes[0].Class != "bug:"+tc.models[0] && !slices.Contains(rep.Causes[0].Equivalent, tc.models[0]) {
-				t.Errorf("the first cause is %s, want bug:%s; causes %+v", rep.Causes[0].Class, tc.models[0], rep.Causes)
-			}
-			if tc.fault != ojsfault.AttemptOffByOne && !slices.Equal(tc.may, wide) { // the attempt shows in many answers
-				for _, r := range rep.Results {
-					if r.Status != conformance.StatusPass && !slices.Contains(tc.want, r.ID) && !slices.Contains(tc.may, r.ID) {
-						t.Errorf("%s also %s: %s", r.ID, r.Status, r.Reason)
-					}
-				}
-			}
+			judgePlanted(t, rep, tc.want, tc.models)
 		})
+	}
+}
+
+// failedAll reports whether every check of ids failed in rep.
+func failedAll(rep *conformance.Report, ids []string) bool {
+	for _, id := range ids {
+		if !slices.ContainsFunc(rep.Results, func(r conformance.Result) bool { return r.ID == id && r.Status == conformance.StatusFail }) {
+			return false
+		}
+	}
+	return true
+}
+
+// lateness are the checks of how late retries come.
+var lateness = map[string]bool{"http-promoted": true, "http-promoted-relative": true}
+
+// judged returns rep with the causes a test judges: a cause holding only
+// lateness checks, judged against bounds a loaded machine can exceed in
+// any run (-race on a busy CI host), is logged and left out, unless it
+// names a model.
+func judged(t *testing.T, rep *conformance.Report) *conformance.Report {
+	t.Helper()
+	var causes []conformance.Cause
+	for _, c := range rep.Causes {
+		if !c.Reproduced && !slices.ContainsFunc(c.IDs, func(id string) bool { return !lateness[id] }) {
+			t.Logf("lateness on this host, not judged: %s %q", c.Class, c.IDs)
+			continue
+		}
+		causes = append(causes, c)
+	}
+	return &conformance.Report{Results: rep.Results, Causes: causes}
+}
+
+// judgePlanted requires the checks want to fail and the report's causes
+// to be exactly models (in that order of size, the largest first), or,
+// for nil models, one unexplained cause; no other check may fail or
+// error, unless a cause holds it.
+func judgePlanted(t *testing.T, rep *conformance.Report, want, models []string) {
+	t.Helper()
+	failed := map[string]bool{}
+	for _, r := range rep.Results {
+		failed[r.ID] = r.Status == conformance.StatusFail
+	}
+	for _, id := range want {
+		if !failed[id] {
+			t.Errorf("%s did not fail; failures: %q", id, bad(rep))
+		}
+	}
+	if rep.OK() {
+		t.Fatalf("the report is OK")
+	}
+	held := map[string]bool{}
+	for _, c := range rep.Causes {
+		for _, id := range c.IDs {
+			held[id] = true
+		}
+	}
+	rep = judged(t, rep)
+	for _, r := range rep.Results {
+		if r.Status != conformance.StatusPass && !held[r.ID] {
+			t.Errorf("%s %s outside every cause: %s", r.ID, r.Status, r.Reason)
+		}
+	}
+	if models == nil {
+		if len(rep.Causes) != 1 || !strings.HasPrefix(rep.Causes[0].Class, "unexplained:") || rep.Causes[0].Reproduced {
+			t.Errorf("causes %q, want one unexplained cause; failures %q", causeNames(rep), bad(rep))
+		}
+		return
+	}
+	if len(rep.Causes) != len(models) {
+		t.Fatalf("%d causes %q, want %d: %q; failures %q", len(rep.Causes), causeNames(rep), len(models), models, bad(rep))
+	}
+	for _, m := range models {
+		found := false
+		for _, c := range rep.Causes {
+			found = found || names(c, m)
+		}
+		if !found {
+			t.Errorf("no uncontradicted cause names bug model %s; causes %q", m, causeNames(rep))
+		}
+	}
+	if len(models) == 1 && !names(rep.Causes[0], models[0]) {
+		t.Errorf("the first cause is %s, want bug:%s", rep.Causes[0].Class, models[0])
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/backoff"
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 	"github.com/retrykit/retrykit/policy"
 )
 
@@ -239,6 +240,9 @@ func scenRelativeLateness(ctx context.Context, e *env) {
 		e.c.mu.Unlock()
 		late := arrived.Sub(next)
 		rtt := f.ex.recv.Sub(f.ex.sent)
+		if rtt <= relativeDelay/4 {
+			e.record(servermodel.Obs{Check: check, Kind: servermodel.Promotion, DelayLo: relativeDelay, Late: late})
+		}
 		switch {
 		case late < relativeDelay:
 			e.pass(check, fmt.Sprintf("fetchable %v after its next_attempt_at (bound: the delay, %v)", late.Round(time.Millisecond), relativeDelay))

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/retrykit/retrykit/conformance/live/servermodel"
 )
 
 // timeoutsURN is the ojs-timeouts extension as a manifest lists it.
@@ -124,15 +126,31 @@ func (e *env) playTotalTimeout(ctx context.Context, id string) (tooSlow bool) {
 		e.errored(orStatus(err, ex), id)
 		return false
 	}
-	if time.Since(pushed) > 900*time.Millisecond {
+	used := time.Since(pushed)
+	if used > 900*time.Millisecond {
 		return true
 	}
+	// the retry after PT2S, 1 s long, must end before total_timeout 4 s
+	e.recordStated(id, map[string]any{"max_attempts": 10, "initial_interval": "PT2S", "backoff_coefficient": 1, "jitter": false}, a, ex, 2*time.Second, 2*time.Second, 4*time.Second-time.Second-used)
 	if a.State != "retryable" {
 		e.fail(id, "a failure within 0.9 s, whose retry (after 2 s, 1 s long) ends before total_timeout 4 s, answered %q, want retryable", a.State)
 		return false
 	}
-	if f, err = e.fetchWithin(ctx, q, 5*time.Second); err != nil || f == nil {
-		e.errored(orNotFetched(err), id)
+	next, _ := parseTime("next_attempt_at", a.NextAttemptAt)
+	if f, err = e.fetchWithin(ctx, q, 5*time.Second); err != nil {
+		e.errored(err, id)
+		return false
+	}
+	if f == nil {
+		// a retry that never came is the lateness checks' to judge
+		e.notRun(id, "inconclusive: the retry due 2 s after the first failure was not handed out within 5 s, so the time left before total_timeout could not be judged (lateness is judged by http-promoted and http-promoted-relative)")
+		return false
+	}
+	if _, at, ok := e.c.window(f.ex); ok && !next.IsZero() && at.Before(next.Add(-resolution)) {
+		// handed out before its next_attempt_at (by the server's clock, as
+		// http-not-early judges): the time left is not the one announced
+		e.record(servermodel.Obs{Check: id, Kind: servermodel.Delivery, Yes: true})
+		e.fail(id, "the retry was handed out %v before its next_attempt_at: the time left before total_timeout cannot be judged", next.Sub(at).Round(time.Millisecond))
 		return false
 	}
 	a, ex, err = e.c.nack(ctx, jid, failure{Type: "live.error", Message: "second"})
@@ -184,6 +202,10 @@ func (e *env) stalled(ctx context.Context) {
 		return
 	}
 	errs := j.errorList()
+	// the stall spent attempt 1 of 3: the job is retryable (its state is
+	// what the models judge; the delay, PT30S, is not read here)
+	e.record(servermodel.Obs{Check: id, Kind: servermodel.StatedDelay, Policy: map[string]any{"max_attempts": 3, "initial_interval": "PT30S", "jitter": false},
+		N: 1, State: j.State, Attempt: j.Attempt, WantLo: 30 * time.Second, WantHi: 30 * time.Second})
 	if j.State != "retryable" || len(errs) == 0 || errs[len(errs)-1].Type != "stalled" {
 		last := ""
 		if len(errs) > 0 {

@@ -32,6 +32,12 @@
 //	paused-accepts       a PUSH to a paused queue is accepted
 //	rate-limit-ignored   rate_limit is accepted but never applied
 //	rate-limit-spends-attempt  each FETCH holding a limited job back costs it an attempt
+//
+// Beside the fixed faults, [Params] plants one bug of each family the live
+// diagnosis fits, with a parameter (a time factor, an exponent or
+// exhaustion offset, a strategy computed as another), attached with
+// [PlantParams]; [JitterSource] narrows an executor's jitter range. Tests
+// draw these parameters at random and require the diagnosis to name them.
 package ojsfault
 
 import (
@@ -65,6 +71,8 @@ const (
 	// EarlyRetry runs the job under its policy with every interval halved
 	// while reporting the delay of the real policy in next_attempt_at: the
 	// job becomes fetchable again halfway to the time the server announced.
+	// A delay a retry extension asked for (an error rule's, retry_after, a
+	// snooze) runs and is announced as asked.
 	EarlyRetry
 	// FetchAttemptHigh shows the attempt of every job in a FETCH answer one
 	// higher than it is (2 on the first delivery); the FAIL answer, INFO
@@ -135,8 +143,8 @@ const (
 	// manifest while the server still implements them: a checker must
 	// then judge none of their checks.
 	RetryExtensionsUnclaimed
-	// LateRetry runs the job under its policy with every interval doubled
-	// while reporting the delay of the real policy in next_attempt_at: the
+	// LateRetry announces every retry's next_attempt_at right but holds
+	// the retry back at FETCH until twice its delay after the failure: the
 	// job becomes fetchable at twice the delay the server announced.
 	LateRetry
 )

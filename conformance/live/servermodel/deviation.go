@@ -21,6 +21,9 @@ type Deviation struct {
 
 type obsKey struct{ name, expl string }
 
+// terminal are the states in which a FAIL answer gives a job up.
+var terminal = map[string]bool{"discarded": true, "dead": true, "dead_letter": true, "failed": true, "cancelled": true, "completed": true}
+
 // Deviations groups the checks of unexplained (as [Diagnose] returns
 // them) by the first observation of each that the reference answers
 // otherwise: a specific description shared by at least two checks and by
@@ -111,9 +114,9 @@ func Deviations(obs []Obs, unexplained []string) []Deviation {
 // describe returns the specific and generic descriptions of how the
 // server's answer in o deviates from the reference's answer ref.
 func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
-	kind := map[Kind]string{FetchAttempt: "FETCH", InfoAttempt: "INFO", HistoryAttempt: "error history"}[o.Kind]
+	kind := map[Kind]string{FetchAttempt: "FETCH", InfoAttempt: "INFO", HistoryAttempt: "error history", AnswerAttempt: "FAIL answer"}[o.Kind]
 	switch o.Kind {
-	case FetchAttempt, InfoAttempt, HistoryAttempt:
+	case FetchAttempt, InfoAttempt, HistoryAttempt, AnswerAttempt:
 		if o.Attempt == nil {
 			return nil, obsKey{"attempt-missing", "no attempt shown"}
 		}
@@ -126,6 +129,24 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 		return nil, obsKey{"expired-reservation-not-counted", "an expired reservation did not count as an attempt"}
 	case DeadLetterFilter:
 		return nil, obsKey{"dead-letter-filter-ignored", "the dead-letter list shows jobs of other queues"}
+	case Redelivery:
+		if o.Yes {
+			return nil, obsKey{"handed-out-past-max-attempts", "a job whose every attempt had ended was handed out again"}
+		}
+		return nil, obsKey{"not-handed-out-again", "a job with attempts left was not handed out again"}
+	case Promotion:
+		r, _ := strconv.ParseFloat(strconv.FormatFloat(1+float64(o.Late)/float64(max(o.DelayLo, 1)), 'g', 2, 64), 64)
+		return []obsKey{{fmt.Sprintf("promoted-late(×%g)", r), fmt.Sprintf("a retry became fetchable only at about %g× its delay after the failure", r)}},
+			obsKey{"promoted-late", "a retry became fetchable later than its delay after its next_attempt_at"}
+	case StatedDelay:
+		switch {
+		case o.State != ref.state:
+			return nil, obsKey{"state(" + o.State + "≠" + ref.state + ")", "the FAIL answer's state is " + o.State + " where the spec's is " + ref.state}
+		case ref.lo == ref.hi && ref.lo > 0 && o.HasDelay:
+			r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(o.DelayLo+o.DelayHi)/2/float64(ref.lo), 'g', 2, 64), 64)
+			return []obsKey{{fmt.Sprintf("delay-ratio(×%g)", r), fmt.Sprintf("every delay is about %g× the spec's", r)}}, obsKey{"delay-differs", "a delay lies outside the spec's range"}
+		}
+		return nil, obsKey{"delay-differs", "a delay lies outside the spec's range"}
 	}
 	switch {
 	case o.State != ref.state && o.State == "retryable":
@@ -138,6 +159,10 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 			return []obsKey{{fmt.Sprintf("retried-past-max-attempts(%d)", k), fmt.Sprintf("%d attempt(s) past max_attempts retried", k)}}, generic
 		}
 		return []obsKey{{"non-retryable-retried", "an error non_retryable_errors names is retried"}}, generic
+	case o.State != ref.state && ref.state == "retryable" && !terminal[o.State]:
+		// a state name the spec does not use for a FAIL answer: grouped by
+		// the name, never read as a give-up
+		return nil, obsKey{"state(" + o.State + "≠" + ref.state + ")", "the FAIL answer's state is " + o.State + " where the spec's is " + ref.state}
 	case o.State != ref.state && ref.state == "retryable":
 		generic = obsKey{"gave-up-where-spec-retries", "gave the job up (" + o.State + ") where the spec retries"}
 		if k := max(ref.max, 1) - o.N; k > 0 && k <= 2 && o.Failure.Code == "" {
@@ -170,12 +195,26 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 // example writes the observation o beside the reference's answer ref.
 func example(o *Obs, ref answer) string {
 	switch o.Kind {
-	case FetchAttempt, InfoAttempt, HistoryAttempt:
+	case FetchAttempt, InfoAttempt, HistoryAttempt, AnswerAttempt:
 		got := "none"
 		if o.Attempt != nil {
 			got = strconv.Itoa(*o.Attempt)
 		}
-		return fmt.Sprintf("%s %d: attempt %s, spec %d", map[Kind]string{FetchAttempt: "FETCH of delivery", InfoAttempt: "INFO after failures", HistoryAttempt: "error history entry"}[o.Kind], o.N, got, ref.attempt)
+		return fmt.Sprintf("%s %d: attempt %s, spec %d", map[Kind]string{FetchAttempt: "FETCH of delivery", InfoAttempt: "INFO after failures", HistoryAttempt: "error history entry", AnswerAttempt: "FAIL answer after attempts spent"}[o.Kind], o.N, got, ref.attempt)
+	case StatedDelay:
+		got := o.State
+		if o.HasDelay && o.State == "retryable" {
+			got += fmt.Sprintf(" after [%v, %v]", o.DelayLo, o.DelayHi)
+		}
+		want := ref.state
+		if ref.hasDelay {
+			want += fmt.Sprintf(" after [%v, %v]", ref.lo, ref.hi)
+		}
+		return fmt.Sprintf("FAIL answered %s; the spec: %s", got, want)
+	case Redelivery:
+		return fmt.Sprintf("after %d ended attempts of a job under policy %v: handed out again %v, the spec %v", o.N, o.Policy, o.Yes, ref.yes)
+	case Promotion:
+		return fmt.Sprintf("a retry due %v after its failure became fetchable %v after its next_attempt_at; the spec: before %v", o.DelayLo, o.Late, o.DelayLo)
 	case FailAnswer:
 		pol := "the default policy"
 		if o.Policy != nil {

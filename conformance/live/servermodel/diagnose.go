@@ -1,8 +1,10 @@
 package servermodel
 
 import (
+	"math"
 	"math/bits"
 	"sort"
+	"time"
 
 	"github.com/retrykit/retrykit/internal/cover"
 )
@@ -58,7 +60,7 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 			}
 			differs = differs || !same(a, ref[i])
 		}
-		return differs
+		return differs && !drawsConstant(s, obs, byCheck[c])
 	}
 	contradicts := func(s set, c string) bool {
 		for _, i := range byCheck[c] {
@@ -137,7 +139,9 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 			done[checks[k]] = true
 		}
 		for _, e := range p.Equivalent {
-			f.Equivalent = append(f.Equivalent, models[e].Name)
+			if n := models[e].Name; n != m.Name && !contains(f.Equivalent, n) {
+				f.Equivalent = append(f.Equivalent, n)
+			}
 		}
 		used[m.Name] = true
 		taken = on(taken, m)
@@ -160,7 +164,9 @@ func rankOf(m Model) int {
 	if m.Family == "" {
 		return int(m.q)
 	}
-	return int(numQuirks) + bits.OnesCount8(m.dev.stratFrom)
+	// a narrower jitter range fitted is the tighter reading of the same
+	// draws: taken before a wider one that reproduces as much
+	return int(numQuirks) + bits.OnesCount8(m.dev.stratFrom) + int(math.Round((m.dev.jitterHi-m.dev.jitterLo)*20))
 }
 
 func contains(l []string, s string) bool {
@@ -170,4 +176,31 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// drawsConstant reports whether the server s draws jittered delays for at
+// least 4 of the observations idx over one range, yet the delays observed
+// all lie within 2 ms of each other: a range that wide does not give that
+// (a server without jitter does), so s does not reproduce them.
+func drawsConstant(s set, obs []Obs, idx []int) bool {
+	var rng answer
+	n := 0
+	lo, hi := time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
+	for _, i := range idx {
+		o := &obs[i]
+		if o.Kind != FailAnswer || !o.HasDelay {
+			continue
+		}
+		a := predict(s, o)
+		if !a.hasDelay || a.hi-a.lo < 100*resolution {
+			continue
+		}
+		if n > 0 && (a.lo != rng.lo || a.hi != rng.hi) {
+			return false
+		}
+		rng, n = a, n+1
+		mid := o.DelayLo + (o.DelayHi-o.DelayLo)/2
+		lo, hi = min(lo, mid), max(hi, mid)
+	}
+	return n >= 4 && hi-lo <= 2*resolution
 }

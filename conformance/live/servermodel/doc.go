@@ -41,7 +41,8 @@
 // strategy-as(polynomial→exponential)), attempt and exponent offsets,
 // exhaustion off by ±k, handler codes ignored in part, a jitter range
 // estimated from the delays of many jobs, no cap, a constant factor in
-// time. At most one family joins the catalogue models of a server.
+// time, a retry promoted late against its delay. At most one family
+// joins the catalogue models of a server.
 //
 // A model whose pattern a dialect flag of the checker explains (a server
 // that ignores initial_interval_ms, reads the error type from error.code,

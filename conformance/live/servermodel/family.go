@@ -20,11 +20,13 @@ type deviation struct {
 	stratFrom    uint8 // strategy-as: the strategies (bit s for backoff.Strategy s) computed as stratTo
 	stratTo      backoff.Strategy
 	stratSet     bool
+	stratTyped   bool    // strategy-as applies to openapi's backoff_type too (a strategy computed wrong whatever field named it)
 	jitterLo     float64 // jitter-range: multipliers in [jitterLo, jitterHi); 0, 0: [0.5, 1.5)
 	jitterHi     float64
 	noCap        bool    // no-cap
 	codesIgnored uint8   // handler-codes-ignored: bit i for codes[i]
 	factor       float64 // time-factor: every delay times factor (0: 1)
+	promoteAt    float64 // promotion-late: a retry fetchable at promoteAt× its delay (0: on time)
 }
 
 // codes are the handler codes, in the order of deviation.codesIgnored's bits.
@@ -53,6 +55,7 @@ func Families() []string {
 		"jitter-range([lo,hi)): the jitter multiplier is drawn from [lo, hi), fitted from the delays of many jobs",
 		"no-cap: max_interval is never applied",
 		"time-factor(×k): every delay is k times the spec's (k fitted)",
+		"promotion-late(×k): a retry becomes fetchable only at k times its delay after the failure, though next_attempt_at is right (k fitted, judged within half the delay)",
 	}
 }
 
@@ -69,9 +72,23 @@ func fitted(obs []Obs, failedObs []int) []Model {
 	var ratios [][2]float64
 	var mults []float64
 	anyFail, anyDelay := false, false
+	var late []float64
 	for _, i := range failedObs {
 		o := &obs[i]
-		if o.Kind != FailAnswer {
+		switch o.Kind {
+		case Promotion:
+			if o.DelayLo > 0 && o.Late >= o.DelayLo {
+				late = append(late, 1+float64(o.Late)/float64(o.DelayLo))
+			}
+			continue
+		case StatedDelay:
+			if o.HasDelay && o.WantLo == o.WantHi && o.WantLo > 0 {
+				anyDelay = true
+				ratios = append(ratios, [2]float64{float64(o.DelayLo-resolution) / float64(o.WantLo), float64(o.DelayHi+resolution) / float64(o.WantLo)})
+			}
+			continue
+		case FailAnswer:
+		default:
 			continue
 		}
 		anyFail = true
@@ -90,14 +107,22 @@ func fitted(obs []Obs, failedObs []int) []Model {
 		if ref.lo == ref.hi {
 			ratios = append(ratios, [2]float64{float64(o.DelayLo-resolution) / float64(ref.lo), float64(o.DelayHi+resolution) / float64(ref.lo)})
 		} else if base := float64(ref.lo) * 2; o.DelayHi < e.spec.MaxInterval-resolution {
-			mults = append(mults, float64(o.DelayLo)/base, float64(o.DelayHi)/base)
+			// the draw lies in the window: its largest value bounds the
+			// range's low end, its smallest the high end
+			mults = append(mults, float64(o.DelayHi)/base, float64(o.DelayLo)/base)
 		}
 	}
-	if !anyFail {
-		return nil
+	if len(late) > 0 {
+		// the factor of the earliest promotion seen, to a half
+		k := math.Max(2, math.Floor(slicesMin(late)*2)/2)
+		add(fmt.Sprintf("promotion-late(×%g)", k), fmt.Sprintf("make a retry fetchable at its next_attempt_at: it became fetchable only at about %g× its delay after the failure (judged within half the delay)", k),
+			"promotion-late", deviation{promoteAt: k})
+	}
+	if !anyFail && !anyDelay {
+		return out
 	}
 	if anyDelay {
-		for _, k := range []int{-1, 1} {
+		for _, k := range []int{-2, -1, 1, 2} {
 			add(fmt.Sprintf("delay-attempt-offset(%+d)", k), fmt.Sprintf("compute the delay after attempt n for n itself, not n%+d", k), "delay-attempt-offset", deviation{delayShift: k})
 			add(fmt.Sprintf("exponent-offset(%+d)", k), fmt.Sprintf("the exponential delay after attempt n is initial_interval × coefficient^(n−1), not coefficient^(n−1%+d)", k), "exponent-offset", deviation{delayShift: k, expOnly: true})
 		}
@@ -106,7 +131,10 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			add(fmt.Sprintf("time-factor(×%g)", f), fmt.Sprintf("every delay is %g× the spec's: drop the factor (a unit mixed up, a base doubled)", f), "time-factor", deviation{factor: f})
 		}
 		if len(mults) >= 8 {
-			lo, hi := slicesMin(mults), slicesMax(mults)
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for i := 0; i+1 < len(mults); i += 2 {
+				lo, hi = math.Min(lo, mults[i]), math.Max(hi, mults[i+1])
+			}
 			for _, step := range []float64{0.05, 0.25} {
 				l, h := math.Floor(lo/step+1e-9)*step, math.Ceil(hi/step-1e-9)*step
 				l, h = math.Round(l*100)/100, math.Round(h*100)/100
@@ -142,7 +170,11 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			if t == "exponential" {
 				fix = "implement backoff_strategy " + strings.Join(names, " and ") + " (retrykit's extension, RK-01) or reject it at PUSH; never accept it and compute exponential"
 			}
-			add("strategy-as("+strings.Join(names, ",")+"→"+t+")", fix, "strategy-as", deviation{stratFrom: mask, stratTo: to, stratSet: true})
+			name := "strategy-as(" + strings.Join(names, ",") + "→" + t + ")"
+			add(name, fix, "strategy-as", deviation{stratFrom: mask, stratTo: to, stratSet: true})
+			// the same bug in the computation, whichever field named the
+			// strategy (backoff_type's constant and linear too)
+			add(name, fix+" (whether backoff_strategy or backoff_type names it)", "strategy-as", deviation{stratFrom: mask, stratTo: to, stratSet: true, stratTyped: true})
 		}
 	}
 	for _, k := range []int{-2, -1, 1, 2} {

@@ -39,6 +39,29 @@ const (
 	// listed jobs of other queues. A model of an ignored filter reproduces
 	// either answer, the reference only No.
 	DeadLetterFilter
+	// StatedDelay is a FAIL answer whose spec answer the check computed
+	// itself from intervals the job's policy names (an error rule's, a
+	// jitter mode's, a retry whose time the timeouts extension plans):
+	// retryable after a delay in [WantLo, WantHi], or discarded when Slack
+	// is not 0 and the delay would exceed it (no time left for the retry).
+	// Policy, when not nil, is the policy (jitter off) whose delay after
+	// attempt N the window is built on: a model scales the window as it
+	// scales that delay, and exhausts the job as it would after attempt N.
+	// Asked marks a delay the FAIL asked for (retry_after, a snooze past
+	// its limit), which no model scales. Only the State and the delay
+	// window are judged.
+	StatedDelay
+	// AnswerAttempt is the attempt a FAIL answer showed when N attempts
+	// were spent (a snooze past its limit, say).
+	AnswerAttempt
+	// Redelivery is whether a job under Policy whose N attempts all
+	// ended (expired reservations) was handed out again (Yes).
+	Redelivery
+	// Promotion is a retry due Delay after its failure (DelayLo) that
+	// became fetchable Late after its next_attempt_at (a FETCH that took
+	// long proves nothing and is not recorded). The reference makes it
+	// fetchable within the delay itself (Late < DelayLo).
+	Promotion
 )
 
 // Failure is what a FAIL reported.
@@ -63,7 +86,12 @@ type Obs struct {
 	DelayLo, DelayHi time.Duration // FailAnswer: next_attempt_at − failure, on the server's clock
 	HasDelay         bool          // the delay window is known
 	Listed           *bool         // FailAnswer: listed in the dead-letter queue (nil: not looked)
-	Yes              bool          // ExpiryCounted, Delivery, DeadLetterFilter
+	Yes              bool          // ExpiryCounted, Delivery, DeadLetterFilter, Redelivery
+	// StatedDelay: the spec's delay window and, if not 0, the time left
+	// for a retry (a longer delay discards the job).
+	WantLo, WantHi, Slack time.Duration
+	Asked                 bool
+	Late                  time.Duration // Promotion: fetchable this long after next_attempt_at
 }
 
 // quirk is one broken rule of the reference server.
@@ -258,7 +286,7 @@ func read(s set, m map[string]any) effective {
 		}
 		// the family strategy-as is about the strategy named in
 		// backoff_strategy (RK-01), or by none at all
-		if named && k == "backoff_strategy" && s.dev.stratSet && s.dev.stratFrom&(1<<st) != 0 {
+		if named && (k == "backoff_strategy" || s.dev.stratTyped) && s.dev.stratSet && s.dev.stratFrom&(1<<st) != 0 {
 			st = s.dev.stratTo
 		}
 		if named {
@@ -455,6 +483,43 @@ func predict(s set, o *Obs) answer {
 		return answer{yes: s.has(qEarly)}
 	case DeadLetterFilter:
 		return answer{yes: s.has(qDLQFilterIgnored)}
+	case AnswerAttempt:
+		if s.has(qAttemptFrom0) {
+			return answer{attempt: o.N - 1}
+		}
+		return answer{attempt: o.N}
+	case StatedDelay:
+		lo, hi := o.WantLo, o.WantHi
+		if o.Policy != nil {
+			e := read(s, o.Policy)
+			if o.N >= max(max(e.max, 1)+s.dev.exhaustShift, 1) {
+				return answer{state: "discarded"}
+			}
+		}
+		if o.Policy != nil && !o.Asked {
+			// the window scales as the base delay (jitter off) the server
+			// computes for the policy's attempt N scales
+			base, _ := read(s, o.Policy).bounds(s, max(o.N, 1))
+			ref, _ := read(set{}, o.Policy).bounds(set{}, max(o.N, 1))
+			if ref > 0 && base != ref {
+				f := float64(base) / float64(ref)
+				lo, hi = scale(lo, f), scale(hi, f)
+			}
+		} else if f := s.dev.factor; f != 0 && !o.Asked {
+			lo, hi = scale(lo, f), scale(hi, f)
+		}
+		if o.Slack > 0 && lo > o.Slack {
+			return answer{state: "discarded"}
+		}
+		return answer{state: "retryable", lo: lo, hi: hi, hasDelay: true}
+	case Redelivery:
+		e := read(s, o.Policy)
+		return answer{yes: s.has(qExpiryNotCounted) || o.N < max(max(e.max, 1)+s.dev.exhaustShift, 1)}
+	case Promotion:
+		// the lateness a server promoting at k× the delay shows, within
+		// half the delay either way (a loaded host adds to it)
+		k := max(s.dev.promoteAt, 1)
+		return answer{lo: scale(o.DelayLo, k-1), hi: scale(o.DelayLo, k-1) + o.DelayLo/2, hasDelay: true}
 	}
 	e := read(s, o.Policy)
 	a := answer{attempt: o.N, max: e.max}
@@ -506,8 +571,17 @@ func consistent(a answer, o *Obs) bool {
 		// A server with early retries or an ignored filter shows them only
 		// sometimes (a slow poll, an empty dead-letter queue).
 		return a.yes || !o.Yes
-	case ExpiryCounted:
+	case ExpiryCounted, Redelivery:
 		return o.Yes == a.yes
+	case StatedDelay:
+		return o.State == a.state && (!a.hasDelay || !o.HasDelay || o.DelayHi >= a.lo-resolution && o.DelayLo <= a.hi+resolution)
+	case AnswerAttempt:
+		return o.Attempt != nil && *o.Attempt == a.attempt
+	case Promotion:
+		if a.lo == 0 { // the reference: fetchable within the delay
+			return o.Late < o.DelayLo
+		}
+		return o.Late >= a.lo && o.Late < a.hi
 	}
 	if o.State != a.state {
 		return false

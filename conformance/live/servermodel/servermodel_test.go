@@ -1,6 +1,7 @@
 package servermodel
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,13 @@ func templates() []Obs {
 		{Check: "expiry", Kind: ExpiryCounted},
 		{Check: "early", Kind: Delivery},
 		{Check: "filter", Kind: DeadLetterFilter},
+		// an error rule's delay, and a retry the timeouts extension plans
+		// within the time left (2.1 s for a 2 s delay)
+		{Check: "rule-delay", Kind: StatedDelay, WantLo: 200 * time.Millisecond, WantHi: 200 * time.Millisecond},
+		{Check: "time-left", Kind: StatedDelay, WantLo: 2 * time.Second, WantHi: 2 * time.Second, Slack: 2100 * time.Millisecond},
+		{Check: "snooze", Kind: AnswerAttempt, N: 1},
+		{Check: "expiries", Kind: Redelivery, Policy: full(map[string]any{"max_attempts": 2}), N: 2},
+		{Check: "relative", Kind: Promotion, DelayLo: 400 * time.Millisecond},
 	}
 	for i := range out {
 		if out[i].Kind == FailAnswer {
@@ -93,8 +101,13 @@ func answered(s set, obs []Obs) map[string]bool {
 				at = a.hi
 			}
 			o.DelayLo, o.DelayHi, o.HasDelay = at, at+time.Microsecond, a.hasDelay
-		case ExpiryCounted, Delivery, DeadLetterFilter:
+		case StatedDelay:
+			o.State = a.state
+			o.DelayLo, o.DelayHi, o.HasDelay = a.lo, a.hi, a.hasDelay
+		case ExpiryCounted, Delivery, DeadLetterFilter, Redelivery:
 			o.Yes = a.yes
+		case Promotion:
+			o.Late = a.lo
 		}
 		failed[o.Check] = failed[o.Check] || !same(predict(set{}, o), a)
 	}
@@ -218,6 +231,8 @@ func TestEachFamilyIsFitted(t *testing.T) {
 		{"exhaustion-offset(-1)", deviation{exhaustShift: -1}},
 		{"handler-codes-ignored(DISCARD)", deviation{codesIgnored: 1 << 1}},
 		{"exponent-offset(+1)", deviation{delayShift: 1, expOnly: true}},
+		{"promotion-late(×2)", deviation{promoteAt: 2}},
+		{"promotion-late(×3)", deviation{promoteAt: 3}},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			obs := templates()
@@ -229,3 +244,44 @@ func TestEachFamilyIsFitted(t *testing.T) {
 		})
 	}
 }
+
+// TestIdenticalDelaysAreNoJitterRange: eight jobs of a policy without
+// jitter (the default: on) whose first delays are all exactly 1 h, beside
+// a failing check whose delays are jittered from [0.5, 2.25): the
+// identical delays are the absent jitter, no-merge-jitter alone; a jitter
+// range, which would spread them, does not explain them too.
+func TestIdenticalDelaysAreNoJitterRange(t *testing.T) {
+	pol := map[string]any{"max_attempts": 3, "initial_interval": "PT1H", "backoff_coefficient": 2.0, "max_interval": "PT2H"}
+	var obs []Obs
+	for range 8 {
+		obs = append(obs, Obs{Check: "partial-jitter", Kind: FailAnswer, Policy: pol, Failure: Failure{Type: "x"}, N: 1,
+			State: "retryable", Attempt: ptr(1), MaxAttempts: ptr(3), DelayLo: time.Hour, DelayHi: time.Hour + time.Millisecond, HasDelay: true})
+	}
+	wide := map[string]any{"max_attempts": 3, "initial_interval": "PT1S", "backoff_coefficient": 2.0, "max_interval": "PT1M", "jitter": true}
+	for i := range 8 {
+		d := 500*time.Millisecond + time.Duration(i)*240*time.Millisecond // 0.5 s .. 2.18 s
+		obs = append(obs, Obs{Check: "wide", Kind: FailAnswer, Policy: wide, Failure: Failure{Type: "x"}, N: 1,
+			State: "retryable", Attempt: ptr(1), MaxAttempts: ptr(3), DelayLo: d, DelayHi: d + time.Millisecond, HasDelay: true})
+	}
+	found, un := Diagnose(obs, map[string]bool{"partial-jitter": true, "wide": true})
+	if len(un) > 0 {
+		t.Fatalf("found %+v, unexplained %v", found, un)
+	}
+	ok := false
+	for _, f := range found {
+		if !contains(f.Explains, "partial-jitter") {
+			continue
+		}
+		ok = f.Model.Name == "no-merge-jitter"
+		for _, eq := range append(f.Equivalent, f.Model.Name) {
+			if strings.HasPrefix(eq, "jitter-range") {
+				t.Errorf("identical delays explained by %s", eq)
+			}
+		}
+	}
+	if !ok {
+		t.Errorf("partial-jitter not explained by no-merge-jitter: %+v", found)
+	}
+}
+
+func ptr(n int) *int { return &n }

@@ -1,0 +1,136 @@
+// What fuzz --server claims from what it saw: a case it could not
+// observe in time is played again or said to be inconclusive, never a
+// disagreement; a delay that differs is grouped by the deviation seen.
+
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/retrykit/retrykit/executor"
+)
+
+// retryable is the executor state of a retry, as refStep.state spells it.
+var retryable = executor.Retryable.String()
+
+// ErrInconclusive is wrapped by the error of a play that could not observe
+// an answer in time ([ReplayCase] returns it when every play was): a retry
+// not handed out within the late bound (WithLateBound), a request that
+// timed out (WithTimeout), a reservation that lapsed before the FAIL. It
+// says nothing of the server's conformance: a loaded host looks the same.
+var ErrInconclusive = errors.New("live: inconclusive")
+
+// inconclusiveError is a play stopped because an answer could not be
+// observed in time; reason says which and why.
+type inconclusiveError struct{ reason string }
+
+func (e *inconclusiveError) Error() string { return "live: inconclusive: " + e.reason }
+func (e *inconclusiveError) Unwrap() error { return ErrInconclusive }
+
+// unobserved turns err, met by a play while doing step (a few words: "the
+// FETCH of delivery 2"), into an inconclusive error when it says an
+// answer could not be observed in time: a job not fetchable within the
+// late bound, a request that timed out while the run's time still ran
+// (the run's own deadline is no such case), a FAIL refused with 409
+// Conflict (the reservation lapsed and the job moved on). Any
+// other error is returned as it is: the server failed the request.
+func unobserved(ctx context.Context, step string, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var (
+		le *lateError
+		se *serverError
+	)
+	switch {
+	case errors.As(err, &le):
+		why := "the late bound passed"
+		if le.slow != "" {
+			why += "; " + le.slow
+		}
+		return &inconclusiveError{fmt.Sprintf("%s: %s (%s)", step, le.msg, why)}
+	case isTimeout(err):
+		return &inconclusiveError{fmt.Sprintf("%s: no answer in time (a slow round trip): %v", step, err)}
+	case errors.As(err, &se) && se.Op == "FAIL" && se.Status == http.StatusConflict:
+		return &inconclusiveError{fmt.Sprintf("%s: refused with HTTP %d, the reservation may have lapsed before it: %v", step, se.Status, err)}
+	}
+	return err
+}
+
+// maxReobserve is how many times a case that could not be observed in
+// time is played again (each a new job) before it is counted inconclusive.
+const maxReobserve = 2
+
+// maxReasons bounds the reasons FuzzResult keeps for its inconclusive
+// cases.
+const maxReasons = 5
+
+// observe plays c with playCase, and plays it again (at most maxReobserve
+// times, each a job of the at most left) while it could not be observed in
+// time. It returns the plays made; err wraps ErrInconclusive when the last
+// play could not observe either.
+func (e *env) observe(ctx context.Context, c *FuzzCase, left int, judged func(string) bool) (bad bool, plays int, err error) {
+	for {
+		bad, err = e.playCase(ctx, c, judged)
+		plays++
+		if !errors.Is(err, ErrInconclusive) || plays > maxReobserve || plays >= left || ctx.Err() != nil {
+			return bad, plays, err
+		}
+	}
+}
+
+// delayKind is the kind of a retry delay that differs, by the deviation
+// seen, in this order:
+//
+//  1. "delay:above-cap": the delay is above the policy's max_interval,
+//     yet within the range of the same policy without a cap (a delay the
+//     cap, or the cap after jitter, would have cut), whatever the
+//     strategy;
+//  2. "delay:initial": the first retry, where every strategy gives the
+//     initial interval (jittered, capped);
+//  3. "delay:STRATEGY": a later retry, whose growth is the strategy's.
+//
+// A suffix names the binding's spelling of the field the kind turns on:
+// "+ms" when the policy gives max_interval_ms (1) or initial_interval_ms
+// (2), "+backoff_type" when it gives backoff_type (3). lo is the shortest
+// delay the server's answer allows, on its clock; n the failure it
+// followed (1-based).
+func delayKind(c *FuzzCase, ref refTrace, n int, lo time.Duration) string {
+	has := func(k string) bool { _, ok := c.Policy[k]; return ok }
+	suffix := func(field, s string) string {
+		if has(field) {
+			return s
+		}
+		return ""
+	}
+	if ref.cap > 0 && lo > ref.cap+resolution {
+		u := FuzzCase{Policy: make(map[string]any, len(c.Policy)), Failures: c.Failures}
+		for k, v := range c.Policy {
+			if k != "max_interval" && k != "max_interval_ms" {
+				u.Policy[k] = v
+			}
+		}
+		if ur := reference(&u); n <= len(ur.steps) && ur.steps[n-1].state == retryable && lo <= ur.steps[n-1].hi+resolution {
+			return "delay:above-cap" + suffix("max_interval_ms", "+ms")
+		}
+	}
+	if n == 1 {
+		return "delay:initial" + suffix("initial_interval_ms", "+ms")
+	}
+	return "delay:" + ref.strategy + suffix("backoff_type", "+backoff_type")
+}
+
+// ratio says how the server's delay [lo, hi] compares with the
+// reference's single value want: " (about 2× the reference's)"; "" when
+// the reference gives a range (jitter) or the server's window is wider
+// than a tenth of want.
+func ratio(lo, hi, want, whi time.Duration) string {
+	if want != whi || want <= 0 || (hi-lo)*10 > want {
+		return ""
+	}
+	return fmt.Sprintf(" (about %.3g× the reference's)", float64(lo+hi)/2/float64(want))
+}

@@ -1,0 +1,98 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// A delay that differs is grouped by the deviation seen, not by the
+// policy's strategy: a jittered delay above max_interval is one kind
+// under exponential and linear alike; the first retry (I for every
+// strategy) is one kind whatever the strategy; a later retry whose
+// growth is wrong keeps its strategy's kind. Delays below are the retry
+// spec's formulas (ojs-retry §3) written out.
+func TestDelayKindGroupsByDeviation(t *testing.T) {
+	const i = 20 * time.Millisecond
+	plain := []FuzzFailure{plainFailure, plainFailure, plainFailure, plainFailure}
+	for _, tc := range []struct {
+		name   string
+		policy map[string]any
+		n      int           // the failure the retry follows
+		lo     time.Duration // the server's delay
+		want   string
+	}{
+		// Cap I, jitter: the reference's first delay is in [I/2, I]; one
+		// not capped after jitter is up to 1.5·I.
+		{"exponential, jitter above the cap", map[string]any{"initial_interval": "PT0.02S", "jitter": true, "max_interval": "PT0.02S", "max_attempts": 2},
+			1, 26 * ms, "delay:above-cap"},
+		// linear, cap 4·I: the third delay is 3·I (in [1.5·I, 4·I] with
+		// jitter); 4.25·I is above the cap, under 1.5·3·I.
+		{"linear, jitter above the cap", map[string]any{"initial_interval": "PT0.02S", "backoff_strategy": "linear", "backoff_coefficient": 1, "jitter": true, "max_interval": "PT0.08S", "max_attempts": 4},
+			3, 85 * ms, "delay:above-cap"},
+		{"max_interval_ms, above the cap", map[string]any{"initial_interval": "PT0.02S", "jitter": true, "max_interval_ms": 20, "max_attempts": 2},
+			1, 26 * ms, "delay:above-cap+ms"},
+		// initial_interval_ms unread: the 1 s default, far above what
+		// the uncapped policy gives, at the first retry of any strategy.
+		{"initial_interval_ms unread, exponential", map[string]any{"initial_interval_ms": 20, "max_interval_ms": 80, "jitter": false, "max_attempts": 2},
+			1, time.Second, "delay:initial+ms"},
+		{"initial_interval_ms unread, polynomial", map[string]any{"initial_interval_ms": 20, "max_interval_ms": 80, "backoff_type": "polynomial", "jitter": false, "max_attempts": 2},
+			1, time.Second, "delay:initial+ms"},
+		{"first retry doubled", map[string]any{"initial_interval": "PT0.02S", "backoff_strategy": "none", "jitter": false},
+			1, 2 * i, "delay:initial"},
+		// polynomial I·n^2 is 4·I at n = 2; exponential gives 2·I.
+		{"polynomial computed as exponential", map[string]any{"initial_interval": "PT0.02S", "backoff_strategy": "polynomial", "jitter": false, "max_attempts": 3},
+			2, 2 * i, "delay:polynomial"},
+		{"backoff_type polynomial computed as exponential", map[string]any{"initial_interval": "PT0.02S", "backoff_type": "polynomial", "jitter": false, "max_attempts": 3},
+			2, 2 * i, "delay:polynomial+backoff_type"},
+		// Above a cap of 8·I yet beyond 1.5 × the uncapped delay (2·I at
+		// n = 2): not a cap deviation.
+		{"far above the cap", map[string]any{"initial_interval": "PT0.02S", "jitter": true, "max_interval": "PT0.16S"},
+			2, time.Second, "delay:exponential"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &FuzzCase{Policy: tc.policy, Failures: plain}
+			ref := reference(c)
+			if ref.refused != nil || len(ref.steps) < tc.n {
+				t.Fatalf("reference: %v, %d steps", ref.refused, len(ref.steps))
+			}
+			if got := delayKind(c, ref, tc.n, tc.lo); got != tc.want {
+				t.Errorf("delayKind = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Only an answer not seen in time is inconclusive: the late bound
+// passed, a timeout while the run still had time, a FAIL refused with
+// 409 (the reservation lapsed). A server error, a refusal of another
+// kind, or the run's own deadline are not.
+func TestUnobservedOnlyForAnswersNotSeenInTime(t *testing.T) {
+	live := context.Background()
+	over, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{live, &lateError{msg: "job x not fetchable within 2s"}, true},
+		{live, fmt.Errorf("FETCH: %w", context.DeadlineExceeded), true},
+		{live, &serverError{Op: "FAIL", Status: http.StatusConflict}, true},
+		{live, &serverError{Op: "FAIL", Status: http.StatusInternalServerError}, false},
+		{live, &serverError{Op: "PUSH", Status: http.StatusConflict}, false},
+		{live, errors.New("connection refused"), false},
+		{over, &lateError{msg: "job x not fetchable within 2s"}, false},
+	} {
+		got := unobserved(tc.ctx, "the FETCH of delivery 2", tc.err)
+		if errors.Is(got, ErrInconclusive) != tc.want {
+			t.Errorf("unobserved(%v) = %v, inconclusive want %v", tc.err, got, tc.want)
+		}
+		if !tc.want && got != tc.err {
+			t.Errorf("unobserved(%v) = %v, want the error itself", tc.err, got)
+		}
+	}
+}
