@@ -35,8 +35,8 @@ type FuzzCase struct {
 	// deviation seen ("delay:above-cap", a delay above max_interval
 	// whatever the strategy; "delay:initial", the first retry's;
 	// "delay:STRATEGY", a later retry's growth under the policy's
-	// strategy; "delay:unreadable"; see delayKind for the "+ms" and
-	// "+backoff_type" suffixes), "dead-letter" or "history". It groups
+	// strategy; "delay:unreadable"; see delayKind), "dead-letter" or
+	// "history". It groups
 	// what was observed; it names no cause.
 	Kind string `json:"kind,omitempty"`
 }
@@ -210,7 +210,7 @@ func only(kind string) func(string) bool {
 // on replay, and for each variant while shrinking (at most the jobs left).
 const (
 	replayJitterTries = 16
-	shrinkJitterTries = 4
+	shrinkJitterTries = 6
 )
 
 // playTries plays c once, or, when the reference gives one of its delays
