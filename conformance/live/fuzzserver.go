@@ -36,8 +36,7 @@ type FuzzCase struct {
 	// whatever the strategy; "delay:initial", the first retry's;
 	// "delay:STRATEGY", a later retry's growth under the policy's
 	// strategy; "delay:unreadable"; see delayKind), "dead-letter" or
-	// "history". It groups
-	// what was observed; it names no cause.
+	// "history". It groups what was observed; it names no cause.
 	Kind string `json:"kind,omitempty"`
 }
 
