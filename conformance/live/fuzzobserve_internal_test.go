@@ -130,3 +130,27 @@ func TestVariantsBringTheCapDownToTheInitialInterval(t *testing.T) {
 		}
 	}
 }
+
+// A FAIL answer whose max_attempts differs is grouped under max_attempts
+// alone: the state it leads to (discarded after one attempt when 0 is
+// read for an absent max_attempts) is the same deviation. A state that
+// differs under the same max_attempts is a state.
+func TestMaxAttemptsExplainsTheState(t *testing.T) {
+	one, zero, three := 1, 0, 3
+	want := refStep{state: "retryable", attempt: 1, max: 3, lo: 20 * ms, hi: 20 * ms}
+	e := &env{}
+	noDelay := func(time.Duration) string { return "delay:x" }
+	for _, tc := range []struct {
+		got  nackAnswer
+		want string
+	}{
+		{nackAnswer{State: "discarded", Attempt: &one, MaxAttempts: &zero}, "max_attempts"},
+		{nackAnswer{State: "discarded", Attempt: &one, MaxAttempts: &three}, "state"},
+		{nackAnswer{State: "discarded", Attempt: &one}, "state"},
+	} {
+		_, _, kinds := e.sameAnswer(&tc.got, nil, want, noDelay)
+		if len(kinds) != 1 || kinds[0] != tc.want {
+			t.Errorf("%+v: kinds %q, want [%s]", tc.got, kinds, tc.want)
+		}
+	}
+}
