@@ -42,7 +42,7 @@ echo "-- load test against retrykit serve"
 
 echo "-- planted faults (each must be caught and named by its bug model)"
 # fault : the check that must fail : the bug model that must explain it
-# (the last two are bugs of families the diagnosis fits to the answers)
+# (the last five are bugs of families the diagnosis fits to the answers)
 for triple in attempt-off-by-one:http-attempts:attempt-from-zero \
               no-cap-after-jitter:http-jitter-cap:no-cap-after-jitter \
               regex-match:http-prefix-boundary:regex-match \
@@ -53,6 +53,9 @@ for triple in attempt-off-by-one:http-attempts:attempt-from-zero \
               glob-match:http-match-glob:glob-match \
               dead-letter-pages:http-dead-letter-filter:dead-letter-queue-filter-ignored \
               polynomial-as-exponential:http-strategy-polynomial:'strategy-as(polynomial→exponential)' \
+              linear-as-exponential:http-strategy-linear:'strategy-as(linear→exponential)' \
+              delay-doubled:http-cap:'time-factor(×2)' \
+              exhaust-late:http-visibility-timeout:'exhaustion-offset(+1)' \
               discard-code-ignored:http-code-discard:'handler-codes-ignored(DISCARD)'; do
   IFS=: read -r fault check model <<<"$triple"
   start_serve "$fault" --plant "$fault"
