@@ -441,6 +441,63 @@ var unseenBugs = []struct {
 		}
 		return specMatch(patterns, typ)
 	})},
+	// an absent field defaults to another value (section 8 defaults)
+	{"default-max-interval-1h", `bug:wrong-default(max_interval→"PT1H")`, defaultField("max_interval", "PT1H")},
+	{"default-coefficient-1.5", "bug:wrong-default(backoff_coefficient→1.5)", defaultField("backoff_coefficient", 1.5)},
+	{"default-jitter-off", "bug:wrong-default(jitter→false)", defaultField("jitter", false)},
+	{"default-max-attempts-5", "bug:wrong-default(max_attempts→5)", defaultField("max_attempts", 5)},
+	{"default-dead-letter", `bug:wrong-default(on_exhaustion→"dead_letter")`, defaultField("on_exhaustion", "dead_letter")},
+	// the jitter field ignored: never jittered, or always
+	{"jitter-never", "bug:jitter-ignored(never)", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if req.Op == protocol.OpDelay || req.Op == protocol.OpDecide {
+			half := 0.5 // multiplier 1
+			req.Rand = &half
+		}
+		return ref(req)
+	}},
+	{"jitter-always", "bug:jitter-ignored(always)", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if s, ok := specOf(req); ok && !s.Jitter {
+			return ref(editPolicy(req, func(m map[string]any, s policy.Spec) { m["jitter"] = true }))
+		}
+		return ref(req)
+	}},
+	// PT1H read as PT1M
+	{"hours-as-minutes", "unexplained:duration", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if req.Op == protocol.OpParseDuration && strings.HasPrefix(req.Value, "PT") && strings.Contains(req.Value, "H") {
+			q := req
+			q.Value = strings.Replace(req.Value, "H", "M", 1)
+			if a := ref(q); a.Error == nil {
+				return a
+			}
+		}
+		return ref(req)
+	}},
+	// polynomial computed for n+1
+	{"polynomial-n-plus-1", "unexplained:delay", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		return float64(s.InitialInterval) * math.Pow(float64(n+1), s.BackoffCoefficient), s.Strategy.String() == "polynomial"
+	}, maxOf)},
+	// the exponent stops growing after attempt 31
+	{"exponent-stops-at-31", "unexplained:delay", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		return expRaw(s, 31, 0), s.Strategy.String() == "exponential" && n > 31
+	}, maxOf)},
+	// DISCARD dead-letters the job when on_exhaustion is dead_letter
+	{"discard-code-dead-letters", "unexplained:exhaustion-action(dead_letter≠discard)", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if s, ok := specOf(req); ok && req.Op == protocol.OpDecide && req.Error != nil && req.Error.Code == "DISCARD" && s.OnExhaustion == policy.DeadLetter {
+			a.Action = "dead_letter"
+		}
+		return a
+	}},
+	// "auth.*" matches one segment after the dot only
+	{"prefix-one-segment", "unexplained:", onMatch(func(patterns []string, typ string) bool {
+		for _, p := range patterns {
+			rest, ok := strings.CutPrefix(typ, strings.TrimSuffix(p, "*"))
+			if p == typ || strings.HasSuffix(p, ".*") && ok && !strings.Contains(rest, ".") {
+				return true
+			}
+		}
+		return false
+	})},
 	// the delay after attempt n of the linear strategy is for n+1
 	{"linear-attempt-offset", "unexplained:delay", rawDelay(func(s policy.Spec, n int64) (float64, bool) {
 		if s.Strategy.String() != "linear" {
@@ -470,6 +527,31 @@ func capAt(limit func(s policy.Spec) (int64, bool)) fault {
 		}
 		a.DelayNS = &d
 		return a
+	}
+}
+
+// defaultField gives an absent field the value v, in every op that
+// reads a policy.
+func defaultField(field string, v any) fault {
+	return func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if req.Op != protocol.OpValidate && req.Op != protocol.OpDelay && req.Op != protocol.OpDecide || req.Profile != "" {
+			return ref(req)
+		}
+		raw := bytes.TrimSpace(req.Policy)
+		if len(raw) == 0 || string(raw) == "null" {
+			raw = []byte("{}")
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil || m == nil || len(topKeys(raw)) != len(m) {
+			return ref(req)
+		}
+		if _, ok := m[field]; ok {
+			return ref(req)
+		}
+		m[field], _ = json.Marshal(v)
+		q := req
+		q.Policy, _ = json.Marshal(m)
+		return ref(q)
 	}
 }
 
@@ -553,11 +635,12 @@ func drawSeed(t *testing.T) uint64 {
 
 // Bugs drawn at random, half from the families (a scaled cap, a
 // strategy computed as another, a rounding of delays, handler codes
-// ignored, a jitter range) and half from outside every family (the
-// exponent off only from attempt k, no delay after attempt k, a delay
-// growing by c per attempt, linear delays times c, a cap scaled only
-// without jitter): the first come out as one cause with the drawn
-// parameters, the second unexplained, never under a cause.
+// ignored, a jitter range, a wrong default) and half from outside every
+// family (the exponent off only from attempt k, no delay after attempt
+// k, a delay growing by c per attempt, linear delays times c, a cap
+// scaled only without jitter, jittered delays times k): the first come
+// out as one cause with the drawn parameters, the second unexplained,
+// never under a cause.
 func TestRandomUnseenBugsComeOutRight(t *testing.T) {
 	suite, err := conformance.Load(retrykit.Vectors, nil)
 	if err != nil {
@@ -565,10 +648,10 @@ func TestRandomUnseenBugsComeOutRight(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(drawSeed(t), 32))
 	strategies := []string{"none", "linear", "exponential", "polynomial"}
-	for i := range 10 {
+	for i := range 12 {
 		var name, want string
 		var f fault
-		switch i % 10 {
+		switch i {
 		case 0:
 			k := []float64{0.001, 0.01, 10, 1000}[rng.IntN(4)]
 			name, want = fmt.Sprintf("cap×%g", k), fmt.Sprintf("bug:cap-factor(×%g)", k)
@@ -642,6 +725,24 @@ func TestRandomUnseenBugsComeOutRight(t *testing.T) {
 			f = rawDelay(func(s policy.Spec, n int64) (float64, bool) {
 				return float64(s.InitialInterval) * float64(n) * c, s.Strategy.String() == "linear"
 			}, maxOf)
+		case 10:
+			d := []struct {
+				field string
+				v     any
+			}{{"max_attempts", 1 + rng.IntN(2)}, {"max_attempts", 4 + rng.IntN(6)}, {"backoff_coefficient", []float64{1.5, 3, 4}[rng.IntN(3)]},
+				{"max_interval", []string{"PT1M", "PT10M", "PT1H"}[rng.IntN(3)]}, {"jitter", false}, {"on_exhaustion", "dead_letter"},
+				{"initial_interval", []string{"PT2S", "PT0.5S"}[rng.IntN(2)]}}[rng.IntN(7)]
+			v, _ := json.Marshal(d.v)
+			name, want, f = "default-"+d.field+"-"+string(v), "bug:wrong-default("+d.field+"→"+string(v)+")", defaultField(d.field, d.v)
+		case 11:
+			k := []float64{2, 3}[rng.IntN(2)]
+			name, want = fmt.Sprintf("jittered-delays-times-%g", k), "unexplained:"
+			f = func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+				if s, ok := specOf(req); ok && s.Jitter {
+					return onDelay(times(k))(req, ref)
+				}
+				return ref(req)
+			}
 		case 9:
 			k := []float64{0.01, 100}[rng.IntN(2)]
 			name, want = fmt.Sprintf("cap×%g-without-jitter", k), "unexplained:"

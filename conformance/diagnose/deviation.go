@@ -98,6 +98,7 @@ func Deviations(cases []Case, ids []string) []Deviation {
 	done := make([]bool, len(items))
 	var out []Deviation
 	groupGeneric := map[string]key{} // specific group name → generic key
+	var outMembers [][]int           // the items of each group of out
 	take := func(k key, members []int) {
 		d := Deviation{Name: k.name, Explanation: k.expl}
 		smallest, size := -1, 0
@@ -111,6 +112,7 @@ func Deviations(cases []Case, ids []string) []Deviation {
 		}
 		d.Reproduction = reproduction(items[smallest].c)
 		out = append(out, d)
+		outMembers = append(outMembers, members)
 	}
 	for {
 		count := map[key][]int{}
@@ -182,6 +184,27 @@ func Deviations(cases []Case, ids []string) []Deviation {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(generic[order[i]]) > len(generic[order[j]]) })
 	for _, k := range order {
+		// a remnant of a quarter or less of the largest specific group
+		// of its kind joins it, said so: one bug, one group
+		big := -1
+		for j, d := range out {
+			if g, ok := groupGeneric[d.Name]; ok && g == k && (big < 0 || len(d.IDs) > len(out[big].IDs)) {
+				big = j
+			}
+		}
+		if rest := generic[k]; big >= 0 && 4*len(rest) <= len(out[big].IDs) {
+			n := len(out[big].IDs)
+			members := append(append([]int(nil), outMembers[big]...), rest...)
+			sort.Ints(members)
+			out[big].IDs = out[big].IDs[:0]
+			for _, i := range members {
+				done[i] = true
+				out[big].IDs = append(out[big].IDs, items[i].c.ID)
+			}
+			outMembers[big] = members
+			out[big].Explanation += fmt.Sprintf(" (%d of these %d; the other %d: %s)", n, len(members), len(rest), k.expl)
+			continue
+		}
 		take(k, generic[k])
 	}
 	return out // ids of no case (a scenario, an error) are the caller's
@@ -436,12 +459,28 @@ func effectiveDiff(a, b json.RawMessage) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		var ca, cb bytes.Buffer
-		_ = json.Compact(&ca, ma[k])
-		_ = json.Compact(&cb, mb[k])
-		if !bytes.Equal(ca.Bytes(), cb.Bytes()) {
+		if !sameJSON(ma[k], mb[k]) {
 			return k
 		}
 	}
 	return ""
+}
+
+// sameJSON reports whether two JSON values are equal by value: numbers
+// by value (2 and 2.0), strings that are durations by length (PT90S and
+// PT1M30S), the rest by their compact text.
+func sameJSON(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes()) {
+		return true
+	}
+	var fa, fb float64
+	if json.Unmarshal(a, &fa) == nil && json.Unmarshal(b, &fb) == nil {
+		return fa == fb
+	}
+	var sa, sb string
+	if json.Unmarshal(a, &sa) == nil && json.Unmarshal(b, &sb) == nil {
+		return SameDuration(sa, sb)
+	}
+	return false
 }

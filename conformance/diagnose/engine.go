@@ -247,7 +247,7 @@ func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
 		switch {
 		case req.Rand != nil:
 			r = *req.Rand
-		case s.jitter:
+		case s.jitter && e.dev.jitterForce >= 0 || e.dev.jitterForce > 0:
 			drawn = false // the implementation's own draw: accepted, delay unknown
 		}
 		n := req.Attempt
@@ -569,6 +569,9 @@ func (e engine) parsePolicy(data json.RawMessage) (spec, error) {
 
 // readPolicy reads a policy as an implementation with e's bugs does.
 func (e engine) readPolicy(data json.RawMessage) (spec, error) {
+	if e.dev.defField != "" {
+		data = withDefault(data, e.dev.defField, e.dev.defValue)
+	}
 	s := defaultSpec()
 	if len(data) == 0 || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		return e.adjust(s, nil), nil

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -26,6 +27,7 @@ type deviation struct {
 	jitterLo     float64 // jitter-range: the multiplier is jitterLo + r·(jitterHi − jitterLo); 0, 0: the reference
 	jitterHi     float64
 	jitterRounds bool    // jitter-rounded: the jittered delay rounded to the nanosecond, not truncated
+	jitterForce  int8    // jitter-ignored: 1 jitter always applied, -1 never
 	noCap        bool    // no-cap: max_interval never applied
 	capFactor    float64 // cap-factor: max_interval read as capFactor times its value (a unit mixed up)
 	codesIgnored uint8   // handler-codes-ignored: bit i for codes[i]
@@ -35,6 +37,9 @@ type deviation struct {
 	roundScope   uint8   // scopeDelays | scopeDurations
 	factor       float64
 	offset       int64 // time-offset: every delay shifted by offset ns
+	// wrong-default: an absent defField takes the JSON value defValue
+	// instead of the spec's default (section 8)
+	defField, defValue string
 }
 
 const (
@@ -67,19 +72,22 @@ func (d deviation) merge(o deviation) (deviation, bool) {
 	set(d.delayShift != 0, o.delayShift != 0, func() { out.delayShift, out.expOnly = o.delayShift, o.expOnly })
 	set(d.exhaustShift != 0, o.exhaustShift != 0, func() { out.exhaustShift = o.exhaustShift })
 	set(d.stratFrom != "", o.stratFrom != "", func() { out.stratFrom, out.stratTo = o.stratFrom, o.stratTo })
-	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds,
-		func() { out.jitterLo, out.jitterHi, out.jitterRounds = o.jitterLo, o.jitterHi, o.jitterRounds })
+	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds || o.jitterForce != 0,
+		func() {
+			out.jitterLo, out.jitterHi, out.jitterRounds, out.jitterForce = o.jitterLo, o.jitterHi, o.jitterRounds, o.jitterForce
+		})
 	set(d.noCap || d.capFactor != 0, o.noCap || o.capFactor != 0, func() { out.noCap, out.capFactor = o.noCap, o.capFactor })
 	set(d.codesIgnored != 0, o.codesIgnored != 0, func() { out.codesIgnored = o.codesIgnored })
 	set(d.match != 0, o.match != 0, func() { out.match = o.match })
 	set(d.roundUnit != 0, o.roundUnit != 0, func() { out.roundUnit, out.roundMode, out.roundScope = o.roundUnit, o.roundMode, o.roundScope })
 	set(d.factor != 0 || d.offset != 0, o.factor != 0 || o.offset != 0, func() { out.factor, out.offset = o.factor, o.offset })
+	set(d.defField != "", o.defField != "", func() { out.defField, out.defValue = o.defField, o.defValue })
 	return out, !clash
 }
 
 // delays reports whether d changes how a delay is computed.
 func (d deviation) delays() bool {
-	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds ||
+	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 ||
 		d.noCap || d.capFactor != 0 || d.roundScope&scopeDelays != 0 || d.factor != 0 || d.offset != 0
 }
 
@@ -111,6 +119,7 @@ func Families() []Family {
 		{"strategy-as", "the strategy A is computed as the strategy B, for each pair of none, linear, exponential and polynomial"},
 		{"jitter-range", "the jitter multiplier is drawn from [lo, hi) instead of [0.5, 1.5), lo and hi fitted from the answers to injected draws"},
 		{"jitter-rounded", "the jittered delay is rounded to the nanosecond where the spec truncates it"},
+		{"jitter-ignored", "the jitter field is ignored: every delay jittered, or none"},
 		{"no-cap", "max_interval is never applied, before or after jitter"},
 		{"cap-factor", "max_interval is applied, before and after jitter, as a constant factor (fitted from the delays above it) times its value: a unit mixed up"},
 		{"handler-codes-ignored", "the handler codes of a subset (fitted from the failing requests) are ignored and the policy decides"},
@@ -118,6 +127,7 @@ func Families() []Family {
 		{"rounding", "delays, durations or both are rounded, truncated or raised to a whole µs, ms or s"},
 		{"time-factor", "every delay is a constant factor (fitted) times the spec's"},
 		{"time-offset", "every delay is the spec's plus a constant (fitted)"},
+		{"wrong-default", "an absent field takes another value than the spec's default (field and value read off the effective policies answered)"},
 	}
 }
 
@@ -173,6 +183,9 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 		base = min(satNS(math.Floor(raw)), limit)
 	}
 	out := base
+	if d.jitterForce != 0 {
+		s.jitter = d.jitterForce > 0
+	}
 	if s.jitter && base > 0 {
 		lo, hi := d.jitterLo, d.jitterHi
 		r2 := r // the draw giving the same multiplier over [0.5, 1.5)
@@ -289,6 +302,47 @@ func satNS(f float64) int64 {
 	return int64(f)
 }
 
+// withDefault returns the policy text data with field set to the JSON
+// value v when data is an object that lacks it (an absent or null policy
+// is the empty object); other text unchanged. The keys already there
+// are kept as written, repeats included.
+func withDefault(data json.RawMessage, field, v string) json.RawMessage {
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 || string(t) == "null" {
+		t = []byte("{}")
+	}
+	if t[0] != '{' {
+		return data
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return data
+	}
+	n := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil || tok == field {
+			return data
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return data
+		}
+		n++
+	}
+	if _, err := dec.Token(); err != nil {
+		return data
+	}
+	k, _ := json.Marshal(field)
+	out := append([]byte("{"), k...)
+	out = append(out, ':')
+	out = append(out, v...)
+	if n > 0 {
+		out = append(out, ',')
+	}
+	return append(out, t[1:]...)
+}
+
 // ---- the search
 
 // fitted returns the family models whose parameters the failed cases
@@ -303,6 +357,7 @@ func fitted(cases []Case, open map[int]bool) []Model {
 	strategies := map[string]bool{}
 	codesSeen := uint8(0)
 	var ratios, diffs, capRatios, lowRatios []float64
+	defaults := map[[2]string]int{} // (field, JSON value) an absent field was answered with
 	var points []point
 	roundFits := map[[2]int64]int{}
 	for i := range cases {
@@ -334,6 +389,9 @@ func fitted(cases []Case, open map[int]bool) []Model {
 		ref, ok := engine{}.do(req)
 		if !ok {
 			continue
+		}
+		if req.Op == protocol.OpValidate && ref.Error == nil && c.Answer.Error == nil {
+			wrongDefaults(req.Policy, ref.Effective, c.Answer.Effective, defaults)
 		}
 		want, got := ref.DelayNS, c.Answer.DelayNS
 		if req.Op == protocol.OpParseDuration {
@@ -408,6 +466,8 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			add(fmt.Sprintf("cap-factor(×%g)", f), fmt.Sprintf("cap the delay at max_interval itself, not at %g× max_interval (a unit mixed up)", f),
 				"cap-factor", deviation{capFactor: f})
 		}
+		add("jitter-ignored(never)", "multiply the delay by 0.5 + r when jitter is true (section 5); this one never jitters", "jitter-ignored", deviation{jitterForce: -1})
+		add("jitter-ignored(always)", "jitter the delay only when jitter is true; this one jitters when it is false too", "jitter-ignored", deviation{jitterForce: 1})
 		add("jitter-rounded", "truncate the jittered delay to whole nanoseconds, as the spec's formula does; do not round it to the nearest",
 			"jitter-rounded", deviation{jitterRounds: true})
 		if lo, hi, ok := fitRange(points); ok {
@@ -423,6 +483,18 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			add(fmt.Sprintf("time-offset(%s)", signed(time.Duration(o))), fmt.Sprintf("every delay is the spec's %s: drop the constant", signed(time.Duration(o))),
 				"time-offset", deviation{offset: int64(o)})
 		}
+	}
+	keys := make([][2]string, 0, len(defaults))
+	for k := range defaults {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return defaults[a] > defaults[b] || defaults[a] == defaults[b] && (a[0] < b[0] || a[0] == b[0] && a[1] < b[1])
+	})
+	for _, k := range keys[:min(len(keys), 4)] {
+		add("wrong-default("+k[0]+"→"+k[1]+")", "an absent "+k[0]+" takes its section 8 default ("+defaultText[k[0]]+"), not "+k[1],
+			"wrong-default", deviation{defField: k[0], defValue: k[1]})
 	}
 	if decides {
 		for _, k := range []int{-2, -1, 1, 2} {
@@ -482,6 +554,40 @@ func fitted(cases []Case, open map[int]bool) []Model {
 		}
 	}
 	return out
+}
+
+// defaultText is each field's default (section 8), as JSON.
+var defaultText = map[string]string{
+	"max_attempts": "3", "initial_interval": `"PT1S"`, "backoff_coefficient": "2", "max_interval": `"PT5M"`,
+	"jitter": "true", "non_retryable_errors": "[]", "on_exhaustion": `"discard"`, "backoff_strategy": `"exponential"`,
+}
+
+// wrongDefaults counts, for a policy accepted by both, each field the
+// policy lacks whose effective value answered differs from the spec's.
+func wrongDefaults(pol, want, got json.RawMessage, into map[[2]string]int) {
+	var p, w, g map[string]json.RawMessage
+	t := bytes.TrimSpace(pol)
+	if len(t) == 0 || string(t) == "null" {
+		t = []byte("{}")
+	}
+	if json.Unmarshal(t, &p) != nil || json.Unmarshal(want, &w) != nil || json.Unmarshal(got, &g) != nil || p == nil {
+		return
+	}
+	for f := range defaultText {
+		gv, ok := g[f]
+		if _, given := p[f]; given || !ok || sameJSON(w[f], gv) || len(gv) > 64 {
+			continue
+		}
+		var c bytes.Buffer
+		if json.Compact(&c, gv) != nil {
+			continue
+		}
+		v := c.String()
+		if num, err := strconv.ParseFloat(v, 64); err == nil && strings.ContainsAny(v, ".eE") {
+			v = strconv.FormatFloat(num, 'g', -1, 64) // 3.0 is 3
+		}
+		into[[2]string{f, v}]++
+	}
 }
 
 var formula = map[string]string{
@@ -589,7 +695,7 @@ func (m Model) rank() int {
 		return 0
 	case strings.Contains(m.Family, "+"):
 		return 3 // two families
-	case m.dev.jitterLo != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0 || m.dev.capFactor != 0:
+	case m.dev.jitterLo != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0 || m.dev.capFactor != 0 || m.dev.defField != "":
 		return 2
 	}
 	return 1
