@@ -4,8 +4,10 @@
 package live
 
 import (
+	"math"
 	mrand "math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -94,10 +96,14 @@ func genCase(rng *mrand.Rand) FuzzCase {
 // for a type other than plainFailure's; a policy field 2, plus its
 // max_attempts value, 1 for a value other than the plain one (jitter
 // true, dead_letter, a coefficient other than 2, a strategy other than
-// exponential), 1 for the binding's spelling of a field, and 1 for each
+// exponential, a max_interval other than the initial interval, in either
+// spelling), 1 for the binding's spelling of a field, and 1 for each
 // non_retryable_errors entry.
 func (c FuzzCase) size() int {
 	n := 0
+	if iv, mx, ok := c.intervals(); ok && iv != mx {
+		n++
+	}
 	for _, f := range c.Failures {
 		n += 10
 		if f.Code != "" {
@@ -144,6 +150,51 @@ func (c FuzzCase) size() int {
 		}
 	}
 	return n
+}
+
+// intervals returns the case's initial interval and max_interval as
+// given (in either spelling; ISO 8601 only as "PT<seconds>S", as
+// generated), ok false when either is absent, unreadable, given twice,
+// or not a whole number of milliseconds.
+func (c FuzzCase) intervals() (initial, maxIv time.Duration, ok bool) {
+	read := func(iso, msKey string) (time.Duration, bool) {
+		v, hasISO := c.Policy[iso]
+		m, hasMS := c.Policy[msKey]
+		switch {
+		case hasISO && hasMS:
+			return 0, false
+		case hasISO:
+			s, _ := v.(string)
+			if !strings.HasPrefix(s, "PT") || !strings.HasSuffix(s, "S") {
+				return 0, false
+			}
+			f, err := strconv.ParseFloat(s[2:len(s)-1], 64)
+			if err != nil || f <= 0 || f > 1e6 || f*1000 != math.Trunc(f*1000) {
+				return 0, false
+			}
+			return time.Duration(math.Round(f*1000)) * ms, true
+		case hasMS:
+			var f float64
+			switch x := m.(type) {
+			case int:
+				f = float64(x)
+			case int64:
+				f = float64(x)
+			case float64:
+				f = x
+			default:
+				return 0, false
+			}
+			if f <= 0 || f > 1e9 || f != math.Trunc(f) {
+				return 0, false
+			}
+			return time.Duration(f) * ms, true
+		}
+		return 0, false
+	}
+	initial, ok1 := read("initial_interval", "initial_interval_ms")
+	maxIv, ok2 := read("max_interval", "max_interval_ms")
+	return initial, maxIv, ok1 && ok2
 }
 
 // variants returns the cases one step smaller than c (each smaller by
@@ -197,6 +248,17 @@ func variants(c FuzzCase) []FuzzCase {
 	}
 	if c.Policy["jitter"] == true {
 		with(func(v *FuzzCase) { v.Policy["jitter"] = false })
+	}
+	if iv, mx, ok := c.intervals(); ok && iv != mx && iv > 0 {
+		// The cap brought down to the initial interval: the smallest cap,
+		// which a cap deviation shows at the first retry.
+		with(func(v *FuzzCase) {
+			if _, iso := v.Policy["max_interval"]; iso {
+				v.Policy["max_interval"] = fmtDur(iv)
+			} else {
+				v.Policy["max_interval_ms"] = iv.Milliseconds()
+			}
+		})
 	}
 	if c.Policy["on_exhaustion"] == "dead_letter" {
 		with(func(v *FuzzCase) { v.Policy["on_exhaustion"] = "discard" })

@@ -94,19 +94,12 @@ func (e *env) observe(ctx context.Context, c *FuzzCase, left int, judged func(st
 //     initial interval (jittered, capped);
 //  3. "delay:STRATEGY": a later retry, whose growth is the strategy's.
 //
-// A suffix names the binding's spelling of the field the kind turns on:
-// "+ms" when the policy gives max_interval_ms (1) or initial_interval_ms
-// (2), "+backoff_type" when it gives backoff_type (3). lo is the shortest
-// delay the server's answer allows, on its clock; n the failure it
-// followed (1-based).
+// The spelling of a field (initial_interval_ms, backoff_type) makes no
+// kind of its own: shrinking respells the case where the deviation
+// stays, so the shrunk case shows the binding's spelling only where it
+// matters. lo is the shortest delay the server's answer allows, on its
+// clock; n the failure it followed (1-based).
 func delayKind(c *FuzzCase, ref refTrace, n int, lo time.Duration) string {
-	has := func(k string) bool { _, ok := c.Policy[k]; return ok }
-	suffix := func(field, s string) string {
-		if has(field) {
-			return s
-		}
-		return ""
-	}
 	if ref.cap > 0 && lo > ref.cap+resolution {
 		u := FuzzCase{Policy: make(map[string]any, len(c.Policy)), Failures: c.Failures}
 		for k, v := range c.Policy {
@@ -115,13 +108,13 @@ func delayKind(c *FuzzCase, ref refTrace, n int, lo time.Duration) string {
 			}
 		}
 		if ur := reference(&u); n <= len(ur.steps) && ur.steps[n-1].state == retryable && lo <= ur.steps[n-1].hi+resolution {
-			return "delay:above-cap" + suffix("max_interval_ms", "+ms")
+			return "delay:above-cap"
 		}
 	}
 	if n == 1 {
-		return "delay:initial" + suffix("initial_interval_ms", "+ms")
+		return "delay:initial"
 	}
-	return "delay:" + ref.strategy + suffix("backoff_type", "+backoff_type")
+	return "delay:" + ref.strategy
 }
 
 // ratio says how the server's delay [lo, hi] compares with the

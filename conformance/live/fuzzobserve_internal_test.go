@@ -13,7 +13,8 @@ import (
 // policy's strategy: a jittered delay above max_interval is one kind
 // under exponential and linear alike; the first retry (I for every
 // strategy) is one kind whatever the strategy; a later retry whose
-// growth is wrong keeps its strategy's kind. Delays below are the retry
+// growth is wrong keeps its strategy's kind; the binding's spelling of a
+// field makes no kind of its own. Delays below are the retry
 // spec's formulas (ojs-retry §3) written out.
 func TestDelayKindGroupsByDeviation(t *testing.T) {
 	const i = 20 * time.Millisecond
@@ -34,20 +35,20 @@ func TestDelayKindGroupsByDeviation(t *testing.T) {
 		{"linear, jitter above the cap", map[string]any{"initial_interval": "PT0.02S", "backoff_strategy": "linear", "backoff_coefficient": 1, "jitter": true, "max_interval": "PT0.08S", "max_attempts": 4},
 			3, 85 * ms, "delay:above-cap"},
 		{"max_interval_ms, above the cap", map[string]any{"initial_interval": "PT0.02S", "jitter": true, "max_interval_ms": 20, "max_attempts": 2},
-			1, 26 * ms, "delay:above-cap+ms"},
+			1, 26 * ms, "delay:above-cap"},
 		// initial_interval_ms unread: the 1 s default, far above what
 		// the uncapped policy gives, at the first retry of any strategy.
 		{"initial_interval_ms unread, exponential", map[string]any{"initial_interval_ms": 20, "max_interval_ms": 80, "jitter": false, "max_attempts": 2},
-			1, time.Second, "delay:initial+ms"},
+			1, time.Second, "delay:initial"},
 		{"initial_interval_ms unread, polynomial", map[string]any{"initial_interval_ms": 20, "max_interval_ms": 80, "backoff_type": "polynomial", "jitter": false, "max_attempts": 2},
-			1, time.Second, "delay:initial+ms"},
+			1, time.Second, "delay:initial"},
 		{"first retry doubled", map[string]any{"initial_interval": "PT0.02S", "backoff_strategy": "none", "jitter": false},
 			1, 2 * i, "delay:initial"},
 		// polynomial I·n^2 is 4·I at n = 2; exponential gives 2·I.
 		{"polynomial computed as exponential", map[string]any{"initial_interval": "PT0.02S", "backoff_strategy": "polynomial", "jitter": false, "max_attempts": 3},
 			2, 2 * i, "delay:polynomial"},
 		{"backoff_type polynomial computed as exponential", map[string]any{"initial_interval": "PT0.02S", "backoff_type": "polynomial", "jitter": false, "max_attempts": 3},
-			2, 2 * i, "delay:polynomial+backoff_type"},
+			2, 2 * i, "delay:polynomial"},
 		// Above a cap of 8·I yet beyond 1.5 × the uncapped delay (2·I at
 		// n = 2): not a cap deviation.
 		{"far above the cap", map[string]any{"initial_interval": "PT0.02S", "jitter": true, "max_interval": "PT0.16S"},
@@ -93,6 +94,63 @@ func TestUnobservedOnlyForAnswersNotSeenInTime(t *testing.T) {
 		}
 		if !tc.want && got != tc.err {
 			t.Errorf("unobserved(%v) = %v, want the error itself", tc.err, got)
+		}
+	}
+}
+
+// A case with a cap above its initial interval has a variant with the
+// cap brought down to it, in the spelling the case uses, and smaller: a
+// delay above the cap then shrinks to the first retry.
+func TestVariantsBringTheCapDownToTheInitialInterval(t *testing.T) {
+	for _, tc := range []struct {
+		policy map[string]any
+		key    string
+		want   any
+	}{
+		{map[string]any{"initial_interval": "PT0.02S", "max_interval": "PT0.08S", "jitter": true}, "max_interval", "PT0.02S"},
+		{map[string]any{"initial_interval_ms": int64(20), "max_interval_ms": int64(80), "jitter": true}, "max_interval_ms", int64(20)},
+		// As read back from a case file: JSON numbers are float64.
+		{map[string]any{"initial_interval_ms": 20.0, "max_interval_ms": 80.0, "jitter": true}, "max_interval_ms", int64(20)},
+	} {
+		c := FuzzCase{Policy: tc.policy, Failures: []FuzzFailure{plainFailure, plainFailure, plainFailure}}
+		found := false
+		for _, v := range variants(c) {
+			if v.Policy[tc.key] == tc.want && len(v.Failures) == 3 && v.size() < c.size() {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%v: no smaller variant with %s %v", tc.policy, tc.key, tc.want)
+		}
+		c.Policy[tc.key] = tc.want
+		for _, v := range variants(c) {
+			if iv, mx, ok := v.intervals(); ok && mx < iv {
+				t.Errorf("%v: variant with a cap below the initial interval: %v", c.Policy, v.Policy)
+			}
+		}
+	}
+}
+
+// A FAIL answer whose max_attempts differs is grouped under max_attempts
+// alone: the state it leads to (discarded after one attempt when 0 is
+// read for an absent max_attempts) is the same deviation. A state that
+// differs under the same max_attempts is a state.
+func TestMaxAttemptsExplainsTheState(t *testing.T) {
+	one, zero, three := 1, 0, 3
+	want := refStep{state: "retryable", attempt: 1, max: 3, lo: 20 * ms, hi: 20 * ms}
+	e := &env{}
+	noDelay := func(time.Duration) string { return "delay:x" }
+	for _, tc := range []struct {
+		got  nackAnswer
+		want string
+	}{
+		{nackAnswer{State: "discarded", Attempt: &one, MaxAttempts: &zero}, "max_attempts"},
+		{nackAnswer{State: "discarded", Attempt: &one, MaxAttempts: &three}, "state"},
+		{nackAnswer{State: "discarded", Attempt: &one}, "state"},
+	} {
+		_, _, kinds := e.sameAnswer(&tc.got, nil, want, noDelay)
+		if len(kinds) != 1 || kinds[0] != tc.want {
+			t.Errorf("%+v: kinds %q, want [%s]", tc.got, kinds, tc.want)
 		}
 	}
 }

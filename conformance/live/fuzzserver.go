@@ -35,9 +35,8 @@ type FuzzCase struct {
 	// deviation seen ("delay:above-cap", a delay above max_interval
 	// whatever the strategy; "delay:initial", the first retry's;
 	// "delay:STRATEGY", a later retry's growth under the policy's
-	// strategy; "delay:unreadable"; see delayKind for the "+ms" and
-	// "+backoff_type" suffixes), "dead-letter" or "history". It groups
-	// what was observed; it names no cause.
+	// strategy; "delay:unreadable"; see delayKind), "dead-letter" or
+	// "history". It groups what was observed; it names no cause.
 	Kind string `json:"kind,omitempty"`
 }
 
@@ -210,7 +209,7 @@ func only(kind string) func(string) bool {
 // on replay, and for each variant while shrinking (at most the jobs left).
 const (
 	replayJitterTries = 16
-	shrinkJitterTries = 4
+	shrinkJitterTries = 6
 )
 
 // playTries plays c once, or, when the reference gives one of its delays
@@ -334,7 +333,7 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 				return disagree(n, k, "FAIL of attempt %d (error type %q, code %q): the server answered %s; the reference executor: %s", n, f.Type, f.Code, answer, want.answer())
 			}
 		}
-		if slices.ContainsFunc(kinds, func(k string) bool { return k == "state" || strings.HasPrefix(k, "delay:") }) {
+		if a.State != want.state || slices.ContainsFunc(kinds, func(k string) bool { return strings.HasPrefix(k, "delay:") }) {
 			// A state or delay of a kind not judged: the case cannot go on
 			// meaningfully (nor wait for a retry the reference does not
 			// have, or one due at another time).
@@ -359,8 +358,9 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 }
 
 // sameAnswer compares the FAIL answer a (received in ex) with the
-// reference's want: the state, the attempt, max_attempts (when the server
-// gives it), and for a retry a next_attempt_at whose delay, on the
+// reference's want: max_attempts (when the server gives it), the state
+// (not a kind of its own when max_attempts differs), the attempt, and for
+// a retry a next_attempt_at whose delay, on the
 // server's clock, meets [want.lo, want.hi] within the timestamp
 // resolution (an absent next_attempt_at is not judged). It returns the
 // answer as it reads it, the retry's next_attempt_at, and the kinds that
@@ -371,15 +371,17 @@ func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, delayKind fu
 	if a.MaxAttempts != nil {
 		got += ", max_attempts " + intOr(a.MaxAttempts)
 	}
+	// A server that reads max_attempts otherwise (0 for an absent one,
+	// say) ends or retries the job otherwise too: that state is the same
+	// deviation, not a kind of its own.
 	var kinds []string
-	if a.State != want.state {
+	if a.MaxAttempts != nil && *a.MaxAttempts != want.max {
+		kinds = append(kinds, "max_attempts")
+	} else if a.State != want.state {
 		kinds = append(kinds, "state")
 	}
 	if !is(a.Attempt, want.attempt) {
 		kinds = append(kinds, "attempt")
-	}
-	if a.MaxAttempts != nil && *a.MaxAttempts != want.max {
-		kinds = append(kinds, "max_attempts")
 	}
 	next, err := parseTime("next_attempt_at", a.NextAttemptAt)
 	switch {
