@@ -237,6 +237,8 @@ var unseenBugs = []struct {
 	{"jitter-[0.5,1)", "bug:jitter-range([0.5,1))", jitterMultiplier(0.5, 1)},
 	// a wider range, [0.2, 1.8)
 	{"jitter-[0.2,1.8)", "bug:jitter-range([0.2,1.8))", jitterMultiplier(0.2, 1.8)},
+	// the draw reversed: 1.5 − r
+	{"jitter-reversed", "bug:jitter-range([1.5,0.5))", jitterMultiplier(1.5, 0.5)},
 	// jitter adds up to one second instead of multiplying
 	{"jitter-added-seconds", "unexplained:delay-differs", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
 		a := ref(req)

@@ -117,7 +117,7 @@ func Families() []Family {
 		{"exponent-offset", "the exponential strategy's exponent is off by k (coefficient^(n−1+k)), k in ±1; the other strategies are right"},
 		{"exhaustion-offset", "the job is exhausted after max_attempts+k attempts instead of max_attempts, k in ±1, ±2"},
 		{"strategy-as", "the strategy A is computed as the strategy B, for each pair of none, linear, exponential and polynomial"},
-		{"jitter-range", "the jitter multiplier is drawn from [lo, hi) instead of [0.5, 1.5), lo and hi fitted from the answers to injected draws"},
+		{"jitter-range", "the jitter multiplier is lo + r·(hi − lo) instead of 0.5 + r, lo and hi fitted from the answers to injected draws (hi below lo: a multiplier falling as the draw rises)"},
 		{"jitter-rounded", "the jittered delay is rounded to the nanosecond where the spec truncates it"},
 		{"jitter-ignored", "the jitter field is ignored: every delay jittered, or none"},
 		{"no-cap", "max_interval is never applied, before or after jitter"},
@@ -471,9 +471,11 @@ func fitted(cases []Case, open map[int]bool) []Model {
 		add("jitter-rounded", "truncate the jittered delay to whole nanoseconds, as the spec's formula does; do not round it to the nearest",
 			"jitter-rounded", deviation{jitterRounds: true})
 		if lo, hi, ok := fitRange(points); ok {
-			add(fmt.Sprintf("jitter-range([%g,%g))", lo, hi),
-				fmt.Sprintf("draw the jitter multiplier from [0.5, 1.5) (0.5 + r), not from [%g, %g)", lo, hi),
-				"jitter-range", deviation{jitterLo: lo, jitterHi: hi})
+			fix := fmt.Sprintf("draw the jitter multiplier from [0.5, 1.5) (0.5 + r), not from [%g, %g)", lo, hi)
+			if hi < lo {
+				fix = fmt.Sprintf("make the jitter multiplier 0.5 + r; this one is %g − %g·r, falling as the draw rises", lo, lo-hi)
+			}
+			add(fmt.Sprintf("jitter-range([%g,%g))", lo, hi), fix, "jitter-range", deviation{jitterLo: lo, jitterHi: hi})
 		}
 		if f, ok := mode(ratios, 1e-3); ok && f != 1 && f > 0 {
 			add(fmt.Sprintf("time-factor(×%g)", f), fmt.Sprintf("every delay is %g× the spec's: drop the factor (a unit mixed up, a base doubled)", f),
@@ -660,7 +662,8 @@ type point struct{ r, m float64 }
 // hundredths, and the line most pairs give wins (a few points off the
 // line, a capped or a saturated answer, do not move it). ok is false
 // with fewer than two distinct draws, for the reference's range, or for
-// a range that is not one.
+// a range that is not one; hi below lo is a multiplier that falls as the
+// draw rises (1.5 − r).
 func fitRange(points []point) (lo, hi float64, ok bool) {
 	votes := map[[2]float64]int{}
 	var best [2]float64
@@ -681,7 +684,7 @@ func fitRange(points []point) (lo, hi float64, ok bool) {
 		}
 	}
 	lo, hi = best[0], best[1]
-	if bestN == 0 || !(lo >= 0 && hi > lo) || lo == 0.5 && hi == 1.5 {
+	if bestN == 0 || !(lo >= 0 && hi >= 0 && hi != lo) || lo == 0.5 && hi == 1.5 {
 		return 0, 0, false
 	}
 	return lo, hi, true
