@@ -18,7 +18,8 @@
 // families of bugs ([Families]): an attempt or exponent offset, each
 // strategy computed as each other, a jitter multiplier range fitted from
 // the answers to injected draws, no cap or a cap scaled by a constant
-// factor (a unit mixed up), exhaustion off by ±k, handler
+// factor (a unit mixed up), the jitter field ignored, a wrong default
+// for an absent field, exhaustion off by ±k, handler
 // codes ignored in whole or in part, loosened matching (letter case,
 // bare prefix, unanchored regular expressions), rounding or truncation of
 // delays and durations, a constant factor or offset in time. Parameter
