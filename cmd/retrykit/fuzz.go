@@ -63,13 +63,20 @@ history. The first disagreement is shrunk by replaying smaller cases
 failures) and printed; --out DIR writes it as DIR/fuzz-server-case.json,
 which --replay FILE plays again (a jittered case up to 16 times, until
 it disagrees). Each disagreement says its kind (push, fetch-attempt,
-state, attempt, max_attempts, delay:STRATEGY, dead-letter, history);
+state, attempt, max_attempts, dead-letter, history, and a delay by the
+deviation seen: delay:above-cap, delay:initial, delay:STRATEGY);
 with --all the run goes on with the jobs left, shrinking one case of
 each further kind, the kinds found no longer judged (so a server that
 counts attempts from 0 still has its delays compared). At most --jobs
 jobs are pushed (shrinking included)
 within --time; at the end the run cancels its pending jobs, deletes its
-dead letters, and says what it could not remove.
+dead letters, and says what the server still holds and what it could
+not remove. A disagreement is claimed only on an answer received: a case
+that cannot be observed in time (a retry not fetchable within
+--late-bound after its next_attempt_at, a request timed out, a FAIL
+refused with 409 after a lapsed reservation) is played again, at most
+twice, then counted inconclusive with its reason; the run goes on.
+--format json writes the report for tools.
 
 Generates requests for every op the adapter lists in its hello
 (parse_duration, validate, delay, match, decide, and scenario: random job

@@ -132,13 +132,13 @@ func TestFuzzServerSlowAnswersNeverDisagree(t *testing.T) {
 		return 0, false
 	}}
 	url := p.start(t)
-	res, err := live.FuzzServer(context.Background(), url, 20, 2, time.Minute, live.WithTimeout(150*time.Millisecond))
+	res, err := live.FuzzServer(context.Background(), url, 12, 2, time.Minute, live.WithTimeout(150*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d jobs, %d inconclusive, %d replayed: %q", res.Jobs, res.Inconclusive, res.Reobserved, res.Reasons)
-	if res.Found != nil || res.Stopped != "" || res.Jobs != 20 {
-		t.Fatalf("found %+v, stopped %q after %d jobs of 20", res.Found, res.Stopped, res.Jobs)
+	if res.Found != nil || res.Stopped != "" || res.Jobs != 12 {
+		t.Fatalf("found %+v, stopped %q after %d jobs of 12", res.Found, res.Stopped, res.Jobs)
 	}
 	if res.Reobserved == 0 {
 		t.Errorf("no play repeated, though FAIL answers timed out")
