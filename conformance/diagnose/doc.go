@@ -43,12 +43,16 @@
 //     fitted family; a catalogue model is dropped, and the run diagnosed
 //     again without it, when its mispredicted failures that no
 //     combination with it explains are more than a third of the failures
-//     it reproduces (a second bug in the same answers explains a few);
+//     it reproduces (a second bug in the same answers explains a few). A
+//     fitted family is dropped too when more than four times as many
+//     failures of its kind as it explains stay unexplained: it fits a
+//     few by coincidence inside a larger bug;
 //  3. models are taken greedily by one cover shared with the live
 //     checker's diagnosis (internal/cover): the one with the most failures
 //     not yet explained first, then a catalogue entry before a fitted
-//     family, fewer fitted parameters before more, then the name; each
-//     failure is listed under the first model that reproduces it;
+//     family, fewer fitted parameters before more, two families together
+//     (tried when one alone mispredicts failures) last, then the name;
+//     each failure is listed under the first model that reproduces it;
 //     failures no single model reproduces are then tried with two and
 //     three catalogue models combined ([Combine]), each combination
 //     starting from a model already found; a combination reproduces a
@@ -62,7 +66,8 @@
 //     letter case", "a delay above max_interval", "every delay is
 //     backoff_coefficient× the spec's", "a delay of 0"), each group with
 //     its smallest reproduction; a delay the implementation drew itself
-//     joins a group of ratios or offsets when its whole range shows it.
+//     joins a group of ratios or offsets when its whole range shows it,
+//     and a remnant of a quarter or less of a group of its kind joins it.
 //
 // So "explains 37 failures" means 37 answers were reproduced exactly by
 // one bug and no passing answer speaks against it.
