@@ -593,6 +593,26 @@ func rightOutcome(rep *conformance.Report, want string) bool {
 	return true
 }
 
+// checkOutcome runs the suite with f planted and fails unless the report
+// shows the outcome want (see rightOutcome); it logs the row of the
+// evaluation's table (docs/benchmarks.md): the bug, failures, causes,
+// the first cause, causes reproduced under another name.
+func checkOutcome(t *testing.T, suite *conformance.Suite, name, want string, f fault) {
+	t.Helper()
+	rep := runPlanted(t, suite, f)
+	o := outcomeOf(rep, want)
+	t.Logf("| %s | %d | %d | %s | %s |", name, o.caught, o.causes, o.first, strings.Join(o.wrongNamed, ", "))
+	if o.caught == 0 {
+		t.Fatal("no vector catches the planted bug")
+	}
+	if !rightOutcome(rep, want) {
+		for _, c := range rep.Causes {
+			t.Logf("%s×%d reproduced=%v: %s", c.Class, len(c.IDs), c.Reproduced, c.Reproduction)
+		}
+		t.Errorf("causes %s, want %s", causes(rep), want)
+	}
+}
+
 // Each bug of the adversarial evaluation comes out as its outcome: one
 // cause with the right name and parameters, or unexplained failures
 // grouped by the deviation observed, largest group first.
@@ -602,20 +622,7 @@ func TestUnseenBugsComeOutRight(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range unseenBugs {
-		t.Run(b.name, func(t *testing.T) {
-			rep := runPlanted(t, suite, b.fault)
-			o := outcomeOf(rep, b.want)
-			t.Logf("| %s | %d | %d | %s | %s |", b.name, o.caught, o.causes, o.first, strings.Join(o.wrongNamed, ", "))
-			if o.caught == 0 {
-				t.Fatal("no vector catches the planted bug")
-			}
-			if !rightOutcome(rep, b.want) {
-				for _, c := range rep.Causes {
-					t.Logf("%s×%d reproduced=%v: %s", c.Class, len(c.IDs), c.Reproduced, c.Reproduction)
-				}
-				t.Errorf("causes %s, want %s", causes(rep), b.want)
-			}
-		})
+		t.Run(b.name, func(t *testing.T) { checkOutcome(t, suite, b.name, b.want, b.fault) })
 	}
 }
 
@@ -755,19 +762,6 @@ func TestRandomUnseenBugsComeOutRight(t *testing.T) {
 				return int64(float64(s.MaxInterval) * k), !s.Jitter
 			})
 		}
-		t.Run(name, func(t *testing.T) {
-			rep := runPlanted(t, suite, f)
-			o := outcomeOf(rep, want)
-			t.Logf("| %s | %d | %d | %s | %s |", name, o.caught, o.causes, o.first, strings.Join(o.wrongNamed, ", "))
-			if o.caught == 0 {
-				t.Fatal("no vector catches the planted bug")
-			}
-			if !rightOutcome(rep, want) {
-				for _, c := range rep.Causes {
-					t.Logf("%s×%d reproduced=%v: %s", c.Class, len(c.IDs), c.Reproduced, c.Reproduction)
-				}
-				t.Errorf("causes %s, want %s", causes(rep), want)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkOutcome(t, suite, name, want, f) })
 	}
 }
