@@ -91,3 +91,23 @@ func TestModelBesideFewDeviationsIsKept(t *testing.T) {
 		t.Errorf("beside 12 delays: named %v, want regex-match", got)
 	}
 }
+
+// TestCommonRatioHoldsTheMostWindows: a time factor is the one inside
+// the most delay windows, the simplest only on a tie: windows widened by
+// a loaded host (1.2..2.1, 1.3..2.05) beside a tight one at 1.5 give ×1.5,
+// which holds all three, not ×2, which holds two; tight windows around 2
+// give ×2, not a longer number inside them.
+func TestCommonRatioHoldsTheMostWindows(t *testing.T) {
+	for _, tc := range []struct {
+		rs   [][2]float64
+		want float64
+	}{
+		{[][2]float64{{1.2, 2.1}, {1.3, 2.05}, {1.45, 1.55}}, 1.5},
+		{[][2]float64{{1.99, 2.01}, {1.995, 2.004}, {1.98, 2.02}}, 2},
+		{[][2]float64{{0.49, 0.51}, {0.3, 0.8}}, 0.5},
+	} {
+		if got, ok := commonRatio(tc.rs); !ok || got != tc.want {
+			t.Errorf("commonRatio(%v) = %v, %v; want %v", tc.rs, got, ok, tc.want)
+		}
+	}
+}
