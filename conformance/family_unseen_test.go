@@ -239,6 +239,36 @@ var unseenBugs = []struct {
 	{"jitter-[0.2,1.8)", "bug:jitter-range([0.2,1.8))", jitterMultiplier(0.2, 1.8)},
 	// the draw reversed: 1.5 − r
 	{"jitter-reversed", "bug:jitter-range([1.5,0.5))", jitterMultiplier(1.5, 0.5)},
+	// the jittered delay rounded to the nanosecond, not truncated
+	{"jitter-rounded", "bug:jitter-rounded", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || !s.Jitter || req.Rand == nil || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		half := 0.5 // multiplier 1: the capped delay
+		q := req
+		q.Rand = &half
+		b := ref(q)
+		if b.DelayNS == nil {
+			return a
+		}
+		x := math.Round(float64(*b.DelayNS) * (0.5 + *req.Rand))
+		if x < 0x1p63 {
+			d := min(int64(x), int64(s.MaxInterval))
+			a.DelayNS = &d
+		}
+		return a
+	}},
+	// a pattern matches every type it is a prefix of, ".*" or not
+	{"prefix-anywhere", "bug:loosened-match(prefix)", onMatch(func(patterns []string, typ string) bool {
+		for _, p := range patterns {
+			if p = strings.TrimSuffix(strings.TrimSuffix(p, "*"), "."); p != "" && strings.HasPrefix(typ, p) {
+				return true
+			}
+		}
+		return specMatch(patterns, typ)
+	})},
 	// jitter adds up to one second instead of multiplying
 	{"jitter-added-seconds", "unexplained:delay-differs", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
 		a := ref(req)
