@@ -58,14 +58,18 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 	}
 }
 
-// partial reports whether the model of f, catalogue entry or fitted
-// family, is a small part of a wider deviation (rule 4 of the package
-// documentation): more than four times as many failed checks as it
-// explains are left unexplained with a deviation of the same kind as
-// those it explains (see kindOf: a delay that differs, a retry handed out
-// early). The deviation is then evidently wider than the model, which
-// reproduces its few checks by coincidence (a per-job clock skew whose
-// delays fall, on one check, where an unmerged coefficient puts them).
+// partial reports whether the model of f is a small part of a wider
+// deviation (rule 4 of the package documentation): more failed checks
+// than it explains (a fitted family) or more than four times as many (a
+// catalogue model) are left unexplained with a deviation of the same kind
+// as those it explains (see kindOf: a delay that differs, a retry handed
+// out early). The deviation is then evidently wider than the model, which
+// reproduces its checks by coincidence: a per-job clock skew whose delays
+// fall, on one check, where an unmerged coefficient puts them; or whose
+// jittered delays, seen through a loaded host's windows, a jitter range
+// read off those very delays reproduces while the skew in every delay
+// without jitter stays unexplained. A family's parameters are read off
+// the failures, so it must account for most of its kind.
 // kind gives a failed check's kind of deviation.
 func partial(f Finding, unexplained []string, kind func(check string) string) bool {
 	mine := map[string]bool{}
@@ -82,6 +86,9 @@ func partial(f Finding, unexplained []string, kind func(check string) string) bo
 		if mine[kind(c)] {
 			n++
 		}
+	}
+	if f.Model.Family != "" {
+		return n > len(f.Explains)
 	}
 	return n > 4*len(f.Explains)
 }
