@@ -92,6 +92,9 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 	if j.State != "discarded" {
 		e.fail("http-discard", "INFO after the last failure: state %q, want discarded", j.State)
 	}
+	// the INFO attempt is an observation of http-attempts too: a failure
+	// there is not the FAIL answers' to explain
+	e.recordAttempt("http-attempts", servermodel.InfoAttempt, pol.max, j.Attempt)
 	if !is(j.Attempt, pol.max) {
 		e.fail("http-attempts", "INFO after %d failed attempts: attempt %s", pol.max, intOr(j.Attempt))
 	}
