@@ -266,36 +266,10 @@ var unseenBugs = []struct {
 	// number) and an adapter converting them to whole nanoseconds by
 	// rounding: a fraction of a nanosecond is kept, then rounded up from
 	// a half, where the spec truncates (4.5 ns is 5, not 4)
-	{"delay-in-float-milliseconds", "bug:fraction-not-truncated", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
-		a := ref(req)
-		s, ok := specOf(req)
-		if !ok || a.Error != nil || a.DelayNS == nil {
-			return a
-		}
-		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-		initial, limit := ms(s.InitialInterval), ms(s.MaxInterval)
-		var raw float64
-		switch s.Strategy.String() {
-		case "none":
-			raw = initial
-		case "linear":
-			raw = initial * float64(req.Attempt)
-		case "polynomial":
-			raw = initial * math.Pow(float64(req.Attempt), s.BackoffCoefficient)
-		default:
-			raw = initial * exactPow(s.BackoffCoefficient, req.Attempt-1)
-		}
-		if raw*1e6 >= 0x1p53 { // beyond float precision: another bug's answers
-			return a
-		}
-		d := math.Min(raw, limit)
-		if s.Jitter {
-			d = math.Min(d*(0.5+drawOf(req)), limit)
-		}
-		ns := int64(math.Round(d * 1e6))
-		a.DelayNS = &ns
-		return a
-	}},
+	{"delay-in-float-milliseconds", "bug:fraction-not-truncated", floatDelay(1e6, math.Round)},
+	// the same in float seconds (Python), the conversion rounding a tie
+	// to even (Python's round): 4.5 ns is 4, 6.75 ns is 7
+	{"delay-in-float-seconds", "bug:fraction-not-truncated(ties-to-even)", floatDelay(1e9, math.RoundToEven)},
 	// a matcher compiling each pattern as the regular expression
 	// "^" + pattern + "$" and comparing the pattern for equality when it
 	// does not compile; it refuses no list
@@ -629,6 +603,42 @@ func onDurations(fix func(string) string) fault {
 		}
 		a := ref(q)
 		a.ID = req.ID
+		return a
+	}
+}
+
+// floatDelay computes every delay as a library keeping float units of
+// unit nanoseconds would (the spec's formula, cap, jitter, cap), and
+// answers it in whole nanoseconds converted by round.
+func floatDelay(unit float64, round func(float64) float64) fault {
+	return func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		in := func(d time.Duration) float64 { return float64(d) / unit }
+		initial, limit := in(s.InitialInterval), in(s.MaxInterval)
+		var raw float64
+		switch s.Strategy.String() {
+		case "none":
+			raw = initial
+		case "linear":
+			raw = initial * float64(req.Attempt)
+		case "polynomial":
+			raw = initial * math.Pow(float64(req.Attempt), s.BackoffCoefficient)
+		default:
+			raw = initial * exactPow(s.BackoffCoefficient, req.Attempt-1)
+		}
+		if raw*unit >= 0x1p53 { // beyond float precision: another bug's answers
+			return a
+		}
+		d := math.Min(raw, limit)
+		if s.Jitter {
+			d = math.Min(d*(0.5+drawOf(req)), limit)
+		}
+		ns := int64(round(d * unit))
+		a.DelayNS = &ns
 		return a
 	}
 }

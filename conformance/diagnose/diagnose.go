@@ -342,7 +342,7 @@ func diagnose(cases []Case, refused map[string]bool) (findings []Finding, unexpl
 }
 
 // joinDrawn moves a failure whose delay the implementation drew itself
-// to the combination of every catalogue model found in the run that can
+// (a delay answered, not a rejection) to the combination of every catalogue model found in the run that can
 // fail its vector alone (some draw of the model's answers fails it) and
 // that together reproduce it. Which of two such bugs a single draw falls
 // within is chance (a delay of 318 s fits both "no cap" and "no cap after
@@ -383,8 +383,8 @@ func joinDrawn(cases []Case, findings []Finding) []Finding {
 		}
 		for _, id := range f.Explains {
 			i, ok := byID[id]
-			if !ok || !cases[i].Drawn {
-				continue
+			if !ok || !cases[i].Drawn || cases[i].Answer.Error != nil || cases[i].Answer.DelayNS == nil {
+				continue // a rejection or no delay: no draw plays a part
 			}
 			c := &cases[i]
 			m := f.Model

@@ -28,6 +28,7 @@ type deviation struct {
 	jitterHi     float64
 	jitterRounds bool    // jitter-rounded: the jittered delay rounded to the nanosecond, not truncated
 	fracKept     bool    // fraction-not-truncated: every delay computed in float, its fraction of a nanosecond rounded to the nearest
+	fracEven     bool    // with fracKept: a tie rounded to even (Python's round), not away from zero
 	jitterForce  int8    // jitter-ignored: 1 jitter always applied, -1 never
 	noCap        bool    // no-cap: max_interval never applied
 	capFactor    float64 // cap-factor: max_interval read as capFactor times its value (a unit mixed up)
@@ -75,7 +76,7 @@ func (d deviation) merge(o deviation) (deviation, bool) {
 	set(d.stratFrom != "", o.stratFrom != "", func() { out.stratFrom, out.stratTo = o.stratFrom, o.stratTo })
 	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds || o.jitterForce != 0 || o.fracKept,
 		func() {
-			out.jitterLo, out.jitterHi, out.jitterRounds, out.jitterForce, out.fracKept = o.jitterLo, o.jitterHi, o.jitterRounds, o.jitterForce, o.fracKept
+			out.jitterLo, out.jitterHi, out.jitterRounds, out.jitterForce, out.fracKept, out.fracEven = o.jitterLo, o.jitterHi, o.jitterRounds, o.jitterForce, o.fracKept, o.fracEven
 		})
 	set(d.noCap || d.capFactor != 0, o.noCap || o.capFactor != 0, func() { out.noCap, out.capFactor = o.noCap, o.capFactor })
 	set(d.codesIgnored != 0, o.codesIgnored != 0, func() { out.codesIgnored = o.codesIgnored })
@@ -120,7 +121,7 @@ func Families() []Family {
 		{"strategy-as", "the strategy A is computed as the strategy B, for each pair of none, linear, exponential and polynomial"},
 		{"jitter-range", "the jitter multiplier is lo + r·(hi − lo) instead of 0.5 + r, lo and hi fitted from the answers to injected draws (hi below lo: a multiplier falling as the draw rises)"},
 		{"jitter-rounded", "the jittered delay is rounded to the nanosecond where the spec truncates it"},
-		{"fraction-not-truncated", "every delay is computed in floating point and keeps its fraction of a nanosecond, rounded to the nearest when the answer is given in whole nanoseconds, where the spec truncates"},
+		{"fraction-not-truncated", "every delay is computed in floating point and keeps its fraction of a nanosecond, rounded to the nearest (a tie away from zero, or to even) when the answer is given in whole nanoseconds, where the spec truncates"},
 		{"jitter-ignored", "the jitter field is ignored: every delay jittered, or none"},
 		{"no-cap", "max_interval is never applied, before or after jitter"},
 		{"cap-factor", "max_interval is applied, before and after jitter, as a constant factor (fitted from the delays above it) times its value: a unit mixed up"},
@@ -189,7 +190,7 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 		s.jitter = d.jitterForce > 0
 	}
 	if d.fracKept {
-		out = fracDelay(strat, s, n2, base, limit, r)
+		out = fracDelay(strat, s, n2, base, limit, r, d.fracEven)
 	} else if s.jitter && base > 0 {
 		lo, hi := d.jitterLo, d.jitterHi
 		r2 := r // the draw giving the same multiplier over [0.5, 1.5)
@@ -233,11 +234,12 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 // fracDelay is the delay of the family fraction-not-truncated: the
 // formula of section 5 in float64 nanoseconds (the capped base, times
 // 0.5 + r when s jitters, capped again) with its fraction of a
-// nanosecond kept, then rounded to the nearest, as a float delay in
-// seconds or milliseconds is when converted to whole nanoseconds. A base
+// nanosecond kept, then rounded to the nearest (a tie to even when even
+// is set), as a float delay in seconds or milliseconds is when converted
+// to whole nanoseconds. A base
 // float64 cannot hold exactly (2^53 ns and up), or whose whole part
 // drifts from the exact one, is the exact integer base.
-func fracDelay(strat backoff.Strategy, s spec, n int64, base, limit int64, r float64) int64 {
+func fracDelay(strat backoff.Strategy, s spec, n int64, base, limit int64, r float64, even bool) int64 {
 	i, f := float64(s.initial), float64(n)
 	var raw float64
 	switch strat {
@@ -258,6 +260,9 @@ func fracDelay(strat backoff.Strategy, s spec, n int64, base, limit int64, r flo
 	}
 	if s.jitter && x > 0 {
 		x = math.Min(x*(0.5+r), float64(limit))
+	}
+	if even {
+		return min(satNS(math.RoundToEven(x)), limit)
 	}
 	return min(satNS(math.Round(x)), limit)
 }
@@ -508,6 +513,8 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			"jitter-rounded", deviation{jitterRounds: true})
 		add("fraction-not-truncated", "truncate every delay to whole nanoseconds, as the spec's formula does: this one keeps a fraction of a nanosecond (a float delay, in seconds or milliseconds), which the conversion of its answer to whole nanoseconds (its own or its adapter's) rounds to the nearest",
 			"fraction-not-truncated", deviation{fracKept: true})
+		add("fraction-not-truncated(ties-to-even)", "truncate every delay to whole nanoseconds, as the spec's formula does: this one keeps a fraction of a nanosecond (a float delay, in seconds or milliseconds), which the conversion of its answer to whole nanoseconds (its own or its adapter's) rounds to the nearest, a tie to even",
+			"fraction-not-truncated", deviation{fracKept: true, fracEven: true})
 		if lo, hi, ok := fitRange(points); ok {
 			fix := fmt.Sprintf("draw the jitter multiplier from [0.5, 1.5) (0.5 + r), not from [%g, %g)", lo, hi)
 			if hi < lo {
