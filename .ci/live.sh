@@ -48,7 +48,7 @@ for triple in attempt-off-by-one:http-attempts:attempt-from-zero \
               regex-match:http-prefix-boundary:regex-match \
               early-retry:http-not-early:early-retry \
               fetch-attempt-high:http-attempt-absolute:fetch-attempt-high \
-              no-defaults-merge:http-partial-max-attempts:no-merge-max-attempts \
+              no-defaults-merge:http-partial-max-attempts:'no-defaults-merge(max_attempts,max_interval,jitter)' \
               message-match:http-match-message:message-match \
               glob-match:http-match-glob:glob-match \
               dead-letter-pages:http-dead-letter-filter:dead-letter-queue-filter-ignored \

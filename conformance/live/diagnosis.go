@@ -81,6 +81,7 @@ func (e *env) diagnose(rep *conformance.Report) {
 			explained[id] = true
 		}
 	}
+	causes = joinNoMerge(causes)
 	reason := map[string]string{}
 	for _, r := range rep.Results {
 		reason[r.ID] = r.Reason

@@ -109,6 +109,11 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 	default:
 		e.pass("http-discard", "")
 	}
+	if last != nil && last.State == "retryable" {
+		// after the INFO and dead-letter readings, which judge the job as
+		// its last attempt left it
+		e.followPastMax(ctx, q, id, wire, pol.max, last)
+	}
 }
 
 // judgeHistory checks a job's error history after n failures of type t.
@@ -373,4 +378,51 @@ func judgeDeadLetterContent(ctx context.Context, e *env, q, id string) {
 		}
 	}
 	e.pass(check, "")
+}
+
+// pastMaxProbes is how many deliveries past max_attempts followPastMax
+// fails at most: enough to tell exhaustion one, two or three attempts
+// late apart.
+const pastMaxProbes = 3
+
+// followPastMax follows a job that its last attempt (max) left retryable:
+// it fetches and fails each further delivery, up to pastMaxProbes, and
+// records every FAIL answer under http-attempts, so that the diagnosis
+// sees how many attempts past max_attempts the server retries instead of
+// guessing. It judges nothing itself and stops quietly at the first
+// answer that is not retryable, a retry not fetchable in time, or an
+// error: the check has failed already.
+func (e *env) followPastMax(ctx context.Context, q, id string, wire map[string]any, max int, a *nackAnswer) {
+	for n := max + 1; n <= max+pastMaxProbes && a.State == "retryable"; n++ {
+		next, err := parseTime("next_attempt_at", a.NextAttemptAt)
+		if err != nil || next.IsZero() {
+			return
+		}
+		deadline, far := e.tooFar(id, next)
+		if far != "" {
+			return
+		}
+		var f *fetched
+		for f == nil {
+			if f, err = e.c.fetch(ctx, q, 0); err != nil || (f != nil && f.job.ID != id) {
+				return
+			}
+			if f == nil {
+				if time.Now().After(deadline) {
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(e.cfg.poll):
+				}
+			}
+		}
+		fl := e.failWith("external.timeout", n)
+		var ex *exchange
+		if a, ex, err = e.nackOK(ctx, id, fl); err != nil {
+			return
+		}
+		e.recordFail("http-attempts", wire, fl, n, ex, a, nil)
+	}
 }

@@ -91,10 +91,10 @@ func names(c conformance.Cause, m string) bool {
 // that names it, first and alone. A binding fault, which no model
 // describes, comes out as one unexplained cause holding its check.
 //
-// no-defaults-merge plants three rules broken at once (max_attempts,
-// max_interval and jitter each take their zero value when absent, three
-// code sites in the public servers): it comes out as those three models,
-// each explaining its own check, and nothing else.
+// no-defaults-merge plants one mechanism seen in three fields (max_attempts,
+// max_interval and jitter each take their zero value when absent): it
+// comes out as one cause, no-defaults-merge with the three fields, holding
+// the three checks, and nothing else.
 func TestPlantedFaults(t *testing.T) {
 	for _, tc := range []struct {
 		fault  ojsfault.Set
@@ -109,7 +109,7 @@ func TestPlantedFaults(t *testing.T) {
 		// The redelivery after a snooze shows the raised attempt too.
 		{ojsfault.FetchAttemptHigh, []string{"http-attempt-absolute"}, []string{"fetch-attempt-high"}},
 		{ojsfault.NoDefaultsMerge, []string{"http-partial-max-attempts", "http-partial-max-interval", "http-partial-jitter"},
-			[]string{"no-merge-max-attempts", "no-merge-max-interval", "no-merge-jitter"}},
+			[]string{"no-defaults-merge(max_attempts,max_interval,jitter)"}},
 		{ojsfault.MessageMatch, []string{"http-match-message"}, []string{"message-match"}},
 		{ojsfault.GlobMatch, []string{"http-match-glob"}, []string{"glob-match"}},
 		// The list pages 2 jobs at a time and ignores its queue: the
