@@ -222,6 +222,10 @@ func (e *env) extSnooze(ctx context.Context, check string) {
 	if !ok {
 		return
 	}
+	// the first snooze's delay is the one asked, capped by max_snooze: no
+	// model computes or scales it, but a delay (or state) off from it is
+	// grouped with the other delays that differ
+	e.recordStatedObs(servermodel.Obs{Check: check, Kind: servermodel.StatedDelay, N: 1, WantLo: 300 * time.Millisecond, WantHi: 300 * time.Millisecond, Asked: true}, a, ex)
 	var problems []string
 	if why := e.extDelay(a, ex, 300*time.Millisecond, 300*time.Millisecond); why != "" {
 		problems = append(problems, "the first snooze (PT10S, max_snooze PT0.3S): "+why)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Deviation is a group of failed checks no model explains, grouped by the
@@ -24,13 +25,60 @@ type obsKey struct{ name, expl string }
 // terminal are the states in which a FAIL answer gives a job up.
 var terminal = map[string]bool{"discarded": true, "dead": true, "dead_letter": true, "failed": true, "cancelled": true, "completed": true}
 
+// ownObservation is the generic description of a check none of whose
+// observations deviates from the reference's answer.
+var ownObservation = obsKey{"own-observation", "each check failed on what it observed itself (see its reason), which no model reads"}
+
+// deviationOf describes the first observation of check c that the
+// reference answers otherwise (see describe), with its example; a check
+// with none has only the generic description ownObservation.
+func deviationOf(obs []Obs, c string) (specific []obsKey, generic obsKey, ex string) {
+	for j := range obs {
+		o := &obs[j]
+		if o.Check != c {
+			continue
+		}
+		if ref := predict(set{}, o); !consistent(ref, o) {
+			specific, generic = describe(o, ref)
+			return specific, generic, example(o, ref)
+		}
+	}
+	return nil, ownObservation, ""
+}
+
+// kindOf is the kind of deviation a generic description belongs to, the
+// unit in which groups are compared: the time a retry is due is one kind,
+// whether seen as a delay outside the spec's range, as a retry handed out
+// before the next_attempt_at answered (a stated time that is itself off)
+// or as a retry promoted late; any other generic description is a kind of
+// its own. A check that observed nothing the models read has no kind ("").
+func kindOf(generic obsKey) string {
+	switch generic.name {
+	case "delay-differs", "retry-handed-out-early", "promoted-late":
+		return "delay"
+	case ownObservation.name:
+		return ""
+	}
+	return generic.name
+}
+
 // Deviations groups the checks of unexplained (as [Diagnose] returns
 // them) by the first observation of each that the reference answers
-// otherwise: a specific description shared by at least two checks and by
-// most checks of its generic kind is taken first, largest first; the rest
-// by their generic description. The checks none of whose observations
-// deviates (or that have none) form one group, "own-observation", each
-// judged by what the check saw itself (its reason).
+// otherwise, by these rules in order:
+//
+//  1. a specific description ("every delay is about 2× the spec's")
+//     shared by at least two checks and by most checks of its generic
+//     kind is taken first, largest first;
+//  2. the rest by their generic description ("a delay lies outside the
+//     spec's range"), largest first;
+//  3. a generic group of a quarter or less of the largest group of its
+//     kind (see kindOf: a retry handed out early is of the kind of a
+//     delay that differs) joins that group, whose explanation then counts
+//     both ("(16 of these 17; the other 1: ...)"): one bug seen by a few
+//     checks from another side gives one group, not two;
+//  4. the checks none of whose observations deviates (or that have none)
+//     form one group, "own-observation", each judged by what the check
+//     saw itself (its reason).
 func Deviations(obs []Obs, unexplained []string) []Deviation {
 	if len(obs) > MaxObservations {
 		obs = obs[:MaxObservations]
@@ -43,28 +91,22 @@ func Deviations(obs []Obs, unexplained []string) []Deviation {
 	}
 	items := make([]item, len(unexplained))
 	for i, c := range unexplained {
-		items[i] = item{check: c, generic: obsKey{"own-observation", "each check failed on what it observed itself (see its reason), which no model reads"}}
-		for j := range obs {
-			o := &obs[j]
-			if o.Check != c {
-				continue
-			}
-			if ref := predict(set{}, o); !consistent(ref, o) {
-				items[i].specific, items[i].generic = describe(o, ref)
-				items[i].example = example(o, ref)
-				break
-			}
-		}
+		items[i].check = c
+		items[i].specific, items[i].generic, items[i].example = deviationOf(obs, c)
 	}
 	done := make([]bool, len(items))
 	var out []Deviation
-	take := func(k obsKey, members []int) {
+	var kinds []string // of each group of out
+	var generics []bool
+	take := func(k obsKey, members []int, generic bool) {
 		d := Deviation{Name: k.name, Explanation: k.expl, Example: items[members[0]].example}
 		for _, i := range members {
 			done[i] = true
 			d.Checks = append(d.Checks, items[i].check)
 		}
 		out = append(out, d)
+		kinds = append(kinds, kindOf(items[members[0]].generic))
+		generics = append(generics, generic)
 	}
 	for {
 		count := map[obsKey][]int{}
@@ -91,7 +133,7 @@ func Deviations(obs []Obs, unexplained []string) []Deviation {
 		if bestN == 0 {
 			break
 		}
-		take(best, count[best])
+		take(best, count[best], false)
 	}
 	generic := map[obsKey][]int{}
 	var order []obsKey
@@ -106,9 +148,55 @@ func Deviations(obs []Obs, unexplained []string) []Deviation {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(generic[order[i]]) > len(generic[order[j]]) })
 	for _, k := range order {
-		take(k, generic[k])
+		take(k, generic[k], true)
 	}
-	return out
+	return joinRemnants(out, kinds, generics)
+}
+
+// joinRemnants applies rule 3 of [Deviations] to the groups out, of the
+// kinds given, generics marking the groups of a generic description.
+func joinRemnants(out []Deviation, kinds []string, generics []bool) []Deviation {
+	largest := map[string]int{} // kind → index of its largest group (the first on a tie)
+	for i, d := range out {
+		if kinds[i] == "" {
+			continue
+		}
+		if j, ok := largest[kinds[i]]; !ok || len(d.Checks) > len(out[j].Checks) {
+			largest[kinds[i]] = i
+		}
+	}
+	joined := make([]bool, len(out))
+	type remnant struct {
+		n    int
+		expl string
+	}
+	others := map[int][]remnant{}
+	for i, d := range out {
+		j, ok := largest[kinds[i]]
+		if !ok || j == i || !generics[i] || 4*len(d.Checks) > len(out[j].Checks) {
+			continue
+		}
+		out[j].Checks = append(out[j].Checks, d.Checks...)
+		others[j] = append(others[j], remnant{len(d.Checks), d.Explanation})
+		joined[i] = true
+	}
+	var kept []Deviation
+	for i, d := range out {
+		if joined[i] {
+			continue
+		}
+		if rs := others[i]; len(rs) > 0 {
+			own := len(d.Checks)
+			var parts []string
+			for _, r := range rs {
+				own -= r.n
+				parts = append(parts, fmt.Sprintf("%d: %s", r.n, r.expl))
+			}
+			d.Explanation += fmt.Sprintf(" (%d of these %d; the other %s)", own, len(d.Checks), strings.Join(parts, "; the other "))
+		}
+		kept = append(kept, d)
+	}
+	return kept
 }
 
 // describe returns the specific and generic descriptions of how the

@@ -33,6 +33,69 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 	if len(obs) > MaxObservations {
 		obs = obs[:MaxObservations]
 	}
+	refused := map[string]bool{}
+	kinds := map[string]string{} // check → kindOf its deviation, once
+	kind := func(c string) string {
+		k, ok := kinds[c]
+		if !ok {
+			_, g, _ := deviationOf(obs, c)
+			k = kindOf(g)
+			kinds[c] = k
+		}
+		return k
+	}
+	for { // each round refuses a model found in the last: a finite pool
+		found, unexplained = diagnose(obs, failed, refused)
+		more := false
+		for _, f := range found {
+			if partial(f, unexplained, kind) {
+				refused[f.Model.Name], more = true, true
+			}
+		}
+		if !more {
+			return found, unexplained
+		}
+	}
+}
+
+// partial reports whether the model of f is a small part of a wider
+// deviation (rule 4 of the package documentation): more failed checks
+// than it explains (a fitted family) or more than four times as many (a
+// catalogue model) are left unexplained with a deviation of the same kind
+// as those it explains (see kindOf: a delay that differs, a retry handed
+// out early). The deviation is then evidently wider than the model, which
+// reproduces its checks by coincidence: a per-job clock skew whose delays
+// fall, on one check, where an unmerged coefficient puts them; or whose
+// jittered delays, seen through a loaded host's windows, a jitter range
+// read off those very delays reproduces while the skew in every delay
+// without jitter stays unexplained. A family's parameters are read off
+// the failures, so it must account for most of its kind.
+// kind gives a failed check's kind of deviation.
+func partial(f Finding, unexplained []string, kind func(check string) string) bool {
+	mine := map[string]bool{}
+	for _, c := range f.Explains {
+		if k := kind(c); k != "" {
+			mine[k] = true
+		}
+	}
+	if len(mine) == 0 {
+		return false
+	}
+	n := 0
+	for _, c := range unexplained {
+		if mine[kind(c)] {
+			n++
+		}
+	}
+	if f.Model.Family != "" {
+		return n > len(f.Explains)
+	}
+	return n > 4*len(f.Explains)
+}
+
+// diagnose is one round of [Diagnose] with the models named in refused
+// left out.
+func diagnose(obs []Obs, failed map[string]bool, refused map[string]bool) (found []Finding, unexplained []string) {
 	var checks []string
 	byCheck := map[string][]int{}
 	for i := range obs {
@@ -106,7 +169,7 @@ func Diagnose(obs []Obs, failed map[string]bool) (found []Finding, unexplained [
 		var cands []cover.Candidate
 		var models []Model
 		for _, m := range pool {
-			if used[m.Name] || m.Family != "" && taken.dev != (deviation{}) {
+			if used[m.Name] || refused[m.Name] || m.Family != "" && taken.dev != (deviation{}) {
 				continue
 			}
 			s := on(taken, m)

@@ -208,14 +208,17 @@ func rangeConfidence(n int) string {
 	return fmt.Sprintf("with %d draws the range's ends lie within a tenth of its width of the extremes seen, confidence %.4g", n, 1-2*math.Pow(0.9, float64(n)))
 }
 
-// commonRatio returns the simplest factor (fewest significant digits,
-// then nearest 1) inside the most of the ranges rs agree on: each range
-// is the factors one delay window allows.
+// commonRatio returns the factor inside the most of the ranges rs (each
+// range is the factors one delay window allows), the simplest on a tie:
+// fewest significant digits, then nearest 1. A simpler factor inside only
+// most of them is not taken over one inside more: under load the windows
+// widen, and ×2 can hold most windows of a server that multiplies by 1.5
+// while ×1.5 holds them all.
 func commonRatio(rs [][2]float64) (float64, bool) {
 	if len(rs) == 0 {
 		return 0, false
 	}
-	best, bestN := 0.0, 0
+	best, bestN, bestDigits := 0.0, 0, 0
 	for digits := 1; digits <= 3; digits++ {
 		for _, r := range rs {
 			for _, x := range []float64{r[0], r[1], (r[0] + r[1]) / 2} {
@@ -229,13 +232,10 @@ func commonRatio(rs [][2]float64) (float64, bool) {
 						n++
 					}
 				}
-				if n > bestN || n == bestN && math.Abs(math.Log(f)) < math.Abs(math.Log(best)) {
-					best, bestN = f, n
+				if n > bestN || n == bestN && digits == bestDigits && math.Abs(math.Log(f)) < math.Abs(math.Log(best)) {
+					best, bestN, bestDigits = f, n, digits
 				}
 			}
-		}
-		if 2*bestN > len(rs) && best != 1 {
-			break
 		}
 	}
 	if best == 1 || best <= 0 || bestN < 2 && len(rs) > 1 {
