@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -260,6 +262,44 @@ var unseenBugs = []struct {
 		}
 		return a
 	}},
+	// a library computing delays as float milliseconds (a JavaScript
+	// number) and an adapter converting them to whole nanoseconds by
+	// rounding: a fraction of a nanosecond is kept, then rounded up from
+	// a half, where the spec truncates (4.5 ns is 5, not 4)
+	{"delay-in-float-milliseconds", "bug:fraction-not-truncated", floatDelay(1e6, math.Round)},
+	// the same in float seconds (Python), the conversion rounding a tie
+	// to even (Python's round): 4.5 ns is 4, 6.75 ns is 7
+	{"delay-in-float-seconds", "bug:fraction-not-truncated(ties-to-even)", floatDelay(1e9, math.RoundToEven)},
+	// a matcher compiling each pattern as the regular expression
+	// "^" + pattern + "$" and comparing the pattern for equality when it
+	// does not compile; it refuses no list
+	{"regex-or-literal", "bug:regex-or-literal-match", func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		m := func(patterns []string, typ string) bool {
+			for _, p := range patterns {
+				re, err := regexp.Compile("^" + p + "$")
+				if err == nil && re.MatchString(typ) || err != nil && p == typ {
+					return true
+				}
+			}
+			return false
+		}
+		if req.Op == protocol.OpMatch {
+			v := m(req.Patterns, req.ErrorType)
+			return protocol.Response{ID: req.ID, Match: &v}
+		}
+		return onMatch(m)(req, ref)
+	}},
+	// a duration pattern whose every group is optional: "P" and "PT"
+	// are zero, "P1DT" one day; the empty text is still refused
+	{"duration-groups-optional", "bug:lenient-duration-no-component", onDurations(func(v string) string {
+		switch {
+		case v == "P" || v == "PT":
+			return "PT0S"
+		case len(v) > 2 && strings.HasPrefix(v, "P") && strings.HasSuffix(v, "T"):
+			return strings.TrimSuffix(v, "T")
+		}
+		return v
+	})},
 	// a pattern matches every type it is a prefix of, ".*" or not
 	{"prefix-anywhere", "bug:loosened-match(prefix)", onMatch(func(patterns []string, typ string) bool {
 		for _, p := range patterns {
@@ -537,6 +577,85 @@ var unseenBugs = []struct {
 		}
 		return float64(s.InitialInterval) * float64(n+1), true
 	}, maxOf)},
+}
+
+// onDurations rewrites every duration text the implementation reads (a
+// parse_duration value, a policy's initial_interval and max_interval)
+// with fix before the reference reads it.
+func onDurations(fix func(string) string) fault {
+	return func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		q := req
+		switch req.Op {
+		case protocol.OpParseDuration:
+			q.Value = fix(req.Value)
+		case protocol.OpValidate, protocol.OpDelay, protocol.OpDecide:
+			var m map[string]json.RawMessage
+			if req.Profile != "" || json.Unmarshal(req.Policy, &m) != nil || m == nil || len(topKeys(req.Policy)) != len(m) {
+				break
+			}
+			for _, k := range []string{"initial_interval", "max_interval"} {
+				var v string
+				if json.Unmarshal(m[k], &v) == nil {
+					m[k], _ = json.Marshal(fix(v))
+				}
+			}
+			q.Policy, _ = json.Marshal(m)
+		}
+		a := ref(q)
+		a.ID = req.ID
+		return a
+	}
+}
+
+// floatDelay computes every delay as a library keeping float units of
+// unit nanoseconds would (the spec's formula, cap, jitter, cap), and
+// answers it in whole nanoseconds converted by round.
+func floatDelay(unit float64, round func(float64) float64) fault {
+	return func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		in := func(d time.Duration) float64 { return float64(d) / unit }
+		initial, limit := in(s.InitialInterval), in(s.MaxInterval)
+		var raw float64
+		switch s.Strategy.String() {
+		case "none":
+			raw = initial
+		case "linear":
+			raw = initial * float64(req.Attempt)
+		case "polynomial":
+			raw = initial * math.Pow(float64(req.Attempt), s.BackoffCoefficient)
+		default:
+			raw = initial * exactPow(s.BackoffCoefficient, req.Attempt-1)
+		}
+		if raw*unit >= 0x1p53 { // beyond float precision: another bug's answers
+			return a
+		}
+		d := math.Min(raw, limit)
+		if s.Jitter {
+			d = math.Min(d*(0.5+drawOf(req)), limit)
+		}
+		ns := int64(round(d * unit))
+		a.DelayNS = &ns
+		return a
+	}
+}
+
+// exactPow returns x^k correctly rounded to float64 (JavaScript's
+// Math.pow is; Go's math.Pow drifts by a few ulps for a large k), by
+// squaring in 256-bit floats.
+func exactPow(x float64, k int64) float64 {
+	r, b := new(big.Float).SetPrec(256).SetFloat64(1), new(big.Float).SetPrec(256).SetFloat64(x)
+	for ; k > 0; k >>= 1 {
+		if k&1 == 1 {
+			r.Mul(r, b)
+		}
+		b.Mul(b, b)
+	}
+	f, _ := r.Float64()
+	return f
 }
 
 // capAt computes every delay with the cap limit(spec) in place of

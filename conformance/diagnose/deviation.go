@@ -238,12 +238,26 @@ func drawnShows(c *Case, f drawFit) bool {
 	return f.shows(min(*a.DelayNS, *b.DelayNS), max(*a.DelayNS, *b.DelayNS), *c.Answer.DelayNS)
 }
 
-// reproduction writes a failure as a replayable line.
+// reproduction writes a failure as a replayable line. The spec's answer
+// to a request whose delay the implementation draws itself has no
+// delay_ns of its own: the line gives the spec's range over every draw.
 func reproduction(c *Case) string {
 	ref, _ := engine{}.do(c.Request)
 	got, _ := json.Marshal(c.Answer)
 	exp, _ := json.Marshal(ref)
-	return fmt.Sprintf("%s: %s → answered %s; the spec answers %s", c.ID, c.Request.AppendJSON(nil), got, exp)
+	line := fmt.Sprintf("%s: %s → answered %s; the spec answers %s", c.ID, c.Request.AppendJSON(nil), got, exp)
+	if ref.Error == nil && ref.DelayNS == nil && c.Request.Rand == nil {
+		req := c.Request
+		lo, hi := 0.0, math.Nextafter(1, 0)
+		req.Rand = &lo
+		a, ok1 := engine{}.do(req)
+		req.Rand = &hi
+		b, ok2 := engine{}.do(req)
+		if ok1 && ok2 && a.DelayNS != nil && b.DelayNS != nil {
+			line += fmt.Sprintf(" with a delay_ns drawn in [%d, %d]", min(*a.DelayNS, *b.DelayNS), max(*a.DelayNS, *b.DelayNS))
+		}
+	}
+	return line
 }
 
 // aboveMax is the description of a delay longer than the policy's
@@ -273,8 +287,8 @@ func describe(c *Case) (specific []key, generic key) {
 				// an offset that grows with the attempt
 				if diff := *got.DelayNS - *ref.DelayNS; (diff > 0) == (*got.DelayNS > *ref.DelayNS) && diff != 0 && diff%req.Attempt == 0 {
 					per := time.Duration(diff / req.Attempt)
-					specific = append(specific, key{fmt.Sprintf("delay-offset-per-attempt(%+v)", per),
-						fmt.Sprintf("every delay is the spec's %+v per attempt", per), drawFit{fitPerAttempt, float64(per)}})
+					specific = append(specific, key{fmt.Sprintf("delay-offset-per-attempt(%s)", signed(per)),
+						fmt.Sprintf("every delay is the spec's %s per attempt", signed(per)), drawFit{fitPerAttempt, float64(per)}})
 				}
 			}
 		}
@@ -324,7 +338,7 @@ func describeAnswer(c *Case) (specific []key, generic key) {
 			return timeKeys("duration", *ref.NS, *got.NS)
 		}
 	case protocol.OpValidate:
-		if f := effectiveDiff(ref.Effective, got.Effective); f != "" {
+		if f := failingDiff(c, ref.Effective, got.Effective); f != "" {
 			return nil, mkey("effective("+f+")", "the effective policy's "+f+" differs from the spec's")
 		}
 		return nil, mkey("effective", "the effective policy differs from the spec's")
@@ -378,8 +392,8 @@ func timeKeys(what string, want, got int64) (specific []key, generic key) {
 		}
 	}
 	if diff := got - want; (diff > 0) == (got > want) && diff != 0 { // no wrap
-		specific = append(specific, key{fmt.Sprintf("%s-offset(%+v)", what, time.Duration(diff)),
-			fmt.Sprintf("every %s is the spec's %+v", what, time.Duration(diff)), drawFit{fitOffset, float64(diff)}})
+		specific = append(specific, key{fmt.Sprintf("%s-offset(%s)", what, signed(time.Duration(diff))),
+			fmt.Sprintf("every %s is the spec's %s", what, signed(time.Duration(diff))), drawFit{fitOffset, float64(diff)}})
 	}
 	return specific, generic
 }
@@ -439,6 +453,57 @@ func badField(req protocol.Request) string {
 		return f
 	}
 	return ""
+}
+
+// failingDiff returns the first top-level key of the effective policies
+// a (the reference's) and b (c's answer) whose difference alone fails c:
+// b with every other differing key set to a's value. A key whose
+// difference the judge accepts (a field the implementation declared
+// unclaimed) does not name the deviation. It falls back to
+// [effectiveDiff] when no key fails alone or c has no judge.
+func failingDiff(c *Case, a, b json.RawMessage) string {
+	var ma, mb map[string]json.RawMessage
+	if c.Judge == nil || json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
+		return effectiveDiff(a, b)
+	}
+	var diff []string
+	for k := range ma {
+		if !sameJSON(ma[k], mb[k]) {
+			diff = append(diff, k)
+		}
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	sort.Strings(diff)
+	for _, k := range diff {
+		only := map[string]json.RawMessage{}
+		for kk, v := range mb {
+			only[kk] = v
+		}
+		for _, o := range diff {
+			if o == k {
+				continue
+			}
+			if v, ok := ma[o]; ok {
+				only[o] = v
+			} else {
+				delete(only, o)
+			}
+		}
+		raw, err := json.Marshal(only)
+		if err != nil {
+			continue
+		}
+		ans := c.Answer
+		ans.Effective = raw
+		if !c.Judge(ans) {
+			return k
+		}
+	}
+	return effectiveDiff(a, b)
 }
 
 // effectiveDiff returns the first top-level key whose JSON value differs

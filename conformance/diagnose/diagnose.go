@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"math"
+	"slices"
 
 	"github.com/retrykit/retrykit/internal/cover"
 	"sort"
@@ -99,6 +100,7 @@ var catalogue = models([]entry{
 	{"polynomial-unsupported", "implement the polynomial strategy, initial_interval × n^coefficient, instead of falling back to exponential", bugPolynomialUnsupported},
 	{"strategy-field-ignored", "read the strategy from backoff_strategy (RK-01); it is not exponential always", bugStrategyIgnored},
 	{"lenient-duration-empty", `reject durations without a component ("P", "PT", "P1DT", "")`, bugDurEmpty},
+	{"lenient-duration-no-component", `reject durations without a component ("P", "PT", "P1DT"): every group of the pattern is optional, though the empty text is refused`, bugDurNoComponent},
 	{"lenient-duration-weeks", `reject weeks ("P1W"): the OJS grammar has no W`, bugDurWeeks},
 	{"lenient-duration-case", "reject lower-case designators: the grammar is upper case only", bugDurLower},
 	{"lenient-duration-comma", `reject a comma as the decimal sign: only "." is allowed`, bugDurComma},
@@ -106,6 +108,7 @@ var catalogue = models([]entry{
 	{"date-components-as-zero", "parse date components (Y, M, D) with their lengths (RK-07) instead of ignoring them", bugDurDateZero},
 	{"zero-initial-interval-accepted", "reject initial_interval PT0S: it must be positive", bugZeroInterval},
 	{"regex-match", `match non_retryable_errors exactly or by the ".*" prefix; do not compile them as regular expressions`, bugRegexMatch},
+	{"regex-or-literal-match", `match non_retryable_errors exactly or by the ".*" prefix: this one compiles "^" + pattern + "$" as a regular expression ("*" alone matches every type, "a|b" is anchored on one side only) and compares a pattern that does not compile for equality, refusing no list`, bugRegexLiteralFallback},
 	{"prefix-without-dot", `"auth.*" matches types that start with "auth." (dot included), not "auth" or "authx"`, bugPrefixNoDot},
 	{"prefix-matches-bare-type", `"auth.*" matches types that start with "auth." only; "auth" itself is not a match (section 6.2 table)`, bugBarePrefixMatch},
 	{"max-attempts-zero-rejected", "accept max_attempts 0: it behaves as 1, the job runs once and is not retried (RK-04)", bugZeroAttemptsRejected},
@@ -205,6 +208,8 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 			break
 		}
 	}
+	findings = joinDrawn(cases, findings)
+	sort.SliceStable(findings, func(i, j int) bool { return len(findings[i].Explains) > len(findings[j].Explains) })
 	return findings, unexplained
 }
 
@@ -336,6 +341,112 @@ func diagnose(cases []Case, refused map[string]bool) (findings []Finding, unexpl
 	return findings, unexplained
 }
 
+// joinDrawn moves a failure whose delay the implementation drew itself
+// (a delay answered, not a rejection) to the combination of every catalogue model found in the run that can
+// fail its vector alone (some draw of the model's answers fails it) and
+// that together reproduce it. Which of two such bugs a single draw falls
+// within is chance (a delay of 318 s fits both "no cap" and "no cap after
+// the jitter" over a 300 s cap), and a fix of one leaves the vector
+// failing under the other, so both are named, whatever the draw.
+func joinDrawn(cases []Case, findings []Finding) []Finding {
+	var found []Model
+	for _, f := range findings {
+		if f.Model.Family == "" && f.Model.also == (bugSet{}) {
+			found = append(found, f.Model)
+		}
+	}
+	if len(found) < 2 {
+		return findings
+	}
+	byID := map[string]int{}
+	for i := range cases {
+		byID[cases[i].ID] = i
+	}
+	canFail := func(m Model, c *Case) bool {
+		req := c.Request
+		for _, r := range []float64{0, math.Nextafter(1, 0)} {
+			req.Rand = &r
+			if a, ok := m.Answer(req); ok && !Drawn(a) && c.Judge != nil && !c.Judge(a) {
+				return true
+			}
+		}
+		return false
+	}
+	index := map[string]int{}
+	for i, f := range findings {
+		index[f.Model.Name] = i
+	}
+	moved := map[int][]string{} // finding → ids that leave it
+	for fi, f := range findings {
+		if f.Model.Family != "" {
+			continue
+		}
+		for _, id := range f.Explains {
+			i, ok := byID[id]
+			if !ok || !cases[i].Drawn || cases[i].Answer.Error != nil || cases[i].Answer.DelayNS == nil {
+				continue // a rejection or no delay: no draw plays a part
+			}
+			c := &cases[i]
+			m := f.Model
+			for _, g := range found {
+				if m.mask().union(g.mask()) != m.mask() && canFail(g, c) {
+					if j := Combine(m, g); j.within(c.Request, c.Answer) {
+						m = j
+					}
+				}
+			}
+			if m.mask() == f.Model.mask() {
+				continue
+			}
+			m = canonical(m)
+			moved[fi] = append(moved[fi], id)
+			k, ok := index[m.Name]
+			if !ok {
+				k = len(findings)
+				index[m.Name] = k
+				findings = append(findings, Finding{Model: m})
+			}
+			findings[k].Explains = append(findings[k].Explains, id)
+			findings[k].Reproduces++
+		}
+	}
+	var out []Finding
+	for i, f := range findings {
+		if ids := moved[i]; len(ids) > 0 {
+			keep := f.Explains[:0:0]
+			for _, id := range f.Explains {
+				if !slices.Contains(ids, id) {
+					keep = append(keep, id)
+				}
+			}
+			f.Explains = keep
+		}
+		if len(f.Explains) > 0 {
+			sort.Slice(f.Explains, func(a, b int) bool { return byID[f.Explains[a]] < byID[f.Explains[b]] })
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// canonical returns the combination of m's bugs named in the catalogue's
+// order, so that one set of bugs has one name however it was built.
+func canonical(m Model) Model {
+	var out Model
+	first := true
+	for _, c := range catalogue {
+		if m.mask().has(c.bug) {
+			if first {
+				out, first = c, false
+			} else {
+				out = Combine(out, c)
+			}
+		}
+	}
+	out.dev = m.dev
+	return out
+}
+
 // pick applies rules 1 to 3 of the package documentation with the given
 // models to the failed cases not yet done, and marks those it explains.
 //
@@ -352,6 +463,18 @@ func pick(cases []Case, models []Model, done map[int]bool, refused map[string]bo
 	if len(failures) == 0 {
 		return nil
 	}
+	viability := map[bugSet]bool{} // by mask, for models without a fitted deviation
+	viable := func(sub Model) bool {
+		if sub.dev != (deviation{}) {
+			return sub.contradicted(cases) < 0
+		}
+		v, ok := viability[sub.mask()]
+		if !ok {
+			v = sub.contradicted(cases) < 0
+			viability[sub.mask()] = v
+		}
+		return v
+	}
 	cands := make([]cover.Candidate, len(models))
 	for k, m := range models {
 		cd := cover.Candidate{Name: m.Name, Rank: m.rank()}
@@ -360,7 +483,7 @@ func pick(cases []Case, models []Model, done map[int]bool, refused map[string]bo
 			switch {
 			case refused[m.Name]:
 			case m.reproduces(cases[i]):
-				if m.allNeeded(cases[i]) {
+				if m.allNeeded(cases[i], viable) {
 					cd.Reproduces = append(cd.Reproduces, i)
 				}
 			case m.Family != "" && m.mispredicts(cases[i]):
@@ -368,14 +491,8 @@ func pick(cases []Case, models []Model, done map[int]bool, refused map[string]bo
 			}
 		}
 		if len(cd.Reproduces) > 0 {
-			for i, c := range cases {
-				if c.Failed || c.Drawn {
-					continue
-				}
-				if a, ok := m.Answer(c.Request); ok && !Drawn(a) && c.Judge != nil && !c.Judge(a) {
-					cd.Contradicts = append(cd.Contradicts, i)
-					break // one pass is enough to refuse the model
-				}
+			if i := m.contradicted(cases); i >= 0 {
+				cd.Contradicts = append(cd.Contradicts, i) // one pass is enough to refuse the model
 			}
 			switch {
 			case m.Family == "" || len(cd.Contradicts) > 0:
@@ -415,6 +532,11 @@ func (m Model) reproduces(c Case) bool {
 		return m.within(c.Request, c.Answer)
 	}
 	a, ok := m.Answer(c.Request)
+	if ok && Drawn(a) && c.Answer.Error == nil && c.Answer.DelayNS != nil {
+		// the model draws where the implementation answered one value:
+		// that value must lie in the model's range over every draw
+		return m.within(c.Request, c.Answer)
+	}
 	return ok && c.Same(a) && (c.Judge == nil || !c.Judge(a))
 }
 
@@ -455,18 +577,38 @@ func (m Model) mispredicts(c Case) bool {
 // the answer does not show (on_exhaustion in a parse_duration answer)
 // would be named as a cause, and a model dropped for its contradictions
 // would come back under a partner that changes nothing.
-func (m Model) allNeeded(c Case) bool {
+//
+// A smaller model that a pass contradicts does not count: it is not the
+// implementation, so the bug left out of it is needed (no upper bound on
+// durations reproduces "PT2562048H" accepted, but it would accept "P293Y"
+// too, which an implementation without the years refuses). viable
+// reports whether a model contradicts no pass; nil counts every model.
+func (m Model) allNeeded(c Case, viable func(Model) bool) bool {
 	mask := m.mask()
 	if mask.count() <= 1 {
 		return true // a single model
 	}
 	needed := true
 	mask.each(func(b bug) {
-		if needed && (Model{also: mask.without(b), dev: m.dev}).reproduces(c) {
+		if sub := (Model{also: mask.without(b), dev: m.dev}); needed && sub.reproduces(c) && (viable == nil || viable(sub)) {
 			needed = false
 		}
 	})
 	return needed
+}
+
+// contradicted returns the first passing case m would have failed, -1
+// when there is none.
+func (m Model) contradicted(cases []Case) int {
+	for i, c := range cases {
+		if c.Failed || c.Drawn {
+			continue
+		}
+		if a, ok := m.Answer(c.Request); ok && !Drawn(a) && c.Judge != nil && !c.Judge(a) {
+			return i
+		}
+	}
+	return -1
 }
 
 // sameLeft reports whether a and b hold the same indexes not yet done.

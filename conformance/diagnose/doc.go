@@ -22,7 +22,8 @@
 // for an absent field, exhaustion off by ±k, handler
 // codes ignored in whole or in part, loosened matching (letter case,
 // bare prefix, unanchored regular expressions), rounding or truncation of
-// delays and durations, a constant factor or offset in time. Parameter
+// delays and durations, a fraction of a nanosecond kept and rounded by the
+// answer's conversion, a constant factor or offset in time. Parameter
 // values are read off the failures (the ratio and the difference of the
 // delays, the draws and the multipliers they show, the codes of the
 // failing requests) and each fitted model is then judged like a
@@ -57,8 +58,11 @@
 //     three catalogue models combined ([Combine]), each combination
 //     starting from a model already found; a combination reproduces a
 //     failure only when every one of its bugs takes part (no combination
-//     with one bug left out reproduces it too), so a bug the answer does
-//     not show is never named;
+//     with one bug left out reproduces it too, a smaller model that a
+//     pass contradicts not counting), so a bug the answer does not show
+//     is never named; a delay the implementation drew itself is then
+//     listed under every catalogue bug found in the run that can fail its
+//     vector alone and that together reproduce it, whatever the draw;
 //  4. failures no model reproduces are returned apart, never forced into a
 //     group; [Deviations] groups them by the deviation observed between
 //     each answer and the reference's ("every delay is 2× the spec's",

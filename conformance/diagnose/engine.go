@@ -81,6 +81,8 @@ const (
 	bugTimeoutNotAttempt
 	bugReplayOffByOne
 	bugNoStrategyExtension
+	bugRegexLiteralFallback
+	bugDurNoComponent
 	numBugs // the count of bugs; a bugSet has a bit for each
 )
 
@@ -374,6 +376,14 @@ func (e engine) parseDuration(s string) (int64, error) {
 			}
 		}
 	}
+	if e.has(bugDurNoComponent) && t != "" {
+		switch {
+		case t == "P" || t == "PT":
+			return 0, nil
+		case strings.HasSuffix(t, "T"):
+			t = strings.TrimSuffix(t, "T")
+		}
+	}
 	if e.has(bugDurEmpty) {
 		switch {
 		case t == "" || t == "P" || t == "PT":
@@ -391,6 +401,10 @@ func (e engine) parseDuration(s string) (int64, error) {
 			}
 			return ns, nil
 		}
+	}
+	if date, _, _ := strings.Cut(strings.TrimPrefix(t, "P"), "T"); strings.HasPrefix(t, "P") &&
+		(e.has(bugDurTimeOnly) && date != "" || e.has(bugDurNoYearMonth) && strings.ContainsAny(date, "YM")) {
+		return 0, err // a date part refused by the parser, leniently read or not
 	}
 	if e.has(bugDurNoUpperBound) {
 		if ns, ok := bigDuration(t); ok {
@@ -479,6 +493,17 @@ func (e engine) match(patterns []string, typ string) (bool, error) {
 	if e.dev.match != 0 {
 		return e.dev.devMatch(patterns, typ)
 	}
+	if e.has(bugRegexLiteralFallback) {
+		// "^" + p + "$" (so "a|b" is anchored on one side only), the
+		// pattern itself where that does not compile; no list refused
+		for _, p := range patterns {
+			re, err := regexp.Compile("^" + p + "$")
+			if err == nil && re.MatchString(typ) || err != nil && p == typ {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
 	m, err := errmatch.Compile(patterns)
 	if err != nil && !e.has(bugNoCheckPatterns) {
 		return false, err
@@ -549,8 +574,38 @@ func (e engine) excused(f *policy.FieldError, raw map[string]json.RawMessage) bo
 			return e.has(bugZeroInterval) && name == "initial_interval" || e.has(bugNoCheckMaxInterval) && name == "max_interval" ||
 				e.has(bugDurEmpty) && name == "initial_interval"
 		}
-		_, err := e.parseDuration(s)
-		return err == nil
+		ns, err := e.parseDuration(s)
+		if err != nil {
+			return false
+		}
+		if e.has(bugDurEmpty) {
+			return true
+		}
+		// read leniently, then checked by value as any duration: zero,
+		// or max_interval below initial_interval
+		if name == "initial_interval" && ns == 0 && !e.has(bugZeroInterval) {
+			return false
+		}
+		initial, limit := int64(time.Second), int64(5*time.Minute)
+		other := map[string]string{"initial_interval": "max_interval", "max_interval": "initial_interval"}[name]
+		var o string
+		if json.Unmarshal(raw[other], &o) == nil {
+			v, oerr := e.parseDuration(o)
+			if oerr != nil {
+				return true // the other field's own complaint decides
+			}
+			if other == "initial_interval" {
+				initial = v
+			} else {
+				limit = v
+			}
+		}
+		if name == "initial_interval" {
+			initial = ns
+		} else {
+			limit = ns
+		}
+		return limit >= initial || e.has(bugNoCheckMaxInterval)
 	}
 	return e.has(noCheckField[name])
 }
@@ -622,10 +677,6 @@ func (e engine) readPolicy(data json.RawMessage) (spec, error) {
 		} else if ve.Omitted > 0 {
 			return s, perr
 		}
-		if e.has(bugNoValidation) && json.Unmarshal(data, &raw) != nil && json.Valid(data) {
-			s.echo = e.echoEffective(s, data) // not an object: the defaults
-			return s, nil
-		}
 		if json.Unmarshal(data, &raw) != nil || raw == nil {
 			return s, perr
 		}
@@ -660,7 +711,7 @@ func (e engine) readPolicy(data json.RawMessage) (spec, error) {
 		// formula's fallbacks (1s, coefficient 2, no cap)
 		s = spec{initial: int64(time.Second), coef: 2, max: math.MaxInt64, patterns: []string{},
 			strategy: "exponential", onExhaustion: "discard",
-			absent: map[string]bool{"initial_interval": true, "backoff_coefficient": true, "max_interval": true}}
+			absent: map[string]bool{"initial_interval": true, "backoff_coefficient": true, "max_interval": true, "on_exhaustion": true}}
 	}
 	for _, k := range policyKeys {
 		v, ok := raw[k]
@@ -811,7 +862,7 @@ func (e engine) effective(s spec) json.RawMessage {
 	} else {
 		b = strconv.AppendInt(b, s.maxAttempts, 10)
 	}
-	lenient := e.hasAny(bugDurEmpty, bugDurWeeks, bugDurLower, bugDurComma, bugDurNoUpperBound, bugDurRegexLenient, bugDurShorthand)
+	lenient := e.hasAny(bugDurEmpty, bugDurNoComponent, bugDurWeeks, bugDurLower, bugDurComma, bugDurNoUpperBound, bugDurRegexLenient, bugDurShorthand)
 	b = append(b, `,"initial_interval":`...)
 	if t, ok := s.text["initial_interval"]; ok && lenient {
 		b = strconv.AppendQuote(b, t)
@@ -843,7 +894,11 @@ func (e engine) effective(s spec) json.RawMessage {
 	b = append(b, pats...)
 	if !s.noExhField {
 		b = append(b, `,"on_exhaustion":`...)
-		b = strconv.AppendQuote(b, s.onExhaustion)
+		if s.absent["on_exhaustion"] {
+			b = append(b, `""`...) // a struct's zero value, read as discard
+		} else {
+			b = strconv.AppendQuote(b, s.onExhaustion)
+		}
 	}
 	if !e.has(bugNoStrategyExtension) {
 		b = append(b, `,"backoff_strategy":`...)

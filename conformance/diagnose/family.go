@@ -27,6 +27,8 @@ type deviation struct {
 	jitterLo     float64 // jitter-range: the multiplier is jitterLo + r·(jitterHi − jitterLo); 0, 0: the reference
 	jitterHi     float64
 	jitterRounds bool    // jitter-rounded: the jittered delay rounded to the nanosecond, not truncated
+	fracKept     bool    // fraction-not-truncated: every delay computed in float, its fraction of a nanosecond rounded to the nearest
+	fracEven     bool    // with fracKept: a tie rounded to even (Python's round), not away from zero
 	jitterForce  int8    // jitter-ignored: 1 jitter always applied, -1 never
 	noCap        bool    // no-cap: max_interval never applied
 	capFactor    float64 // cap-factor: max_interval read as capFactor times its value (a unit mixed up)
@@ -72,9 +74,9 @@ func (d deviation) merge(o deviation) (deviation, bool) {
 	set(d.delayShift != 0, o.delayShift != 0, func() { out.delayShift, out.expOnly = o.delayShift, o.expOnly })
 	set(d.exhaustShift != 0, o.exhaustShift != 0, func() { out.exhaustShift = o.exhaustShift })
 	set(d.stratFrom != "", o.stratFrom != "", func() { out.stratFrom, out.stratTo = o.stratFrom, o.stratTo })
-	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds || o.jitterForce != 0,
+	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds || o.jitterForce != 0 || o.fracKept,
 		func() {
-			out.jitterLo, out.jitterHi, out.jitterRounds, out.jitterForce = o.jitterLo, o.jitterHi, o.jitterRounds, o.jitterForce
+			out.jitterLo, out.jitterHi, out.jitterRounds, out.jitterForce, out.fracKept, out.fracEven = o.jitterLo, o.jitterHi, o.jitterRounds, o.jitterForce, o.fracKept, o.fracEven
 		})
 	set(d.noCap || d.capFactor != 0, o.noCap || o.capFactor != 0, func() { out.noCap, out.capFactor = o.noCap, o.capFactor })
 	set(d.codesIgnored != 0, o.codesIgnored != 0, func() { out.codesIgnored = o.codesIgnored })
@@ -87,7 +89,7 @@ func (d deviation) merge(o deviation) (deviation, bool) {
 
 // delays reports whether d changes how a delay is computed.
 func (d deviation) delays() bool {
-	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 ||
+	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept ||
 		d.noCap || d.capFactor != 0 || d.roundScope&scopeDelays != 0 || d.factor != 0 || d.offset != 0
 }
 
@@ -119,6 +121,7 @@ func Families() []Family {
 		{"strategy-as", "the strategy A is computed as the strategy B, for each pair of none, linear, exponential and polynomial"},
 		{"jitter-range", "the jitter multiplier is lo + r·(hi − lo) instead of 0.5 + r, lo and hi fitted from the answers to injected draws (hi below lo: a multiplier falling as the draw rises)"},
 		{"jitter-rounded", "the jittered delay is rounded to the nanosecond where the spec truncates it"},
+		{"fraction-not-truncated", "every delay is computed in floating point and keeps its fraction of a nanosecond, rounded to the nearest (a tie away from zero, or to even) when the answer is given in whole nanoseconds, where the spec truncates"},
 		{"jitter-ignored", "the jitter field is ignored: every delay jittered, or none"},
 		{"no-cap", "max_interval is never applied, before or after jitter"},
 		{"cap-factor", "max_interval is applied, before and after jitter, as a constant factor (fitted from the delays above it) times its value: a unit mixed up"},
@@ -186,7 +189,9 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 	if d.jitterForce != 0 {
 		s.jitter = d.jitterForce > 0
 	}
-	if s.jitter && base > 0 {
+	if d.fracKept {
+		out = fracDelay(strat, s, n2, base, limit, r, d.fracEven)
+	} else if s.jitter && base > 0 {
 		lo, hi := d.jitterLo, d.jitterHi
 		r2 := r // the draw giving the same multiplier over [0.5, 1.5)
 		if lo != 0 || hi != 0 {
@@ -224,6 +229,42 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 		out += d.offset
 	}
 	return max(out, 0), true
+}
+
+// fracDelay is the delay of the family fraction-not-truncated: the
+// formula of section 5 in float64 nanoseconds (the capped base, times
+// 0.5 + r when s jitters, capped again) with its fraction of a
+// nanosecond kept, then rounded to the nearest (a tie to even when even
+// is set), as a float delay in seconds or milliseconds is when converted
+// to whole nanoseconds. A base
+// float64 cannot hold exactly (2^53 ns and up), or whose whole part
+// drifts from the exact one, is the exact integer base.
+func fracDelay(strat backoff.Strategy, s spec, n int64, base, limit int64, r float64, even bool) int64 {
+	i, f := float64(s.initial), float64(n)
+	var raw float64
+	switch strat {
+	case backoff.None:
+		raw = i
+	case backoff.Linear:
+		raw = i * f
+	case backoff.Polynomial:
+		raw = i * math.Pow(f, s.coef)
+	default:
+		raw = i * math.Pow(s.coef, f-1)
+	}
+	x := math.Min(raw, float64(limit))
+	if !(raw > 0 && raw < 0x1p53) || math.Floor(x) != float64(base) {
+		// float64's power drifts from the exact base: its fraction is
+		// not known, the base is
+		x = float64(base)
+	}
+	if s.jitter && x > 0 {
+		x = math.Min(x*(0.5+r), float64(limit))
+	}
+	if even {
+		return min(satNS(math.RoundToEven(x)), limit)
+	}
+	return min(satNS(math.Round(x)), limit)
 }
 
 // round applies d's rounding to ns.
@@ -468,8 +509,12 @@ func fitted(cases []Case, open map[int]bool) []Model {
 		}
 		add("jitter-ignored(never)", "multiply the delay by 0.5 + r when jitter is true (section 5); this one never jitters", "jitter-ignored", deviation{jitterForce: -1})
 		add("jitter-ignored(always)", "jitter the delay only when jitter is true; this one jitters when it is false too", "jitter-ignored", deviation{jitterForce: 1})
-		add("jitter-rounded", "truncate the jittered delay to whole nanoseconds, as the spec's formula does; do not round it to the nearest",
+		add("jitter-rounded", "truncate the jittered delay to whole nanoseconds, as the spec's formula does; this one rounds it to the nearest",
 			"jitter-rounded", deviation{jitterRounds: true})
+		add("fraction-not-truncated", "truncate every delay to whole nanoseconds, as the spec's formula does: this one keeps a fraction of a nanosecond (a float delay, in seconds or milliseconds), which the conversion of its answer to whole nanoseconds (its own or its adapter's) rounds to the nearest",
+			"fraction-not-truncated", deviation{fracKept: true})
+		add("fraction-not-truncated(ties-to-even)", "truncate every delay to whole nanoseconds, as the spec's formula does: this one keeps a fraction of a nanosecond (a float delay, in seconds or milliseconds), which the conversion of its answer to whole nanoseconds (its own or its adapter's) rounds to the nearest, a tie to even",
+			"fraction-not-truncated", deviation{fracKept: true, fracEven: true})
 		if lo, hi, ok := fitRange(points); ok {
 			fix := fmt.Sprintf("draw the jitter multiplier from [0.5, 1.5) (0.5 + r), not from [%g, %g)", lo, hi)
 			if hi < lo {
