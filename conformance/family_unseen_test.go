@@ -300,6 +300,26 @@ var unseenBugs = []struct {
 		}
 		return v
 	})},
+	// durations summed in float64 seconds with no upper bound: a total
+	// past 2^63−1 ns saturates, but a number past float64's range is
+	// +Inf, which the parser refuses (a 400-digit second count)
+	{"duration-float-unbounded", "bug:duration-no-upper-bound", onDurations(func(v string) string {
+		m := isoDuration.FindStringSubmatch(v)
+		if m == nil {
+			return v
+		}
+		total := 0.0
+		for i, unit := range []float64{365 * 86400, 730 * 3600, 86400, 3600, 60, 1} {
+			if m[i+1] != "" {
+				f, _ := strconv.ParseFloat(m[i+1], 64)
+				total += f * unit
+			}
+		}
+		if !math.IsInf(total, 0) && total*1e9 >= 0x1p63 {
+			return "PT2562047H47M16.854775807S" // 2^63−1 ns
+		}
+		return v
+	})},
 	// a pattern matches every type it is a prefix of, ".*" or not
 	{"prefix-anywhere", "bug:loosened-match(prefix)", onMatch(func(patterns []string, typ string) bool {
 		for _, p := range patterns {
@@ -578,6 +598,10 @@ var unseenBugs = []struct {
 		return float64(s.InitialInterval) * float64(n+1), true
 	}, maxOf)},
 }
+
+// isoDuration is the OJS duration grammar (section 4.1), its six numbers
+// captured: years, months, days, hours, minutes, seconds.
+var isoDuration = regexp.MustCompile(`^P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+(?:\.[0-9]+)?)S)?)?$`)
 
 // onDurations rewrites every duration text the implementation reads (a
 // parse_duration value, a policy's initial_interval and max_interval)

@@ -477,6 +477,11 @@ func bigDuration(s string) (int64, bool) {
 		if !ok {
 			return 0, false
 		}
+		if f, _ := r.Float64(); math.IsInf(f, 0) {
+			// past float64's range: a parser of floats reads +Inf,
+			// which no duration holds, and refuses it
+			return 0, false
+		}
 		total.Add(total, r.Mul(r, new(big.Rat).SetInt64(u*1e9)))
 	}
 	q := new(big.Int).Quo(total.Num(), total.Denom())
