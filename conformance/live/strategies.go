@@ -23,11 +23,13 @@ var strategyChecks = map[backoff.Strategy]string{
 }
 
 // scenStrategies pushes, for each strategy, four jobs (jitter off and on,
-// max_interval 10s and 50ms) under initial_interval 20ms and coefficient
-// 3, naming the strategy in backoff_strategy (RK-01), and fails each
-// twice: after attempt 2 the delays are none 20ms, linear 40ms,
-// exponential 60ms, polynomial 160ms (capped: 20, 40, 50, 50ms), each in
-// [0.5, 1.5) of that under jitter and capped again. A server that rejects
+// max_interval 10s and 250ms) under initial_interval 100ms and
+// coefficient 3, naming the strategy in backoff_strategy (RK-01), and
+// fails each twice: after attempt 2 the delays are none 100ms, linear
+// 200ms, exponential 300ms, polynomial 800ms (capped: 100, 200, 250,
+// 250ms), each in [0.5, 1.5) of that under jitter and capped again. The
+// strategies differ by 100 ms or more at attempt 2, so a FAIL round trip
+// slowed to tens of milliseconds by a loaded host still tells them apart. A server that rejects
 // the field or the strategy at PUSH is not judged (the extension is
 // optional); one that accepts it must compute it.
 func scenStrategies(ctx context.Context, e *env) {
@@ -50,8 +52,8 @@ func judgeStrategy(ctx context.Context, e *env, st backoff.Strategy, check strin
 	}
 	var bad []string
 	rejected := 0
-	for _, v := range []variant{{false, 10 * time.Second}, {false, 50 * ms}, {true, 10 * time.Second}, {true, 50 * ms}} {
-		pol := retry{max: 3, initial: 20 * ms, coef: 3, maxIv: v.maxIv, jitter: v.jitter,
+	for _, v := range []variant{{false, 10 * time.Second}, {false, 250 * ms}, {true, 10 * time.Second}, {true, 250 * ms}} {
+		pol := retry{max: 3, initial: 100 * ms, coef: 3, maxIv: v.maxIv, jitter: v.jitter,
 			extra: map[string]any{"backoff_strategy": st.String()}}
 		wire := pol.wire(e)
 		delete(wire, "backoff_type")
