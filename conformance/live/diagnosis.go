@@ -82,6 +82,9 @@ func (e *env) diagnose(rep *conformance.Report) {
 		}
 	}
 	causes = joinNoMerge(causes)
+	// the largest first: a joined cause may hold more than those taken
+	// before it
+	slices.SortStableFunc(causes, func(a, b conformance.Cause) int { return len(b.IDs) - len(a.IDs) })
 	reason := map[string]string{}
 	for _, r := range rep.Results {
 		reason[r.ID] = r.Reason
