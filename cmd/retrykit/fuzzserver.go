@@ -104,8 +104,9 @@ func runServerFuzz(f serverFuzz, stdout, stderr io.Writer) int {
 			continue
 		}
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			// the report below still prints every case
 			fmt.Fprintf(stderr, "retrykit fuzz: --out: %v\n", err)
-			return 1
+			continue
 		}
 		name := "fuzz-server-case.json"
 		if i > 0 {
@@ -114,7 +115,7 @@ func runServerFuzz(f serverFuzz, stdout, stderr io.Writer) int {
 		file := filepath.Join(f.out, name)
 		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
 			fmt.Fprintf(stderr, "retrykit fuzz: --out: %v\n", err)
-			return 1
+			continue
 		}
 		rep.Written = append(rep.Written, file)
 		fmt.Fprintf(&text, "written to %s; replay: retrykit fuzz --server URL --replay %s\n", file, file)

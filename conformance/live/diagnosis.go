@@ -82,6 +82,15 @@ func (e *env) diagnose(rep *conformance.Report) {
 		}
 	}
 	causes = joinNoMerge(causes)
+	order := map[string]int{}
+	for i, r := range rep.Results {
+		order[r.ID] = i
+	}
+	for i := range causes { // a joined cause's checks in result order too
+		byResult := func(a, b string) int { return order[a] - order[b] }
+		slices.SortStableFunc(causes[i].IDs, byResult)
+		slices.SortStableFunc(causes[i].Contradicted, byResult)
+	}
 	// the largest first: a joined cause may hold more than those taken
 	// before it
 	slices.SortStableFunc(causes, func(a, b conformance.Cause) int { return len(b.IDs) - len(a.IDs) })

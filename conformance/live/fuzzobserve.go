@@ -125,5 +125,5 @@ func ratio(lo, hi, want, whi time.Duration) string {
 	if want != whi || want <= 0 || (hi-lo)*10 > want {
 		return ""
 	}
-	return fmt.Sprintf(" (about %.3g× the reference's)", float64(lo+hi)/2/float64(want))
+	return fmt.Sprintf(" (about %.3g× the reference's)", (float64(lo)+float64(hi))/2/float64(want))
 }

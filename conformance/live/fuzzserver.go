@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/retrykit/retrykit/backoff"
 	mrand "math/rand/v2"
 	"net/http"
 	"slices"
@@ -189,6 +190,9 @@ func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Opti
 		}
 		return false, "", fmt.Errorf("%w: fuzz case: a policy object and 1 to %d failures are required, got %d failures", ErrInvalidCase, MaxCaseFailures, n)
 	}
+	if !knownKind(c.Kind) {
+		return false, "", fmt.Errorf("%w: fuzz case: kind %q is none this checker judges (push, fetch-attempt, state, attempt, max_attempts, delay:above-cap, delay:initial, delay:STRATEGY, delay:unreadable, dead-letter, history; empty judges every kind)", ErrInvalidCase, trunc(c.Kind, 64))
+	}
 	e, err := fuzzEnv(ctx, serverURL, opts)
 	if err != nil {
 		return false, "", err
@@ -198,6 +202,27 @@ func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Opti
 	defer cancel()
 	left = e.cleanup(clean)
 	return bad, left, err
+}
+
+// knownKind reports whether k is a FuzzCase.Kind this checker judges
+// ("" judges every kind): a misspelled kind, or one an older build wrote,
+// would judge nothing and replay as agreement.
+func knownKind(k string) bool {
+	switch k {
+	case "", "push", "fetch-attempt", "state", "attempt", "max_attempts", "dead-letter", "history",
+		"delay:above-cap", "delay:initial", "delay:unreadable":
+		return true
+	}
+	st, ok := strings.CutPrefix(k, "delay:")
+	if !ok {
+		return false
+	}
+	for _, s := range []backoff.Strategy{backoff.None, backoff.Linear, backoff.Exponential, backoff.Polynomial} {
+		if s.String() == st {
+			return true
+		}
+	}
+	return false
 }
 
 // only judges kind alone; "" judges every kind.

@@ -234,3 +234,16 @@ func FuzzCaseFile(f *testing.F) {
 		_ = variants(c)
 	})
 }
+
+func TestKnownKinds(t *testing.T) {
+	for _, k := range []string{"", "push", "state", "max_attempts", "delay:above-cap", "delay:exponential", "delay:polynomial", "delay:none", "delay:linear", "history"} {
+		if !knownKind(k) {
+			t.Errorf("knownKind(%q) = false", k)
+		}
+	}
+	for _, k := range []string{"delay:exponential+ms", "delay:", "Push", "delay:fibonacci", "states"} {
+		if knownKind(k) {
+			t.Errorf("knownKind(%q) = true", k)
+		}
+	}
+}

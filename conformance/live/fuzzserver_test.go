@@ -99,7 +99,8 @@ func TestFuzzServerFindsPlantedFaults(t *testing.T) {
 			_, a := c.Policy["max_attempts"]
 			_, j := c.Policy["jitter"]
 			_, m := c.Policy["max_interval"]
-			return !a || !j || !m
+			_, mms := c.Policy["max_interval_ms"] // the binding's spelling
+			return !a || !j || (!m && !mms)
 		}, 3},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {

@@ -271,8 +271,10 @@ func scenDeadLetter(ctx context.Context, e *env) {
 		e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
 	}
 	if a.State != "retryable" {
-		e.recordFail("http-attempts", pol.wire(e), e.failWith("external.timeout", 1), 1, ex, a, nil)
-		e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
+		if is(a.Attempt, 1) { // else recorded and failed just above
+			e.recordFail("http-attempts", pol.wire(e), e.failWith("external.timeout", 1), 1, ex, a, nil)
+			e.fail("http-attempts", "the FAIL of attempt 1 of 2 answered state %q, attempt %s", a.State, intOr(a.Attempt))
+		}
 		e.notRun("http-dead-letter", "the job was not retried (see http-attempts)")
 		e.notRun("http-dead-letter-content", "the job was not retried (see http-attempts)")
 		e.notRun("http-dead-letter-retry", "the job was not retried (see http-attempts)")

@@ -42,10 +42,10 @@ func TestSuiteVersionPinsTheChecks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no list of checks for suite version %s: %v (a new version gets its list with go test -run TestSuiteVersionPinsTheChecks -write-suite)", SuiteVersion, err)
 	}
-	if string(want) != got {
+	if listed := uncommented(string(want)); listed != got {
 		t.Errorf("the checks differ from the list of suite version %s (%s):\n%s\n"+
 			"Raise SuiteVersion in checks.go and record the new list with go test -run TestSuiteVersionPinsTheChecks -write-suite; "+
-			"a released version's list never changes.", SuiteVersion, file, lineDiff(string(want), got))
+			"a released version's list never changes.", SuiteVersion, file, lineDiff(listed, got))
 	}
 }
 
@@ -80,6 +80,20 @@ func TestSuiteVersionsAreDistinct(t *testing.T) {
 	if cur, err := liveNumber(SuiteVersion); err != nil || cur != latest {
 		t.Errorf("SuiteVersion %s is not the latest recorded version (live-%d)", SuiteVersion, latest)
 	}
+}
+
+// uncommented returns list without its lines starting with "#": a version
+// raised by hand for a check that judges differently under the same row
+// says why in such a line, which also keeps its file distinct from the
+// previous version's (TestSuiteVersionsAreDistinct).
+func uncommented(list string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(list, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }
 
 // liveNumber returns N of "live-N".

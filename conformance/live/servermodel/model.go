@@ -2,6 +2,7 @@ package servermodel
 
 import (
 	"encoding/json"
+	"github.com/retrykit/retrykit/internal/sat"
 	"math"
 	"path"
 	"regexp"
@@ -519,7 +520,8 @@ func predict(s set, o *Obs) answer {
 		// the lateness a server promoting at k× the delay shows, within
 		// half the delay either way (a loaded host adds to it)
 		k := max(s.dev.promoteAt, 1)
-		return answer{lo: scale(o.DelayLo, k-1), hi: scale(o.DelayLo, k-1) + o.DelayLo/2, hasDelay: true}
+		lo := scale(o.DelayLo, k-1)
+		return answer{lo: lo, hi: sat.AddInt(lo, o.DelayLo/2), hasDelay: true}
 	}
 	e := read(s, o.Policy)
 	a := answer{attempt: o.N, max: e.max}
