@@ -41,6 +41,19 @@ func specOf(req protocol.Request) (policy.Spec, bool) {
 	return p.Spec(), true
 }
 
+// cappedDelay returns the reference's delay for req with the jitter
+// multiplier 1 (the draw 0.5): the capped delay before jitter, ok false
+// when the reference answers none.
+func cappedDelay(req protocol.Request, ref func(protocol.Request) protocol.Response) (int64, bool) {
+	half := 0.5
+	req.Rand = &half
+	b := ref(req)
+	if b.DelayNS == nil {
+		return 0, false
+	}
+	return *b.DelayNS, true
+}
+
 // capJitter applies the spec's cap, jitter with draw r, cap (section 5)
 // to a raw delay in float nanoseconds, with the cap limit.
 func capJitter(raw float64, limit int64, jitter bool, r float64) int64 {
@@ -112,14 +125,11 @@ func jitterMultiplier(lo, hi float64) fault {
 		if !ok || !s.Jitter || a.Error != nil || a.DelayNS == nil {
 			return a
 		}
-		half := 0.5 // multiplier 1: the capped delay
-		q := req
-		q.Rand = &half
-		b := ref(q)
-		if b.DelayNS == nil {
+		capped, ok := cappedDelay(req, ref)
+		if !ok {
 			return a
 		}
-		d := capJitter(float64(*b.DelayNS)*(lo+drawOf(req)*(hi-lo)), int64(s.MaxInterval), false, 0)
+		d := capJitter(float64(capped)*(lo+drawOf(req)*(hi-lo)), int64(s.MaxInterval), false, 0)
 		a.DelayNS = &d
 		return a
 	}
@@ -248,14 +258,11 @@ var unseenBugs = []struct {
 		if !ok || !s.Jitter || req.Rand == nil || a.Error != nil || a.DelayNS == nil {
 			return a
 		}
-		half := 0.5 // multiplier 1: the capped delay
-		q := req
-		q.Rand = &half
-		b := ref(q)
-		if b.DelayNS == nil {
+		capped, ok := cappedDelay(req, ref)
+		if !ok {
 			return a
 		}
-		x := math.Round(float64(*b.DelayNS) * (0.5 + *req.Rand))
+		x := math.Round(float64(capped) * (0.5 + *req.Rand))
 		if x < 0x1p63 {
 			d := min(int64(x), int64(s.MaxInterval))
 			a.DelayNS = &d

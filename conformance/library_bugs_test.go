@@ -103,14 +103,11 @@ func postCap(req protocol.Request, ref func(protocol.Request) protocol.Response,
 	if !noPostCap || !ok || !s.Jitter || req.Rand == nil || a.Error != nil || a.DelayNS == nil {
 		return a
 	}
-	half := 0.5 // multiplier 1: the capped delay
-	q := req
-	q.Rand = &half
-	b := ref(q)
-	if b.DelayNS == nil {
+	capped, ok := cappedDelay(req, ref)
+	if !ok {
 		return a
 	}
-	x := math.Floor(float64(*b.DelayNS) * (0.5 + *req.Rand))
+	x := math.Floor(float64(capped) * (0.5 + *req.Rand))
 	if x < 0x1p63 {
 		d := int64(x)
 		a.DelayNS = &d

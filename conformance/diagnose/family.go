@@ -171,18 +171,7 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 		}
 		base = min(int64(bo.Base(int(min(n2, math.MaxInt)))), limit)
 	} else {
-		i, f := float64(s.initial), float64(n2)
-		var raw float64
-		switch strat {
-		case backoff.None:
-			raw = i
-		case backoff.Linear:
-			raw = i * f
-		case backoff.Polynomial:
-			raw = i * math.Pow(math.Max(f, 0), s.coef)
-		default:
-			raw = i * math.Pow(s.coef, f-1)
-		}
+		raw := floatBase(strat, s, n2)
 		base = min(satNS(math.Floor(raw)), limit)
 	}
 	out := base
@@ -240,18 +229,7 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 // float64 cannot hold exactly (2^53 ns and up), or whose whole part
 // drifts from the exact one, is the exact integer base.
 func fracDelay(strat backoff.Strategy, s spec, n int64, base, limit int64, r float64, even bool) int64 {
-	i, f := float64(s.initial), float64(n)
-	var raw float64
-	switch strat {
-	case backoff.None:
-		raw = i
-	case backoff.Linear:
-		raw = i * f
-	case backoff.Polynomial:
-		raw = i * math.Pow(f, s.coef)
-	default:
-		raw = i * math.Pow(s.coef, f-1)
-	}
+	raw := floatBase(strat, s, n)
 	x := math.Min(raw, float64(limit))
 	if !(raw > 0 && raw < 0x1p53) || math.Floor(x) != float64(base) {
 		// float64's power drifts from the exact base: its fraction is
@@ -265,6 +243,23 @@ func fracDelay(strat backoff.Strategy, s spec, n int64, base, limit int64, r flo
 		return min(satNS(math.RoundToEven(x)), limit)
 	}
 	return min(satNS(math.Round(x)), limit)
+}
+
+// floatBase is strat's base delay of attempt n under s in float64
+// nanoseconds, uncapped: what a library computing in floating point gets
+// before any rounding (an attempt below 0 counts as 0 for polynomial).
+func floatBase(strat backoff.Strategy, s spec, n int64) float64 {
+	i, f := float64(s.initial), float64(n)
+	switch strat {
+	case backoff.None:
+		return i
+	case backoff.Linear:
+		return i * f
+	case backoff.Polynomial:
+		return i * math.Pow(math.Max(f, 0), s.coef)
+	default:
+		return i * math.Pow(s.coef, f-1)
+	}
 }
 
 // round applies d's rounding to ns.
