@@ -38,8 +38,13 @@ func checkAddressSpace(maxBytes, heap int64) error {
 	if cgoBuild {
 		msg += "; a binary built with CGO_ENABLED=0 reserves about 0.5 GiB less"
 	}
-	if fit := (limit - reserved - threadMargin - (heap - 2*maxBytes)) / 2; fit >= 1<<20 && heap == addressSpaceHeap(maxBytes) {
-		msg += fmt.Sprintf("; --max-bytes %d fits", fit)
+	if heap == addressSpaceHeap(maxBytes) {
+		// What the heap may hold beyond the job data, at any --max-bytes.
+		if fit := (limit - reserved - threadMargin - (heap - 2*maxBytes)) / 2; fit >= 1<<20 {
+			msg += fmt.Sprintf("; --max-bytes %d fits", fit)
+		} else {
+			msg += "; no --max-bytes fits under this limit"
+		}
 	}
 	return fmt.Errorf("%s; raise the limit to at least %d MiB", msg, (need>>20)+1)
 }
