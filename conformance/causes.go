@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -50,19 +51,29 @@ func levelOf(requirement string, flags []string) string {
 // [github.com/retrykit/retrykit/conformance/diagnose], from its catalogue
 // or a family fitted to the run ("bug:time-factor(×2)"), that reproduces
 // each of its results' answers exactly and contradicts no passing vector
-// (Reproduced is set); its explanation is the fix. A cause named
+// (Reproduced is set); its explanation is the fix, and PassesReplayed
+// says how many passes were held against it. A cause named
 // "unexplained:…" groups failures no model reproduces by the deviation
 // observed ("unexplained:delay-ratio(×2)"), with its smallest
 // reproduction. The other causes are symptoms the runner observed
 // ("accepts-invalid", "adapter-crash", ...); a vector's class flag never
 // groups failures.
 type Cause struct {
-	Class        string   `json:"class"`                  // "bug:no-post-jitter-cap", "unexplained:delay-ratio(×2)", "adapter-crash", ...
-	Explanation  string   `json:"explanation"`            // one line; for a bug model, the fix
-	IDs          []string `json:"ids"`                    // the results it explains, in result order
-	Reproduced   bool     `json:"reproduced"`             // a bug model reproduced every answer in IDs
-	Contradicted []string `json:"contradicted,omitempty"` // bug model: passing vectors it would have failed
-	Equivalent   []string `json:"equivalent,omitempty"`   // bug model: other models this run cannot tell apart from it
+	Class       string   `json:"class"`       // "bug:no-post-jitter-cap", "unexplained:delay-ratio(×2)", "adapter-crash", ...
+	Explanation string   `json:"explanation"` // one line; for a bug model, the fix
+	IDs         []string `json:"ids"`         // the results it explains, in result order
+	Reproduced  bool     `json:"reproduced"`  // a bug model reproduced every answer in IDs
+	// PassesReplayed, for a bug model, is how many passing results the
+	// model was replayed on, every one of which it passes too (a model
+	// that a pass contradicts is never a cause): on a library, the
+	// passing vectors whose request the model answers with a value of
+	// its own (diagnose.Finding.Replayed); over HTTP, the passing checks
+	// with an observation the model answers otherwise than the reference
+	// (servermodel.Finding.Replayed). 0 means no pass of the run could
+	// have contradicted the model; nil means unknown (not a bug model,
+	// or a report written before the count was recorded).
+	PassesReplayed *int     `json:"passes_replayed,omitempty"`
+	Equivalent     []string `json:"equivalent,omitempty"` // bug model: other models this run cannot tell apart from it
 	// Unclaim, for a bug model that is a missing optional feature, is the
 	// vector flag the implementation declares unclaimed instead of fixing
 	// it ("extension:backoff_strategy", see diagnose.Model.Unclaim).
@@ -71,6 +82,27 @@ type Cause struct {
 	// failure of the group as a replayable line: the request, the answer
 	// and the spec's answer.
 	Reproduction string `json:"reproduction,omitempty"`
+}
+
+// proof returns what proves a bug model's cause, the one sentence every
+// format of the report shows: "reproduces 12 failures; replayed on 230
+// passes, contradicts none". Without a count of passes replayed (a report
+// written before it was recorded) it says only what the model reproduces;
+// with none replayed, that no pass could contradict it. It returns "" for
+// a cause that is not a bug model.
+func (c Cause) proof() string {
+	if !c.Reproduced {
+		return ""
+	}
+	s := fmt.Sprintf("reproduces %d %s", len(c.IDs), plural(len(c.IDs), "failure", "failures"))
+	switch n := c.PassesReplayed; {
+	case n == nil:
+	case *n == 0:
+		s += "; replayed on no pass, so no pass could contradict it"
+	default:
+		s += fmt.Sprintf("; replayed on %d %s, contradicts none", *n, plural(*n, "pass", "passes"))
+	}
+	return s
 }
 
 // symptoms explains the causes the runner derives from answers.
@@ -135,7 +167,7 @@ func findCauses(results []Result, notes map[string]string) []Cause {
 	found, groups := diagnoseResults(results)
 	for _, f := range found {
 		out = append(out, Cause{Class: "bug:" + f.Model.Name, Explanation: f.Model.Fix, IDs: f.Explains,
-			Reproduced: true, Contradicted: f.Contradicted, Equivalent: f.Equivalent, Unclaim: f.Model.Unclaim()})
+			Reproduced: true, PassesReplayed: &f.Replayed, Equivalent: f.Equivalent, Unclaim: f.Model.Unclaim()})
 		for _, id := range f.Explains {
 			explained[id] = true
 		}

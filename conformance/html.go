@@ -59,7 +59,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <article class="cause" id="{{.V.Anchor}}">
 <h3><code>{{.V.Class}}</code> <span class="count">{{len .V.IDs}} {{if eq (len .V.IDs) 1}}result{{else}}results{{end}}</span></h3>
 {{if .V.Reproduced}}<p><strong>Fix:</strong> {{.V.Explanation}}</p>
-<p class="meta">A bug model that reproduces every answer it claims; contradicted by {{len .V.Contradicted}} {{if eq (len .V.Contradicted) 1}}pass{{else}}passes{{end}}{{if .V.Contradicted}} ({{join .V.Contradicted}}){{end}}.</p>
+<p class="meta proof">Bug model: {{.V.Proof}}.</p>
 {{if .V.Equivalent}}<p class="meta">Equally explained by: {{join .V.Equivalent}}</p>{{end}}
 {{if .V.Unclaim}}<p>Without the feature: <code class="cmd">{{.V.Unclaim}}</code></p>{{end}}
 {{else}}<p>{{.V.Explanation}}</p>

@@ -69,7 +69,7 @@ type causeView struct {
 	Explanation  string // for a bug model: the fix
 	Reproduced   bool
 	IDs          []string
-	Contradicted []string
+	Proof        string // for a bug model, what proves it: [Cause.proof]
 	Equivalent   []string
 	Unclaim      string // the command that declares the flag unclaimed, or ""
 	Requirements string // "RET-16 ×46, RET-19 ×16, …"
@@ -87,7 +87,7 @@ type model struct {
 	SpecOnly string // the spec-only command, or "" for the spec-only run
 	Causes   []causeView
 	// CauseTable is the causes as a table (count, cause, explanation,
-	// requirements, examples).
+	// proof, requirements, examples).
 	CauseTable   table
 	Random       []string // draw-dependent ids
 	Flipped      []string
@@ -116,18 +116,18 @@ func (r *Report) buildModel() *model {
 		m.Scores.Bad = append(m.Scores.Bad, s.Fail+s.Error > 0)
 	}
 	byID := r.byID()
-	m.CauseTable = table{ID: "cause-table", Head: []string{"count", "cause", "explanation", "requirements", "examples"},
-		Num: []bool{true, false, false, false, false}}
+	m.CauseTable = table{ID: "cause-table", Head: []string{"count", "cause", "explanation", "proof", "requirements", "examples"},
+		Num: []bool{true, false, false, false, false, false}}
 	for i, c := range r.Causes {
 		v := causeView{Anchor: fmt.Sprintf("cause-%d", i+1), Class: c.Class, Explanation: c.Explanation,
-			Reproduced: c.Reproduced, IDs: c.IDs, Contradicted: c.Contradicted, Equivalent: c.Equivalent,
+			Reproduced: c.Reproduced, IDs: c.IDs, Proof: c.proof(), Equivalent: c.Equivalent,
 			Requirements: r.causeRequirements(c, byID), Reproduce: r.rerunCommand(c.IDs), Reproduction: c.Reproduction}
 		if c.Unclaim != "" {
 			v.Unclaim = r.unclaimCommand(c.Unclaim)
 		}
 		m.Causes = append(m.Causes, v)
 		m.CauseTable.Rows = append(m.CauseTable.Rows, []cell{{Text: strconv.Itoa(len(c.IDs))},
-			{Text: c.Class, Code: true, Href: "#" + v.Anchor}, {Text: c.Explanation}, {Text: v.Requirements},
+			{Text: c.Class, Code: true, Href: "#" + v.Anchor}, {Text: c.Explanation}, {Text: v.Proof}, {Text: v.Requirements},
 			{Text: examples(c.IDs, maxExamples)}})
 		m.CauseTable.RowIDs = append(m.CauseTable.RowIDs, "")
 		m.CauseTable.Bad = append(m.CauseTable.Bad, true)

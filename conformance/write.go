@@ -249,8 +249,7 @@ func (r *Report) summary() []string {
 				}
 			}
 			if c.Reproduced {
-				add("  %4d  %s: explains %d %s, contradicted by %d %s", len(c.IDs), c.Class, len(c.IDs),
-					plural(len(c.IDs), "failure", "failures"), len(c.Contradicted), plural(len(c.Contradicted), "pass", "passes"))
+				add("  %4d  %s: %s", len(c.IDs), c.Class, c.proof())
 				add("        fix: %s", c.Explanation)
 				if c.Unclaim != "" {
 					add("        without it: %s", r.unclaimCommand(c.Unclaim))
@@ -526,7 +525,8 @@ type junitMessage struct {
 
 // writeJUnit writes JUnit XML: first a testsuite "summary" without test
 // cases whose properties and system-out carry the summary of
-// [Report.Write] (score.MUST, spec_only_command, cause.N, ...), then one
+// [Report.Write] (score.MUST, spec_only_command, cause.N, cause.N.proof
+// for a bug model, ...), then one
 // testsuite per vector kind, one testcase per result (failure, error or
 // skipped), and a separate testsuite "not-run" whose cases are skipped with
 // the coverage reason, so CI systems show coverage gaps without counting
@@ -550,6 +550,9 @@ func (r *Report) writeJUnit(w io.Writer) error {
 	}
 	for i, c := range m.Causes {
 		prop(fmt.Sprintf("cause.%d", i+1), "%d %s: %s (e.g. %s)", len(c.IDs), c.Class, c.Explanation, examples(c.IDs, maxExamples))
+		if c.Proof != "" {
+			prop(fmt.Sprintf("cause.%d.proof", i+1), "%s", c.Proof)
+		}
 		prop(fmt.Sprintf("cause.%d.reproduce", i+1), "%s", c.Reproduce)
 	}
 	if ids := m.Random; len(ids) > 0 {

@@ -175,12 +175,20 @@ type Case struct {
 	Same func(protocol.Response) bool
 }
 
-// Finding is one model that explains failures of a run.
+// Finding is one model that explains failures of a run. No passing case
+// contradicts its model (rule 2 of the package documentation): a model
+// that would have failed one is never a finding.
 type Finding struct {
-	Model        Model
-	Explains     []string // failures listed under this model, in case order
-	Reproduces   int      // failures the model reproduces, counting those listed under an earlier model
-	Contradicted []string // passing cases the model would have failed
+	Model      Model
+	Explains   []string // failures listed under this model, in case order
+	Reproduces int      // failures the model reproduces, counting those listed under an earlier model
+	// Replayed is how many passing cases the model was replayed on, and
+	// passed: those whose request it answers with a value of its own (not
+	// a profile or scenario request, nor a delay the model would draw)
+	// and whose Judge is set. A drawn pass (Case.Drawn) is not replayed.
+	// It is the evidence from passes behind the finding; 0 means no pass
+	// of the run could have contradicted the model.
+	Replayed int
 	// Equivalent names the other models that reproduce exactly the same
 	// failures with as few contradictions: the suite cannot tell them
 	// apart from Model in this run.
@@ -209,6 +217,9 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 		}
 	}
 	findings = joinDrawn(cases, findings)
+	for i := range findings {
+		findings[i].Replayed = findings[i].Model.replayed(cases)
+	}
 	sort.SliceStable(findings, func(i, j int) bool { return len(findings[i].Explains) > len(findings[j].Explains) })
 	return findings, unexplained
 }
@@ -344,7 +355,7 @@ func diagnose(cases []Case, refused map[string]bool) (findings []Finding, unexpl
 // joinDrawn moves a failure whose delay the implementation drew itself
 // (a delay answered, not a rejection) to the combination of every catalogue model found in the run that can
 // fail its vector alone (some draw of the model's answers fails it) and
-// that together reproduce it. Which of two such bugs a single draw falls
+// that together reproduce it without contradicting a pass. Which of two such bugs a single draw falls
 // within is chance (a delay of 318 s fits both "no cap" and "no cap after
 // the jitter" over a 300 s cap), and a fix of one leaves the vector
 // failing under the other, so both are named, whatever the draw.
@@ -372,6 +383,23 @@ func joinDrawn(cases []Case, findings []Finding) []Finding {
 		}
 		return false
 	}
+	// a combination is named only when, like every finding, it
+	// contradicts no pass (rule 2): each of its bugs alone does not, but
+	// together they may fail a pass neither fails alone
+	type key struct {
+		bugs bugSet
+		dev  deviation
+	}
+	viable := map[key]bool{}
+	uncontradicted := func(j Model) bool {
+		k := key{j.mask(), j.dev}
+		v, ok := viable[k]
+		if !ok {
+			v = j.contradicted(cases) < 0
+			viable[k] = v
+		}
+		return v
+	}
 	index := map[string]int{}
 	for i, f := range findings {
 		index[f.Model.Name] = i
@@ -390,7 +418,7 @@ func joinDrawn(cases []Case, findings []Finding) []Finding {
 			m := f.Model
 			for _, g := range found {
 				if m.mask().union(g.mask()) != m.mask() && canFail(g, c) {
-					if j := Combine(m, g); j.within(c.Request, c.Answer) {
+					if j := Combine(m, g); j.within(c.Request, c.Answer) && uncontradicted(j) {
 						m = j
 					}
 				}
@@ -597,18 +625,42 @@ func (m Model) allNeeded(c Case, viable func(Model) bool) bool {
 	return needed
 }
 
+// replay replays m on the passing case c: judged reports whether the
+// case judges an answer of m's own (c passed, was not drawn, has a Judge,
+// and m answers its request with a value, not a draw), passes whether
+// that answer passes.
+func (m Model) replay(c *Case) (judged, passes bool) {
+	if c.Failed || c.Drawn || c.Judge == nil {
+		return false, false
+	}
+	a, ok := m.Answer(c.Request)
+	if !ok || Drawn(a) {
+		return false, false
+	}
+	return true, c.Judge(a)
+}
+
 // contradicted returns the first passing case m would have failed, -1
 // when there is none.
 func (m Model) contradicted(cases []Case) int {
-	for i, c := range cases {
-		if c.Failed || c.Drawn {
-			continue
-		}
-		if a, ok := m.Answer(c.Request); ok && !Drawn(a) && c.Judge != nil && !c.Judge(a) {
+	for i := range cases {
+		if judged, passes := m.replay(&cases[i]); judged && !passes {
 			return i
 		}
 	}
 	return -1
+}
+
+// replayed returns how many passing cases m was replayed on and passed
+// ([Finding.Replayed]).
+func (m Model) replayed(cases []Case) int {
+	n := 0
+	for i := range cases {
+		if judged, passes := m.replay(&cases[i]); judged && passes {
+			n++
+		}
+	}
+	return n
 }
 
 // sameLeft reports whether a and b hold the same indexes not yet done.

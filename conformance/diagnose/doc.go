@@ -74,7 +74,11 @@
 //     and a remnant of a quarter or less of a group of its kind joins it.
 //
 // So "explains 37 failures" means 37 answers were reproduced exactly by
-// one bug and no passing answer speaks against it.
+// one bug and no passing answer speaks against it. How many passing
+// answers were held against the model is [Finding.Replayed]: the passes
+// whose request the model answers with a value of its own and whose
+// vector judges it (a pass the implementation drew itself is not
+// replayed), every one of which the model passes too.
 //
 // # Non-goals
 //

@@ -10,8 +10,8 @@ import (
 
 // An implementation answered 15s where the reference answers 10s (the
 // jittered delay was not capped again): the model "no-post-jitter-cap"
-// gives the same answer, so it explains the failure; a passing answer on
-// a policy without jitter does not contradict it.
+// gives the same answer, so it explains the failure; it is replayed on
+// the one passing answer, on a policy without jitter, and passes it too.
 func Example() {
 	r := 0.999755859375
 	failed := protocol.Request{Op: protocol.OpDelay, Policy: json.RawMessage(`{"initial_interval":"PT10S","max_interval":"PT10S"}`), Attempt: 1, Rand: &r}
@@ -28,10 +28,10 @@ func Example() {
 	}
 	findings, unexplained := diagnose.Diagnose(cases)
 	for _, f := range findings {
-		fmt.Printf("%s: explains %d, contradicted by %d\n", f.Model.Name, len(f.Explains), len(f.Contradicted))
+		fmt.Printf("%s: explains %d, passes replayed %d\n", f.Model.Name, len(f.Explains), f.Replayed)
 	}
 	fmt.Println("unexplained:", len(unexplained))
 	// Output:
-	// no-post-jitter-cap: explains 1, contradicted by 0
+	// no-post-jitter-cap: explains 1, passes replayed 1
 	// unexplained: 0
 }

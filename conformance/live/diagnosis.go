@@ -24,8 +24,9 @@ var wireCheck = map[string]bool{"http-content-type": true, "http-ojs-version": t
 //     answered at least half of the requests with 5xx or not at all is
 //     failing: one cause lists every failed and errored check;
 //  2. else the bug models of package servermodel that reproduce the
-//     server's answers, each with the checks it explains, the passes that
-//     contradict it, and the dialect flag that explains it, if any;
+//     server's answers and contradict no pass, each with the checks it
+//     explains, the count of passing checks it was replayed on, and the
+//     dialect flag that explains it, if any;
 //  3. the failed checks no model explains, grouped by the deviation
 //     observed (servermodel.Deviations), each with an example;
 //  4. errored checks keep the runner's symptoms.
@@ -70,18 +71,21 @@ func (e *env) diagnose(rep *conformance.Report) {
 	found, unexplained := servermodel.Diagnose(obs, failed)
 	explained := map[string]bool{}
 	var causes []conformance.Cause
+	passesOf := map[string][]string{} // a bug model's cause → the passing checks it was replayed on
 	for _, f := range found {
 		expl := f.Model.Fix
 		if f.Model.Flag != "" && e.flagFits(f.Model.Flag) {
 			expl += "; or, if the server means this dialect of the binding, run with " + f.Model.Flag
 		}
+		replayed := len(f.Replayed)
 		causes = append(causes, conformance.Cause{Class: "bug:" + f.Model.Name, Explanation: expl, IDs: f.Explains,
-			Reproduced: true, Contradicted: f.Contradicted, Equivalent: f.Equivalent})
+			Reproduced: true, PassesReplayed: &replayed, Equivalent: f.Equivalent})
+		passesOf["bug:"+f.Model.Name] = f.Replayed
 		for _, id := range f.Explains {
 			explained[id] = true
 		}
 	}
-	causes = joinNoMerge(causes)
+	causes = joinNoMerge(causes, passesOf)
 	order := map[string]int{}
 	for i, r := range rep.Results {
 		order[r.ID] = i
@@ -89,7 +93,6 @@ func (e *env) diagnose(rep *conformance.Report) {
 	for i := range causes { // a joined cause's checks in result order too
 		byResult := func(a, b string) int { return order[a] - order[b] }
 		slices.SortStableFunc(causes[i].IDs, byResult)
-		slices.SortStableFunc(causes[i].Contradicted, byResult)
 	}
 	// the largest first: a joined cause may hold more than those taken
 	// before it

@@ -47,8 +47,10 @@
 // [github.com/retrykit/retrykit/conformance/live/servermodel] attributes
 // the failures to server bug models that reproduce the answers exactly,
 // held against the passes, and the report's causes list them first
-// ("bug:no-merge-max-attempts: explains 1 failure, contradicted by 0
-// passes"), the dialect flag that explains a pattern named; what no model
+// ("bug:no-merge-max-attempts: reproduces 1 failure; replayed on 2
+// passes, contradicts none": the passing checks the model answers
+// otherwise than the reference, each agreeing with the server), the
+// dialect flag that explains a pattern named; what no model
 // reproduces keeps its failure class, apart. A server that answers 5xx to
 // everything is one cause, "server-failing".
 //

@@ -19,10 +19,12 @@ const noMergePrefix = "bug:no-merge-"
 // causes came: a server that stores a partial policy without merging it
 // over the defaults shows the one mechanism in every field it leaves
 // absent, and is one bug to fix (merge field by field), not several. The
-// joined cause explains the union of the checks, is contradicted by the
-// union of the passes, and its explanation lists each field's fix. One
-// no-merge cause alone is left as it is.
-func joinNoMerge(causes []conformance.Cause) []conformance.Cause {
+// joined cause explains the union of the checks, is replayed on the union
+// of the passing checks its parts were replayed on (passes maps a cause's
+// class to those checks; each part was replayed alone, and none is
+// contradicted), and its explanation lists each field's fix. One no-merge
+// cause alone is left as it is.
+func joinNoMerge(causes []conformance.Cause, passes map[string][]string) []conformance.Cause {
 	var parts []int
 	for i, c := range causes {
 		if c.Reproduced && strings.HasPrefix(c.Class, noMergePrefix) {
@@ -52,9 +54,12 @@ func joinNoMerge(causes []conformance.Cause) []conformance.Cause {
 		add(&joined.IDs, c.IDs)
 	}
 	clear(seen)
+	var replayed []string
 	for _, i := range parts {
-		add(&joined.Contradicted, causes[i].Contradicted)
+		add(&replayed, passes[causes[i].Class])
 	}
+	n := len(replayed)
+	joined.PassesReplayed = &n
 	clear(seen)
 	for _, i := range parts {
 		for _, eq := range causes[i].Equivalent {

@@ -80,9 +80,10 @@ func causeNames(rep *conformance.Report) []string {
 }
 
 // names reports whether cause c is the bug model m (by its class or one
-// the run cannot tell apart from it), reproduced and uncontradicted.
+// the run cannot tell apart from it), reproduced, with the passes it was
+// replayed on counted.
 func names(c conformance.Cause, m string) bool {
-	return c.Reproduced && len(c.Contradicted) == 0 && (c.Class == "bug:"+m || slices.Contains(c.Equivalent, m))
+	return c.Reproduced && c.PassesReplayed != nil && (c.Class == "bug:"+m || slices.Contains(c.Equivalent, m))
 }
 
 // TestPlantedFaults: each planted bug of the server fails the checks that

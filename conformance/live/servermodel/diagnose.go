@@ -10,13 +10,21 @@ import (
 )
 
 // Finding is one model taken by [Diagnose]: the failed checks it explains
-// (in the order of the observations), the passing checks that contradict
-// it, and the models this run cannot tell apart from it.
+// and the passing checks it was replayed on (both in the order of the
+// observations), and the models this run cannot tell apart from it. No
+// passing check contradicts the model (rule 2 of the package
+// documentation): a model that one contradicts is never taken.
 type Finding struct {
-	Model        Model
-	Explains     []string
-	Contradicted []string
-	Equivalent   []string
+	Model    Model
+	Explains []string
+	// Replayed lists the passing checks the model reads: those with an
+	// observation the model answers otherwise than the reference (a
+	// check where it answers as the reference cannot tell it apart from
+	// the reference, and is not counted), every such answer agreeing
+	// with what the server showed. Empty when no pass of the run could
+	// have contradicted the model.
+	Replayed   []string
+	Equivalent []string
 }
 
 // MaxObservations bounds the observations Diagnose reads; more are ignored.
@@ -125,13 +133,24 @@ func diagnose(obs []Obs, failed map[string]bool, refused map[string]bool) (found
 		}
 		return differs && !drawsConstant(s, obs, byCheck[c])
 	}
-	contradicts := func(s set, c string) bool {
+	// replay replays the server s on the observations of check c: read
+	// reports whether s answers one of them otherwise than the
+	// reference, contradicts whether such an answer is not what the
+	// server showed.
+	replay := func(s set, c string) (read, contradicts bool) {
 		for _, i := range byCheck[c] {
-			if a := predict(s, &obs[i]); !same(a, ref[i]) && !consistent(a, &obs[i]) {
-				return true
+			if a := predict(s, &obs[i]); !same(a, ref[i]) {
+				read = true
+				if !consistent(a, &obs[i]) {
+					return true, true
+				}
 			}
 		}
-		return false
+		return read, false
+	}
+	contradicts := func(s set, c string) bool {
+		_, bad := replay(s, c)
+		return bad
 	}
 	var failedObs []int
 	for _, c := range checks {
@@ -200,6 +219,11 @@ func diagnose(obs []Obs, failed map[string]bool, refused map[string]bool) (found
 		for _, k := range p.Claims {
 			f.Explains = append(f.Explains, checks[k])
 			done[checks[k]] = true
+		}
+		for _, c := range checks { // the passes replayed as rule 2 replays them
+			if read, _ := replay(m.server(), c); read && !failed[c] {
+				f.Replayed = append(f.Replayed, c)
+			}
 		}
 		for _, e := range p.Equivalent {
 			if n := models[e].Name; n != m.Name && !contains(f.Equivalent, n) {

@@ -28,6 +28,9 @@
 //     than both the reference and the server contradicts it; a model
 //     contradicted by any pass is never taken (a cause is claimed only
 //     when it reproduces every failure it claims and contradicts no pass);
+//     the passing checks with an observation it answers otherwise than
+//     the reference, all of them agreeing with the server, are the passes
+//     it was replayed on ([Finding.Replayed]);
 //  3. models are taken one at a time by the greedy cover shared with the
 //     library diagnosis (internal/cover): the most failed checks newly
 //     explained first, a catalogue model before a fitted family, then the
