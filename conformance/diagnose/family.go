@@ -30,6 +30,7 @@ type deviation struct {
 	fracKept     bool    // fraction-not-truncated: every delay computed in float, its fraction of a nanosecond rounded to the nearest
 	fracEven     bool    // with fracKept: a tie rounded to even (Python's round), not away from zero
 	jitterForce  int8    // jitter-ignored: 1 jitter always applied, -1 never
+	jitterForm   uint8   // jitter-formula: formEqual or formDecorrelated in place of the multiplier 0.5 + r
 	noCap        bool    // no-cap: max_interval never applied
 	capFactor    float64 // cap-factor: max_interval read as capFactor times its value (a unit mixed up)
 	codesIgnored uint8   // handler-codes-ignored: bit i for codes[i]
@@ -55,7 +56,18 @@ const (
 
 	scopeDelays    = 1
 	scopeDurations = 2
+
+	// formEqual is "equal jitter" in integers: half the capped delay
+	// plus the draw times the other half, each half truncated.
+	formEqual = 1
+	// formDecorrelated is "decorrelated jitter" without state: a draw
+	// between initial_interval and three times the capped delay of the
+	// attempt before (initial_interval before the first), capped.
+	formDecorrelated = 2
 )
+
+// formName is each jitter formula's name.
+var formName = map[uint8]string{formEqual: "equal", formDecorrelated: "decorrelated"}
 
 // codes are the handler codes, in the order of deviation.codesIgnored's bits.
 var codes = [...]string{"RETRY", "DISCARD", "FAIL", "DEAD_LETTER"}
@@ -74,9 +86,10 @@ func (d deviation) merge(o deviation) (deviation, bool) {
 	set(d.delayShift != 0, o.delayShift != 0, func() { out.delayShift, out.expOnly = o.delayShift, o.expOnly })
 	set(d.exhaustShift != 0, o.exhaustShift != 0, func() { out.exhaustShift = o.exhaustShift })
 	set(d.stratFrom != "", o.stratFrom != "", func() { out.stratFrom, out.stratTo = o.stratFrom, o.stratTo })
-	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds || o.jitterForce != 0 || o.fracKept,
+	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept || d.jitterForm != 0, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds || o.jitterForce != 0 || o.fracKept || o.jitterForm != 0,
 		func() {
 			out.jitterLo, out.jitterHi, out.jitterRounds, out.jitterForce, out.fracKept, out.fracEven = o.jitterLo, o.jitterHi, o.jitterRounds, o.jitterForce, o.fracKept, o.fracEven
+			out.jitterForm = o.jitterForm
 		})
 	set(d.noCap || d.capFactor != 0, o.noCap || o.capFactor != 0, func() { out.noCap, out.capFactor = o.noCap, o.capFactor })
 	set(d.codesIgnored != 0, o.codesIgnored != 0, func() { out.codesIgnored = o.codesIgnored })
@@ -89,7 +102,7 @@ func (d deviation) merge(o deviation) (deviation, bool) {
 
 // delays reports whether d changes how a delay is computed.
 func (d deviation) delays() bool {
-	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept ||
+	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept || d.jitterForm != 0 ||
 		d.noCap || d.capFactor != 0 || d.roundScope&scopeDelays != 0 || d.factor != 0 || d.offset != 0
 }
 
@@ -120,6 +133,7 @@ func Families() []Family {
 		{"exhaustion-offset", "the job is exhausted after max_attempts+k attempts instead of max_attempts, k in ±1, ±2"},
 		{"strategy-as", "the strategy A is computed as the strategy B, for each pair of none, linear, exponential and polynomial"},
 		{"jitter-range", "the jitter multiplier is lo + r·(hi − lo) instead of 0.5 + r, lo and hi fitted from the answers to injected draws (hi below lo: a multiplier falling as the draw rises)"},
+		{"jitter-formula", "the jitter is another well-known formula than the multiplier 0.5 + r: equal jitter (half the capped delay plus the draw times the other half, in integers) or decorrelated jitter (a draw between initial_interval and three times the capped delay of the attempt before)"},
 		{"jitter-rounded", "the jittered delay is rounded to the nanosecond where the spec truncates it"},
 		{"fraction-not-truncated", "every delay is computed in floating point and keeps its fraction of a nanosecond, rounded to the nearest (a tie away from zero, or to even) when the answer is given in whole nanoseconds, where the spec truncates"},
 		{"jitter-ignored", "the jitter field is ignored: every delay jittered, or none"},
@@ -161,26 +175,42 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 	if d.expOnly && strat != backoff.Exponential {
 		n2 = n
 	}
-	var base int64
-	if n2 >= 1 {
+	baseAt := func(n2 int64) (int64, bool) {
+		if n2 < 1 {
+			return min(satNS(math.Floor(floatBase(strat, s, n2))), limit), true
+		}
 		// a scaled cap may be below initial_interval, which backoff
 		// refuses: cap at the larger, then at the limit
 		bo, err := backoff.New(backoff.Config{Strategy: strat, Initial: time.Duration(s.initial), Coefficient: s.coef, Max: time.Duration(max(limit, s.initial))})
 		if err != nil {
 			return 0, false
 		}
-		base = min(int64(bo.Base(int(min(n2, math.MaxInt)))), limit)
-	} else {
-		raw := floatBase(strat, s, n2)
-		base = min(satNS(math.Floor(raw)), limit)
+		return min(int64(bo.Base(int(min(n2, math.MaxInt)))), limit), true
+	}
+	base, ok := baseAt(n2)
+	if !ok {
+		return 0, false
 	}
 	out := base
 	if d.jitterForce != 0 {
 		s.jitter = d.jitterForce > 0
 	}
-	if d.fracKept {
+	switch {
+	case d.fracKept:
 		out = fracDelay(strat, s, n2, base, limit, r, d.fracEven)
-	} else if s.jitter && base > 0 {
+	case d.jitterForm == formEqual && s.jitter:
+		half := base / 2
+		out = min(half+satNS(math.Floor(r*float64(half))), limit)
+	case d.jitterForm == formDecorrelated && s.jitter:
+		prev := s.initial
+		if n2 > 1 {
+			if prev, ok = baseAt(n2 - 1); !ok {
+				return 0, false
+			}
+		}
+		lo := float64(s.initial)
+		out = min(satNS(math.Floor(lo+r*(3*float64(prev)-lo))), limit)
+	case s.jitter && base > 0:
 		lo, hi := d.jitterLo, d.jitterHi
 		r2 := r // the draw giving the same multiplier over [0.5, 1.5)
 		if lo != 0 || hi != 0 {
@@ -510,6 +540,10 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			"fraction-not-truncated", deviation{fracKept: true})
 		add("fraction-not-truncated(ties-to-even)", "truncate every delay to whole nanoseconds, as the spec's formula does: this one keeps a fraction of a nanosecond (a float delay, in seconds or milliseconds), which the conversion of its answer to whole nanoseconds (its own or its adapter's) rounds to the nearest, a tie to even",
 			"fraction-not-truncated", deviation{fracKept: true, fracEven: true})
+		for _, f := range []uint8{formEqual, formDecorrelated} {
+			add("jitter-formula("+formName[f]+")", "multiply the capped delay by 0.5 + r (section 5); this one draws by the "+formName[f]+" jitter formula",
+				"jitter-formula", deviation{jitterForm: f})
+		}
 		if lo, hi, ok := fitRange(points); ok {
 			fix := fmt.Sprintf("draw the jitter multiplier from [0.5, 1.5) (0.5 + r), not from [%g, %g)", lo, hi)
 			if hi < lo {
@@ -738,7 +772,7 @@ func (m Model) rank() int {
 		return 0
 	case strings.Contains(m.Family, "+"):
 		return 3 // two families
-	case m.dev.jitterLo != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0 || m.dev.capFactor != 0 || m.dev.defField != "":
+	case m.dev.jitterLo != 0 || m.dev.jitterForm != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0 || m.dev.capFactor != 0 || m.dev.defField != "":
 		return 2
 	}
 	return 1
