@@ -265,7 +265,7 @@ var roundTwoBugs = []struct {
 	}},
 	// minutes after T read as milliseconds: PT1M is 1 ms, in
 	// parse_duration and in every policy
-	{"minutes-as-milliseconds", []string{"unexplained:"}, withDurations(func(date, h, m, sec string) string {
+	{"minutes-as-milliseconds", []string{"bug:duration-unit(minutes→1ms)"}, withDurations(func(date, h, m, sec string) string {
 		if m == "" {
 			return joinDuration(date, h, m, ratOf(sec))
 		}
@@ -278,7 +278,7 @@ var roundTwoBugs = []struct {
 	})},
 	// a fraction of seconds dropped everywhere: PT1.5S is 1 s, PT0.5S is
 	// 0 (then refused as an initial_interval)
-	{"fraction-dropped-everywhere", []string{"unexplained:"}, withDurations(func(date, h, m, sec string) string {
+	{"fraction-dropped-everywhere", []string{"bug:duration-unit(fraction→0s)"}, withDurations(func(date, h, m, sec string) string {
 		s := ratOf(sec)
 		if s != nil {
 			s = new(big.Rat).SetInt(new(big.Int).Quo(s.Num(), s.Denom()))
@@ -286,7 +286,7 @@ var roundTwoBugs = []struct {
 		return joinDuration(date, h, m, s)
 	})},
 	// days ignored (years and months kept): P1DT2H is 2 h
-	{"days-ignored", []string{"unexplained:duration"}, withDurations(func(date, h, m, sec string) string {
+	{"days-ignored", []string{"bug:duration-unit(days→0s)"}, withDurations(func(date, h, m, sec string) string {
 		if i := strings.IndexByte(date, 'D'); i >= 0 {
 			j := strings.LastIndexAny(date[:i], "PYM") + 1
 			date = date[:j] + date[i+1:]

@@ -207,7 +207,36 @@ func Deviations(cases []Case, ids []string) []Deviation {
 		}
 		take(k, generic[k])
 	}
-	return out // ids of no case (a scenario, an error) are the caller's
+	pos := make(map[string]int, len(items))
+	for i, it := range items {
+		pos[it.c.ID] = i
+	}
+	return joinSides(out, pos)
+}
+
+// sides maps a group of decisions to the group of match answers that
+// shows the same deviation of the matcher: when both are found, the
+// decisions join the matches' group (one matcher, seen from two ops).
+var sides = map[string]string{"non-retryable-retried": "matches-too-little"}
+
+// joinSides merges each group of decisions into the group of match
+// answers that shows the same deviation, when both are in out.
+// order is each id's position among the cases.
+func joinSides(out []Deviation, order map[string]int) []Deviation {
+	for from, to := range sides {
+		i := slices.IndexFunc(out, func(d Deviation) bool { return d.Name == from })
+		j := slices.IndexFunc(out, func(d Deviation) bool { return d.Name == to })
+		if i < 0 || j < 0 {
+			continue
+		}
+		n := len(out[i].IDs)
+		out[j].IDs = append(out[j].IDs, out[i].IDs...)
+		sort.SliceStable(out[j].IDs, func(a, b int) bool { return order[out[j].IDs[a]] < order[out[j].IDs[b]] })
+		out[j].Explanation += fmt.Sprintf(" (and %d decisions: %s)", n, out[i].Explanation)
+		out = slices.Delete(out, i, i+1)
+	}
+	sort.SliceStable(out, func(a, b int) bool { return len(out[a].IDs) > len(out[b].IDs) })
+	return out
 }
 
 // drawnShows reports whether c's delay, drawn by the implementation,
@@ -283,6 +312,14 @@ func describe(c *Case) (specific []key, generic key) {
 				math.Abs(float64(*got.DelayNS)/float64(*ref.DelayNS)-s.coef) <= 1e-3*s.coef {
 				specific = append(specific, coefStep)
 			}
+			if !c.Drawn && ok && ref.DelayNS != nil && s.initial > 0 {
+				// one initial_interval more or less: a linear step
+				if diff := *got.DelayNS - *ref.DelayNS; diff == s.initial || diff == -s.initial {
+					sign := map[bool]string{true: "+", false: "-"}[diff > 0]
+					specific = append(specific, mkey("delay-offset("+sign+"initial_interval)",
+						"every delay is the spec's "+sign+" initial_interval: one linear step too many or too few"))
+				}
+			}
 			if !c.Drawn && ok && ref.DelayNS != nil && req.Attempt >= 1 {
 				// an offset that grows with the attempt
 				if diff := *got.DelayNS - *ref.DelayNS; (diff > 0) == (*got.DelayNS > *ref.DelayNS) && diff != 0 && diff%req.Attempt == 0 {
@@ -314,7 +351,11 @@ func describeAnswer(c *Case) (specific []key, generic key) {
 		}
 		return nil, mkey("accepts-invalid("+req.Op+")", "accepts "+req.Op+" input the spec rejects")
 	case ref.Error == nil && got.Error != nil:
-		return nil, mkey("rejects-valid("+req.Op+")", "rejects "+req.Op+" input the spec accepts")
+		generic := mkey("rejects-valid("+req.Op+")", "rejects "+req.Op+" input the spec accepts")
+		if k, ok := refusedField(req, got.Error.Message); ok {
+			return []key{k}, generic
+		}
+		return nil, generic
 	case ref.Error != nil && got.Error != nil && got.Error.Type == ref.Error.Type:
 		return nil, mkey("message-lacks-field", "rejected with the right error type, but the message does not name the offending field")
 	case ref.Error != nil && got.Error != nil:
@@ -435,6 +476,41 @@ func decideKeys(req protocol.Request, ref, got protocol.Response) (specific []ke
 		return nil, generic
 	}
 	return nil, mkey("exhaustion-action("+got.Action+"≠"+ref.Action+")", "a job given up is "+got.Action+" where the spec says "+ref.Action)
+}
+
+// rejectsDuration is the description of a valid duration refused,
+// alone or as a policy's interval: one reading of durations, seen from
+// every op that reads one.
+var rejectsDuration = mkey("rejects-valid-duration", "refuses a duration the spec accepts: in parse_duration, or as a policy's initial_interval or max_interval")
+
+// refusedField describes a valid input refused, by what the refusal
+// names: a duration (parse_duration's value, or the interval field the
+// message names), or the policy field the message names, so that one
+// refusal seen from validate, delay and decide is one group.
+func refusedField(req protocol.Request, msg string) (key, bool) {
+	if req.Op == protocol.OpParseDuration {
+		return rejectsDuration, true
+	}
+	if req.Op != protocol.OpValidate && req.Op != protocol.OpDelay && req.Op != protocol.OpDecide || len(req.Policy) == 0 {
+		return key{}, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(req.Policy, &m) != nil {
+		return key{}, false
+	}
+	at, field := -1, ""
+	for _, f := range policyKeys {
+		if i := strings.Index(msg, f); i >= 0 && (at < 0 || i < at) && m[f] != nil {
+			at, field = i, f
+		}
+	}
+	switch field {
+	case "":
+		return key{}, false
+	case "initial_interval", "max_interval":
+		return rejectsDuration, true
+	}
+	return mkey("rejects-valid("+field+")", "refuses a valid policy, naming its "+field), true
 }
 
 // badField returns the first field the reference rejects a policy for, ""
