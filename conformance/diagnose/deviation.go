@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -208,10 +209,167 @@ func Deviations(cases []Case, ids []string) []Deviation {
 		take(k, generic[k])
 	}
 	pos := make(map[string]int, len(items))
+	side := map[string]uint8{}
+	kind := map[string]key{}
 	for i, it := range items {
 		pos[it.c.ID] = i
+		kind[it.c.ID] = it.generic
+		if durationSide(it.c) {
+			side[it.c.ID] = 2
+			if it.c.Request.Op == protocol.OpParseDuration {
+				side[it.c.ID] = 1
+			}
+		}
 	}
-	return joinSides(out, pos)
+	return joinSides(joinDurations(out, pos, side, kind), pos)
+}
+
+// joinDurations gathers the failures that show a duration read otherwise
+// than the spec reads it (side: 1 a parse_duration answer, 2 an answer
+// to a policy) into one group when both kinds are there: one reading of
+// durations, seen from parse_duration and from the intervals of
+// policies, is one group. It is the group holding most of them, named as
+// it was; a group left empty is dropped, and a remnant of a quarter or
+// less of it whose kind (generic description) it holds joins it, as in
+// [Deviations].
+func joinDurations(out []Deviation, order map[string]int, side map[string]uint8, kind map[string]key) []Deviation {
+	var kinds uint8
+	big, bigN := -1, 0
+	for i, d := range out {
+		n := 0
+		for _, id := range d.IDs {
+			kinds |= side[id]
+			if side[id] != 0 {
+				n++
+			}
+		}
+		if n > bigN {
+			big, bigN = i, n
+		}
+	}
+	if kinds != 3 || big < 0 {
+		return out
+	}
+	moved := 0
+	var from []string
+	for i := range out {
+		if i == big {
+			continue
+		}
+		keep := out[i].IDs[:0:0]
+		for _, id := range out[i].IDs {
+			if side[id] != 0 {
+				out[big].IDs = append(out[big].IDs, id)
+				moved++
+			} else {
+				keep = append(keep, id)
+			}
+		}
+		if len(keep) < len(out[i].IDs) {
+			from = append(from, out[i].Name)
+		}
+		out[i].IDs = keep
+	}
+	if moved == 0 {
+		return out
+	}
+	held := map[key]bool{}
+	for _, id := range out[big].IDs {
+		held[kind[id]] = true
+	}
+	for i := range out {
+		if i == big || len(out[i].IDs) == 0 || 4*len(out[i].IDs) > len(out[big].IDs) {
+			continue
+		}
+		same := true
+		for _, id := range out[i].IDs {
+			same = same && held[kind[id]]
+		}
+		if same {
+			out[big].IDs = append(out[big].IDs, out[i].IDs...)
+			moved += len(out[i].IDs)
+			from = append(from, out[i].Name)
+			out[i].IDs = nil
+		}
+	}
+	sort.SliceStable(out[big].IDs, func(a, b int) bool { return order[out[big].IDs[a]] < order[out[big].IDs[b]] })
+	out[big].Explanation += fmt.Sprintf(" (and %d more, %s: the same durations read otherwise in parse_duration and in the intervals of policies)",
+		moved, strings.Join(from, ", "))
+	keep := out[:0:0]
+	for _, d := range out {
+		if len(d.IDs) > 0 {
+			keep = append(keep, d)
+		}
+	}
+	return keep
+}
+
+// durationSide reports whether c's failure shows a duration read
+// otherwise than the spec reads it: a parse_duration answer that differs
+// or refuses; a policy refused for an interval; an effective policy whose
+// interval alone differs; a delay that is the spec's for the same policy
+// with initial_interval or max_interval read as another length.
+func durationSide(c *Case) bool {
+	req, got := c.Request, c.Answer
+	ref, ok := engine{}.do(req)
+	if !ok || c.Drawn || ref.Error != nil {
+		return false
+	}
+	if got.Error != nil {
+		k, ok := refusedField(req, got.Error.Message)
+		return ok && k == rejectsDuration
+	}
+	switch req.Op {
+	case protocol.OpParseDuration:
+		return got.NS != nil && ref.NS != nil && *got.NS != *ref.NS
+	case protocol.OpValidate:
+		f := failingDiff(c, ref.Effective, got.Effective)
+		return f == "initial_interval" || f == "max_interval"
+	case protocol.OpDelay, protocol.OpDecide:
+		return req.Profile == "" && got.DelayNS != nil && ref.DelayNS != nil && got.Action == ref.Action && intervalReread(c, *got.DelayNS)
+	}
+	return false
+}
+
+// intervalReread reports whether the spec's delay for c's policy with
+// initial_interval, or else max_interval, read as another length is got:
+// the length solved from got and the formula, then replayed.
+func intervalReread(c *Case, got int64) bool {
+	s, err := (engine{}).parsePolicy(c.Request.Policy)
+	if err != nil || s.initial <= 0 {
+		return false
+	}
+	strat, err := backoff.ParseStrategy(s.strategy)
+	if err != nil {
+		return false
+	}
+	f := floatBase(strat, s, c.Request.Attempt) / float64(s.initial)
+	if s.jitter && c.Request.Rand != nil {
+		f *= 0.5 + *c.Request.Rand
+	}
+	var tries []map[string]int64
+	if f > 0 && !math.IsInf(f, 0) {
+		tries = append(tries, map[string]int64{"initial_interval": satNS(math.Round(float64(got) / f))})
+	}
+	tries = append(tries, map[string]int64{"max_interval": got})
+	for _, t := range tries {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(c.Request.Policy, &m) != nil || m == nil {
+			return false
+		}
+		for k, ns := range t {
+			if ns <= 0 {
+				continue
+			}
+			m[k], _ = json.Marshal(formatNS(ns))
+		}
+		q := c.Request
+		q.Policy, _ = json.Marshal(m)
+		if a, ok := (engine{}).do(q); ok && a.Error == nil && a.DelayNS != nil && c.Same(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // sides maps a group of decisions to the group of match answers that
