@@ -913,7 +913,7 @@ func (d deviation) readDurations(req protocol.Request) protocol.Request {
 		req.Value = d.readDuration(req.Value)
 	case protocol.OpValidate, protocol.OpDelay, protocol.OpDecide:
 		var m map[string]json.RawMessage
-		if json.Unmarshal(req.Policy, &m) != nil || m == nil || bytes.Count(req.Policy, []byte(":")) < len(m) {
+		if json.Unmarshal(req.Policy, &m) != nil || m == nil {
 			return req
 		}
 		changed := false
