@@ -515,7 +515,7 @@ func rightCauses(rep *conformance.Report, want []string) bool {
 		return false
 	}
 	named := func(c conformance.Cause, w string) bool {
-		return c.Reproduced && (c.Class == w || equivalent(c, w)) && len(c.Contradicted) == 0
+		return c.Reproduced && (c.Class == w || equivalent(c, w)) && c.PassesReplayed != nil
 	}
 	unexplained := func(c conformance.Cause, w string) bool {
 		return !c.Reproduced && strings.HasPrefix(c.Class, w) && strings.Contains(c.Reproduction, " → answered ")
@@ -527,7 +527,7 @@ func rightCauses(rep *conformance.Report, want []string) bool {
 		}
 	}
 	used := make([]bool, len(rep.Causes))
-	if len(bugs) == 2 && rep.Causes[0].Reproduced && len(rep.Causes[0].Contradicted) == 0 {
+	if len(bugs) == 2 && rep.Causes[0].Reproduced && rep.Causes[0].PassesReplayed != nil {
 		parts := strings.Split(strings.TrimPrefix(rep.Causes[0].Class, "bug:"), "+")
 		if len(parts) == 2 && (("bug:"+parts[0] == bugs[0] && "bug:"+parts[1] == bugs[1]) || ("bug:"+parts[0] == bugs[1] && "bug:"+parts[1] == bugs[0])) {
 			used[0] = true
