@@ -230,7 +230,7 @@ func TestEachFamilyIsFitted(t *testing.T) {
 		{"exhaustion-offset(+1)", deviation{exhaustShift: 1}},
 		{"exhaustion-offset(-1)", deviation{exhaustShift: -1}},
 		{"handler-codes-ignored(DISCARD)", deviation{codesIgnored: 1 << 1}},
-		{"exponent-offset(+1)", deviation{delayShift: 1, expOnly: true}},
+		{"exponent-offset(+1)", deviation{delayShift: 1, shiftOnly: 1 << backoff.Exponential}},
 		{"promotion-late(×2)", deviation{promoteAt: 2}},
 		{"promotion-late(×3)", deviation{promoteAt: 3}},
 	} {
