@@ -48,31 +48,31 @@ type unseen struct {
 // its parameter for a bug inside one, the deviation group for the others.
 var unseenBugs = []unseen{
 	{name: "polynomial-attempt-from-zero", want: "bug:delay-attempt-offset(polynomial,-1)",
-		why:  "the polynomial delay is computed as initial × (n−1)^coefficient: the attempt counted from 0, as in a loop over retries done",
+		why: "the polynomial delay is computed as initial × (n−1)^coefficient: the attempt counted from 0, as in a loop over retries done",
 		edit: redelayed(func(sp policy.Spec, n int) (time.Duration, bool) {
 			return baseFor(sp, n-1), sp.Strategy == backoff.Polynomial
 		})},
 	{name: "linear-attempt-plus-one", want: "bug:delay-attempt-offset(linear,+1)",
-		why:  "the linear delay is computed as initial × (attempt+1), the next attempt's number used for the one that failed",
+		why: "the linear delay is computed as initial × (attempt+1), the next attempt's number used for the one that failed",
 		edit: redelayed(func(sp policy.Spec, n int) (time.Duration, bool) {
 			return baseFor(sp, n+1), sp.Strategy == backoff.Linear
 		})},
 	{name: "delay-of-previous-attempt", want: "bug:delay-attempt-offset(-1)",
-		why:  "every strategy's delay is computed for the attempt before the one that failed (the counter read before its increment)",
+		why: "every strategy's delay is computed for the attempt before the one that failed (the counter read before its increment)",
 		edit: redelayed(func(sp policy.Spec, n int) (time.Duration, bool) {
 			return baseFor(sp, n-1), true
 		})},
 	{name: "jitter-upward-only", want: "bug:jitter-range([1,1.5))",
-		why: "the jitter multiplier is 1 + r/2 (delays only lengthened), as code that adds a random fraction of half the delay does",
+		why:  "the jitter multiplier is 1 + r/2 (delays only lengthened), as code that adds a random fraction of half the delay does",
 		edit: rejittered(func(m float64) float64 { return 1 + (m-0.5)/2 })},
 	{name: "max-interval-read-as-milliseconds", want: "bug:cap-factor(×0.001)",
 		why:  "max_interval's ISO duration converted to seconds and then read as milliseconds: the cap is a thousandth of the policy's",
 		edit: capped(func(c time.Duration) time.Duration { return c / 1000 })},
 	{name: "delay-truncated-to-seconds", want: "unexplained:delay-whole-seconds",
-		why: "the delay is computed in whole seconds and truncated (a store with second resolution): sub-second delays become 0",
+		why:  "the delay is computed in whole seconds and truncated (a store with second resolution): sub-second delays become 0",
 		edit: retimedTo(func(d time.Duration) time.Duration { return d.Truncate(time.Second) })},
 	{name: "delay-rounded-up-to-seconds", want: "unexplained:delay-whole-seconds",
-		why: "the delay is rounded up to whole seconds (math.Ceil on seconds before scheduling)",
+		why:  "the delay is rounded up to whole seconds (math.Ceil on seconds before scheduling)",
 		edit: retimedTo(func(d time.Duration) time.Duration { return (d + time.Second - 1).Truncate(time.Second) })},
 	{name: "initial-ignored-with-coefficient", want: "unexplained:delay-whole-seconds",
 		why:  "initial_interval is read only when backoff_coefficient is absent (an if/else over the two fields): with a coefficient the delay starts from the default PT1S",
@@ -90,7 +90,7 @@ var unseenBugs = []unseen{
 		why:  "the error history is kept newest first (LPUSH onto a list) and shown in that order",
 		edit: inJobViews(func(_ *http.Request, j map[string]any) { reverse(j, "errors") })},
 	{name: "dead-letter-last-error-only", want: "unexplained:own-observation",
-		why:  "the dead letter keeps only the last error (a field overwritten, not a list appended to)",
+		why: "the dead letter keeps only the last error (a field overwritten, not a list appended to)",
 		edit: inDeadLetters(func(j map[string]any) {
 			if l, ok := j["errors"].([]any); ok && len(l) > 1 {
 				j["errors"] = l[len(l)-1:]
