@@ -128,9 +128,9 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			continue
 		}
 		anyDelay = true
-		if mx := e.spec.MaxInterval; o.DelayHi < ref.lo-resolution && mx > 0 {
-			// under a cap of k × max_interval, the delay (jitter off) or
-			// its largest value (on) is k × max_interval
+		if mx := e.spec.MaxInterval; ref.lo == ref.hi && o.DelayHi < ref.lo-resolution && mx > 0 {
+			// under a cap of k × max_interval below the delay (jitter
+			// off), the delay is k × max_interval
 			capRatios = append(capRatios, [2]float64{float64(max(o.DelayLo-resolution, 0)) / float64(mx), float64(o.DelayHi+resolution) / float64(mx)})
 		}
 		if ref.lo == ref.hi {
