@@ -256,7 +256,9 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) (int, any, *apiErr
 	if f.Type == "" {
 		f.Type = e.Code
 	}
-	if c, err := errmatch.ParseCode(e.Code); err == nil && e.Code != "" && !(e.Code == "DISCARD" && s.faults().Has(ojsfault.DiscardCodeIgnored)) {
+	ignored := e.Code == "DISCARD" && s.faults().Has(ojsfault.DiscardCodeIgnored) ||
+		e.Code == "DEAD_LETTER" && s.faults().Has(ojsfault.DeadLetterCodeIgnored)
+	if c, err := errmatch.ParseCode(e.Code); err == nil && e.Code != "" && !ignored {
 		f.Code = c
 	}
 	// The failure joins the job's error history: it counts against

@@ -374,7 +374,7 @@ func TestFuzzServerLateBoundAndJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 {
 		t.Fatalf("exit %d, %v\n%s%s", code, err, out, errOut)
 	}
-	if rep.LateBound != 3 || rep.Inconclusive == nil || *rep.Inconclusive != 0 || len(rep.Cases) != 1 || rep.Cases[0].Kind != "state" ||
+	if rep.LateBound != 3 || rep.Inconclusive == nil || *rep.Inconclusive != 0 || len(rep.Cases) != 1 || !strings.HasSuffix(rep.Cases[0].Kind, "(max_attempts)") || !strings.HasPrefix(rep.Cases[0].Kind, "state:retried-not-") ||
 		rep.Jobs < 1 || rep.Jobs > 30 || !strings.Contains(rep.Cleanup, "could not remove 0") {
 		t.Errorf("JSON report %+v\n%s", rep, out)
 	}

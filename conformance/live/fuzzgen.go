@@ -197,14 +197,59 @@ func (c FuzzCase) intervals() (initial, maxIv time.Duration, ok bool) {
 	return initial, maxIv, ok1 && ok2
 }
 
+// defaultInitial is the default initial_interval (ojs-retry §8).
+const defaultInitial = time.Second
+
+// withoutInitial is c with its initial interval (either spelling) left
+// to the default PT1S and a cap given scaled by the same factor, in its
+// spelling; ok false when c gives no initial interval, or gives one it
+// cannot scale (unreadable, or a cap above 1000 initial intervals or of
+// no whole number of milliseconds once scaled).
+func (c FuzzCase) withoutInitial() (FuzzCase, bool) {
+	_, iso := c.Policy["initial_interval"]
+	_, msSpelled := c.Policy["initial_interval_ms"]
+	if iso == msSpelled {
+		return FuzzCase{}, false
+	}
+	v := FuzzCase{Policy: make(map[string]any, len(c.Policy)), Failures: slices.Clone(c.Failures)}
+	for k, x := range c.Policy {
+		v.Policy[k] = x
+	}
+	delete(v.Policy, "initial_interval")
+	delete(v.Policy, "initial_interval_ms")
+	_, capISO := c.Policy["max_interval"]
+	_, capMS := c.Policy["max_interval_ms"]
+	if !capISO && !capMS {
+		return v, true
+	}
+	iv, mx, ok := c.intervals()
+	if !ok || mx > 1000*iv {
+		return FuzzCase{}, false
+	}
+	scaled := time.Duration(float64(mx) / float64(iv) * float64(defaultInitial))
+	if scaled%ms != 0 {
+		return FuzzCase{}, false
+	}
+	if capISO {
+		v.Policy["max_interval"] = fmtDur(scaled)
+	} else {
+		v.Policy["max_interval_ms"] = scaled.Milliseconds()
+	}
+	return v, true
+}
+
 // variants returns the cases one step smaller than c (each smaller by
 // size), the likeliest to keep a disagreement first: the failures after
-// the disagreeing one dropped, one earlier failure dropped, one attempt
-// fewer (max_attempts 2 written out for an absent one), a policy field
-// dropped (merged from the defaults), a field made
-// plain (jitter off, discard, coefficient 2, a pattern fewer), a field
-// respelled from the binding's dialect to the retry spec's, one failure
-// without its handler code or made plain.
+// the disagreeing one dropped, one earlier failure dropped, the cap
+// brought down to the initial interval, in a case of one failure the
+// initial interval left to the default with the cap scaled
+// (withoutInitial), one attempt fewer (max_attempts 2 written out for an
+// absent one), a policy field dropped (merged from the defaults), jitter
+// off, jitter true and max_attempts left to their defaults (in a case of
+// one failure also jitter false), discard, coefficient 2, a pattern
+// fewer, a field respelled from the binding's dialect to the retry
+// spec's, one failure without its handler code, with a plain type, or
+// made plain.
 func variants(c FuzzCase) []FuzzCase {
 	var out []FuzzCase
 	with := func(edit func(*FuzzCase)) {
@@ -223,6 +268,21 @@ func variants(c FuzzCase) []FuzzCase {
 			with(func(v *FuzzCase) { v.Failures = slices.Delete(v.Failures, i, i+1) })
 		}
 	}
+	if iv, mx, ok := c.intervals(); ok && iv != mx && iv > 0 {
+		// The cap brought down to the initial interval: the smallest cap,
+		// which a cap deviation shows at the first retry.
+		with(func(v *FuzzCase) {
+			if _, iso := v.Policy["max_interval"]; iso {
+				v.Policy["max_interval"] = fmtDur(iv)
+			} else {
+				v.Policy["max_interval_ms"] = iv.Milliseconds()
+			}
+		})
+	}
+	one := len(c.Failures) == 1
+	if v, ok := c.withoutInitial(); ok && one {
+		out = append(out, v)
+	}
 	if n, ok := c.Policy["max_attempts"].(int); ok && n > 1 {
 		with(func(v *FuzzCase) {
 			v.Policy["max_attempts"] = n - 1
@@ -239,8 +299,9 @@ func variants(c FuzzCase) []FuzzCase {
 			v.Failures = v.Failures[:2]
 		})
 	}
-	// Dropped: never max_attempts or jitter (their defaults, 3 and on,
-	// are no simpler) nor the initial interval (PT1S would slow the run).
+	// Dropped here: the fields whose default is the plainest value;
+	// max_attempts, jitter and the initial interval below, where their
+	// defaults (3, on, PT1S) add nothing to the case.
 	for _, k := range []string{"backoff_strategy", "backoff_type", "non_retryable_errors", "max_interval", "max_interval_ms", "backoff_coefficient", "on_exhaustion"} {
 		if _, ok := c.Policy[k]; ok {
 			with(func(v *FuzzCase) { delete(v.Policy, k) })
@@ -249,16 +310,16 @@ func variants(c FuzzCase) []FuzzCase {
 	if c.Policy["jitter"] == true {
 		with(func(v *FuzzCase) { v.Policy["jitter"] = false })
 	}
-	if iv, mx, ok := c.intervals(); ok && iv != mx && iv > 0 {
-		// The cap brought down to the initial interval: the smallest cap,
-		// which a cap deviation shows at the first retry.
-		with(func(v *FuzzCase) {
-			if _, iso := v.Policy["max_interval"]; iso {
-				v.Policy["max_interval"] = fmtDur(iv)
-			} else {
-				v.Policy["max_interval_ms"] = iv.Milliseconds()
-			}
-		})
+	// Fields left to their defaults: jitter when true (the default does
+	// the same); max_attempts; and in a case of one failure, whose first
+	// FAIL answer is all that is judged (no retry is waited for), jitter
+	// whatever its value, and the initial interval, to the default PT1S,
+	// a cap given scaled with it so that the delays keep their shape.
+	if _, ok := c.Policy["jitter"]; ok && (one || c.Policy["jitter"] == true) {
+		with(func(v *FuzzCase) { delete(v.Policy, "jitter") })
+	}
+	if _, ok := c.Policy["max_attempts"]; ok {
+		with(func(v *FuzzCase) { delete(v.Policy, "max_attempts") })
 	}
 	if c.Policy["on_exhaustion"] == "dead_letter" {
 		with(func(v *FuzzCase) { v.Policy["on_exhaustion"] = "discard" })
@@ -292,6 +353,9 @@ func variants(c FuzzCase) []FuzzCase {
 	for i, f := range c.Failures {
 		if f.Code != "" && f.Type != "" {
 			with(func(v *FuzzCase) { v.Failures[i].Code = "" })
+		}
+		if f.Code != "" && f.Type != plainFailure.Type {
+			with(func(v *FuzzCase) { v.Failures[i].Type = plainFailure.Type })
 		}
 		if f != plainFailure {
 			with(func(v *FuzzCase) { v.Failures[i] = plainFailure })

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
@@ -126,4 +128,108 @@ func ratio(lo, hi, want, whi time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf(" (about %.3g× the reference's)", (float64(lo)+float64(hi))/2/float64(want))
+}
+
+// The outcomes of the state and dead-letter kinds, the server's first
+// ("retried-not-discarded": the server retried, the reference executor
+// discarded). See stateKind and deadLetterKind.
+var (
+	stateOutcomes      = []string{"retried-not-dead-lettered", "retried-not-discarded", "ended-not-retried", "ended-otherwise"}
+	deadLetterOutcomes = []string{"dead-lettered-not-discarded", "discarded-not-dead-lettered"}
+	// endRules are the reasons a kind gives in parentheses: the rule
+	// that ended the job on the reference (refStep.why), or, for
+	// ended-not-retried, what the case shows that the server may have
+	// read (a RETRY handler code, non_retryable_errors).
+	endRules = []string{"DISCARD", "FAIL", "DEAD_LETTER", "RETRY", "non_retryable_errors", "max_attempts"}
+)
+
+// stateKind is the kind of a FAIL answer whose state (got) differs from
+// the reference's (want, after failure n of c), by the deviation seen
+// (RK-401):
+//
+//   - "state:retried-not-dead-lettered(WHY)" and
+//     "state:retried-not-discarded(WHY)": the server retried a job the
+//     reference ended, WHY the rule that ended it (refStep.why: the
+//     handler code DEAD_LETTER, DISCARD or FAIL, non_retryable_errors,
+//     max_attempts);
+//   - "state:ended-not-retried(WHY)": the server ended a job the
+//     reference retried, WHY what the case shows that may have ended it
+//     on the server: RETRY (the failure's handler code), else
+//     non_retryable_errors (the policy lists patterns, none of which
+//     matches the error type by the spec's rules), else nothing
+//     ("state:ended-not-retried"); FuzzServer confirms it by playing the
+//     case once without it (settleWhy);
+//   - "state:ended-otherwise(WHY)": both ended the job under other state
+//     names.
+func stateKind(c *FuzzCase, want refStep, n int, got string) string {
+	if want.state == retryable {
+		why := ""
+		if n >= 1 && n <= len(c.Failures) && c.Failures[n-1].Code == "RETRY" {
+			why = "RETRY"
+		} else if hasPatterns(c.Policy) {
+			why = "non_retryable_errors"
+		}
+		return "state:ended-not-retried" + paren(why)
+	}
+	switch {
+	case got == retryable && want.dead:
+		return "state:retried-not-dead-lettered" + paren(want.why)
+	case got == retryable:
+		return "state:retried-not-discarded" + paren(want.why)
+	}
+	return "state:ended-otherwise" + paren(want.why)
+}
+
+// deadLetterKind is the kind of an ended job listed in the dead-letter
+// list when the reference discarded it without a dead letter
+// ("dead-letter:dead-lettered-not-discarded(WHY)"), or not listed when
+// the reference dead-lettered it
+// ("dead-letter:discarded-not-dead-lettered(WHY)"), WHY the rule that
+// ended it on the reference (refStep.why).
+func deadLetterKind(want refStep) string {
+	if want.dead {
+		return "dead-letter:discarded-not-dead-lettered" + paren(want.why)
+	}
+	return "dead-letter:dead-lettered-not-discarded" + paren(want.why)
+}
+
+func paren(why string) string {
+	if why == "" {
+		return ""
+	}
+	return "(" + why + ")"
+}
+
+// hasPatterns reports whether a case's policy lists non_retryable_errors
+// (as generated, []string; as read back from a file, []any).
+func hasPatterns(p map[string]any) bool {
+	switch l := p["non_retryable_errors"].(type) {
+	case []string:
+		return len(l) > 0
+	case []any:
+		return len(l) > 0
+	}
+	return false
+}
+
+// legacyKinds are the kinds an earlier build wrote that now group several
+// (RK-400): a case file of one replays judged in any kind of the group.
+var legacyKinds = []string{"state", "dead-letter"}
+
+// outcomeKind reports whether k is "GROUP:OUTCOME" or
+// "GROUP:OUTCOME(WHY)", OUTCOME one of outcomes and WHY one of endRules.
+func outcomeKind(k, group string, outcomes []string) bool {
+	rest, ok := strings.CutPrefix(k, group+":")
+	if !ok {
+		return false
+	}
+	out, why, paren := strings.Cut(rest, "(")
+	if !slices.Contains(outcomes, out) {
+		return false
+	}
+	if !paren {
+		return true
+	}
+	why, ok = strings.CutSuffix(why, ")")
+	return ok && slices.Contains(endRules, why)
 }

@@ -134,23 +134,105 @@ func TestVariantsBringTheCapDownToTheInitialInterval(t *testing.T) {
 // A FAIL answer whose max_attempts differs is grouped under max_attempts
 // alone: the state it leads to (discarded after one attempt when 0 is
 // read for an absent max_attempts) is the same deviation. A state that
-// differs under the same max_attempts is a state.
+// differs under the same max_attempts is a state, of the kind stateKind
+// gives for the server's state.
 func TestMaxAttemptsExplainsTheState(t *testing.T) {
 	one, zero, three := 1, 0, 3
 	want := refStep{state: "retryable", attempt: 1, max: 3, lo: 20 * ms, hi: 20 * ms}
 	e := &env{}
 	noDelay := func(time.Duration) string { return "delay:x" }
+	byState := func(got string) string { return "state:" + got }
 	for _, tc := range []struct {
 		got  nackAnswer
 		want string
 	}{
 		{nackAnswer{State: "discarded", Attempt: &one, MaxAttempts: &zero}, "max_attempts"},
-		{nackAnswer{State: "discarded", Attempt: &one, MaxAttempts: &three}, "state"},
-		{nackAnswer{State: "discarded", Attempt: &one}, "state"},
+		{nackAnswer{State: "discarded", Attempt: &one, MaxAttempts: &three}, "state:discarded"},
+		{nackAnswer{State: "discarded", Attempt: &one}, "state:discarded"},
 	} {
-		_, _, kinds := e.sameAnswer(&tc.got, nil, want, noDelay)
+		_, _, kinds := e.sameAnswer(&tc.got, nil, want, byState, noDelay)
 		if len(kinds) != 1 || kinds[0] != tc.want {
 			t.Errorf("%+v: kinds %q, want [%s]", tc.got, kinds, tc.want)
+		}
+	}
+}
+
+// A state that differs is grouped by the deviation seen: which side
+// retried, and why the reference ended the job (the rule of ojs-retry
+// §7.2 that applied: a handler code, a non_retryable_errors match, the
+// last attempt) or, when the reference retried, what the case shows that
+// the server may have read. Each expected kind is written out from the
+// case: the rule is read off its failure and policy, not from the code
+// under test.
+func TestStateKindGroupsByDeviation(t *testing.T) {
+	base := func(extra map[string]any) map[string]any {
+		p := map[string]any{"initial_interval": "PT0.02S", "jitter": false, "max_attempts": 2}
+		for k, v := range extra {
+			p[k] = v
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name    string
+		policy  map[string]any
+		failure FuzzFailure
+		got     string // the server's state at the first FAIL
+		want    string
+	}{
+		// DEAD_LETTER decides whatever the policy (§7.2 rule 3): a server
+		// retrying it ignores the code.
+		{"DEAD_LETTER retried", base(nil), FuzzFailure{Type: "fz.timeout", Code: "DEAD_LETTER"}, "retryable", "state:retried-not-dead-lettered(DEAD_LETTER)"},
+		{"DISCARD retried", base(nil), FuzzFailure{Type: "fz.timeout", Code: "DISCARD"}, "retryable", "state:retried-not-discarded(DISCARD)"},
+		// FAIL is DISCARD (RK-13), under dead_letter too.
+		{"FAIL retried", base(map[string]any{"on_exhaustion": "dead_letter"}), FuzzFailure{Type: "fz.timeout", Code: "FAIL"}, "retryable", "state:retried-not-discarded(FAIL)"},
+		// "fz.*" matches "fz.fatal" by the prefix rule: on_exhaustion.
+		{"pattern match retried", base(map[string]any{"non_retryable_errors": []string{"fz.*"}, "on_exhaustion": "dead_letter"}), FuzzFailure{Type: "fz.fatal"}, "retryable", "state:retried-not-dead-lettered(non_retryable_errors)"},
+		// max_attempts 1: the first failure is the last attempt.
+		{"last attempt retried", base(map[string]any{"max_attempts": 1}), FuzzFailure{Type: "fz.timeout"}, "retryable", "state:retried-not-discarded(max_attempts)"},
+		// "fz.f.tal" matches "fz.fxtal" only as a regexp: the spec retries.
+		{"near miss ended", base(map[string]any{"non_retryable_errors": []string{"fz.f.tal"}}), FuzzFailure{Type: "fz.fxtal"}, "discarded", "state:ended-not-retried(non_retryable_errors)"},
+		{"RETRY ended", base(map[string]any{"non_retryable_errors": []string{"fz.f.tal"}}), FuzzFailure{Type: "fz.timeout", Code: "RETRY"}, "discarded", "state:ended-not-retried(RETRY)"},
+		{"plain failure ended", base(nil), FuzzFailure{Type: "fz.timeout"}, "discarded", "state:ended-not-retried"},
+		{"ended under another name", base(map[string]any{"max_attempts": 1}), FuzzFailure{Type: "fz.timeout"}, "dead", "state:ended-otherwise(max_attempts)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := FuzzCase{Policy: tc.policy, Failures: []FuzzFailure{tc.failure}}
+			tr := reference(&c)
+			if len(tr.steps) != 1 {
+				t.Fatalf("reference: %+v (refused %v)", tr.steps, tr.refused)
+			}
+			got := stateKind(&c, tr.steps[0], 1, tc.got)
+			if got != tc.want {
+				t.Errorf("kind %q, want %q", got, tc.want)
+			}
+			if !knownKind(got) {
+				t.Errorf("kind %q is not known: its case file would be refused", got)
+			}
+		})
+	}
+}
+
+// A dead letter that differs is grouped by the side that dead-lettered
+// and the rule that ended the job on the reference.
+func TestDeadLetterKindGroupsByDeviation(t *testing.T) {
+	for _, tc := range []struct {
+		policy  map[string]any
+		failure FuzzFailure
+		want    string
+	}{
+		// Exhausted under discard: the reference keeps no dead letter.
+		{map[string]any{"initial_interval": "PT0.02S", "max_attempts": 1}, FuzzFailure{Type: "fz.timeout"}, "dead-letter:dead-lettered-not-discarded(max_attempts)"},
+		// FAIL is DISCARD (RK-13) under dead_letter.
+		{map[string]any{"initial_interval": "PT0.02S", "on_exhaustion": "dead_letter"}, FuzzFailure{Type: "fz.timeout", Code: "FAIL"}, "dead-letter:dead-lettered-not-discarded(FAIL)"},
+		{map[string]any{"initial_interval": "PT0.02S", "max_attempts": 1}, FuzzFailure{Type: "fz.timeout", Code: "DEAD_LETTER"}, "dead-letter:discarded-not-dead-lettered(DEAD_LETTER)"},
+	} {
+		c := FuzzCase{Policy: tc.policy, Failures: []FuzzFailure{tc.failure}}
+		tr := reference(&c)
+		if len(tr.steps) != 1 {
+			t.Fatalf("%v: reference %+v", tc.policy, tr.steps)
+		}
+		if got := deadLetterKind(tr.steps[0]); got != tc.want || !knownKind(got) {
+			t.Errorf("%v %v: kind %q (known %v), want %q", tc.policy, tc.failure, got, knownKind(got), tc.want)
 		}
 	}
 }

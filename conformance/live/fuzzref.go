@@ -25,6 +25,11 @@ type refStep struct {
 	lo, hi time.Duration
 	dead   bool                  // discarded into the dead letter set
 	errors []executor.ErrorEntry // the error history after the failure
+	// why is the rule that ended the job (not retryable only), as a kind
+	// writes it: the handler code ("DISCARD", "FAIL", "DEAD_LETTER"),
+	// "non_retryable_errors" (the error type matched a pattern) or
+	// "max_attempts" (the last attempt failed); see endRule.
+	why string
 }
 
 // refTrace is the reference's play of a whole case.
@@ -94,10 +99,30 @@ func reference(c *FuzzCase) refTrace {
 			clock.Set(later(al.NextRetryAt, ah.NextRetryAt))
 			continue
 		}
+		st.why = endRule(pol, jl.Attempt, bf)
 		tr.steps = append(tr.steps, st)
 		break
 	}
 	return tr
+}
+
+// endRule is the rule of ojs-retry §7.2 (policy.DecideAt's, which the
+// executor follows) that ends a job whose attempt failed with f:
+// the handler code's name, "non_retryable_errors" or "max_attempts";
+// "" when the policy retries it.
+func endRule(pol *policy.Policy, attempt int, f executor.Failure) string {
+	d, err := pol.DecideAt(policy.Failure{Attempt: attempt, ErrorType: f.Type, Code: f.Code}, 0)
+	switch {
+	case err != nil:
+		return ""
+	case d.Reason == policy.ReasonHandlerCode:
+		return string(f.Code)
+	case d.Reason == policy.ReasonNonRetryable:
+		return "non_retryable_errors"
+	case d.Reason == policy.ReasonExhausted:
+		return "max_attempts"
+	}
+	return ""
 }
 
 // jittered reports whether a delay of the trace is a range, not one value.

@@ -32,12 +32,17 @@ type FuzzCase struct {
 	Step int    `json:"step,omitempty"`
 	Got  string `json:"got,omitempty"`
 	// Kind names what differs (set on a disagreement): "push",
-	// "fetch-attempt", "state", "attempt", "max_attempts", a delay by the
+	// "fetch-attempt", a state by the deviation seen
+	// ("state:retried-not-discarded(DISCARD)", "state:ended-not-retried(non_retryable_errors)";
+	// see stateKind), "attempt", "max_attempts", a delay by the
 	// deviation seen ("delay:above-cap", a delay above max_interval
 	// whatever the strategy; "delay:initial", the first retry's;
 	// "delay:STRATEGY", a later retry's growth under the policy's
-	// strategy; "delay:unreadable"; see delayKind), "dead-letter" or
-	// "history". It groups what was observed; it names no cause.
+	// strategy; "delay:unreadable"; see delayKind), a dead letter by the
+	// deviation seen ("dead-letter:dead-lettered-not-discarded(FAIL)";
+	// see deadLetterKind) or "history". It groups what was observed; it
+	// names no cause. A case file of an earlier build may say "state" or
+	// "dead-letter": it replays judged in any kind of that group (RK-400).
 	Kind string `json:"kind,omitempty"`
 }
 
@@ -129,6 +134,12 @@ func FuzzServer(ctx context.Context, serverURL string, jobs int, seed uint64, bu
 		if !bad {
 			continue
 		}
+		if n := e.settleWhy(run, &c, jobs-res.Jobs, res); n > 0 {
+			res.Jobs += n
+			if found[c.Kind] {
+				continue
+			}
+		}
 		n, total := e.shrink(run, &c, jobs-res.Jobs, res.Jobs, res)
 		found[c.Kind] = true
 		res.Shrinks += n
@@ -191,7 +202,7 @@ func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Opti
 		return false, "", fmt.Errorf("%w: fuzz case: a policy object and 1 to %d failures are required, got %d failures", ErrInvalidCase, MaxCaseFailures, n)
 	}
 	if !knownKind(c.Kind) {
-		return false, "", fmt.Errorf("%w: fuzz case: kind %q is none this checker judges (push, fetch-attempt, state, attempt, max_attempts, delay:above-cap, delay:initial, delay:STRATEGY, delay:unreadable, dead-letter, history; empty judges every kind)", ErrInvalidCase, trunc(c.Kind, 64))
+		return false, "", fmt.Errorf("%w: fuzz case: kind %q is none this checker judges (push, fetch-attempt, state:OUTCOME(RULE), attempt, max_attempts, delay:above-cap, delay:initial, delay:STRATEGY, delay:unreadable, dead-letter:OUTCOME(RULE), history, or an earlier build's state or dead-letter; empty judges every kind)", ErrInvalidCase, trunc(c.Kind, 64))
 	}
 	e, err := fuzzEnv(ctx, serverURL, opts)
 	if err != nil {
@@ -205,12 +216,16 @@ func ReplayCase(ctx context.Context, serverURL string, c *FuzzCase, opts ...Opti
 }
 
 // knownKind reports whether k is a FuzzCase.Kind this checker judges
-// ("" judges every kind): a misspelled kind, or one an older build wrote,
-// would judge nothing and replay as agreement.
+// ("" judges every kind; "state" and "dead-letter", an earlier build's,
+// judge their group): a misspelled kind, or one an older build wrote that
+// no longer exists, would judge nothing and replay as agreement.
 func knownKind(k string) bool {
 	switch k {
 	case "", "push", "fetch-attempt", "state", "attempt", "max_attempts", "dead-letter", "history",
 		"delay:above-cap", "delay:initial", "delay:unreadable":
+		return true
+	}
+	if outcomeKind(k, "state", stateOutcomes) || outcomeKind(k, "dead-letter", deadLetterOutcomes) {
 		return true
 	}
 	st, ok := strings.CutPrefix(k, "delay:")
@@ -225,9 +240,13 @@ func knownKind(k string) bool {
 	return false
 }
 
-// only judges kind alone; "" judges every kind.
+// only judges kind alone; "" judges every kind, and an earlier build's
+// "state" or "dead-letter" every kind of its group (RK-400).
 func only(kind string) func(string) bool {
-	return func(k string) bool { return kind == "" || k == kind }
+	group := slices.Contains(legacyKinds, kind)
+	return func(k string) bool {
+		return kind == "" || k == kind || group && strings.HasPrefix(k, kind+":")
+	}
 }
 
 // How many times a jittered case is played before it is said to agree:
@@ -352,10 +371,16 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 			e.c.cancel(ctx, id)
 			return false, unobserved(ctx, fmt.Sprintf("the FAIL of delivery %d", n), err)
 		}
-		answer, next, kinds := e.sameAnswer(a, ex, want, func(lo time.Duration) string { return delayKind(c, ref, n, lo) })
+		answer, next, kinds := e.sameAnswer(a, ex, want,
+			func(got string) string { return stateKind(c, want, n, got) },
+			func(lo time.Duration) string { return delayKind(c, ref, n, lo) })
 		for _, k := range kinds {
 			if judged(k) {
-				return disagree(n, k, "FAIL of attempt %d (error type %q, code %q): the server answered %s; the reference executor: %s", n, f.Type, f.Code, answer, want.answer())
+				pats := ""
+				if strings.HasSuffix(k, "(non_retryable_errors)") {
+					pats = fmt.Sprintf(" (non_retryable_errors %v)", c.Policy["non_retryable_errors"])
+				}
+				return disagree(n, k, "FAIL of attempt %d (error type %q, code %q)%s: the server answered %s; the reference executor: %s", n, f.Type, f.Code, pats, answer, want.answer())
 			}
 		}
 		if a.State != want.state || slices.ContainsFunc(kinds, func(k string) bool { return strings.HasPrefix(k, "delay:") }) {
@@ -384,14 +409,15 @@ func (e *env) playCase(ctx context.Context, c *FuzzCase, judged func(kind string
 
 // sameAnswer compares the FAIL answer a (received in ex) with the
 // reference's want: max_attempts (when the server gives it), the state
-// (not a kind of its own when max_attempts differs), the attempt, and for
+// (not a kind of its own when max_attempts differs; its kind is
+// stateKind's, given the server's state), the attempt, and for
 // a retry a next_attempt_at whose delay, on the
 // server's clock, meets [want.lo, want.hi] within the timestamp
 // resolution (an absent next_attempt_at is not judged). It returns the
 // answer as it reads it, the retry's next_attempt_at, and the kinds that
 // differ, in that order (a delay's kind is delayKind's, given the
 // shortest delay the answer allows).
-func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, delayKind func(lo time.Duration) string) (string, time.Time, []string) {
+func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, stateKind func(got string) string, delayKind func(lo time.Duration) string) (string, time.Time, []string) {
 	got := fmt.Sprintf("%s, attempt %s", a.State, intOr(a.Attempt))
 	if a.MaxAttempts != nil {
 		got += ", max_attempts " + intOr(a.MaxAttempts)
@@ -403,7 +429,7 @@ func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, delayKind fu
 	if a.MaxAttempts != nil && *a.MaxAttempts != want.max {
 		kinds = append(kinds, "max_attempts")
 	} else if a.State != want.state {
-		kinds = append(kinds, "state")
+		kinds = append(kinds, stateKind(a.State))
 	}
 	if !is(a.Attempt, want.attempt) {
 		kinds = append(kinds, "attempt")
@@ -425,7 +451,7 @@ func (e *env) sameAnswer(a *nackAnswer, ex *exchange, want refStep, delayKind fu
 
 // sameEnd compares an ended job with the reference's last step: listed in
 // the dead-letter list of its queue exactly when the reference
-// dead-lettered it ("dead-letter"), and then with the reference's error
+// dead-lettered it (deadLetterKind's kind), and then with the reference's error
 // history ("history"). A server without the dead-letter list (404, 405 or
 // 501) is not judged on it. It returns "" when they agree, else the kind
 // and what differs.
@@ -441,7 +467,7 @@ func (e *env) sameEnd(ctx context.Context, q, id string, want refStep) (kind, di
 	listed := r.found[id]
 	if listed != want.dead {
 		word := map[bool]string{true: "lists", false: "does not list"}
-		return "dead-letter", fmt.Sprintf("the server's dead-letter list %s the job; the reference executor %s", word[listed], map[bool]string{true: "dead-lettered it", false: "discarded it without a dead letter"}[want.dead]), nil
+		return deadLetterKind(want), fmt.Sprintf("the server's dead-letter list %s the job; the reference executor %s", word[listed], map[bool]string{true: "dead-lettered it", false: "discarded it without a dead letter"}[want.dead]), nil
 	}
 	if !listed {
 		return "", "", nil
@@ -466,23 +492,62 @@ func (e *env) sameEnd(ctx context.Context, q, id string, want refStep) (kind, di
 
 // shrink replays smaller variants of c on the server (at most left jobs)
 // with shrinkWith, keeping those that disagree in c's Kind (the only kind
-// judged); it returns the replays and the jobs played in all
-// (played before it plus its own).
+// judged); a variant in which the reference shows the kind cannot
+// disagree (canShow) is not played, so the jobs go to the variants that
+// may keep the disagreement. It returns the replays and the jobs played
+// in all (played before it plus its own).
 func (e *env) shrink(ctx context.Context, c *FuzzCase, left, played int, res *FuzzResult) (replays, total int) {
 	kind := c.Kind
 	replays = shrinkWith(ctx, c, left, func(v *FuzzCase, left int) (bool, int) {
+		if !canShow(kind, v) {
+			return false, 0
+		}
 		bad, plays, err := e.playTries(ctx, v, shrinkJitterTries, left, only(kind), res)
 		return err == nil && bad && v.Kind == kind, plays
 	})
 	return replays, played + replays
 }
 
+// settleWhy confirms the reason a "state:ended-not-retried(WHY)" kind
+// gives, which is what the case shows (stateKind), not a rule the
+// reference applied: it plays c once without it (the failure's RETRY
+// code dropped, or the policy's non_retryable_errors), judged in any
+// ended-not-retried kind, at most left jobs. When that variant, smaller,
+// still has the server end the job, the reason was not why: c becomes
+// the variant, with its own kind, and the next reason is tried. It
+// returns the jobs played (0 for any other kind).
+func (e *env) settleWhy(ctx context.Context, c *FuzzCase, left int, res *FuzzResult) (plays int) {
+	const group = "state:ended-not-retried"
+	for plays < left && ctx.Err() == nil && strings.HasPrefix(c.Kind, group+"(") {
+		v := FuzzCase{Policy: make(map[string]any, len(c.Policy)), Failures: slices.Clone(c.Failures)}
+		for k, x := range c.Policy {
+			v.Policy[k] = x
+		}
+		switch {
+		case strings.HasSuffix(c.Kind, "(RETRY)") && c.Step >= 1 && c.Step <= len(v.Failures):
+			v.Failures[c.Step-1].Code = ""
+		case strings.HasSuffix(c.Kind, "(non_retryable_errors)"):
+			delete(v.Policy, "non_retryable_errors")
+		default:
+			return plays
+		}
+		bad, n, err := e.playTries(ctx, &v, shrinkJitterTries, left-plays, func(k string) bool { return strings.HasPrefix(k, group) }, res)
+		plays += n
+		if err != nil || !bad || !strings.HasPrefix(v.Kind, group) {
+			return plays // the server retries without it: the reason stands
+		}
+		*c = v
+	}
+	return plays
+}
+
 // shrinkWith replaces c by its first variant that still disagrees (play
 // returns true, having set the variant's Step and Got), again and again
 // until none does, within left plays and ctx; it returns the plays. play
-// gets the plays left (at least 1) and returns how many it made (1 to
-// that). Every variant is smaller than its case (FuzzCase.size), so the
-// shrunk case is never larger than the one found.
+// gets the plays left (at least 1) and returns how many it made (0, a
+// variant it did not play, to that). Every variant is smaller than its
+// case (FuzzCase.size), so the shrunk case is never larger than the one
+// found.
 func shrinkWith(ctx context.Context, c *FuzzCase, left int, play func(v *FuzzCase, left int) (bad bool, plays int)) (plays int) {
 	for progress := true; progress && left > 0 && ctx.Err() == nil; {
 		progress = false
@@ -491,7 +556,7 @@ func shrinkWith(ctx context.Context, c *FuzzCase, left int, play func(v *FuzzCas
 				break
 			}
 			bad, n := play(&v, left)
-			n = min(max(n, 1), left)
+			n = min(max(n, 0), left)
 			left -= n
 			plays += n
 			if bad {
@@ -502,6 +567,60 @@ func shrinkWith(ctx context.Context, c *FuzzCase, left int, play func(v *FuzzCas
 		}
 	}
 	return plays
+}
+
+// canShow reports whether c can disagree in kind at all, judged by the
+// reference's play of c alone: a delay kind needs a retry (above-cap a
+// retry the cap shortens, STRATEGY a later retry under that strategy);
+// a state kind a step whose reference answer and rule give that kind
+// (stateKind); a dead-letter kind, or history, the job's end on the
+// reference. Kinds judged on the server's answers alone (push, the
+// attempts, max_attempts, an unreadable delay) and an earlier build's
+// groups can always show.
+func canShow(kind string, c *FuzzCase) bool {
+	tr := reference(c)
+	if tr.refused != nil {
+		return kind == "push"
+	}
+	var last refStep
+	if len(tr.steps) > 0 {
+		last = tr.steps[len(tr.steps)-1]
+	}
+	ended := len(tr.steps) > 0 && last.state != retryable
+	switch {
+	case kind == "delay:above-cap":
+		u := FuzzCase{Policy: make(map[string]any, len(c.Policy)), Failures: c.Failures}
+		for k, v := range c.Policy {
+			if k != "max_interval" && k != "max_interval_ms" {
+				u.Policy[k] = v
+			}
+		}
+		ur := reference(&u)
+		for i, s := range tr.steps {
+			if s.state == retryable && i < len(ur.steps) && ur.steps[i].state == retryable && ur.steps[i].hi > s.hi+resolution {
+				return true
+			}
+		}
+		return false
+	case kind == "delay:initial":
+		return len(tr.steps) > 0 && tr.steps[0].state == retryable
+	case kind == "delay:unreadable":
+		return true
+	case strings.HasPrefix(kind, "delay:"):
+		return kind == "delay:"+tr.strategy && len(tr.steps) > 1 && tr.steps[1].state == retryable
+	case strings.HasPrefix(kind, "state:"):
+		for i, s := range tr.steps {
+			if stateKind(c, s, i+1, retryable) == kind || stateKind(c, s, i+1, "") == kind {
+				return true
+			}
+		}
+		return false
+	case strings.HasPrefix(kind, "dead-letter:"):
+		return ended && deadLetterKind(last) == kind
+	case kind == "history":
+		return ended && last.dead
+	}
+	return true
 }
 
 // stopReason says why a fuzz run stopped on err.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
 	"github.com/retrykit/retrykit/ojshttp"
 	"pgregory.net/rapid"
 )
@@ -236,14 +237,68 @@ func FuzzCaseFile(f *testing.F) {
 }
 
 func TestKnownKinds(t *testing.T) {
-	for _, k := range []string{"", "push", "state", "max_attempts", "delay:above-cap", "delay:exponential", "delay:polynomial", "delay:none", "delay:linear", "history"} {
+	for _, k := range []string{"", "push", "state", "max_attempts", "delay:above-cap", "delay:exponential", "delay:polynomial", "delay:none", "delay:linear", "history",
+		"dead-letter", "state:retried-not-discarded(DISCARD)", "state:ended-not-retried", "state:ended-not-retried(non_retryable_errors)",
+		"dead-letter:dead-lettered-not-discarded(FAIL)", "dead-letter:discarded-not-dead-lettered(DEAD_LETTER)"} {
 		if !knownKind(k) {
 			t.Errorf("knownKind(%q) = false", k)
 		}
 	}
-	for _, k := range []string{"delay:exponential+ms", "delay:", "Push", "delay:fibonacci", "states"} {
+	for _, k := range []string{"delay:exponential+ms", "delay:", "Push", "delay:fibonacci", "states",
+		"state:", "state:retried", "state:retried-not-discarded(", "state:retried-not-discarded(discard)", "state:retried-not-discarded(DISCARD))",
+		"dead-letter:retried-not-discarded(DISCARD)", "state:dead-lettered-not-discarded(FAIL)"} {
 		if knownKind(k) {
 			t.Errorf("knownKind(%q) = true", k)
 		}
+	}
+}
+
+// Shrinking spends its jobs on variants that can keep the disagreement:
+// a jitter above the cap (no-cap-after-jitter planted), found on a case
+// of three failures and five policy fields (the shape ojs-backend-kafka's
+// case was found in), shrinks within 40 jobs to one failure under a
+// policy of one field, max_interval, every other field at its default
+// (ojs-retry §8: PT1S initial interval, jitter on, 3 attempts): the
+// reference caps the first delay at max_interval, the server's jitter
+// goes up to half again above it. Before variants the reference shows
+// cannot disagree were skipped, 400 jobs gave 71 to 80 plays and kept
+// four fields. A variant kept on a jitter draw may be missed (1 in 64 at
+// these draws), so two of three shrinks must get there.
+func TestAboveCapShrinksToOneFieldWithinTheDefaultJobs(t *testing.T) {
+	srv := ojshttp.New(executor.New())
+	ojsfault.Plant(srv, ojsfault.NoCapAfterJitter)
+	hs := httptest.NewServer(srv)
+	defer func() { hs.Close(); ojsfault.Plant(srv, 0) }()
+	e, err := fuzzEnv(context.Background(), hs.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 40
+	oneField := 0
+	for run := range 3 {
+		c := FuzzCase{Policy: map[string]any{"initial_interval": "PT0.03S", "jitter": true, "max_attempts": 3, "max_interval": "PT0.06S", "on_exhaustion": "dead_letter"},
+			Failures: []FuzzFailure{{Type: "fz.timeout", Code: "RETRY"}, {Type: "fz.fatal"}, {Type: "fz.timeout"}}}
+		// Found: the second retry, 60 ms uncapped, above the 60 ms cap on
+		// the server on some draws.
+		found := false
+		for range 40 {
+			if found, _, _ = e.playTries(context.Background(), &c, 1, 1, only("delay:above-cap"), nil); found {
+				break
+			}
+		}
+		if !found {
+			t.Fatal("the planted fault never showed in 40 plays")
+		}
+		n, _ := e.shrink(context.Background(), &c, budget, 0, &FuzzResult{})
+		t.Logf("run %d: %d plays: %v %+v", run, n, c.Policy, c.Failures)
+		if n > budget || c.Kind != "delay:above-cap" || len(c.Failures) != 1 || c.Policy["max_interval"] == nil {
+			t.Fatalf("run %d: %d plays (at most %d), kind %s: %v %+v", run, n, budget, c.Kind, c.Policy, c.Failures)
+		}
+		if len(c.Policy) == 1 {
+			oneField++
+		}
+	}
+	if oneField < 2 {
+		t.Errorf("%d of 3 shrinks reached a one-field policy", oneField)
 	}
 }

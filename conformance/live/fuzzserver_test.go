@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,9 +64,10 @@ func TestFuzzServerServeAgreesOnManySeeds(t *testing.T) {
 func TestFuzzServerFindsPlantedFaults(t *testing.T) {
 	for _, tc := range []struct {
 		fault ojsfault.Set
-		// kind is the deviation the shrunk case is grouped by ("": not
-		// one kind only; a partial policy stored as given shows in its
-		// state, max_attempts or delay, by the field left out).
+		// kind is the deviation the shrunk case is grouped by, one of
+		// several separated by "|" ("": not one kind only; a partial
+		// policy stored as given shows in its state, max_attempts or
+		// delay, by the field left out).
 		kind string
 		// shows checks that the shrunk case is the fault's, read from
 		// the fault's definition (internal/ojsfault).
@@ -74,7 +76,7 @@ func TestFuzzServerFindsPlantedFaults(t *testing.T) {
 		steps int
 	}{
 		// One attempt past max_attempts: max_attempts 1, failed once.
-		{ojsfault.ExhaustLate, "state", func(c *live.FuzzCase) bool { return num(c.Policy["max_attempts"]) == 1 }, 1},
+		{ojsfault.ExhaustLate, "state:retried-not-discarded(max_attempts)|state:retried-not-dead-lettered(max_attempts)", func(c *live.FuzzCase) bool { return num(c.Policy["max_attempts"]) == 1 }, 1},
 		// Twice the delay: seen on the first retry.
 		{ojsfault.DelayDoubled, "delay:initial", func(c *live.FuzzCase) bool { return strings.Contains(c.Got, "retry after") }, 1},
 		// linear is i·n, exponential i·c^(n-1): they part at n = 2 unless
@@ -83,14 +85,19 @@ func TestFuzzServerFindsPlantedFaults(t *testing.T) {
 		// polynomial is i·n^c: 4i at n = 2 for c = 2, against 2i.
 		{ojsfault.PolynomialAsExponential, "delay:polynomial", func(c *live.FuzzCase) bool { return c.Policy["backoff_strategy"] == "polynomial" }, 2},
 		// DISCARD ignored: a failure carries it.
-		{ojsfault.DiscardCodeIgnored, "state", func(c *live.FuzzCase) bool { return c.Failures[c.Step-1].Code == "DISCARD" }, 1},
+		{ojsfault.DiscardCodeIgnored, "state:retried-not-discarded(DISCARD)", func(c *live.FuzzCase) bool { return c.Failures[c.Step-1].Code == "DISCARD" }, 1},
+		// DEAD_LETTER ignored: retried while attempts are left, discarded
+		// without a dead letter at the last under discard.
+		{ojsfault.DeadLetterCodeIgnored, "state:retried-not-dead-lettered(DEAD_LETTER)|dead-letter:discarded-not-dead-lettered(DEAD_LETTER)", func(c *live.FuzzCase) bool {
+			return c.Failures[c.Step-1].Code == "DEAD_LETTER"
+		}, 1},
 		// 0-based attempts: the first FETCH already shows 0.
 		{ojsfault.AttemptOffByOne, "fetch-attempt", func(c *live.FuzzCase) bool { return strings.HasPrefix(c.Got, "FETCH of delivery 1") }, 1},
 		{ojsfault.FetchAttemptHigh, "fetch-attempt", func(c *live.FuzzCase) bool { return strings.HasPrefix(c.Got, "FETCH of delivery 1") }, 1},
 		// Regexp matching: a pattern and a type only a regexp reading
 		// matches ("fz.f.tal" against "fz.fxtal", "fz*" against "fz...").
-		{ojsfault.RegexMatch, "state", func(c *live.FuzzCase) bool { return c.Policy["non_retryable_errors"] != nil }, 1},
-		{ojsfault.GlobMatch, "state", func(c *live.FuzzCase) bool { return c.Policy["non_retryable_errors"] != nil }, 1},
+		{ojsfault.RegexMatch, "state:ended-not-retried(non_retryable_errors)", func(c *live.FuzzCase) bool { return c.Policy["non_retryable_errors"] != nil }, 1},
+		{ojsfault.GlobMatch, "state:ended-not-retried(non_retryable_errors)", func(c *live.FuzzCase) bool { return c.Policy["non_retryable_errors"] != nil }, 1},
 		// No cap after jitter: a jittered delay over max_interval, from a
 		// jittered policy (jitter true, or absent: on by default).
 		{ojsfault.NoCapAfterJitter, "delay:above-cap", func(c *live.FuzzCase) bool { return c.Policy["jitter"] != false }, 2},
@@ -122,7 +129,7 @@ func TestFuzzServerFindsPlantedFaults(t *testing.T) {
 				t.Fatalf("not found in 4 runs of 120 jobs")
 			}
 			t.Logf("%d jobs, %d replays: %v %+v: %s", res.Jobs, res.Shrinks, c.Policy, c.Failures, c.Got)
-			if tc.kind != "" && c.Kind != tc.kind {
+			if tc.kind != "" && !slices.Contains(strings.Split(tc.kind, "|"), c.Kind) {
 				t.Errorf("kind %q, want %q (%s)", c.Kind, tc.kind, c.Got)
 			}
 			if c.Step < 1 || len(c.Failures) != c.Step || c.Step > tc.steps || !tc.shows(c) {
@@ -195,6 +202,116 @@ func TestFuzzServerAllFindsEachKind(t *testing.T) {
 	for kind, c := range kinds {
 		if got, _, err := live.ReplayCase(context.Background(), bad.URL, c); err != nil || !got || c.Kind != kind {
 			t.Errorf("replay of the %s case: disagrees %v in %q, err %v", kind, got, c.Kind, err)
+		}
+	}
+}
+
+// A server with three deviations of state at once (DEAD_LETTER ignored,
+// DISCARD ignored, non_retryable_errors also matched as regexps) has
+// each found apart with WithFuzzAll, in its own kind: the kind says which
+// side retried and the rule involved. Each is shrunk to one failure that
+// shows it (the code on the failure; a pattern only a regexp reading
+// matches), no variant of which still disagrees in its kind (a local
+// minimum; shrinking never grows a case, TestFuzzShrinkNeverGrows), and
+// each replays in its kind on the faulty server and agrees on a correct
+// one. Any other kind found is one these faults give at the last attempt
+// (a dead letter), nothing else.
+func TestFuzzServerAllSplitsStateDeviations(t *testing.T) {
+	bad := serveWith(t, ojsfault.DeadLetterCodeIgnored|ojsfault.DiscardCodeIgnored|ojsfault.RegexMatch)
+	good := serveWith(t, 0)
+	want := map[string]func(c *live.FuzzCase) bool{
+		"state:retried-not-dead-lettered(DEAD_LETTER)": func(c *live.FuzzCase) bool { return c.Failures[0].Code == "DEAD_LETTER" },
+		"state:retried-not-discarded(DISCARD)":         func(c *live.FuzzCase) bool { return c.Failures[0].Code == "DISCARD" },
+		// Matched only as a regexp: no pattern matches the type by the
+		// spec's rules (exact, or a ".*" prefix), so the reference
+		// retries; the case keeps the patterns it needs.
+		"state:ended-not-retried(non_retryable_errors)": func(c *live.FuzzCase) bool {
+			b, _ := json.Marshal(c.Policy["non_retryable_errors"])
+			return c.Failures[0].Code == "" && len(b) > 2 && strings.Contains(c.Got, "non_retryable_errors")
+		},
+	}
+	also := []string{"dead-letter:discarded-not-dead-lettered(DEAD_LETTER)", "dead-letter:dead-lettered-not-discarded(DISCARD)"}
+	const jobs = 250
+	res, err := live.FuzzServer(context.Background(), bad.URL, jobs, 1, 2*time.Minute, live.WithFuzzAll(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Jobs > jobs || res.Stopped != "" {
+		t.Fatalf("%d jobs (bound %d), stopped %q", res.Jobs, jobs, res.Stopped)
+	}
+	kinds := map[string]*live.FuzzCase{}
+	for _, c := range append([]*live.FuzzCase{res.Found}, res.More...) {
+		if c == nil {
+			t.Fatalf("nothing found in %d jobs", res.Jobs)
+		}
+		if kinds[c.Kind] != nil {
+			t.Errorf("kind %s found twice", c.Kind)
+		}
+		kinds[c.Kind] = c
+		t.Logf("%s: %v %+v: %s", c.Kind, c.Policy, c.Failures, c.Got)
+		if want[c.Kind] == nil && !slices.Contains(also, c.Kind) {
+			t.Errorf("kind %s is none of the planted deviations", c.Kind)
+		}
+	}
+	t.Logf("%d jobs, %d shrink replays, %d kinds", res.Jobs, res.Shrinks, len(kinds))
+	for kind, shows := range want {
+		c := kinds[kind]
+		if c == nil {
+			t.Errorf("kind %s not found", kind)
+			continue
+		}
+		if len(c.Failures) != 1 || c.Step != 1 || !shows(c) {
+			t.Errorf("%s not shrunk to the one failure that shows it: %v %+v", kind, c.Policy, c.Failures)
+		}
+		for _, srv := range []struct {
+			url  string
+			want bool
+		}{{bad.URL, true}, {good.URL, false}} {
+			r := *c
+			if got, _, err := live.ReplayCase(context.Background(), srv.url, &r); err != nil || got != srv.want || got && r.Kind != kind {
+				t.Errorf("replay of %s: disagrees %v (want %v) in %q, err %v", kind, got, srv.want, r.Kind, err)
+			}
+		}
+		// A local minimum: no smaller variant disagrees in the kind.
+		for _, v := range live.ShrinkVariants(*c) {
+			if got, _, err := live.ReplayCase(context.Background(), bad.URL, &v); err == nil && got {
+				t.Errorf("%s: the smaller variant %v %+v still disagrees", kind, v.Policy, v.Failures)
+			}
+		}
+	}
+}
+
+// A case file of an earlier build, whose kind "state" or "dead-letter"
+// grouped every deviation of its field, replays as it did: judged in any
+// kind of the group, it still disagrees with the faulty server (its kind
+// now the one seen) and agrees with a correct one. A kind no build wrote
+// is refused before any request, naming the kind.
+func TestReplayCaseOfAnEarlierKind(t *testing.T) {
+	bad := serveWith(t, ojsfault.DiscardCodeIgnored|ojsfault.DeadLetterCodeIgnored)
+	good := serveWith(t, 0)
+	for _, tc := range []struct{ file, kind string }{
+		{`{"policy":{"initial_interval":"PT0.01S","jitter":false,"max_attempts":2},"failures":[{"type":"fz.fatal","code":"DISCARD"}],"step":1,"kind":"state"}`, "state:retried-not-discarded(DISCARD)"},
+		{`{"policy":{"initial_interval":"PT0.01S","jitter":false,"max_attempts":1},"failures":[{"type":"fz.fatal","code":"DEAD_LETTER"}],"step":1,"kind":"dead-letter"}`, "dead-letter:discarded-not-dead-lettered(DEAD_LETTER)"},
+	} {
+		for _, srv := range []struct {
+			url  string
+			want bool
+		}{{bad.URL, true}, {good.URL, false}} {
+			var c live.FuzzCase
+			if err := json.Unmarshal([]byte(tc.file), &c); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := live.ReplayCase(context.Background(), srv.url, &c)
+			if err != nil || got != srv.want || got && c.Kind != tc.kind {
+				t.Errorf("%s: disagrees %v (want %v) in %q (want %q), err %v", tc.file, got, srv.want, c.Kind, tc.kind, err)
+			}
+		}
+	}
+	for _, kind := range []string{"state:retried", "state:retried-not-discarded(discard)", "dead-letter:retried-not-discarded(DISCARD)"} {
+		c := &live.FuzzCase{Policy: map[string]any{}, Failures: []live.FuzzFailure{{Type: "t"}}, Kind: kind}
+		_, _, err := live.ReplayCase(context.Background(), good.URL, c)
+		if !errors.Is(err, live.ErrInvalidCase) || !strings.Contains(err.Error(), kind) {
+			t.Errorf("kind %q: err %v, want ErrInvalidCase naming it", kind, err)
 		}
 	}
 }

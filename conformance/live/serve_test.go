@@ -53,6 +53,9 @@ func bad(rep *conformance.Report) []string {
 // allowed, anything else not run is not.
 func TestServePasses(t *testing.T) {
 	rep := runServe(t, 0)
+	for _, f := range rep.Figures {
+		t.Log(f)
+	}
 	inconclusive := 0
 	for _, u := range rep.NotRun {
 		if strings.HasPrefix(u.Reason, "inconclusive") {

@@ -24,6 +24,7 @@
 //	delay-doubled        every delay twice the policy's
 //	exhaust-late         one attempt past max_attempts retried
 //	discard-code-ignored the handler code DISCARD ignored
+//	dead-letter-code-ignored the handler code DEAD_LETTER ignored
 //	late-retry           a retry becomes fetchable at twice its delay
 //	no-location          a 201 PUSH has no Location header
 //	no-version-on-errors error answers have no OJS-Version header
@@ -149,6 +150,10 @@ const (
 	// the retry back at FETCH until twice its delay after the failure: the
 	// job becomes fetchable at twice the delay the server announced.
 	LateRetry
+	// DeadLetterCodeIgnored ignores the handler code DEAD_LETTER (the
+	// policy decides: a retry while attempts are left), obeying the other
+	// codes.
+	DeadLetterCodeIgnored
 	// PrefixNoBoundary reads a non_retryable_errors entry "p.*" as the
 	// bare prefix "p", without the dot boundary, in addition to the OJS
 	// rules: "auth.*" also matches "auth" and "authx".
@@ -188,6 +193,7 @@ var all = []struct {
 	{SnoozeSpendsAttempt, "snooze-spends-attempt"},
 	{RetryExtensionsUnclaimed, "retry-extensions-unclaimed"},
 	{LateRetry, "late-retry"},
+	{DeadLetterCodeIgnored, "dead-letter-code-ignored"},
 	{PrefixNoBoundary, "prefix-no-boundary"},
 	{MessageNotType, "message-not-type"},
 }
