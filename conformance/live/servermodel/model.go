@@ -25,7 +25,8 @@ const (
 	FailAnswer Kind = iota + 1
 	// FetchAttempt is the attempt a FETCH showed for delivery N.
 	FetchAttempt
-	// InfoAttempt is the attempt INFO showed after N failed attempts.
+	// InfoAttempt is the attempt INFO showed after N failed attempts
+	// (N 0: a job not yet started).
 	InfoAttempt
 	// HistoryAttempt is the attempt of error history entry N.
 	HistoryAttempt
@@ -523,7 +524,9 @@ func predict(s set, o *Obs) answer {
 		}
 		return answer{attempt: n}
 	case InfoAttempt:
-		if s.has(qAttemptFrom0) {
+		// a job never started shows attempt 0 on every server modelled,
+		// counting from 1 or from 0
+		if s.has(qAttemptFrom0) && o.N > 0 {
 			return answer{attempt: o.N - 1}
 		}
 		return answer{attempt: o.N}
