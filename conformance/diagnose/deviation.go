@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrykit/retrykit/backoff"
 	"github.com/retrykit/retrykit/conformance/protocol"
 	"github.com/retrykit/retrykit/policy"
 )
@@ -207,7 +208,193 @@ func Deviations(cases []Case, ids []string) []Deviation {
 		}
 		take(k, generic[k])
 	}
-	return out // ids of no case (a scenario, an error) are the caller's
+	pos := make(map[string]int, len(items))
+	side := map[string]uint8{}
+	kind := map[string]key{}
+	for i, it := range items {
+		pos[it.c.ID] = i
+		kind[it.c.ID] = it.generic
+		if durationSide(it.c) {
+			side[it.c.ID] = 2
+			if it.c.Request.Op == protocol.OpParseDuration {
+				side[it.c.ID] = 1
+			}
+		}
+	}
+	return joinSides(joinDurations(out, pos, side, kind), pos)
+}
+
+// joinDurations gathers the failures that show a duration read otherwise
+// than the spec reads it (side: 1 a parse_duration answer, 2 an answer
+// to a policy) into one group when both kinds are there: one reading of
+// durations, seen from parse_duration and from the intervals of
+// policies, is one group. It is the group holding most of them, named as
+// it was; a group left empty is dropped, and a remnant of a quarter or
+// less of it whose kind (generic description) it holds joins it, as in
+// [Deviations].
+func joinDurations(out []Deviation, order map[string]int, side map[string]uint8, kind map[string]key) []Deviation {
+	var kinds uint8
+	big, bigN := -1, 0
+	for i, d := range out {
+		n := 0
+		for _, id := range d.IDs {
+			kinds |= side[id]
+			if side[id] != 0 {
+				n++
+			}
+		}
+		if n > bigN {
+			big, bigN = i, n
+		}
+	}
+	if kinds != 3 || big < 0 {
+		return out
+	}
+	moved := 0
+	var from []string
+	for i := range out {
+		if i == big {
+			continue
+		}
+		keep := out[i].IDs[:0:0]
+		for _, id := range out[i].IDs {
+			if side[id] != 0 {
+				out[big].IDs = append(out[big].IDs, id)
+				moved++
+			} else {
+				keep = append(keep, id)
+			}
+		}
+		if len(keep) < len(out[i].IDs) {
+			from = append(from, out[i].Name)
+		}
+		out[i].IDs = keep
+	}
+	if moved == 0 {
+		return out
+	}
+	held := map[key]bool{}
+	for _, id := range out[big].IDs {
+		held[kind[id]] = true
+	}
+	for i := range out {
+		if i == big || len(out[i].IDs) == 0 || 4*len(out[i].IDs) > len(out[big].IDs) {
+			continue
+		}
+		same := true
+		for _, id := range out[i].IDs {
+			same = same && held[kind[id]]
+		}
+		if same {
+			out[big].IDs = append(out[big].IDs, out[i].IDs...)
+			moved += len(out[i].IDs)
+			from = append(from, out[i].Name)
+			out[i].IDs = nil
+		}
+	}
+	sort.SliceStable(out[big].IDs, func(a, b int) bool { return order[out[big].IDs[a]] < order[out[big].IDs[b]] })
+	out[big].Explanation += fmt.Sprintf(" (and %d more, %s: the same durations read otherwise in parse_duration and in the intervals of policies)",
+		moved, strings.Join(from, ", "))
+	keep := out[:0:0]
+	for _, d := range out {
+		if len(d.IDs) > 0 {
+			keep = append(keep, d)
+		}
+	}
+	return keep
+}
+
+// durationSide reports whether c's failure shows a duration read
+// otherwise than the spec reads it: a parse_duration answer that differs
+// or refuses; a policy refused for an interval; an effective policy whose
+// interval alone differs; a delay that is the spec's for the same policy
+// with initial_interval or max_interval read as another length.
+func durationSide(c *Case) bool {
+	req, got := c.Request, c.Answer
+	ref, ok := engine{}.do(req)
+	if !ok || c.Drawn || ref.Error != nil {
+		return false
+	}
+	if got.Error != nil {
+		k, ok := refusedField(req, got.Error.Message)
+		return ok && k == rejectsDuration
+	}
+	switch req.Op {
+	case protocol.OpParseDuration:
+		return got.NS != nil && ref.NS != nil && *got.NS != *ref.NS
+	case protocol.OpValidate:
+		f := failingDiff(c, ref.Effective, got.Effective)
+		return f == "initial_interval" || f == "max_interval"
+	case protocol.OpDelay, protocol.OpDecide:
+		return req.Profile == "" && got.DelayNS != nil && ref.DelayNS != nil && got.Action == ref.Action && intervalReread(c, *got.DelayNS)
+	}
+	return false
+}
+
+// intervalReread reports whether the spec's delay for c's policy with
+// initial_interval, or else max_interval, read as another length is got:
+// the length solved from got and the formula, then replayed.
+func intervalReread(c *Case, got int64) bool {
+	s, err := (engine{}).parsePolicy(c.Request.Policy)
+	if err != nil || s.initial <= 0 {
+		return false
+	}
+	strat, err := backoff.ParseStrategy(s.strategy)
+	if err != nil {
+		return false
+	}
+	f := floatBase(strat, s, c.Request.Attempt) / float64(s.initial)
+	if s.jitter && c.Request.Rand != nil {
+		f *= 0.5 + *c.Request.Rand
+	}
+	var tries []map[string]int64
+	if f > 0 && !math.IsInf(f, 0) {
+		tries = append(tries, map[string]int64{"initial_interval": satNS(math.Round(float64(got) / f))})
+	}
+	tries = append(tries, map[string]int64{"max_interval": got})
+	for _, t := range tries {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(c.Request.Policy, &m) != nil || m == nil {
+			return false
+		}
+		for k, ns := range t {
+			if ns <= 0 {
+				continue
+			}
+			m[k], _ = json.Marshal(formatNS(ns))
+		}
+		q := c.Request
+		q.Policy, _ = json.Marshal(m)
+		if a, ok := (engine{}).do(q); ok && a.Error == nil && a.DelayNS != nil && c.Same(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// sides maps a group of decisions to the group of match answers that
+// shows the same deviation of the matcher: when both are found, the
+// decisions join the matches' group (one matcher, seen from two ops).
+var sides = map[string]string{"non-retryable-retried": "matches-too-little"}
+
+// joinSides merges each group of decisions into the group of match
+// answers that shows the same deviation, when both are in out.
+// order is each id's position among the cases.
+func joinSides(out []Deviation, order map[string]int) []Deviation {
+	for from, to := range sides {
+		i := slices.IndexFunc(out, func(d Deviation) bool { return d.Name == from })
+		j := slices.IndexFunc(out, func(d Deviation) bool { return d.Name == to })
+		if i < 0 || j < 0 {
+			continue
+		}
+		n := len(out[i].IDs)
+		out[j].IDs = append(out[j].IDs, out[i].IDs...)
+		sort.SliceStable(out[j].IDs, func(a, b int) bool { return order[out[j].IDs[a]] < order[out[j].IDs[b]] })
+		out[j].Explanation += fmt.Sprintf(" (and %d decisions: %s)", n, out[i].Explanation)
+		out = slices.Delete(out, i, i+1)
+	}
+	sort.SliceStable(out, func(a, b int) bool { return len(out[a].IDs) > len(out[b].IDs) })
+	return out
 }
 
 // drawnShows reports whether c's delay, drawn by the implementation,
@@ -283,6 +470,14 @@ func describe(c *Case) (specific []key, generic key) {
 				math.Abs(float64(*got.DelayNS)/float64(*ref.DelayNS)-s.coef) <= 1e-3*s.coef {
 				specific = append(specific, coefStep)
 			}
+			if !c.Drawn && ok && ref.DelayNS != nil && s.initial > 0 {
+				// one initial_interval more or less: a linear step
+				if diff := *got.DelayNS - *ref.DelayNS; diff == s.initial || diff == -s.initial {
+					sign := map[bool]string{true: "+", false: "-"}[diff > 0]
+					specific = append(specific, mkey("delay-offset("+sign+"initial_interval)",
+						"every delay is the spec's "+sign+" initial_interval: one linear step too many or too few"))
+				}
+			}
 			if !c.Drawn && ok && ref.DelayNS != nil && req.Attempt >= 1 {
 				// an offset that grows with the attempt
 				if diff := *got.DelayNS - *ref.DelayNS; (diff > 0) == (*got.DelayNS > *ref.DelayNS) && diff != 0 && diff%req.Attempt == 0 {
@@ -314,7 +509,11 @@ func describeAnswer(c *Case) (specific []key, generic key) {
 		}
 		return nil, mkey("accepts-invalid("+req.Op+")", "accepts "+req.Op+" input the spec rejects")
 	case ref.Error == nil && got.Error != nil:
-		return nil, mkey("rejects-valid("+req.Op+")", "rejects "+req.Op+" input the spec accepts")
+		generic := mkey("rejects-valid("+req.Op+")", "rejects "+req.Op+" input the spec accepts")
+		if k, ok := refusedField(req, got.Error.Message); ok {
+			return []key{k}, generic
+		}
+		return nil, generic
 	case ref.Error != nil && got.Error != nil && got.Error.Type == ref.Error.Type:
 		return nil, mkey("message-lacks-field", "rejected with the right error type, but the message does not name the offending field")
 	case ref.Error != nil && got.Error != nil:
@@ -435,6 +634,41 @@ func decideKeys(req protocol.Request, ref, got protocol.Response) (specific []ke
 		return nil, generic
 	}
 	return nil, mkey("exhaustion-action("+got.Action+"≠"+ref.Action+")", "a job given up is "+got.Action+" where the spec says "+ref.Action)
+}
+
+// rejectsDuration is the description of a valid duration refused,
+// alone or as a policy's interval: one reading of durations, seen from
+// every op that reads one.
+var rejectsDuration = mkey("rejects-valid-duration", "refuses a duration the spec accepts: in parse_duration, or as a policy's initial_interval or max_interval")
+
+// refusedField describes a valid input refused, by what the refusal
+// names: a duration (parse_duration's value, or the interval field the
+// message names), or the policy field the message names, so that one
+// refusal seen from validate, delay and decide is one group.
+func refusedField(req protocol.Request, msg string) (key, bool) {
+	if req.Op == protocol.OpParseDuration {
+		return rejectsDuration, true
+	}
+	if req.Op != protocol.OpValidate && req.Op != protocol.OpDelay && req.Op != protocol.OpDecide || len(req.Policy) == 0 {
+		return key{}, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(req.Policy, &m) != nil {
+		return key{}, false
+	}
+	at, field := -1, ""
+	for _, f := range policyKeys {
+		if i := strings.Index(msg, f); i >= 0 && (at < 0 || i < at) && m[f] != nil {
+			at, field = i, f
+		}
+	}
+	switch field {
+	case "":
+		return key{}, false
+	case "initial_interval", "max_interval":
+		return rejectsDuration, true
+	}
+	return mkey("rejects-valid("+field+")", "refuses a valid policy, naming its "+field), true
 }
 
 // badField returns the first field the reference rejects a policy for, ""

@@ -203,6 +203,12 @@ func reject(id int64, typ, msg string) protocol.Response {
 // do answers req as an implementation with e's bug. ok is false for
 // requests the engine does not model (profiles, scenarios, own draws).
 func (e engine) do(req protocol.Request) (resp protocol.Response, ok bool) {
+	if e.dev.durComp != 0 {
+		// durations read in another unit: the spec's reading of the
+		// same lengths
+		req = e.dev.readDurations(req)
+		e.dev.durComp, e.dev.durUnit = 0, 0
+	}
 	resp.ID = req.ID
 	switch req.Op {
 	case protocol.OpTimeoutDecide, protocol.OpTimeoutExpiry, protocol.OpReplay, protocol.OpExtensionDecide:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"sort"
 	"strconv"
@@ -30,6 +31,7 @@ type deviation struct {
 	fracKept     bool    // fraction-not-truncated: every delay computed in float, its fraction of a nanosecond rounded to the nearest
 	fracEven     bool    // with fracKept: a tie rounded to even (Python's round), not away from zero
 	jitterForce  int8    // jitter-ignored: 1 jitter always applied, -1 never
+	jitterForm   uint8   // jitter-formula: formEqual or formDecorrelated in place of the multiplier 0.5 + r
 	noCap        bool    // no-cap: max_interval never applied
 	capFactor    float64 // cap-factor: max_interval read as capFactor times its value (a unit mixed up)
 	codesIgnored uint8   // handler-codes-ignored: bit i for codes[i]
@@ -39,6 +41,11 @@ type deviation struct {
 	roundScope   uint8   // scopeDelays | scopeDurations
 	factor       float64
 	offset       int64 // time-offset: every delay shifted by offset ns
+	// duration-unit: the duration component durComp (a durComponents
+	// index + 1) is read as durUnit ns each (0: ignored), in every
+	// duration the implementation reads
+	durComp uint8
+	durUnit int64
 	// wrong-default: an absent defField takes the JSON value defValue
 	// instead of the spec's default (section 8)
 	defField, defValue string
@@ -55,7 +62,18 @@ const (
 
 	scopeDelays    = 1
 	scopeDurations = 2
+
+	// formEqual is "equal jitter" in integers: half the capped delay
+	// plus the draw times the other half, each half truncated.
+	formEqual = 1
+	// formDecorrelated is "decorrelated jitter" without state: a draw
+	// between initial_interval and three times the capped delay of the
+	// attempt before (initial_interval before the first), capped.
+	formDecorrelated = 2
 )
+
+// formName is each jitter formula's name.
+var formName = map[uint8]string{formEqual: "equal", formDecorrelated: "decorrelated"}
 
 // codes are the handler codes, in the order of deviation.codesIgnored's bits.
 var codes = [...]string{"RETRY", "DISCARD", "FAIL", "DEAD_LETTER"}
@@ -74,9 +92,10 @@ func (d deviation) merge(o deviation) (deviation, bool) {
 	set(d.delayShift != 0, o.delayShift != 0, func() { out.delayShift, out.expOnly = o.delayShift, o.expOnly })
 	set(d.exhaustShift != 0, o.exhaustShift != 0, func() { out.exhaustShift = o.exhaustShift })
 	set(d.stratFrom != "", o.stratFrom != "", func() { out.stratFrom, out.stratTo = o.stratFrom, o.stratTo })
-	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds || o.jitterForce != 0 || o.fracKept,
+	set(d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept || d.jitterForm != 0, o.jitterLo != 0 || o.jitterHi != 0 || o.jitterRounds || o.jitterForce != 0 || o.fracKept || o.jitterForm != 0,
 		func() {
 			out.jitterLo, out.jitterHi, out.jitterRounds, out.jitterForce, out.fracKept, out.fracEven = o.jitterLo, o.jitterHi, o.jitterRounds, o.jitterForce, o.fracKept, o.fracEven
+			out.jitterForm = o.jitterForm
 		})
 	set(d.noCap || d.capFactor != 0, o.noCap || o.capFactor != 0, func() { out.noCap, out.capFactor = o.noCap, o.capFactor })
 	set(d.codesIgnored != 0, o.codesIgnored != 0, func() { out.codesIgnored = o.codesIgnored })
@@ -84,12 +103,13 @@ func (d deviation) merge(o deviation) (deviation, bool) {
 	set(d.roundUnit != 0, o.roundUnit != 0, func() { out.roundUnit, out.roundMode, out.roundScope = o.roundUnit, o.roundMode, o.roundScope })
 	set(d.factor != 0 || d.offset != 0, o.factor != 0 || o.offset != 0, func() { out.factor, out.offset = o.factor, o.offset })
 	set(d.defField != "", o.defField != "", func() { out.defField, out.defValue = o.defField, o.defValue })
+	set(d.durComp != 0, o.durComp != 0, func() { out.durComp, out.durUnit = o.durComp, o.durUnit })
 	return out, !clash
 }
 
 // delays reports whether d changes how a delay is computed.
 func (d deviation) delays() bool {
-	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept ||
+	return d.delayShift != 0 || d.stratFrom != "" || d.jitterLo != 0 || d.jitterHi != 0 || d.jitterRounds || d.jitterForce != 0 || d.fracKept || d.jitterForm != 0 ||
 		d.noCap || d.capFactor != 0 || d.roundScope&scopeDelays != 0 || d.factor != 0 || d.offset != 0
 }
 
@@ -120,6 +140,7 @@ func Families() []Family {
 		{"exhaustion-offset", "the job is exhausted after max_attempts+k attempts instead of max_attempts, k in ±1, ±2"},
 		{"strategy-as", "the strategy A is computed as the strategy B, for each pair of none, linear, exponential and polynomial"},
 		{"jitter-range", "the jitter multiplier is lo + r·(hi − lo) instead of 0.5 + r, lo and hi fitted from the answers to injected draws (hi below lo: a multiplier falling as the draw rises)"},
+		{"jitter-formula", "the jitter is another well-known formula than the multiplier 0.5 + r: equal jitter (half the capped delay plus the draw times the other half, in integers) or decorrelated jitter (a draw between initial_interval and three times the capped delay of the attempt before)"},
 		{"jitter-rounded", "the jittered delay is rounded to the nanosecond where the spec truncates it"},
 		{"fraction-not-truncated", "every delay is computed in floating point and keeps its fraction of a nanosecond, rounded to the nearest (a tie away from zero, or to even) when the answer is given in whole nanoseconds, where the spec truncates"},
 		{"jitter-ignored", "the jitter field is ignored: every delay jittered, or none"},
@@ -130,6 +151,7 @@ func Families() []Family {
 		{"rounding", "delays, durations or both are rounded, truncated or raised to a whole µs, ms or s"},
 		{"time-factor", "every delay is a constant factor (fitted) times the spec's"},
 		{"time-offset", "every delay is the spec's plus a constant (fitted)"},
+		{"duration-unit", "one component of every duration (years, months, days, hours, minutes, whole seconds or the fraction of seconds) is read in another unit (fitted from the durations answered; 0 when it is ignored), in parse_duration and in a policy's intervals alike"},
 		{"wrong-default", "an absent field takes another value than the spec's default (field and value read off the effective policies answered)"},
 	}
 }
@@ -161,26 +183,42 @@ func (e engine) devDelay(s spec, n int64, r float64) (int64, bool) {
 	if d.expOnly && strat != backoff.Exponential {
 		n2 = n
 	}
-	var base int64
-	if n2 >= 1 {
+	baseAt := func(n2 int64) (int64, bool) {
+		if n2 < 1 {
+			return min(satNS(math.Floor(floatBase(strat, s, n2))), limit), true
+		}
 		// a scaled cap may be below initial_interval, which backoff
 		// refuses: cap at the larger, then at the limit
 		bo, err := backoff.New(backoff.Config{Strategy: strat, Initial: time.Duration(s.initial), Coefficient: s.coef, Max: time.Duration(max(limit, s.initial))})
 		if err != nil {
 			return 0, false
 		}
-		base = min(int64(bo.Base(int(min(n2, math.MaxInt)))), limit)
-	} else {
-		raw := floatBase(strat, s, n2)
-		base = min(satNS(math.Floor(raw)), limit)
+		return min(int64(bo.Base(int(min(n2, math.MaxInt)))), limit), true
+	}
+	base, ok := baseAt(n2)
+	if !ok {
+		return 0, false
 	}
 	out := base
 	if d.jitterForce != 0 {
 		s.jitter = d.jitterForce > 0
 	}
-	if d.fracKept {
+	switch {
+	case d.fracKept:
 		out = fracDelay(strat, s, n2, base, limit, r, d.fracEven)
-	} else if s.jitter && base > 0 {
+	case d.jitterForm == formEqual && s.jitter:
+		half := base / 2
+		out = min(half+satNS(math.Floor(r*float64(half))), limit)
+	case d.jitterForm == formDecorrelated && s.jitter:
+		prev := s.initial
+		if n2 > 1 {
+			if prev, ok = baseAt(n2 - 1); !ok {
+				return 0, false
+			}
+		}
+		lo := float64(s.initial)
+		out = min(satNS(math.Floor(lo+r*(3*float64(prev)-lo))), limit)
+	case s.jitter && base > 0:
 		lo, hi := d.jitterLo, d.jitterHi
 		r2 := r // the draw giving the same multiplier over [0.5, 1.5)
 		if lo != 0 || hi != 0 {
@@ -396,6 +434,7 @@ func fitted(cases []Case, open map[int]bool) []Model {
 	defaults := map[[2]string]int{} // (field, JSON value) an absent field was answered with
 	var points []point
 	roundFits := map[[2]int64]int{}
+	units := map[[2]int64]int{} // (component index, unit) a duration answered suggests
 	for i := range cases {
 		c := &cases[i]
 		if !open[i] {
@@ -437,6 +476,9 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			continue
 		}
 		w, g := *want, *got
+		if req.Op == protocol.OpParseDuration {
+			unitVotes(req.Value, w, g, units)
+		}
 		if req.Op != protocol.OpParseDuration && req.Profile == "" {
 			if sp, err := (engine{}).parsePolicy(req.Policy); err == nil && sp.max > 0 && g != sp.max && g > 0 {
 				if g > sp.max {
@@ -510,6 +552,10 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			"fraction-not-truncated", deviation{fracKept: true})
 		add("fraction-not-truncated(ties-to-even)", "truncate every delay to whole nanoseconds, as the spec's formula does: this one keeps a fraction of a nanosecond (a float delay, in seconds or milliseconds), which the conversion of its answer to whole nanoseconds (its own or its adapter's) rounds to the nearest, a tie to even",
 			"fraction-not-truncated", deviation{fracKept: true, fracEven: true})
+		for _, f := range []uint8{formEqual, formDecorrelated} {
+			add("jitter-formula("+formName[f]+")", "multiply the capped delay by 0.5 + r (section 5); this one draws by the "+formName[f]+" jitter formula",
+				"jitter-formula", deviation{jitterForm: f})
+		}
 		if lo, hi, ok := fitRange(points); ok {
 			fix := fmt.Sprintf("draw the jitter multiplier from [0.5, 1.5) (0.5 + r), not from [%g, %g)", lo, hi)
 			if hi < lo {
@@ -525,6 +571,20 @@ func fitted(cases []Case, open map[int]bool) []Model {
 			add(fmt.Sprintf("time-offset(%s)", signed(time.Duration(o))), fmt.Sprintf("every delay is the spec's %s: drop the constant", signed(time.Duration(o))),
 				"time-offset", deviation{offset: int64(o)})
 		}
+	}
+	ukeys := make([][2]int64, 0, len(units))
+	for k := range units {
+		ukeys = append(ukeys, k)
+	}
+	sort.Slice(ukeys, func(i, j int) bool {
+		a, b := ukeys[i], ukeys[j]
+		return units[a] > units[b] || units[a] == units[b] && (a[0] < b[0] || a[0] == b[0] && a[1] < b[1])
+	})
+	for _, k := range ukeys[:min(len(ukeys), 3)] {
+		c := durComponents[k[0]]
+		add(fmt.Sprintf("duration-unit(%s→%v)", c.name, time.Duration(k[1])),
+			fmt.Sprintf("read the %s of a duration as %v each (section 4.1), not as %v", c.name, time.Duration(c.unit), time.Duration(k[1])),
+			"duration-unit", deviation{durComp: uint8(k[0] + 1), durUnit: k[1]})
 	}
 	keys := make([][2]string, 0, len(defaults))
 	for k := range defaults {
@@ -738,7 +798,7 @@ func (m Model) rank() int {
 		return 0
 	case strings.Contains(m.Family, "+"):
 		return 3 // two families
-	case m.dev.jitterLo != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0 || m.dev.capFactor != 0 || m.dev.defField != "":
+	case m.dev.jitterLo != 0 || m.dev.jitterForm != 0 || m.dev.stratFrom != "" || m.dev.roundUnit != 0 || m.dev.capFactor != 0 || m.dev.defField != "":
 		return 2
 	}
 	return 1
@@ -750,4 +810,147 @@ func signed(d time.Duration) string {
 		return "+" + d.String()
 	}
 	return d.String()
+}
+
+// durComponents are the components of an OJS duration (section 4.1,
+// RK-07), in the order of durationRE's groups, with the spec's unit of
+// each; the fraction of seconds counts in seconds.
+var durComponents = [...]struct {
+	name string
+	unit int64
+}{
+	{"years", int64(365 * 24 * time.Hour)}, {"months", int64(730 * time.Hour)}, {"days", int64(24 * time.Hour)},
+	{"hours", int64(time.Hour)}, {"minutes", int64(time.Minute)}, {"seconds", int64(time.Second)}, {"fraction", int64(time.Second)},
+}
+
+// durationRE is the OJS duration grammar with each component captured,
+// the fraction of seconds apart.
+var durationRE = regexp.MustCompile(`^P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+)(?:\.([0-9]+))?S)?)?$`)
+
+// durationValues returns each component's value of the duration text v
+// (the fraction as an exact rational of seconds), ok false when v is not
+// a duration of the grammar with at least one component.
+func durationValues(v string) (vals [len(durComponents)]*big.Rat, ok bool) {
+	g := durationRE.FindStringSubmatch(v)
+	if g == nil || strings.HasSuffix(v, "T") {
+		return vals, false
+	}
+	for i := range durComponents {
+		t := g[i+1]
+		if t == "" {
+			continue
+		}
+		ok = true
+		if i == len(durComponents)-1 {
+			t = "0." + t
+		}
+		vals[i], _ = new(big.Rat).SetString(t)
+	}
+	return vals, ok
+}
+
+// unitVotes counts, for a duration text v the spec reads as want ns and
+// the implementation as got, the unit each of its components would have
+// to be read in for got, the others read right: an integral number of
+// ns, not the spec's.
+func unitVotes(v string, want, got int64, into map[[2]int64]int) {
+	vals, ok := durationValues(v)
+	if !ok || want == got {
+		return
+	}
+	for i, x := range vals {
+		if x == nil || x.Sign() == 0 {
+			continue
+		}
+		// got = want − x·unit + x·u
+		u := new(big.Rat).Sub(new(big.Rat).SetInt64(got), new(big.Rat).SetInt64(want))
+		u.Quo(u, x)
+		u.Add(u, new(big.Rat).SetInt64(durComponents[i].unit))
+		if u.IsInt() && u.Sign() >= 0 && u.Num().IsInt64() && u.Num().Int64() != durComponents[i].unit {
+			into[[2]int64{int64(i), u.Num().Int64()}]++
+		}
+	}
+}
+
+// readDuration returns the duration text v as d's reading of it, written
+// in the spec's grammar as seconds ("PT0.005S" for "PT5M" when a minute
+// is read as a millisecond; a reading past 2^63−1 ns is then refused as
+// too long, as the spec refuses any); v unchanged when it is not a
+// duration of the grammar.
+func (d deviation) readDuration(v string) string {
+	vals, ok := durationValues(v)
+	if !ok {
+		return v
+	}
+	total := new(big.Rat)
+	for i, x := range vals {
+		if x == nil {
+			continue
+		}
+		u := durComponents[i].unit
+		if i == int(d.durComp)-1 {
+			u = d.durUnit
+		}
+		total.Add(total, new(big.Rat).Mul(x, new(big.Rat).SetInt64(u)))
+	}
+	// the length in seconds, exactly: the denominators are powers of
+	// ten, so the decimal ends, and the spec's parser rounds what is
+	// below a nanosecond as it does for any text
+	secs := total.Quo(total, big.NewRat(1e9, 1))
+	t := secs.FloatString(len(v) + 9)
+	if strings.Contains(t, ".") {
+		t = strings.TrimRight(strings.TrimRight(t, "0"), ".")
+	}
+	return "PT" + t + "S"
+}
+
+// readDurations rewrites the durations req holds (parse_duration's value,
+// a policy's initial_interval and max_interval) as d reads them; a policy
+// that is not one object without repeated keys is left as it is.
+func (d deviation) readDurations(req protocol.Request) protocol.Request {
+	switch req.Op {
+	case protocol.OpParseDuration:
+		req.Value = d.readDuration(req.Value)
+	case protocol.OpValidate, protocol.OpDelay, protocol.OpDecide:
+		var m map[string]json.RawMessage
+		if json.Unmarshal(req.Policy, &m) != nil || m == nil {
+			return req
+		}
+		changed := false
+		for _, k := range []string{"initial_interval", "max_interval"} {
+			var v string
+			if json.Unmarshal(m[k], &v) == nil {
+				if r := d.readDuration(v); r != v {
+					m[k], _ = json.Marshal(r)
+					changed = true
+				}
+			}
+		}
+		if changed && len(topLevelKeys(req.Policy)) == len(m) {
+			req.Policy, _ = json.Marshal(m)
+		}
+	}
+	return req
+}
+
+// topLevelKeys returns the keys of a JSON object's text in order, repeats
+// kept; nil when the text is not an object.
+func topLevelKeys(raw []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		keys = append(keys, fmt.Sprint(t))
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return keys
 }

@@ -371,6 +371,10 @@ func scenRateLimit(ctx context.Context, e *env) {
 		e.errored(err, check)
 		return
 	} else if len(problems) == 0 {
+		// the attempt of a job never started, held back while FETCHes
+		// skipped it: 0 (a server that spends attempts on the wait is
+		// an attempt count that differs, grouped with its kind)
+		e.recordAttempt(check, servermodel.InfoAttempt, 0, j.Attempt)
 		if j.State != "available" {
 			problems = append(problems, fmt.Sprintf("the held-back job is %s, not available", j.State))
 		}

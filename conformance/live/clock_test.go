@@ -59,12 +59,12 @@ func TestJudgeDelay(t *testing.T) {
 		{64 * time.Millisecond, 30 * time.Millisecond, 60 * time.Millisecond, false},
 	} {
 		a := &nackAnswer{NextAttemptAt: t0.Add(tc.next).Format(time.RFC3339Nano)}
-		bad, _ := e.judgeDelay(x, a, tc.lo, tc.hi)
+		bad, _ := e.judgeDelay("", x, a, tc.lo, tc.hi)
 		if (bad == "") != tc.ok {
 			t.Errorf("next %v, want %s: verdict %q", tc.next, span(tc.lo, tc.hi), bad)
 		}
 	}
-	if bad, _ := e.judgeDelay(x, &nackAnswer{}, 0, 0); !strings.Contains(bad, "no next_attempt_at") {
+	if bad, _ := e.judgeDelay("", x, &nackAnswer{}, 0, 0); !strings.Contains(bad, "no next_attempt_at") {
 		t.Errorf("absent next_attempt_at: %q", bad)
 	}
 }

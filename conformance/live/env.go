@@ -41,6 +41,7 @@ type env struct {
 	dlSeen   bool              // a dead letter of the run was listed
 	dialect  *dialect          // what the probe found; nil when not probed
 	runCtx   context.Context   // the run's context, bounded by its time budget
+	res      resolutionLog     // the timing resolution measured (resolution.go)
 }
 
 // record keeps an observation for the diagnosis by reproduction (package
@@ -319,8 +320,11 @@ func (e *env) delayRange(ex *exchange, next time.Time) (lo, hi time.Duration) {
 
 // judgeDelay checks a retry's next_attempt_at against the exact bounds
 // [want lo, want hi] of the policy's delay, within the timestamp
-// resolution; it returns "" or what is wrong.
-func (e *env) judgeDelay(ex *exchange, a *nackAnswer, wlo, whi time.Duration) (string, time.Time) {
+// resolution; it returns "" or what is wrong. A delay inside the bounds
+// is judged for check (none when ""): the window the delay is known
+// within must be narrower than the deviation the check must resolve
+// (see mustResolve), else a pass of check is inconclusive (resolution.go).
+func (e *env) judgeDelay(check string, ex *exchange, a *nackAnswer, wlo, whi time.Duration) (string, time.Time) {
 	next, err := parseTime("next_attempt_at", a.NextAttemptAt)
 	if err != nil {
 		return err.Error(), time.Time{}
@@ -329,6 +333,7 @@ func (e *env) judgeDelay(ex *exchange, a *nackAnswer, wlo, whi time.Duration) (s
 		return "the answer has no next_attempt_at", time.Time{}
 	}
 	lo, hi := e.delayRange(ex, next)
+	e.noteWindow(check, hi-lo, wlo, whi)
 	if hi < wlo-resolution || lo > whi+resolution {
 		return fmt.Sprintf("next_attempt_at is %v..%v after the failure, want %s", lo.Round(10*time.Microsecond), hi.Round(10*time.Microsecond), span(wlo, whi)), next
 	}

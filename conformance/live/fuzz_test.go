@@ -28,10 +28,10 @@ func FuzzAnswer(f *testing.F) {
 		var a nackAnswer
 		if decode("FAIL", x, &a) == nil {
 			pol := retry{max: 4, initial: 20 * ms, coef: 2, maxIv: 50 * ms, jitter: true}
-			e.retried(x, &a, 1, pol)
+			e.retried("", x, &a, 1, pol)
 			e.recordFail("c", pol.raw(), failure{Type: "t", Message: "m"}, 1, x, &a, nil)
 			e.recordAttempt("h", servermodel.HistoryAttempt, 1, a.Attempt)
-			e.judgeDelay(x, &a, 0, time.Duration(1<<62))
+			e.judgeDelay("", x, &a, 0, time.Duration(1<<62))
 			if a.Job != nil {
 				judgeHistory(e, a.Job, 4, "t")
 			}

@@ -34,7 +34,7 @@ func scenCapBeforeJitter(ctx context.Context, e *env) {
 			if !ok {
 				return
 			}
-			if bad := e.retried(ex, a, 1, pol); bad != "" {
+			if bad := e.retried(check, ex, a, 1, pol); bad != "" {
 				e.recordFail(check, pol.wire(e), e.failWith("external.timeout", 1), 1, ex, a, nil)
 				e.fail(check, "after attempt 1: %s", bad)
 				return
@@ -49,7 +49,7 @@ func scenCapBeforeJitter(ctx context.Context, e *env) {
 			}
 			// Up to 1.5·max_interval is left to http-jitter-cap (the cap
 			// after jitter); this check looks only at the cap before it.
-			bad, next := e.judgeDelay(ex, a, pol.maxIv/2, pol.maxIv*3/2)
+			bad, next := e.judgeDelay(check, ex, a, pol.maxIv/2, pol.maxIv*3/2)
 			if bad != "" {
 				e.fail(check, "after attempt 2: %s", bad)
 				return
@@ -118,7 +118,7 @@ func scenJitter(ctx context.Context, e *env) {
 				return
 			}
 			lo, hi := jb.pol.bounds(1)
-			bad, next := e.judgeDelay(ex, a, lo, hi)
+			bad, next := e.judgeDelay(jb.check, ex, a, lo, hi)
 			if bad != "" {
 				e.fail(jb.check, "%s (jitter on, initial_interval %v, max_interval %v)", bad, jb.pol.initial, jb.pol.maxIv)
 				return

@@ -60,11 +60,11 @@ func scenExhaustDiscard(ctx context.Context, e *env) {
 			return
 		}
 		lo, hi := pol.bounds(n)
-		bad, next := e.judgeDelay(ex, a, lo, hi)
 		check := "http-next-attempt-at"
 		if n == 3 { // 20ms·4 = 80ms, capped at 50ms
 			check = "http-cap"
 		}
+		bad, next := e.judgeDelay(check, ex, a, lo, hi)
 		if bad != "" {
 			e.fail(check, "after attempt %d: %s", n, bad)
 		} else {
@@ -191,7 +191,7 @@ func scenPartial(ctx context.Context, e *env) {
 	}
 	e.recordFail(check, map[string]any{"max_attempts": 2}, e.failWith("external.timeout", 1), 1, ex, a, nil)
 	def := retry{max: 2, initial: time.Second, coef: 2, maxIv: 5 * time.Minute, jitter: true}
-	if bad := e.retried(ex, a, 1, def); bad != "" {
+	if bad := e.retried(check, ex, a, 1, def); bad != "" {
 		e.fail(check, "{max_attempts: 2}, attempt 1: %s (the defaults: PT1S, jitter)", bad)
 		return
 	}
@@ -280,7 +280,7 @@ func scenDeadLetter(ctx context.Context, e *env) {
 		e.notRun("http-dead-letter-retry", "the job was not retried (see http-attempts)")
 		return
 	}
-	_, next := e.judgeDelay(ex, a, 20*ms, 20*ms)
+	_, next := e.judgeDelay("", ex, a, 20*ms, 20*ms) // only the time to await
 	if _, err := e.await(ctx, q, id, next, 0); err != nil {
 		e.errored(err, ids...)
 		return
@@ -345,7 +345,7 @@ func scenDefault(ctx context.Context, e *env) {
 		return
 	}
 	lo, hi := def.bounds(1)
-	if bad, _ := e.judgeDelay(ex, a, lo, hi); bad != "" {
+	if bad, _ := e.judgeDelay(check, ex, a, lo, hi); bad != "" {
 		e.fail(check, "%s (the default policy)", bad)
 		return
 	}

@@ -53,7 +53,9 @@ func scenPartialFields(ctx context.Context, e *env) {
 			e.fail(check, "a policy without max_attempts: the first FAIL answered state %q, max_attempts %s; want retryable, 3 (an absent max_attempts is the default 3; stored as 0 the job is never retried)", a.State, intOr(a.MaxAttempts))
 		default:
 			lo, hi := partialBase.bounds(1)
-			if bad, _ := e.judgeDelay(ex, a, lo, hi); bad != "" {
+			// the subject is max_attempts: the delay is held to the
+			// timing resolution by the checks of delays
+			if bad, _ := e.judgeDelay("", ex, a, lo, hi); bad != "" {
 				e.fail(check, "a policy without max_attempts, after attempt 1: %s", bad)
 				return
 			}
@@ -85,7 +87,7 @@ func scenPartialFields(ctx context.Context, e *env) {
 				jit := base
 				jit.jitter = true
 				lo, hi := jit.bounds(1)
-				bad, next := e.judgeDelay(ex, a, lo, hi)
+				bad, next := e.judgeDelay(check, ex, a, lo, hi)
 				if a.State != "retryable" || bad != "" {
 					e.fail(check, "a policy without jitter, attempt 1: state %q %s (jitter on by default: [%v, %v])", a.State, bad, lo, hi)
 					return
@@ -184,7 +186,7 @@ func (e *env) partialDelay(ctx context.Context, c partialDelay) {
 			return
 		}
 	}
-	if bad := e.retried(ex, a, c.at, c.want); bad != "" {
+	if bad := e.retried(c.check, ex, a, c.at, c.want); bad != "" {
 		e.fail(c.check, "a policy without %s (jitter off), attempt %d: %s (%s)", c.field, c.at, bad, c.dflt)
 		return
 	}

@@ -47,8 +47,8 @@ func judgeReading(ctx context.Context, e *env, check, name string, pol map[strin
 			}
 			continue
 		}
-		if bad, _ := e.judgeDelay(ex, a, honoured, honoured); bad != "" {
-			if ig, _ := e.judgeDelay(ex, a, ignored, ignored); ig == "" {
+		if bad, _ := e.judgeDelay(check, ex, a, honoured, honoured); bad != "" {
+			if ig, _ := e.judgeDelay("", ex, a, ignored, ignored); ig == "" {
 				e.fail(check, "PUSH accepted the policy and the field was ignored: after attempt %d %s", i, bad)
 				return
 			}

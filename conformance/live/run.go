@@ -306,6 +306,7 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 		}
 	}
 	skipped := func(id string) bool { _, ok := cfg.skips[id]; return ok && !cfg.strict }
+	stopTimers := e.sampleTimers()
 	var wg sync.WaitGroup
 	for _, s := range scenarios {
 		if !slices.ContainsFunc(s.ids, func(id string) bool { return selected[id] && !skipped(id) }) {
@@ -318,12 +319,14 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 		}()
 	}
 	wg.Wait()
+	stopTimers()
 	e.judgeTiming()
 	e.judgeWire(ctx, func(id string) bool { return selected[id] && !skipped(id) })
 	e.judgeContentType()
 	if selected["http-dead-letter-filter"] && !skipped("http-dead-letter-filter") {
 		e.judgeDeadLetterFilter(ctx)
 	}
+	resolutionFigure, resolutionWarning := e.judgeResolution()
 	var left string
 	if !cfg.noCleanup {
 		// The cleanup has its own short bound, so that a spent budget
@@ -371,7 +374,7 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 		}
 		rep.Results = append(rep.Results, res)
 	}
-	rep.Figures = append([]string{e.latency()}, rep.Figures...)
+	rep.Figures = append([]string{e.latency(), resolutionFigure}, rep.Figures...)
 	rep.Figures = append(rep.Figures, dialect...)
 	if left != "" {
 		rep.Figures = append(rep.Figures, left)
@@ -385,6 +388,9 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 		rep.Warnings = append(rep.Warnings, "the server's timestamps contradict each other (a clock that jumps?); the clock window was widened")
 	}
 	c.mu.Unlock()
+	if resolutionWarning != "" {
+		rep.Warnings = append(rep.Warnings, resolutionWarning)
+	}
 	if e.noClock {
 		rep.Warnings = append(rep.Warnings, "the server's answers carry no timestamps; times were judged on the local clock")
 	}

@@ -107,8 +107,9 @@ func (e *env) failWith(t string, n int) failure {
 
 // retried returns "" when a is the answer of a retried attempt n of a
 // job under pol: state retryable, that attempt, and next_attempt_at
-// within the policy's bounds; else what differs.
-func (e *env) retried(ex *exchange, a *nackAnswer, n int, pol retry) string {
+// within the policy's bounds; else what differs. The delay is judged for
+// check (see judgeDelay; "" for a check whose subject is not the delay).
+func (e *env) retried(check string, ex *exchange, a *nackAnswer, n int, pol retry) string {
 	if a.State != "retryable" {
 		return fmt.Sprintf("state %q, want retryable", a.State)
 	}
@@ -116,7 +117,7 @@ func (e *env) retried(ex *exchange, a *nackAnswer, n int, pol retry) string {
 		return fmt.Sprintf("retryable, but attempt %s, want %d", intOr(a.Attempt), n)
 	}
 	lo, hi := pol.bounds(n)
-	if bad, _ := e.judgeDelay(ex, a, lo, hi); bad != "" {
+	if bad, _ := e.judgeDelay(check, ex, a, lo, hi); bad != "" {
 		return "retryable, but " + bad
 	}
 	return ""

@@ -92,7 +92,7 @@ func judgeStrategy(ctx context.Context, e *env, st backoff.Strategy, check strin
 				break
 			}
 			lo, hi := p.Backoff().Bounds(n)
-			msg, next := e.judgeDelay(ex, a, lo, hi)
+			msg, next := e.judgeDelay(check, ex, a, lo, hi)
 			if msg != "" {
 				bad = append(bad, fmt.Sprintf("jitter %v, max_interval %v, after attempt %d: %s", v.jitter, v.maxIv, n, msg))
 				break
@@ -222,7 +222,7 @@ func scenRelativeLateness(ctx context.Context, e *env) {
 		if !ok {
 			return
 		}
-		bad, next := e.judgeDelay(ex, a, relativeDelay, relativeDelay)
+		bad, next := e.judgeDelay(check, ex, a, relativeDelay, relativeDelay)
 		if a.State != "retryable" || bad != "" || next.IsZero() {
 			e.c.cancel(ctx, id)
 			e.notRun(check, "inconclusive: the retry was not scheduled as the policy says, see http-next-attempt-at")

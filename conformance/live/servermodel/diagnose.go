@@ -244,11 +244,16 @@ func contains(l []string, s string) bool {
 // drawsConstant reports whether the server s draws jittered delays for at
 // least 4 of the observations idx over one range, yet the delays observed
 // all lie within 2 ms of each other: a range that wide does not give that
-// (a server without jitter does), so s does not reproduce them.
+// (a server without jitter does), so s does not reproduce them. Delays
+// that all sit at the range's upper end, where the cap after jitter puts
+// a share p of the draws (see effective.draws), are such draws with
+// chance pⁿ, not a proof: they count as constant only when that chance is
+// below constantChance.
 func drawsConstant(s set, obs []Obs, idx []int) bool {
 	var rng answer
 	n := 0
 	lo, hi := time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
+	atCap, share := true, 1.0
 	for _, i := range idx {
 		o := &obs[i]
 		if o.Kind != FailAnswer || !o.HasDelay {
@@ -264,6 +269,16 @@ func drawsConstant(s set, obs []Obs, idx []int) bool {
 		rng, n = a, n+1
 		mid := o.DelayLo + (o.DelayHi-o.DelayLo)/2
 		lo, hi = min(lo, mid), max(hi, mid)
+		_, _, p := read(s, o.Policy).draws(s, o.N)
+		share *= p
+		atCap = atCap && p > 0 && o.DelayLo <= a.hi+resolution && o.DelayHi >= a.hi-resolution
 	}
-	return n >= 4 && hi-lo <= 2*resolution
+	if n < 4 || hi-lo > 2*resolution {
+		return false
+	}
+	return !atCap || share < constantChance
 }
+
+// constantChance is the chance below which delays that all sit where a
+// model draws them with some probability prove that it does not draw them.
+const constantChance = 1e-6

@@ -25,7 +25,8 @@ const (
 	FailAnswer Kind = iota + 1
 	// FetchAttempt is the attempt a FETCH showed for delivery N.
 	FetchAttempt
-	// InfoAttempt is the attempt INFO showed after N failed attempts.
+	// InfoAttempt is the attempt INFO showed after N failed attempts
+	// (N 0: a job not yet started).
 	InfoAttempt
 	// HistoryAttempt is the attempt of error history entry N.
 	HistoryAttempt
@@ -345,18 +346,39 @@ func num(v any) (float64, bool) {
 // bounds returns the delay range after attempt n under e, for a server
 // with quirks s.
 func (e effective) bounds(s set, n int) (lo, hi time.Duration) {
-	lo, hi = e.rawBounds(s, n)
-	if f := s.dev.factor; f != 0 {
-		lo, hi = scale(lo, f), scale(hi, f)
-	}
+	lo, hi, _ = e.draws(s, n)
 	return lo, hi
 }
 
-// rawBounds is bounds before a constant factor.
-func (e effective) rawBounds(s set, n int) (lo, hi time.Duration) {
+// draws is bounds with the share of the jitter draws that the cap after
+// jitter puts at hi exactly (0 when the cap clips none): min(1.5·d, max)
+// is max for every draw m ≥ max/d, so a delay d at the cap gives hi for
+// half the draws, a point and not a spread.
+func (e effective) draws(s set, n int) (lo, hi time.Duration, atHi float64) {
+	lo, hi, atHi = e.rawDraws(s, n)
+	if f := s.dev.factor; f != 0 {
+		lo, hi = scale(lo, f), scale(hi, f)
+	}
+	return lo, hi, atHi
+}
+
+// capShare is the share of a uniform draw from [lo, hi) that a cap c
+// clips to c.
+func capShare(lo, hi, c time.Duration) float64 {
+	switch {
+	case hi <= c:
+		return 0
+	case lo >= c:
+		return 1
+	}
+	return float64(hi-c) / float64(hi-lo)
+}
+
+// rawDraws is draws before a constant factor.
+func (e effective) rawDraws(s set, n int) (lo, hi time.Duration, atHi float64) {
 	sp := e.spec
 	if sp.InitialInterval <= 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	if e.noCap || s.dev.noCap {
 		sp.MaxInterval = time.Duration(1<<63 - 1)
@@ -375,7 +397,7 @@ func (e effective) rawBounds(s set, n int) (lo, hi time.Duration) {
 		// only the exponential strategy has a delay before attempt 1:
 		// initial_interval × coefficient^(n−1)
 		if sp.Strategy != backoff.Exponential {
-			return 0, 0
+			return 0, 0, 0
 		}
 		div = math.Pow(sp.BackoffCoefficient, float64(1-n))
 		n = 1
@@ -389,29 +411,30 @@ func (e effective) rawBounds(s set, n int) (lo, hi time.Duration) {
 	raw.MaxInterval = time.Duration(1<<63 - 1)
 	p, err := policy.New(sp)
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	base, _ := p.Backoff().Bounds(n)
 	base = time.Duration(float64(base) / div)
 	if !jitter {
-		return base, base
+		return base, base, 0
 	}
 	if l, h := s.dev.jitterLo, s.dev.jitterHi; l != 0 || h != 0 {
-		return scale(base, l), min(scale(base, h), sp.MaxInterval)
+		ulo, uhi := scale(base, l), scale(base, h)
+		return ulo, min(uhi, sp.MaxInterval), capShare(ulo, uhi, sp.MaxInterval)
 	}
 	switch {
 	case s.has(qNoPreCap):
 		// cap only after jitter: min(raw·m, max)
 		rp, err := policy.New(raw)
 		if err != nil {
-			return 0, 0
+			return 0, 0, 0
 		}
 		r, _ := rp.Backoff().Bounds(n)
-		return min(r/2, sp.MaxInterval), min(r+r/2, sp.MaxInterval)
+		return min(r/2, sp.MaxInterval), min(r+r/2, sp.MaxInterval), capShare(r/2, r+r/2, sp.MaxInterval)
 	case s.has(qNoPostCap):
-		return base / 2, base + base/2
+		return base / 2, base + base/2, 0
 	}
-	return base / 2, min(base+base/2, sp.MaxInterval)
+	return base / 2, min(base+base/2, sp.MaxInterval), capShare(base/2, base+base/2, sp.MaxInterval)
 }
 
 // matches reports whether a server with quirks s finds str in patterns.
@@ -469,7 +492,9 @@ func predict(s set, o *Obs) answer {
 		}
 		return answer{attempt: n}
 	case InfoAttempt:
-		if s.has(qAttemptFrom0) {
+		// a job never started shows attempt 0 on every server modelled,
+		// counting from 1 or from 0
+		if s.has(qAttemptFrom0) && o.N > 0 {
 			return answer{attempt: o.N - 1}
 		}
 		return answer{attempt: o.N}

@@ -1,0 +1,110 @@
+package live_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrykit/retrykit/conformance"
+	"github.com/retrykit/retrykit/conformance/live"
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/ojshttp"
+)
+
+// slowAnswers is a transport that hands the checker each FAIL answer
+// late by d, as a busy host does: the delay window of every FAIL widens
+// by d, deterministically.
+type slowAnswers struct {
+	next http.RoundTripper
+	d    time.Duration
+}
+
+func (s slowAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := s.next.RoundTrip(r)
+	if strings.HasSuffix(r.URL.Path, "/workers/nack") {
+		time.Sleep(s.d)
+	}
+	return res, err
+}
+
+// statusOf returns each check's status, "inconclusive" for a check not
+// run for that reason.
+func statusOf(rep *conformance.Report) map[string]string {
+	out := map[string]string{}
+	for _, r := range rep.Results {
+		out[r.ID] = r.Status.String()
+	}
+	for _, u := range rep.NotRun {
+		out[u.ID] = "not run"
+		if strings.HasPrefix(u.Reason, "inconclusive") {
+			out[u.ID] = "inconclusive"
+		}
+	}
+	return out
+}
+
+// TestBusyHostNeverPassesADelayFault: a server whose every delay is 1.5×
+// the spec's (20 ms answered as 30 ms, 40 ms as 60 ms, the 50 ms cap as
+// 75 ms) fails the delay checks when the checker can time them; with
+// each FAIL answer reaching the checker 30 ms late the windows are 30 ms
+// wide and hold the spec's delays too, and the checks, which must
+// resolve half their delay (10 to 25 ms), are inconclusive with the
+// reason: never passed. A correct server behind the same transport fails
+// nothing.
+func TestBusyHostNeverPassesADelayFault(t *testing.T) {
+	ids := []string{"http-next-attempt-at", "http-cap", "http-partial-coefficient"}
+	run := func(fault ojsfault.Params, slow time.Duration) *conformance.Report {
+		t.Helper()
+		srv := ojshttp.New(executor.New())
+		ojsfault.PlantParams(srv, fault)
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		hc := &http.Client{Transport: slowAnswers{http.DefaultTransport, slow}}
+		rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithHTTPClient(hc), live.WithIDs(ids...))
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		return rep
+	}
+	factor := ojsfault.Params{TimeFactor: 1.5}
+	// timed as finely as this host allows: a failure, or inconclusive on
+	// a host busy enough
+	for id, st := range statusOf(run(factor, 0)) {
+		if st != "fail" && st != "inconclusive" {
+			t.Errorf("delays 1.5× the spec's, FAIL answers on time: %s is %s, want fail (or inconclusive)", id, st)
+		}
+	}
+	rep := run(factor, 30*time.Millisecond)
+	status := statusOf(rep)
+	for _, id := range ids {
+		if status[id] != "inconclusive" {
+			t.Errorf("delays 1.5× the spec's, FAIL answers 30 ms late: %s is %q, want inconclusive", id, status[id])
+		}
+	}
+	for _, u := range rep.NotRun {
+		if !strings.Contains(u.Reason, "host too busy") || !strings.Contains(u.Reason, "must resolve") {
+			t.Errorf("%s: reason %q does not say the host was too busy for what the check must resolve", u.ID, u.Reason)
+		}
+	}
+	if !hasPrefix(rep.Figures, "timing resolution: ") || len(rep.Warnings) == 0 {
+		t.Errorf("no resolution figure or warning: figures %q, warnings %q", rep.Figures, rep.Warnings)
+	}
+	// a correct server: a loaded host is no failing server either
+	ok := run(ojsfault.Params{}, 30*time.Millisecond)
+	if !ok.OK() {
+		t.Errorf("a correct server behind late FAIL answers: %q", bad(ok))
+	}
+}
+
+func hasPrefix(l []string, p string) bool {
+	for _, s := range l {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
