@@ -2,8 +2,10 @@ package conformance_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"path"
 	"slices"
 	"strconv"
@@ -96,7 +98,9 @@ func durationParts(v string) (date, h, m, sec string, ok bool) {
 }
 
 // joinDuration writes a duration from its date part and time components
-// (seconds as an exact rational); the zero duration is "PT0S".
+// (seconds as an exact rational, written to 30 decimals: the vectors'
+// have fewer, so the text is exact and the reader rounds it as it rounds
+// any); the zero duration is "PT0S".
 func joinDuration(date, h, m string, sec *big.Rat) string {
 	t := ""
 	if h != "" {
@@ -106,7 +110,7 @@ func joinDuration(date, h, m string, sec *big.Rat) string {
 		t += m + "M"
 	}
 	if sec != nil && sec.Sign() != 0 {
-		t += strings.TrimRight(strings.TrimRight(sec.FloatString(9), "0"), ".") + "S"
+		t += strings.TrimRight(strings.TrimRight(sec.FloatString(30), "0"), ".") + "S" // exact: the reader rounds
 	}
 	switch {
 	case t != "":
@@ -382,6 +386,62 @@ var roundTwoBugs = []struct {
 		}
 		return capAt(func(s policy.Spec) (int64, bool) { return math.MaxInt64, true })(req, ref)
 	}},
+	// exact matching only: "auth.*" is a literal
+	{"exact-match-only", []string{"bug:no-prefix-match"}, onMatch(func(patterns []string, typ string) bool {
+		return slices.Contains(patterns, typ)
+	})},
+	// AWS's full jitter over the uncapped delay, then capped: a draw
+	// times the raw delay
+	{"full-jitter-before-cap", []string{"unexplained:"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || !s.Jitter || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		d := capJitter(math.Floor(specRaw(s, req.Attempt))*drawOf(req), maxOf(s), false, 0)
+		a.DelayNS = &d
+		return a
+	}},
+	// backoff_coefficient ignored: the exponential base is always 2
+	// (a power of two shifted in, as go-retryablehttp's default does)
+	{"coefficient-always-2", []string{"unexplained:"}, rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		return float64(s.InitialInterval) * math.Pow(2, float64(n-1)), s.Strategy.String() == "exponential" && s.BackoffCoefficient != 2
+	}, maxOf)},
+	// the decision's delay computed for the next attempt, the delay op
+	// right: two code paths that disagree
+	{"decide-delay-one-attempt-late", []string{"unexplained:"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if req.Op == protocol.OpDecide {
+			return delayAttempt(1)(req, ref)
+		}
+		return ref(req)
+	}},
+	// the effective policy reports the intervals as numbers of
+	// milliseconds, not ISO 8601 texts
+	{"effective-intervals-in-ms", []string{"unexplained:effective"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		var eff map[string]json.RawMessage
+		if req.Op != protocol.OpValidate || a.Error != nil || json.Unmarshal(a.Effective, &eff) != nil {
+			return a
+		}
+		for _, k := range []string{"initial_interval", "max_interval"} {
+			var v string
+			if json.Unmarshal(eff[k], &v) == nil {
+				if d, err := policy.ParseDuration(v); err == nil {
+					eff[k], _ = json.Marshal(d.Milliseconds())
+				}
+			}
+		}
+		a.Effective, _ = json.Marshal(eff)
+		return a
+	}},
+	// max_attempts 1 read as one retry: exhausted one attempt late only
+	// there
+	{"max-attempts-1-retries-once", []string{"unexplained:retried-past-max-attempts(1)"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if s, ok := specOf(req); ok && s.MaxAttempts == 1 {
+			return exhaustAt(1)(req, ref)
+		}
+		return ref(req)
+	}},
 	// two bugs in one implementation, each named, the larger first
 	{"time-factor+fail-ignored", []string{"bug:time-factor(×2)", "bug:handler-codes-ignored(FAIL)"}, both(onDelay(times(2)), codesIgnored("FAIL"))},
 	{"linear-as-exponential+case-folded", []string{"bug:strategy-as(linear→exponential)", "bug:loosened-match(case)"}, both(strategyAs("linear", "exponential"), caseFolded)},
@@ -535,5 +595,99 @@ func TestUnseenBugsRoundTwoComeOutRight(t *testing.T) {
 	}
 	for _, b := range roundTwoBugs {
 		t.Run(b.name, func(t *testing.T) { checkCauses(t, suite, b.name, b.want, b.fault) })
+	}
+}
+
+// readAs returns a duration fault: the component comp (one of "Y", "MO",
+// "D", "H", "MI", "S") of every duration read as unit each.
+func readAs(comp string, unit time.Duration) fault {
+	return withDurations(func(date, h, m, sec string) string {
+		g := isoDuration.FindStringSubmatch(joinDuration(date, h, m, ratOf(sec)))
+		total := new(big.Rat)
+		for i, c := range []struct {
+			name string
+			unit time.Duration
+		}{{"Y", 365 * 24 * time.Hour}, {"MO", 730 * time.Hour}, {"D", 24 * time.Hour}, {"H", time.Hour}, {"MI", time.Minute}, {"S", time.Second}} {
+			x := ratOf(g[i+1])
+			if x == nil {
+				continue
+			}
+			u := c.unit
+			if c.name == comp {
+				u = unit
+			}
+			if c.name == "S" && comp == "S" {
+				// whole seconds in the unit, the fraction still seconds
+				w := new(big.Rat).SetInt(new(big.Int).Quo(x.Num(), x.Denom()))
+				total.Add(total, new(big.Rat).Mul(w, big.NewRat(int64(unit), 1)))
+				x.Sub(x, w)
+				u = time.Second
+			}
+			total.Add(total, new(big.Rat).Mul(x, big.NewRat(int64(u), 1)))
+		}
+		secs := new(big.Rat).Quo(total, big.NewRat(1e9, 1))
+		return joinDuration("P", "", "", secs)
+	})
+}
+
+// Bugs drawn at random from the second round's families (a duration
+// component read in another unit, a jitter formula) and from outside
+// every family (the fraction of seconds read as a count of a smaller
+// unit, only the first k patterns tried): the first are named with the
+// drawn parameters, the second unexplained, never under a cause.
+func TestRandomUnseenBugsRoundTwoComeOutRight(t *testing.T) {
+	suite, err := conformance.Load(retrykit.Vectors, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(drawSeed(t), 410))
+	for i := range 4 {
+		var name string
+		var want []string
+		var f fault
+		switch i {
+		case 0:
+			comps := []struct{ code, name string }{{"D", "days"}, {"H", "hours"}, {"MI", "minutes"}, {"S", "seconds"}}
+			c := comps[rng.IntN(len(comps))]
+			units := []time.Duration{0, time.Millisecond, time.Second, time.Minute, time.Hour}
+			u := units[rng.IntN(len(units))]
+			for u == map[string]time.Duration{"D": 24 * time.Hour, "H": time.Hour, "MI": time.Minute, "S": time.Second}[c.code] {
+				u = units[rng.IntN(len(units))]
+			}
+			name, want = fmt.Sprintf("%s-as-%v", c.name, u), []string{fmt.Sprintf("bug:duration-unit(%s→%v)", c.name, u)}
+			f = readAs(c.code, u)
+		case 1:
+			form := []string{"equal", "decorrelated"}[rng.IntN(2)]
+			name, want = "jitter-"+form, []string{"bug:jitter-formula(" + form + ")"}
+			f = onJitter(decorrelated)
+			if form == "equal" {
+				f = onJitter(func(s policy.Spec, _, capped int64, r float64, _ func(protocol.Request) protocol.Response, _ protocol.Request) int64 {
+					return capped/2 + int64(r*float64(capped/2))
+				})
+			}
+		case 2:
+			unit := []int64{1000, 1e6}[rng.IntN(2)] // the fraction's digits as µs or ns... a count of 1/unit s
+			name, want = fmt.Sprintf("fraction-as-count-of-1/%d-s", unit), []string{"unexplained:"}
+			f = withDurations(func(date, h, m, sec string) string {
+				whole, frac, ok := strings.Cut(sec, ".")
+				if !ok {
+					return joinDuration(date, h, m, ratOf(sec))
+				}
+				s := ratOf(whole)
+				n, err := strconv.ParseInt(strings.TrimLeft(frac, "0")+"0", 10, 64)
+				if err != nil {
+					return joinDuration(date, h, m, ratOf(sec))
+				}
+				s.Add(s, big.NewRat(n/10, unit))
+				return joinDuration(date, h, m, s)
+			})
+		case 3:
+			k := 1 + rng.IntN(2)
+			name, want = fmt.Sprintf("first-%d-patterns-only", k), []string{"unexplained:"}
+			f = onMatch(func(patterns []string, typ string) bool {
+				return specMatch(patterns[:min(k, len(patterns))], typ)
+			})
+		}
+		t.Run(name, func(t *testing.T) { checkCauses(t, suite, name, want, f) })
 	}
 }
