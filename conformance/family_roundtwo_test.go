@@ -447,6 +447,24 @@ var roundTwoBugs = []struct {
 	{"linear-as-exponential+case-folded", []string{"bug:strategy-as(linear→exponential)", "bug:loosened-match(case)"}, both(strategyAs("linear", "exponential"), caseFolded)},
 	{"exhaustion+1+truncated-ms", []string{"bug:rounding(delays truncated to 1ms)", "bug:exhaustion-offset(+1)"}, both(exhaustAt(1), onDelay(roundTo(int64(time.Millisecond), true)))},
 	{"jitter-range+default-max-attempts", []string{"bug:jitter-range([0.75,1.25))", "bug:wrong-default(max_attempts→5)"}, both(jitterRange(0.75, 1.25), defaultField("max_attempts", 5))},
+	// two bugs outside every family, one in parse_duration alone (a
+	// fraction of seconds past the millisecond dropped), one in delays
+	// (100 ms more per attempt): two groups, never one
+	{"duration-parser-slip+delay-per-attempt", []string{"unexplained:delay-offset-per-attempt", "unexplained:duration"}, both(func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if req.Op == protocol.OpParseDuration && a.NS != nil {
+			ns := *a.NS / 1e6 * 1e6
+			a.NS = &ns
+		}
+		return a
+	}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if _, ok := specOf(req); ok && a.DelayNS != nil && a.Error == nil && req.Attempt < 1000 {
+			d := min(*a.DelayNS, math.MaxInt64/2) + req.Attempt*int64(100*time.Millisecond)
+			a.DelayNS = &d
+		}
+		return a
+	})},
 	// one bug of a family and one outside every family
 	{"time-factor+first-pattern-only", []string{"bug:time-factor(×3)", "unexplained:matches-too-little"}, both(onDelay(times(3)), onMatch(func(patterns []string, typ string) bool {
 		return len(patterns) > 0 && specMatch(patterns[:1], typ)

@@ -211,10 +211,15 @@ func Deviations(cases []Case, ids []string) []Deviation {
 	pos := make(map[string]int, len(items))
 	side := map[string]uint8{}
 	kind := map[string]key{}
+	failed := make([]*Case, len(items))
+	for i, it := range items {
+		failed[i] = it.c
+	}
+	shared := sharedComponents(failed)
 	for i, it := range items {
 		pos[it.c.ID] = i
 		kind[it.c.ID] = it.generic
-		if durationSide(it.c) {
+		if durationSide(it.c, shared) {
 			side[it.c.ID] = 2
 			if it.c.Request.Op == protocol.OpParseDuration {
 				side[it.c.ID] = 1
@@ -233,15 +238,24 @@ func Deviations(cases []Case, ids []string) []Deviation {
 // less of it whose kind (generic description) it holds joins it, as in
 // [Deviations].
 func joinDurations(out []Deviation, order map[string]int, side map[string]uint8, kind map[string]key) []Deviation {
+	// a group with a description of its own (an offset per attempt)
+	// keeps its failures unless every one of them shows a duration
+	movable := make([]bool, len(out))
 	var kinds uint8
 	big, bigN := -1, 0
 	for i, d := range out {
 		n := 0
 		for _, id := range d.IDs {
-			kinds |= side[id]
 			if side[id] != 0 {
 				n++
 			}
+		}
+		movable[i] = n == len(d.IDs) || len(d.IDs) > 0 && d.Name == kind[d.IDs[0]].name
+		if !movable[i] {
+			continue
+		}
+		for _, id := range d.IDs {
+			kinds |= side[id]
 		}
 		if n > bigN {
 			big, bigN = i, n
@@ -253,7 +267,7 @@ func joinDurations(out []Deviation, order map[string]int, side map[string]uint8,
 	moved := 0
 	var from []string
 	for i := range out {
-		if i == big {
+		if i == big || !movable[i] {
 			continue
 		}
 		keep := out[i].IDs[:0:0]
@@ -278,7 +292,7 @@ func joinDurations(out []Deviation, order map[string]int, side map[string]uint8,
 		held[kind[id]] = true
 	}
 	for i := range out {
-		if i == big || len(out[i].IDs) == 0 || 4*len(out[i].IDs) > len(out[big].IDs) {
+		if i == big || !movable[i] || len(out[i].IDs) == 0 || 4*len(out[i].IDs) > len(out[big].IDs) {
 			continue
 		}
 		same := true
@@ -304,12 +318,49 @@ func joinDurations(out []Deviation, order map[string]int, side map[string]uint8,
 	return keep
 }
 
+// sharedComponents returns the duration components (durComponents bits)
+// that every failed parse_duration answer that gives another
+// length than the spec's holds: what the reading that differs is about.
+func sharedComponents(failed []*Case) uint8 {
+	all, seen := uint8(0xff), false
+	for _, c := range failed {
+		if c.Request.Op != protocol.OpParseDuration || c.Answer.NS == nil {
+			continue
+		}
+		ref, ok := engine{}.do(c.Request)
+		if !ok || ref.NS == nil || *ref.NS == *c.Answer.NS {
+			continue
+		}
+		all &= components(c.Request.Value)
+		seen = true
+	}
+	if !seen {
+		return 0
+	}
+	return all
+}
+
+// components returns the bits of the components the duration text v
+// holds with a value other than 0.
+func components(v string) uint8 {
+	vals, _ := durationValues(v)
+	var out uint8
+	for i, x := range vals {
+		if x != nil && x.Sign() != 0 {
+			out |= 1 << i
+		}
+	}
+	return out
+}
+
 // durationSide reports whether c's failure shows a duration read
 // otherwise than the spec reads it: a parse_duration answer that differs
 // or refuses; a policy refused for an interval; an effective policy whose
 // interval alone differs; a delay that is the spec's for the same policy
-// with initial_interval or max_interval read as another length.
-func durationSide(c *Case) bool {
+// with initial_interval or max_interval read as another length, when
+// that interval holds a component every differing parse_duration answer
+// holds (shared): a delay alone could be solved for any interval.
+func durationSide(c *Case, shared uint8) bool {
 	req, got := c.Request, c.Answer
 	ref, ok := engine{}.do(req)
 	if !ok || c.Drawn || ref.Error != nil {
@@ -326,7 +377,7 @@ func durationSide(c *Case) bool {
 		f := failingDiff(c, ref.Effective, got.Effective)
 		return f == "initial_interval" || f == "max_interval"
 	case protocol.OpDelay, protocol.OpDecide:
-		return req.Profile == "" && got.DelayNS != nil && ref.DelayNS != nil && got.Action == ref.Action && intervalReread(c, *got.DelayNS)
+		return req.Profile == "" && got.DelayNS != nil && ref.DelayNS != nil && got.Action == ref.Action && intervalReread(c, *got.DelayNS, shared)
 	}
 	return false
 }
@@ -334,7 +385,7 @@ func durationSide(c *Case) bool {
 // intervalReread reports whether the spec's delay for c's policy with
 // initial_interval, or else max_interval, read as another length is got:
 // the length solved from got and the formula, then replayed.
-func intervalReread(c *Case, got int64) bool {
+func intervalReread(c *Case, got int64, shared uint8) bool {
 	s, err := (engine{}).parsePolicy(c.Request.Policy)
 	if err != nil || s.initial <= 0 {
 		return false
@@ -358,7 +409,8 @@ func intervalReread(c *Case, got int64) bool {
 			return false
 		}
 		for k, ns := range t {
-			if ns <= 0 {
+			var text string
+			if ns <= 0 || json.Unmarshal(m[k], &text) != nil || components(text)&shared == 0 {
 				continue
 			}
 			m[k], _ = json.Marshal(formatNS(ns))

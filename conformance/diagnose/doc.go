@@ -23,7 +23,11 @@
 // codes ignored in whole or in part, loosened matching (letter case,
 // bare prefix, unanchored regular expressions), rounding or truncation of
 // delays and durations, a fraction of a nanosecond kept and rounded by the
-// answer's conversion, a constant factor or offset in time. Parameter
+// answer's conversion, a constant factor or offset in time, another
+// jitter formula (equal jitter in integer halves, decorrelated jitter),
+// one duration component read in another unit wherever a duration is
+// read (minutes as milliseconds, days ignored, the fraction of seconds
+// dropped). Parameter
 // values are read off the failures (the ratio and the difference of the
 // delays, the draws and the multipliers they show, the codes of the
 // failing requests) and each fitted model is then judged like a
@@ -72,6 +76,14 @@
 //     its smallest reproduction; a delay the implementation drew itself
 //     joins a group of ratios or offsets when its whole range shows it,
 //     and a remnant of a quarter or less of a group of its kind joins it.
+//     One deviation seen from several ops is one group: a valid input
+//     refused is grouped by the field or duration the refusal names, not
+//     by op; failures that show durations read otherwise (parse_duration
+//     answers, policies refused for an interval, effective intervals,
+//     delays that are the spec's with an interval read as another
+//     length) gather in one group when both parse_duration and policies
+//     show it; decisions that retry a type the patterns list join the
+//     group of match answers that miss it.
 //
 // So "explains 37 failures" means 37 answers were reproduced exactly by
 // one bug and no passing answer speaks against it. How many passing

@@ -213,7 +213,9 @@ func TestStateKindGroupsByDeviation(t *testing.T) {
 }
 
 // A dead letter that differs is grouped by the side that dead-lettered
-// and the rule that ended the job on the reference.
+// and the rule that chose between dead letter and discard on the
+// reference: a handler code, or on_exhaustion (for an exhausted job and
+// a non_retryable_errors match alike, §7.2 rules 5 and 7).
 func TestDeadLetterKindGroupsByDeviation(t *testing.T) {
 	for _, tc := range []struct {
 		policy  map[string]any
@@ -221,7 +223,8 @@ func TestDeadLetterKindGroupsByDeviation(t *testing.T) {
 		want    string
 	}{
 		// Exhausted under discard: the reference keeps no dead letter.
-		{map[string]any{"initial_interval": "PT0.02S", "max_attempts": 1}, FuzzFailure{Type: "fz.timeout"}, "dead-letter:dead-lettered-not-discarded(max_attempts)"},
+		{map[string]any{"initial_interval": "PT0.02S", "max_attempts": 1}, FuzzFailure{Type: "fz.timeout"}, "dead-letter:dead-lettered-not-discarded(on_exhaustion)"},
+		{map[string]any{"initial_interval": "PT0.02S", "non_retryable_errors": []string{"fz.*"}, "on_exhaustion": "dead_letter"}, FuzzFailure{Type: "fz.fatal"}, "dead-letter:discarded-not-dead-lettered(on_exhaustion)"},
 		// FAIL is DISCARD (RK-13) under dead_letter.
 		{map[string]any{"initial_interval": "PT0.02S", "on_exhaustion": "dead_letter"}, FuzzFailure{Type: "fz.timeout", Code: "FAIL"}, "dead-letter:dead-lettered-not-discarded(FAIL)"},
 		{map[string]any{"initial_interval": "PT0.02S", "max_attempts": 1}, FuzzFailure{Type: "fz.timeout", Code: "DEAD_LETTER"}, "dead-letter:discarded-not-dead-lettered(DEAD_LETTER)"},
