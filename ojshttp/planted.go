@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/retrykit/retrykit/errmatch"
@@ -57,17 +58,25 @@ func (s *Server) plantFetchAttempt(v map[string]any) {
 // plantedMatching reports whether a planted fault changes the matching of
 // non_retryable_errors beyond RegexMatch.
 func (s *Server) plantedMatching() bool {
-	return s.faults()&(ojsfault.MessageMatch|ojsfault.GlobMatch) != 0
+	return s.faults()&(ojsfault.MessageMatch|ojsfault.GlobMatch|ojsfault.PrefixNoBoundary|ojsfault.MessageNotType) != 0
 }
 
-// plantedMatch reports whether the planted faults MessageMatch (the OJS
-// rules against msg) or GlobMatch (shell globs against typ) make a
+// plantedMatch reports whether the planted faults MessageMatch or
+// MessageNotType (the OJS rules against msg), PrefixNoBoundary ("p.*" as
+// the bare prefix p of typ) or GlobMatch (shell globs against typ) make a
 // failure non-retryable.
 func (s *Server) plantedMatch(patterns []string, typ, msg string) bool {
 	f := s.faults()
-	if f.Has(ojsfault.MessageMatch) && msg != "" {
+	if f&(ojsfault.MessageMatch|ojsfault.MessageNotType) != 0 && msg != "" {
 		if m, err := errmatch.Compile(patterns); err == nil && m.Match(msg) {
 			return true
+		}
+	}
+	if f.Has(ojsfault.PrefixNoBoundary) {
+		for _, p := range patterns {
+			if pre, ok := strings.CutSuffix(p, ".*"); ok && strings.HasPrefix(typ, pre) {
+				return true
+			}
 		}
 	}
 	if f.Has(ojsfault.GlobMatch) {

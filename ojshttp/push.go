@@ -406,6 +406,12 @@ func (s *Server) plantPolicy(p *policy.Policy) *policy.Policy {
 		}
 		changed = true
 	}
+	if f.Has(ojsfault.MessageNotType) && len(sp.NonRetryableErrors) > 0 {
+		// the type is never matched: nonRetryable matches the message
+		// against the client's list
+		sp.NonRetryableErrors = nil
+		changed = true
+	}
 	if f.Has(ojsfault.ExhaustLate) && sp.MaxAttempts < math.MaxInt {
 		sp.MaxAttempts = max(sp.MaxAttempts, 1) + 1
 		changed = true

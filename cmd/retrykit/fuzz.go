@@ -63,8 +63,11 @@ history. The first disagreement is shrunk by replaying smaller cases
 failures) and printed; --out DIR writes it as DIR/fuzz-server-case.json,
 which --replay FILE plays again (a jittered case up to 16 times, until
 it disagrees). Each disagreement says its kind (push, fetch-attempt,
-state, attempt, max_attempts, dead-letter, history, and a delay by the
-deviation seen: delay:above-cap, delay:initial, delay:STRATEGY);
+attempt, max_attempts, history; a state or dead letter by the deviation
+seen and the rule involved: state:retried-not-discarded(DISCARD),
+state:ended-not-retried(non_retryable_errors),
+dead-letter:dead-lettered-not-discarded(on_exhaustion), ...; a delay by
+the deviation seen: delay:above-cap, delay:initial, delay:STRATEGY);
 with --all the run goes on with the jobs left, shrinking one case of
 each further kind, the kinds found no longer judged (so a server that
 counts attempts from 0 still has its delays compared). At most --jobs

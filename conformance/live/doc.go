@@ -19,7 +19,11 @@
 //     the server's clock and the local one is narrowed from the server's
 //     timestamps (enqueued_at, started_at) and the local send and receive
 //     times, so a check is as tight as the round trip plus the binding's
-//     millisecond resolution (docs/decisions.md RK-110);
+//     millisecond resolution (docs/decisions.md RK-110); a delay check
+//     must resolve half its delay, and one whose window was wider than
+//     that passes only as inconclusive (RK-395): the report's figures
+//     state the resolution measured (the windows, and how late this
+//     host's timers fired);
 //   - that no retry is handed out before next_attempt_at (by its
 //     started_at), and that each is within the late bound after it; the
 //     lateness itself is a figure (p50, p99, max), never a failure;

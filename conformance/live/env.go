@@ -205,6 +205,8 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 	// timed out (tried again until the deadline): a retry not seen in time
 	// then says more about this host than about the server (inconclusive).
 	slow := ""
+	began := time.Now()
+	var lastEmpty time.Time // when the last FETCH that found nothing was sent
 	for {
 		polled := time.Now()
 		f, err := e.c.fetch(ctx, queue, vis)
@@ -223,7 +225,13 @@ func (e *env) awaitOpt(ctx context.Context, queue, id string, due time.Time, vis
 				return nil, fmt.Errorf("live: FETCH of queue %s returned job %q, want %q (the only job pushed there)", queue, trunc(f.job.ID, 64), id)
 			}
 			e.judgeDelivery(f, due, record)
+			if !due.IsZero() && record {
+				e.notePolls(began, lastEmpty, due)
+			}
 			return f, nil
+		}
+		if err == nil {
+			lastEmpty = polled
 		}
 		if time.Now().After(deadline) {
 			if due.IsZero() {

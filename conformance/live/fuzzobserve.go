@@ -140,7 +140,7 @@ var (
 	// that ended the job on the reference (refStep.why), or, for
 	// ended-not-retried, what the case shows that the server may have
 	// read (a RETRY handler code, non_retryable_errors).
-	endRules = []string{"DISCARD", "FAIL", "DEAD_LETTER", "RETRY", "non_retryable_errors", "max_attempts"}
+	endRules = []string{"DISCARD", "FAIL", "DEAD_LETTER", "RETRY", "non_retryable_errors", "max_attempts", "on_exhaustion"}
 )
 
 // stateKind is the kind of a FAIL answer whose state (got) differs from
@@ -185,12 +185,18 @@ func stateKind(c *FuzzCase, want refStep, n int, got string) string {
 // ("dead-letter:dead-lettered-not-discarded(WHY)"), or not listed when
 // the reference dead-lettered it
 // ("dead-letter:discarded-not-dead-lettered(WHY)"), WHY the rule that
-// ended it on the reference (refStep.why).
+// chose between the two on the reference: the handler code (DISCARD,
+// FAIL, DEAD_LETTER), or on_exhaustion, which decides both for an
+// exhausted job and for a non_retryable_errors match (ojs-retry §7.2).
 func deadLetterKind(want refStep) string {
-	if want.dead {
-		return "dead-letter:discarded-not-dead-lettered" + paren(want.why)
+	why := want.why
+	if why == "max_attempts" || why == "non_retryable_errors" {
+		why = "on_exhaustion"
 	}
-	return "dead-letter:dead-lettered-not-discarded" + paren(want.why)
+	if want.dead {
+		return "dead-letter:discarded-not-dead-lettered" + paren(why)
+	}
+	return "dead-letter:dead-lettered-not-discarded" + paren(why)
 }
 
 func paren(why string) string {

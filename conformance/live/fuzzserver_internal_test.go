@@ -204,7 +204,8 @@ func TestServeAgreesWithTheReferenceOnGeneratedCases(t *testing.T) {
 // FuzzCaseFile reads arbitrary bytes as a case file (what --replay
 // reads) and plays it on the reference: nothing panics, and the trace
 // keeps its invariants (at most one step per failure, attempts 1, 2, …,
-// each delay range ordered, only the last step final).
+// each delay range ordered, only the last step final); every variant
+// shrinking tries is smaller.
 func FuzzCaseFile(f *testing.F) {
 	for _, s := range []string{
 		`{"policy":{"initial_interval":"PT0.02S","max_attempts":1},"failures":[{"type":"fz.timeout"}]}`,
@@ -231,8 +232,14 @@ func FuzzCaseFile(f *testing.F) {
 			}
 		}
 		_ = tr.jittered()
-		_ = c.size()
-		_ = variants(c)
+		for _, v := range variants(c) {
+			if v.size() >= c.size() {
+				t.Fatalf("variant %v %v (size %d) not smaller than %v %v (size %d)", v.Policy, v.Failures, v.size(), c.Policy, c.Failures, c.size())
+			}
+		}
+		for _, k := range []string{"push", "delay:above-cap", "delay:linear", "state:retried-not-discarded(DISCARD)", "state:ended-not-retried(RETRY)", "dead-letter:dead-lettered-not-discarded(on_exhaustion)", "history"} {
+			_ = canShow(k, &c)
+		}
 	})
 }
 

@@ -30,6 +30,12 @@ type resolutionLog struct {
 	windows   []time.Duration // the width of each delay window judged
 	timerLate []time.Duration // how late a timer of this host fired, sampled during the checks
 	judged    map[judgedDelay]*windowCount
+	// the retries awaited, those polled closely enough before their
+	// next_attempt_at to see one handed out early by half its delay
+	// (notePolls), and the widest gap left before a due time
+	polled, pollResolved int
+	pollGap              time.Duration
+	again                []string // the checks observed a second time (unresolved)
 }
 
 // judgedDelay is one delay of a check: the spec's bounds it was judged
@@ -108,6 +114,32 @@ func (e *env) noteWindow(check string, w, wlo, whi time.Duration) {
 	c.widest = max(c.widest, w)
 }
 
+// notePolls records how finely a retry due at due (next_attempt_at, on
+// the server's clock), awaited from began, was polled: a retry handed
+// out early becomes fetchable between the last FETCH that found nothing
+// (sent at lastEmpty; zero when none did) and the one that fetched it,
+// so an early delivery by half the delay is seen only when that FETCH
+// reached the server no earlier than half the delay before due. On a
+// busy host the polls stretch apart and an early retry is fetched after
+// its time, as if on time.
+func (e *env) notePolls(began, lastEmpty, due time.Time) {
+	e.c.mu.Lock()
+	off := e.c.offLo
+	e.c.mu.Unlock()
+	need := due.Sub(began.Add(off)) / 2
+	gap := due.Sub(began.Add(off))
+	if !lastEmpty.IsZero() {
+		gap = due.Sub(lastEmpty.Add(off))
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.res.polled++
+	if !lastEmpty.IsZero() && gap <= need {
+		e.res.pollResolved++
+	}
+	e.res.pollGap = max(e.res.pollGap, gap)
+}
+
 // sampleTimers measures, until stop is called, how late a timer of
 // timerSample fires on this host: a busy CPU fires it late, and the same
 // business stretches the round trips the delays are timed by.
@@ -135,6 +167,32 @@ func (e *env) sampleTimers() (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// unresolved returns the checks that passed while a delay of theirs was
+// not resolved (see windowCount.conclusive), and forgets their verdicts
+// and windows, so that their scenarios can observe them again; the
+// figure of the run names them.
+func (e *env) unresolved() map[string]bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	again := map[string]bool{}
+	for k, c := range e.res.judged {
+		if v := e.verdicts[k.check]; !c.conclusive() && v != nil && v.status == conformance.StatusPass {
+			again[k.check] = true
+		}
+	}
+	for k := range e.res.judged {
+		if again[k.check] {
+			delete(e.res.judged, k)
+		}
+	}
+	for c := range again {
+		delete(e.verdicts, c)
+		e.res.again = append(e.res.again, c)
+	}
+	slices.Sort(e.res.again)
+	return again
 }
 
 // judgeResolution makes inconclusive the passes of delay checks that a
@@ -178,6 +236,12 @@ func (e *env) judgeResolution() (figure, warning string) {
 	if timers.n > 0 {
 		figure += fmt.Sprintf("; this host's %v timers fired late by p50 %v, p99 %v, max %v", timerSample,
 			timers.p50.Round(10*time.Microsecond), timers.p99.Round(10*time.Microsecond), timers.max.Round(10*time.Microsecond))
+	}
+	if e.res.polled > 0 {
+		figure += fmt.Sprintf("; %d of %d retries polled within half their delay before their next_attempt_at (widest gap %v)", e.res.pollResolved, e.res.polled, e.res.pollGap.Round(10*time.Microsecond))
+	}
+	if len(e.res.again) > 0 {
+		figure += fmt.Sprintf("; observed again for it: %s", strings.Join(e.res.again, ", "))
 	}
 	if len(made) > 0 {
 		figure += fmt.Sprintf("; %d delay check(s) inconclusive for it: %s", len(made), strings.Join(made, ", "))

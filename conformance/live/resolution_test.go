@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,17 +16,19 @@ import (
 	"github.com/retrykit/retrykit/ojshttp"
 )
 
-// slowAnswers is a transport that hands the checker each FAIL answer
-// late by d, as a busy host does: the delay window of every FAIL widens
-// by d, deterministically.
+// slowAnswers is a transport that hands the checker each answer to a
+// request of path late by d, as a busy host does: the delay window of
+// every FAIL (path /workers/nack) widens by d, or the FETCHes
+// (/workers/fetch) poll d apart, deterministically.
 type slowAnswers struct {
 	next http.RoundTripper
+	path string
 	d    time.Duration
 }
 
 func (s slowAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := s.next.RoundTrip(r)
-	if strings.HasSuffix(r.URL.Path, "/workers/nack") {
+	if strings.HasSuffix(r.URL.Path, s.path) {
 		time.Sleep(s.d)
 	}
 	return res, err
@@ -63,7 +66,7 @@ func TestBusyHostNeverPassesADelayFault(t *testing.T) {
 		ojsfault.PlantParams(srv, fault)
 		hs := httptest.NewServer(srv)
 		defer hs.Close()
-		hc := &http.Client{Transport: slowAnswers{http.DefaultTransport, slow}}
+		hc := &http.Client{Transport: slowAnswers{http.DefaultTransport, "/workers/nack", slow}}
 		rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithHTTPClient(hc), live.WithIDs(ids...))
 		if err != nil {
 			t.Fatalf("Run: %v", err)
@@ -107,4 +110,82 @@ func hasPrefix(l []string, p string) bool {
 		}
 	}
 	return false
+}
+
+// TestBusyHostNeverPassesAnEarlyRetry: a server that hands every retry
+// out at half its delay (next_attempt_at right) fails http-not-early when
+// the checker polls every 2 ms; with each FETCH answer reaching the
+// checker 30 ms late the polls are 30 ms apart, longer than half of
+// every delay awaited (20 to 50 ms), so the early retries are fetched
+// after their time: the check is inconclusive, saying why, never passed.
+func TestBusyHostNeverPassesAnEarlyRetry(t *testing.T) {
+	ids := []string{"http-next-attempt-at", "http-not-early"}
+	run := func(slow time.Duration) map[string]string {
+		t.Helper()
+		srv := ojshttp.New(executor.New())
+		ojsfault.Plant(srv, ojsfault.EarlyRetry)
+		defer ojsfault.Plant(srv, 0)
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		hc := &http.Client{Transport: slowAnswers{http.DefaultTransport, "/workers/fetch", slow}}
+		rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithHTTPClient(hc), live.WithIDs(ids...))
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		for _, u := range rep.NotRun {
+			t.Logf("not run: %s: %s", u.ID, u.Reason)
+		}
+		return statusOf(rep)
+	}
+	if st := run(0)["http-not-early"]; st != "fail" && st != "inconclusive" {
+		t.Errorf("early retries, FETCHes on time: http-not-early is %q, want fail (or inconclusive)", st)
+	}
+	if st := run(30 * time.Millisecond)["http-not-early"]; st != "inconclusive" {
+		t.Errorf("early retries, FETCH answers 30 ms late: http-not-early is %q, want inconclusive", st)
+	}
+}
+
+// slowFirst hands the checker the first n answers to requests of path
+// late by d, the others at once: a busy moment that passes.
+type slowFirst struct {
+	next http.RoundTripper
+	path string
+	d    time.Duration
+	n    *atomic.Int64
+}
+
+func (s slowFirst) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := s.next.RoundTrip(r)
+	if strings.HasSuffix(r.URL.Path, s.path) && s.n.Add(-1) >= 0 {
+		time.Sleep(s.d)
+	}
+	return res, err
+}
+
+// TestBusyMomentIsObservedAgain: a correct server whose first four FAIL
+// answers (the whole lifecycle of http-next-attempt-at and http-cap)
+// reach the checker 30 ms late: the two checks, unresolved, are played
+// again, and pass on the second look (unless this host is busy then
+// too), which the figure names.
+func TestBusyMomentIsObservedAgain(t *testing.T) {
+	hs := httptest.NewServer(ojshttp.New(executor.New()))
+	defer hs.Close()
+	var n atomic.Int64
+	n.Store(4)
+	hc := &http.Client{Transport: slowFirst{http.DefaultTransport, "/workers/nack", 30 * time.Millisecond, &n}}
+	rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithHTTPClient(hc), live.WithDialectProbe(false),
+		live.WithIDs("http-next-attempt-at", "http-cap"))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	// a host busy for the second look too leaves them inconclusive
+	status := statusOf(rep)
+	for _, id := range []string{"http-next-attempt-at", "http-cap"} {
+		if status[id] != "pass" && status[id] != "inconclusive" {
+			t.Errorf("%s is %q after a busy moment, want pass on the second look; not run %+v", id, status[id], rep.NotRun)
+		}
+	}
+	if !hasPrefix(rep.Figures, "timing resolution: ") || !strings.Contains(strings.Join(rep.Figures, "\n"), "observed again for it: http-cap, http-next-attempt-at") {
+		t.Errorf("figures %q do not name the checks observed again", rep.Figures)
+	}
 }

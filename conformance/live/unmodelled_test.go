@@ -80,7 +80,7 @@ var unmodelledBugs = []unmodelled{
 	})},
 	// the delay rounded to whole seconds, as a store with second
 	// resolution does
-	{"delay-rounded-to-seconds", "delay-differs", retimed(func(d time.Duration, _ int, _ string) time.Duration {
+	{"delay-rounded-to-seconds", "delay-whole-seconds", retimed(func(d time.Duration, _ int, _ string) time.Duration {
 		return d.Round(time.Second)
 	})},
 	// a delay from another base above attempt 2: 0.6 of it

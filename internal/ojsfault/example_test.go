@@ -20,5 +20,5 @@ func Example() {
 	// attempt-off-by-one,early-retry <nil>
 	// true false
 	//
-	// ojsfault: unknown fault "slow" (known: attempt-off-by-one, bad-error-object, dead-letter-code-ignored, dead-letter-pages, delay-doubled, discard-code-ignored, early-retry, exhaust-late, fetch-attempt-high, glob-match, late-retry, linear-as-exponential, message-match, no-cap-after-jitter, no-defaults-merge, no-location, no-version-on-errors, paused-accepts, polynomial-as-exponential, rate-limit-ignored, rate-limit-spends-attempt, regex-match, retry-extensions-unclaimed, snooze-spends-attempt, text-errors)
+	// ojsfault: unknown fault "slow" (known: attempt-off-by-one, bad-error-object, dead-letter-code-ignored, dead-letter-pages, delay-doubled, discard-code-ignored, early-retry, exhaust-late, fetch-attempt-high, glob-match, late-retry, linear-as-exponential, message-match, message-not-type, no-cap-after-jitter, no-defaults-merge, no-location, no-version-on-errors, paused-accepts, polynomial-as-exponential, prefix-no-boundary, rate-limit-ignored, rate-limit-spends-attempt, regex-match, retry-extensions-unclaimed, snooze-spends-attempt, text-errors)
 }

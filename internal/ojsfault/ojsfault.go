@@ -33,6 +33,8 @@
 //	paused-accepts       a PUSH to a paused queue is accepted
 //	rate-limit-ignored   rate_limit is accepted but never applied
 //	rate-limit-spends-attempt  each FETCH holding a limited job back costs it an attempt
+//	prefix-no-boundary   "auth.*" in non_retryable_errors also matches "auth" and "authx"
+//	message-not-type     non_retryable_errors matched against the message, not the type
 //
 // Beside the fixed faults, [Params] plants one bug of each family the live
 // diagnosis fits, with a parameter (a time factor, an exponent or
@@ -152,6 +154,14 @@ const (
 	// policy decides: a retry while attempts are left), obeying the other
 	// codes.
 	DeadLetterCodeIgnored
+	// PrefixNoBoundary reads a non_retryable_errors entry "p.*" as the
+	// bare prefix "p", without the dot boundary, in addition to the OJS
+	// rules: "auth.*" also matches "auth" and "authx".
+	PrefixNoBoundary
+	// MessageNotType matches non_retryable_errors (by the OJS rules)
+	// against the error message instead of the type: a type the list
+	// names is retried, a message it names ends the job.
+	MessageNotType
 )
 
 // all lists the faults in flag order with their names.
@@ -184,6 +194,8 @@ var all = []struct {
 	{RetryExtensionsUnclaimed, "retry-extensions-unclaimed"},
 	{LateRetry, "late-retry"},
 	{DeadLetterCodeIgnored, "dead-letter-code-ignored"},
+	{PrefixNoBoundary, "prefix-no-boundary"},
+	{MessageNotType, "message-not-type"},
 }
 
 // ErrUnknown is wrapped by Parse's error for a name that is not a fault.

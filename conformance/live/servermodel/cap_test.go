@@ -3,6 +3,8 @@ package servermodel
 import (
 	"testing"
 	"time"
+
+	"github.com/retrykit/retrykit/backoff"
 )
 
 // TestDelaysAtTheCapAreNotConstantDraws: under exponent-offset(+2) the
@@ -12,7 +14,7 @@ import (
 // 2⁻⁸) are then draws of that server, not a constant delay: the
 // exponent offset explains them alone, with no no-merge-jitter beside it.
 func TestDelaysAtTheCapAreNotConstantDraws(t *testing.T) {
-	dev := deviation{delayShift: 2, expOnly: true}
+	dev := deviation{delayShift: 2, shiftOnly: 1 << backoff.Exponential}
 	obs := templates()
 	failed := answered(set{dev: dev}, obs)
 	pol := map[string]any{"max_attempts": 3, "initial_interval": "PT1H", "backoff_coefficient": 2.0, "max_interval": "PT2H", "on_exhaustion": "discard"}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Deviation is a group of failed checks no model explains, grouped by the
@@ -40,10 +41,63 @@ func deviationOf(obs []Obs, c string) (specific []obsKey, generic obsKey, ex str
 		}
 		if ref := predict(set{}, o); !consistent(ref, o) {
 			specific, generic = describe(o, ref)
+			if o.Kind == HistoryAttempt && newestFirst(obs, c) {
+				specific = []obsKey{historyOrder}
+			}
 			return specific, generic, example(o, ref)
 		}
 	}
 	return nil, ownObservation, ""
+}
+
+// historyOrder describes an error history shown newest first.
+var historyOrder = obsKey{"history-order", "the error history is shown newest first: entry 1 is the last attempt's, entry n the first's"}
+
+// newestFirst reports whether the error history entries check c observed
+// show attempts n, n−1, …, 1 for entries 1, 2, …, n (two entries or more).
+func newestFirst(obs []Obs, c string) bool {
+	shown := map[int]int{} // entry → attempt
+	for i := range obs {
+		if o := &obs[i]; o.Check == c && o.Kind == HistoryAttempt && o.Attempt != nil {
+			shown[o.N] = *o.Attempt
+		}
+	}
+	n := len(shown)
+	if n < 2 {
+		return false
+	}
+	for e := 1; e <= n; e++ {
+		if a, ok := shown[e]; !ok || a != n+1-e {
+			return false
+		}
+	}
+	return true
+}
+
+// wholeSeconds describes a delay that is a whole number of seconds where
+// the spec's is not one: truncated, rounded or rounded up to the second.
+var wholeSeconds = obsKey{"delay-whole-seconds", "delays are whole numbers of seconds (0s, 1s, 2s, …) less than a second from the spec's: a delay truncated or rounded to the second, or a whole-second default used in place of the policy's interval"}
+
+// inWholeSeconds reports whether the delay window [lo, hi] (at most a
+// quarter of a second wide) holds a whole number of seconds k·s that lies less
+// than a second from the spec's window [wlo, whi], as its floor, ceiling
+// or rounding would. A k of 0 counts only for a spec's delay of 10ms or
+// more: a shorter one observed near 0 says little about seconds.
+func inWholeSeconds(lo, hi, wlo, whi time.Duration) bool {
+	const sec = time.Second
+	if whi < 0 || wlo > whi || hi-lo > time.Second/4 {
+		return false
+	}
+	for k := max(lo-resolution, 0) / sec; k*sec <= hi+resolution; k++ {
+		at := k * sec
+		if at < lo-resolution || at-sec >= whi || at+sec <= wlo {
+			continue
+		}
+		if k > 0 || wlo >= 10*time.Millisecond {
+			return true
+		}
+	}
+	return false
 }
 
 // kindOf is the kind of deviation a generic description belongs to, the
@@ -208,9 +262,7 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 		if o.Attempt == nil {
 			return nil, obsKey{"attempt-missing", "no attempt shown"}
 		}
-		d := *o.Attempt - ref.attempt
-		return []obsKey{{fmt.Sprintf("attempt-offset(%+d)", d), fmt.Sprintf("attempts shown %+d from the spec's (1-based, the attempt handed out)", d)}},
-			obsKey{"attempt-number(" + kind + ")", "the attempt " + kind + " shows differs from the spec's"}
+		return []obsKey{attemptOffset(*o.Attempt - ref.attempt)}, obsKey{"attempt-number(" + kind + ")", "the attempt " + kind + " shows differs from the spec's"}
 	case Delivery:
 		return nil, obsKey{"retry-handed-out-early", "a retry was handed out before its next_attempt_at"}
 	case ExpiryCounted:
@@ -230,6 +282,8 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 		switch {
 		case o.State != ref.state:
 			return nil, obsKey{"state(" + o.State + "≠" + ref.state + ")", "the FAIL answer's state is " + o.State + " where the spec's is " + ref.state}
+		case o.HasDelay && inWholeSeconds(o.DelayLo, o.DelayHi, ref.lo, ref.hi):
+			return []obsKey{wholeSeconds}, obsKey{"delay-differs", "a delay lies outside the spec's range"}
 		case ref.lo == ref.hi && ref.lo > 0 && o.HasDelay:
 			r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(o.DelayLo+o.DelayHi)/2/float64(ref.lo), 'g', 2, 64), 64)
 			return []obsKey{{fmt.Sprintf("delay-ratio(×%g)", r), fmt.Sprintf("every delay is about %g× the spec's", r)}}, obsKey{"delay-differs", "a delay lies outside the spec's range"}
@@ -259,8 +313,11 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 		return nil, generic
 	case o.State != ref.state:
 		return nil, obsKey{"state(" + o.State + "≠" + ref.state + ")", "the FAIL answer's state is " + o.State + " where the spec's is " + ref.state}
-	case o.Attempt == nil || *o.Attempt != ref.attempt:
+	case o.Attempt == nil:
 		return nil, obsKey{"attempt-number(FAIL)", "the attempt a FAIL answer carries differs from the spec's"}
+	case *o.Attempt != ref.attempt:
+		d := *o.Attempt - ref.attempt
+		return []obsKey{attemptOffset(d)}, obsKey{"attempt-number(FAIL)", "the attempt a FAIL answer carries differs from the spec's"}
 	case o.MaxAttempts != nil && *o.MaxAttempts != ref.max:
 		return nil, obsKey{"max-attempts-shown", "the max_attempts a FAIL answer carries differs from the policy's"}
 	case o.Listed != nil && *o.Listed != ref.listed:
@@ -270,6 +327,9 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 		return nil, obsKey{"not-dead-lettered", "a job given up under dead_letter is not in the dead-letter queue"}
 	case ref.hasDelay && o.HasDelay:
 		generic = obsKey{"delay-differs", "a delay lies outside the spec's range"}
+		if inWholeSeconds(o.DelayLo, o.DelayHi, ref.lo, ref.hi) {
+			return []obsKey{wholeSeconds}, generic
+		}
 		if ref.lo == ref.hi && ref.lo > 0 {
 			r := float64(o.DelayLo+o.DelayHi) / 2 / float64(ref.lo)
 			r, _ = strconv.ParseFloat(strconv.FormatFloat(r, 'g', 2, 64), 64)
@@ -278,6 +338,11 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 		return nil, generic
 	}
 	return nil, obsKey{"answer-differs", "a FAIL answer differs from the spec's"}
+}
+
+// attemptOffset describes attempts shown d from the spec's.
+func attemptOffset(d int) obsKey {
+	return obsKey{fmt.Sprintf("attempt-offset(%+d)", d), fmt.Sprintf("attempts shown %+d from the spec's (1-based, the attempt handed out)", d)}
 }
 
 // example writes the observation o beside the reference's answer ref.

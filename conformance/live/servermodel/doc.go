@@ -47,11 +47,16 @@
 // Beside the catalogue, families of bugs are fitted to the observations
 // ([Families]): each strategy computed as each other (a server that
 // accepts polynomial and computes exponential is
-// strategy-as(polynomial→exponential)), attempt and exponent offsets,
-// exhaustion off by ±k, handler codes ignored in part, a jitter range
-// estimated from the delays of many jobs, no cap, a constant factor in
-// time, a retry promoted late against its delay. At most one family
-// joins the catalogue models of a server.
+// strategy-as(polynomial→exponential)), attempt and exponent offsets (of
+// every strategy or of one), exhaustion off by ±k, handler codes ignored
+// in part, a jitter range estimated from the delays of many jobs, no cap,
+// max_interval read as k times itself, a constant factor in time, a retry
+// promoted late against its delay, non_retryable_errors matched against
+// another field of the error than its type. At most one family joins the
+// catalogue models of a server. A family that changes the delay a FAIL
+// answer announces also reproduces retries handed out before that
+// next_attempt_at (a server announcing from one formula and scheduling
+// from another shows both).
 //
 // A model whose pattern a dialect flag of the checker explains (a server
 // that ignores initial_interval_ms, reads the error type from error.code,

@@ -15,7 +15,7 @@ import (
 // bugs; the zero deviation is the reference server.
 type deviation struct {
 	delayShift   int   // delay-attempt-offset: the delay after attempt n is the one for n+delayShift
-	expOnly      bool  // exponent-offset: delayShift for the exponential strategy only
+	shiftOnly    uint8 // the strategies delayShift applies to (bit s for backoff.Strategy s); 0: all (exponent-offset: the exponential one)
 	exhaustShift int   // exhaustion-offset: exhausted from attempt max_attempts+exhaustShift
 	stratFrom    uint8 // strategy-as: the strategies (bit s for backoff.Strategy s) computed as stratTo
 	stratTo      backoff.Strategy
@@ -27,6 +27,24 @@ type deviation struct {
 	codesIgnored uint8   // handler-codes-ignored: bit i for codes[i]
 	factor       float64 // time-factor: every delay times factor (0: 1)
 	promoteAt    float64 // promotion-late: a retry fetchable at promoteAt× its delay (0: on time)
+	capFactor    float64 // cap-factor: max_interval read as capFactor× itself, before and after jitter (0: 1)
+	matchFields  uint8   // matched-field: the error fields non_retryable_errors are matched against (fieldType, fieldMessage, fieldCode); 0: the type
+}
+
+// The error fields a server may match non_retryable_errors against
+// (deviation.matchFields).
+const (
+	fieldType uint8 = 1 << iota
+	fieldMessage
+	fieldCode
+)
+
+// timed reports whether d changes the delay a FAIL answer announces: a
+// server with such a bug that still hands a retry out at the spec's time
+// (a proxy, or a server that announces from one formula and schedules
+// from another) hands it out before its next_attempt_at.
+func (d deviation) timed() bool {
+	return d.delayShift != 0 || d.jitterLo != 0 || d.jitterHi != 0 || d.noCap || d.factor != 0 || d.capFactor != 0 || d.stratSet
 }
 
 // codes are the handler codes, in the order of deviation.codesIgnored's bits.
@@ -54,6 +72,9 @@ func Families() []string {
 		"handler-codes-ignored(codes): the handler codes listed are ignored and the policy decides",
 		"jitter-range([lo,hi)): the jitter multiplier is drawn from [lo, hi), fitted from the delays of many jobs",
 		"no-cap: max_interval is never applied",
+		"delay-attempt-offset(S,±k): as delay-attempt-offset(±k), for the one strategy S only (linear, polynomial, none)",
+		"cap-factor(×k): max_interval is read as k times itself (a unit mixed up), before and after jitter (k fitted)",
+		"matched-field(F,…): non_retryable_errors are matched against the error fields F (message, code) instead of the type",
 		"time-factor(×k): every delay is k times the spec's (k fitted)",
 		"promotion-late(×k): a retry becomes fetchable only at k times its delay after the failure, though next_attempt_at is right (k fitted, judged within half the delay)",
 	}
@@ -73,6 +94,8 @@ func fitted(obs []Obs, failedObs []int) []Model {
 	var mults []float64
 	anyFail, anyDelay := false, false
 	var late []float64
+	var capRatios [][2]float64 // the factors of max_interval a delay below the spec's allows
+	patterns := false          // a failure under non_retryable_errors failed
 	for _, i := range failedObs {
 		o := &obs[i]
 		switch o.Kind {
@@ -93,6 +116,7 @@ func fitted(obs []Obs, failedObs []int) []Model {
 		}
 		anyFail = true
 		e := read(set{}, o.Policy)
+		patterns = patterns || len(e.patterns) > 0
 		strategies[e.spec.Strategy] = true
 		for b, k := range codes {
 			if o.Failure.Code == k {
@@ -104,6 +128,11 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			continue
 		}
 		anyDelay = true
+		if mx := e.spec.MaxInterval; ref.lo == ref.hi && o.DelayHi < ref.lo-resolution && mx > 0 {
+			// under a cap of k × max_interval below the delay (jitter
+			// off), the delay is k × max_interval
+			capRatios = append(capRatios, [2]float64{float64(max(o.DelayLo-resolution, 0)) / float64(mx), float64(o.DelayHi+resolution) / float64(mx)})
+		}
 		if ref.lo == ref.hi {
 			ratios = append(ratios, [2]float64{float64(o.DelayLo-resolution) / float64(ref.lo), float64(o.DelayHi+resolution) / float64(ref.lo)})
 		} else if base := float64(ref.lo) * 2; o.DelayHi < e.spec.MaxInterval-resolution {
@@ -124,9 +153,19 @@ func fitted(obs []Obs, failedObs []int) []Model {
 	if anyDelay {
 		for _, k := range []int{-2, -1, 1, 2} {
 			add(fmt.Sprintf("delay-attempt-offset(%+d)", k), fmt.Sprintf("compute the delay after attempt n for n itself, not n%+d", k), "delay-attempt-offset", deviation{delayShift: k})
-			add(fmt.Sprintf("exponent-offset(%+d)", k), fmt.Sprintf("the exponential delay after attempt n is initial_interval × coefficient^(n−1), not coefficient^(n−1%+d)", k), "exponent-offset", deviation{delayShift: k, expOnly: true})
+			add(fmt.Sprintf("exponent-offset(%+d)", k), fmt.Sprintf("the exponential delay after attempt n is initial_interval × coefficient^(n−1), not coefficient^(n−1%+d)", k), "exponent-offset", deviation{delayShift: k, shiftOnly: 1 << backoff.Exponential})
+			// one other strategy's formula with its attempt off (the
+			// exponential one is exponent-offset)
+			for _, st := range []backoff.Strategy{backoff.None, backoff.Linear, backoff.Polynomial} {
+				if strategies[st] {
+					add(fmt.Sprintf("delay-attempt-offset(%s,%+d)", strategyNames[st], k), fmt.Sprintf("compute the %s delay after attempt n for n itself, not n%+d", strategyNames[st], k), "delay-attempt-offset", deviation{delayShift: k, shiftOnly: 1 << st})
+				}
+			}
 		}
 		add("no-cap", "cap the delay at max_interval (cap, jitter, cap)", "no-cap", deviation{noCap: true})
+		if f, ok := commonRatio(capRatios); ok && f < 1 {
+			add(fmt.Sprintf("cap-factor(×%g)", f), fmt.Sprintf("cap the delay at max_interval itself: it is capped at %g× max_interval (a unit mixed up when reading it)", f), "cap-factor", deviation{capFactor: f})
+		}
 		if f, ok := commonRatio(ratios); ok {
 			add(fmt.Sprintf("time-factor(×%g)", f), fmt.Sprintf("every delay is %g× the spec's: drop the factor (a unit mixed up, a base doubled)", f), "time-factor", deviation{factor: f})
 		}
@@ -183,6 +222,20 @@ func fitted(obs []Obs, failedObs []int) []Model {
 			what = fmt.Sprintf("it gives up %d attempt(s) early", -k)
 		}
 		add(fmt.Sprintf("exhaustion-offset(%+d)", k), "exhaust a job when the attempt that failed is max_attempts: "+what, "exhaustion-offset", deviation{exhaustShift: k})
+	}
+	if patterns {
+		// the fields matched instead of the type alone; type+message is
+		// the catalogue's message-match, code alone its type-from-code-only
+		for _, f := range []uint8{fieldMessage, fieldMessage | fieldCode, fieldType | fieldCode} {
+			var names []string
+			for b, n := range []string{"type", "message", "code"} {
+				if f&(1<<b) != 0 {
+					names = append(names, n)
+				}
+			}
+			add("matched-field("+strings.Join(names, ",")+")", "match non_retryable_errors against the error type alone: this server matches the error's "+strings.Join(names, " and "),
+				"matched-field", deviation{matchFields: f})
+		}
 	}
 	for sub := uint8(1); sub < 16; sub++ {
 		if sub&^codesSeen != 0 {

@@ -389,18 +389,26 @@ func (e effective) rawDraws(s set, n int) (lo, hi time.Duration, atHi float64) {
 	if sp.BackoffCoefficient < 1 {
 		sp.BackoffCoefficient = 1
 	}
-	if k := s.dev.delayShift; k != 0 && (!s.dev.expOnly || sp.Strategy == backoff.Exponential) {
+	if k := s.dev.delayShift; k != 0 && (s.dev.shiftOnly == 0 || s.dev.shiftOnly&(1<<sp.Strategy) != 0) {
 		n += k
 	}
 	div := 1.0
 	if n < 1 {
-		// only the exponential strategy has a delay before attempt 1:
-		// initial_interval × coefficient^(n−1)
-		if sp.Strategy != backoff.Exponential {
+		// the formula before attempt 1: the exponential strategy's
+		// initial_interval × coefficient^(n−1), none's initial_interval
+		// (it has no n), linear's and polynomial's 0
+		switch sp.Strategy {
+		case backoff.Exponential:
+			div = math.Pow(sp.BackoffCoefficient, float64(1-n))
+		case backoff.None:
+		default:
 			return 0, 0, 0
 		}
-		div = math.Pow(sp.BackoffCoefficient, float64(1-n))
 		n = 1
+	}
+	if f := s.dev.capFactor; f != 0 {
+		// a cap of f × max_interval, below initial_interval too
+		return e.cappedAt(s, n, div, scale(sp.MaxInterval, f))
 	}
 	jitter := sp.Jitter && !s.has(qNoJitter)
 	sp.Jitter = false
@@ -435,6 +443,30 @@ func (e effective) rawDraws(s set, n int) (lo, hi time.Duration, atHi float64) {
 		return base / 2, base + base/2, 0
 	}
 	return base / 2, min(base+base/2, sp.MaxInterval), capShare(base/2, base+base/2, sp.MaxInterval)
+}
+
+// cappedAt is rawDraws for a server that caps the delay after attempt n
+// (divided by div) at c, before and after jitter, whatever c is.
+func (e effective) cappedAt(s set, n int, div float64, c time.Duration) (lo, hi time.Duration, atHi float64) {
+	sp := e.spec
+	sp.MaxInterval = time.Duration(1<<63 - 1)
+	sp.Jitter = false
+	sp.MaxAttempts = max(e.max, 1)
+	sp.OnExhaustion = policy.Discard
+	sp.NonRetryableErrors = nil
+	if sp.BackoffCoefficient < 1 {
+		sp.BackoffCoefficient = 1
+	}
+	p, err := policy.New(sp)
+	if err != nil {
+		return 0, 0, 0
+	}
+	base, _ := p.Backoff().Bounds(n)
+	base = min(time.Duration(float64(base)/div), c)
+	if !e.spec.Jitter || s.has(qNoJitter) {
+		return base, base, 0
+	}
+	return base / 2, min(base+base/2, c), capShare(base/2, base+base/2, c)
 }
 
 // matches reports whether a server with quirks s finds str in patterns.
@@ -506,7 +538,7 @@ func predict(s set, o *Obs) answer {
 	case ExpiryCounted:
 		return answer{yes: !s.has(qExpiryNotCounted)}
 	case Delivery:
-		return answer{yes: s.has(qEarly)}
+		return answer{yes: s.has(qEarly) || s.dev.timed()}
 	case DeadLetterFilter:
 		return answer{yes: s.has(qDLQFilterIgnored)}
 	case AnswerAttempt:
@@ -570,7 +602,7 @@ func predict(s set, o *Obs) answer {
 		a.state = "discarded"
 	case code == "DEAD_LETTER":
 		a.state, a.listed = "discarded", true
-	case code == "" && (matches(s, e.patterns, typ) || s.has(qMessage) && matches(s, e.patterns, o.Failure.Message)):
+	case code == "" && matchesFailure(s, e.patterns, typ, o.Failure):
 		a.state, a.listed = "discarded", e.dead && !s.has(qNonRetryableDiscards) && !s.has(qOnExNeverListed)
 	case exhausted:
 		a.state, a.listed = "discarded", e.dead && !s.has(qOnExNeverListed)
@@ -583,6 +615,18 @@ func predict(s set, o *Obs) answer {
 		a.listed = true
 	}
 	return a
+}
+
+// matchesFailure reports whether a server with quirks s finds the
+// failure f, whose error type it reads as typ, in patterns: by its type
+// (and message, for message-match), or by the fields of s's matched-field.
+func matchesFailure(s set, patterns []string, typ string, f Failure) bool {
+	if m := s.dev.matchFields; m != 0 {
+		return m&fieldType != 0 && matches(s, patterns, typ) ||
+			m&fieldMessage != 0 && matches(s, patterns, f.Message) ||
+			m&fieldCode != 0 && matches(s, patterns, f.Code)
+	}
+	return matches(s, patterns, typ) || s.has(qMessage) && matches(s, patterns, f.Message)
 }
 
 // resolution is the tolerance of a delay window (the binding's timestamps

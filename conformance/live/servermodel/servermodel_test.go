@@ -230,9 +230,18 @@ func TestEachFamilyIsFitted(t *testing.T) {
 		{"exhaustion-offset(+1)", deviation{exhaustShift: 1}},
 		{"exhaustion-offset(-1)", deviation{exhaustShift: -1}},
 		{"handler-codes-ignored(DISCARD)", deviation{codesIgnored: 1 << 1}},
-		{"exponent-offset(+1)", deviation{delayShift: 1, expOnly: true}},
+		{"exponent-offset(+1)", deviation{delayShift: 1, shiftOnly: 1 << backoff.Exponential}},
 		{"promotion-late(×2)", deviation{promoteAt: 2}},
 		{"promotion-late(×3)", deviation{promoteAt: 3}},
+		// one strategy's formula with its attempt off: polynomial counted
+		// from 0, linear for the next attempt
+		{"delay-attempt-offset(polynomial,-1)", deviation{delayShift: -1, shiftOnly: 1 << backoff.Polynomial}},
+		{"delay-attempt-offset(linear,+1)", deviation{delayShift: 1, shiftOnly: 1 << backoff.Linear}},
+		// max_interval read as a thousandth of itself (seconds as ms)
+		{"cap-factor(×0.001)", deviation{capFactor: 0.001}},
+		{"cap-factor(×0.5)", deviation{capFactor: 0.5}},
+		// the message matched instead of the type
+		{"matched-field(message)", deviation{matchFields: fieldMessage}},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			obs := templates()

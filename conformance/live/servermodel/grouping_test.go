@@ -1,0 +1,66 @@
+package servermodel
+
+import (
+	"testing"
+	"time"
+)
+
+// failAfter is a FAIL answer of attempt 1 of a job under policy pol,
+// retryable after a delay window [lo, lo+1ms].
+func failAfter(check string, pol map[string]any, lo time.Duration) Obs {
+	return Obs{Check: check, Kind: FailAnswer, Policy: pol, Failure: Failure{Type: "x"}, N: 1,
+		State: "retryable", Attempt: ptr(1), MaxAttempts: ptr(3), DelayLo: lo, DelayHi: lo + time.Millisecond, HasDelay: true}
+}
+
+// TestWholeSecondDelaysAreOneGroup: delays truncated to the second (20ms
+// and 700ms become 0, 1.7s becomes 1s) and rounded up (20ms becomes 1s)
+// are one unexplained group, delay-whole-seconds; a delay 2× the spec's
+// is not of it.
+func TestWholeSecondDelaysAreOneGroup(t *testing.T) {
+	pol := func(initial string) map[string]any {
+		return map[string]any{"max_attempts": 3, "initial_interval": initial, "backoff_coefficient": 2.0, "max_interval": "PT1M", "jitter": false}
+	}
+	for _, tc := range []struct {
+		name string
+		obs  []Obs
+		want string
+	}{
+		{"truncated", []Obs{failAfter("a", pol("PT0.02S"), 0), failAfter("b", pol("PT0.7S"), 0), failAfter("c", pol("PT1.7S"), time.Second)}, "delay-whole-seconds"},
+		{"rounded-up", []Obs{failAfter("a", pol("PT0.02S"), time.Second), failAfter("b", pol("PT0.7S"), time.Second), failAfter("c", pol("PT1.2S"), 2*time.Second)}, "delay-whole-seconds"},
+		// 2× the spec's: 40ms, 1.4s, 3.4s (none a whole second)
+		{"doubled", []Obs{failAfter("a", pol("PT0.02S"), 40*time.Millisecond), failAfter("b", pol("PT0.7S"), 1400*time.Millisecond), failAfter("c", pol("PT1.7S"), 3400*time.Millisecond)}, "delay-ratio(×2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			groups := Deviations(tc.obs, []string{"a", "b", "c"})
+			if len(groups) != 1 || groups[0].Name != tc.want || len(groups[0].Checks) != 3 {
+				t.Fatalf("groups %+v, want one %s of 3 checks", groups, tc.want)
+			}
+		})
+	}
+}
+
+// TestNewestFirstHistoryIsOneGroup: an error history shown newest first
+// (entries 1..4 show attempts 4..1) on two checks is history-order, not
+// an attempt offset; a history numbered from 0 stays attempt-offset(-1).
+func TestNewestFirstHistoryIsOneGroup(t *testing.T) {
+	hist := func(check string, shown ...int) []Obs {
+		var out []Obs
+		for i, a := range shown {
+			out = append(out, Obs{Check: check, Kind: HistoryAttempt, N: i + 1, Attempt: ptr(a)})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		shown []int
+		want  string
+	}{
+		{[]int{4, 3, 2, 1}, "history-order"},
+		{[]int{0, 1, 2, 3}, "attempt-offset(-1)"},
+	} {
+		obs := append(hist("a", tc.shown...), hist("b", tc.shown...)...)
+		groups := Deviations(obs, []string{"a", "b"})
+		if len(groups) != 1 || groups[0].Name != tc.want {
+			t.Errorf("history %v: groups %+v, want one %s", tc.shown, groups, tc.want)
+		}
+	}
+}
