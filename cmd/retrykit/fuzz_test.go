@@ -327,6 +327,22 @@ func TestFuzzServerFlag(t *testing.T) {
 				t.Errorf("replay against a correct server: exit %d\n%s", code, out)
 			}
 			good.Close()
+			// A case file of an earlier build, kind "state", replays in
+			// that group and says the kind now seen (RK-400); a kind no
+			// build wrote is bad usage naming it.
+			old := filepath.Join(dir, "old-case.json")
+			if err := os.WriteFile(old, []byte(`{"policy":{"initial_interval":"PT0.01S","jitter":false,"max_attempts":1},"failures":[{"type":"fz.timeout"}],"step":1,"kind":"state"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, out, _ := runCLI(t, "", "fuzz", "--server", hs.URL, "--replay", old); code != 1 || !strings.Contains(out, "state:retried-not-discarded(max_attempts)") {
+				t.Errorf("replay of a state case file: exit %d\n%s", code, out)
+			}
+			if err := os.WriteFile(old, []byte(`{"policy":{},"failures":[{"type":"fz.timeout"}],"kind":"state:bogus"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, _, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--replay", old); code != 2 || !strings.Contains(errOut, `"state:bogus"`) {
+				t.Errorf("replay of an unknown kind: exit %d %s", code, errOut)
+			}
 		}
 		hs.Close()
 	}

@@ -157,7 +157,7 @@ func replayServerCase(ctx context.Context, f serverFuzz, opts []live.Option, std
 		fmt.Fprintf(stderr, "retrykit fuzz: %v\n", err)
 		return 2
 	case bad:
-		fmt.Fprintf(stdout, "still disagrees at delivery %d: %s\n", c.Step, c.Got)
+		fmt.Fprintf(stdout, "still disagrees at delivery %d, %s: %s\n", c.Step, c.Kind, c.Got)
 		return 1
 	}
 	fmt.Fprintln(stdout, "the server now agrees with the reference executor on this case")

@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/retrykit/retrykit/executor"
+	"github.com/retrykit/retrykit/internal/ojsfault"
+	"github.com/retrykit/retrykit/ojshttp"
 )
 
 // A delay that differs is grouped by the deviation seen, not by the
@@ -237,5 +242,50 @@ func TestDeadLetterKindGroupsByDeviation(t *testing.T) {
 		if got := deadLetterKind(tr.steps[0]); got != tc.want || !knownKind(got) {
 			t.Errorf("%v %v: kind %q (known %v), want %q", tc.policy, tc.failure, got, knownKind(got), tc.want)
 		}
+	}
+}
+
+// The reason of a state:ended-not-retried kind is what the case shows
+// (non_retryable_errors in the policy), so it is confirmed by one play
+// without it. On a server that matches patterns as regexps the server
+// then retries: the reason stands and the case keeps its patterns. On a
+// server that ends every job one attempt early (exhaustion offset −1)
+// the server still ends it: the case loses the patterns, which were not
+// why, and its kind gives no reason.
+func TestSettleWhyKeepsOnlyAReasonThePlayConfirms(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		fault    ojsfault.Set
+		params   ojsfault.Params
+		kind     string
+		patterns bool
+	}{
+		{"regexp matching", ojsfault.RegexMatch, ojsfault.Params{}, "state:ended-not-retried(non_retryable_errors)", true},
+		{"one attempt early", 0, ojsfault.Params{ExhaustShift: -1}, "state:ended-not-retried", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := ojshttp.New(executor.New())
+			ojsfault.Plant(srv, tc.fault)
+			ojsfault.PlantParams(srv, tc.params)
+			hs := httptest.NewServer(srv)
+			defer func() { hs.Close(); ojsfault.Plant(srv, 0); ojsfault.PlantParams(srv, ojsfault.Params{}) }()
+			e, err := fuzzEnv(context.Background(), hs.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// "fz.f.tal" matches "fz.fxtal" as a regexp only; the spec
+			// retries the first of two attempts.
+			c := FuzzCase{Policy: map[string]any{"initial_interval": "PT0.02S", "jitter": false, "max_attempts": 2, "non_retryable_errors": []string{"fz.f.tal"}},
+				Failures: []FuzzFailure{{Type: "fz.fxtal"}}}
+			bad, err := e.playCase(context.Background(), &c, only(""))
+			if err != nil || !bad || c.Kind != "state:ended-not-retried(non_retryable_errors)" {
+				t.Fatalf("first play: disagrees %v in %q, err %v: %s", bad, c.Kind, err, c.Got)
+			}
+			plays := e.settleWhy(context.Background(), &c, 10, &FuzzResult{})
+			_, kept := c.Policy["non_retryable_errors"]
+			if plays != 1 || c.Kind != tc.kind || kept != tc.patterns {
+				t.Errorf("settled in %d plays (want 1) to %q (want %q), patterns kept %v: %v", plays, c.Kind, tc.kind, kept, c.Policy)
+			}
+		})
 	}
 }

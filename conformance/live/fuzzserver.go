@@ -93,14 +93,17 @@ type FuzzResult struct {
 // draw, so a jittered delay is judged by its exact range), and at the end
 // dead letter or not and the dead letter's error history. The first
 // disagreement is shrunk (failures dropped, fewer attempts, policy fields
-// dropped or made plain, the binding's spellings respelled, plainer
-// failures, each replayed) to a minimal case. At most jobs jobs are ever
+// dropped, made plain or left to their defaults, the binding's spellings
+// respelled, plainer failures, each replayed unless the reference shows
+// it cannot disagree: canShow) to a minimal case. At most jobs jobs are ever
 // pushed; at the end every job of the run is cancelled or its dead letter
 // deleted, and Left says what could not be. With [WithFuzzAll] the run
 // goes on after the first disagreement with the jobs left: a disagreement
 // of a Kind not found yet is shrunk and added to More, and the kinds found
 // are no longer judged (a server that shows attempts from 0 everywhere
-// still has its delays compared). A case that could not be observed in
+// still has its delays compared). A state:ended-not-retried kind's reason
+// is confirmed by one more play before shrinking (settleWhy). A case
+// that could not be observed in
 // time (see playCase) is played again, at most twice, and then counted in
 // FuzzResult.Inconclusive with its reason: a loaded host or a slow
 // promoter is not a failing server, and the run goes on.

@@ -90,9 +90,7 @@ func scenNonRetryable(ctx context.Context, e *env) {
 			}
 			switch {
 			case tc.retried:
-				// the delay is judged, but held to the timing resolution
-				// by http-next-attempt-at, whose subject it is
-				if bad := e.retried("", ex, a, 1, pol); bad != "" {
+				if bad := e.retried(tc.check, ex, a, 1, pol); bad != "" {
 					if tc.msg != "" {
 						e.fail(tc.check, "non_retryable_errors %q, error type %q, message %q (only the type is matched): %s", tc.patterns, tc.typ, tc.msg, bad)
 						return
@@ -207,7 +205,7 @@ func scenCodes(ctx context.Context, e *env) {
 				return
 			}
 			if tc.state == "retryable" {
-				if bad := e.retried("", ex, a, 1, pol); bad != "" { // see above
+				if bad := e.retried(tc.check, ex, a, 1, pol); bad != "" {
 					e.fail(tc.check, "code %s at attempt 1 of 5: %s", tc.code, bad)
 					return
 				}

@@ -53,9 +53,7 @@ func scenPartialFields(ctx context.Context, e *env) {
 			e.fail(check, "a policy without max_attempts: the first FAIL answered state %q, max_attempts %s; want retryable, 3 (an absent max_attempts is the default 3; stored as 0 the job is never retried)", a.State, intOr(a.MaxAttempts))
 		default:
 			lo, hi := partialBase.bounds(1)
-			// the subject is max_attempts: the delay is held to the
-			// timing resolution by the checks of delays
-			if bad, _ := e.judgeDelay("", ex, a, lo, hi); bad != "" {
+			if bad, _ := e.judgeDelay(check, ex, a, lo, hi); bad != "" {
 				e.fail(check, "a policy without max_attempts, after attempt 1: %s", bad)
 				return
 			}

@@ -35,6 +35,7 @@ type resolutionLog struct {
 	// (notePolls), and the widest gap left before a due time
 	polled, pollResolved int
 	pollGap              time.Duration
+	again                []string // the checks observed a second time (unresolved)
 }
 
 // judgedDelay is one delay of a check: the spec's bounds it was judged
@@ -168,6 +169,32 @@ func (e *env) sampleTimers() (stop func()) {
 	return func() { close(done); <-finished }
 }
 
+// unresolved returns the checks that passed while a delay of theirs was
+// not resolved (see windowCount.conclusive), and forgets their verdicts
+// and windows, so that their scenarios can observe them again; the
+// figure of the run names them.
+func (e *env) unresolved() map[string]bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	again := map[string]bool{}
+	for k, c := range e.res.judged {
+		if v := e.verdicts[k.check]; !c.conclusive() && v != nil && v.status == conformance.StatusPass {
+			again[k.check] = true
+		}
+	}
+	for k := range e.res.judged {
+		if again[k.check] {
+			delete(e.res.judged, k)
+		}
+	}
+	for c := range again {
+		delete(e.verdicts, c)
+		e.res.again = append(e.res.again, c)
+	}
+	slices.Sort(e.res.again)
+	return again
+}
+
 // judgeResolution makes inconclusive the passes of delay checks that a
 // window too wide judged (see noteWindow), with the reason, and returns
 // the figure of the run's resolution and, when some check was made
@@ -212,6 +239,9 @@ func (e *env) judgeResolution() (figure, warning string) {
 	}
 	if e.res.polled > 0 {
 		figure += fmt.Sprintf("; %d of %d retries polled within half their delay before their next_attempt_at (widest gap %v)", e.res.pollResolved, e.res.polled, e.res.pollGap.Round(10*time.Microsecond))
+	}
+	if len(e.res.again) > 0 {
+		figure += fmt.Sprintf("; observed again for it: %s", strings.Join(e.res.again, ", "))
 	}
 	if len(made) > 0 {
 		figure += fmt.Sprintf("; %d delay check(s) inconclusive for it: %s", len(made), strings.Join(made, ", "))

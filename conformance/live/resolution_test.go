@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,5 +142,50 @@ func TestBusyHostNeverPassesAnEarlyRetry(t *testing.T) {
 	}
 	if st := run(30 * time.Millisecond)["http-not-early"]; st != "inconclusive" {
 		t.Errorf("early retries, FETCH answers 30 ms late: http-not-early is %q, want inconclusive", st)
+	}
+}
+
+// slowFirst hands the checker the first n answers to requests of path
+// late by d, the others at once: a busy moment that passes.
+type slowFirst struct {
+	next http.RoundTripper
+	path string
+	d    time.Duration
+	n    *atomic.Int64
+}
+
+func (s slowFirst) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := s.next.RoundTrip(r)
+	if strings.HasSuffix(r.URL.Path, s.path) && s.n.Add(-1) >= 0 {
+		time.Sleep(s.d)
+	}
+	return res, err
+}
+
+// TestBusyMomentIsObservedAgain: a correct server whose first four FAIL
+// answers (the whole lifecycle of http-next-attempt-at and http-cap)
+// reach the checker 30 ms late: the two checks, unresolved, are played
+// again, and pass on the second look (unless this host is busy then
+// too), which the figure names.
+func TestBusyMomentIsObservedAgain(t *testing.T) {
+	hs := httptest.NewServer(ojshttp.New(executor.New()))
+	defer hs.Close()
+	var n atomic.Int64
+	n.Store(4)
+	hc := &http.Client{Transport: slowFirst{http.DefaultTransport, "/workers/nack", 30 * time.Millisecond, &n}}
+	rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithHTTPClient(hc), live.WithDialectProbe(false),
+		live.WithIDs("http-next-attempt-at", "http-cap"))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	// a host busy for the second look too leaves them inconclusive
+	status := statusOf(rep)
+	for _, id := range []string{"http-next-attempt-at", "http-cap"} {
+		if status[id] != "pass" && status[id] != "inconclusive" {
+			t.Errorf("%s is %q after a busy moment, want pass on the second look; not run %+v", id, status[id], rep.NotRun)
+		}
+	}
+	if !hasPrefix(rep.Figures, "timing resolution: ") || !strings.Contains(strings.Join(rep.Figures, "\n"), "observed again for it: http-cap, http-next-attempt-at") {
+		t.Errorf("figures %q do not name the checks observed again", rep.Figures)
 	}
 }

@@ -307,18 +307,26 @@ func Run(ctx context.Context, serverURL string, opts ...Option) (*conformance.Re
 	}
 	skipped := func(id string) bool { _, ok := cfg.skips[id]; return ok && !cfg.strict }
 	stopTimers := e.sampleTimers()
-	var wg sync.WaitGroup
-	for _, s := range scenarios {
-		if !slices.ContainsFunc(s.ids, func(id string) bool { return selected[id] && !skipped(id) }) {
-			continue
+	play := func(want func(id string) bool) {
+		var wg sync.WaitGroup
+		for _, s := range scenarios {
+			if !slices.ContainsFunc(s.ids, func(id string) bool { return selected[id] && !skipped(id) && want(id) }) {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.run(ctx, e)
+			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.run(ctx, e)
-		}()
+		wg.Wait()
 	}
-	wg.Wait()
+	play(func(string) bool { return true })
+	// a delay check passed through windows too wide for it is observed
+	// again, once, by its scenarios (RK-395)
+	if again := e.unresolved(); len(again) > 0 && ctx.Err() == nil {
+		play(func(id string) bool { return again[id] })
+	}
 	stopTimers()
 	e.judgeTiming()
 	e.judgeWire(ctx, func(id string) bool { return selected[id] && !skipped(id) })
