@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -845,5 +846,38 @@ func TestRandomUnseenBugsRoundTwoComeOutRight(t *testing.T) {
 			})
 		}
 		t.Run(name, func(t *testing.T) { checkCauses(t, suite, name, want, f) })
+	}
+}
+
+// With the statistical jitter check on, a bug of delays is still one
+// cause: the check's own draws join the cause of the delays (a model that
+// does not draw fits draws that are all its one multiplier), or the
+// largest unexplained group of delays, not a "jitter-distribution" or
+// "wrong-delay" cause of their own.
+func TestJitterCheckJoinsTheDelaysCause(t *testing.T) {
+	suite, err := conformance.Load(retrykit.Vectors, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]fault{}
+	for _, b := range unseenBugs {
+		byName[b.name] = b.fault
+	}
+	for _, b := range roundTwoBugs {
+		byName[b.name] = b.fault
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"jitter-never", "bug:jitter-ignored(never)"},
+		{"jitter-drawn-once", "unexplained:delay-differs"},
+		{"full-jitter-whole-seconds", "unexplained:delay-differs"},
+		{"zero-delay-attempt-1", "unexplained:delay-zero"},
+		{"additive-jitter-initial", "unexplained:delay-differs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := conformance.NewRunner(suite, conformance.WithJitterSamples(2000)).Run(context.Background(), planted{byName[tc.name]})
+			if len(rep.Causes) != 1 || rep.Causes[0].Class != tc.want || !slices.Contains(rep.Causes[0].IDs, conformance.JitterCheckID) {
+				t.Errorf("causes %s, want %s alone, holding %s", causes(rep), tc.want, conformance.JitterCheckID)
+			}
+		})
 	}
 }
