@@ -1,8 +1,13 @@
 package servermodel
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/retrykit/retrykit/backoff"
 )
 
 // failAfter is a FAIL answer of attempt 1 of a job under policy pol,
@@ -80,4 +85,36 @@ func TestNewestFirstHistoryIsOneGroup(t *testing.T) {
 			t.Errorf("history %v: groups %+v, want one %s", tc.shown, groups, tc.want)
 		}
 	}
+}
+
+// TestRandomNewFamiliesAreFitted: a server with one bug of the families of
+// RK-405, its parameter drawn (one strategy's attempt offset, a cap
+// factor, the field matched), fails template checks, and Diagnose names
+// exactly that family with its parameter (or one this run cannot tell
+// apart from it), alone and uncontradicted.
+func TestRandomNewFamiliesAreFitted(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var dev deviation
+		var want string
+		switch rapid.IntRange(0, 2).Draw(t, "family") {
+		case 0:
+			st := rapid.SampledFrom([]backoff.Strategy{backoff.Linear, backoff.Polynomial}).Draw(t, "strategy")
+			k := rapid.SampledFrom([]int{-2, -1, 1, 2}).Draw(t, "k")
+			dev = deviation{delayShift: k, shiftOnly: 1 << st}
+			want = fmt.Sprintf("delay-attempt-offset(%s,%+d)", strategyNames[st], k)
+		case 1:
+			f := rapid.SampledFrom([]float64{0.001, 0.01, 0.1, 0.5}).Draw(t, "factor")
+			dev = deviation{capFactor: f}
+			want = fmt.Sprintf("cap-factor(×%g)", f)
+		case 2:
+			dev = deviation{matchFields: fieldMessage}
+			want = "matched-field(message)"
+		}
+		obs := templates()
+		failed := answered(set{dev: dev}, obs)
+		found, un := Diagnose(obs, failed)
+		if len(un) > 0 || len(found) != 1 || found[0].Model.Name != want && !contains(found[0].Equivalent, want) || len(found[0].Contradicted) > 0 {
+			t.Fatalf("found %+v, unexplained %v; want %s alone", found, un, want)
+		}
+	})
 }
