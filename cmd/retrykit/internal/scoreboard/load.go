@@ -2,6 +2,7 @@ package scoreboard
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,13 +118,17 @@ func (e *Entry) Label() string {
 
 // Load reads every file ending in ".json" under root (sub-directories
 // included) of fsys. A file that decodes as a conformance report (it has
-// suite_version and scores) joins its implementation's history; other JSON
-// files are listed in Board.Skipped. A file that cannot be read or is not
-// valid JSON is an error (*ReportError, naming the file), as is a
-// directory with no report (ErrNoReports).
+// suite_version and scores) joins its implementation's history; other
+// valid JSON files, and a file with the same bytes as one read before (a
+// copy, or a symbolic link to it), are listed in Board.Skipped. A file
+// that cannot be read, is not valid JSON, or is a report whose scores are
+// not those its results give is an error (*ReportError, naming the file),
+// as is a directory with no report (ErrNoReports). Symbolic links to
+// directories are not followed.
 func Load(fsys fs.FS, root string) (*Board, error) {
 	b := &Board{}
 	byName := map[string]*Implementation{}
+	seen := map[[sha256.Size]byte]string{}
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -143,6 +148,14 @@ func Load(fsys fs.FS, root string) (*Board, error) {
 		if err != nil {
 			return &ReportError{Path: rel, Reason: err.Error()}
 		}
+		sum := sha256.Sum256(data)
+		if first, ok := seen[sum]; ok {
+			// A copy, or a symbolic link to a report already read: one
+			// run, which would show twice in the history.
+			b.Skipped = append(b.Skipped, rel+": the same bytes as "+first)
+			return nil
+		}
+		seen[sum] = rel
 		rep, why, err := decode(data)
 		if err != nil {
 			return &ReportError{Path: rel, Reason: err.Error()}
@@ -227,6 +240,13 @@ const interopKind = "sdk-interop"
 func decode(data []byte) (*conformance.Report, string, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// Valid JSON of another shape (an array, a string): some
+			// other tool's file, left out as an object without
+			// suite_version is.
+			return nil, "a JSON " + te.Value + ", not a conformance report", nil
+		}
 		return nil, "", fmt.Errorf("not a JSON object: %v", err)
 	}
 	if k, ok := probe["kind"]; ok && string(k) == `"`+interopKind+`"` {
@@ -246,7 +266,58 @@ func decode(data []byte) (*conformance.Report, string, error) {
 	if len(rep.Scores) == 0 {
 		return nil, "empty scores: not a conformance report", nil
 	}
+	if err := checkTally(&rep); err != nil {
+		return nil, "", err
+	}
 	return &rep, "", nil
+}
+
+// checkTally returns an error when the scores, totals or per-requirement
+// counts of rep are not those its results and not-run entries give
+// (conformance's own tally, [conformance.Report.Tally], run on a copy): a
+// report edited by hand or cut short, whose scores the board would
+// otherwise show as they are.
+func checkTally(rep *conformance.Report) error {
+	c := *rep
+	c.Results = append([]conformance.Result(nil), rep.Results...)
+	c.NotRun = append([]conformance.Uncovered(nil), rep.NotRun...)
+	c.Requirements = nil
+	c.Tally(nil)
+	for i, s := range c.Scores {
+		if i >= len(rep.Scores) || rep.Scores[i] != s {
+			got := "none"
+			if i < len(rep.Scores) {
+				got = countsText(rep.Scores[i].Counts)
+			}
+			return fmt.Errorf("its %s score (%s) is not what its %d results and %d not run give (%s)",
+				s.Name, got, len(rep.Results), len(rep.NotRun), countsText(s.Counts))
+		}
+	}
+	if len(rep.Scores) != len(c.Scores) {
+		return fmt.Errorf("%d scores, want %d (MUST, SHOULD, RK)", len(rep.Scores), len(c.Scores))
+	}
+	if rep.Totals != c.Totals {
+		return fmt.Errorf("its totals (%s) are not what its results give (%s)", countsText(rep.Totals), countsText(c.Totals))
+	}
+	want := map[string]conformance.Counts{}
+	for _, s := range c.Requirements {
+		want[s.Name] = s.Counts
+	}
+	for _, s := range rep.Requirements {
+		w, ok := want[s.Name]
+		if !ok || w != s.Counts {
+			return fmt.Errorf("requirement %q: its counts (%s) are not what its results give (%s)", s.Name, countsText(s.Counts), countsText(w))
+		}
+		delete(want, s.Name)
+	}
+	for name := range want {
+		return fmt.Errorf("requirement %q has results but no row in requirements", name)
+	}
+	return nil
+}
+
+func countsText(c conformance.Counts) string {
+	return fmt.Sprintf("pass %d, fail %d, error %d, skip %d, not run %d", c.Pass, c.Fail, c.Error, c.Skip, c.NotRun)
 }
 
 // slug returns s in lower case with every run of characters other than

@@ -3,6 +3,7 @@ package scoreboard
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"html"
 	"html/template"
@@ -466,16 +467,25 @@ func Badge(im *Implementation) string {
 	for _, s := range segs {
 		alt = append(alt, s.text)
 	}
-	label := html.EscapeString(strings.Join(alt, " | "))
+	label := xmlEscape(strings.Join(alt, " | "))
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="20" role="img" aria-label="%s"><title>%s: %s</title>`,
-		total, label, html.EscapeString(im.Name), label)
+		total, label, xmlEscape(im.Name), label)
 	x := 0
 	for _, s := range segs {
 		wd := width(s.text)
 		fmt.Fprintf(&b, `<rect x="%d" width="%d" height="20" fill="%s"/><text x="%d" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" text-anchor="middle">%s</text>`,
-			x, wd, s.color, x+wd/2, html.EscapeString(s.text))
+			x, wd, s.color, x+wd/2, xmlEscape(s.text))
 		x += wd
 	}
 	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// xmlEscape returns s escaped for XML text and attributes, with every
+// character XML does not allow (control characters, a lone surrogate)
+// replaced by U+FFFD: a name carrying one still gives a badge that parses.
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder does not fail
 	return b.String()
 }
