@@ -37,8 +37,9 @@ site to SITE:
 Reports are grouped by implementation (implementation.implementation in the
 report) and suite version; reports of different suite versions are never
 added into one score. History runs in the order of the implementation's
-version, then the file name: name files so that they sort (a date, or a
-commit count). A JSON file {"kind": "sdk-interop", "against": …, "source":
+version (numbers compared as numbers; a SemVer pre-release such as
+1.0.0-rc.1 before its release), then the file name: name files so that
+they sort (a date, or a commit count). A JSON file {"kind": "sdk-interop", "against": …, "source":
 …, "rows": [{"name", "works", "fails"}]} is a table of clients tried by hand
 against a server; the index shows it as it is, with no score. Other valid
 JSON files (of any shape), and a file with the same bytes as one read

@@ -372,8 +372,42 @@ func suiteLess(a, b string) bool {
 
 // versionCompare compares two version strings by their runs of digits as
 // numbers and everything else as text ("0.10.0" after "0.9.1", "v2" after
-// "v1"): -1, 0 or +1.
+// "v1"), a pre-release before its release as SemVer has it: the text from
+// the first "-" followed by a letter ("1.0.0-rc.1", "2.0.0-beta") is a
+// pre-release, compared only between versions of equal release part, and a
+// version without one comes after ("1.0.0" after "1.0.0-rc.1"). A "-"
+// followed by a digit is no pre-release ("0.1.0-3-gabc" of git describe
+// comes after "0.1.0"). Returns -1, 0 or +1.
 func versionCompare(a, b string) int {
+	ra, pa, hasA := splitPrerelease(a)
+	rb, pb, hasB := splitPrerelease(b)
+	if c := plainCompare(ra, rb); c != 0 {
+		return c
+	}
+	switch {
+	case hasA && !hasB:
+		return -1
+	case hasB && !hasA:
+		return 1
+	}
+	return plainCompare(pa, pb)
+}
+
+// splitPrerelease splits v at its first "-" followed by an ASCII letter:
+// the release part, the pre-release after the "-", and whether there was
+// one.
+func splitPrerelease(v string) (release, pre string, ok bool) {
+	for i := 0; i+1 < len(v); i++ {
+		if c := v[i+1] | 0x20; v[i] == '-' && c >= 'a' && c <= 'z' {
+			return v[:i], v[i+1:], true
+		}
+	}
+	return v, "", false
+}
+
+// plainCompare is versionCompare without pre-releases: runs of digits as
+// numbers, the rest as text, a prefix first.
+func plainCompare(a, b string) int {
 	for a != "" && b != "" {
 		da, ra := leadingDigits(a)
 		db, rb := leadingDigits(b)

@@ -242,7 +242,7 @@ func TestSiteLinksResolve(t *testing.T) {
 // TestVersionOrderIsTotal: versionCompare is antisymmetric and
 // transitive, and equal only for equal strings up to leading zeros.
 func TestVersionOrderIsTotal(t *testing.T) {
-	gen := rapid.StringMatching(`[0-9a-c.\-]{0,8}`)
+	gen := rapid.StringMatching(`[0-9a-cgr.\-]{0,10}`)
 	rapid.Check(t, func(t *rapid.T) {
 		a, b, c := gen.Draw(t, "a"), gen.Draw(t, "b"), gen.Draw(t, "c")
 		if versionCompare(a, b) != -versionCompare(b, a) {
@@ -255,7 +255,11 @@ func TestVersionOrderIsTotal(t *testing.T) {
 			t.Fatalf("%q unequal to itself", a)
 		}
 	})
-	for _, c := range [][2]string{{"0.9.0", "0.10.0"}, {"1.0.0-rc.1", "1.0.0-rc.2"}, {"v1", "v10"}, {"1", "1.0"}} {
+	for _, c := range [][2]string{{"0.9.0", "0.10.0"}, {"1.0.0-rc.1", "1.0.0-rc.2"}, {"v1", "v10"}, {"1", "1.0"},
+		// SemVer: a pre-release (a "-" then a letter) comes before its
+		// release; git describe's "-N-gHASH" after its tag.
+		{"1.0.0-rc.1", "1.0.0"}, {"1.0.0-alpha", "1.0.0-beta"}, {"1.0.0-beta.2", "1.0.0-beta.10"}, {"v2.0.0-rc.1", "v2.0.0"},
+		{"0.9.9", "1.0.0-rc.1"}, {"0.1.0", "0.1.0-3-gabc1234"}, {"0.1.0-3-gabc1234", "0.1.1-rc.1"}} {
 		if versionCompare(c[0], c[1]) >= 0 {
 			t.Errorf("%q not before %q", c[0], c[1])
 		}
@@ -535,4 +539,25 @@ func TestBadgeIsWellFormedXMLForAnyName(tt *testing.T) {
 			t.Fatalf("badge texts %q lack MUST 1/1", texts)
 		}
 	})
+}
+
+// TestReleaseIsLatestAfterItsCandidate: reports of 1.0.0-rc.1 and 1.0.0
+// (in either file order): the history runs rc.1 then 1.0.0, and the index
+// row and the badge show the release's score, not the candidate's.
+func TestReleaseIsLatestAfterItsCandidate(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.json": {Data: report(t, "srv", "1.0.0", "live-2", map[string][]conformance.Status{"RET-01": {pass, pass}})},
+		"b.json": {Data: report(t, "srv", "1.0.0-rc.1", "live-2", map[string][]conformance.Status{"RET-01": {pass, fail}})},
+	}
+	b, err := Load(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := b.Implementations[0].Suites[0]
+	if got := s.Latest().Report.Implementation.Version; got != "1.0.0" || s.Reports[0].Report.Implementation.Version != "1.0.0-rc.1" {
+		t.Errorf("history %s then %s, want 1.0.0-rc.1 then 1.0.0", s.Reports[0].Report.Implementation.Version, got)
+	}
+	if badge := Badge(b.Implementations[0]); !strings.Contains(badge, "live-2 MUST 2/2") {
+		t.Errorf("badge shows another report than 1.0.0's:\n%s", badge)
+	}
 }
