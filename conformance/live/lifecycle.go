@@ -431,3 +431,52 @@ func (e *env) followPastMax(ctx context.Context, q, id string, wire map[string]a
 		e.recordFail("http-attempts", wire, fl, n, ex, a, nil)
 	}
 }
+
+// scenCoefficientFraction fails a job three times under PT0.2S and
+// backoff_coefficient 1.5, jitter off, max_interval PT10S: the delays are
+// 200ms, 300ms and 450ms (the retry spec's §3.3 example uses 1.5). Every
+// other check sends a whole coefficient, so a server that stores the
+// coefficient as an integer (200ms thrice for 1, or 200, 400ms for 2)
+// passed them all.
+func scenCoefficientFraction(ctx context.Context, e *env) {
+	const check = "http-coefficient-fraction"
+	pol := retry{max: 4, initial: 200 * ms, coef: 1.5, maxIv: 10 * time.Second}
+	wire := pol.wire(e)
+	q, id, err := e.start(ctx, "coef-fraction", wire)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	defer e.c.cancel(ctx, id)
+	for n := 1; n <= 3; n++ {
+		fl := e.failWith("external.timeout", n)
+		a, ex, err := e.nackOK(ctx, id, fl)
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		e.recordFail(check, wire, fl, n, ex, a, nil)
+		if a.State != "retryable" {
+			e.fail(check, "the FAIL of attempt %d of %d answered state %q, want retryable", n, pol.max, a.State)
+			return
+		}
+		lo, hi := pol.bounds(n)
+		bad, next := e.judgeDelay(check, ex, a, lo, hi)
+		if bad != "" {
+			e.fail(check, "backoff_coefficient 1.5, after attempt %d: %s", n, bad)
+			return
+		}
+		if n == 3 {
+			break
+		}
+		if next.IsZero() {
+			e.errored(errors.New("live: no next_attempt_at to wait for"), check)
+			return
+		}
+		if _, err := e.await(ctx, q, id, next, 0); err != nil {
+			e.errored(err, check)
+			return
+		}
+	}
+	e.pass(check, "")
+}
