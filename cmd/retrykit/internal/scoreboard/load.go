@@ -116,6 +116,17 @@ func (e *Entry) Label() string {
 	return v + " (" + base + ")"
 }
 
+// Partial returns why the entry's scores are not those of the whole suite
+// ("partial: 981 vectors not selected"), or "" when every vector was
+// selected. A spec-only run (--spec-only) leaves out the SHOULD and RK
+// levels, which its scores show as not judged, and is not partial.
+func (e *Entry) Partial() string {
+	if e.Report.NotSelected <= 0 || e.Report.SpecOnly {
+		return ""
+	}
+	return fmt.Sprintf("partial: %d vectors not selected (--run, --requirement or --flag)", e.Report.NotSelected)
+}
+
 // Load reads every file ending in ".json" under root (sub-directories
 // included) of fsys. A file that decodes as a conformance report (it has
 // suite_version and scores) joins its implementation's history; other

@@ -561,3 +561,43 @@ func TestReleaseIsLatestAfterItsCandidate(t *testing.T) {
 		t.Errorf("badge shows another report than 1.0.0's:\n%s", badge)
 	}
 }
+
+// TestPartialRunIsMarkedPartial: a report of a run that selected part of
+// the suite (--run, --requirement) shows as partial on the index, in the
+// history and on the badge, so its MUST 2/2 does not read as the whole
+// suite's; a spec-only run is not partial.
+func TestPartialRunIsMarkedPartial(t *testing.T) {
+	edit := func(notSelected int, specOnly bool) []byte {
+		var r conformance.Report
+		if err := json.Unmarshal(report(t, "srv", "1", "live-2", map[string][]conformance.Status{"RET-01": {pass, pass}}), &r); err != nil {
+			t.Fatal(err)
+		}
+		r.NotSelected, r.SpecOnly = notSelected, specOnly
+		b, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		notSelected int
+		specOnly    bool
+		partial     bool
+	}{{57, false, true}, {0, false, false}, {30, true, false}} {
+		b, err := Load(fstest.MapFS{"r.json": {Data: edit(c.notSelected, c.specOnly)}}, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		site := t.TempDir()
+		if err := Write(b, site); err != nil {
+			t.Fatal(err)
+		}
+		index, page, badge := read(t, site, "index.html"), read(t, site, "impl/srv.html"), read(t, site, "badges/srv.svg")
+		marked := strings.Contains(index, `title="partial: 57 vectors not selected`) &&
+			strings.Count(page, `<span class="partial"`) == 1 && strings.Contains(page, "its scores are not those of the whole suite") &&
+			strings.Contains(badge, "live-2 MUST 2/2 (partial)")
+		if marked != c.partial || (!c.partial && (strings.Contains(index+page, `class="partial"`) || strings.Contains(badge, "(partial)"))) {
+			t.Errorf("not_selected %d, spec_only %v: marked partial %v, want %v", c.notSelected, c.specOnly, marked, c.partial)
+		}
+	}
+}
