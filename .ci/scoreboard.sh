@@ -4,11 +4,15 @@
 #
 #  1. builds the site from the committed reports (docs/scoreboard/reports)
 #     and an HTML report of a run with causes (a planted adapter), every
-#     format of that run written at once;
+#     format of that run written at once; a board of one hostile name (a
+#     tag, quotes, Unicode, 200 characters) with a release and its
+#     candidate and a file that is no report; a fuzz --server HTML report
+#     against serve with a planted fault (these add about 14 s);
 #  2. loads the pages in headless Chromium (Debian's package, installed if
 #     missing) and checks the DOM it rendered (no script element): one row
 #     per implementation, a cause's reproduction command, a history chart,
-#     the badges; keeps a screenshot of every page at 390 px (a phone) and
+#     the badges; the hostile name as text, the release as latest; the
+#     fuzz --server page's case and commands; keeps a screenshot of every page at 390 px (a phone) and
 #     of the index, a history page and a report at 1280 px under
 #     build/scoreboard/screenshots;
 #  3. runs the run: steps of action.yml as GitHub would, against the
