@@ -177,3 +177,24 @@ func TestFormatsShareOneTally(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownShowsHostileTextAsText: Markdown renders inline HTML, and a
+// GitHub step summary is Markdown, so an implementation name, a reason or
+// a figure holding a tag comes out as the characters it has, never as an
+// element; a "|" stays inside its cell.
+func TestMarkdownShowsHostileTextAsText(t *testing.T) {
+	rep := handReport()
+	rep.Implementation.Implementation = `<img src=x onerror=alert(1)> a|b`
+	rep.Figures = append(rep.Figures, "<iframe src=//x></iframe>")
+	rep.Results[1].Reason = "<script>alert(2)</script>"
+	rep.Tally(nil)
+	md := write(t, rep, "markdown")
+	for _, tag := range []string{"<img", "<iframe", "<script"} {
+		if strings.Contains(md, tag) {
+			t.Errorf("markdown holds %s as a tag:\n%s", tag, md)
+		}
+	}
+	if !strings.Contains(md, `&lt;img src=x onerror=alert(1)&gt; a\|b`) {
+		t.Errorf("markdown title does not show the name escaped:\n%s", md[:min(len(md), 300)])
+	}
+}

@@ -214,9 +214,11 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 }
 
 // blind reports whether f's model answers as the spec does on at least
-// half as many unexplained failures of the matcher as the matcher's
-// failures it explains: it reproduces some answers of a matcher and sees
-// no deviation where the same matcher deviates nearly as often. A
+// half as many unexplained failures of the matcher, of the kinds it
+// explains (matches too much, an invalid list accepted, ...), as the
+// matcher's failures it explains: it reproduces some answers of a
+// matcher and sees no deviation where the same matcher deviates the same
+// way nearly as often. A
 // matcher's failures are match answers, and decisions before
 // max_attempts of a policy that lists non_retryable_errors whose action
 // is not the spec's. Such a model (a prefix match, for a matcher that
@@ -231,9 +233,12 @@ func (f Finding) blind(cases []Case, unexplained []string) bool {
 		byID[cases[i].ID] = &cases[i]
 	}
 	mine := 0
+	kinds := map[key]bool{}
 	for _, id := range f.Explains {
 		if c := byID[id]; c != nil && matcherCase(c) {
 			mine++
+			_, g := describe(c)
+			kinds[g] = true
 		}
 	}
 	if mine == 0 {
@@ -244,6 +249,9 @@ func (f Finding) blind(cases []Case, unexplained []string) bool {
 		c := byID[id]
 		if c == nil || !matcherCase(c) || c.Judge == nil {
 			continue
+		}
+		if _, g := describe(c); !kinds[g] {
+			continue // another deviation of the matcher: a second bug
 		}
 		if a, ok := f.Model.Answer(c.Request); ok && !Drawn(a) && c.Judge(a) {
 			n++
