@@ -352,7 +352,7 @@ var roundTwoBugs = []struct {
 	})},
 	// max_attempts 0 read as "retry for ever" (go-retry's, Sidekiq's
 	// habit), where the spec runs the job once
-	{"max-attempts-0-unlimited", []string{"unexplained:"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+	{"max-attempts-0-unlimited", []string{"unexplained:retried-past-max-attempts(1,2)"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
 		if s, ok := specOf(req); ok && req.Op == protocol.OpDecide && s.MaxAttempts == 0 {
 			return ref(editPolicy(req, func(m map[string]any, _ policy.Spec) { m["max_attempts"] = math.MaxInt64 }))
 		}

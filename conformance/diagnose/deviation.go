@@ -447,6 +447,33 @@ func joinSides(out []Deviation, order map[string]int) []Deviation {
 		out = slices.Delete(out, i, i+1)
 	}
 	sort.SliceStable(out, func(a, b int) bool { return len(out[a].IDs) > len(out[b].IDs) })
+	// one exhaustion: attempts retried 1, 2, … past max_attempts (or given
+	// up 1, 2 early) are one group, named by the offsets seen
+	for _, pre := range []string{"retried-past-max-attempts(", "exhausted-early("} {
+		var idx []int
+		for i, d := range out {
+			if strings.HasPrefix(d.Name, pre) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) < 2 {
+			continue
+		}
+		big := idx[0] // the groups are largest first
+		var ks []string
+		for _, i := range idx {
+			ks = append(ks, strings.TrimSuffix(strings.TrimPrefix(out[i].Name, pre), ")"))
+		}
+		sort.Strings(ks)
+		for j := len(idx) - 1; j >= 1; j-- {
+			out[big].IDs = append(out[big].IDs, out[idx[j]].IDs...)
+			out = slices.Delete(out, idx[j], idx[j]+1)
+		}
+		sort.SliceStable(out[big].IDs, func(a, b int) bool { return order[out[big].IDs[a]] < order[out[big].IDs[b]] })
+		out[big].Name = pre + strings.Join(ks, ",") + ")"
+		out[big].Explanation = strings.Join(ks, " or ") + " attempt(s) " + map[bool]string{true: "past max_attempts retried", false: "before max_attempts given up"}[strings.HasPrefix(pre, "retried")]
+	}
+	sort.SliceStable(out, func(a, b int) bool { return len(out[a].IDs) > len(out[b].IDs) })
 	// one matcher: a group of match answers a quarter or less the size
 	// of the largest joins it (too much beside a few too little)
 	big := slices.IndexFunc(out, func(d Deviation) bool { return matcherGroups[d.Name] })
