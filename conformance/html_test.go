@@ -45,6 +45,11 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.Contains(page, "<style>") {
 		t.Errorf("not a page with its style inline:\n%.300s", page)
 	}
+	// A browser runs no script and loads nothing from elsewhere even if a
+	// tag slipped through escaping.
+	if !strings.Contains(page, `<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;; img-src &#39;self&#39;">`) {
+		t.Errorf("no Content-Security-Policy forbidding scripts:\n%.400s", page)
+	}
 	if strings.Contains(page, "demo <server>") || !strings.Contains(page, "demo &lt;server&gt;") {
 		t.Error("the implementation's name is not escaped")
 	}

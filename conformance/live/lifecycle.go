@@ -448,35 +448,43 @@ func scenCoefficientFraction(ctx context.Context, e *env) {
 		return
 	}
 	defer e.c.cancel(ctx, id)
-	for n := 1; n <= 3; n++ {
+	switch msg, err := e.failThrough(ctx, check, q, id, wire, 3, pol.bounds); {
+	case err != nil:
+		e.errored(err, check)
+	case msg != "":
+		e.fail(check, "backoff_coefficient 1.5, %s", msg)
+	default:
+		e.pass(check, "")
+	}
+}
+
+// failThrough fails the active job id of queue q, pushed under the retry
+// object wire, at attempts 1 to rounds: it records each FAIL answer for
+// check, judges its delay against bounds(n) and awaits the retry before
+// the next. It returns what was wrong ("" for nothing) or the error that
+// stopped it.
+func (e *env) failThrough(ctx context.Context, check, q, id string, wire map[string]any, rounds int, bounds func(n int) (time.Duration, time.Duration)) (string, error) {
+	for n := 1; n <= rounds; n++ {
 		fl := e.failWith("external.timeout", n)
 		a, ex, err := e.nackOK(ctx, id, fl)
 		if err != nil {
-			e.errored(err, check)
-			return
+			return "", err
 		}
 		e.recordFail(check, wire, fl, n, ex, a, nil)
 		if a.State != "retryable" {
-			e.fail(check, "the FAIL of attempt %d of %d answered state %q, want retryable", n, pol.max, a.State)
-			return
+			return fmt.Sprintf("the FAIL of attempt %d answered state %q, want retryable", n, a.State), nil
 		}
-		lo, hi := pol.bounds(n)
-		bad, next := e.judgeDelay(check, ex, a, lo, hi)
-		if bad != "" {
-			e.fail(check, "backoff_coefficient 1.5, after attempt %d: %s", n, bad)
-			return
+		lo, hi := bounds(n)
+		msg, next := e.judgeDelay(check, ex, a, lo, hi)
+		if msg != "" {
+			return fmt.Sprintf("after attempt %d: %s", n, msg), nil
 		}
-		if n == 3 {
+		if n == rounds {
 			break
 		}
-		if next.IsZero() {
-			e.errored(errors.New("live: no next_attempt_at to wait for"), check)
-			return
-		}
 		if _, err := e.await(ctx, q, id, next, 0); err != nil {
-			e.errored(err, check)
-			return
+			return "", err
 		}
 	}
-	e.pass(check, "")
+	return "", nil
 }

@@ -207,6 +207,9 @@ func TestSiteLinksResolve(t *testing.T) {
 		if strings.Contains(s, "<script") {
 			t.Errorf("%s has a script", p)
 		}
+		if !strings.Contains(html.UnescapeString(s), `<meta http-equiv="Content-Security-Policy" content="`+conformance.ReportPolicy+`">`) {
+			t.Errorf("%s has no Content-Security-Policy forbidding scripts", p)
+		}
 		for _, m := range linkRE.FindAllStringSubmatch(s, -1) {
 			ref := html.UnescapeString(m[1])
 			u, err := url.Parse(ref)
