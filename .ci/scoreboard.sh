@@ -4,11 +4,15 @@
 #
 #  1. builds the site from the committed reports (docs/scoreboard/reports)
 #     and an HTML report of a run with causes (a planted adapter), every
-#     format of that run written at once;
+#     format of that run written at once; a board of one hostile name (a
+#     tag, quotes, Unicode, 200 characters) with a release and its
+#     candidate and a file that is no report; a fuzz --server HTML report
+#     against serve with a planted fault (these add about 14 s);
 #  2. loads the pages in headless Chromium (Debian's package, installed if
 #     missing) and checks the DOM it rendered (no script element): one row
 #     per implementation, a cause's reproduction command, a history chart,
-#     the badges; keeps a screenshot of every page at 390 px (a phone) and
+#     the badges; the hostile name as text, the release as latest; the
+#     fuzz --server page's case and commands; keeps a screenshot of every page at 390 px (a phone) and
 #     of the index, a history page and a report at 1280 px under
 #     build/scoreboard/screenshots;
 #  3. runs the run: steps of action.yml as GitHub would, against the
@@ -42,6 +46,29 @@ echo "-- a run with causes, every format at once"
   --format junit -o "$out/planted.xml" --format text -o "$out/planted.txt" && { echo "the planted adapter passed"; exit 1; }
 for f in html json md xml txt; do [ -s "$out/planted.$f" ] || { echo "planted.$f not written"; exit 1; }; done
 
+echo "-- a board of one name with a tag, quotes, a slash, Unicode and 200 more characters, a release and its candidate, a file that is no report"
+mkdir -p "$out/hostile"
+python3 - "$out/planted.json" "$out/hostile" <<'PY'
+import json, sys
+src, d = sys.argv[1], sys.argv[2]
+r = json.load(open(src))
+r["implementation"]["implementation"] = '<img src=x onerror=alert(1)> "q" / \u2713 ' + "long-" * 40
+for i, version in enumerate(["1.0.0", "1.0.0-rc.1"]):
+    r["implementation"]["version"] = version
+    json.dump(r, open(f"{d}/r{i}.json", "w"))
+open(d + "/notes.json", "w").write('["not a report"]')
+PY
+"$rk" scoreboard "$out/hostile" -o "$out/hostile-site" 2>"$out/hostile.err"
+grep -q "left out .*notes.json" "$out/hostile.err" || { echo "notes.json not named as left out"; cat "$out/hostile.err"; exit 1; }
+echo "-- fuzz --server against serve with a planted fault, html and json in one run"
+"$rk" serve --addr 127.0.0.1:0 --plant regex-match >"$out/serve.url" 2>/dev/null &
+serve_pid=$!
+for _ in $(seq 100); do [ -s "$out/serve.url" ] && break; sleep 0.1; done
+"$rk" fuzz --server "$(head -1 "$out/serve.url")" --jobs 100 --seed 15849421751359933509 --out "$out/fuzz-cases" \
+  --format html -o "$out/fuzz-server.html" --format json -o "$out/fuzz-server.json" >/dev/null || true
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true
+[ -s "$out/fuzz-server.html" ] || { echo "fuzz --server wrote no HTML report"; exit 1; }
+
 # shot PAGE WIDTH NAME: a screenshot of PAGE at WIDTH px.
 shot() {
   chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
@@ -65,6 +92,9 @@ dom "$out/site/impl/$history" >"$out/impl.dom"
 report=$(grep -l 'class="cause"' "$out/site/reports/"*/*.html | head -1)
 dom "$report" >"$out/report.dom"
 dom "$out/planted.html" >"$out/planted.dom"
+dom "$out/hostile-site/index.html" >"$out/hostile-index.dom"
+dom "$(ls "$out/hostile-site/impl/"*.html | head -1)" >"$out/hostile-impl.dom"
+dom "$out/fuzz-server.html" >"$out/fuzz-server.dom"
 python3 - "$out" "$impl" "$PWD/$report" <<'PY'
 import re, sys, xml.etree.ElementTree as ET
 out, impl, report = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -89,20 +119,35 @@ if os.path.exists(out + "/reports/sdk-interop.json"):
 page = read(out + "/impl.dom")
 need('<svg class="history"' in page and "<polyline" in page, "history page: no chart with a line")
 need(len(re.findall(r"<circle ", page)) >= 2, "history page: fewer than two points")
-for name, dom in (("index", index), ("history page", page)):
+for name, dom in (("index", index), ("history page", page), ("site report", read(out + "/report.dom")),
+                  ("planted report", read(out + "/planted.dom")), ("fuzz --server report", read(out + "/fuzz-server.dom"))):
     need("<script" not in dom and 'name="viewport"' in dom, f"{name}: a script, or no viewport for phones")
+    # a browser runs no script there even if a tag slipped through escaping
+    need("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';" in dom, f"{name}: no policy forbidding scripts")
 for name, dom in (("site report", read(out + "/report.dom")), ("planted report", read(out + "/planted.dom"))):
     need("<script" not in dom, f"{name}: a script element")
     need(re.search(r'Reproduce: <code class="cmd">retrykit conformance [^<]* --run [a-z]', dom) is not None, f"{name}: no reproduction command")
     need('<article class="cause"' in dom, f"{name}: no cause")
     need(re.search(r'href="https://github.com/openjobspec/spec/blob/main/spec/ojs-[a-z-]+\.md#', dom) is not None, f"{name}: no link to a spec section")
     need('name="viewport"' in dom, f"{name}: no viewport for phones")
+# A name with a tag is text in what Chromium built, never an element; the
+# release, not its candidate, is the latest; both are in the history.
+hi, hp = read(out + "/hostile-index.dom"), read(out + "/hostile-impl.dom")
+need("<img src=\"x\"" not in hi + hp and "&lt;img src=x onerror=alert(1)&gt;" in hi, "hostile board: the name's tag became an element")
+need(len(re.findall(r'<tr class="impl-row">', hi)) == 1 and "<td>1.0.0</td>" in hi, "hostile board: not one row showing 1.0.0 as latest")
+hist = re.findall(r'<tr><td><a href="[^"]+\.html">([^<]+)</a>', hp)
+need(len(re.findall(r"<circle ", hp)) >= 2 and hist == ["1.0.0-rc.1 (r1)", "1.0.0 (r0)"], f"hostile board: history {hist}, want rc.1 then 1.0.0")
+fz = read(out + "/fuzz-server.dom")
+need('id="verdict"' in fz and 'id="figures"' in fz and "<script" not in fz and 'name="viewport"' in fz, "fuzz --server report: no verdict, figures or viewport, or a script")
+if 'class="verdict fail"' in fz:
+    need('<article class="cause"' in fz and re.search(r'Reproduce: <code class="cmd">retrykit fuzz --server \S+ --seed \d+', fz) and "--replay " in fz,
+         "fuzz --server report: a disagreement without its case or commands")
 for f in fails: print("FAIL:", f)
 if fails: sys.exit(1)
 print(f"index: {len(rows)} rows, {len(set(badges))} badges; history chart and reproduction commands shown")
 PY
 n=0
-for p in $(cd "$out" && find site -name '*.html' | sort) planted.html; do
+for p in $(cd "$out" && find site -name '*.html' | sort) planted.html fuzz-server.html hostile-site/index.html; do
   n=$((n+1)); shot "$out/$p" 390 "phone-$(echo "$p" | tr / _ | sed 's/\.html$//')"
 done
 shot "$out/site/index.html" 1280 index

@@ -45,17 +45,48 @@ func diagnoseResults(results []Result) ([]diagnose.Finding, []diagnose.Deviation
 		})
 	}
 	f, unexplained := diagnose.Diagnose(cases)
+	check := -1
 	for i := range results {
 		if res := &results[i]; res.ID == JitterCheckID && res.Status == StatusFail && len(res.draws) > 0 {
+			check = i
 			for j := range f {
 				if drawsFit(f[j].Model, res.draws) {
 					f[j].Explains = append(f[j].Explains, res.ID)
+					check = -1
 					break
 				}
 			}
 		}
 	}
-	return f, diagnose.Deviations(cases, unexplained)
+	groups := diagnose.Deviations(cases, unexplained)
+	if check >= 0 {
+		joinJitterCheck(groups, results, check)
+	}
+	return f, groups
+}
+
+// joinJitterCheck puts the failed jitter check, which no model's draws
+// fit, into the largest unexplained group of delays (every failure a
+// delay or a retry decision): its draws are delays the implementation
+// drew itself, the same deviation seen without an injected draw, not a
+// cause of their own. Without such a group it stays apart, under its
+// symptom.
+func joinJitterCheck(groups []diagnose.Deviation, results []Result, check int) {
+	kind := make(map[string]string, len(results))
+	for i := range results {
+		kind[results[i].ID] = results[i].Kind
+	}
+	for j := range groups {
+		delays := true
+		for _, id := range groups[j].IDs {
+			delays = delays && (kind[id] == kindDelay || kind[id] == kindDecide)
+		}
+		if delays {
+			groups[j].IDs = append(groups[j].IDs, results[check].ID)
+			groups[j].Explanation += "; the jitter check's own draws deviate too"
+			return // the groups are largest first
+		}
+	}
 }
 
 // sameAnswer reports whether the implementation's answer got equals the
@@ -145,6 +176,15 @@ func drawsFit(m diagnose.Model, draws []float64) bool {
 	}
 	lo, ok1 := at(0)
 	hi, ok2 := at(math.Nextafter(1, 0))
+	if ok1 && ok2 && hi == lo {
+		// a model that does not draw: every multiplier is its one
+		for _, x := range draws {
+			if math.Abs(x-lo) > 1e-9 {
+				return false
+			}
+		}
+		return true
+	}
 	if !ok1 || !ok2 || hi <= lo || lo == 0.5 && hi > 1.4999 {
 		return false
 	}

@@ -1,12 +1,14 @@
 package conformance_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -350,7 +352,7 @@ var roundTwoBugs = []struct {
 	})},
 	// max_attempts 0 read as "retry for ever" (go-retry's, Sidekiq's
 	// habit), where the spec runs the job once
-	{"max-attempts-0-unlimited", []string{"unexplained:"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+	{"max-attempts-0-unlimited", []string{"unexplained:retried-past-max-attempts(1,2)"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
 		if s, ok := specOf(req); ok && req.Op == protocol.OpDecide && s.MaxAttempts == 0 {
 			return ref(editPolicy(req, func(m map[string]any, _ policy.Spec) { m["max_attempts"] = math.MaxInt64 }))
 		}
@@ -442,6 +444,143 @@ var roundTwoBugs = []struct {
 		}
 		return ref(req)
 	}},
+	// the exponential delay multiplied up one attempt at a time, truncated
+	// to the nanosecond at each step
+	{"exp-iterative-floor", []string{"unexplained:delay"}, rawDelay(func(s policy.Spec, n int64) (float64, bool) {
+		if s.Strategy.String() != "exponential" || n > 200 {
+			return 0, false
+		}
+		d := float64(s.InitialInterval)
+		for i := int64(1); i < n; i++ {
+			d = math.Floor(d * s.BackoffCoefficient)
+		}
+		return d, true
+	}, maxOf)},
+	// the jitter multiplier applied twice, before and after the cap
+	{"jitter-squared", []string{"unexplained:delay"}, onJitter(func(s policy.Spec, _, capped int64, r float64, _ func(protocol.Request) protocol.Response, _ protocol.Request) int64 {
+		return capJitter(float64(capped)*(0.5+r)*(0.5+r), maxOf(s), false, 0)
+	})},
+	// a leading minus sign accepted: -PT1S is minus one second
+	{"negative-duration-accepted", []string{"unexplained:accepts-invalid"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if req.Op == protocol.OpParseDuration && strings.HasPrefix(req.Value, "-P") {
+			q := req
+			q.Value = req.Value[1:]
+			a := ref(q)
+			if a.NS != nil {
+				n := -*a.NS
+				a.NS = &n
+			}
+			return a
+		}
+		return ref(req)
+	}},
+	// a fraction on minutes accepted (and read as 0)
+	{"fraction-on-minutes-accepted", []string{"unexplained:accepts-invalid"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if req.Op == protocol.OpParseDuration && a.Error != nil && strings.HasPrefix(req.Value, "PT") && strings.HasSuffix(req.Value, "M") && strings.Contains(req.Value, ".") {
+			n := int64(0)
+			return protocol.Response{ID: req.ID, NS: &n}
+		}
+		return a
+	}},
+	// the effective policy omits backoff_strategy
+	{"effective-lacks-strategy", []string{"unexplained:effective(backoff_strategy)"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		var eff map[string]json.RawMessage
+		if req.Op == protocol.OpValidate && a.Error == nil && json.Unmarshal(a.Effective, &eff) == nil {
+			delete(eff, "backoff_strategy")
+			a.Effective, _ = json.Marshal(eff)
+		}
+		return a
+	}},
+	// a max_interval below initial_interval raised to it, not refused
+	{"max-interval-below-initial-clamped", []string{"unexplained:accepts-invalid"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		if a.Error == nil || req.Profile != "" || (req.Op != protocol.OpValidate && req.Op != protocol.OpDelay && req.Op != protocol.OpDecide) || !strings.Contains(a.Error.Message, "max_interval: must be >=") {
+			return a
+		}
+		var m map[string]any
+		if json.Unmarshal(req.Policy, &m) != nil {
+			return a
+		}
+		m["max_interval"] = m["initial_interval"]
+		q := req
+		q.Policy, _ = json.Marshal(m)
+		b := ref(q)
+		b.ID = req.ID
+		return b
+	}},
+	// the decision's delay never jittered, the delay op right
+	{"decide-delay-without-jitter", []string{"unexplained:delay"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if req.Op == protocol.OpDecide {
+			half := 0.5
+			req.Rand = &half
+		}
+		return ref(req)
+	}},
+	// the delay op answers microseconds read as nanoseconds (1000×), the
+	// decision right: two code paths
+	{"time-factor-1000-delay-op-only", []string{"unexplained:delay-ratio(×1000)"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if req.Op == protocol.OpDelay {
+			return onDelay(times(1000))(req, ref)
+		}
+		return ref(req)
+	}},
+	// the cap after jitter applied on the exponential path only
+	{"post-cap-only-exponential", []string{"unexplained:delay-above-max-interval"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		a := ref(req)
+		s, ok := specOf(req)
+		if !ok || !s.Jitter || s.Strategy.String() == "exponential" || a.Error != nil || a.DelayNS == nil {
+			return a
+		}
+		capped, ok := cappedDelay(req, ref)
+		if !ok {
+			return a
+		}
+		d := int64(math.Floor(float64(capped) * (0.5 + drawOf(req))))
+		a.DelayNS = &d
+		return a
+	}},
+	// patterns compiled as regular expressions anchored at the start only
+	// ("^" + pattern): a prefix match for "auth.*", "*" matching all
+	{"regex-anchored-start-only", []string{"unexplained:matches-too-much"}, onMatch(func(patterns []string, typ string) bool {
+		for _, p := range patterns {
+			re, err := regexp.Compile("^" + p)
+			if err == nil && re.MatchString(typ) {
+				return true
+			}
+		}
+		return false
+	})},
+	// an absent max_attempts is 0 (a struct's zero value), the rest merged
+	{"absent-max-attempts-zero", []string{"bug:wrong-default(max_attempts→0)"}, defaultField("max_attempts", 0)},
+	// jitter adds up to one initial_interval to the capped delay (retry-go's
+	// random delay), capped
+	{"additive-jitter-initial", []string{"unexplained:delay"}, onJitter(func(s policy.Spec, _, capped int64, r float64, _ func(protocol.Request) protocol.Response, _ protocol.Request) int64 {
+		return min(capped+int64(r*float64(s.InitialInterval)), maxOf(s))
+	})},
+	// years refused by the parser (days, months kept)
+	{"years-unsupported", []string{"unexplained:rejects-valid-duration"}, func(req protocol.Request, ref func(protocol.Request) protocol.Response) protocol.Response {
+		if req.Op == protocol.OpParseDuration && strings.Contains(strings.SplitN(req.Value, "T", 2)[0], "Y") {
+			return protocol.Response{ID: req.ID, Error: &protocol.ErrorResult{Type: protocol.ErrorPolicyInvalid, Message: "years unsupported"}}
+		}
+		return ref(req)
+	}},
+	// two bugs of one matcher: letter case ignored, only the first pattern
+	// tried
+	{"case-folded+first-pattern-only", []string{"unexplained:matches-too-little", "bug:loosened-match(case)"}, both(caseFolded, onMatch(func(patterns []string, typ string) bool {
+		return len(patterns) > 0 && specMatch(patterns[:1], typ)
+	}))},
+	// a family of delays beside a matcher searching unanchored regular
+	// expressions (a pattern that does not compile never matches)
+	{"regex-search+time-factor", []string{"bug:time-factor(×2)", "unexplained:matches-too-much"}, both(onDelay(times(2)), onMatch(func(patterns []string, typ string) bool {
+		for _, p := range patterns {
+			if re, err := regexp.Compile(p); err == nil && re.MatchString(typ) {
+				return true
+			}
+		}
+		return false
+	}))},
 	// two bugs in one implementation, each named, the larger first
 	{"time-factor+fail-ignored", []string{"bug:time-factor(×2)", "bug:handler-codes-ignored(FAIL)"}, both(onDelay(times(2)), codesIgnored("FAIL"))},
 	{"linear-as-exponential+case-folded", []string{"bug:strategy-as(linear→exponential)", "bug:loosened-match(case)"}, both(strategyAs("linear", "exponential"), caseFolded)},
@@ -707,5 +846,38 @@ func TestRandomUnseenBugsRoundTwoComeOutRight(t *testing.T) {
 			})
 		}
 		t.Run(name, func(t *testing.T) { checkCauses(t, suite, name, want, f) })
+	}
+}
+
+// With the statistical jitter check on, a bug of delays is still one
+// cause: the check's own draws join the cause of the delays (a model that
+// does not draw fits draws that are all its one multiplier), or the
+// largest unexplained group of delays, not a "jitter-distribution" or
+// "wrong-delay" cause of their own.
+func TestJitterCheckJoinsTheDelaysCause(t *testing.T) {
+	suite, err := conformance.Load(retrykit.Vectors, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]fault{}
+	for _, b := range unseenBugs {
+		byName[b.name] = b.fault
+	}
+	for _, b := range roundTwoBugs {
+		byName[b.name] = b.fault
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"jitter-never", "bug:jitter-ignored(never)"},
+		{"jitter-drawn-once", "unexplained:delay-differs"},
+		{"full-jitter-whole-seconds", "unexplained:delay-differs"},
+		{"zero-delay-attempt-1", "unexplained:delay-zero"},
+		{"additive-jitter-initial", "unexplained:delay-differs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := conformance.NewRunner(suite, conformance.WithJitterSamples(2000)).Run(context.Background(), planted{byName[tc.name]})
+			if len(rep.Causes) != 1 || rep.Causes[0].Class != tc.want || !slices.Contains(rep.Causes[0].IDs, conformance.JitterCheckID) {
+				t.Errorf("causes %s, want %s alone, holding %s", causes(rep), tc.want, conformance.JitterCheckID)
+			}
+		})
 	}
 }

@@ -45,6 +45,11 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.Contains(page, "<style>") {
 		t.Errorf("not a page with its style inline:\n%.300s", page)
 	}
+	// A browser runs no script and loads nothing from elsewhere even if a
+	// tag slipped through escaping.
+	if !strings.Contains(page, `<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;; img-src &#39;self&#39;">`) {
+		t.Errorf("no Content-Security-Policy forbidding scripts:\n%.400s", page)
+	}
 	if strings.Contains(page, "demo <server>") || !strings.Contains(page, "demo &lt;server&gt;") {
 		t.Error("the implementation's name is not escaped")
 	}
@@ -175,5 +180,26 @@ func TestFormatsShareOneTally(t *testing.T) {
 		if m == nil || !strings.Contains(page, m[1]) {
 			t.Errorf("cause %d: JUnit's reproduction command %v is not the HTML page's", i+1, m)
 		}
+	}
+}
+
+// TestMarkdownShowsHostileTextAsText: Markdown renders inline HTML, and a
+// GitHub step summary is Markdown, so an implementation name, a reason or
+// a figure holding a tag comes out as the characters it has, never as an
+// element; a "|" stays inside its cell.
+func TestMarkdownShowsHostileTextAsText(t *testing.T) {
+	rep := handReport()
+	rep.Implementation.Implementation = `<img src=x onerror=alert(1)> a|b`
+	rep.Figures = append(rep.Figures, "<iframe src=//x></iframe>")
+	rep.Results[1].Reason = "<script>alert(2)</script>"
+	rep.Tally(nil)
+	md := write(t, rep, "markdown")
+	for _, tag := range []string{"<img", "<iframe", "<script"} {
+		if strings.Contains(md, tag) {
+			t.Errorf("markdown holds %s as a tag:\n%s", tag, md)
+		}
+	}
+	if !strings.Contains(md, `&lt;img src=x onerror=alert(1)&gt; a\|b`) {
+		t.Errorf("markdown title does not show the name escaped:\n%s", md[:min(len(md), 300)])
 	}
 }

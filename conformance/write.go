@@ -477,10 +477,13 @@ func mdTable(ew *errWriter, t table) {
 	}
 }
 
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
+// mdEscape keeps text as text in Markdown: a "|" inside its table cell,
+// a line break out, and "<", ">" and "&" as entities, since Markdown
+// renders inline HTML (a GitHub step summary does) and a name or reason
+// from an implementation may hold a tag.
+func mdEscape(s string) string { return mdReplacer.Replace(s) }
+
+var mdReplacer = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`

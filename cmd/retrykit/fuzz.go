@@ -42,7 +42,7 @@ const (
 )
 
 const fuzzUsage = `usage: retrykit fuzz --impl CMD [flags]
-       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--late-bound D] [--out DIR] [--all] [--format json]
+       retrykit fuzz --server URL [--jobs N] [--seed S] [--time D] [--late-bound D] [--out DIR] [--all] [--format FORMAT [-o FILE]]...
        retrykit fuzz --server URL --replay FILE
 
 With --server, a live OJS server is fuzzed instead of an adapter, against
@@ -79,7 +79,9 @@ that cannot be observed in time (a retry not fetchable within
 --late-bound after its next_attempt_at, a request timed out, a FAIL
 refused with 409 after a lapsed reservation) is played again, at most
 twice, then counted inconclusive with its reason; the run goes on.
---format json writes the report for tools.
+--format json writes the report for tools, --format html one page to read
+(the disagreements, each case and the commands that reproduce it); each
+format may go to its own -o, all of them in one run.
 
 Generates requests for every op the adapter lists in its hello
 (parse_duration, validate, delay, match, decide, and scenario: random job
@@ -178,18 +180,28 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if *late <= 0 || *late > live.MaxLateBound {
 			return usageErr(fmt.Sprintf("--late-bound: must be above 0 and at most %v, got %v", live.MaxLateBound, *late))
 		}
-		asJSON := false
-		for _, f := range formats {
-			if f != "text" && f != "json" {
-				return usageErr(fmt.Sprintf("--format: --server writes text or json, got %q", f))
-			}
-			asJSON = asJSON || f == "json"
+		if len(formats) == 0 {
+			formats = repeatFlag{"text"}
 		}
-		if len(formats) > 1 || len(outputs) > 0 {
-			return usageErr("--format, -o: --server writes one report, text or json, to standard output")
+		for _, f := range formats {
+			if f != "text" && f != "json" && f != "html" {
+				return usageErr(fmt.Sprintf("--format: --server writes text, json or html, got %q", f))
+			}
+		}
+		if *replayF != "" && (len(formats) > 1 || len(outputs) > 0 || formats[0] == "html") {
+			return usageErr("--format, -o: --replay prints its verdict, as text, to standard output")
+		}
+		if msg := pairOutputs(formats, outputs); msg != "" {
+			return usageErr(msg)
+		}
+		for _, o := range outputs {
+			if msg := checkOutputs(o, ""); msg != "" {
+				return usageErr(msg)
+			}
 		}
 		return runServerFuzz(serverFuzz{url: *server, jobs: *jobs, seed: *seedStr, budget: *budget, timeout: *timeout,
-			late: *late, out: *out, replay: *replayF, all: *all, json: asJSON}, stdout, stderr)
+			late: *late, out: *out, replay: *replayF, all: *all, formats: formats, outputs: outputs,
+			command: fuzzCommandLine(args)}, stdout, stderr)
 	}
 	if len(formats) == 0 {
 		formats = repeatFlag{"text"}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"html"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
 	"github.com/retrykit/retrykit/ojshttp"
@@ -370,8 +372,8 @@ func TestFuzzServerLateBoundAndJSON(t *testing.T) {
 			t.Errorf("--late-bound %s: exit %d %s", bad, code, errOut)
 		}
 	}
-	if code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--format", "html"); code != 2 || !strings.Contains(errOut, "text or json") {
-		t.Errorf("--format html: exit %d %s", code, errOut)
+	if code, _, errOut := runCLI(t, "", "fuzz", "--server", "http://127.0.0.1:1", "--format", "svg"); code != 2 || !strings.Contains(errOut, "text, json or html") {
+		t.Errorf("--format svg: exit %d %s", code, errOut)
 	}
 	srv := ojshttp.New(executor.New())
 	ojsfault.Plant(srv, ojsfault.ExhaustLate)
@@ -393,5 +395,56 @@ func TestFuzzServerLateBoundAndJSON(t *testing.T) {
 	if rep.LateBound != 3 || rep.Inconclusive == nil || *rep.Inconclusive != 0 || len(rep.Cases) != 1 || !strings.HasSuffix(rep.Cases[0].Kind, "(max_attempts)") || !strings.HasPrefix(rep.Cases[0].Kind, "state:retried-not-") ||
 		rep.Jobs < 1 || rep.Jobs > 30 || !strings.Contains(rep.Cleanup, "could not remove 0") {
 		t.Errorf("JSON report %+v\n%s", rep, out)
+	}
+}
+
+// fuzz --server writes every format in one run, each to its own -o and
+// the last to standard output, from one report: the HTML page shows the
+// verdict, each disagreement's kind and case, the command that runs it
+// again with its seed and the one that replays the written case file; the
+// JSON holds the same case. --replay prints text only.
+func TestFuzzServerWritesEveryFormatInOneRun(t *testing.T) {
+	srv := ojshttp.New(executor.New())
+	ojsfault.Plant(srv, ojsfault.ExhaustLate)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	dir := t.TempDir()
+	page, js := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.json")
+	code, out, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--jobs", "30", "--seed", "5", "--out", filepath.Join(dir, "cases"),
+		"--format", "html", "-o", page, "--format", "json", "-o", js, "--format", "text")
+	if code != 1 || !strings.Contains(out, "1 disagreements") {
+		t.Fatalf("exit %d, want 1; stdout (text):\n%s%s", code, out, errOut)
+	}
+	var rep struct {
+		Cases []struct {
+			Kind string `json:"kind"`
+		} `json:"disagreements"`
+	}
+	b, err := os.ReadFile(js)
+	if err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Cases) != 1 {
+		t.Fatalf("JSON report: %v\n%s", err, b)
+	}
+	b, err = os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := html.UnescapeString(string(b))
+	caseFile := filepath.Join(dir, "cases", "fuzz-server-case.json")
+	for _, want := range []string{
+		`<p class="verdict fail" id="verdict">FAIL</p>`, `<article class="cause" id="case-1">`,
+		"<code>" + rep.Cases[0].Kind + "</code>", `"max_attempts": 1`,
+		"Reproduce: <code class=\"cmd\">retrykit fuzz --server " + hs.URL + " --seed 5 --jobs 30 --late-bound 2s</code>",
+		"Replay this case: <code class=\"cmd\">retrykit fuzz --server " + hs.URL + " --replay " + caseFile + "</code>",
+		`name="viewport"`, `<meta http-equiv="Content-Security-Policy" content="` + conformance.ReportPolicy + `">`,
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("HTML report lacks %s", want)
+		}
+	}
+	if strings.Contains(h, "<script") || strings.Contains(h, "<link") {
+		t.Error("HTML report loads or runs something")
+	}
+	if code, _, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--replay", caseFile, "--format", "html"); code != 2 || !strings.Contains(errOut, "--replay prints its verdict") {
+		t.Errorf("--replay --format html: exit %d %s", code, errOut)
 	}
 }

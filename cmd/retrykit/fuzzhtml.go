@@ -19,10 +19,12 @@ import (
 // loaded from elsewhere.
 var fuzzHTMLTemplate = template.Must(template.New("fuzz").Funcs(template.FuncMap{
 	"css": func() template.CSS { return template.CSS(conformance.ReportCSS()) },
+	"csp": func() string { return conformance.ReportPolicy },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{csp}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Verdict}} — fuzzing {{.Impl}}</title>
 <style>{{css}}</style>

@@ -19,7 +19,12 @@ type serverFuzz struct {
 	url, seed, out, replay string
 	jobs                   int
 	budget, timeout, late  time.Duration
-	all, json              bool
+	all                    bool
+	// formats are the reports to write, each to outputs[i], the last to
+	// standard output when outputs has one fewer; command is the command
+	// line, for the HTML report.
+	formats, outputs []string
+	command          string
 }
 
 // serverFuzzReport is the JSON report of a fuzz --server run.
@@ -40,6 +45,8 @@ type serverFuzzReport struct {
 	Cleanup      string           `json:"cleanup,omitempty"`
 	Cases        []*live.FuzzCase `json:"disagreements"`
 	Written      []string         `json:"written,omitempty"`
+	// caseFiles holds, per case, the file it was written to ("": none).
+	caseFiles []string
 }
 
 // runServerFuzz is "retrykit fuzz --server URL": live.FuzzServer bounded
@@ -74,6 +81,7 @@ func runServerFuzz(f serverFuzz, stdout, stderr io.Writer) int {
 	if res.Found != nil {
 		rep.Cases = append([]*live.FuzzCase{res.Found}, res.More...)
 	}
+	rep.caseFiles = make([]string, len(rep.Cases))
 	var text strings.Builder
 	fmt.Fprintf(&text, "fuzz --server %s: %d jobs (at most %d) in %v, %.1f jobs/s, seed %d, late bound %v; oracle: the reference executor, in process\n",
 		f.url, res.Jobs, f.jobs, res.Elapsed.Round(time.Millisecond), rep.JobsPerS, seed, f.late)
@@ -118,14 +126,32 @@ func runServerFuzz(f serverFuzz, stdout, stderr io.Writer) int {
 			continue
 		}
 		rep.Written = append(rep.Written, file)
+		rep.caseFiles[i] = file
 		fmt.Fprintf(&text, "written to %s; replay: retrykit fuzz --server URL --replay %s\n", file, file)
 	}
-	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
-	} else {
-		fmt.Fprint(stdout, text.String())
+	for i, format := range f.formats {
+		write := func(w io.Writer) error {
+			switch format {
+			case "json":
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			case "html":
+				return writeServerFuzzHTML(w, &rep, f)
+			}
+			_, err := io.WriteString(w, text.String())
+			return err
+		}
+		var err error
+		if i < len(f.outputs) {
+			err = writeFile(f.outputs[i], write)
+		} else {
+			err = write(stdout)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retrykit fuzz: writing the %s report: %v\n", format, err)
+			code = 2
+		}
 	}
 	return code
 }

@@ -371,9 +371,11 @@ func listedNote(listed bool) string {
 	return "not listed in hello"
 }
 
-// mdEscape keeps text from breaking a Markdown table or list.
+// mdEscape keeps text from breaking a Markdown table or list, and a tag
+// in an adapter's name or answer from becoming an element (Markdown renders
+// inline HTML): "<", ">" and "&" become entities.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
+	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ", "&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // singleDraw returns the one draw a delay vector uses: rand, or rands when

@@ -81,3 +81,13 @@ func TestProfileVectorsRunner(t *testing.T) {
 		t.Errorf("missing dir: exit %d, %q", code, errOut)
 	}
 }
+
+// TestProfileMarkdownShowsTagsAsText: an adapter's name with a tag comes
+// out of the profile report's Markdown as text (entities), not as an
+// element; a "|" stays in its cell.
+func TestProfileMarkdownShowsTagsAsText(t *testing.T) {
+	got := mdEscape(`<img src=x onerror=alert(1)> a|b & c`)
+	if want := `&lt;img src=x onerror=alert(1)&gt; a\|b &amp; c`; got != want {
+		t.Errorf("mdEscape = %q, want %q", got, want)
+	}
+}

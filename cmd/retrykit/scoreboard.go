@@ -37,15 +37,20 @@ site to SITE:
 Reports are grouped by implementation (implementation.implementation in the
 report) and suite version; reports of different suite versions are never
 added into one score. History runs in the order of the implementation's
-version, then the file name: name files so that they sort (a date, or a
-commit count). A JSON file {"kind": "sdk-interop", "against": …, "source":
+version (numbers compared as numbers; a SemVer pre-release such as
+1.0.0-rc.1 before its release), then the file name: name files so that
+they sort (a date, or a commit count). A JSON file {"kind": "sdk-interop", "against": …, "source":
 …, "rows": [{"name", "works", "fails"}]} is a table of clients tried by hand
-against a server; the index shows it as it is, with no score. Other JSON
-files are listed as left out.
+against a server; the index shows it as it is, with no score. Other valid
+JSON files (of any shape), and a file with the same bytes as one read
+before (a copy, a symbolic link), are left out with a warning naming them;
+symbolic links to directories are not followed.
 Pages have their style inline and no script.
 
-Exit status: 0 when the site is written, 2 on bad usage, an unreadable or
-malformed file, or a directory without reports.
+Exit status: 0 when the site is written, 2 on bad usage, an unreadable file,
+a file that is not valid JSON (cut short), a report whose scores are not
+those its results give (edited), or a directory without reports: the
+error names the file and why.
 
 flags:
 `
@@ -106,7 +111,14 @@ func runScoreboard(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(fmt.Sprintf("-o: %s is not a directory", *out))
 	}
 	b, err := scoreboard.Load(os.DirFS(dir), ".")
-	if err != nil {
+	var re *scoreboard.ReportError
+	switch {
+	case errors.As(err, &re):
+		// the file as the user would open it, not its path inside DIR
+		return fail(filepath.Join(dir, filepath.FromSlash(re.Path)) + ": " + re.Reason)
+	case errors.Is(err, scoreboard.ErrNoReports):
+		return fail(fmt.Sprintf("no conformance report found in %s (files of `retrykit conformance --format json`)", dir))
+	case err != nil:
 		return fail(strings.TrimPrefix(err.Error(), "scoreboard: "))
 	}
 	if err := scoreboard.Write(b, *out); err != nil {
@@ -119,7 +131,7 @@ func runScoreboard(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, s := range b.Skipped {
-		fmt.Fprintf(stderr, "retrykit scoreboard: left out %s\n", s)
+		fmt.Fprintf(stderr, "retrykit scoreboard: left out %s\n", filepath.Join(dir, filepath.FromSlash(s)))
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d implementations, %d reports\n", filepath.Join(*out, "index.html"), len(b.Implementations), reports)
 	return 0

@@ -72,8 +72,9 @@ func TestScoreboardUsage(t *testing.T) {
 		{[]string{"scoreboard"}, "give the directory of reports"},
 		{[]string{"scoreboard", empty}, "-o: give the directory"},
 		{[]string{"scoreboard", filepath.Join(dir, "nope"), "-o", dir}, "does not exist"},
-		{[]string{"scoreboard", empty, "-o", filepath.Join(dir, "site")}, "no conformance report found"},
-		{[]string{"scoreboard", bad, "-o", filepath.Join(dir, "site")}, "r.json: not a JSON object"},
+		// errors name the file, and the directory, as given
+		{[]string{"scoreboard", empty, "-o", filepath.Join(dir, "site")}, "no conformance report found in " + empty + " "},
+		{[]string{"scoreboard", bad, "-o", filepath.Join(dir, "site")}, filepath.Join(bad, "r.json") + ": not a JSON object"},
 		{[]string{"scoreboard", bad, "-o", dir}, "holds DIR"},
 		{[]string{"scoreboard", dir, "-o", filepath.Join(dir, "site")}, "inside DIR"},
 		{[]string{"scoreboard", empty, "extra", "-o", dir}, "unexpected argument"},

@@ -427,13 +427,14 @@ func intervalReread(c *Case, got int64, shared uint8) bool {
 // sides maps a group of decisions to the group of match answers that
 // shows the same deviation of the matcher: when both are found, the
 // decisions join the matches' group (one matcher, seen from two ops).
-var sides = map[string]string{"non-retryable-retried": "matches-too-little"}
+var sides = [][2]string{{"non-retryable-retried", "matches-too-little"}, {"non-retryable-matched", "matches-too-much"}, {"non-retryable-matched", "case-folded-match"}}
 
 // joinSides merges each group of decisions into the group of match
 // answers that shows the same deviation, when both are in out.
 // order is each id's position among the cases.
 func joinSides(out []Deviation, order map[string]int) []Deviation {
-	for from, to := range sides {
+	for _, side := range sides {
+		from, to := side[0], side[1]
 		i := slices.IndexFunc(out, func(d Deviation) bool { return d.Name == from })
 		j := slices.IndexFunc(out, func(d Deviation) bool { return d.Name == to })
 		if i < 0 || j < 0 {
@@ -446,8 +447,50 @@ func joinSides(out []Deviation, order map[string]int) []Deviation {
 		out = slices.Delete(out, i, i+1)
 	}
 	sort.SliceStable(out, func(a, b int) bool { return len(out[a].IDs) > len(out[b].IDs) })
+	// one exhaustion: attempts retried 1, 2, … past max_attempts (or given
+	// up 1, 2 early) are one group, named by the offsets seen
+	for _, pre := range []string{"retried-past-max-attempts(", "exhausted-early("} {
+		var idx []int
+		for i, d := range out {
+			if strings.HasPrefix(d.Name, pre) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) < 2 {
+			continue
+		}
+		big := idx[0] // the groups are largest first
+		var ks []string
+		for _, i := range idx {
+			ks = append(ks, strings.TrimSuffix(strings.TrimPrefix(out[i].Name, pre), ")"))
+		}
+		sort.Strings(ks)
+		for j := len(idx) - 1; j >= 1; j-- {
+			out[big].IDs = append(out[big].IDs, out[idx[j]].IDs...)
+			out = slices.Delete(out, idx[j], idx[j]+1)
+		}
+		sort.SliceStable(out[big].IDs, func(a, b int) bool { return order[out[big].IDs[a]] < order[out[big].IDs[b]] })
+		out[big].Name = pre + strings.Join(ks, ",") + ")"
+		out[big].Explanation = strings.Join(ks, " or ") + " attempt(s) " + map[bool]string{true: "past max_attempts retried", false: "before max_attempts given up"}[strings.HasPrefix(pre, "retried")]
+	}
+	sort.SliceStable(out, func(a, b int) bool { return len(out[a].IDs) > len(out[b].IDs) })
+	// one matcher: a group of match answers a quarter or less the size
+	// of the largest joins it (too much beside a few too little)
+	big := slices.IndexFunc(out, func(d Deviation) bool { return matcherGroups[d.Name] })
+	for i := len(out) - 1; big >= 0 && i > big; i-- {
+		if matcherGroups[out[i].Name] && 4*len(out[i].IDs) <= len(out[big].IDs) {
+			n := len(out[big].IDs)
+			out[big].IDs = append(out[big].IDs, out[i].IDs...)
+			sort.SliceStable(out[big].IDs, func(a, b int) bool { return order[out[big].IDs[a]] < order[out[big].IDs[b]] })
+			out[big].Explanation += fmt.Sprintf(" (%d of these %d; the other %d: %s)", n, len(out[big].IDs), len(out[i].IDs), out[i].Explanation)
+			out = slices.Delete(out, i, i+1)
+		}
+	}
 	return out
 }
+
+// matcherGroups are the groups of match answers.
+var matcherGroups = map[string]bool{"matches-too-much": true, "matches-too-little": true, "case-folded-match": true}
 
 // drawnShows reports whether c's delay, drawn by the implementation,
 // shows the deviation f against the spec's range over every draw.
@@ -664,7 +707,9 @@ func decideKeys(req protocol.Request, ref, got protocol.Response) (specific []ke
 	s, _ := engine{}.parsePolicy(req.Policy)
 	last := max(s.maxAttempts, 1)
 	if got.Action == "retry" {
-		generic = mkey("retried-where-spec-gives-up", "retried where the spec gives up ("+ref.Action+")")
+		// one name, one group, whatever the spec's action (the
+		// reproduction shows it)
+		generic = mkey("retried-where-spec-gives-up", "retried where the spec gives up (discards or dead-letters)")
 		switch {
 		case code != "" && code != "RETRY":
 			return []key{mkey("handler-code-ignored("+code+")", "the handler code "+code+" is ignored: the job is retried")}, generic
@@ -677,16 +722,26 @@ func decideKeys(req protocol.Request, ref, got protocol.Response) (specific []ke
 		return nil, generic
 	}
 	if ref.Action == "retry" {
-		generic = mkey("gave-up-where-spec-retries", "gave up ("+got.Action+") where the spec retries")
+		generic = mkey("gave-up-where-spec-retries", "gave up (discarded or dead-lettered) where the spec retries")
 		if code == "" || code == "RETRY" {
+			var specific []key
 			if k := last - req.Attempt; k > 0 && k <= 2 {
-				return []key{mkey(fmt.Sprintf("exhausted-early(%d)", k), fmt.Sprintf("gave up %d attempt(s) before max_attempts", k))}, generic
+				specific = append(specific, mkey(fmt.Sprintf("exhausted-early(%d)", k), fmt.Sprintf("gave up %d attempt(s) before max_attempts", k)))
 			}
+			if len(s.patterns) > 0 && req.Attempt < last {
+				specific = append(specific, nonRetryableMatched)
+			}
+			return specific, generic
 		}
 		return nil, generic
 	}
 	return nil, mkey("exhaustion-action("+got.Action+"≠"+ref.Action+")", "a job given up is "+got.Action+" where the spec says "+ref.Action)
 }
+
+// nonRetryableMatched is the description of an error given up before
+// max_attempts under a policy that lists non_retryable_errors: the type
+// matched a pattern that the spec's matching does not match it to.
+var nonRetryableMatched = mkey("non-retryable-matched", "an error non_retryable_errors does not name is given up as non-retryable")
 
 // rejectsDuration is the description of a valid duration refused,
 // alone or as a policy's interval: one reading of durations, seen from

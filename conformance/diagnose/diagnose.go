@@ -200,7 +200,7 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 		more := false
 		for _, f := range findings {
 			if f.Model.Family == "" && 3*len(f.mispredicted(cases, findings)) > f.Reproduces ||
-				f.Model.Family != "" && f.partial(cases, unexplained) {
+				f.Model.Family != "" && f.partial(cases, unexplained) || f.blind(cases, unexplained) {
 				refused[f.Model.Name], more = true, true
 			}
 		}
@@ -211,6 +211,69 @@ func Diagnose(cases []Case) (findings []Finding, unexplained []string) {
 	findings = joinDrawn(cases, findings)
 	sort.SliceStable(findings, func(i, j int) bool { return len(findings[i].Explains) > len(findings[j].Explains) })
 	return findings, unexplained
+}
+
+// blind reports whether f's model answers as the spec does on at least
+// half as many unexplained failures of the matcher, of the kinds it
+// explains (matches too much, an invalid list accepted, ...), as the
+// matcher's failures it explains: it reproduces some answers of a
+// matcher and sees no deviation where the same matcher deviates the same
+// way nearly as often. A
+// matcher's failures are match answers, and decisions before
+// max_attempts of a policy that lists non_retryable_errors whose action
+// is not the spec's. Such a model (a prefix match, for a matcher that
+// compiles "^" + pattern as a regular expression: it agrees on "auth.*",
+// not on "*") shares a few answers with another bug; the failures then
+// stay unexplained, grouped by what they show. Only matchers: their bugs
+// touch disjoint sets of patterns, where one bug of delays shows in
+// every delay, and families of delays have their own rule (partial).
+func (f Finding) blind(cases []Case, unexplained []string) bool {
+	byID := make(map[string]*Case, len(cases))
+	for i := range cases {
+		byID[cases[i].ID] = &cases[i]
+	}
+	mine := 0
+	kinds := map[key]bool{}
+	for _, id := range f.Explains {
+		if c := byID[id]; c != nil && matcherCase(c) {
+			mine++
+			_, g := describe(c)
+			kinds[g] = true
+		}
+	}
+	if mine == 0 {
+		return false
+	}
+	n := 0
+	for _, id := range unexplained {
+		c := byID[id]
+		if c == nil || !matcherCase(c) || c.Judge == nil {
+			continue
+		}
+		if _, g := describe(c); !kinds[g] {
+			continue // another deviation of the matcher: a second bug
+		}
+		if a, ok := f.Model.Answer(c.Request); ok && !Drawn(a) && c.Judge(a) {
+			n++
+		}
+	}
+	return 2*n >= mine
+}
+
+// matcherCase reports whether c's failure is the matcher's: a match
+// answer, or a decision of a policy that lists non_retryable_errors
+// whose action is not the spec's, the attempt before max_attempts.
+func matcherCase(c *Case) bool {
+	req := c.Request
+	if req.Op == protocol.OpMatch {
+		return true
+	}
+	if req.Op != protocol.OpDecide || req.Error != nil && req.Error.Code != "" && req.Error.Code != "RETRY" {
+		return false
+	}
+	s, err := (engine{}).parsePolicy(req.Policy)
+	ref, ok := engine{}.do(req)
+	return err == nil && ok && len(s.patterns) > 0 && req.Attempt < max(s.maxAttempts, 1) && ref.Action != c.Answer.Action
 }
 
 // partial reports whether f, a fitted family, is a small part of a
@@ -555,10 +618,12 @@ func (m Model) mispredicts(c Case) bool {
 		return false
 	}
 	a, ok := m.Answer(c.Request)
-	if !ok || Drawn(a) || c.Judge(a) || c.Same(a) || a.Error != nil || c.Answer.Error != nil {
+	if !ok || Drawn(a) || c.Judge(a) || c.Same(a) || a.Error != nil || c.Answer.Error != nil || a.Action != c.Answer.Action {
 		// a rejection where the other accepts may be a second bug on
-		// the same input (a lenient path before the model's); a value
-		// against a value is the model's formula proven wrong
+		// the same input (a lenient path before the model's), and so
+		// may another action (a matcher that gives up on a type the
+		// model retries with its delay); a value against a value is
+		// the model's formula proven wrong
 		return false
 	}
 	if a.Error == nil && c.Answer.Error == nil && c.Request.Op == protocol.OpValidate {

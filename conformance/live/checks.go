@@ -25,7 +25,7 @@ type Check struct {
 // raises the version by hand: the new list is the old one with a first
 // line "# why", which the comparison skips. "live-1" named every checker before the
 // version was pinned and so tells nothing about the checks behind it.
-const SuiteVersion = "live-2"
+const SuiteVersion = "live-3"
 
 // The checks, in report order. Each scenario below adds verdicts to some
 // of them.
@@ -35,6 +35,7 @@ var checks = []Check{
 	{"http-next-attempt-at", "RET-14", "10", "a retryable FAIL answer's next_attempt_at is the failure time plus the policy's delay (exponential, no jitter), on the server's clock", []string{"class:wrong-delay"}},
 	{"http-cap", "RET-04", "3.5", "a delay whose formula exceeds max_interval is capped at max_interval", []string{"class:wrong-delay"}},
 	{"http-cap-before-jitter", "RET-04", "5.3", "with jitter, the formula's delay is capped before the multiplier too: a raw delay of twice max_interval gives delays in [max/2, max], not always max", []string{"class:pre-jitter-cap"}},
+	{"http-coefficient-fraction", "RET-04", "3.3", "a fractional backoff_coefficient is applied as given: PT0.2S with 1.5 gives 200ms, 300ms, 450ms (jitter off), as the spec's own 1.5 example; a coefficient read as an integer (1 or 2) fails", []string{"class:wrong-delay"}},
 	{"http-max-attempts-one", "RET-01", "2.2", "max_attempts 1 (and 0, which the spec also makes terminal) ends the job at its first failure", []string{"class:attempt-count"}},
 	{"http-partial-policy", "RET-10", "8.1", "a partial policy ({max_attempts: 2}) is merged with the defaults: first delay in [0.5s, 1.5s), attempt 2 ends the job", []string{"class:default-merge"}},
 	{"http-partial-max-attempts", "RET-10", "8.1", "a policy without max_attempts gets 3: the first FAIL answers retryable, max_attempts 3", []string{"class:default-merge"}},

@@ -18,5 +18,5 @@ func ExampleChecks() {
 	// http-next-attempt-at   RET-14
 	// http-cap               RET-04
 	// http-cap-before-jitter RET-04
-	// http-max-attempts-one  RET-01
+	// http-coefficient-fraction RET-04
 }

@@ -431,3 +431,60 @@ func (e *env) followPastMax(ctx context.Context, q, id string, wire map[string]a
 		e.recordFail("http-attempts", wire, fl, n, ex, a, nil)
 	}
 }
+
+// scenCoefficientFraction fails a job three times under PT0.2S and
+// backoff_coefficient 1.5, jitter off, max_interval PT10S: the delays are
+// 200ms, 300ms and 450ms (the retry spec's §3.3 example uses 1.5). Every
+// other check sends a whole coefficient, so a server that stores the
+// coefficient as an integer (200ms thrice for 1, or 200, 400ms for 2)
+// passed them all.
+func scenCoefficientFraction(ctx context.Context, e *env) {
+	const check = "http-coefficient-fraction"
+	pol := retry{max: 4, initial: 200 * ms, coef: 1.5, maxIv: 10 * time.Second}
+	wire := pol.wire(e)
+	q, id, err := e.start(ctx, "coef-fraction", wire)
+	if err != nil {
+		e.errored(err, check)
+		return
+	}
+	defer e.c.cancel(ctx, id)
+	switch msg, err := e.failThrough(ctx, check, q, id, wire, 3, pol.bounds); {
+	case err != nil:
+		e.errored(err, check)
+	case msg != "":
+		e.fail(check, "backoff_coefficient 1.5, %s", msg)
+	default:
+		e.pass(check, "")
+	}
+}
+
+// failThrough fails the active job id of queue q, pushed under the retry
+// object wire, at attempts 1 to rounds: it records each FAIL answer for
+// check, judges its delay against bounds(n) and awaits the retry before
+// the next. It returns what was wrong ("" for nothing) or the error that
+// stopped it.
+func (e *env) failThrough(ctx context.Context, check, q, id string, wire map[string]any, rounds int, bounds func(n int) (time.Duration, time.Duration)) (string, error) {
+	for n := 1; n <= rounds; n++ {
+		fl := e.failWith("external.timeout", n)
+		a, ex, err := e.nackOK(ctx, id, fl)
+		if err != nil {
+			return "", err
+		}
+		e.recordFail(check, wire, fl, n, ex, a, nil)
+		if a.State != "retryable" {
+			return fmt.Sprintf("the FAIL of attempt %d answered state %q, want retryable", n, a.State), nil
+		}
+		lo, hi := bounds(n)
+		msg, next := e.judgeDelay(check, ex, a, lo, hi)
+		if msg != "" {
+			return fmt.Sprintf("after attempt %d: %s", n, msg), nil
+		}
+		if n == rounds {
+			break
+		}
+		if _, err := e.await(ctx, q, id, next, 0); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}

@@ -28,6 +28,7 @@ var scenarios = []scenario{
 	{"jitter", []string{"http-jitter-range", "http-jitter-cap"}, scenJitter},
 	{"history-12", []string{"http-history-10"}, scenHistory12},
 	{"cap-before-jitter", []string{"http-cap-before-jitter"}, scenCapBeforeJitter},
+	{"coefficient-fraction", []string{"http-coefficient-fraction"}, scenCoefficientFraction},
 	{"max-attempts-one", []string{"http-max-attempts-one"}, scenMaxAttemptsOne},
 	{"partial-policy", []string{"http-partial-policy"}, scenPartial},
 	{"non-retryable", []string{"http-nonretryable-exact", "http-nonretryable-prefix", "http-prefix-boundary", "http-exact-literal", "http-match-glob", "http-match-message", "http-match-case", "http-nonretryable-dead-letter"}, scenNonRetryable},

@@ -79,32 +79,14 @@ func judgeStrategy(ctx context.Context, e *env, st backoff.Strategy, check strin
 			e.errored(err, check)
 			return
 		}
-		for n := 1; n <= 2; n++ {
-			fl := e.failWith("external.timeout", n)
-			a, ex, err := e.nackOK(ctx, id, fl)
-			if err != nil {
-				e.errored(err, check)
-				return
-			}
-			e.recordFail(check, wire, fl, n, ex, a, nil)
-			if a.State != "retryable" {
-				bad = append(bad, fmt.Sprintf("jitter %v, max_interval %v: the FAIL of attempt %d of 3 answered state %q", v.jitter, v.maxIv, n, a.State))
-				break
-			}
-			lo, hi := p.Backoff().Bounds(n)
-			msg, next := e.judgeDelay(check, ex, a, lo, hi)
-			if msg != "" {
-				bad = append(bad, fmt.Sprintf("jitter %v, max_interval %v, after attempt %d: %s", v.jitter, v.maxIv, n, msg))
-				break
-			}
-			if n == 2 {
-				e.c.cancel(ctx, id)
-				break
-			}
-			if _, err := e.await(ctx, q, id, next, 0); err != nil {
-				e.errored(err, check)
-				return
-			}
+		msg, err := e.failThrough(ctx, check, q, id, wire, 2, p.Backoff().Bounds)
+		e.c.cancel(ctx, id)
+		if err != nil {
+			e.errored(err, check)
+			return
+		}
+		if msg != "" {
+			bad = append(bad, fmt.Sprintf("jitter %v, max_interval %v, %s", v.jitter, v.maxIv, msg))
 		}
 	}
 	switch {

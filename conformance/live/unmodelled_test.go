@@ -2,7 +2,6 @@ package live_test
 
 import (
 	"context"
-	"encoding/json"
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +26,7 @@ import (
 // .../jobs/{id} an INFO).
 type unmodelled struct {
 	name  string
-	group string // a cause must be unexplained:group (the deviation observed)
+	group string // a cause must be unexplained:group (the deviation observed; "a|b": either)
 	edit  func(r *http.Request, v map[string]any)
 }
 
@@ -83,8 +82,10 @@ var unmodelledBugs = []unmodelled{
 	{"delay-rounded-to-seconds", "delay-whole-seconds", retimed(func(d time.Duration, _ int, _ string) time.Duration {
 		return d.Round(time.Second)
 	})},
-	// a delay from another base above attempt 2: 0.6 of it
-	{"other-base-above-attempt-2", "delay-differs", retimed(func(d time.Duration, n int, _ string) time.Duration {
+	// a delay from another base above attempt 2: 0.6 of it (two checks
+	// fail attempt 3, http-cap and http-coefficient-fraction: the ratio
+	// they show, when their windows give it to two digits alike)
+	{"other-base-above-attempt-2", "delay-differs|delay-ratio(×0.6)", retimed(func(d time.Duration, n int, _ string) time.Duration {
 		if n > 2 {
 			return d * 3 / 5
 		}
@@ -129,22 +130,7 @@ var unmodelledBugs = []unmodelled{
 
 // proxy serves h with every JSON object answer passed through edit.
 func proxy(h http.Handler, edit func(*http.Request, map[string]any)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		var v map[string]any
-		if json.Unmarshal(body, &v) == nil {
-			edit(r, v)
-			body, _ = json.Marshal(v)
-		}
-		for k, vs := range rec.Header() {
-			w.Header()[k] = vs
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.Code)
-		w.Write(body) //nolint:errcheck // the client sees a short answer
-	})
+	return statefulProxy(h, func(r *http.Request, v map[string]any, _ func(string) map[string]any) { edit(r, v) })
 }
 
 // TestUnmodelledBugsAreNotNamed: each bug outside every model and family
@@ -175,7 +161,9 @@ func TestUnmodelledBugsAreNotNamed(t *testing.T) {
 				if c.Reproduced || strings.HasPrefix(c.Class, "bug:") {
 					t.Errorf("misnamed as %s: %q", c.Class, c.IDs)
 				}
-				grouped = grouped || c.Class == "unexplained:"+b.group
+				for _, g := range strings.Split(b.group, "|") {
+					grouped = grouped || c.Class == "unexplained:"+g
+				}
 			}
 			if !grouped {
 				t.Errorf("no cause unexplained:%s", b.group)

@@ -74,6 +74,12 @@ var unseenBugs = []unseen{
 	{name: "delay-rounded-up-to-seconds", want: "unexplained:delay-whole-seconds",
 		why:  "the delay is rounded up to whole seconds (math.Ceil on seconds before scheduling)",
 		edit: retimedTo(func(d time.Duration) time.Duration { return (d + time.Second - 1).Truncate(time.Second) })},
+	{name: "coefficient-read-as-integer", want: "unexplained:delay-differs",
+		why: "backoff_coefficient is stored in an integer field (a float cast to int): 1.5 is computed as 1",
+		edit: redelayed(func(sp policy.Spec, n int) (time.Duration, bool) {
+			sp.BackoffCoefficient = math.Floor(sp.BackoffCoefficient)
+			return baseFor(sp, n), true
+		})},
 	{name: "initial-ignored-with-coefficient", want: "unexplained:delay-whole-seconds",
 		why:  "initial_interval is read only when backoff_coefficient is absent (an if/else over the two fields): with a coefficient the delay starts from the default PT1S",
 		edit: pushedRedelay()},

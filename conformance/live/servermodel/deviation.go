@@ -21,7 +21,17 @@ type Deviation struct {
 	Example string
 }
 
+// obsKey is one description of a deviation. A weak description (its name
+// begins with "~") is one an observation is consistent with but cannot
+// show (a delay seen through a window too wide to tell): it joins a group
+// its strong form founds, and does not vote on it.
 type obsKey struct{ name, expl string }
+
+// weak reports whether k is a weak description.
+func (k obsKey) weak() bool { return strings.HasPrefix(k.name, "~") }
+
+// strong returns k's strong form.
+func (k obsKey) strong() obsKey { k.name = strings.TrimPrefix(k.name, "~"); return k }
 
 // terminal are the states in which a FAIL answer gives a job up.
 var terminal = map[string]bool{"discarded": true, "dead": true, "dead_letter": true, "failed": true, "cancelled": true, "completed": true}
@@ -78,14 +88,29 @@ func newestFirst(obs []Obs, c string) bool {
 // the spec's is not one: truncated, rounded or rounded up to the second.
 var wholeSeconds = obsKey{"delay-whole-seconds", "delays are whole numbers of seconds (0s, 1s, 2s, …) less than a second from the spec's: a delay truncated or rounded to the second, or a whole-second default used in place of the policy's interval"}
 
-// inWholeSeconds reports whether the delay window [lo, hi] (at most a
-// quarter of a second wide) holds a whole number of seconds k·s that lies less
-// than a second from the spec's window [wlo, whi], as its floor, ceiling
-// or rounding would. A k of 0 counts only for a spec's delay of 10ms or
-// more: a shorter one observed near 0 says little about seconds.
+// wholeSecondsOf describes the delay window [lo, hi] against the spec's
+// [wlo, whi] by wholeSeconds (see inWholeSeconds): strong for a window at
+// most a quarter of a second wide, weak for a wider one, which a whole
+// second lies in by chance too (a loaded host's round trips).
+func wholeSecondsOf(lo, hi, wlo, whi time.Duration) []obsKey {
+	if !inWholeSeconds(lo, hi, wlo, whi) {
+		return nil
+	}
+	k := wholeSeconds
+	if hi-lo > time.Second/4 {
+		k.name = "~" + k.name
+	}
+	return []obsKey{k}
+}
+
+// inWholeSeconds reports whether the delay window [lo, hi] holds a whole
+// number of seconds k·s that lies less than a second from the spec's
+// window [wlo, whi], as its floor, ceiling or rounding would. A k of 0
+// counts only for a spec's delay of 10ms or more: a shorter one observed
+// near 0 says little about seconds.
 func inWholeSeconds(lo, hi, wlo, whi time.Duration) bool {
 	const sec = time.Second
-	if whi < 0 || wlo > whi || hi-lo > time.Second/4 {
+	if whi < 0 || wlo > whi {
 		return false
 	}
 	for k := max(lo-resolution, 0) / sec; k*sec <= hi+resolution; k++ {
@@ -164,6 +189,7 @@ func Deviations(obs []Obs, unexplained []string) []Deviation {
 	}
 	for {
 		count := map[obsKey][]int{}
+		weak := map[obsKey][]int{} // by the strong form
 		dim := map[obsKey]int{}
 		for i, it := range items {
 			if done[i] {
@@ -171,13 +197,18 @@ func Deviations(obs []Obs, unexplained []string) []Deviation {
 			}
 			dim[it.generic]++
 			for _, k := range it.specific {
-				count[k] = append(count[k], i)
+				if k.weak() {
+					weak[k.strong()] = append(weak[k.strong()], i)
+				} else {
+					count[k] = append(count[k], i)
+				}
 			}
 		}
 		var best obsKey
 		bestN := 0
 		for k, m := range count {
-			if len(m) < 2 || 2*len(m) <= dim[items[m[0]].generic] {
+			// the checks that can only be consistent with k do not vote
+			if len(m) < 2 || 2*len(m) <= dim[items[m[0]].generic]-len(weak[k]) {
 				continue
 			}
 			if len(m) > bestN || len(m) == bestN && k.name < best.name {
@@ -187,7 +218,8 @@ func Deviations(obs []Obs, unexplained []string) []Deviation {
 		if bestN == 0 {
 			break
 		}
-		take(best, count[best], false)
+		// the strong first: the group's example shows the deviation
+		take(best, append(append([]int(nil), count[best]...), weak[best]...), false)
 	}
 	generic := map[obsKey][]int{}
 	var order []obsKey
@@ -283,7 +315,7 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 		case o.State != ref.state:
 			return nil, obsKey{"state(" + o.State + "≠" + ref.state + ")", "the FAIL answer's state is " + o.State + " where the spec's is " + ref.state}
 		case o.HasDelay && inWholeSeconds(o.DelayLo, o.DelayHi, ref.lo, ref.hi):
-			return []obsKey{wholeSeconds}, obsKey{"delay-differs", "a delay lies outside the spec's range"}
+			return wholeSecondsOf(o.DelayLo, o.DelayHi, ref.lo, ref.hi), obsKey{"delay-differs", "a delay lies outside the spec's range"}
 		case ref.lo == ref.hi && ref.lo > 0 && o.HasDelay:
 			r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(o.DelayLo+o.DelayHi)/2/float64(ref.lo), 'g', 2, 64), 64)
 			return []obsKey{{fmt.Sprintf("delay-ratio(×%g)", r), fmt.Sprintf("every delay is about %g× the spec's", r)}}, obsKey{"delay-differs", "a delay lies outside the spec's range"}
@@ -328,7 +360,7 @@ func describe(o *Obs, ref answer) (specific []obsKey, generic obsKey) {
 	case ref.hasDelay && o.HasDelay:
 		generic = obsKey{"delay-differs", "a delay lies outside the spec's range"}
 		if inWholeSeconds(o.DelayLo, o.DelayHi, ref.lo, ref.hi) {
-			return []obsKey{wholeSeconds}, generic
+			return wholeSecondsOf(o.DelayLo, o.DelayHi, ref.lo, ref.hi), generic
 		}
 		if ref.lo == ref.hi && ref.lo > 0 {
 			r := float64(o.DelayLo+o.DelayHi) / 2 / float64(ref.lo)

@@ -2,6 +2,7 @@ package scoreboard
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,15 +116,30 @@ func (e *Entry) Label() string {
 	return v + " (" + base + ")"
 }
 
+// Partial returns why the entry's scores are not those of the whole suite
+// ("partial: 981 vectors not selected"), or "" when every vector was
+// selected. A spec-only run (--spec-only) leaves out the SHOULD and RK
+// levels, which its scores show as not judged, and is not partial.
+func (e *Entry) Partial() string {
+	if e.Report.NotSelected <= 0 || e.Report.SpecOnly {
+		return ""
+	}
+	return fmt.Sprintf("partial: %d vectors not selected (--run, --requirement or --flag)", e.Report.NotSelected)
+}
+
 // Load reads every file ending in ".json" under root (sub-directories
 // included) of fsys. A file that decodes as a conformance report (it has
-// suite_version and scores) joins its implementation's history; other JSON
-// files are listed in Board.Skipped. A file that cannot be read or is not
-// valid JSON is an error (*ReportError, naming the file), as is a
-// directory with no report (ErrNoReports).
+// suite_version and scores) joins its implementation's history; other
+// valid JSON files, and a file with the same bytes as one read before (a
+// copy, or a symbolic link to it), are listed in Board.Skipped. A file
+// that cannot be read, is not valid JSON, or is a report whose scores are
+// not those its results give is an error (*ReportError, naming the file),
+// as is a directory with no report (ErrNoReports). Symbolic links to
+// directories are not followed.
 func Load(fsys fs.FS, root string) (*Board, error) {
 	b := &Board{}
 	byName := map[string]*Implementation{}
+	seen := map[[sha256.Size]byte]string{}
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -143,6 +159,14 @@ func Load(fsys fs.FS, root string) (*Board, error) {
 		if err != nil {
 			return &ReportError{Path: rel, Reason: err.Error()}
 		}
+		sum := sha256.Sum256(data)
+		if first, ok := seen[sum]; ok {
+			// A copy, or a symbolic link to a report already read: one
+			// run, which would show twice in the history.
+			b.Skipped = append(b.Skipped, rel+": the same bytes as "+first)
+			return nil
+		}
+		seen[sum] = rel
 		rep, why, err := decode(data)
 		if err != nil {
 			return &ReportError{Path: rel, Reason: err.Error()}
@@ -227,6 +251,13 @@ const interopKind = "sdk-interop"
 func decode(data []byte) (*conformance.Report, string, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// Valid JSON of another shape (an array, a string): some
+			// other tool's file, left out as an object without
+			// suite_version is.
+			return nil, "a JSON " + te.Value + ", not a conformance report", nil
+		}
 		return nil, "", fmt.Errorf("not a JSON object: %v", err)
 	}
 	if k, ok := probe["kind"]; ok && string(k) == `"`+interopKind+`"` {
@@ -246,7 +277,58 @@ func decode(data []byte) (*conformance.Report, string, error) {
 	if len(rep.Scores) == 0 {
 		return nil, "empty scores: not a conformance report", nil
 	}
+	if err := checkTally(&rep); err != nil {
+		return nil, "", err
+	}
 	return &rep, "", nil
+}
+
+// checkTally returns an error when the scores, totals or per-requirement
+// counts of rep are not those its results and not-run entries give
+// (conformance's own tally, [conformance.Report.Tally], run on a copy): a
+// report edited by hand or cut short, whose scores the board would
+// otherwise show as they are.
+func checkTally(rep *conformance.Report) error {
+	c := *rep
+	c.Results = append([]conformance.Result(nil), rep.Results...)
+	c.NotRun = append([]conformance.Uncovered(nil), rep.NotRun...)
+	c.Requirements = nil
+	c.Tally(nil)
+	for i, s := range c.Scores {
+		if i >= len(rep.Scores) || rep.Scores[i] != s {
+			got := "none"
+			if i < len(rep.Scores) {
+				got = countsText(rep.Scores[i].Counts)
+			}
+			return fmt.Errorf("its %s score (%s) is not what its %d results and %d not run give (%s)",
+				s.Name, got, len(rep.Results), len(rep.NotRun), countsText(s.Counts))
+		}
+	}
+	if len(rep.Scores) != len(c.Scores) {
+		return fmt.Errorf("%d scores, want %d (MUST, SHOULD, RK)", len(rep.Scores), len(c.Scores))
+	}
+	if rep.Totals != c.Totals {
+		return fmt.Errorf("its totals (%s) are not what its results give (%s)", countsText(rep.Totals), countsText(c.Totals))
+	}
+	want := map[string]conformance.Counts{}
+	for _, s := range c.Requirements {
+		want[s.Name] = s.Counts
+	}
+	for _, s := range rep.Requirements {
+		w, ok := want[s.Name]
+		if !ok || w != s.Counts {
+			return fmt.Errorf("requirement %q: its counts (%s) are not what its results give (%s)", s.Name, countsText(s.Counts), countsText(w))
+		}
+		delete(want, s.Name)
+	}
+	for name := range want {
+		return fmt.Errorf("requirement %q has results but no row in requirements", name)
+	}
+	return nil
+}
+
+func countsText(c conformance.Counts) string {
+	return fmt.Sprintf("pass %d, fail %d, error %d, skip %d, not run %d", c.Pass, c.Fail, c.Error, c.Skip, c.NotRun)
 }
 
 // slug returns s in lower case with every run of characters other than
@@ -301,8 +383,42 @@ func suiteLess(a, b string) bool {
 
 // versionCompare compares two version strings by their runs of digits as
 // numbers and everything else as text ("0.10.0" after "0.9.1", "v2" after
-// "v1"): -1, 0 or +1.
+// "v1"), a pre-release before its release as SemVer has it: the text from
+// the first "-" followed by a letter ("1.0.0-rc.1", "2.0.0-beta") is a
+// pre-release, compared only between versions of equal release part, and a
+// version without one comes after ("1.0.0" after "1.0.0-rc.1"). A "-"
+// followed by a digit is no pre-release ("0.1.0-3-gabc" of git describe
+// comes after "0.1.0"). Returns -1, 0 or +1.
 func versionCompare(a, b string) int {
+	ra, pa, hasA := splitPrerelease(a)
+	rb, pb, hasB := splitPrerelease(b)
+	if c := plainCompare(ra, rb); c != 0 {
+		return c
+	}
+	switch {
+	case hasA && !hasB:
+		return -1
+	case hasB && !hasA:
+		return 1
+	}
+	return plainCompare(pa, pb)
+}
+
+// splitPrerelease splits v at its first "-" followed by an ASCII letter:
+// the release part, the pre-release after the "-", and whether there was
+// one.
+func splitPrerelease(v string) (release, pre string, ok bool) {
+	for i := 0; i+1 < len(v); i++ {
+		if c := v[i+1] | 0x20; v[i] == '-' && c >= 'a' && c <= 'z' {
+			return v[:i], v[i+1:], true
+		}
+	}
+	return v, "", false
+}
+
+// plainCompare is versionCompare without pre-releases: runs of digits as
+// numbers, the rest as text, a prefix first.
+func plainCompare(a, b string) int {
 	for a != "" && b != "" {
 		da, ra := leadingDigits(a)
 		db, rb := leadingDigits(b)

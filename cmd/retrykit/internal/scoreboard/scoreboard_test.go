@@ -2,7 +2,11 @@ package scoreboard
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"errors"
+	"fmt"
+	"html"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -10,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"unicode"
 
 	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -167,10 +172,26 @@ var linkRE = regexp.MustCompile(`(?:href|src)="([^"]+)"`)
 
 // TestSiteLinksResolve: every link between the site's pages names a file
 // the site has, and an anchor that page has; no page has a script.
+// The board holds names with a slash, spaces, quotes, a tag, Unicode
+// and 300 characters, two reports of one version, and a report in a
+// nested directory; a link out of the site must be to the spec.
 func TestSiteLinksResolve(t *testing.T) {
-	site := build(t)
+	fsys := board(t)
+	for i, name := range []string{"ojs retry/python", `<script>alert("x")</script> 'q'`, "ретрай ✓ 日本", strings.Repeat("long-name ", 30), "Srv"} {
+		v := map[string][]conformance.Status{"RET-01": {pass, fail}, "DLQ-001": {pass}, "RK-113": {fail}}
+		fsys[fmt.Sprintf("odd/%d/a.json", i)] = &fstest.MapFile{Data: report(t, name, "1", "0.1.0", v)}
+		fsys[fmt.Sprintf("odd/%d/b c.json", i)] = &fstest.MapFile{Data: report(t, name, "1", "0.1.0", map[string][]conformance.Status{"RET-02": {pass}})}
+	}
+	b, err := Load(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := t.TempDir()
+	if err := Write(b, site); err != nil {
+		t.Fatal(err)
+	}
 	pages := map[string]string{}
-	err := filepath.WalkDir(site, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(site, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".html") {
 			b, err := os.ReadFile(p)
 			pages[p] = string(b)
@@ -186,10 +207,21 @@ func TestSiteLinksResolve(t *testing.T) {
 		if strings.Contains(s, "<script") {
 			t.Errorf("%s has a script", p)
 		}
+		if !strings.Contains(html.UnescapeString(s), `<meta http-equiv="Content-Security-Policy" content="`+conformance.ReportPolicy+`">`) {
+			t.Errorf("%s has no Content-Security-Policy forbidding scripts", p)
+		}
 		for _, m := range linkRE.FindAllStringSubmatch(s, -1) {
-			u, err := url.Parse(m[1])
-			if err != nil || u.Scheme != "" {
-				continue // the spec, elsewhere
+			ref := html.UnescapeString(m[1])
+			u, err := url.Parse(ref)
+			if err != nil {
+				t.Errorf("%s links %q: %v", p, ref, err)
+				continue
+			}
+			if u.Scheme != "" || u.Host != "" {
+				if !strings.HasPrefix(ref, "https://github.com/openjobspec/spec/blob/main/spec/") {
+					t.Errorf("%s links %s: out of the site, and not the spec", p, ref)
+				}
+				continue
 			}
 			target := p
 			if u.Path != "" {
@@ -199,7 +231,7 @@ func TestSiteLinksResolve(t *testing.T) {
 				t.Errorf("%s links %s: no such file", p, m[1])
 				continue
 			}
-			if u.Fragment != "" && !strings.Contains(pages[target], `id="`+u.Fragment+`"`) {
+			if u.Fragment != "" && !strings.Contains(html.UnescapeString(pages[target]), `id="`+u.Fragment+`"`) {
 				t.Errorf("%s links %s: no such anchor", p, m[1])
 			}
 			checked++
@@ -213,7 +245,7 @@ func TestSiteLinksResolve(t *testing.T) {
 // TestVersionOrderIsTotal: versionCompare is antisymmetric and
 // transitive, and equal only for equal strings up to leading zeros.
 func TestVersionOrderIsTotal(t *testing.T) {
-	gen := rapid.StringMatching(`[0-9a-c.\-]{0,8}`)
+	gen := rapid.StringMatching(`[0-9a-cgr.\-]{0,10}`)
 	rapid.Check(t, func(t *rapid.T) {
 		a, b, c := gen.Draw(t, "a"), gen.Draw(t, "b"), gen.Draw(t, "c")
 		if versionCompare(a, b) != -versionCompare(b, a) {
@@ -226,7 +258,11 @@ func TestVersionOrderIsTotal(t *testing.T) {
 			t.Fatalf("%q unequal to itself", a)
 		}
 	})
-	for _, c := range [][2]string{{"0.9.0", "0.10.0"}, {"1.0.0-rc.1", "1.0.0-rc.2"}, {"v1", "v10"}, {"1", "1.0"}} {
+	for _, c := range [][2]string{{"0.9.0", "0.10.0"}, {"1.0.0-rc.1", "1.0.0-rc.2"}, {"v1", "v10"}, {"1", "1.0"},
+		// SemVer: a pre-release (a "-" then a letter) comes before its
+		// release; git describe's "-N-gHASH" after its tag.
+		{"1.0.0-rc.1", "1.0.0"}, {"1.0.0-alpha", "1.0.0-beta"}, {"1.0.0-beta.2", "1.0.0-beta.10"}, {"v2.0.0-rc.1", "v2.0.0"},
+		{"0.9.9", "1.0.0-rc.1"}, {"0.1.0", "0.1.0-3-gabc1234"}, {"0.1.0-3-gabc1234", "0.1.1-rc.1"}} {
 		if versionCompare(c[0], c[1]) >= 0 {
 			t.Errorf("%q not before %q", c[0], c[1])
 		}
@@ -334,7 +370,8 @@ func TestLoadKeepsEverySuiteVersionApart(tt *testing.T) {
 		for i := range n {
 			name := rapid.SampledFrom([]string{"a", "b"}).Draw(t, "name")
 			suite := rapid.SampledFrom(suites).Draw(t, "suite")
-			fsys["r/"+string(rune('a'+i))+".json"] = &fstest.MapFile{Data: report(tt, name, "1.0", suite,
+			// versions differ: byte-identical files are one report (a copy)
+			fsys["r/"+string(rune('a'+i))+".json"] = &fstest.MapFile{Data: report(tt, name, "1."+string(rune('a'+i)), suite,
 				map[string][]conformance.Status{"RET-01": {conformance.StatusPass}})}
 		}
 		b, err := Load(fsys, "r")
@@ -362,4 +399,208 @@ func TestLoadKeepsEverySuiteVersionApart(tt *testing.T) {
 			t.Fatalf("%d reports in the histories, %d written", total, n)
 		}
 	})
+}
+
+// TestLoadLeavesOutValidJSONOfAnotherShape: any valid JSON that is not a
+// report (an array, a string, null, an object of another tool) is left
+// out with the reason, whatever its shape; JSON cut short is an error
+// naming the file.
+func TestLoadLeavesOutValidJSONOfAnotherShape(t *testing.T) {
+	fsys := board(t)
+	for name, data := range map[string]string{"arr.json": `[1,2]`, "str.json": `"x"`, "null.json": `null`, "num.json": `3`} {
+		fsys[name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	b, err := Load(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := strings.Join(b.Skipped, "\n")
+	for _, name := range []string{"arr.json: a JSON array", "str.json: a JSON string", "null.json: no suite_version", "num.json: a JSON number", "fuzz.json: no suite_version"} {
+		if !strings.Contains(left, name) {
+			t.Errorf("left out:\n%s\nlacks %s", left, name)
+		}
+	}
+	fsys["cut.json"] = &fstest.MapFile{Data: report(t, "srv", "0.11.0", "live-1", map[string][]conformance.Status{"RET-01": {pass}})[:100]}
+	_, err = Load(fsys, ".")
+	var re *ReportError
+	if !errors.As(err, &re) || re.Path != "cut.json" || !strings.Contains(re.Reason, "unexpected end of JSON input") {
+		t.Errorf("a report cut short: %v", err)
+	}
+}
+
+// TestLoadLeavesOutACopyOfAReport: the same report twice (a copy in a
+// sub-directory, a symbolic link to it) is one run: it shows once in the
+// history, the other path listed as left out; a symbolic link to a
+// directory is not followed.
+func TestLoadLeavesOutACopyOfAReport(t *testing.T) {
+	dir := t.TempDir()
+	data := report(t, "srv", "0.9.0", "live-1", map[string][]conformance.Status{"RET-01": {pass, fail}})
+	other := report(t, "srv", "0.10.0", "live-1", map[string][]conformance.Status{"RET-01": {pass}})
+	for name, b := range map[string][]byte{"a/0.9.0.json": data, "b/c/copy.json": data, "a/0.10.0.json": other} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "a", "0.9.0.json"), filepath.Join(dir, "link.json")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(os.DirFS(dir), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Implementations) != 1 || len(b.Implementations[0].Suites) != 1 {
+		t.Fatalf("board: %+v", b.Implementations)
+	}
+	var paths []string
+	for _, e := range b.Implementations[0].Suites[0].Reports {
+		paths = append(paths, e.Path)
+	}
+	if strings.Join(paths, " ") != "a/0.9.0.json a/0.10.0.json" {
+		t.Errorf("history %v, want a/0.9.0.json a/0.10.0.json", paths)
+	}
+	left := strings.Join(b.Skipped, "\n")
+	for _, w := range []string{"b/c/copy.json: the same bytes as a/0.9.0.json", "link.json: the same bytes as a/0.9.0.json"} {
+		if !strings.Contains(left, w) {
+			t.Errorf("left out:\n%s\nlacks %s", left, w)
+		}
+	}
+}
+
+// TestLoadRefusesScoresItsResultsDoNotGive: a report whose scores, totals
+// or per-requirement counts were edited (or whose results were cut) is an
+// error naming the file and the level, never shown with the score it
+// claims.
+func TestLoadRefusesScoresItsResultsDoNotGive(t *testing.T) {
+	edit := func(f func(r *conformance.Report)) []byte {
+		var r conformance.Report
+		if err := json.Unmarshal(report(t, "srv", "1", "live-1", map[string][]conformance.Status{"RET-01": {pass, fail}, "RK-113": {pass}}), &r); err != nil {
+			t.Fatal(err)
+		}
+		f(&r)
+		b, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"must-edited":      {edit(func(r *conformance.Report) { r.Scores[0].Pass, r.Scores[0].Fail = 2, 0 }), "its MUST score (pass 2, fail 0"},
+		"results-cut":      {edit(func(r *conformance.Report) { r.Results = r.Results[:1] }), "score"},
+		"negative":         {edit(func(r *conformance.Report) { r.Scores[2].Pass = -1 }), "its RK score (pass -1"},
+		"totals-edited":    {edit(func(r *conformance.Report) { r.Totals.Fail = 0 }), "its totals"},
+		"requirement":      {edit(func(r *conformance.Report) { r.Requirements[0].Fail = 0 }), "requirement \"RET-01\""},
+		"requirement-gone": {edit(func(r *conformance.Report) { r.Requirements = r.Requirements[1:] }), "no row in requirements"},
+	} {
+		_, err := Load(fstest.MapFS{name + ".json": {Data: c.data}}, ".")
+		var re *ReportError
+		if !errors.As(err, &re) || re.Path != name+".json" || !strings.Contains(re.Reason, c.want) {
+			t.Errorf("%s: %v, want an error naming the file and %q", name, err, c.want)
+		}
+	}
+	if _, err := Load(fstest.MapFS{"ok.json": {Data: edit(func(*conformance.Report) {})}}, "."); err != nil {
+		t.Errorf("an unedited report: %v", err)
+	}
+}
+
+// TestBadgeIsWellFormedXMLForAnyName: whatever the implementation's name
+// and suite version hold (tags, quotes, control characters, any Unicode),
+// the badge parses as XML and its texts carry the scores.
+func TestBadgeIsWellFormedXMLForAnyName(tt *testing.T) {
+	rapid.Check(tt, func(t *rapid.T) {
+		name := rapid.String().Draw(t, "name")
+		suite := rapid.StringOf(rapid.RuneFrom(nil, unicode.Cc, unicode.L, unicode.P, unicode.S)).Draw(t, "suite")
+		var r conformance.Report
+		if err := json.Unmarshal(report(tt, name, "1", suite, map[string][]conformance.Status{"RET-01": {pass}}), &r); err != nil {
+			t.Fatal(err)
+		}
+		im := &Implementation{Name: name, Suites: []*Series{{Suite: suite, Reports: []*Entry{{Path: "r.json", Report: &r}}}}}
+		svg := Badge(im)
+		dec := xml.NewDecoder(strings.NewReader(svg))
+		var texts []string
+		for {
+			tok, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("badge of %q, suite %q: not XML: %v\n%s", name, suite, err, svg)
+			}
+			if c, ok := tok.(xml.CharData); ok {
+				texts = append(texts, string(c))
+			}
+		}
+		if !strings.Contains(strings.Join(texts, " "), "MUST 1/1") {
+			t.Fatalf("badge texts %q lack MUST 1/1", texts)
+		}
+	})
+}
+
+// TestReleaseIsLatestAfterItsCandidate: reports of 1.0.0-rc.1 and 1.0.0
+// (in either file order): the history runs rc.1 then 1.0.0, and the index
+// row and the badge show the release's score, not the candidate's.
+func TestReleaseIsLatestAfterItsCandidate(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.json": {Data: report(t, "srv", "1.0.0", "live-2", map[string][]conformance.Status{"RET-01": {pass, pass}})},
+		"b.json": {Data: report(t, "srv", "1.0.0-rc.1", "live-2", map[string][]conformance.Status{"RET-01": {pass, fail}})},
+	}
+	b, err := Load(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := b.Implementations[0].Suites[0]
+	if got := s.Latest().Report.Implementation.Version; got != "1.0.0" || s.Reports[0].Report.Implementation.Version != "1.0.0-rc.1" {
+		t.Errorf("history %s then %s, want 1.0.0-rc.1 then 1.0.0", s.Reports[0].Report.Implementation.Version, got)
+	}
+	if badge := Badge(b.Implementations[0]); !strings.Contains(badge, "live-2 MUST 2/2") {
+		t.Errorf("badge shows another report than 1.0.0's:\n%s", badge)
+	}
+}
+
+// TestPartialRunIsMarkedPartial: a report of a run that selected part of
+// the suite (--run, --requirement) shows as partial on the index, in the
+// history and on the badge, so its MUST 2/2 does not read as the whole
+// suite's; a spec-only run is not partial.
+func TestPartialRunIsMarkedPartial(t *testing.T) {
+	edit := func(notSelected int, specOnly bool) []byte {
+		var r conformance.Report
+		if err := json.Unmarshal(report(t, "srv", "1", "live-2", map[string][]conformance.Status{"RET-01": {pass, pass}}), &r); err != nil {
+			t.Fatal(err)
+		}
+		r.NotSelected, r.SpecOnly = notSelected, specOnly
+		b, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		notSelected int
+		specOnly    bool
+		partial     bool
+	}{{57, false, true}, {0, false, false}, {30, true, false}} {
+		b, err := Load(fstest.MapFS{"r.json": {Data: edit(c.notSelected, c.specOnly)}}, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		site := t.TempDir()
+		if err := Write(b, site); err != nil {
+			t.Fatal(err)
+		}
+		index, page, badge := read(t, site, "index.html"), read(t, site, "impl/srv.html"), read(t, site, "badges/srv.svg")
+		marked := strings.Contains(index, `title="partial: 57 vectors not selected`) &&
+			strings.Count(page, `<span class="partial"`) == 1 && strings.Contains(page, "its scores are not those of the whole suite") &&
+			strings.Contains(badge, "live-2 MUST 2/2 (partial)")
+		if marked != c.partial || (!c.partial && (strings.Contains(index+page, `class="partial"`) || strings.Contains(badge, "(partial)"))) {
+			t.Errorf("not_selected %d, spec_only %v: marked partial %v, want %v", c.notSelected, c.specOnly, marked, c.partial)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package scoreboard
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"html"
 	"html/template"
@@ -210,6 +211,7 @@ func reportHref(im *Implementation, e *Entry, fromRoot bool) string {
 // row is one implementation in a suite's table.
 type row struct {
 	Name, Href, Badge, Version, Report string
+	Partial                            string // [Entry.Partial] of the latest report
 	Scores                             []levelScore
 	Cells                              []groupCell
 	Causes                             int
@@ -244,7 +246,7 @@ func indexView(b *Board) any {
 				}
 			}
 			t.Rows = append(t.Rows, row{Name: im.Name, Href: "impl/" + im.Slug + ".html#" + suiteAnchor(s.Suite),
-				Badge: "badges/" + im.Slug + ".svg", Version: e.Report.Implementation.Version,
+				Badge: "badges/" + im.Slug + ".svg", Version: e.Report.Implementation.Version, Partial: e.Partial(),
 				Report: reportHref(im, e, true), Scores: scores(e.Report), Causes: len(e.Report.Causes)})
 		}
 	}
@@ -299,6 +301,7 @@ func suiteAnchor(suite string) string { return "suite-" + slug(suite) }
 // historyRow is one report in an implementation's history table.
 type historyRow struct {
 	Label, Path, Href, JSON string
+	Partial                 string // [Entry.Partial]
 	Scores                  []levelScore
 	Fail, Error, Causes     int
 }
@@ -328,7 +331,7 @@ func implView(b *Board, im *Implementation) any {
 		sec := suiteSection{Suite: s.Suite, Anchor: suiteAnchor(s.Suite), Live: strings.HasPrefix(s.Suite, "live")}
 		for _, e := range s.Reports {
 			h := reportHref(im, e, false)
-			sec.History = append(sec.History, historyRow{Label: e.Label(), Path: e.Path, Href: h,
+			sec.History = append(sec.History, historyRow{Label: e.Label(), Path: e.Path, Href: h, Partial: e.Partial(),
 				JSON: strings.TrimSuffix(h, ".html") + ".json", Scores: scores(e.Report),
 				Fail: e.Report.Totals.Fail, Error: e.Report.Totals.Error, Causes: len(e.Report.Causes)})
 		}
@@ -454,7 +457,11 @@ func Badge(im *Implementation) string {
 		case "bad":
 			color = "#c62828"
 		}
-		segs = append(segs, seg{fmt.Sprintf("%s MUST %s", s.Suite, sc.Text()), color})
+		text := fmt.Sprintf("%s MUST %s", s.Suite, sc.Text())
+		if s.Latest().Partial() != "" {
+			text += " (partial)"
+		}
+		segs = append(segs, seg{text, color})
 	}
 	width := func(t string) int { return 6*len([]rune(t)) + 12 }
 	total := 0
@@ -466,16 +473,25 @@ func Badge(im *Implementation) string {
 	for _, s := range segs {
 		alt = append(alt, s.text)
 	}
-	label := html.EscapeString(strings.Join(alt, " | "))
+	label := xmlEscape(strings.Join(alt, " | "))
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="20" role="img" aria-label="%s"><title>%s: %s</title>`,
-		total, label, html.EscapeString(im.Name), label)
+		total, label, xmlEscape(im.Name), label)
 	x := 0
 	for _, s := range segs {
 		wd := width(s.text)
 		fmt.Fprintf(&b, `<rect x="%d" width="%d" height="20" fill="%s"/><text x="%d" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" text-anchor="middle">%s</text>`,
-			x, wd, s.color, x+wd/2, html.EscapeString(s.text))
+			x, wd, s.color, x+wd/2, xmlEscape(s.text))
 		x += wd
 	}
 	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// xmlEscape returns s escaped for XML text and attributes, with every
+// character XML does not allow (control characters, a lone surrogate)
+// replaced by U+FFFD: a name carrying one still gives a badge that parses.
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder does not fail
 	return b.String()
 }

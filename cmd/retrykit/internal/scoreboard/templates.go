@@ -1,6 +1,10 @@
 package scoreboard
 
-import "html/template"
+import (
+	"html/template"
+
+	"github.com/retrykit/retrykit/conformance"
+)
 
 // siteCSS adds the scoreboard's cells and chart to the reports' style.
 const siteCSS = `
@@ -11,6 +15,7 @@ td.cell.ok{background:#e7f5ea}td.cell.bad{background:#fdecea}td.cell.none{color:
 td.cell a{display:block;color:inherit;text-decoration:none}
 .score.bad{color:#b42318;font-weight:600}.score.ok{color:#146c2e}
 th{white-space:nowrap}
+span.partial{font-size:.8em;background:#fff8c5;border:1px solid #d4a72c;border-radius:3px;padding:0 .3em;white-space:nowrap}
 svg.history{max-width:40rem;display:block;margin:.5rem 0}
 nav{margin:.3rem 0 1rem}
 table.board td:first-child,table.board th:first-child{position:sticky;left:0;background:#fff;z-index:1}
@@ -18,10 +23,14 @@ table.board th:first-child{background:#f6f8fa}
 table.interop-table td{min-width:10em}table.interop-table td:first-child{text-align:left;white-space:normal}
 `
 
-var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+// funcs are the templates' functions: csp, the pages' policy.
+var funcs = template.FuncMap{"csp": func() string { return conformance.ReportPolicy }}
+
+var indexTemplate = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{csp}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>OJS retry conformance scoreboard</title>
 <style>{{.CSS}}</style>
@@ -36,7 +45,7 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <div class="scroll"><table class="board">
 <thead><tr><th>implementation</th><th>version</th><th class="num">MUST</th><th class="num">SHOULD</th><th class="num">RK</th>{{range .Columns}}<th>{{.}}-*</th>{{end}}<th class="num">causes</th><th>badge</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr class="impl-row"><td><a href="{{.Href}}">{{.Name}}</a></td><td>{{.Version}}</td>{{range .Scores}}<td class="num score {{.Class}}">{{.Text}}</td>{{end}}{{$r := .}}{{range .Cells}}<td class="cell {{.Class}}">{{if .Total}}<a href="{{$r.Report}}#{{.Anchor}}" title="{{.Name}}: {{.Pass}} of {{.Total}} requirements passed, {{.Bad}} failed">{{.Pass}}/{{.Total}}</a>{{else}}–{{end}}</td>{{end}}<td class="num">{{if .Causes}}<a href="{{.Report}}#causes">{{.Causes}}</a>{{else}}0{{end}}</td><td class="badges"><img src="{{.Badge}}" alt="badge of {{.Name}}"></td></tr>
+{{range .Rows}}<tr class="impl-row"><td><a href="{{.Href}}">{{.Name}}</a></td><td>{{.Version}}{{with .Partial}} <span class="partial" title="{{.}}">partial run</span>{{end}}</td>{{range .Scores}}<td class="num score {{.Class}}">{{.Text}}</td>{{end}}{{$r := .}}{{range .Cells}}<td class="cell {{.Class}}">{{if .Total}}<a href="{{$r.Report}}#{{.Anchor}}" title="{{.Name}}: {{.Pass}} of {{.Total}} requirements passed, {{.Bad}} failed">{{.Pass}}/{{.Total}}</a>{{else}}–{{end}}</td>{{end}}<td class="num">{{if .Causes}}<a href="{{.Report}}#causes">{{.Causes}}</a>{{else}}0{{end}}</td><td class="badges"><img src="{{.Badge}}" alt="badge of {{.Name}}"></td></tr>
 {{end}}</tbody></table></div>
 </section>
 {{end}}
@@ -57,10 +66,11 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 </html>
 `))
 
-var implTemplate = template.Must(template.New("impl").Parse(`<!DOCTYPE html>
+var implTemplate = template.Must(template.New("impl").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{csp}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Name}} — OJS retry conformance</title>
 <style>{{.CSS}}</style>
@@ -75,6 +85,7 @@ var implTemplate = template.Must(template.New("impl").Parse(`<!DOCTYPE html>
 <section class="suite" id="{{.Anchor}}">
 <h2>{{if .Live}}Live checker {{.Suite}} (OJS server over HTTP){{else}}Suite {{.Suite}}{{end}}, spec {{.Spec}}</h2>
 <h3>Latest: {{.Latest.Label}}</h3>
+{{with .Latest.Partial}}<p class="warning">{{.}}: its scores are not those of the whole suite.</p>{{end}}
 <div class="scroll"><table>
 <thead><tr><th>MUST</th><th>SHOULD</th><th>RK</th>{{range .Cells}}<th>{{.Name}}-*</th>{{end}}</tr></thead>
 <tbody><tr>{{range .Latest.Scores}}<td class="score {{.Class}}">{{.Text}}</td>{{end}}{{$l := .Latest}}{{range .Cells}}<td class="cell {{.Class}}"><a href="{{$l.Href}}#{{.Anchor}}">{{.Pass}}/{{.Total}}</a></td>{{end}}</tr></tbody>
@@ -87,7 +98,7 @@ var implTemplate = template.Must(template.New("impl").Parse(`<!DOCTYPE html>
 <figure class="chart">{{.Chart}}<figcaption class="meta">Share of passes among judged results per report, by level; history order is the implementation's version, then the report's file name.</figcaption></figure>
 <div class="scroll"><table class="history-table">
 <thead><tr><th>report</th><th class="num">MUST</th><th class="num">SHOULD</th><th class="num">RK</th><th class="num">fail</th><th class="num">error</th><th class="num">causes</th></tr></thead>
-<tbody>{{range .History}}<tr><td><a href="{{.Href}}">{{.Label}}</a></td>{{range .Scores}}<td class="num score {{.Class}}">{{.Text}}</td>{{end}}<td class="num">{{.Fail}}</td><td class="num">{{.Error}}</td><td class="num">{{.Causes}}</td></tr>
+<tbody>{{range .History}}<tr><td><a href="{{.Href}}">{{.Label}}</a>{{with .Partial}} <span class="partial" title="{{.}}">partial run</span>{{end}}</td>{{range .Scores}}<td class="num score {{.Class}}">{{.Text}}</td>{{end}}<td class="num">{{.Fail}}</td><td class="num">{{.Error}}</td><td class="num">{{.Causes}}</td></tr>
 {{end}}</tbody></table></div>
 </section>
 {{end}}
