@@ -604,3 +604,29 @@ func TestPartialRunIsMarkedPartial(t *testing.T) {
 		}
 	}
 }
+
+// TestWideBadgeFitsAPhone: a badge of four suite versions is wider than a
+// phone (390 px); on the implementation's page it is scaled to the width
+// (max-width 100%, height kept in proportion), not cut off.
+func TestWideBadgeFitsAPhone(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for _, suite := range []string{"0.1.0", "0.2.0", "0.3.0", "live-2"} {
+		fsys[suite+".json"] = &fstest.MapFile{Data: report(t, "srv", "1", suite, map[string][]conformance.Status{"RET-01": {pass}})}
+	}
+	b, err := Load(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := t.TempDir()
+	if err := Write(b, site); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<svg [^>]*width="(\d+)"`).FindStringSubmatch(read(t, site, "badges/srv.svg"))
+	if m == nil || len(m[1]) < 3 || m[1] < "390" {
+		t.Fatalf("badge width %v, want above 390 px for this test", m)
+	}
+	page := read(t, site, "impl/srv.html")
+	if !strings.Contains(page, `<p class="badges"><img`) || !strings.Contains(page, "p.badges img{max-width:100%;height:auto}") {
+		t.Errorf("the page's badge is not scaled to the width")
+	}
+}
