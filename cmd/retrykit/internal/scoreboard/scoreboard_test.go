@@ -630,3 +630,22 @@ func TestWideBadgeFitsAPhone(t *testing.T) {
 		t.Errorf("the page's badge is not scaled to the width")
 	}
 }
+
+// TestBadgeSnippetKeepsAnyNameInItsAltText: the README snippet on an
+// implementation's page stays one Markdown image whatever the name holds
+// ("]", "[", "\\", a line break): the alt text is escaped.
+func TestBadgeSnippetKeepsAnyNameInItsAltText(t *testing.T) {
+	name := "a]b[c\\d\ne"
+	b, err := Load(fstest.MapFS{"r.json": {Data: report(t, name, "1", "0.2.0", map[string][]conformance.Status{"RET-01": {pass}})}}, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := t.TempDir()
+	if err := Write(b, site); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(read(t, site, "impl/a-b-c-d-e.html"))
+	if want := `![OJS conformance: a\]b\[c\\d e](badges/a-b-c-d-e.svg)`; !strings.Contains(page, want) {
+		t.Errorf("page lacks the snippet %s", want)
+	}
+}

@@ -363,8 +363,12 @@ func implView(b *Board, im *Implementation) any {
 		Sections []suiteSection
 		Markdown string
 	}{template.CSS(conformance.ReportCSS() + siteCSS), im.Name, im.Slug, secs,
-		fmt.Sprintf("![OJS conformance: %s](badges/%s.svg)", im.Name, im.Slug)}
+		fmt.Sprintf("![OJS conformance: %s](badges/%s.svg)", altText.Replace(im.Name), im.Slug)}
 }
+
+// altText escapes what would end a Markdown image's alt text early ("]"),
+// open a link ("["), escape ("\\"), or break its line.
+var altText = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "\n", " ", "\r", " ")
 
 // historyChart returns an inline SVG of the pass shares (MUST, SHOULD, RK)
 // of a series' reports, in history order: one point per report, its
