@@ -649,3 +649,22 @@ func TestBadgeSnippetKeepsAnyNameInItsAltText(t *testing.T) {
 		t.Errorf("page lacks the snippet %s", want)
 	}
 }
+
+// TestSitePublishesEachReportAsRead: the JSON the site links for a report
+// is the file's bytes, with the fields of a later suite this build does
+// not know, not a re-encoding of what it understood.
+func TestSitePublishesEachReportAsRead(t *testing.T) {
+	data := report(t, "srv", "1", "9.0.0", map[string][]conformance.Status{"RET-01": {pass}})
+	data = append([]byte(`{"later_field":{"x":1},`), data[1:]...)
+	b, err := Load(fstest.MapFS{"r.json": {Data: data}}, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := t.TempDir()
+	if err := Write(b, site); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, site, "reports/srv/r.json"); got != string(data) {
+		t.Errorf("the site's copy differs from the file:\n%.200s", got)
+	}
+}
