@@ -69,7 +69,8 @@ type Cause struct {
 	// passing vectors whose request the model answers with a value of
 	// its own (diagnose.Finding.Replayed); over HTTP, the passing checks
 	// with an observation the model answers otherwise than the reference
-	// (servermodel.Finding.Replayed). 0 means no pass of the run could
+	// (servermodel.Finding.Replayed; an inconclusive check is not a
+	// pass). 0 means no pass of the run could
 	// have contradicted the model; nil means unknown (not a bug model,
 	// or a report written before the count was recorded).
 	PassesReplayed *int     `json:"passes_replayed,omitempty"`

@@ -203,3 +203,29 @@ func TestMarkdownShowsHostileTextAsText(t *testing.T) {
 		t.Errorf("markdown title does not show the name escaped:\n%s", md[:min(len(md), 300)])
 	}
 }
+
+// TestMarkdownTableKeepsItsColumnsWithPipes: a vector id holding "|" (a
+// code cell) stays in its cell: its row of the failures table has as many
+// cell borders as the row of a plain id.
+func TestMarkdownTableKeepsItsColumnsWithPipes(t *testing.T) {
+	rep := handReport()
+	rep.Results[1].ID = "http-code|fail"
+	rep.Tally(nil)
+	md := write(t, rep, "markdown")
+	borders := regexp.MustCompile(`(^|[^\\])\|`)
+	var piped, plain string
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, "| `http-code"+`\|`), strings.HasPrefix(line, "| `http-code|"):
+			piped = line
+		case strings.HasPrefix(line, "| `http-code-discard`"):
+			plain = line
+		}
+	}
+	if piped == "" || plain == "" {
+		t.Fatalf("no failure rows:\n%s", md)
+	}
+	if a, b := len(borders.FindAllString(piped, -1)), len(borders.FindAllString(plain, -1)); a != b {
+		t.Errorf("row %q has %d cell borders, row %q %d", piped, a, plain, b)
+	}
+}

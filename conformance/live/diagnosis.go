@@ -57,15 +57,25 @@ func (e *env) diagnose(rep *conformance.Report) {
 		return
 	}
 	failed := map[string]bool{}
+	isPass := map[string]bool{} // the checks the report calls passes
 	for _, r := range rep.Results {
 		switch r.Status {
 		case conformance.StatusPass:
-			failed[r.ID] = false
+			failed[r.ID], isPass[r.ID] = false, true
 		case conformance.StatusFail:
 			failed[r.ID] = true
 		}
 	}
 	e.mu.Lock()
+	// a pass made inconclusive by a window too wide still saw what it
+	// saw: its answers contradict a model that predicts otherwise even
+	// through the wide window (the state of a matched error, say), so it
+	// counts as a pass for the contradictions (RK-395)
+	for _, id := range e.res.coarsePasses {
+		if _, judged := failed[id]; !judged {
+			failed[id] = false
+		}
+	}
 	obs := append([]servermodel.Obs(nil), e.obs...)
 	e.mu.Unlock()
 	found, unexplained := servermodel.Diagnose(obs, failed)
@@ -77,10 +87,18 @@ func (e *env) diagnose(rep *conformance.Report) {
 		if f.Model.Flag != "" && e.flagFits(f.Model.Flag) {
 			expl += "; or, if the server means this dialect of the binding, run with " + f.Model.Flag
 		}
-		replayed := len(f.Replayed)
+		// the passes it was replayed on, as the report calls them: an
+		// inconclusive check held against it is not counted a pass
+		var replayed []string
+		for _, id := range f.Replayed {
+			if isPass[id] {
+				replayed = append(replayed, id)
+			}
+		}
+		n := len(replayed)
 		causes = append(causes, conformance.Cause{Class: "bug:" + f.Model.Name, Explanation: expl, IDs: f.Explains,
-			Reproduced: true, PassesReplayed: &replayed, Equivalent: f.Equivalent})
-		passesOf["bug:"+f.Model.Name] = f.Replayed
+			Reproduced: true, PassesReplayed: &n, Equivalent: f.Equivalent})
+		passesOf["bug:"+f.Model.Name] = replayed
 		for _, id := range f.Explains {
 			explained[id] = true
 		}

@@ -10,6 +10,7 @@ import (
 const siteCSS = `
 main{max-width:96rem}
 td.badges{white-space:nowrap}
+p.badges img{max-width:100%;height:auto}
 td.cell{text-align:center;white-space:nowrap}
 td.cell.ok{background:#e7f5ea}td.cell.bad{background:#fdecea}td.cell.none{color:#57606a}
 td.cell a{display:block;color:inherit;text-decoration:none}
