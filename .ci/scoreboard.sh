@@ -119,8 +119,11 @@ if os.path.exists(out + "/reports/sdk-interop.json"):
 page = read(out + "/impl.dom")
 need('<svg class="history"' in page and "<polyline" in page, "history page: no chart with a line")
 need(len(re.findall(r"<circle ", page)) >= 2, "history page: fewer than two points")
-for name, dom in (("index", index), ("history page", page)):
+for name, dom in (("index", index), ("history page", page), ("site report", read(out + "/report.dom")),
+                  ("planted report", read(out + "/planted.dom")), ("fuzz --server report", read(out + "/fuzz-server.dom"))):
     need("<script" not in dom and 'name="viewport"' in dom, f"{name}: a script, or no viewport for phones")
+    # a browser runs no script there even if a tag slipped through escaping
+    need("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';" in dom, f"{name}: no policy forbidding scripts")
 for name, dom in (("site report", read(out + "/report.dom")), ("planted report", read(out + "/planted.dom"))):
     need("<script" not in dom, f"{name}: a script element")
     need(re.search(r'Reproduce: <code class="cmd">retrykit conformance [^<]* --run [a-z]', dom) is not None, f"{name}: no reproduction command")

@@ -18,10 +18,18 @@ var reportCSS string
 // that show reports beside it (the scoreboard).
 func ReportCSS() string { return reportCSS }
 
+// ReportPolicy is the Content-Security-Policy every HTML page of retrykit
+// carries (reports, fuzz reports, the scoreboard): no script runs, nothing
+// is loaded from elsewhere, styles are inline, images (badges) come from
+// the page's own site. A name that slipped through escaping could still
+// not run; a browser shows the page as it does with JavaScript off.
+const ReportPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+
 // htmlTemplate is the HTML format: one page, its style inline, no script
 // and nothing loaded from elsewhere, so that it reads the same offline.
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"css":    func() template.CSS { return template.CSS(reportCSS) },
+	"csp":    func() string { return ReportPolicy },
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
 	"anchor": resultAnchor,
 	"lower":  strings.ToLower,
@@ -29,6 +37,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{csp}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.M.Verdict}} — {{.M.Title}}</title>
 <style>{{css}}</style>

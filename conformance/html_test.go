@@ -45,6 +45,11 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.Contains(page, "<style>") {
 		t.Errorf("not a page with its style inline:\n%.300s", page)
 	}
+	// A browser runs no script and loads nothing from elsewhere even if a
+	// tag slipped through escaping.
+	if !strings.Contains(page, `<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;; img-src &#39;self&#39;">`) {
+		t.Errorf("no Content-Security-Policy forbidding scripts:\n%.400s", page)
+	}
 	if strings.Contains(page, "demo <server>") || !strings.Contains(page, "demo &lt;server&gt;") {
 		t.Error("the implementation's name is not escaped")
 	}
@@ -196,5 +201,31 @@ func TestMarkdownShowsHostileTextAsText(t *testing.T) {
 	}
 	if !strings.Contains(md, `&lt;img src=x onerror=alert(1)&gt; a\|b`) {
 		t.Errorf("markdown title does not show the name escaped:\n%s", md[:min(len(md), 300)])
+	}
+}
+
+// TestMarkdownTableKeepsItsColumnsWithPipes: a vector id holding "|" (a
+// code cell) stays in its cell: its row of the failures table has as many
+// cell borders as the row of a plain id.
+func TestMarkdownTableKeepsItsColumnsWithPipes(t *testing.T) {
+	rep := handReport()
+	rep.Results[1].ID = "http-code|fail"
+	rep.Tally(nil)
+	md := write(t, rep, "markdown")
+	borders := regexp.MustCompile(`(^|[^\\])\|`)
+	var piped, plain string
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, "| `http-code"+`\|`), strings.HasPrefix(line, "| `http-code|"):
+			piped = line
+		case strings.HasPrefix(line, "| `http-code-discard`"):
+			plain = line
+		}
+	}
+	if piped == "" || plain == "" {
+		t.Fatalf("no failure rows:\n%s", md)
+	}
+	if a, b := len(borders.FindAllString(piped, -1)), len(borders.FindAllString(plain, -1)); a != b {
+		t.Errorf("row %q has %d cell borders, row %q %d", piped, a, plain, b)
 	}
 }

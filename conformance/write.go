@@ -466,7 +466,8 @@ func mdTable(ew *errWriter, t table) {
 		for _, c := range row {
 			text := mdEscape(c.Text)
 			if c.Code {
-				text = "`" + strings.ReplaceAll(c.Text, "`", "'") + "`"
+				// GFM splits cells at "|" inside code spans too
+				text = "`" + strings.NewReplacer("`", "'", "|", `\|`, "\n", " ").Replace(c.Text) + "`"
 			}
 			if c.Href != "" && !strings.HasPrefix(c.Href, "#") && text != "" {
 				text = "[" + text + "](" + c.Href + ")"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrykit/retrykit/conformance"
 	"github.com/retrykit/retrykit/executor"
 	"github.com/retrykit/retrykit/internal/ojsfault"
 	"github.com/retrykit/retrykit/ojshttp"
@@ -434,7 +435,7 @@ func TestFuzzServerWritesEveryFormatInOneRun(t *testing.T) {
 		"<code>" + rep.Cases[0].Kind + "</code>", `"max_attempts": 1`,
 		"Reproduce: <code class=\"cmd\">retrykit fuzz --server " + hs.URL + " --seed 5 --jobs 30 --late-bound 2s</code>",
 		"Replay this case: <code class=\"cmd\">retrykit fuzz --server " + hs.URL + " --replay " + caseFile + "</code>",
-		`name="viewport"`,
+		`name="viewport"`, `<meta http-equiv="Content-Security-Policy" content="` + conformance.ReportPolicy + `">`,
 	} {
 		if !strings.Contains(h, want) {
 			t.Errorf("HTML report lacks %s", want)

@@ -14,19 +14,27 @@ import (
 	"github.com/retrykit/retrykit/conformance/protocol"
 )
 
-// fuzzHTMLTemplate is the HTML report of fuzz: one page in the style of
-// the conformance reports (conformance.ReportCSS), no script, nothing
-// loaded from elsewhere.
-var fuzzHTMLTemplate = template.Must(template.New("fuzz").Funcs(template.FuncMap{
+// pageHead defines "head", the start of the fuzz reports' pages up to
+// </head>, given the title: the conformance reports' style inline, a
+// policy that lets no script run and nothing load from elsewhere
+// (conformance.ReportPolicy), a viewport for phones.
+var pageHead = template.Must(template.New("head").Funcs(template.FuncMap{
 	"css": func() template.CSS { return template.CSS(conformance.ReportCSS()) },
+	"csp": func() string { return conformance.ReportPolicy },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{csp}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Verdict}} — fuzzing {{.Impl}}</title>
+<title>{{.}}</title>
 <style>{{css}}</style>
-</head>
+</head>`))
+
+// fuzzHTMLTemplate is the HTML report of fuzz: one page in the style of
+// the conformance reports (conformance.ReportCSS), no script, nothing
+// loaded from elsewhere.
+var fuzzHTMLTemplate = template.Must(template.Must(pageHead.Clone()).New("fuzz").Parse(`{{template "head" (printf "%s — fuzzing %s" .Verdict .Impl)}}
 <body>
 <main>
 <header>

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/retrykit/retrykit/conformance"
 )
 
 // TestFuzzWritesEveryFormatInOneRun: one run writes HTML and JSON to their
@@ -37,7 +39,8 @@ func TestFuzzWritesEveryFormatInOneRun(t *testing.T) {
 	s := string(h)
 	repeat := strings.ReplaceAll(doc.Ops[0].Repeat, "'", "&#39;")
 	for _, want := range []string{"<!DOCTYPE html>", "bug:no-post-jitter-cap", repeat, `&#34;op&#34;:&#34;delay&#34;`,
-		`href="https://github.com/openjobspec/spec/blob/main/spec/ojs-retry.md#53-example"`} {
+		`href="https://github.com/openjobspec/spec/blob/main/spec/ojs-retry.md#53-example"`,
+		`<meta http-equiv="Content-Security-Policy" content="` + strings.ReplaceAll(conformance.ReportPolicy, "'", "&#39;") + `">`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("HTML report lacks %q", want)
 		}

@@ -7,23 +7,12 @@ import (
 	"io"
 	"strconv"
 	"time"
-
-	"github.com/retrykit/retrykit/conformance"
 )
 
 // serverFuzzHTMLTemplate is the HTML report of fuzz --server: one page in
 // the style of the conformance reports, no script, nothing loaded from
 // elsewhere. It renders the same serverFuzzReport the JSON format writes.
-var serverFuzzHTMLTemplate = template.Must(template.New("fuzz-server").Funcs(template.FuncMap{
-	"css": func() template.CSS { return template.CSS(conformance.ReportCSS()) },
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Verdict}} — fuzzing the OJS server at {{.Rep.Server}}</title>
-<style>{{css}}</style>
-</head>
+var serverFuzzHTMLTemplate = template.Must(template.Must(pageHead.Clone()).New("fuzz-server").Parse(`{{template "head" (printf "%s — fuzzing the OJS server at %s" .Verdict .Rep.Server)}}
 <body>
 <main>
 <header>

@@ -41,6 +41,9 @@ type resolutionLog struct {
 	polled, pollResolved int
 	pollGap              time.Duration
 	again                []string // the checks observed a second time (unresolved)
+	// coarsePasses are the checks judgeResolution made inconclusive:
+	// they passed, their windows too wide for a pass to prove the delay
+	coarsePasses []string
 }
 
 // judgedDelay is one delay of a check: the spec's bounds it was judged
@@ -235,6 +238,7 @@ func (e *env) judgeResolution() (figure, warning string) {
 		e.res.inconclusive[check] = true
 	}
 	slices.Sort(made)
+	e.res.coarsePasses = made
 	w := quantiles(e.res.windows)
 	if w.n == 0 {
 		figure = "timing resolution: no delay was judged"

@@ -409,17 +409,18 @@ func TestRetryExtensionsCheckedOnlyWhenClaimed(t *testing.T) {
 		if !rep.OK() {
 			t.Errorf("claimed %v: the report is not OK: %q", claimed, bad(rep))
 		}
-		status := map[string]string{}
-		for _, r := range rep.Results {
-			status[r.ID] = r.Status.String()
-		}
-		for _, u := range rep.NotRun {
-			status[u.ID] = "not run"
-		}
+		status := statusOf(rep)
 		for _, id := range ext {
 			want := "not run"
 			if claimed {
 				want = "pass"
+			}
+			// a claimed check this loaded host could not time finely
+			// enough is inconclusive (RK-395), never not run for another
+			// reason
+			if claimed && status[id] == "inconclusive" {
+				t.Logf("%s: inconclusive on this host", id)
+				continue
 			}
 			if status[id] != want {
 				t.Errorf("claimed %v: %s is %q, want %q", claimed, id, status[id], want)

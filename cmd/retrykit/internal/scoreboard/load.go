@@ -103,6 +103,7 @@ type Entry struct {
 	Path   string // slash-separated, relative to the directory read
 	Stem   string // file name stem of its pages, unique within the implementation
 	Report *conformance.Report
+	raw    []byte // the file's bytes, which the site publishes as they are
 }
 
 // Label returns how history shows the entry: the implementation's version
@@ -207,7 +208,7 @@ func Load(fsys fs.FS, root string) (*Board, error) {
 			s = &Series{Suite: rep.SuiteVersion}
 			im.Suites = append(im.Suites, s)
 		}
-		s.Reports = append(s.Reports, &Entry{Path: rel, Report: rep})
+		s.Reports = append(s.Reports, &Entry{Path: rel, Report: rep, raw: data})
 		return nil
 	})
 	if err != nil {

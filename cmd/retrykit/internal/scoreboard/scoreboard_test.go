@@ -182,16 +182,9 @@ func TestSiteLinksResolve(t *testing.T) {
 		fsys[fmt.Sprintf("odd/%d/a.json", i)] = &fstest.MapFile{Data: report(t, name, "1", "0.1.0", v)}
 		fsys[fmt.Sprintf("odd/%d/b c.json", i)] = &fstest.MapFile{Data: report(t, name, "1", "0.1.0", map[string][]conformance.Status{"RET-02": {pass}})}
 	}
-	b, err := Load(fsys, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	site := t.TempDir()
-	if err := Write(b, site); err != nil {
-		t.Fatal(err)
-	}
+	site := buildFrom(t, fsys)
 	pages := map[string]string{}
-	err = filepath.WalkDir(site, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(site, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".html") {
 			b, err := os.ReadFile(p)
 			pages[p] = string(b)
@@ -206,6 +199,9 @@ func TestSiteLinksResolve(t *testing.T) {
 	for p, s := range pages {
 		if strings.Contains(s, "<script") {
 			t.Errorf("%s has a script", p)
+		}
+		if !strings.Contains(html.UnescapeString(s), `<meta http-equiv="Content-Security-Policy" content="`+conformance.ReportPolicy+`">`) {
+			t.Errorf("%s has no Content-Security-Policy forbidding scripts", p)
 		}
 		for _, m := range linkRE.FindAllStringSubmatch(s, -1) {
 			ref := html.UnescapeString(m[1])
@@ -278,9 +274,13 @@ func FuzzVersionCompare(f *testing.F) {
 	})
 }
 
-func build(t *testing.T) string {
+func build(t *testing.T) string { return buildFrom(t, board(t)) }
+
+// buildFrom loads the reports of fsys and writes their site to a
+// temporary directory, which it returns.
+func buildFrom(t *testing.T, fsys fstest.MapFS) string {
 	t.Helper()
-	b, err := Load(board(t), ".")
+	b, err := Load(fsys, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,14 +584,7 @@ func TestPartialRunIsMarkedPartial(t *testing.T) {
 		specOnly    bool
 		partial     bool
 	}{{57, false, true}, {0, false, false}, {30, true, false}} {
-		b, err := Load(fstest.MapFS{"r.json": {Data: edit(c.notSelected, c.specOnly)}}, ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		site := t.TempDir()
-		if err := Write(b, site); err != nil {
-			t.Fatal(err)
-		}
+		site := buildFrom(t, fstest.MapFS{"r.json": {Data: edit(c.notSelected, c.specOnly)}})
 		index, page, badge := read(t, site, "index.html"), read(t, site, "impl/srv.html"), read(t, site, "badges/srv.svg")
 		marked := strings.Contains(index, `title="partial: 57 vectors not selected`) &&
 			strings.Count(page, `<span class="partial"`) == 1 && strings.Contains(page, "its scores are not those of the whole suite") &&
@@ -599,5 +592,48 @@ func TestPartialRunIsMarkedPartial(t *testing.T) {
 		if marked != c.partial || (!c.partial && (strings.Contains(index+page, `class="partial"`) || strings.Contains(badge, "(partial)"))) {
 			t.Errorf("not_selected %d, spec_only %v: marked partial %v, want %v", c.notSelected, c.specOnly, marked, c.partial)
 		}
+	}
+}
+
+// TestWideBadgeFitsAPhone: a badge of four suite versions is wider than a
+// phone (390 px); on the implementation's page it is scaled to the width
+// (max-width 100%, height kept in proportion), not cut off.
+func TestWideBadgeFitsAPhone(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for _, suite := range []string{"0.1.0", "0.2.0", "0.3.0", "live-2"} {
+		fsys[suite+".json"] = &fstest.MapFile{Data: report(t, "srv", "1", suite, map[string][]conformance.Status{"RET-01": {pass}})}
+	}
+	site := buildFrom(t, fsys)
+	m := regexp.MustCompile(`<svg [^>]*width="(\d+)"`).FindStringSubmatch(read(t, site, "badges/srv.svg"))
+	if m == nil || len(m[1]) < 3 || m[1] < "390" {
+		t.Fatalf("badge width %v, want above 390 px for this test", m)
+	}
+	page := read(t, site, "impl/srv.html")
+	if !strings.Contains(page, `<p class="badges"><img`) || !strings.Contains(page, "p.badges img{max-width:100%;height:auto}") {
+		t.Errorf("the page's badge is not scaled to the width")
+	}
+}
+
+// TestBadgeSnippetKeepsAnyNameInItsAltText: the README snippet on an
+// implementation's page stays one Markdown image whatever the name holds
+// ("]", "[", "\\", a line break): the alt text is escaped.
+func TestBadgeSnippetKeepsAnyNameInItsAltText(t *testing.T) {
+	name := "a]b[c\\d\ne"
+	site := buildFrom(t, fstest.MapFS{"r.json": {Data: report(t, name, "1", "0.2.0", map[string][]conformance.Status{"RET-01": {pass}})}})
+	page := html.UnescapeString(read(t, site, "impl/a-b-c-d-e.html"))
+	if want := `![OJS conformance: a\]b\[c\\d e](badges/a-b-c-d-e.svg)`; !strings.Contains(page, want) {
+		t.Errorf("page lacks the snippet %s", want)
+	}
+}
+
+// TestSitePublishesEachReportAsRead: the JSON the site links for a report
+// is the file's bytes, with the fields of a later suite this build does
+// not know, not a re-encoding of what it understood.
+func TestSitePublishesEachReportAsRead(t *testing.T) {
+	data := report(t, "srv", "1", "9.0.0", map[string][]conformance.Status{"RET-01": {pass}})
+	data = append([]byte(`{"later_field":{"x":1},`), data[1:]...)
+	site := buildFrom(t, fstest.MapFS{"r.json": {Data: data}})
+	if got := read(t, site, "reports/srv/r.json"); got != string(data) {
+		t.Errorf("the site's copy differs from the file:\n%.200s", got)
 	}
 }

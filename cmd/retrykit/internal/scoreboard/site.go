@@ -161,12 +161,16 @@ func Write(b *Board, dir string) error {
 				if err := e.Report.Write(&page, "html"); err != nil {
 					return fmt.Errorf("scoreboard: %s: %w", e.Path, err)
 				}
-				js, err := json.MarshalIndent(e.Report, "", "  ")
-				if err != nil {
-					return fmt.Errorf("scoreboard: %s: %w", e.Path, err)
+				js := e.raw // as read: fields this build does not know kept
+				if js == nil {
+					var err error
+					if js, err = json.MarshalIndent(e.Report, "", "  "); err != nil {
+						return fmt.Errorf("scoreboard: %s: %w", e.Path, err)
+					}
+					js = append(js, '\n')
 				}
 				base := filepath.Join(dir, "reports", im.Slug, e.Stem)
-				if err := writeFiles(map[string][]byte{base + ".html": page.Bytes(), base + ".json": append(js, '\n')}); err != nil {
+				if err := writeFiles(map[string][]byte{base + ".html": page.Bytes(), base + ".json": js}); err != nil {
 					return err
 				}
 			}
@@ -363,8 +367,12 @@ func implView(b *Board, im *Implementation) any {
 		Sections []suiteSection
 		Markdown string
 	}{template.CSS(conformance.ReportCSS() + siteCSS), im.Name, im.Slug, secs,
-		fmt.Sprintf("![OJS conformance: %s](badges/%s.svg)", im.Name, im.Slug)}
+		fmt.Sprintf("![OJS conformance: %s](badges/%s.svg)", altText.Replace(im.Name), im.Slug)}
 }
+
+// altText escapes what would end a Markdown image's alt text early ("]"),
+// open a link ("["), escape ("\\"), or break its line.
+var altText = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "\n", " ", "\r", " ")
 
 // historyChart returns an inline SVG of the pass shares (MUST, SHOULD, RK)
 // of a series' reports, in history order: one point per report, its

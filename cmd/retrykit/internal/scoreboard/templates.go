@@ -1,11 +1,16 @@
 package scoreboard
 
-import "html/template"
+import (
+	"html/template"
+
+	"github.com/retrykit/retrykit/conformance"
+)
 
 // siteCSS adds the scoreboard's cells and chart to the reports' style.
 const siteCSS = `
 main{max-width:96rem}
 td.badges{white-space:nowrap}
+p.badges img{max-width:100%;height:auto}
 td.cell{text-align:center;white-space:nowrap}
 td.cell.ok{background:#e7f5ea}td.cell.bad{background:#fdecea}td.cell.none{color:#57606a}
 td.cell a{display:block;color:inherit;text-decoration:none}
@@ -19,10 +24,14 @@ table.board th:first-child{background:#f6f8fa}
 table.interop-table td{min-width:10em}table.interop-table td:first-child{text-align:left;white-space:normal}
 `
 
-var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+// funcs are the templates' functions: csp, the pages' policy.
+var funcs = template.FuncMap{"csp": func() string { return conformance.ReportPolicy }}
+
+var indexTemplate = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{csp}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>OJS retry conformance scoreboard</title>
 <style>{{.CSS}}</style>
@@ -58,10 +67,11 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 </html>
 `))
 
-var implTemplate = template.Must(template.New("impl").Parse(`<!DOCTYPE html>
+var implTemplate = template.Must(template.New("impl").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{csp}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Name}} — OJS retry conformance</title>
 <style>{{.CSS}}</style>
