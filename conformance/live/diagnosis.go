@@ -25,9 +25,8 @@ var wireCheck = map[string]bool{"http-content-type": true, "http-ojs-version": t
 //     failing: one cause lists every failed and errored check;
 //  2. else the bug models of package servermodel that reproduce the
 //     server's answers, each with the checks it explains, the passes that
-//     contradict it, and the dialect flag that explains it, if any (a
-//     pass the timing resolution made inconclusive counts as a pass
-//     here: what it observed still excludes a model);
+//     contradict it (a pass the timing resolution made inconclusive
+//     among them), and the dialect flag that explains it, if any;
 //  3. the failed checks no model explains, grouped by the deviation
 //     observed (servermodel.Deviations), each with an example;
 //  4. errored checks keep the runner's symptoms.
@@ -77,13 +76,6 @@ func (e *env) diagnose(rep *conformance.Report) {
 		}
 	}
 	obs := append([]servermodel.Obs(nil), e.obs...)
-	// a pass made inconclusive by the timing resolution still contradicts
-	// a model its observations exclude (RK-409)
-	for id := range e.res.inconclusive {
-		if _, judged := failed[id]; !judged {
-			failed[id] = false
-		}
-	}
 	e.mu.Unlock()
 	found, unexplained := servermodel.Diagnose(obs, failed)
 	explained := map[string]bool{}

@@ -30,11 +30,6 @@ type resolutionLog struct {
 	windows   []time.Duration // the width of each delay window judged
 	timerLate []time.Duration // how late a timer of this host fired, sampled during the checks
 	judged    map[judgedDelay]*windowCount
-	// the passes judgeResolution made inconclusive: their observations
-	// still bound what the server did (a window too wide to resolve the
-	// spec's delay still excludes a delay outside it, and a state is a
-	// state), so the diagnosis holds them against models as passes
-	inconclusive map[string]bool
 	// the retries awaited, those polled closely enough before their
 	// next_attempt_at to see one handed out early by half its delay
 	// (notePolls), and the widest gap left before a due time
@@ -232,10 +227,6 @@ func (e *env) judgeResolution() (figure, warning string) {
 		v.notRun = fmt.Sprintf("inconclusive: host too busy: %d of %d delays of %s were observed only within windows of up to %v (their FAIL's round trip and the server clock's uncertainty; this host's timers fired up to %v late), and this check must resolve %v",
 			c.n-c.narrow, c.n, span(k.wlo, k.whi), c.widest.Round(10*time.Microsecond), timers.max.Round(10*time.Microsecond), mustResolve(k.wlo, k.whi))
 		made = append(made, check)
-		if e.res.inconclusive == nil {
-			e.res.inconclusive = map[string]bool{}
-		}
-		e.res.inconclusive[check] = true
 	}
 	slices.Sort(made)
 	e.res.coarsePasses = made

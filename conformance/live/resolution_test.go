@@ -197,7 +197,7 @@ func TestBusyMomentIsObservedAgain(t *testing.T) {
 // the bare prefix "auth" fails http-prefix-boundary, which regex-match
 // reproduces too; http-exact-literal ("a.b" does not match "axb") and
 // http-match-glob, retried as the spec says, contradict it, inconclusive
-// or not, so regex-match is never named.
+// or not, so regex-match is never named (RK-395).
 func TestInconclusivePassesStillContradictModels(t *testing.T) {
 	srv := ojshttp.New(executor.New())
 	ojsfault.Plant(srv, ojsfault.PrefixNoBoundary)
