@@ -24,9 +24,11 @@ var wireCheck = map[string]bool{"http-content-type": true, "http-ojs-version": t
 //     answered at least half of the requests with 5xx or not at all is
 //     failing: one cause lists every failed and errored check;
 //  2. else the bug models of package servermodel that reproduce the
-//     server's answers and contradict no pass, each with the checks it
-//     explains, the count of passing checks it was replayed on, and the
-//     dialect flag that explains it, if any;
+//     server's answers and contradict no pass (a pass the timing
+//     resolution made inconclusive counts among the passes that could
+//     contradict it), each with the checks it explains, the count of
+//     passing checks it was replayed on, and the dialect flag that
+//     explains it, if any;
 //  3. the failed checks no model explains, grouped by the deviation
 //     observed (servermodel.Deviations), each with an example;
 //  4. errored checks keep the runner's symptoms.

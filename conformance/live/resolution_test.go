@@ -189,3 +189,34 @@ func TestBusyMomentIsObservedAgain(t *testing.T) {
 		t.Errorf("figures %q do not name the checks observed again", rep.Figures)
 	}
 }
+
+// TestInconclusivePassesStillContradictModels: with FAIL answers 30 ms
+// late, the matching checks whose retries serve times right are
+// inconclusive (their delays' windows are too wide), not passed; what
+// they observed still excludes a model. A server that reads "auth.*" as
+// the bare prefix "auth" fails http-prefix-boundary, which regex-match
+// reproduces too; http-exact-literal ("a.b" does not match "axb") and
+// http-match-glob, retried as the spec says, contradict it, inconclusive
+// or not, so regex-match is never named (RK-395).
+func TestInconclusivePassesStillContradictModels(t *testing.T) {
+	srv := ojshttp.New(executor.New())
+	ojsfault.Plant(srv, ojsfault.PrefixNoBoundary)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	hc := &http.Client{Transport: slowAnswers{http.DefaultTransport, "/workers/nack", 30 * time.Millisecond}}
+	rep, err := live.Run(context.Background(), hs.URL, live.WithLatencyRetries(0), live.WithHTTPClient(hc),
+		live.WithIDs("http-prefix-boundary", "http-exact-literal", "http-match-glob"))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	status := statusOf(rep)
+	if status["http-prefix-boundary"] != "fail" {
+		t.Fatalf("http-prefix-boundary is %q, want fail; statuses %v", status["http-prefix-boundary"], status)
+	}
+	t.Logf("statuses %v", status)
+	for _, c := range rep.Causes {
+		if c.Reproduced {
+			t.Errorf("named %s (%q): a pass made inconclusive by timing contradicts it", c.Class, c.IDs)
+		}
+	}
+}
