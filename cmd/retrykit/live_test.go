@@ -67,7 +67,8 @@ func TestLiveAgainstServe(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "r.json")
 	if code, _, stderr := runArgs("conformance", "--server", good.URL, "--format", "json", "-o", report); code != 0 {
-		t.Fatalf("correct server: exit %d, %s", code, stderr)
+		data, _ := os.ReadFile(report)
+		t.Fatalf("correct server: exit %d, %s\n%s", code, stderr, data)
 	}
 	var rep struct {
 		Totals  struct{ Pass, Fail, Error int }
