@@ -117,7 +117,8 @@ func hasPrefix(l []string, p string) bool {
 // the checker polls every 2 ms; with each FETCH answer reaching the
 // checker 30 ms late the polls are 30 ms apart, longer than half of
 // every delay awaited (20 to 50 ms), so the early retries are fetched
-// after their time: the check is inconclusive, saying why, never passed.
+// after their time: the check is inconclusive, saying why (or fails, when
+// a poll did see one early), never passed.
 func TestBusyHostNeverPassesAnEarlyRetry(t *testing.T) {
 	ids := []string{"http-next-attempt-at", "http-not-early"}
 	run := func(slow time.Duration) map[string]string {
@@ -140,8 +141,11 @@ func TestBusyHostNeverPassesAnEarlyRetry(t *testing.T) {
 	if st := run(0)["http-not-early"]; st != "fail" && st != "inconclusive" {
 		t.Errorf("early retries, FETCHes on time: http-not-early is %q, want fail (or inconclusive)", st)
 	}
-	if st := run(30 * time.Millisecond)["http-not-early"]; st != "inconclusive" {
-		t.Errorf("early retries, FETCH answers 30 ms late: http-not-early is %q, want inconclusive", st)
+	// the first FETCH after a FAIL is not slowed: when it reaches the
+	// server more than half a delay late (a busy -race run), the early
+	// retry is fetched early and the check rightly fails
+	if st := run(30 * time.Millisecond)["http-not-early"]; st != "inconclusive" && st != "fail" {
+		t.Errorf("early retries, FETCH answers 30 ms late: http-not-early is %q, want inconclusive (or fail)", st)
 	}
 }
 
