@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"github.com/retrykit/retrykit/internal/mdtext"
 	"io"
 	"regexp"
 	"sort"
@@ -477,13 +478,8 @@ func mdTable(ew *errWriter, t table) {
 	}
 }
 
-// mdEscape keeps text as text in Markdown: a "|" inside its table cell,
-// a line break out, and "<", ">" and "&" as entities, since Markdown
-// renders inline HTML (a GitHub step summary does) and a name or reason
-// from an implementation may hold a tag.
-func mdEscape(s string) string { return mdReplacer.Replace(s) }
-
-var mdReplacer = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "&", "&amp;", "<", "&lt;", ">", "&gt;")
+// mdEscape keeps text as text in Markdown (see package mdtext).
+func mdEscape(s string) string { return mdtext.Escape(s) }
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`

@@ -188,7 +188,7 @@ func runFuzz(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 				return usageErr(fmt.Sprintf("--format: --server writes text, json or html, got %q", f))
 			}
 		}
-		if *replayF != "" && (len(formats) > 1 || len(outputs) > 0 || formats[0] == "html") {
+		if *replayF != "" && (len(formats) > 1 || len(outputs) > 0 || formats[0] != "text") {
 			return usageErr("--format, -o: --replay prints its verdict, as text, to standard output")
 		}
 		if msg := pairOutputs(formats, outputs); msg != "" {

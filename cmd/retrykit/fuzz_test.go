@@ -444,7 +444,9 @@ func TestFuzzServerWritesEveryFormatInOneRun(t *testing.T) {
 	if strings.Contains(h, "<script") || strings.Contains(h, "<link") {
 		t.Error("HTML report loads or runs something")
 	}
-	if code, _, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--replay", caseFile, "--format", "html"); code != 2 || !strings.Contains(errOut, "--replay prints its verdict") {
-		t.Errorf("--replay --format html: exit %d %s", code, errOut)
+	for _, f := range []string{"html", "json"} {
+		if code, _, errOut := runCLI(t, "", "fuzz", "--server", hs.URL, "--replay", caseFile, "--format", f); code != 2 || !strings.Contains(errOut, "--replay prints its verdict") {
+			t.Errorf("--replay --format %s: exit %d %s", f, code, errOut)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"github.com/retrykit/retrykit/internal/mdtext"
 	"io"
 	"io/fs"
 	"os"
@@ -371,12 +372,8 @@ func listedNote(listed bool) string {
 	return "not listed in hello"
 }
 
-// mdEscape keeps text from breaking a Markdown table or list, and a tag
-// in an adapter's name or answer from becoming an element (Markdown renders
-// inline HTML): "<", ">" and "&" become entities.
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ", "&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+// mdEscape keeps text as text in Markdown (see package mdtext).
+func mdEscape(s string) string { return mdtext.Escape(s) }
 
 // singleDraw returns the one draw a delay vector uses: rand, or rands when
 // they are all the same value (the protocol sends one draw for all).

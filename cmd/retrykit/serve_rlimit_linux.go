@@ -41,19 +41,19 @@ func checkAddressSpace(maxBytes, heap int64) error {
 	if heap == addressSpaceHeap(maxBytes) {
 		// What the heap may hold beyond the job data, at any --max-bytes,
 		// less startSpread: what is reserved at start differs from run
-		// to run (by 64 MiB here), and the value named must still start.
+		// to run (by up to 72 MiB here), and the value named must still start.
 		if fit := (limit - reserved - threadMargin - startSpread - (heap - 2*maxBytes)) / 2; fit >= 1<<20 {
 			msg += fmt.Sprintf("; --max-bytes %d fits", fit)
 		} else {
 			msg += "; no --max-bytes fits under this limit"
 		}
 	}
-	return fmt.Errorf("%s; raise the limit to at least %d MiB", msg, (need>>20)+1)
+	return fmt.Errorf("%s; raise the limit to at least %d MiB", msg, (need+startSpread)>>20+1)
 }
 
 // startSpread is the address space a named --max-bytes leaves spare for
-// a later start that reserves more than this one did (1533 and 1597 MiB
-// in runs of one binary on one machine).
+// a later start that reserves more than this one did (1533 to 1605 MiB
+// in runs of one binary on one machine); the limit advised keeps it too.
 const startSpread = 128 << 20
 
 // vmSize returns the process's address space in use (VmSize), in bytes.

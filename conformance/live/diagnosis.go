@@ -71,7 +71,7 @@ func (e *env) diagnose(rep *conformance.Report) {
 	e.mu.Lock()
 	// a pass made inconclusive by a window too wide still saw what it
 	// saw: its answers contradict a model that predicts otherwise even
-	// through the wide window (the state of a matched error, say), so it
+	// through the wide window (whether a job was retried at all, say), so it
 	// counts as a pass for the contradictions (RK-395)
 	for _, id := range e.res.coarsePasses {
 		if _, judged := failed[id]; !judged {

@@ -13,8 +13,9 @@ import (
 // coefficient 4, max_interval 40ms, jitter on: after attempt 2 the raw
 // delay is 80ms, capped to 40ms, jittered to [20ms, 40ms]. A server that
 // caps only after jitter gives min(80ms·m, 40ms) = 40ms every time; with
-// the right order, all 16 delays within a millisecond of 40ms have a
-// chance of 20^-16.
+// the right order every draw of m ≥ 1 lands on the cap too, so all 16
+// delays within a millisecond of 40ms have a chance of about 0.525^16
+// (3·10^-5) on a correct server.
 func scenCapBeforeJitter(ctx context.Context, e *env) {
 	const check = "http-cap-before-jitter"
 	pol := retry{max: 3, initial: 20 * ms, coef: 4, maxIv: 40 * ms, jitter: true}

@@ -39,6 +39,10 @@ type resolutionLog struct {
 	// coarsePasses are the checks judgeResolution made inconclusive:
 	// they passed, their windows too wide for a pass to prove the delay
 	coarsePasses []string
+	// only, once unresolved has run, holds the checks observed again:
+	// the windows of other checks are then not judged (their first play
+	// judged them)
+	only map[string]bool
 }
 
 // judgedDelay is one delay of a check: the spec's bounds it was judged
@@ -95,7 +99,7 @@ func (e *env) noteWindow(check string, w, wlo, whi time.Duration) {
 	if len(e.res.windows) < maxResolutionSamples {
 		e.res.windows = append(e.res.windows, w)
 	}
-	if check == "" {
+	if check == "" || e.res.only != nil && !e.res.only[check] {
 		return
 	}
 	if e.res.judged == nil {
@@ -194,6 +198,9 @@ func (e *env) unresolved() map[string]bool {
 		delete(e.verdicts, c)
 		e.res.again = append(e.res.again, c)
 	}
+	// a scenario played again also observes checks that were resolved:
+	// their windows of the second play are not counted (see noteWindow)
+	e.res.only = again
 	slices.Sort(e.res.again)
 	return again
 }

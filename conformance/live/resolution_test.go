@@ -117,7 +117,8 @@ func hasPrefix(l []string, p string) bool {
 // the checker polls every 2 ms; with each FETCH answer reaching the
 // checker 30 ms late the polls are 30 ms apart, longer than half of
 // every delay awaited (20 to 50 ms), so the early retries are fetched
-// after their time: the check is inconclusive, saying why, never passed.
+// after their time: the check is inconclusive, saying why (or fails, when
+// a poll did see one early), never passed.
 func TestBusyHostNeverPassesAnEarlyRetry(t *testing.T) {
 	ids := []string{"http-next-attempt-at", "http-not-early"}
 	run := func(slow time.Duration) map[string]string {
@@ -140,8 +141,11 @@ func TestBusyHostNeverPassesAnEarlyRetry(t *testing.T) {
 	if st := run(0)["http-not-early"]; st != "fail" && st != "inconclusive" {
 		t.Errorf("early retries, FETCHes on time: http-not-early is %q, want fail (or inconclusive)", st)
 	}
-	if st := run(30 * time.Millisecond)["http-not-early"]; st != "inconclusive" {
-		t.Errorf("early retries, FETCH answers 30 ms late: http-not-early is %q, want inconclusive", st)
+	// the first FETCH after a FAIL is not slowed: when it reaches the
+	// server more than half a delay late (a busy -race run), the early
+	// retry is fetched early and the check rightly fails
+	if st := run(30 * time.Millisecond)["http-not-early"]; st != "inconclusive" && st != "fail" {
+		t.Errorf("early retries, FETCH answers 30 ms late: http-not-early is %q, want inconclusive (or fail)", st)
 	}
 }
 
@@ -191,13 +195,14 @@ func TestBusyMomentIsObservedAgain(t *testing.T) {
 }
 
 // TestInconclusivePassesStillContradictModels: with FAIL answers 30 ms
-// late, the matching checks whose retries serve times right are
-// inconclusive (their delays' windows are too wide), not passed; what
-// they observed still excludes a model. A server that reads "auth.*" as
-// the bare prefix "auth" fails http-prefix-boundary, which regex-match
-// reproduces too; http-exact-literal ("a.b" does not match "axb") and
-// http-match-glob, retried as the spec says, contradict it, inconclusive
-// or not, so regex-match is never named (RK-395).
+// late, the matching checks still pass: their subject is the state a
+// matched error leads to, which a wide delay window does not blur, so
+// they are not held to the timing resolution (RK-395), and what they
+// observed excludes a model. A server that reads "auth.*" as the bare
+// prefix "auth" fails http-prefix-boundary, which regex-match reproduces
+// too; http-exact-literal ("a.b" does not match "axb") and
+// http-match-glob, retried as the spec says, contradict it, so
+// regex-match is never named.
 func TestInconclusivePassesStillContradictModels(t *testing.T) {
 	srv := ojshttp.New(executor.New())
 	ojsfault.Plant(srv, ojsfault.PrefixNoBoundary)
@@ -213,10 +218,14 @@ func TestInconclusivePassesStillContradictModels(t *testing.T) {
 	if status["http-prefix-boundary"] != "fail" {
 		t.Fatalf("http-prefix-boundary is %q, want fail; statuses %v", status["http-prefix-boundary"], status)
 	}
-	t.Logf("statuses %v", status)
+	for _, id := range []string{"http-exact-literal", "http-match-glob"} {
+		if status[id] != "pass" {
+			t.Errorf("%s is %q behind slow FAIL answers, want pass (a matching check is not held to the timing resolution)", id, status[id])
+		}
+	}
 	for _, c := range rep.Causes {
 		if c.Reproduced {
-			t.Errorf("named %s (%q): a pass made inconclusive by timing contradicts it", c.Class, c.IDs)
+			t.Errorf("named %s (%q): the matching checks' passes contradict it", c.Class, c.IDs)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package servermodel
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,8 +111,8 @@ func wholeSecondsOf(lo, hi, wlo, whi time.Duration) []obsKey {
 // near 0 says little about seconds.
 func inWholeSeconds(lo, hi, wlo, whi time.Duration) bool {
 	const sec = time.Second
-	if whi < 0 || wlo > whi {
-		return false
+	if whi < 0 || wlo > whi || hi > math.MaxInt64-2*sec {
+		return false // a window near the largest duration: k·s would overflow
 	}
 	for k := max(lo-resolution, 0) / sec; k*sec <= hi+resolution; k++ {
 		at := k * sec
