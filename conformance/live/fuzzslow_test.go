@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,10 +110,14 @@ func TestFuzzServerWithheldRetryIsInconclusive(t *testing.T) {
 		t.Fatalf("found %+v, stopped %q after %d jobs of 20", res.Found, res.Stopped, res.Jobs)
 	}
 	// One case met the three withheld retries: played 3 times, then
-	// counted inconclusive.
-	if res.Inconclusive != 1 || res.Reobserved != 2 || len(res.Reasons) != 1 ||
-		!strings.Contains(res.Reasons[0], "not fetchable within 150ms after its next_attempt_at") {
-		t.Errorf("inconclusive %d, replayed %d, reasons %q; want 1 case, 2 replays, the late bound named", res.Inconclusive, res.Reobserved, res.Reasons)
+	// counted inconclusive. On a busy host another case may miss the
+	// 150 ms late bound too and be played again (or be inconclusive as
+	// well): each inconclusive case was played again twice first.
+	lateBound := slices.ContainsFunc(res.Reasons, func(r string) bool {
+		return strings.Contains(r, "not fetchable within 150ms after its next_attempt_at")
+	})
+	if res.Inconclusive < 1 || res.Reobserved < 2*res.Inconclusive || len(res.Reasons) < 1 || !lateBound {
+		t.Errorf("inconclusive %d, replayed %d, reasons %q; want at least 1 case, 2 replays for each, the late bound named", res.Inconclusive, res.Reobserved, res.Reasons)
 	}
 }
 
