@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 
 	"github.com/retrykit/retrykit/conformance/diagnose"
 	"github.com/retrykit/retrykit/conformance/protocol"
@@ -67,7 +68,7 @@ func diagnoseResults(results []Result) ([]diagnose.Finding, []diagnose.Deviation
 
 // joinJitterCheck puts the failed jitter check, which no model's draws
 // fit, into the largest unexplained group of delays (every failure a
-// delay or a retry decision): its draws are delays the implementation
+// delay value or a retry decision): its draws are delays the implementation
 // drew itself, the same deviation seen without an injected draw, not a
 // cause of their own. Without such a group it stays apart, under its
 // symptom.
@@ -77,7 +78,9 @@ func joinJitterCheck(groups []diagnose.Deviation, results []Result, check int) {
 		kind[results[i].ID] = results[i].Kind
 	}
 	for j := range groups {
-		delays := true
+		// a group of refusals (or acceptances) shows no delay value: the
+		// check's draws do not deviate the same way
+		delays := !strings.HasPrefix(groups[j].Name, "rejects-valid") && !strings.HasPrefix(groups[j].Name, "accepts-invalid")
 		for _, id := range groups[j].IDs {
 			delays = delays && (kind[id] == kindDelay || kind[id] == kindDecide)
 		}
