@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,8 +81,40 @@ func npmDrift(t *testing.T, prof, pkg string) (r npmRelease, ok bool) {
 			t.Logf("%s: pinned %s, newest %s: the pinned checks cover it", pkg, pinned, v)
 			return npmRelease{}, false
 		}
+		// the registry may list a release it refuses to hand out (403):
+		// a definite answer, so the pinned checks cover what can be had
+		if out, err := exec.Command("npm", "view", pkg+"@"+v, "dist.tarball").CombinedOutput(); err == nil {
+			if refused := npmRefuses(strings.TrimSpace(string(out))); refused != "" {
+				t.Logf("%s: newest %s is listed, but the registry refuses its tarball (%s): the pinned %s checks cover what can be had", pkg, v, refused, pinned)
+				return npmRelease{}, false
+			}
+		}
 	}
 	return npmInstall(t, pkg, pinned, v), true
+}
+
+// npmRefuses fetches the tarball at url and returns the refusal ("403
+// Forbidden") when the registry answers 403 or 404, or "" otherwise (a
+// tarball served, or no answer: npm install then says what it can).
+func npmRefuses(url string) string {
+	if !strings.HasPrefix(url, "http") {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound {
+		return resp.Status
+	}
+	return ""
 }
 
 // npmInstall installs pkg@version with npm into a fresh temporary directory
