@@ -260,15 +260,7 @@ func oneCause(rep *conformance.Report, want string) bool {
 		return false
 	}
 	c := rep.Causes[0]
-	if c.Class == want {
-		return true
-	}
-	for _, e := range c.Equivalent {
-		if "bug:"+e == want {
-			return true
-		}
-	}
-	return false
+	return c.Class == want || equivalent(c, want)
 }
 
 // Each planted bug of a searched family is caught and comes out as one
